@@ -1,0 +1,119 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is an error code of the ntask contract (seed 002).
+type Code string
+
+// The error codes. Every error a source returns carries one of them.
+const (
+	CodeConflict           Code = "CONFLICT"
+	CodeMisconfigured      Code = "MISCONFIGURED"
+	CodeLostLock           Code = "LOST_LOCK"
+	CodeAPIError           Code = "API_ERROR"
+	CodeIncompleteSubtasks Code = "INCOMPLETE_SUBTASKS"
+)
+
+// ExitStatus is the process exit status seed 002 assigns to a code.
+func (c Code) ExitStatus() int {
+	switch c {
+	case "":
+		return 0
+	case CodeConflict:
+		return 2
+	case CodeMisconfigured, CodeIncompleteSubtasks:
+		return 3
+	case CodeLostLock:
+		return 4
+	}
+	return 5
+}
+
+// Error is a protocol error: a code, what was being done, and why.
+type Error struct {
+	Code Code
+	Op   string // the operation: claim, heartbeat, force-release, …
+	Task string // the task's native id, if any
+	Msg  string
+	// Current is the task as the backend holds it now, when a CONFLICT or
+	// LOST_LOCK could read it, so a caller can say what changed.
+	Current *Task
+	Err     error
+}
+
+func (e *Error) Error() string {
+	s := string(e.Code)
+	if e.Op != "" {
+		s += ": " + e.Op
+	}
+	if e.Task != "" {
+		s += " " + e.Task
+	}
+	if e.Msg != "" {
+		s += ": " + e.Msg
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is matches any *Error with the same code, so errors.Is(err, ErrLostLock)
+// works whatever the operation.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code && t.Op == "" && t.Msg == "" && t.Err == nil
+}
+
+// Sentinels for errors.Is.
+var (
+	ErrConflict           = &Error{Code: CodeConflict}
+	ErrMisconfigured      = &Error{Code: CodeMisconfigured}
+	ErrLostLock           = &Error{Code: CodeLostLock}
+	ErrAPI                = &Error{Code: CodeAPIError}
+	ErrIncompleteSubtasks = &Error{Code: CodeIncompleteSubtasks}
+)
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(code Code, op, task, format string, args ...any) *Error {
+	return &Error{Code: code, Op: op, Task: task, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Wrap attaches a code to a lower-level error (a driver error, an I/O
+// error). Wrapping an *Error keeps its code.
+func Wrap(code Code, op, task string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: code, Op: op, Task: task, Err: err}
+}
+
+// CodeOf is the code an error carries; errors without one are API_ERROR.
+func CodeOf(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeAPIError
+}
+
+// CurrentOf is the task an error says the backend holds now, or nil.
+func CurrentOf(err error) *Task {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Current
+	}
+	return nil
+}

@@ -1,0 +1,282 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// State is the normalized lifecycle state of a task. Each backend maps its
+// own vocabulary onto it and keeps the raw value in Task.RawStatus.
+type State int
+
+// The lifecycle states. StateUnknown marks a raw status outside the backend's
+// vocabulary: the task is shown, never pulled, and carries a Problem.
+const (
+	StateUnknown State = iota
+	StateQueued
+	StateClaimed
+	StateBlocked
+	StateReview
+	StateDone
+	StateFailed
+	StateCanceled
+)
+
+var stateNames = [...]string{"unknown", "queued", "claimed", "blocked", "review", "done", "failed", "canceled"}
+
+func (s State) String() string {
+	if s < 0 || int(s) >= len(stateNames) {
+		return "state(" + strconv.Itoa(int(s)) + ")"
+	}
+	return stateNames[s]
+}
+
+// Final reports whether the task has left the queue for good.
+func (s State) Final() bool { return s == StateDone || s == StateFailed || s == StateCanceled }
+
+// ParseState reads a normalized state name as String prints it.
+func ParseState(name string) (State, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for i, s := range stateNames {
+		if s == n && i != int(StateUnknown) {
+			return State(i), nil
+		}
+	}
+	return StateUnknown, fmt.Errorf("unknown state %q (want one of queued, claimed, blocked, review, done, failed, canceled)", name)
+}
+
+// Class is the service class of seed 002; its value is the rank used by the
+// pull order, lower first.
+type Class int
+
+// The service classes with their seed 002 ranks.
+const (
+	ClassExpedite   Class = 1
+	ClassFixedDate  Class = 2
+	ClassStandard   Class = 3
+	ClassIntangible Class = 4
+)
+
+func (c Class) String() string {
+	switch c {
+	case ClassExpedite:
+		return "EXPEDITE"
+	case ClassFixedDate:
+		return "FIXED_DATE"
+	case ClassIntangible:
+		return "INTANGIBLE"
+	default:
+		return "STANDARD"
+	}
+}
+
+// Rank is the sort key of the class; anything unset ranks as STANDARD
+// ("Tasks missing Class are treated as STANDARD (rank 3)", seed 002).
+func (c Class) Rank() int {
+	if c < ClassExpedite || c > ClassIntangible {
+		return int(ClassStandard)
+	}
+	return int(c)
+}
+
+// ParseClass reads a class name. An empty name is STANDARD; an unknown one
+// is an error so that a typo in a tasks file is reported, not silently ranked.
+func ParseClass(name string) (Class, error) {
+	switch strings.ToUpper(strings.TrimSpace(strings.ReplaceAll(name, "-", "_"))) {
+	case "EXPEDITE":
+		return ClassExpedite, nil
+	case "FIXED_DATE", "FIXEDDATE":
+		return ClassFixedDate, nil
+	case "", "STANDARD":
+		return ClassStandard, nil
+	case "INTANGIBLE":
+		return ClassIntangible, nil
+	}
+	return ClassStandard, fmt.Errorf("unknown class %q (want EXPEDITE, FIXED_DATE, STANDARD or INTANGIBLE)", name)
+}
+
+// Seed 003's named priorities on the numeric scale, higher = more urgent.
+// Anything unnamed (seed 003's "ELSE 5") sorts below low.
+const (
+	PriorityNone     = 0
+	PriorityLow      = 1
+	PriorityMedium   = 2
+	PriorityHigh     = 3
+	PriorityCritical = 4
+)
+
+// ParsePriority reads a priority as a number or one of seed 003's names
+// (critical, high, medium, low) or seed 001's hand-off names (normal,
+// urgent). An empty string is PriorityNone.
+func ParsePriority(s string) (int, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	switch v {
+	case "":
+		return PriorityNone, nil
+	case "critical":
+		return PriorityCritical, nil
+	case "high", "urgent":
+		return PriorityHigh, nil
+	case "medium", "normal":
+		return PriorityMedium, nil
+	case "low":
+		return PriorityLow, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return PriorityNone, fmt.Errorf("unknown priority %q (want a number or critical, high, medium, low)", s)
+	}
+	return n, nil
+}
+
+// PriorityName is the seed 003 name of a numeric priority, or the number.
+func PriorityName(p int) string {
+	switch p {
+	case PriorityCritical:
+		return "critical"
+	case PriorityHigh:
+		return "high"
+	case PriorityMedium:
+		return "medium"
+	case PriorityLow:
+		return "low"
+	case PriorityNone:
+		return ""
+	}
+	return strconv.Itoa(p)
+}
+
+// HolderKind says who holds a claim. Seed 002's `Claimed By` select.
+type HolderKind int
+
+// Holder kinds.
+const (
+	HolderNone HolderKind = iota
+	HolderAgent
+	HolderHuman
+)
+
+func (h HolderKind) String() string {
+	switch h {
+	case HolderAgent:
+		return "AGENT"
+	case HolderHuman:
+		return "HUMAN"
+	}
+	return ""
+}
+
+// HumanPrefix marks a holder name taken over by a person: "HUMAN:alice".
+const HumanPrefix = "HUMAN:"
+
+// AnyAgent is the hand-off target that lets every agent take the task
+// ("Target agent (or ANY for mesh)", seed 001).
+const AnyAgent = "ANY"
+
+// Claim is the lease on a task as the backend records it.
+type Claim struct {
+	Holder      HolderKind
+	Name        string // agent name, worker id or HUMAN:<actor>
+	RunID       string
+	Node        string
+	Token       string // fencing token; every holder write names it
+	ClaimedAt   time.Time
+	HeartbeatAt time.Time
+	// Expires is the lease expiry: explicit, or claimed-at + timeout where the
+	// backend stores only claimed-at. Zero means no expiry.
+	Expires time.Time
+}
+
+// Held reports whether anybody holds the task.
+func (c Claim) Held() bool { return c.Holder != HolderNone }
+
+// LastAlive is the last sign of life from the holder.
+func (c Claim) LastAlive() time.Time {
+	if c.HeartbeatAt.After(c.ClaimedAt) {
+		return c.HeartbeatAt
+	}
+	return c.ClaimedAt
+}
+
+// Reservation is a hand-off: the task is kept for one agent (or ANY) until
+// the reservation expires. A zero Until never expires.
+type Reservation struct {
+	For      string
+	Until    time.Time
+	By       string
+	Reason   string
+	Priority string // seed 001: normal, urgent, critical
+}
+
+// Active reports whether the reservation still binds at now.
+func (r Reservation) Active(now time.Time) bool {
+	return r.For != "" && (r.Until.IsZero() || now.Before(r.Until))
+}
+
+// Allows reports whether agent may take a task under this reservation.
+func (r Reservation) Allows(agent string, now time.Time) bool {
+	return !r.Active(now) || r.For == AnyAgent || strings.EqualFold(r.For, agent)
+}
+
+// Event is one entry of a task's claim history.
+type Event struct {
+	At     time.Time
+	Actor  string
+	Action string
+	Reason string
+	Detail string
+}
+
+// Task is the one normalized task every backend produces.
+type Task struct {
+	Source      string
+	ID          string // native id: page id, row id, lock-file task id
+	Key         string // display key, e.g. TASK-42; falls back to ID
+	Title       string
+	Description string
+
+	State     State
+	RawStatus string
+
+	Class    Class
+	Priority int
+
+	CreatedAt time.Time
+	EditedAt  time.Time
+
+	Claim       Claim
+	Reservation Reservation
+
+	Reason        string // blocker or cancel/fail reason
+	UnblockAction string
+	NextCheckAt   time.Time
+	Artifacts     string
+	OpenSubtasks  int
+
+	// Escalated is the escalation level the backend has recorded, so that
+	// enforcement acts once per level.
+	Escalated Level
+
+	History []Event
+
+	// Version identifies what a human saw; a human action is applied only if
+	// the task still has this version. Opaque, defined by the backend.
+	Version string
+
+	// Problem explains a task read from bad data (an unknown status, a broken
+	// lock file). Such tasks are shown, never pulled and never acted on.
+	Problem string
+}
+
+// DisplayKey is the key shown on screen.
+func (t *Task) DisplayKey() string {
+	if t.Key != "" {
+		return t.Key
+	}
+	return t.ID
+}
+
+// Ref names a task across sources.
+func (t *Task) Ref() string { return t.Source + "/" + t.ID }

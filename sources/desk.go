@@ -1,0 +1,137 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// DefaultReservation is how long a hand-off keeps a task for its target
+// when the request does not say.
+const DefaultReservation = 30 * time.Minute
+
+// Request is a human override as the operator asked for it, carrying the
+// task exactly as the operator saw it.
+type Request struct {
+	Action   model.Action
+	Seen     *model.Task
+	Reason   string
+	To       string        // hand-off target
+	For      time.Duration // hand-off reservation
+	Priority string        // hand-off priority
+}
+
+// Desk applies human overrides: it refuses them in read-only mode, records
+// each in the local journal before and after, and turns a refusal for a
+// changed task into words. The dashboard and the operator commands both go
+// through it, so the rules hold wherever an action comes from.
+type Desk struct {
+	Actor    string
+	Journal  *Journal                // nil: no local log
+	ReadOnly func(source string) bool // nil: writable
+	Now      func() time.Time
+}
+
+// Apply runs one human action against src. Every call ends applied or with
+// an error; both are journaled.
+func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task, error) {
+	if err := d.check(src, req); err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
+	}
+	rec := model.AuditRecord{
+		At: now().UTC(), Actor: d.Actor, Source: src.Name(), Task: req.Seen.ID,
+		Action: req.Action, Reason: req.Reason, Target: req.To,
+		Before: model.Brief(req.Seen), Attempt: uuid.NewString(), Pending: true, Result: "pending",
+	}
+	if d.Journal != nil {
+		if err := d.Journal.Append(rec); err != nil {
+			// Without a trail the action must not run: nothing is done unrecorded.
+			return nil, model.Wrap(model.CodeMisconfigured, string(req.Action), req.Seen.ID, err)
+		}
+	}
+	after, err := d.run(ctx, src, req)
+	err = explain(req, err)
+	rec.At, rec.Pending, rec.After = now().UTC(), false, model.Brief(after)
+	rec.Result = "applied"
+	if err != nil {
+		rec.Result, rec.Error = string(model.CodeOf(err)), err.Error()
+	}
+	if d.Journal != nil {
+		if jerr := d.Journal.Append(rec); jerr != nil && err == nil {
+			err = fmt.Errorf("%s applied, but the audit log could not record it: %w", req.Action, jerr)
+		}
+	}
+	return after, err
+}
+
+func (d *Desk) check(src Source, req Request) error {
+	op := string(req.Action)
+	if req.Seen == nil || req.Seen.ID == "" {
+		return model.Errorf(model.CodeMisconfigured, op, "", "no task given")
+	}
+	if d.ReadOnly != nil && d.ReadOnly(src.Name()) {
+		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "source %q is read-only", src.Name())
+	}
+	if strings.TrimSpace(d.Actor) == "" {
+		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "no actor: set `actor` in the config")
+	}
+	switch req.Action {
+	case model.ActionCancel:
+		if strings.TrimSpace(req.Reason) == "" {
+			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a reason is required")
+		}
+	case model.ActionHandoff:
+		if strings.TrimSpace(req.To) == "" {
+			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a target agent (or ANY) is required")
+		}
+	case model.ActionTakeover, model.ActionForceRelease:
+	default:
+		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "unknown action")
+	}
+	return nil
+}
+
+func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, error) {
+	h := Human{Actor: d.Actor, Reason: req.Reason, Expect: req.Seen.Version}
+	id := req.Seen.ID
+	switch req.Action {
+	case model.ActionTakeover:
+		return src.Takeover(ctx, id, h)
+	case model.ActionForceRelease:
+		return src.ForceRelease(ctx, id, h)
+	case model.ActionCancel:
+		return src.Cancel(ctx, id, h)
+	default:
+		dur := req.For
+		if dur <= 0 {
+			dur = DefaultReservation
+		}
+		return src.Handoff(ctx, id, Handoff{Human: h, To: req.To, For: dur, Priority: req.Priority})
+	}
+}
+
+// explain turns a CONFLICT on a changed task into what changed.
+func explain(req Request, err error) error {
+	var e *model.Error
+	if !errors.As(err, &e) || e.Code != model.CodeConflict || e.Current == nil {
+		return err
+	}
+	changes := model.Changes(req.Seen, e.Current)
+	if len(changes) == 0 {
+		return err
+	}
+	out := *e
+	out.Msg = "the task changed since you looked: " + strings.Join(changes, "; ") + " — nothing was done"
+	out.Err = nil
+	return &out
+}

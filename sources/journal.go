@@ -1,0 +1,95 @@
+package sources
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// Journal is the local append-only JSON-lines log of human actions. Each
+// action is written twice: once as pending before it is sent, once with its
+// outcome, so that a crash in between still leaves a trace.
+type Journal struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+}
+
+// OpenJournal opens (creating) the log at path for appending.
+func OpenJournal(path string) (*Journal, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	return &Journal{f: f, path: path}, nil
+}
+
+// Path is where the journal lives.
+func (j *Journal) Path() string { return j.path }
+
+// Append writes one record and syncs it to disk.
+func (j *Journal) Append(r model.AuditRecord) error {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, err := j.f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("audit log %s: %w", j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("audit log %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// Close closes the file.
+func (j *Journal) Close() error { return j.f.Close() }
+
+// ReadJournal reads every record of a journal file; a torn last line (a
+// crash mid-write) is skipped, any other bad line is an error.
+func ReadJournal(path string) ([]model.AuditRecord, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []model.AuditRecord
+	lines := splitLines(data)
+	for i, line := range lines {
+		var r model.AuditRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			if i == len(lines)-1 && data[len(data)-1] != '\n' {
+				break
+			}
+			return out, fmt.Errorf("audit log %s line %d: %w", path, i+1, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func splitLines(data []byte) [][]byte {
+	var lines [][]byte
+	for len(data) > 0 {
+		i := 0
+		for i < len(data) && data[i] != '\n' {
+			i++
+		}
+		if i > 0 {
+			lines = append(lines, data[:i])
+		}
+		if i == len(data) {
+			break
+		}
+		data = data[i+1:]
+	}
+	return lines
+}

@@ -1,0 +1,148 @@
+// Package sources defines the Source interface every task-queue backend
+// implements, the desk through which human overrides are applied and
+// audited, and the hub that polls sources for the dashboard.
+//
+// It knows the lease protocol (SPEC §3) but no backend's schema: SQL rows,
+// Notion properties and lock files stay inside their own packages.
+package sources
+
+import (
+	"context"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// Source is one task queue. Every method is safe for concurrent use. Errors
+// are *model.Error values carrying a code of the ntask contract: CONFLICT,
+// MISCONFIGURED, LOST_LOCK, API_ERROR or INCOMPLETE_SUBTASKS.
+type Source interface {
+	// Name is the configured source name; every task it returns carries it.
+	Name() string
+	// Caps says what the backend can promise.
+	Caps() Caps
+
+	// Poll returns the tasks changed since the cursor, or every task when the
+	// cursor is empty (Delta.Full). The returned cursor is passed to the next
+	// call. An idle incremental poll must not cost more on a larger queue.
+	Poll(ctx context.Context, since Cursor) (Delta, error)
+	// Get reads one task fresh from the backend, with its history.
+	Get(ctx context.Context, id string) (*model.Task, error)
+	// Create adds a task to the queue.
+	Create(ctx context.Context, n NewTask) (*model.Task, error)
+
+	// Next is seed 002's `next`: the first task in pull order eligible for the
+	// agent, or nil when there is none. It claims nothing.
+	Next(ctx context.Context, agent string) (*model.Task, error)
+	// Claim takes a task that model.Claimable allows: a new lock token, the
+	// lease from now. CONFLICT when someone else holds it.
+	Claim(ctx context.Context, id string, c ClaimRequest) (*model.Task, error)
+	// ClaimNext claims the first eligible task in one step, or returns nil
+	// when there is none.
+	ClaimNext(ctx context.Context, c ClaimRequest) (*model.Task, error)
+	// Heartbeat extends the lease of the holder of token. LOST_LOCK when the
+	// token is no longer current.
+	Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error)
+	// Finish ends or parks the holder's claim (complete, block, review,
+	// cancel, fail) and clears the lock. LOST_LOCK when the token is stale.
+	Finish(ctx context.Context, id, token string, o Outcome) (*model.Task, error)
+
+	// Takeover claims the task as HUMAN:<actor>: never pulled, never stale.
+	Takeover(ctx context.Context, id string, h Human) (*model.Task, error)
+	// ForceRelease puts the task back in the queue; the old token dies.
+	ForceRelease(ctx context.Context, id string, h Human) (*model.Task, error)
+	// Cancel ends the task as canceled with the human's reason.
+	Cancel(ctx context.Context, id string, h Human) (*model.Task, error)
+	// Handoff releases the task and reserves it for one agent (or ANY).
+	Handoff(ctx context.Context, id string, h Handoff) (*model.Task, error)
+
+	Close() error
+}
+
+// Watcher is implemented by sources that can push a hint that something
+// changed (PostgreSQL LISTEN/NOTIFY, fsnotify). The hub polls on each hint;
+// polling on a timer stays the fallback. The channel closes when ctx ends
+// or watching fails for good.
+type Watcher interface {
+	Watch(ctx context.Context) (<-chan struct{}, error)
+}
+
+// Caps describes what a backend can promise.
+type Caps struct {
+	// AtomicClaim is false for backends without conditional writes (Notion):
+	// claims are verified by re-reading, which narrows the race but cannot
+	// close it. The conformance kit measures double claims instead of
+	// asserting there are none.
+	AtomicClaim bool
+	// Subtasks is true when completing a task checks its open sub-tasks.
+	Subtasks bool
+}
+
+// Cursor is an opaque incremental-poll watermark.
+type Cursor string
+
+// Delta is the answer to a poll.
+type Delta struct {
+	// Full means Tasks is the whole queue: anything not in it is gone.
+	Full    bool
+	Tasks   []*model.Task
+	Removed []string // native ids deleted since the cursor
+	Cursor  Cursor
+}
+
+// NewTask is a task to create. An empty ID lets the backend choose one.
+type NewTask struct {
+	ID          string
+	Title       string
+	Description string
+	Priority    int
+	Class       model.Class
+}
+
+// ClaimRequest says who claims and for how long.
+type ClaimRequest struct {
+	Agent string
+	RunID string
+	Node  string
+	// Lease is the lease to grant; zero means the source's default.
+	Lease time.Duration
+}
+
+// Outcome is how a holder ends or parks its claim.
+type Outcome struct {
+	// State is StateDone (complete), StateBlocked, StateReview,
+	// StateCanceled or StateFailed.
+	State         model.State
+	Reason        string
+	UnblockAction string
+	NextCheckAt   time.Time
+	Artifacts     string
+}
+
+// Human is who acts and on what they saw. A human action is applied only if
+// the task's version is still Expect ("never trust the screen").
+type Human struct {
+	Actor  string
+	Reason string
+	Expect string
+}
+
+// Handoff hands a task to another agent. A human hand-off is conditional on
+// Expect; an agent handing off its own task names its lock Token instead.
+type Handoff struct {
+	Human
+	Token    string
+	To       string        // agent name or model.AnyAgent
+	For      time.Duration // how long the reservation holds; zero = default
+	Priority string        // seed 001: normal, urgent, critical
+}
+
+// Lost is the LOST_LOCK error every backend returns for a stale token.
+func Lost(op, id string) error {
+	return model.Errorf(model.CodeLostLock, op, id, "the lock token is no longer current (released, taken over or expired)")
+}
+
+// NotFound is the error for a task id the backend does not have.
+func NotFound(op, id string) error {
+	return model.Errorf(model.CodeAPIError, op, id, "no such task")
+}

@@ -1,0 +1,187 @@
+// Package sourcetest is the conformance kit: the lease protocol of SPEC §3
+// stated once, as tests that any backend runs with one call:
+//
+//	func TestConformance(t *testing.T) {
+//		sourcetest.Run(t, sourcetest.Harness{New: newEmptySource})
+//	}
+//
+// A backend is done when the kit passes. Backends without atomic claims
+// (Caps.AtomicClaim false) get their double claims measured and reported
+// instead of asserted away.
+package sourcetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// Harness tells the kit how to get a source.
+type Harness struct {
+	// New returns a fresh, empty source. The kit closes it.
+	New func(t testing.TB) sources.Source
+	// Claimers and Tasks size the contention tests (default 64 and 1,000).
+	Claimers, Tasks int
+	// Tick is the shortest lease the backend honours reliably (default 1 s);
+	// expiry tests wait a few ticks.
+	Tick time.Duration
+	// Skew is how far the backend's clock may be from the test's when the kit
+	// checks a lease expiry (default 5 s).
+	Skew time.Duration
+	// Report receives measured figures (double claims, throughput) so a
+	// backend's tests can print or record them. Optional.
+	Report func(name string, value float64)
+}
+
+func (h *Harness) defaults() {
+	if h.Claimers == 0 {
+		h.Claimers = 64
+	}
+	if h.Tasks == 0 {
+		h.Tasks = 1000
+	}
+	if h.Tick == 0 {
+		h.Tick = time.Second
+	}
+	if h.Skew == 0 {
+		h.Skew = 5 * time.Second
+	}
+	if h.Report == nil {
+		h.Report = func(string, float64) {}
+	}
+}
+
+// Run runs the whole kit.
+func Run(t *testing.T, h Harness) {
+	h.defaults()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := h.New(t)
+			t.Cleanup(func() { _ = src.Close() })
+			c.run(t, &kit{h: h, src: src})
+		})
+	}
+}
+
+type kit struct {
+	h   Harness
+	src sources.Source
+}
+
+var cases = []struct {
+	name string
+	run  func(t *testing.T, k *kit)
+}{
+	{"a created task is polled, then seen again in an incremental poll after it changes", testPoll},
+	{"next hands out tasks in exactly the pull order of the model", testPullOrder},
+	{"claim takes a queued task with a new token and a lease from now", testClaim},
+	{"claim of a task someone else holds is CONFLICT and changes nothing", testClaimHeld},
+	{"claim of an unknown task is an error", testClaimUnknown},
+	{"heartbeat extends the lease; a wrong token gets LOST_LOCK", testHeartbeat},
+	{"complete, block, review, cancel and fail record the outcome and clear the lock", testFinish},
+	{"an agent whose lease expired loses the task to the next claimer and gets LOST_LOCK", testExpiredLease},
+	{"a human takeover is never pulled, never stale, and fences out the agent", testTakeover},
+	{"force-release puts the task back and the zombie agent gets LOST_LOCK", testForceRelease},
+	{"a human cancel needs no token and fences out the agent", testHumanCancel},
+	{"hand-off reserves the task for its target until the reservation expires", testHandoff},
+	{"an agent may hand off its own task, naming its token", testAgentHandoff},
+	{"a human action on a task that changed since it was read gets CONFLICT", testStaleHumanAction},
+	{"human actions are recorded in the backend's own trail", testHistory},
+	{"many agents claiming one task: exactly one wins", testOneTaskManyClaimers},
+	{"many agents draining the queue: no task is claimed or completed twice", testContention},
+	{"force-release racing the holder's completion: exactly one of them wins", testZombieRace},
+}
+
+func (k *kit) ctx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func (k *kit) create(t *testing.T, n sources.NewTask) *model.Task {
+	t.Helper()
+	if n.Title == "" {
+		n.Title = "task " + n.ID
+	}
+	task, err := k.src.Create(k.ctx(t), n)
+	if err != nil {
+		t.Fatalf("Create(%+v): %v", n, err)
+	}
+	return task
+}
+
+func (k *kit) get(t *testing.T, id string) *model.Task {
+	t.Helper()
+	task, err := k.src.Get(k.ctx(t), id)
+	if err != nil {
+		t.Fatalf("Get(%s): %v", id, err)
+	}
+	return task
+}
+
+func (k *kit) claim(t *testing.T, id, agent string) *model.Task {
+	t.Helper()
+	task, err := k.src.Claim(k.ctx(t), id, sources.ClaimRequest{Agent: agent, RunID: "run-" + agent})
+	if err != nil {
+		t.Fatalf("Claim(%s) by %s: %v", id, agent, err)
+	}
+	return task
+}
+
+func wantCode(t *testing.T, what string, err error, code model.Code) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s succeeded, want %s", what, code)
+	}
+	if got := model.CodeOf(err); got != code {
+		t.Fatalf("%s: got %s (%v), want %s", what, got, err, code)
+	}
+}
+
+// unchanged checks that a refused write changed nothing we can observe.
+func (k *kit) unchanged(t *testing.T, before *model.Task, what string) {
+	t.Helper()
+	now := k.get(t, before.ID)
+	if now.State != before.State || now.Claim.Token != before.Claim.Token || now.Claim.Name != before.Claim.Name ||
+		!now.Claim.Expires.Equal(before.Claim.Expires) || now.Version != before.Version {
+		t.Fatalf("%s changed the task: before %s %s/%s v%s, after %s %s/%s v%s", what,
+			before.State, before.Claim.Name, before.Claim.Token, before.Version,
+			now.State, now.Claim.Name, now.Claim.Token, now.Version)
+	}
+}
+
+// zombieWrites tries every holder write with a dead token; each must be
+// LOST_LOCK and leave the task as it is.
+func (k *kit) zombieWrites(t *testing.T, id, token string) {
+	t.Helper()
+	ctx := k.ctx(t)
+	before := k.get(t, id)
+	_, err := k.src.Heartbeat(ctx, id, token, 0)
+	wantCode(t, "zombie heartbeat", err, model.CodeLostLock)
+	for _, st := range []model.State{model.StateDone, model.StateBlocked, model.StateReview, model.StateCanceled, model.StateFailed} {
+		_, err := k.src.Finish(ctx, id, token, sources.Outcome{State: st, Reason: "zombie", Artifacts: "zombie"})
+		wantCode(t, "zombie finish as "+st.String(), err, model.CodeLostLock)
+	}
+	_, err = k.src.Handoff(ctx, id, sources.Handoff{Token: token, To: "zombie-friend", Human: sources.Human{Actor: "zombie"}})
+	wantCode(t, "zombie hand-off", err, model.CodeLostLock)
+	k.unchanged(t, before, "a zombie write")
+}
+
+func (k *kit) report(t *testing.T, name string, v float64) {
+	t.Logf("%s/%s = %g", k.src.Name(), name, v)
+	k.h.Report(name, v)
+}
+
+func errorsAs(err error, target **model.Error) bool { return errors.As(err, target) }
+
+func describe(task *model.Task) string {
+	if task == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("%s[%s %s %s]", task.ID, task.State, task.Claim.Holder, task.Claim.Name)
+}
