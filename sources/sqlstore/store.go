@@ -241,31 +241,29 @@ func (s *Store) classify(op, id string, err error) error {
 	if errors.As(err, &me) {
 		return err
 	}
-	code := model.CodeAPIError
+	code, hint := model.CodeAPIError, ""
+	const refused = "the database refuses writes (a read-only database, or a user without the privilege): "
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case "42501", "25006": // insufficient_privilege, read_only_sql_transaction
-			code = model.CodeMisconfigured
+			code, hint = model.CodeMisconfigured, refused
 		case "42P01", "42703": // undefined_table, undefined_column
-			code = model.CodeMisconfigured
+			code, hint = model.CodeMisconfigured, "the table is not what claimdeck expects: "
 		}
 	}
 	var sqErr *sqlite3.Error
 	if errors.As(err, &sqErr) {
 		switch sqErr.Code() & 0xff {
 		case 8: // SQLITE_READONLY
-			code = model.CodeMisconfigured
+			code, hint = model.CodeMisconfigured, refused
 		case 14: // SQLITE_CANTOPEN
-			code = model.CodeMisconfigured
+			code, hint = model.CodeMisconfigured, "the database file cannot be opened: "
 		}
 	}
-	msg := err.Error()
+	msg := hint + err.Error()
 	if s.secret != "" {
 		msg = strings.ReplaceAll(msg, s.secret, "xxxxx")
-	}
-	if code == model.CodeMisconfigured && strings.Contains(strings.ToLower(msg), "read") {
-		msg = "the database refuses writes (read-only database or user): " + msg
 	}
 	return &model.Error{Code: code, Op: op, Task: id, Msg: fmt.Sprintf("source %s: %s", s.cfg.Name, msg)}
 }
