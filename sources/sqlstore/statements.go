@@ -49,7 +49,7 @@ func (s *Store) statements(have map[string]bool) statements {
 	bump := "version = version + 1, updated_at = " + now
 	clearLock := "lock_token = NULL, lease_expires_at = NULL, heartbeat_at = NULL, holder_kind = NULL, run_id = NULL, node = NULL"
 	clearReservation := "reserved_for = NULL, reserved_until = NULL, reserved_by = NULL, handoff_reason = NULL, handoff_priority = NULL"
-	order := fmt.Sprintf("ORDER BY %s, %s DESC, updated_at, %s", classRank, priorityRank(d), idOrder(d))
+	order := "ORDER BY " + pullOrder(d)
 
 	// Parameters of a claim: $1 agent, $2 run, $3 node, $4 token, $5 lease
 	// ms, $6 pool, then $7 id (claim) or nothing (claim-next).
@@ -120,6 +120,12 @@ func eligible(d dialect, agent, pool string) string {
 func staleLease(d dialect, seedMs string) string {
 	return fmt.Sprintf(`(status = 'in_progress' AND COALESCE(holder_kind, 'AGENT') = 'AGENT'
 		AND %s <= %s)`, d.ts("COALESCE(lease_expires_at, "+d.plusMillis("started_at", seedMs)+")"), d.ts(d.now))
+}
+
+// pullOrder is model.PullCompare in SQL; the migration indexes exactly
+// these expressions.
+func pullOrder(d dialect) string {
+	return fmt.Sprintf("(%s), (%s) DESC, updated_at, (%s)", classRank, priorityRank(d), idOrder(d))
 }
 
 // classRank mirrors model.Class.Rank over model.ParseClass.
