@@ -39,13 +39,13 @@ func (c *fakeClock) Advance(d time.Duration) {
 // harness is an emulator on a fake clock without a rate limit, holding one
 // ntask database shared with testToken.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *Server
 	clock *fakeClock
 	db    string
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	clock := newFakeClock()
 	srv := New(Options{Now: clock.Now, RateLimit: &RateLimit{}})
@@ -90,7 +90,7 @@ func (h *harness) send(method, path, body string, headers map[string]string) res
 }
 
 // mustOK fails the test unless the emulator answered 200.
-func (r response) mustOK(t *testing.T) response {
+func (r response) mustOK(t testing.TB) response {
 	t.Helper()
 	if r.Status != http.StatusOK {
 		t.Fatalf("status %d, want 200: %v", r.Status, r.Body)
