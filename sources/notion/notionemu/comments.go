@@ -15,6 +15,8 @@ type comment struct {
 	text       []richText
 }
 
+func (c *comment) cursor() string { return c.id }
+
 func (c *comment) objectJSON() map[string]any {
 	return map[string]any{
 		"object":           "comment",
@@ -32,11 +34,8 @@ func (c *comment) objectJSON() map[string]any {
 // "rich_text":[…]}, or to an existing discussion, {"discussion_id":"…",
 // "rich_text":[…]}.
 func (s *Server) createComment(r *http.Request, token string) (any, error) {
-	body, err := readObject(r)
+	body, err := readObject(r, "parent", "discussion_id", "rich_text")
 	if err != nil {
-		return nil, err
-	}
-	if err := body.onlyKeys("body", "parent", "discussion_id", "rich_text"); err != nil {
 		return nil, err
 	}
 	text, err := parseTextArray(body["rich_text"], "body.rich_text")
@@ -110,13 +109,5 @@ func (s *Server) listComments(r *http.Request, token string) (any, error) {
 		}
 		thread = thread[from:]
 	}
-	items := make([]any, 0, min(size, len(thread)))
-	for _, c := range thread[:min(size, len(thread))] {
-		items = append(items, c.objectJSON())
-	}
-	next := ""
-	if len(thread) > size {
-		next = thread[size].id
-	}
-	return listJSON(items, next, "comment"), nil
+	return listJSON(thread, size, "comment"), nil
 }

@@ -63,21 +63,44 @@ func compileCompound(db *database, o object, op, path string, depth int, now tim
 // compileTimestamp handles {"timestamp": "last_edited_time",
 // "last_edited_time": {"on_or_after": "…"}}, which needs no property.
 func compileTimestamp(o object, ts json.RawMessage, path string, now time.Time) (predicate, error) {
-	name, err := asString(ts, path+".timestamp")
+	which, err := timestampName(ts, path+".timestamp")
 	if err != nil {
 		return nil, err
+	}
+	if err := o.onlyKeys(path, "timestamp", "type", string(which)); err != nil {
+		return nil, err
+	}
+	match, err := compileDate(o[string(which)], path+"."+string(which), now, false)
+	if err != nil {
+		return nil, err
+	}
+	return func(p *page) bool { return match(timestampOf(p, which)) }, nil
+}
+
+// timestampName validates the name of a page timestamp that filters and
+// sorts may use without a property.
+func timestampName(raw json.RawMessage, path string) (PropertyType, error) {
+	name, err := asString(raw, path)
+	if err != nil {
+		return "", err
 	}
 	if name != string(TypeCreatedTime) && name != string(TypeLastEditedTime) {
-		return nil, validationError("body failed validation: %s.timestamp should be `created_time` or `last_edited_time`, instead was `%q`.", path, name)
+		return "", validationError("body failed validation: %s should be `created_time` or `last_edited_time`, instead was `%q`.", path, name)
 	}
-	if err := o.onlyKeys(path, "timestamp", "type", name); err != nil {
-		return nil, err
-	}
-	match, err := compileDate(o[name], path+"."+name, now, false)
+	return PropertyType(name), nil
+}
+
+// namedColumn finds the property a filter or sort names by name or id.
+func namedColumn(db *database, raw json.RawMessage, path string) (*column, error) {
+	name, err := asString(raw, path)
 	if err != nil {
 		return nil, err
 	}
-	return func(p *page) bool { return match(timestampOf(p, PropertyType(name))) }, nil
+	c, ok := db.lookup(name)
+	if !ok {
+		return nil, validationError("Could not find property with name or id: %s", name)
+	}
+	return c, nil
 }
 
 // timestampOf is a page's created or edited time as Notion exposes it,
@@ -91,13 +114,9 @@ func timestampOf(p *page, which PropertyType) *instant {
 }
 
 func compileProperty(db *database, o object, path string, now time.Time) (predicate, error) {
-	name, err := asString(o["property"], path+".property")
+	c, err := namedColumn(db, o["property"], path+".property")
 	if err != nil {
 		return nil, err
-	}
-	c, ok := db.lookup(name)
-	if !ok {
-		return nil, validationError("Could not find property with name or id: %s", name)
 	}
 	var key string
 	var cond json.RawMessage
@@ -108,6 +127,9 @@ func compileProperty(db *database, o object, path string, now time.Time) (predic
 			}
 			key, cond = k, v
 		}
+	}
+	if key == "" {
+		return nil, validationError("body failed validation: %s should have a filter condition for %s.", path, c.name)
 	}
 	if !filterKeyFits(c.typ, key) {
 		return nil, validationError("database property %s does not match filter %s", c.typ, key)
@@ -161,6 +183,16 @@ func startOf(d *dateValue) *instant {
 	return &d.start
 }
 
+// condition splits a type-specific filter condition such as {"equals":
+// "READY"} into its operator and argument; Notion allows exactly one.
+func condition(raw json.RawMessage, path string) (op string, arg json.RawMessage, err error) {
+	o, err := asObject(raw, path)
+	if err != nil {
+		return "", nil, err
+	}
+	return o.single(path)
+}
+
 // emptiness compiles is_empty / is_not_empty, which Notion accepts only
 // with the value true.
 func emptiness(op string, raw json.RawMessage, path string) (wantEmpty bool, err error) {
@@ -172,11 +204,7 @@ func emptiness(op string, raw json.RawMessage, path string) (wantEmpty bool, err
 }
 
 func compileText(raw json.RawMessage, path string) (func(string) bool, error) {
-	o, err := asObject(raw, path)
-	if err != nil {
-		return nil, err
-	}
-	op, arg, err := o.single(path)
+	op, arg, err := condition(raw, path)
 	if err != nil {
 		return nil, err
 	}
@@ -209,11 +237,7 @@ func unknownCondition(path, op string) error {
 }
 
 func compileNumber(raw json.RawMessage, path string, emptyAllowed bool) (func(*float64) bool, error) {
-	o, err := asObject(raw, path)
-	if err != nil {
-		return nil, err
-	}
-	op, arg, err := o.single(path)
+	op, arg, err := condition(raw, path)
 	if err != nil {
 		return nil, err
 	}
@@ -246,11 +270,7 @@ func compileNumber(raw json.RawMessage, path string, emptyAllowed bool) (func(*f
 }
 
 func compileSelect(raw json.RawMessage, path string) (func(*option) bool, error) {
-	o, err := asObject(raw, path)
-	if err != nil {
-		return nil, err
-	}
-	op, arg, err := o.single(path)
+	op, arg, err := condition(raw, path)
 	if err != nil {
 		return nil, err
 	}
@@ -267,11 +287,7 @@ func compileSelect(raw json.RawMessage, path string) (func(*option) bool, error)
 }
 
 func compileCheckbox(raw json.RawMessage, path string) (func(bool) bool, error) {
-	o, err := asObject(raw, path)
-	if err != nil {
-		return nil, err
-	}
-	op, arg, err := o.single(path)
+	op, arg, err := condition(raw, path)
 	if err != nil {
 		return nil, err
 	}
@@ -286,11 +302,7 @@ func compileCheckbox(raw json.RawMessage, path string) (func(bool) bool, error) 
 // compileDate handles date conditions for date properties and for the
 // created and last-edited timestamps, which are never empty.
 func compileDate(raw json.RawMessage, path string, now time.Time, emptyAllowed bool) (func(*instant) bool, error) {
-	o, err := asObject(raw, path)
-	if err != nil {
-		return nil, err
-	}
-	op, arg, err := o.single(path)
+	op, arg, err := condition(raw, path)
 	if err != nil {
 		return nil, err
 	}

@@ -18,9 +18,10 @@ const maxBodyBytes = 500 * 1000
 // Notion reports body validation failures.
 type object map[string]json.RawMessage
 
-// readObject reads the request body as a JSON object. An empty body is an
-// empty object: Notion accepts a query without a body.
-func readObject(r *http.Request) (object, error) {
+// readObject reads the request body as a JSON object with only the allowed
+// members. An empty body is an empty object: Notion accepts a query without
+// a body.
+func readObject(r *http.Request, allowed ...string) (object, error) {
 	data, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
 		return nil, &apiError{http.StatusBadRequest, "invalid_request", fmt.Sprintf("reading request body: %v", err)}
@@ -34,7 +35,14 @@ func readObject(r *http.Request) (object, error) {
 	if !json.Valid(data) {
 		return nil, &apiError{http.StatusBadRequest, "invalid_json", "Error parsing JSON body."}
 	}
-	return asObject(data, "body")
+	body, err := asObject(data, "body")
+	if err != nil {
+		return nil, err
+	}
+	if err := body.onlyKeys("body", allowed...); err != nil {
+		return nil, err
+	}
+	return body, nil
 }
 
 func isNull(raw json.RawMessage) bool {

@@ -18,11 +18,8 @@ func (s *Server) retrievePage(r *http.Request, token string) (any, error) {
 // createPage adds a page to a database: {"parent":{"database_id":"…"},
 // "properties":{…}}. Icons, covers and children are accepted and not kept.
 func (s *Server) createPage(r *http.Request, token string) (any, error) {
-	body, err := readObject(r)
+	body, err := readObject(r, "parent", "properties", "children", "icon", "cover")
 	if err != nil {
-		return nil, err
-	}
-	if err := body.onlyKeys("body", "parent", "properties", "children", "icon", "cover"); err != nil {
 		return nil, err
 	}
 	parent, err := asObject(body["parent"], "body.parent")
@@ -70,11 +67,8 @@ func (s *Server) createPage(r *http.Request, token string) (any, error) {
 // "archived":false}. Like Notion it refuses to edit a page in the trash
 // unless the same request restores it.
 func (s *Server) updatePage(r *http.Request, token string) (any, error) {
-	body, err := readObject(r)
+	body, err := readObject(r, "properties", "archived", "in_trash", "icon", "cover")
 	if err != nil {
-		return nil, err
-	}
-	if err := body.onlyKeys("body", "properties", "archived", "in_trash", "icon", "cover"); err != nil {
 		return nil, err
 	}
 	trash, err := trashFlag(body)

@@ -17,11 +17,8 @@ const maxPageSize = 100
 type ordering func(a, b *page) int
 
 func (s *Server) queryDatabase(r *http.Request, token string) (any, error) {
-	body, err := readObject(r)
+	body, err := readObject(r, "filter", "sorts", "start_cursor", "page_size")
 	if err != nil {
-		return nil, err
-	}
-	if err := body.onlyKeys("body", "filter", "sorts", "start_cursor", "page_size"); err != nil {
 		return nil, err
 	}
 	size, err := pageSizeFromBody(body)
@@ -69,26 +66,34 @@ func (s *Server) queryDatabase(r *http.Request, token string) (any, error) {
 		from, _ := slices.BinarySearchFunc(results, at, order)
 		results = results[from:]
 	}
-	items := make([]any, 0, min(size, len(results)))
-	for _, p := range results[:min(size, len(results))] {
-		items = append(items, p.objectJSON())
-	}
-	next := ""
-	if len(results) > size {
-		next = results[size].id
-	}
-	return listJSON(items, next, "page_or_database"), nil
+	return listJSON(results, size, "page_or_database"), nil
 }
 
-// listJSON renders Notion's paginated list object, e.g.
-// {"object":"list","results":[…],"next_cursor":null,"has_more":false,
-// "type":"page_or_database","page_or_database":{}}.
-func listJSON(items []any, next, kind string) map[string]any {
+// listed is what a paginated list holds: pages or comments.
+type listed interface {
+	objectJSON() map[string]any
+	cursor() string
+}
+
+// listJSON renders the first size items as Notion's paginated list object,
+// e.g. {"object":"list","results":[…],"next_cursor":null,"has_more":false,
+// "type":"page_or_database","page_or_database":{}}. The next cursor is the
+// id of the first item left out.
+func listJSON[T listed](all []T, size int, kind string) map[string]any {
+	shown := all[:min(size, len(all))]
+	items := make([]any, len(shown))
+	for i, item := range shown {
+		items[i] = item.objectJSON()
+	}
+	var next any
+	if len(all) > size {
+		next = all[size].cursor()
+	}
 	return map[string]any{
 		"object":      "list",
 		"results":     items,
-		"next_cursor": nullable(next),
-		"has_more":    next != "",
+		"next_cursor": next,
+		"has_more":    next != nil,
 		"type":        kind,
 		kind:          map[string]any{},
 	}
@@ -176,22 +181,15 @@ func compileSort(db *database, raw json.RawMessage, path string) (ordering, erro
 	case byProperty == byTimestamp:
 		return nil, validationError("body failed validation: %s should have either `property` or `timestamp`.", path)
 	case byTimestamp:
-		name, err := asString(o["timestamp"], path+".timestamp")
+		which, err := timestampName(o["timestamp"], path+".timestamp")
 		if err != nil {
 			return nil, err
 		}
-		if name != string(TypeCreatedTime) && name != string(TypeLastEditedTime) {
-			return nil, validationError("body failed validation: %s.timestamp should be `created_time` or `last_edited_time`, instead was `%q`.", path, name)
-		}
-		key = timestampKey(PropertyType(name))
+		key = timestampKey(which)
 	default:
-		name, err := asString(o["property"], path+".property")
+		c, err := namedColumn(db, o["property"], path+".property")
 		if err != nil {
 			return nil, err
-		}
-		c, ok := db.lookup(name)
-		if !ok {
-			return nil, validationError("Could not find sort property with name or id: %s", name)
 		}
 		if key = propertyKey(c); key == nil {
 			return nil, validationError("notionemu: sorting on %s properties is not emulated", c.typ)

@@ -91,6 +91,7 @@ func TestQueryFiltersNotionRejects(t *testing.T) {
 		"rollup filter":                 `{"property":"Dependencies","rollup":{"any":{}}}`,
 		"unique_id is never empty":      `{"property":"ID","unique_id":{"is_empty":true}}`,
 		"filter that is a string":       `"Status"`,
+		"property without a condition":  `{"property":"Status"}`,
 	}
 	for name, filter := range tests {
 		t.Run(name, func(t *testing.T) {

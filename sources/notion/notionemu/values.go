@@ -80,6 +80,8 @@ func (p *page) valueJSON(c *column) any {
 	return v.raw
 }
 
+func (p *page) cursor() string { return p.id }
+
 func (p *page) objectJSON() map[string]any {
 	return map[string]any{
 		"object":           "page",
