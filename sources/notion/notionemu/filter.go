@@ -103,14 +103,12 @@ func namedColumn(db *database, raw json.RawMessage, path string) (*column, error
 	return c, nil
 }
 
-// timestampOf is a page's created or edited time as Notion exposes it,
-// rounded down to the minute.
+// timestampOf is a page's created or last-edited time.
 func timestampOf(p *page, which PropertyType) *instant {
-	t := p.edited
 	if which == TypeCreatedTime {
-		t = p.created
+		return &instant{t: p.created}
 	}
-	return &instant{t: t.UTC().Truncate(time.Minute)}
+	return &instant{t: p.edited}
 }
 
 func compileProperty(db *database, o object, path string, now time.Time) (predicate, error) {

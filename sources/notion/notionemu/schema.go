@@ -306,8 +306,8 @@ func notionURL(id string) string {
 	return "https://www.notion.so/" + strings.ReplaceAll(id, "-", "")
 }
 
-// notionTime formats a timestamp the way Notion does: UTC, to the minute,
-// with zero milliseconds, e.g. "2022-10-24T22:54:00.000Z".
+// notionTime formats a timestamp the way Notion does, e.g.
+// "2022-10-24T22:54:00.000Z"; Server.stamp has already rounded it.
 func notionTime(t time.Time) string {
-	return t.UTC().Truncate(time.Minute).Format("2006-01-02T15:04:05.000Z")
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }

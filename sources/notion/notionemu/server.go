@@ -106,7 +106,7 @@ func (s *Server) AddToken(token string) {
 func (s *Server) CreateDatabase(schema DatabaseSchema, sharedWith ...string) (id string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	db, err := newDatabase(schema, s.now().UTC().Truncate(time.Minute))
+	db, err := newDatabase(schema, s.stamp())
 	if err != nil {
 		return "", fmt.Errorf("notionemu: creating database: %w", err)
 	}
