@@ -114,12 +114,10 @@ func (o object) onlyKeys(path string, allowed ...string) error {
 // single returns the one member of an object that must have exactly one,
 // such as a filter condition ({"equals": "READY"}).
 func (o object) single(path string) (string, json.RawMessage, error) {
-	if len(o) != 1 {
-		return "", nil, validationError("body failed validation: %s should have exactly one condition, instead had %d.", path, len(o))
+	if len(o) == 1 {
+		for key, value := range o {
+			return key, value, nil
+		}
 	}
-	var key string
-	var value json.RawMessage
-	for key, value = range o {
-	}
-	return key, value, nil
+	return "", nil, validationError("body failed validation: %s should have exactly one condition, instead had %d.", path, len(o))
 }

@@ -157,9 +157,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// ServeHTTP answers one API request, checking what Notion checks before it
-// looks at the request itself: the token, the version header, the rate
-// limit, then any injected fault.
+// ServeHTTP answers one API request. After any injected latency it checks
+// what Notion checks before it looks at the request itself: the token, the
+// version header and the rate limit; then come injected failures.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, pattern := s.mux.Handler(r)
 	rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
@@ -170,7 +170,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, &apiError{http.StatusGatewayTimeout, "gateway_timeout", "Request canceled while delayed."})
 		return
 	}
-	if _, ok := s.bot(bearer(r)); !ok {
+	if !s.knows(bearer(r)) {
 		writeError(rec, &apiError{http.StatusUnauthorized, "unauthorized", "API token is invalid."})
 		return
 	}
@@ -203,12 +203,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(rec, r)
 }
 
-// bot returns the bot user id of a registered token.
-func (s *Server) bot(token string) (string, bool) {
+// knows reports whether token was added with AddToken.
+func (s *Server) knows(token string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, ok := s.bots[token]
-	return id, ok && token != ""
+	_, ok := s.bots[token]
+	return ok && token != ""
 }
 
 func bearer(r *http.Request) string {

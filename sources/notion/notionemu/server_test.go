@@ -1,6 +1,9 @@
 package notionemu
 
 import (
+	"context"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -150,5 +153,32 @@ func TestCreateDatabaseRefusesBadSchemas(t *testing.T) {
 	}
 	if _, err := srv.CreateDatabase(schema, testToken); err == nil {
 		t.Error("same fixed id twice")
+	}
+}
+
+func TestServeUntilCanceled(t *testing.T) {
+	srv := New(Options{})
+	srv.AddToken(testToken)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/v1/pages/0c8fd3d46f9a4a7c9d430d7a3f3b1f2e", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Notion-Version", NotionVersion)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("status %d, want 404", res.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve after cancel: %v", err)
 	}
 }
