@@ -182,8 +182,9 @@ func (p *regParser) registry() (*Registry, error) {
 	if err := p.close(""); err != nil {
 		return nil, err
 	}
+	end := p.dec.InputOffset()
 	if _, err := p.dec.Token(); err != io.EOF {
-		return nil, p.errAt(p.dec.InputOffset(), "", "data after the registry object")
+		return nil, p.errAt(p.valueStart(end), "", "data after the registry object")
 	}
 	if !seen {
 		return nil, p.errAt(0, "nodes", `missing: the registry needs a "nodes" object`)
@@ -309,7 +310,7 @@ func parseNodeStatus(s string) model.NodeStatus {
 }
 
 func (p *regParser) open(field, msg string) error {
-	at := p.dec.InputOffset()
+	at := p.valueStart(p.dec.InputOffset())
 	tok, err := p.dec.Token()
 	if err != nil {
 		return p.wrap(err, field)
@@ -370,9 +371,19 @@ func (p *regParser) skip(field string) error {
 // wrap turns a decoder error into a RegistryError at the offset it names.
 func (p *regParser) wrap(err error, field string) error {
 	if p.syntax != nil {
-		return p.errAt(p.syntax.Offset, field, "invalid JSON: "+p.syntax.Error())
+		// The offset is just past the offending byte; point at the byte.
+		return p.errAt(p.syntax.Offset-1, field, "invalid JSON: "+p.syntax.Error())
 	}
 	return p.errAt(p.dec.InputOffset(), field, err.Error())
+}
+
+// valueStart skips the blanks and the colon the decoder has not consumed
+// yet, so that an error points at the value rather than before it.
+func (p *regParser) valueStart(off int64) int64 {
+	for off < int64(len(p.data)) && strings.IndexByte(" \t\r\n:", p.data[off]) >= 0 {
+		off++
+	}
+	return off
 }
 
 func (p *regParser) errAt(off int64, field, msg string) *RegistryError {
