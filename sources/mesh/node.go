@@ -5,13 +5,18 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
-// maxNotificationSize bounds what the agent hook reads from one request.
-const maxNotificationSize = 64 << 10
+// maxNotificationSize bounds what the agent hook reads from one request,
+// and inboxSize how many notifications it keeps.
+const (
+	maxNotificationSize = 64 << 10
+	inboxSize           = 1024
+)
 
 // Handler answers seed 001's `POST /hooks/health` for the node called name:
 // the bearer token is required and compared in constant time (401
@@ -26,7 +31,9 @@ func Handler(name, token string, status func(ctx context.Context) (HealthReport,
 		}
 		rep, err := status(r.Context())
 		if err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"node": name, "status": "unhealthy", "error": err.Error()})
+			// The cause stays on this node: a source error can name hosts
+			// and paths a peer has no business learning.
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"node": name, "status": "unhealthy"})
 			return
 		}
 		rep.Node = name
@@ -95,12 +102,15 @@ func (in *Inbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in.mu.Lock()
+	if len(in.got) == inboxSize {
+		in.got = slices.Delete(in.got, 0, 1)
+	}
 	in.got = append(in.got, Received{Notification: n, At: time.Now()})
 	in.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }
 
-// Messages is a copy of what the inbox has received, oldest first.
+// Messages is a copy of the last notifications received, oldest first.
 func (in *Inbox) Messages() []Received {
 	in.mu.Lock()
 	defer in.mu.Unlock()

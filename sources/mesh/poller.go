@@ -84,7 +84,7 @@ func NewPoller(reg *Registry, cfg PollerConfig) *Poller {
 // poller never waits for it; read Nodes for the state.
 func (p *Poller) Changed() <-chan struct{} { return p.changed }
 
-// Nodes is a snapshot of every node, sorted by name; the caller owns it.
+// Nodes is a snapshot of every node, in registry order; the caller owns it.
 func (p *Poller) Nodes() []model.Node {
 	p.mu.Lock()
 	defer p.mu.Unlock()

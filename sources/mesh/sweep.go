@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -93,10 +94,17 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 			owner[t.Ref()] = src
 		}
 	}
-	down := map[string]bool{}
+	down := map[string]bool{}      // task refs held by DOWN nodes
+	downNodes := map[string]bool{} // not notified: each would only cost a timeout
 	if s.Nodes != nil {
-		for _, c := range DownClaims(tasks, s.Nodes(), s.Holders) {
+		nodes := s.Nodes()
+		for _, c := range DownClaims(tasks, nodes, s.Holders) {
 			down[c.Task.Ref()] = true
+		}
+		for _, n := range nodes {
+			if n.Status == model.NodeDown {
+				downNodes[strings.ToUpper(n.Name)] = true
+			}
 		}
 	}
 	for _, t := range tasks {
@@ -106,7 +114,7 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 		}
 		for l := t.Escalated + 1; l <= level; l++ {
 			if l == model.LevelNotify {
-				s.notify(ctx, t, now, &rep)
+				s.notify(ctx, t, now, downNodes, &rep)
 			}
 			rep.Marks = append(rep.Marks, mark(ctx, owner[t.Ref()], t, l))
 		}
@@ -123,8 +131,12 @@ func mark(ctx context.Context, src TaskSource, t *model.Task, l model.Level) Mar
 	return m
 }
 
+// errNodeDown is the delivery error for a target the poller says is DOWN.
+var errNodeDown = errors.New("node is DOWN: not notified")
+
 // notify tells every target that has not yet been told about this claim.
-func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, rep *SweepReport) {
+// Targets the poller holds DOWN are skipped and not recorded.
+func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, downNodes map[string]bool, rep *SweepReport) {
 	if s.Notifier == nil {
 		return
 	}
@@ -133,6 +145,10 @@ func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, rep 
 	for _, target := range s.Notifier.Targets() {
 		key := incident + "→" + target.Name
 		if s.Record.Has(key) {
+			continue
+		}
+		if downNodes[strings.ToUpper(target.Name)] {
+			rep.Deliveries = append(rep.Deliveries, Delivery{Source: t.Source, Task: t.ID, Target: target.Name, Err: errNodeDown})
 			continue
 		}
 		err := s.Notifier.Deliver(ctx, target, msg)
