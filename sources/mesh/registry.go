@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -207,6 +208,9 @@ func (p *regParser) nodes() ([]NodeConfig, error) {
 		switch folded := strings.ToUpper(name); {
 		case strings.TrimSpace(name) == "":
 			return nil, p.errAt(at, field, "a node needs a non-empty name")
+		case strings.ContainsFunc(name, unicode.IsControl):
+			// Names go on screen; control characters could drive the terminal.
+			return nil, p.errAt(at, "nodes", "a node name holds control characters")
 		case names[folded]:
 			return nil, p.errAt(at, field, "duplicate node")
 		default:
@@ -335,11 +339,26 @@ func (p *regParser) key(field string) (string, int64, error) {
 		return "", 0, p.wrap(err, field)
 	}
 	key, _ := tok.(string) // inside an object the decoder only yields string keys
-	at := p.dec.InputOffset() - int64(len(key)) - 2
-	if at < 0 || p.data[at] != '"' {
-		at = p.dec.InputOffset() // an escaped key: point just past it
+	// The decoder stops just past the closing quote; walk back to the
+	// opening one, which is the first quote no backslash escapes.
+	at := p.dec.InputOffset() - 1
+	for at > 0 {
+		at--
+		if p.data[at] == '"' && !escaped(p.data, at) {
+			break
+		}
 	}
 	return key, at, nil
+}
+
+// escaped reports whether the byte at i follows an odd run of backslashes.
+func escaped(data []byte, i int64) bool {
+	n := 0
+	for i > 0 && data[i-1] == '\\' {
+		n++
+		i--
+	}
+	return n%2 == 1
 }
 
 // str reads a string value; null counts as empty. A value of another type

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -118,6 +119,8 @@ func TestMalformedRegistry(t *testing.T) {
 		{"{\"nodes\": {\n \"A\": {\"health\": \"http://h/h\", \"token\": \"T0P\", \"token_env\": \"X\"}\n}}", "r.json:2:2: nodes.A: token and token_env are both set"},
 		{"{\"nodes\": {\n \"A\": {\n  \"health\": \"http://h/h\",\n  \"token\": \"T0P-SECRET\n }}}", "r.json:4:23: nodes.A.token: invalid JSON: invalid character '\\n' in string literal"},
 		{"{\"nodes\": {\n \"A\": {\n  \"health\": \"http://h/h\",\n  \"x\": [1,\n }}}", "r.json:5:2: nodes.A.x: invalid JSON"},
+		{"{\"nodes\": {\"A\\u001b[2J\": {\"health\": \"http://h/h\"}}}", "r.json:1:12: nodes: a node name holds control characters"},
+		{`{"nodes": {"A\"B\\": {"webhook": "http://h/a"}}}`, `r.json:1:12: nodes.A"B\.health: missing`},
 		{`{"nodes": {}} {}`, "r.json:1:15: data after the registry object"},
 	}
 	for _, c := range cases {
@@ -148,7 +151,7 @@ func FuzzParseRegistry(f *testing.F) {
 			return
 		}
 		for _, n := range reg.Nodes {
-			if n.Health == "" || strings.TrimSpace(n.Name) == "" {
+			if n.Health == "" || strings.TrimSpace(n.Name) == "" || strings.ContainsFunc(n.Name, unicode.IsControl) {
 				t.Fatalf("accepted node %+v", n)
 			}
 		}
