@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -298,7 +299,14 @@ func TestBadHealthEndpoints(t *testing.T) {
 		reg.Nodes = append(reg.Nodes, NodeConfig{Name: c.name, Health: srv.URL + "/hooks/health", Token: "the-right-token"})
 	}
 	reg.Nodes = append(reg.Nodes, NodeConfig{Name: "gone", Health: "http://127.0.0.1:1/hooks/health"})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	nodes := byName(NewPoller(reg, PollerConfig{Timeout: 200 * time.Millisecond}).PollOnce(t.Context()))
+	runtime.ReadMemStats(&after)
+	// Reading the 10 MB body whole would allocate at least that much.
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
+		t.Errorf("a round over bad endpoints allocated %d bytes", grew)
+	}
 	for _, c := range cases {
 		n := nodes[c.name]
 		if n.Status != model.NodeDegraded || n.Failures != 1 || !strings.Contains(n.LastErr, c.want) {
