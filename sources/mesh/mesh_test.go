@@ -204,7 +204,7 @@ func TestMeshKilledHangingFlapping(t *testing.T) {
 		t.Fatal(first.Errors)
 	}
 	for _, d := range first.Deliveries {
-		if down := d.Target == "ALPHA" || d.Target == "BRAVO"; down != errors.Is(d.Err, errNodeDown) {
+		if down := d.Target == "ALPHA" || d.Target == "BRAVO"; down != errors.Is(d.Err, ErrNodeDown) {
 			t.Errorf("delivery %+v: only the DOWN nodes should be skipped", d)
 		}
 	}

@@ -82,7 +82,7 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 	}
 	var rep SweepReport
 	var tasks []*model.Task
-	owner := map[string]TaskSource{}
+	var owners []TaskSource // owners[i] polled tasks[i]
 	for _, src := range srcs {
 		d, err := src.Poll(ctx, "")
 		if err != nil {
@@ -91,7 +91,7 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 		}
 		for _, t := range d.Tasks {
 			tasks = append(tasks, t)
-			owner[t.Ref()] = src
+			owners = append(owners, src)
 		}
 	}
 	down := map[string]bool{}      // task refs held by DOWN nodes
@@ -107,7 +107,7 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 			}
 		}
 	}
-	for _, t := range tasks {
+	for i, t := range tasks {
 		level := model.Escalation(t, now, s.Ladder)
 		if down[t.Ref()] {
 			level = max(level, model.LevelStale)
@@ -116,7 +116,11 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 			if l == model.LevelNotify {
 				s.notify(ctx, t, now, downNodes, &rep)
 			}
-			rep.Marks = append(rep.Marks, mark(ctx, owner[t.Ref()], t, l))
+			m := mark(ctx, owners[i], t, l)
+			rep.Marks = append(rep.Marks, m)
+			if m.Err != nil {
+				break // re-claimed or finished since the poll: the ladder starts over
+			}
 		}
 	}
 	return rep
@@ -131,8 +135,8 @@ func mark(ctx context.Context, src TaskSource, t *model.Task, l model.Level) Mar
 	return m
 }
 
-// errNodeDown is the delivery error for a target the poller says is DOWN.
-var errNodeDown = errors.New("node is DOWN: not notified")
+// ErrNodeDown is the delivery error for a target the poller holds DOWN.
+var ErrNodeDown = errors.New("node is DOWN: not notified")
 
 // notify tells every target that has not yet been told about this claim.
 // Targets the poller holds DOWN are skipped and not recorded.
@@ -148,7 +152,7 @@ func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, down
 			continue
 		}
 		if downNodes[strings.ToUpper(target.Name)] {
-			rep.Deliveries = append(rep.Deliveries, Delivery{Source: t.Source, Task: t.ID, Target: target.Name, Err: errNodeDown})
+			rep.Deliveries = append(rep.Deliveries, Delivery{Source: t.Source, Task: t.ID, Target: target.Name, Err: ErrNodeDown})
 			continue
 		}
 		err := s.Notifier.Deliver(ctx, target, msg)
