@@ -165,9 +165,12 @@ func (p *regParser) registry() (*Registry, error) {
 	}
 	seen := false
 	for p.dec.More() {
-		key, _, err := p.key("")
+		key, at, err := p.key("")
 		if err != nil {
 			return nil, err
+		}
+		if key == "nodes" && seen {
+			return nil, p.errAt(at, "nodes", "duplicate: a second \"nodes\" would silently replace the first")
 		}
 		if key != "nodes" {
 			if err := p.skip(key); err != nil {

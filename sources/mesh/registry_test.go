@@ -121,6 +121,7 @@ func TestMalformedRegistry(t *testing.T) {
 		{"{\"nodes\": {\n \"A\": {\n  \"health\": \"http://h/h\",\n  \"x\": [1,\n }}}", "r.json:5:2: nodes.A.x: invalid JSON"},
 		{"{\"nodes\": {\"A\\u001b[2J\": {\"health\": \"http://h/h\"}}}", "r.json:1:12: nodes: a node name holds control characters"},
 		{`{"nodes": {"A\"B\\": {"webhook": "http://h/a"}}}`, `r.json:1:12: nodes.A"B\.health: missing`},
+		{"{\"nodes\": {},\n \"nodes\": {}}", `r.json:2:2: nodes: duplicate`},
 		{`{"nodes": {}} {}`, "r.json:1:15: data after the registry object"},
 	}
 	for _, c := range cases {
