@@ -1,0 +1,11 @@
+// Package mesh speaks seed 001's node mesh: the node registry file
+// (mesh-nodes.json), the health poller that marks a node DOWN after
+// consecutive failed pings, the node-side `POST /hooks/health` and
+// `POST /hooks/agent` endpoints, the pure rule that says which claims a DOWN
+// node still holds, and the escalation sweep that notifies the mesh once per
+// level.
+//
+// It knows no backend's schema: tasks arrive as model.Task values through
+// the small consumer interfaces declared here. Bearer tokens travel as Token
+// values, which redact themselves wherever they are printed or marshalled.
+package mesh

@@ -1,0 +1,175 @@
+package mesh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// TaskSource is what the sweep needs of a source: its name and a full poll.
+// Every sources.Source is one.
+type TaskSource interface {
+	Name() string
+	Poll(ctx context.Context, since sources.Cursor) (sources.Delta, error)
+}
+
+// Marker is implemented by sources that can record an escalation level on a
+// task (seed 001's handoff_status stale / escalated, priority urgent). The
+// write must be conditional on token still being the task's lock token, so a
+// task re-claimed since the sweep read it is left alone (LOST_LOCK).
+type Marker interface {
+	MarkEscalation(ctx context.Context, id, token string, level model.Level) error
+}
+
+// Mark is one escalation level written, or that would be written when the
+// source is not a Marker.
+type Mark struct {
+	Source, Task string
+	Level        model.Level
+	Applied      bool
+	Err          error
+}
+
+// Delivery is one notification sent, or that failed.
+type Delivery struct {
+	Source, Task string
+	Target       string
+	Err          error
+}
+
+// SweepReport is what one sweep did.
+type SweepReport struct {
+	Marks      []Mark
+	Deliveries []Delivery
+	Errors     []error // sources that could not be polled
+}
+
+// Sweeper climbs the escalation ladder for every stuck claim, once per
+// level: for each level a task reached above the one its source records, it
+// marks the task (through Marker) and, at LevelNotify, notifies the mesh.
+// Notifications are idempotent through Record, keyed by task, claim and
+// target, so a task re-claimed and stuck again is a new incident.
+type Sweeper struct {
+	Ladder   model.Ladder
+	Notifier *Notifier // nil: no notifications
+	Record   *Record   // nil: an in-memory record kept by the Sweeper
+	// Nodes, when set, gives the poller's view: claims of DOWN nodes are at
+	// least stale whatever their lease says. Holders maps agent → node.
+	Nodes   func() []model.Node
+	Holders map[string]string
+	Now     func() time.Time
+
+	mu sync.Mutex // sweeps never overlap
+}
+
+// Sweep polls every source in full and acts on what it finds. A source that
+// fails to poll is reported and skipped; the others are swept.
+func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Record == nil {
+		s.Record, _ = OpenRecord("") // an in-memory record cannot fail to open
+	}
+	now := time.Now()
+	if s.Now != nil {
+		now = s.Now()
+	}
+	var rep SweepReport
+	var tasks []*model.Task
+	var owners []TaskSource // owners[i] polled tasks[i]
+	for _, src := range srcs {
+		d, err := src.Poll(ctx, "")
+		if err != nil {
+			rep.Errors = append(rep.Errors, fmt.Errorf("sweep %s: %w", src.Name(), err))
+			continue
+		}
+		for _, t := range d.Tasks {
+			tasks = append(tasks, t)
+			owners = append(owners, src)
+		}
+	}
+	down := map[string]bool{}      // task refs held by DOWN nodes
+	downNodes := map[string]bool{} // not notified: each would only cost a timeout
+	if s.Nodes != nil {
+		nodes := s.Nodes()
+		for _, c := range DownClaims(tasks, nodes, s.Holders) {
+			down[c.Task.Ref()] = true
+		}
+		for _, n := range nodes {
+			if n.Status == model.NodeDown {
+				downNodes[strings.ToUpper(n.Name)] = true
+			}
+		}
+	}
+	for i, t := range tasks {
+		level := model.Escalation(t, now, s.Ladder)
+		if down[t.Ref()] {
+			level = max(level, model.LevelStale)
+		}
+		for l := t.Escalated + 1; l <= level; l++ {
+			if l == model.LevelNotify {
+				s.notify(ctx, t, now, downNodes, &rep)
+			}
+			m := mark(ctx, owners[i], t, l)
+			rep.Marks = append(rep.Marks, m)
+			if m.Err != nil {
+				break // re-claimed or finished since the poll: the ladder starts over
+			}
+		}
+	}
+	return rep
+}
+
+func mark(ctx context.Context, src TaskSource, t *model.Task, l model.Level) Mark {
+	m := Mark{Source: t.Source, Task: t.ID, Level: l}
+	if mk, ok := src.(Marker); ok {
+		m.Err = mk.MarkEscalation(ctx, t.ID, t.Claim.Token, l)
+		m.Applied = m.Err == nil
+	}
+	return m
+}
+
+// ErrNodeDown is the delivery error for a target the poller holds DOWN.
+var ErrNodeDown = errors.New("node is DOWN: not notified")
+
+// notify tells every target that has not yet been told about this claim.
+// Targets the poller holds DOWN are skipped and not recorded.
+func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, downNodes map[string]bool, rep *SweepReport) {
+	if s.Notifier == nil {
+		return
+	}
+	msg := Message(t, now)
+	incident := fmt.Sprintf("%s@%s/%s", t.Ref(), t.Claim.ClaimedAt.UTC().Format(time.RFC3339Nano), model.LevelNotify)
+	for _, target := range s.Notifier.Targets() {
+		key := incident + "→" + target.Name
+		if s.Record.Has(key) {
+			continue
+		}
+		if downNodes[strings.ToUpper(target.Name)] {
+			rep.Deliveries = append(rep.Deliveries, Delivery{Source: t.Source, Task: t.ID, Target: target.Name, Err: ErrNodeDown})
+			continue
+		}
+		err := s.Notifier.Deliver(ctx, target, msg)
+		if err == nil {
+			err = s.Record.Put(key, now)
+		}
+		rep.Deliveries = append(rep.Deliveries, Delivery{Source: t.Source, Task: t.ID, Target: target.Name, Err: err})
+	}
+}
+
+// Message is the notification text for a stuck claim, in the seed's words.
+// It names the task and its holder, never the lock token.
+func Message(t *model.Task, now time.Time) string {
+	title := strings.TrimSpace(t.Title)
+	if title == "" {
+		title = t.DisplayKey()
+	}
+	return fmt.Sprintf("⚠️ Task %q (%s) held by %s has been stuck for %s. Available for takeover.",
+		title, t.Source+"/"+t.DisplayKey(), t.Claim.Name, model.Stuck(t, now).Round(time.Minute))
+}

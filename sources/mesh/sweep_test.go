@@ -1,0 +1,70 @@
+package mesh
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// staleView polls tasks as they were before an agent re-claimed them: the
+// sweep holds an old lock token.
+type staleView struct{ *markingSource }
+
+func (s staleView) Poll(ctx context.Context, c sources.Cursor) (sources.Delta, error) {
+	d, err := s.markingSource.Poll(ctx, c)
+	for _, t := range d.Tasks {
+		t.Claim.Token = "old-" + t.Claim.Token
+	}
+	return d, err
+}
+
+type brokenSource struct{}
+
+func (brokenSource) Name() string { return "broken" }
+func (brokenSource) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
+	return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "database unreachable")
+}
+
+func stuckTask(id string, stuck time.Duration, now time.Time) *model.Task {
+	at := now.Add(-stuck)
+	return &model.Task{Source: "q", ID: id, Title: "Research " + id, State: model.StateClaimed,
+		Claim: model.Claim{Holder: model.HolderAgent, Name: "oracle-1", Token: "SECRET-lock-" + id, ClaimedAt: at, Expires: at.Add(10 * time.Minute)}}
+}
+
+// A task re-claimed between the sweep's read and its write is not marked
+// and the mesh is not told about it.
+func TestSweepStopsClimbingOnLostLock(t *testing.T) {
+	now := time.Now()
+	node := newTestNode(t, "ORACLE")
+	src := &markingSource{memSource: memSource{name: "q", tasks: []*model.Task{stuckTask("t-1", 3*time.Hour, now)}}}
+	sw := &Sweeper{Ladder: model.DefaultPolicy().Ladder, Notifier: &Notifier{From: "SANDMAN", Nodes: registryOf(node).Nodes}, Now: func() time.Time { return now }}
+	rep := sw.Sweep(t.Context(), staleView{src}, brokenSource{})
+	if len(rep.Marks) != 1 || !errors.Is(rep.Marks[0].Err, model.ErrLostLock) || rep.Marks[0].Applied {
+		t.Errorf("marks = %+v, want one LOST_LOCK", rep.Marks)
+	}
+	if len(rep.Deliveries) != 0 || len(node.inbox.Messages()) != 0 {
+		t.Errorf("notified about a re-claimed task: %+v", rep.Deliveries)
+	}
+	if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0].Error(), "sweep broken: API_ERROR") {
+		t.Errorf("errors = %v", rep.Errors)
+	}
+}
+
+func TestMessageNamesTheTaskNotTheToken(t *testing.T) {
+	now := time.Now()
+	task := stuckTask("t-9", 61*time.Minute, now)
+	task.Key = "TASK-9"
+	got := Message(task, now)
+	want := `⚠️ Task "Research t-9" (q/TASK-9) held by oracle-1 has been stuck for 1h1m0s. Available for takeover.`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if strings.Contains(got, "SECRET") {
+		t.Error("the message carries the lock token")
+	}
+}
