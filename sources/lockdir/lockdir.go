@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,22 +220,56 @@ func randomHex(n int) string {
 }
 
 // writeTemp writes data to a new private file in dir and returns its path.
+// Plain system calls: an os.File would also register with the poller, a
+// system call a claim does not need.
 func writeTemp(dir string, data []byte) (string, error) {
 	p := filepath.Join(dir, privatePrefix+"tmp-"+randomHex(8))
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	fd, err := syscall.Open(p, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
-		return "", err
+		return "", &os.PathError{Op: "create", Path: p, Err: err}
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(p)
-		return "", err
+	for len(data) > 0 && err == nil {
+		var n int
+		n, err = syscall.Write(fd, data)
+		if err == syscall.EINTR {
+			err = nil
+		}
+		data = data[max(n, 0):]
 	}
-	if err := f.Close(); err != nil {
+	if cerr := syscall.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		os.Remove(p)
-		return "", err
+		return "", &os.PathError{Op: "write", Path: p, Err: err}
 	}
 	return p, nil
+}
+
+// readSmall reads a file lstat said is size bytes long, asking for one byte
+// more: getting it means the file grew while being read.
+func readSmall(path string, size int64) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, size+1)
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return buf[:n], nil
 }
 
 // errExist says a publish found its name taken.
@@ -300,25 +333,29 @@ type fileState struct {
 
 // readFile reads one file. It returns nil when the file does not exist
 // (or vanished while being read: a rename by a writer, not a fault). Any
-// other trouble becomes the file's problem; nothing is ever removed.
-func readFile(path string, k kind) *fileState {
+// other trouble becomes the file's problem; nothing is ever removed. fi is
+// the file's lstat when the caller has it already, else nil.
+func readFile(path string, k kind, fi os.FileInfo) *fileState {
 	for attempt := 0; ; attempt++ {
-		fs, retry := readOnce(path, k)
+		fs, retry := readOnce(path, k, fi)
 		if !retry || attempt == 2 {
 			return fs
 		}
+		fi = nil
 	}
 }
 
 // readOnce reads a file once; retry asks for another try because the file
 // changed while it was being read (the seed's `cat >` writes in place).
-func readOnce(path string, k kind) (fs *fileState, retry bool) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, false
+func readOnce(path string, k kind, fi os.FileInfo) (fs *fileState, retry bool) {
+	if fi == nil {
+		var err error
+		if fi, err = os.Lstat(path); err != nil {
+			if os.IsNotExist(err) {
+				return nil, false
+			}
+			return &fileState{kind: k, path: path, rec: &record{}, problem: "cannot stat: " + errText(err), version: "e:" + errText(err)}, false
 		}
-		return &fileState{kind: k, path: path, rec: &record{}, problem: "cannot stat: " + errText(err), version: "e:" + errText(err)}, false
 	}
 	fs = &fileState{kind: k, path: path, sig: sigOf(fi), mtime: fi.ModTime().UTC(), rec: &record{}}
 	fs.version = fmt.Sprintf("%c:%x", "ldfqDF"[k], fs.sig.ino)
@@ -339,7 +376,7 @@ func readOnce(path string, k kind) (fs *fileState, retry bool) {
 		fs.version += fmt.Sprintf(":%d:%d", fs.sig.size, fs.sig.mtime)
 		return fs, false
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	data, err := readSmall(path, fi.Size())
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, false
@@ -348,11 +385,9 @@ func readOnce(path string, k kind) (fs *fileState, retry bool) {
 		fs.version += ":" + errText(err)
 		return fs, false
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	f.Close()
-	if err != nil {
-		fs.problem = "read failed: " + errText(err)
-		return fs, false
+	if int64(len(data)) > fi.Size() {
+		fs.problem = "the file kept changing while being read"
+		return fs, true // grew since lstat: being written right now
 	}
 	fs.rec, fs.problem = parseLock(data)
 	fs.version = fmt.Sprintf("%c:", "ldfqDF"[k]) + contentHash(data)

@@ -226,7 +226,7 @@ func (s *Source) reread(op, id string) (*model.Task, error) {
 
 // holderLock reads the lock and checks the token; nil means LOST_LOCK.
 func (s *Source) holderLock(id, token string) *fileState {
-	lk := readFile(s.path(id, kindLock), kindLock)
+	lk := readFile(s.path(id, kindLock), kindLock, nil)
 	if lk == nil || lk.problem != "" || token == "" || lk.rec.LockToken != token {
 		return nil
 	}
@@ -363,7 +363,7 @@ func (s *Source) takeVerified(id string, fs *fileState) (string, bool, error) {
 		}
 		return "", false, err
 	}
-	if got := readFile(priv, fs.kind); got != nil && got.version == fs.version {
+	if got := readFile(priv, fs.kind, nil); got != nil && got.version == fs.version {
 		return priv, true, nil
 	}
 	s.restore(priv, fs.path, id)

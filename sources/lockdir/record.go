@@ -104,7 +104,9 @@ func parseLock(data []byte) (*record, string) {
 		if isNull(raw) {
 			return
 		}
-		if err := json.Unmarshal(raw, dst); err != nil {
+		if plain, ok := plainString(raw); ok {
+			*dst = plain
+		} else if err := json.Unmarshal(raw, dst); err != nil {
 			bad(key, "want a string, got "+jsonKind(raw))
 		}
 	}
@@ -184,6 +186,21 @@ func parseLock(data []byte) (*record, string) {
 		return r, ""
 	}
 	return r, strings.Join(problems, "; ")
+}
+
+// plainString reads a JSON string with nothing to unescape, the common case,
+// without a second pass of the JSON decoder: a full scan reads 10,000 files.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
+			return "", false // escapes, and non-ASCII that may need UTF-8 repair
+		}
+	}
+	return string(body), true
 }
 
 func asTypeErr(err error, target **json.UnmarshalTypeError) bool {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -24,10 +27,13 @@ type view struct {
 	scanned time.Time // when the last scan started
 }
 
+// tracked is a task with what it was assembled from: the same file states
+// (kept while their signatures hold) and the same entry mean the same task.
 type tracked struct {
-	task *model.Task
-	key  string // the signatures the task was assembled from
-	gen  uint64
+	task  *model.Task
+	files [numKinds]*fileState
+	entry string // the entry's version
+	gen   uint64
 }
 
 func (v *view) init() {
@@ -66,32 +72,17 @@ func (s *Source) scan(asked time.Time) error {
 	if err != nil {
 		return err
 	}
-	files := make(map[string]*fileState, len(s.view.files))
-	perID := map[string]*[numKinds]*fileState{}
+	type found struct {
+		id   string
+		kind kind
+		path string
+		fs   *fileState
+	}
+	var all []found
 	add := func(dir, name string, k kind) {
-		id := strings.TrimSuffix(name, k.suffix())
-		if id == "" || strings.HasPrefix(name, ".") {
-			return
+		if id := strings.TrimSuffix(name, k.suffix()); id != "" && !strings.HasPrefix(name, ".") {
+			all = append(all, found{id: id, kind: k, path: dir + string(os.PathSeparator) + name})
 		}
-		p := dir + string(os.PathSeparator) + name
-		fs := s.view.files[p]
-		fi, err := os.Lstat(p)
-		if err != nil && os.IsNotExist(err) {
-			return // gone since readdir: a writer renamed it
-		}
-		if fs == nil || err != nil || sigOf(fi) != fs.sig {
-			fs = readFile(p, k)
-			if fs == nil {
-				return
-			}
-		}
-		files[p] = fs
-		slot := perID[id]
-		if slot == nil {
-			slot = new([numKinds]*fileState)
-			perID[id] = slot
-		}
-		slot[k] = fs
 	}
 	if err := eachName(s.dir, func(name string) {
 		for _, k := range []kind{kindLock, kindDone, kindFailed, kindQueued} {
@@ -113,6 +104,38 @@ func (s *Source) scan(asked time.Time) error {
 	}); err != nil && !os.IsNotExist(err) {
 		return model.Wrap(model.CodeAPIError, "poll", "", err)
 	}
+	// An lstat per file, and a read of those whose signature moved: system
+	// calls and parsing, spread over the cores.
+	old := s.view.files
+	parallel(len(all), func(i int) {
+		f := &all[i]
+		fi, err := os.Lstat(f.path)
+		switch {
+		case err != nil && os.IsNotExist(err):
+			return // gone since readdir: a writer renamed it
+		case err == nil && old[f.path] != nil && sigOf(fi) == old[f.path].sig:
+			f.fs = old[f.path]
+		case err == nil:
+			f.fs = readFile(f.path, f.kind, fi)
+		default:
+			f.fs = readFile(f.path, f.kind, nil)
+		}
+	})
+
+	files := make(map[string]*fileState, len(all))
+	perID := make(map[string]*[numKinds]*fileState, len(all))
+	for _, f := range all {
+		if f.fs == nil {
+			continue // vanished between lstat and read
+		}
+		files[f.path] = f.fs
+		slot := perID[f.id]
+		if slot == nil {
+			slot = new([numKinds]*fileState)
+			perID[f.id] = slot
+		}
+		slot[f.kind] = f.fs
+	}
 	s.view.files = files
 
 	seen := make(map[string]bool, len(perID)+len(entries))
@@ -125,13 +148,15 @@ func (s *Source) scan(asked time.Time) error {
 		if slot == nil {
 			slot = &empty
 		}
-		e := byID[id]
-		key := taskKey(slot, e)
-		if old := s.view.tasks[id]; old != nil && old.key == key {
+		e, ev := byID[id], ""
+		if e != nil {
+			ev = e.version
+		}
+		if old := s.view.tasks[id]; old != nil && old.files == *slot && old.entry == ev {
 			return
 		}
 		s.view.gen++
-		s.view.tasks[id] = &tracked{task: s.assemble(id, slot, e), key: key, gen: s.view.gen}
+		s.view.tasks[id] = &tracked{task: s.assemble(id, slot, e), files: *slot, entry: ev, gen: s.view.gen}
 		delete(s.view.removed, id)
 	}
 	for id, slot := range perID {
@@ -149,6 +174,30 @@ func (s *Source) scan(asked time.Time) error {
 	}
 	s.view.scanned = start
 	return nil
+}
+
+// parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines; small batches
+// run inline, where a goroutine would cost more than it saves.
+func parallel(n int, fn func(int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/64)
+	if workers < 2 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // eachName calls fn for every name in dir, in directory order: sorting
@@ -170,21 +219,6 @@ func eachName(dir string, fn func(string)) error {
 	}
 }
 
-func taskKey(slot *[numKinds]*fileState, e *taskEntry) string {
-	var b strings.Builder
-	for _, fs := range slot {
-		if fs != nil {
-			fmt.Fprintf(&b, "%s|%x|%d|%d;", fs.version, fs.sig.ino, fs.sig.size, fs.sig.mtime)
-		} else {
-			b.WriteString("-;")
-		}
-	}
-	if e != nil {
-		b.WriteString(e.version)
-	}
-	return b.String()
-}
-
 // readTask reads one task fresh from disk: the few files its id can have,
 // and its tasks-file entry. nil means the directory knows no such task.
 func (s *Source) readTask(id string) (*model.Task, *[numKinds]*fileState, error) {
@@ -195,7 +229,7 @@ func (s *Source) readTask(id string) (*model.Task, *[numKinds]*fileState, error)
 	slot := new([numKinds]*fileState)
 	found := false
 	for k := kind(0); k < numKinds; k++ {
-		if fs := readFile(s.path(id, k), k); fs != nil {
+		if fs := readFile(s.path(id, k), k, nil); fs != nil {
 			slot[k] = fs
 			found = true
 		}
