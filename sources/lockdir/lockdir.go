@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,6 +64,16 @@ func (k kind) suffix() string {
 		return ".failed"
 	}
 	return ".queued"
+}
+
+// versionOf is the version of a file of this kind holding data: any change
+// of its bytes changes it ("changed since the human read it").
+func (k kind) versionOf(data []byte) string {
+	v := string("ldfqDF"[k]) + ":"
+	if data != nil {
+		v += contentHash(data)
+	}
+	return v
 }
 
 // privatePrefix starts every file claimdeck keeps to itself (temp files,
@@ -358,7 +369,7 @@ func readOnce(path string, k kind, fi os.FileInfo) (fs *fileState, retry bool) {
 		}
 	}
 	fs = &fileState{kind: k, path: path, sig: sigOf(fi), mtime: fi.ModTime().UTC(), rec: &record{}}
-	fs.version = fmt.Sprintf("%c:%x", "ldfqDF"[k], fs.sig.ino)
+	fs.version = k.versionOf(nil) + strconv.FormatUint(fs.sig.ino, 16)
 	switch mode := fi.Mode(); {
 	case mode&os.ModeSymlink != 0:
 		target, _ := os.Readlink(path)
@@ -390,7 +401,7 @@ func readOnce(path string, k kind, fi os.FileInfo) (fs *fileState, retry bool) {
 		return fs, true // grew since lstat: being written right now
 	}
 	fs.rec, fs.problem = parseLock(data)
-	fs.version = fmt.Sprintf("%c:", "ldfqDF"[k]) + contentHash(data)
+	fs.version = k.versionOf(data)
 	if fs.problem != "" {
 		if again, err := os.Lstat(path); err != nil || sigOf(again) != fs.sig {
 			return fs, true

@@ -204,7 +204,8 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 		ev.Detail += "; broke the expired lock of " + lk.rec.Agent
 	}
 	rec.addEvent(ev)
-	if err := s.publish(rec.marshal(), s.path(id, kindLock)); err != nil {
+	data := rec.marshal()
+	if err := s.publish(data, s.path(id, kindLock)); err != nil {
 		if errors.Is(err, errExist) {
 			return nil, s.freshConflict(op, id, "claimed by someone else at the same moment")
 		}
@@ -212,8 +213,29 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 	}
 	if q := slot[kindQueued]; q != nil {
 		os.Remove(q.path) // its reservation is used up; its history lives on in the lock
+		slot[kindQueued] = nil
 	}
-	return s.reread(op, id)
+	return s.written(op, id, slot, kindLock, data)
+}
+
+// written is the task after this process wrote one of its files, built
+// from what was written and one lstat rather than a fresh read of every
+// file: the write lock is still held, so nothing else in claimdeck moved.
+func (s *Source) written(op, id string, slot *[numKinds]*fileState, k kind, data []byte) (*model.Task, error) {
+	p := s.path(id, k)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return s.reread(op, id) // moved already (a seed snippet): say what is there
+	}
+	// Parsed back rather than reused, so the task is exactly what Get reads
+	// (times written to the microsecond, not the nanosecond).
+	rec, _ := parseLock(data)
+	slot[k] = &fileState{kind: k, path: p, sig: sigOf(fi), mtime: fi.ModTime().UTC(), rec: rec, version: k.versionOf(data)}
+	byID, _, err := s.entries()
+	if err != nil {
+		return nil, err
+	}
+	return s.assemble(id, slot, byID[id]), nil
 }
 
 func (s *Source) reread(op, id string) (*model.Task, error) {
