@@ -141,7 +141,7 @@ func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*mod
 // archive/ with who, when and why, and its token dies with it.
 func (s *Source) ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
 	const op = string(model.ActionForceRelease)
-	return s.requeue(op, id, h, nil)
+	return s.requeue(op, "released", id, h, nil)
 }
 
 // Handoff releases the task and reserves it for one agent (or ANY). A human
@@ -157,14 +157,14 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 	}
 	res := &wireReservation{For: h.To, Until: formatTime(s.now().Add(dur)), By: h.Actor, Reason: h.Reason, Priority: h.Priority}
 	if h.Token == "" {
-		return s.requeue(op, id, h.Human, res)
+		return s.requeue(op, "handed-off", id, h.Human, res)
 	}
 	return s.agentHandoff(id, h, res)
 }
 
 // requeue is force-release (res nil) and a human hand-off: write the queued
 // marker, then retire the seized file.
-func (s *Source) requeue(op, id string, h sources.Human, res *wireReservation) (*model.Task, error) {
+func (s *Source) requeue(op, why, id string, h sources.Human, res *wireReservation) (*model.Task, error) {
 	unlock, err := s.lock(op)
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func (s *Source) requeue(op, id string, h sources.Human, res *wireReservation) (
 		s.undo(sz)
 		return nil, model.Wrap(model.CodeAPIError, op, id, err)
 	}
-	s.retire(sz, strings.ReplaceAll(op, "force-", ""), ev)
+	s.retire(sz, why, ev)
 	return s.reread(op, id)
 }
 
