@@ -112,36 +112,50 @@ func (s *Source) event(action string, h sources.Human, cur *model.Task) model.Ev
 	return ev
 }
 
-// Takeover claims the task as HUMAN:<actor>, with a new token and no expiry.
-func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	const op = string(model.ActionTakeover)
+// act is what every human action does under the write lock: seize the
+// task, shape the file that replaces its deciding file, publish it, and
+// retire the old file to archive/ as why.
+func (s *Source) act(op, why, id string, h sources.Human, from []model.State,
+	shape func(rec *record, ev *model.Event), publish func(data []byte) error) (*model.Task, error) {
 	unlock, err := s.lock(op)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sz, err := s.seize(op, id, h, model.StateQueued, model.StateClaimed, model.StateBlocked, model.StateReview)
+	sz, err := s.seize(op, id, h, from...)
 	if err != nil {
 		return nil, err
 	}
 	ev := s.event(op, h, sz.cur)
 	rec := recordFor(sz.cur)
-	rec.Agent, rec.HolderKind = model.HumanPrefix+h.Actor, model.HolderHuman.String()
-	rec.ClaimedAt, rec.LockToken = ev.At, uuid.NewString()
+	shape(rec, &ev)
 	rec.addEvent(ev)
-	if err := s.publish(rec.marshal(), s.path(id, kindLock)); err != nil {
+	if err := publish(rec.marshal()); err != nil {
 		s.undo(sz)
 		return nil, s.publishFailed(op, id, err)
 	}
-	s.retire(sz, "taken-over", ev)
+	s.retire(sz, why, ev)
 	return s.reread(op, id)
+}
+
+// notFinal are the states a takeover, cancel or hand-off applies to.
+var notFinal = []model.State{model.StateQueued, model.StateClaimed, model.StateBlocked, model.StateReview}
+
+// Takeover claims the task as HUMAN:<actor>, with a new token and no expiry.
+func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	return s.act(string(model.ActionTakeover), "taken-over", id, h, notFinal,
+		func(rec *record, ev *model.Event) {
+			rec.Agent, rec.HolderKind = model.HumanPrefix+h.Actor, model.HolderHuman.String()
+			rec.ClaimedAt, rec.LockToken = ev.At, uuid.NewString()
+		},
+		func(data []byte) error { return s.publish(data, s.path(id, kindLock)) })
 }
 
 // ForceRelease puts the task back in the queue; the old lock goes to
 // archive/ with who, when and why, and its token dies with it.
 func (s *Source) ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	const op = string(model.ActionForceRelease)
-	return s.requeue(op, "released", id, h, nil)
+	return s.requeue(string(model.ActionForceRelease), "released", id, h, nil,
+		model.StateClaimed, model.StateBlocked, model.StateReview, model.StateFailed)
 }
 
 // Handoff releases the task and reserves it for one agent (or ANY). A human
@@ -157,40 +171,22 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 	}
 	res := &wireReservation{For: h.To, Until: formatTime(s.now().Add(dur)), By: h.Actor, Reason: h.Reason, Priority: h.Priority}
 	if h.Token == "" {
-		return s.requeue(op, "handed-off", id, h.Human, res)
+		return s.requeue(op, "handed-off", id, h.Human, res, notFinal...)
 	}
 	return s.agentHandoff(id, h, res)
 }
 
-// requeue is force-release (res nil) and a human hand-off: write the queued
-// marker, then retire the seized file.
-func (s *Source) requeue(op, why, id string, h sources.Human, res *wireReservation) (*model.Task, error) {
-	unlock, err := s.lock(op)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	from := []model.State{model.StateClaimed, model.StateBlocked, model.StateReview, model.StateFailed}
-	if res != nil {
-		from = append(from, model.StateQueued)
-	}
-	sz, err := s.seize(op, id, h, from...)
-	if err != nil {
-		return nil, err
-	}
-	ev := s.event(op, h, sz.cur)
-	if res != nil {
-		ev.Detail += "; reserved for " + res.For
-	}
-	rec := recordFor(sz.cur)
-	rec.Status, rec.Reservation = "queued", res
-	rec.addEvent(ev)
-	if err := s.replace(rec.marshal(), s.path(id, kindQueued)); err != nil {
-		s.undo(sz)
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
-	}
-	s.retire(sz, why, ev)
-	return s.reread(op, id)
+// requeue is force-release (res nil) and a human hand-off: the task gets a
+// queued marker, with the reservation if there is one.
+func (s *Source) requeue(op, why, id string, h sources.Human, res *wireReservation, from ...model.State) (*model.Task, error) {
+	return s.act(op, why, id, h, from,
+		func(rec *record, ev *model.Event) {
+			rec.Status, rec.Reservation = "queued", res
+			if res != nil {
+				ev.Detail += "; reserved for " + res.For
+			}
+		},
+		func(data []byte) error { return s.replace(data, s.path(id, kindQueued)) })
 }
 
 // agentHandoff is the holder handing off its own task: fenced by its token
@@ -234,27 +230,12 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 // Cancel ends the task as canceled: a .done with status "canceled", so the
 // seed's agents, which skip tasks that have a .done, leave it alone.
 func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	const op = string(model.ActionCancel)
-	unlock, err := s.lock(op)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	sz, err := s.seize(op, id, h, model.StateQueued, model.StateClaimed, model.StateBlocked, model.StateReview)
-	if err != nil {
-		return nil, err
-	}
-	ev := s.event(op, h, sz.cur)
-	rec := recordFor(sz.cur)
-	rec.Agent = model.HumanPrefix + h.Actor
-	rec.Status, rec.Reason, rec.CompletedAt = "canceled", h.Reason, ev.At
-	rec.addEvent(ev)
-	if err := s.publishFinal(rec.marshal(), id, kindDone); err != nil {
-		s.undo(sz)
-		return nil, s.publishFailed(op, id, err)
-	}
-	s.retire(sz, "canceled", ev)
-	return s.reread(op, id)
+	return s.act(string(model.ActionCancel), "canceled", id, h, notFinal,
+		func(rec *record, ev *model.Event) {
+			rec.Agent = model.HumanPrefix + h.Actor
+			rec.Status, rec.Reason, rec.CompletedAt = "canceled", h.Reason, ev.At
+		},
+		func(data []byte) error { return s.publishFinal(data, id, kindDone) })
 }
 
 func (s *Source) publishFailed(op, id string, err error) error {
