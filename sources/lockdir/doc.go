@@ -101,5 +101,9 @@
 //   - Nothing is fsynced: a host crash can lose the last write, as it can
 //     for the seed's own snippets.
 //   - A lock file that stays broken (not JSON, no agent) holds its task
-//     until a person repairs or moves it; claimdeck will not guess.
+//     until a person repairs or moves it; claimdeck will not guess. A file
+//     that vanishes between the directory listing and its read was renamed
+//     by a writer: it is absent, not broken.
+//   - The seed's cleanup deletes every lock older than a day, a human's
+//     too; the task then reads as queued again.
 package lockdir

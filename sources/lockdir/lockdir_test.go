@@ -128,3 +128,41 @@ func TestWatchHintsOnAFileWrittenByAnotherWriterAndClosesWithItsContext(t *testi
 	for range hints {
 	}
 }
+
+func TestAnIncrementalPollReturnsOnlyWhatChanged(t *testing.T) {
+	src := openTemp(t, time.Hour)
+	ctx := context.Background()
+	for i := 0; i < 50; i++ {
+		src.Create(ctx, sources.NewTask{Title: "bulk"})
+	}
+	d, err := src.Poll(ctx, "")
+	if err != nil || !d.Full || len(d.Tasks) != 50 {
+		t.Fatalf("first poll: full %v, %d tasks, %v", d.Full, len(d.Tasks), err)
+	}
+	idle, _ := src.Poll(ctx, d.Cursor)
+	if idle.Full || len(idle.Tasks) != 0 || len(idle.Removed) != 0 {
+		t.Fatalf("an idle poll returned full %v, %d tasks, %d removed", idle.Full, len(idle.Tasks), len(idle.Removed))
+	}
+	added, _ := src.Create(ctx, sources.NewTask{Title: "one more"})
+	claimed, _ := src.Claim(ctx, d.Tasks[0].ID, sources.ClaimRequest{Agent: "a"})
+	next, _ := src.Poll(ctx, idle.Cursor)
+	ids := map[string]bool{}
+	for _, task := range next.Tasks {
+		ids[task.ID] = true
+	}
+	if next.Full || len(next.Tasks) != 2 || !ids[added.ID] || !ids[claimed.ID] {
+		t.Fatalf("after one create and one claim the poll returned %v", ids)
+	}
+	// A task known only from a seed lock file disappears with it.
+	stray := filepath.Join(src.dir, "stray.lock")
+	os.WriteFile(stray, []byte(`{"task_id": "stray", "agent": "seed-agent"}`), 0o644)
+	seen, _ := src.Poll(ctx, next.Cursor)
+	os.Remove(stray)
+	gone, _ := src.Poll(ctx, seen.Cursor)
+	if len(seen.Tasks) != 1 || len(gone.Removed) != 1 || gone.Removed[0] != "stray" {
+		t.Fatalf("a seed lock appearing and vanishing: %d new, removed %v", len(seen.Tasks), gone.Removed)
+	}
+	if d, _ := src.Poll(ctx, "someone-else:3"); !d.Full {
+		t.Fatal("a cursor from another source instance must give a full snapshot")
+	}
+}
