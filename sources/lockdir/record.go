@@ -3,6 +3,7 @@ package lockdir
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"sort"
@@ -85,7 +86,7 @@ func parseLock(data []byte) (*record, string) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
 		var typeErr *json.UnmarshalTypeError
-		if asTypeErr(err, &typeErr) {
+		if errors.As(err, &typeErr) {
 			return r, "not a JSON object"
 		}
 		return r, "not valid JSON: " + err.Error()
@@ -201,14 +202,6 @@ func plainString(raw json.RawMessage) (string, bool) {
 		}
 	}
 	return string(body), true
-}
-
-func asTypeErr(err error, target **json.UnmarshalTypeError) bool {
-	e, ok := err.(*json.UnmarshalTypeError)
-	if ok {
-		*target = e
-	}
-	return ok
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
