@@ -1,0 +1,231 @@
+package lockdir
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// queuedDir writes a tasks file of n tasks straight to disk (Create would
+// dominate the setup) and opens a source on it, warmed.
+func queuedDir(b *testing.B, n int) (*Source, []string) {
+	b.Helper()
+	dir := b.TempDir()
+	ids := make([]string, n)
+	entries := make([]wireEntry, n)
+	for i := range ids {
+		ids[i] = "job-" + strconv.Itoa(i)
+		entries[i] = wireEntry{ID: ids[i], Title: "job"}
+	}
+	data, _ := json.Marshal(entries)
+	if err := os.WriteFile(filepath.Join(dir, "tasks.json"), data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	src, err := Open(Config{Name: "bench", Path: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { src.Close() })
+	return src, ids
+}
+
+// BenchmarkClaim is one Claim of a queued task (SPEC §7: ≤ 200 µs).
+func BenchmarkClaim(b *testing.B) {
+	src, ids := queuedDir(b, b.N)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := src.Claim(ctx, ids[i], sources.ClaimRequest{Agent: "bench", RunID: "r"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkClaimBaselineLink is the floor under a claim: write a temp file,
+// link it to the lock name, remove the temp. No reading, no checking.
+func BenchmarkClaimBaselineLink(b *testing.B) {
+	dir := b.TempDir()
+	body := (&record{TaskID: "x", Agent: "bench", ClaimedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour), LockToken: "t"}).marshal()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tmp, err := writeTemp(dir, body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Link(tmp, filepath.Join(dir, "job-"+strconv.Itoa(i)+".lock")); err != nil {
+			b.Fatal(err)
+		}
+		os.Remove(tmp)
+	}
+}
+
+// BenchmarkClaimSeedSnippet is the seed's own claim snippet (bash and
+// python3), the way a seed 004 agent claims today.
+func BenchmarkClaimSeedSnippet(b *testing.B) {
+	root := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "project", ".locks"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	script, _ := filepath.Abs(filepath.Join("testdata", "seed004", "claim.sh"))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command("bash", script)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "TASK_ID=job-"+strconv.Itoa(i), "AGENT_NAME=bench")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+	}
+}
+
+// lockDir10k is a directory of 10,000 claimdeck lock files.
+func lockDir10k(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	now := time.Now()
+	for i := 0; i < 10000; i++ {
+		id := "job-" + strconv.Itoa(i)
+		r := &record{TaskID: id, Agent: "agent-" + strconv.Itoa(i%64), ClaimedAt: now, ExpiresAt: now.Add(time.Hour),
+			Description: "Design and implement VPC Terraform module", LockToken: "0b7c6f1e-4f43-4d7a-9a52-" + strconv.Itoa(100000+i), HolderKind: "AGENT", RunID: "run-1"}
+		if err := os.WriteFile(filepath.Join(dir, id+".lock"), r.marshal(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// BenchmarkScan10k scans a directory of 10,000 lock files (SPEC §7:
+// ≤ 100 ms): cold (every file read and parsed), idle (nothing changed: a
+// readdir and an lstat per file), and with one file rewritten.
+func BenchmarkScan10k(b *testing.B) {
+	dir := lockDir10k(b)
+	ctx := context.Background()
+	b.Run("cold", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			src, err := Open(Config{Name: "bench", Path: dir})
+			if err != nil {
+				b.Fatal(err)
+			}
+			d, err := src.Poll(ctx, "")
+			if err != nil || len(d.Tasks) != 10000 {
+				b.Fatalf("%d tasks, %v", len(d.Tasks), err)
+			}
+			src.Close()
+		}
+	})
+	src, err := Open(Config{Name: "bench", Path: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	d, err := src.Poll(ctx, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cursor := d.Cursor
+	b.Run("idle", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			d, err := src.Poll(ctx, cursor)
+			if err != nil || len(d.Tasks) != 0 {
+				b.Fatalf("%d tasks, %v", len(d.Tasks), err)
+			}
+			cursor = d.Cursor
+		}
+	})
+	b.Run("one-changed", func(b *testing.B) {
+		p := filepath.Join(dir, "job-42.lock")
+		for i := 0; i < b.N; i++ {
+			body := fmt.Sprintf(`{"task_id": "job-42", "agent": "a", "claimed_at": "2026-02-06T10:30:00Z", "n": %d}`, i)
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			d, err := src.Poll(ctx, cursor)
+			if err != nil || len(d.Tasks) != 1 {
+				b.Fatalf("%d tasks, %v", len(d.Tasks), err)
+			}
+			cursor = d.Cursor
+		}
+	})
+	b.Run("baseline-readdir-lstat", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			n := 0
+			if err := eachName(dir, func(name string) {
+				if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+					n++
+				}
+			}); err != nil || n < 10000 {
+				b.Fatalf("%d files, %v", n, err)
+			}
+		}
+	})
+}
+
+// BenchmarkWatchLatency measures how long a lock file written by another
+// process takes to be in a Poll result, through Watch (SPEC §7: ≤ 100 ms).
+func BenchmarkWatchLatency(b *testing.B) {
+	dir := b.TempDir()
+	src, err := Open(Config{Name: "bench", Path: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hints, err := src.Watch(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := src.Poll(ctx, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cursor := d.Cursor
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LOCKDIR_WRITER=1", "LOCKDIR_DIR="+dir)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	answers := bufio.NewScanner(stdout)
+	var total, worst time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		fmt.Fprintln(stdin, "write")
+		if !answers.Scan() {
+			b.Fatal("the writer process ended")
+		}
+		stamp, _ := strconv.ParseInt(answers.Text(), 10, 64)
+		want := "remote-" + strconv.Itoa(i)
+		for seen := false; !seen; {
+			select {
+			case <-hints:
+			case <-time.After(5 * time.Second):
+				b.Fatalf("no hint for %s", want)
+			}
+			d, err := src.Poll(ctx, cursor)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cursor = d.Cursor
+			for _, t := range d.Tasks {
+				seen = seen || t.ID == want
+			}
+		}
+		lat := time.Since(time.Unix(0, stamp))
+		total += lat
+		worst = max(worst, lat)
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/visible")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "ms-worst")
+}

@@ -1,0 +1,109 @@
+// Package lockdir is the seed 004 backend: a directory of JSON lock files
+// that agents claim with shell snippets, shown and steered by claimdeck as
+// if it were a database. It depends on the model and the Source interface;
+// nothing outside it knows the file layout.
+//
+// # Files
+//
+//	{id}.lock     a claim (seed 004). Held by HUMAN when holder_kind is
+//	              "HUMAN" or agent starts with "HUMAN:".
+//	{id}.done     status "completed" (or none) = done; claimdeck adds
+//	              "review" and "canceled". Seed agents skip a task with a
+//	              .done, which is what review and canceled want.
+//	{id}.failed   status "failed" (or none) = failed; claimdeck adds
+//	              "blocked". Seed agents may retry it, as they do a failure.
+//	{id}.queued   claimdeck's: a task back in the queue after a release or
+//	              hand-off, with its reservation and history. The seed's
+//	              globs (*.lock, *.done, *.failed) never see it.
+//	archive/{id}.done, archive/{id}.failed
+//	              the seed's cleanup; read as done/failed, so an archived
+//	              task never returns to the queue.
+//	archive/{id}@{time}-{rand}.{why}
+//	              a file a claimdeck action displaced (released, taken-over,
+//	              canceled, handed-off, expired, superseded, displaced), kept
+//	              with who, when and why. Never read back as state.
+//	.cd-*         claimdeck's temp and private files; .claimdeck.flock.
+//
+// When several files exist the first of lock, done, failed, queued,
+// archived done, archived failed decides the state; the tasks file only
+// adds the tasks nobody has touched yet (Queued) and the title, priority
+// and class the seed's files lack. Extra JSON fields are claimdeck's
+// (title, priority, class, lock_token, holder_kind, run_id, node,
+// artifacts, unblock_action, next_check_at, reservation, history) or
+// anybody's, and are kept when claimdeck rewrites a file; the seed's
+// fields keep their meaning, and every file keeps task_id, agent and
+// claimed_at or completed_at, which the seed's status listing reads.
+//
+// The tasks file is TasksFile (JSON or YAML list), else tasks.json in the
+// directory. Create splices one entry into it (before a JSON list's closing
+// bracket, or as a YAML item at the end, comments kept) and replaces it by
+// rename.
+//
+// # Leases
+//
+// A lock's lease ends at expires_at, or claimed_at (heartbeat) + Lease when
+// it has none, or earlier when the file has not changed for a whole lease
+// on this host's clock (the Kubernetes Lease rule), so a writer whose clock
+// runs ahead cannot hold a task forever. Durations are whole durations: the
+// seed's own check reads timedelta.seconds, which drops whole days, and its
+// `if` tests python's exit status, so it re-claims live locks; claimdeck
+// compares properly and fences out whoever it displaced.
+//
+// # Writes
+//
+// Every claimdeck write holds the directory's write lock: a mutex in the
+// process, then flock(2) on .claimdeck.flock, which the kernel drops when a
+// process dies. Within it:
+//
+//   - claim re-reads the task, writes a private temp file and link()s it to
+//     {id}.lock; EEXIST is CONFLICT. An expired lock is first renamed to a
+//     private name and re-read: only if it is byte for byte the lock judged
+//     expired does it go to archive/; anything else is linked back.
+//   - heartbeat checks the token, writes a temp file, checks the lock's
+//     inode, size and mtime once more and renames the temp file over it, so
+//     the name is never empty (an empty name would look like a free task).
+//   - complete, block, review, cancel, fail and an agent's hand-off rename
+//     the lock to a private name, check the token there, and only then
+//     publish the .done or .failed with link(), which never overwrites (an
+//     older marker of the task goes to archive/ first), or the .queued,
+//     claimdeck's own file, by rename. A lock that turns out not to be the
+//     holder's is linked back; if its name was taken meanwhile it goes to
+//     archive/ — never deleted.
+//   - human actions do the same with the version the human saw (a hash of
+//     the deciding file's bytes, or of the tasks-file entry) and answer
+//     CONFLICT carrying the task as it is now.
+//
+// # What is left open
+//
+// The flock orders claimdeck processes; the link and rename steps are what
+// protect against writers that ignore it:
+//
+//   - The seed's snippets take no lock. Its claim overwrites whatever lock
+//     is there (cat >), its complete is a blind mv, and it rewrites files in
+//     place, so a reader can catch a half-written file: claimdeck re-reads
+//     a file whose size or mtime moved while it was read, shows what stays
+//     broken as a problem, and never acts on a broken task. A seed write
+//     landing between claimdeck's last check and its rename in heartbeat
+//     (microseconds) is overwritten, as seed writers overwrite each other.
+//   - While complete or a human action has moved the lock aside and not yet
+//     linked the new file, the task has neither: a reader that does not
+//     take the lock (Poll, Get, Next, or a seed agent) sees it queued for
+//     those microseconds. A claimdeck claim waits for the lock and sees the
+//     result, which is why the lock is needed: without it eight processes
+//     double-claimed hundreds of tasks through exactly this gap.
+//   - flock between hosts works on NFS only through its lock manager
+//     (Linux maps flock onto POSIX locks there); on a share without one,
+//     the gap above is open to claimdeck processes on other hosts too.
+//   - Times on a network share: mtime comes from the file server's clock,
+//     expires_at from the writer's. A writer whose clock runs behind this
+//     host's can lose its lease early by the difference; the Kubernetes rule
+//     bounds the other direction only.
+//   - Nothing is fsynced: a host crash can lose the last write, as it can
+//     for the seed's own snippets.
+//   - A lock file that stays broken (not JSON, no agent) holds its task
+//     until a person repairs or moves it; claimdeck will not guess. A file
+//     that vanishes between the directory listing and its read was renamed
+//     by a writer: it is absent, not broken.
+//   - The seed's cleanup deletes every lock older than a day, a human's
+//     too; the task then reads as queued again.
+package lockdir

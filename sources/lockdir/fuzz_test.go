@@ -1,0 +1,37 @@
+package lockdir
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzParseLock feeds arbitrary bytes to the lock-file parser: it must never
+// panic, and whatever it reads without a problem must survive a write and a
+// second read unchanged.
+func FuzzParseLock(f *testing.F) {
+	for _, seed := range []string{
+		`{"task_id": "design-vpc-module", "agent": "terraform-engineer", "claimed_at": "2026-02-06T10:30:00Z", "expires_at": "2026-02-06T11:30:00Z", "description": "Design and implement VPC Terraform module"}`,
+		"{\n  \"task_id\": \"x\",\n  \"agent\": \"a\",\n  \"completed_at\": \"2026-02-06T11:02:03.123456+00:00\",\n  \"status\": \"completed\"\n}",
+		`{"task_id": "x", "agent": "HUMAN:alice", "holder_kind": "HUMAN", "lock_token": "t", "history": [{"at": "2026-02-06T10:30:00Z", "actor": "alice", "action": "takeover"}], "reservation": {"for": "ANY"}, "priority": "high", "class": "EXPEDITE", "extra": {"nested": [1, 2]}}`,
+		`{"agent": 42}`, `[]`, `null`, `{`, ``, `{"priority": 1e400}`, `{"class": "SOMEDAY"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, problem := parseLock(data)
+		if r == nil {
+			t.Fatal("parseLock returned no record")
+		}
+		if problem != "" {
+			return
+		}
+		out := r.marshal()
+		again, problem := parseLock(out)
+		if problem != "" {
+			t.Fatalf("claimdeck cannot read what it wrote: %s\n%s", problem, out)
+		}
+		if !bytes.Equal(again.marshal(), out) {
+			t.Fatalf("a write and re-read changed the file:\n%s\n%s", out, again.marshal())
+		}
+	})
+}

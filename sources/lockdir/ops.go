@@ -1,0 +1,419 @@
+package lockdir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// errGone is a task that vanished between a scan and its claim.
+var errGone = errors.New("task vanished")
+
+func conflict(op, id string, cur *model.Task, format string, args ...any) error {
+	e := model.Errorf(model.CodeConflict, op, id, format, args...)
+	e.Current = cur
+	return e
+}
+
+// freshConflict re-reads the task so the CONFLICT says what is there now.
+func (s *Source) freshConflict(op, id, why string) error {
+	cur, _, _ := s.readTask(id)
+	return conflict(op, id, cur, "%s", why)
+}
+
+// whyNot says, for the CONFLICT message, why a task cannot be claimed.
+func whyNot(t *model.Task, agent string, now time.Time) string {
+	switch {
+	case t.Problem != "":
+		return "the task's files are broken: " + t.Problem
+	case t.State == model.StateClaimed:
+		s := "held by " + t.Claim.Holder.String() + " " + t.Claim.Name
+		if !t.Claim.Expires.IsZero() {
+			s += " until " + t.Claim.Expires.Format(time.RFC3339)
+		}
+		return s
+	case t.State != model.StateQueued:
+		return "the task is " + t.State.String()
+	case !t.Reservation.Allows(agent, now):
+		return "reserved for " + t.Reservation.For + " until " + t.Reservation.Until.Format(time.RFC3339)
+	}
+	return "not claimable"
+}
+
+// recordFor starts a new file for a task from what is known of it.
+func recordFor(t *model.Task) *record {
+	r := &record{TaskID: t.ID, Title: t.Title, Description: t.Description, Priority: t.Priority, Class: t.Class, CreatedAt: t.CreatedAt}
+	for _, e := range t.History {
+		r.addEvent(e)
+	}
+	return r
+}
+
+// Create adds a task to the tasks file (see the package doc).
+func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, error) {
+	id := n.ID
+	if id == "" {
+		id = "t-" + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")[:20]
+	}
+	if err := refuseID("create", id); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock("create")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if cur, _, err := s.readTask(id); err != nil {
+		return nil, err
+	} else if cur != nil {
+		return nil, conflict("create", id, cur, "a task with this id exists")
+	}
+	class := ""
+	if n.Class != 0 && n.Class != model.ClassStandard {
+		class = n.Class.String()
+	}
+	w := wireEntry{ID: id, Title: n.Title, Description: n.Description, Priority: n.Priority, Class: class, CreatedAt: formatTime(s.now())}
+	if err := s.appendTask(w); err != nil {
+		return nil, model.Wrap(model.CodeAPIError, "create", id, err)
+	}
+	t, _, err := s.readTask(id)
+	if err == nil && t == nil {
+		err = sources.NotFound("create", id)
+	}
+	return t, err
+}
+
+// appendTask rewrites the tasks file with one more entry: temp file and
+// rename, so a reader sees the old list or the new one, never half.
+func (s *Source) appendTask(w wireEntry) error {
+	s.tasksMu.Lock()
+	defer s.tasksMu.Unlock()
+	if err := s.tasks.load(); err != nil {
+		return err
+	}
+	data, err := appendEntry(s.tasks.data, s.tasks.path, len(s.tasks.entries) > 0, w)
+	if err != nil {
+		return err
+	}
+	if err := s.replace(data, s.tasks.path); err != nil {
+		return err
+	}
+	return s.tasks.appended(data, w)
+}
+
+// Claim takes a task model.Claimable allows, breaking an expired lease.
+func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	if err := refuseID("claim", id); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(c.Agent) == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, "claim", id, "no agent name")
+	}
+	unlock, err := s.lock("claim")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	t, err := s.claimLocked("claim", id, c, model.Claimable)
+	if errors.Is(err, errGone) {
+		return nil, sources.NotFound("claim", id)
+	}
+	return t, err
+}
+
+// ClaimNext claims the first task in pull order that is eligible for the
+// agent. A task someone else wins in the meantime is skipped.
+func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	if strings.TrimSpace(c.Agent) == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, "claim-next", "", "no agent name")
+	}
+	tasks, err := s.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var cands []*model.Task
+	for _, t := range tasks {
+		if model.EligibleFor(t, c.Agent, now) {
+			cands = append(cands, t)
+		}
+	}
+	model.SortPullOrder(cands)
+	for _, t := range cands {
+		if err := ctx.Err(); err != nil {
+			return nil, model.Wrap(model.CodeAPIError, "claim-next", "", err)
+		}
+		unlock, err := s.lock("claim-next")
+		if err != nil {
+			return nil, err
+		}
+		got, err := s.claimLocked("claim-next", t.ID, c, model.EligibleFor)
+		unlock()
+		if errors.Is(err, errGone) || model.CodeOf(err) == model.CodeConflict {
+			continue
+		}
+		return got, err
+	}
+	return nil, nil
+}
+
+// claimLocked claims under the write lock: re-read, check, break an expired
+// lock, then link the new lock into place. EEXIST means someone outside
+// claimdeck's lock (a seed snippet) got there first.
+func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func(*model.Task, string, time.Time) bool) (*model.Task, error) {
+	cur, slot, err := s.readTask(id)
+	if err != nil {
+		return nil, err
+	}
+	if cur == nil {
+		return nil, errGone
+	}
+	now := s.now()
+	if !allowed(cur, c.Agent, now) {
+		return nil, conflict(op, id, cur, "%s", whyNot(cur, c.Agent, now))
+	}
+	lease := c.Lease
+	if lease <= 0 {
+		lease = s.cfg.Lease
+	}
+	rec := recordFor(cur)
+	rec.Agent, rec.RunID, rec.Node = c.Agent, c.RunID, c.Node
+	rec.ClaimedAt, rec.ExpiresAt = now, now.Add(lease)
+	rec.LockToken, rec.HolderKind = uuid.NewString(), model.HolderAgent.String()
+	ev := model.Event{At: now, Actor: c.Agent, Action: "claim", Detail: "run " + c.RunID}
+	if lk := slot[kindLock]; lk != nil {
+		// An expired lease: move the old lock aside and make sure it is still
+		// the one judged expired before anyone can link a new one.
+		priv, ok, err := s.takeVerified(id, lk)
+		if err != nil {
+			return nil, model.Wrap(model.CodeAPIError, op, id, err)
+		}
+		if !ok {
+			return nil, s.freshConflict(op, id, "the expired lock changed while it was being broken")
+		}
+		s.toArchive(priv, id, "expired")
+		ev.Detail += "; broke the expired lock of " + lk.rec.Agent
+	}
+	rec.addEvent(ev)
+	data := rec.marshal()
+	if err := s.publish(data, s.path(id, kindLock)); err != nil {
+		if errors.Is(err, errExist) {
+			return nil, s.freshConflict(op, id, "claimed by someone else at the same moment")
+		}
+		return nil, model.Wrap(model.CodeAPIError, op, id, err)
+	}
+	if q := slot[kindQueued]; q != nil {
+		os.Remove(q.path) // its reservation is used up; its history lives on in the lock
+		slot[kindQueued] = nil
+	}
+	return s.written(op, id, slot, kindLock, data)
+}
+
+// written is the task after this process wrote one of its files, built
+// from what was written and one lstat rather than a fresh read of every
+// file: the write lock is still held, so nothing else in claimdeck moved.
+func (s *Source) written(op, id string, slot *[numKinds]*fileState, k kind, data []byte) (*model.Task, error) {
+	p := s.path(id, k)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return s.reread(op, id) // moved already (a seed snippet): say what is there
+	}
+	// Parsed back rather than reused, so the task is exactly what Get reads
+	// (times written to the microsecond, not the nanosecond).
+	rec, _ := parseLock(data)
+	slot[k] = &fileState{kind: k, path: p, sig: sigOf(fi), mtime: fi.ModTime().UTC(), rec: rec, version: k.versionOf(data)}
+	byID, _, err := s.entries()
+	if err != nil {
+		return nil, err
+	}
+	return s.assemble(id, slot, byID[id]), nil
+}
+
+func (s *Source) reread(op, id string) (*model.Task, error) {
+	t, _, err := s.readTask(id)
+	if err == nil && t == nil {
+		err = sources.NotFound(op, id)
+	}
+	return t, err
+}
+
+// holderLock reads the lock and checks the token; nil means LOST_LOCK.
+func (s *Source) holderLock(id, token string) *fileState {
+	lk := readFile(s.path(id, kindLock), kindLock, nil)
+	if lk == nil || lk.problem != "" || token == "" || lk.rec.LockToken != token {
+		return nil
+	}
+	return lk
+}
+
+// Heartbeat extends the holder's lease: the token is checked under the
+// write lock and the new lock replaces the old by rename, never leaving the
+// name empty (a moment without a lock would look like a free task).
+func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	if err := refuseID("heartbeat", id); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock("heartbeat")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	lk := s.holderLock(id, token)
+	if lk == nil {
+		return nil, sources.Lost("heartbeat", id)
+	}
+	if lease <= 0 {
+		lease = s.cfg.Lease
+	}
+	now := s.now()
+	rec := lk.rec.clone()
+	rec.Heartbeat = now
+	if !strings.EqualFold(rec.HolderKind, model.HolderHuman.String()) {
+		rec.ExpiresAt = now.Add(lease)
+	}
+	tmp, err := writeTemp(s.dir, rec.marshal())
+	if err != nil {
+		return nil, model.Wrap(model.CodeAPIError, "heartbeat", id, err)
+	}
+	// Last look before replacing: a seed snippet rewriting the lock since we
+	// read it must not be overwritten with our stale copy.
+	if fi, err := os.Lstat(lk.path); err != nil || sigOf(fi) != lk.sig {
+		os.Remove(tmp)
+		return nil, sources.Lost("heartbeat", id)
+	}
+	if err := os.Rename(tmp, lk.path); err != nil {
+		os.Remove(tmp)
+		return nil, model.Wrap(model.CodeAPIError, "heartbeat", id, err)
+	}
+	return s.reread("heartbeat", id)
+}
+
+// finishes maps an outcome to the file it is published as and its status.
+var finishes = map[model.State]struct {
+	kind   kind
+	status string
+	action string
+}{
+	model.StateDone:     {kindDone, "completed", "complete"},
+	model.StateReview:   {kindDone, "review", "review"},
+	model.StateCanceled: {kindDone, "canceled", "cancel"},
+	model.StateFailed:   {kindFailed, "failed", "fail"},
+	model.StateBlocked:  {kindFailed, "blocked", "block"},
+}
+
+// Finish ends the holder's claim: the lock is moved to a private name, its
+// token checked there, and only then is the .done or .failed published with
+// link(), which never overwrites.
+func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	fin, ok := finishes[o.State]
+	if !ok {
+		return nil, model.Errorf(model.CodeMisconfigured, "finish", id, "%s is not an outcome (want done, blocked, review, canceled or failed)", o.State)
+	}
+	if err := refuseID(fin.action, id); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock(fin.action)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	lk := s.holderLock(id, token)
+	if lk == nil {
+		return nil, sources.Lost(fin.action, id)
+	}
+	priv, ok, err := s.takeVerified(id, lk)
+	if err != nil {
+		return nil, model.Wrap(model.CodeAPIError, fin.action, id, err)
+	}
+	if !ok {
+		return nil, sources.Lost(fin.action, id)
+	}
+	now := s.now()
+	rec := lk.rec.clone()
+	rec.LockToken = ""
+	rec.Status, rec.Reason, rec.UnblockAction, rec.NextCheckAt, rec.Artifacts = fin.status, o.Reason, o.UnblockAction, o.NextCheckAt, o.Artifacts
+	if fin.kind == kindDone {
+		rec.CompletedAt = now
+	} else {
+		rec.FailedAt = now
+	}
+	rec.addEvent(model.Event{At: now, Actor: rec.Agent, Action: fin.action, Reason: o.Reason})
+	if err := s.publishFinal(rec.marshal(), id, fin.kind); err != nil {
+		s.restore(priv, lk.path, id)
+		return nil, model.Wrap(model.CodeAPIError, fin.action, id, err)
+	}
+	os.Remove(priv) // our own lock, verified, its content carried into the marker
+	return s.reread(fin.action, id)
+}
+
+// publishFinal links a .done or .failed into place. An older marker for the
+// same task (a retried failure) goes to archive/ first, and so does the
+// other kind of marker, so that a task has one live final marker.
+func (s *Source) publishFinal(data []byte, id string, k kind) error {
+	other := kindFailed
+	if k == kindFailed {
+		other = kindDone
+	}
+	if _, err := os.Lstat(s.path(id, other)); err == nil {
+		s.toArchive(s.path(id, other), id, "superseded")
+	}
+	for attempt := 0; ; attempt++ {
+		err := s.publish(data, s.path(id, k))
+		if !errors.Is(err, errExist) || attempt == 2 {
+			return err
+		}
+		s.toArchive(s.path(id, k), id, "superseded")
+	}
+}
+
+// takeVerified renames a file to a private name and checks that what it
+// moved is the version it read. If not, it puts the file back.
+func (s *Source) takeVerified(id string, fs *fileState) (string, bool, error) {
+	priv := filepath.Join(filepath.Dir(fs.path), privatePrefix+"held-"+randomHex(8))
+	if err := os.Rename(fs.path, priv); err != nil {
+		if os.IsNotExist(err) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	if got := readFile(priv, fs.kind, nil); got != nil && got.version == fs.version {
+		return priv, true, nil
+	}
+	s.restore(priv, fs.path, id)
+	return "", false, nil
+}
+
+// restore links a file moved aside back to its name. If the name was taken
+// in the meantime, the moved file goes to archive/: never deleted.
+func (s *Source) restore(priv, orig, id string) {
+	if err := os.Link(priv, orig); err == nil {
+		os.Remove(priv)
+		return
+	}
+	s.toArchive(priv, id, "displaced")
+}
+
+// archiveName is a fresh name in archive/ that the seed's `archive/*.done`
+// readers and claimdeck's scan both leave alone.
+func (s *Source) archiveName(id, why string) string {
+	stamp := s.now().Format("20060102T150405.000000Z")
+	return filepath.Join(s.archive, fmt.Sprintf("%s@%s-%s.%s", id, stamp, randomHex(3), why))
+}
+
+// toArchive moves a file into archive/ as it is. If archive/ cannot be
+// written the file stays where it is: a private file stays private, a live
+// marker stays live, nothing is lost.
+func (s *Source) toArchive(src, id, why string) {
+	if err := os.MkdirAll(s.archive, 0o755); err == nil {
+		_ = os.Rename(src, s.archiveName(id, why))
+	}
+}

@@ -1,0 +1,375 @@
+package lockdir
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// maxFile is the largest lock file read; anything bigger is reported, not
+// parsed, so a runaway writer cannot make a scan allocate without bound.
+const maxFile = 1 << 20
+
+// maxHistory bounds the history a file carries from claim to claim.
+const maxHistory = 100
+
+// timeLayout writes times with microseconds: Python's datetime.fromisoformat,
+// which the seed's snippets use, reads at most six fractional digits.
+const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+// record is one lock, done, failed or queued file. The seed's fields keep
+// their meaning; the others are claimdeck's and the seed's snippets ignore
+// them. Fields nobody here knows are kept in extra and written back.
+type record struct {
+	TaskID      string
+	Agent       string
+	ClaimedAt   time.Time
+	ExpiresAt   time.Time
+	Description string
+	CompletedAt time.Time
+	FailedAt    time.Time
+	Status      string
+	Reason      string
+	Heartbeat   time.Time
+
+	Title         string
+	Priority      int
+	Class         model.Class
+	LockToken     string
+	HolderKind    string
+	RunID         string
+	Node          string
+	UnblockAction string
+	NextCheckAt   time.Time
+	Artifacts     string
+	CreatedAt     time.Time
+	Reservation   *wireReservation
+	History       []wireEvent
+
+	extra map[string]json.RawMessage
+}
+
+type wireReservation struct {
+	For      string `json:"for"`
+	Until    string `json:"until,omitempty"`
+	By       string `json:"by,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Priority string `json:"priority,omitempty"`
+}
+
+type wireEvent struct {
+	At     string `json:"at"`
+	Actor  string `json:"actor"`
+	Action string `json:"action"`
+	Reason string `json:"reason,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// parseLock reads one file's bytes. It never fails: whatever could be read
+// is returned, and problem says what could not, in words for the screen.
+func parseLock(data []byte) (*record, string) {
+	r := &record{}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return r, "empty file"
+	}
+	if len(data) > maxFile {
+		return r, fmt.Sprintf("file is %d bytes, over the 1 MiB limit", len(data))
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return r, "not a JSON object"
+		}
+		return r, "not valid JSON: " + err.Error()
+	}
+	if fields == nil {
+		return r, "not a JSON object"
+	}
+	var problems []string
+	bad := func(key, why string) { problems = append(problems, key+": "+why) }
+	str := func(key string, dst *string) {
+		raw, ok := fields[key]
+		if !ok {
+			return
+		}
+		delete(fields, key)
+		if isNull(raw) {
+			return
+		}
+		if plain, ok := plainString(raw); ok {
+			*dst = plain
+		} else if err := json.Unmarshal(raw, dst); err != nil {
+			bad(key, "want a string, got "+jsonKind(raw))
+		}
+	}
+	when := func(key string, dst *time.Time) {
+		var s string
+		str(key, &s)
+		if s == "" {
+			return
+		}
+		t, err := parseTime(s)
+		if err != nil {
+			bad(key, fmt.Sprintf("%q is not a time", s))
+			return
+		}
+		*dst = t
+	}
+	str("task_id", &r.TaskID)
+	str("agent", &r.Agent)
+	when("claimed_at", &r.ClaimedAt)
+	when("expires_at", &r.ExpiresAt)
+	str("description", &r.Description)
+	when("completed_at", &r.CompletedAt)
+	when("failed_at", &r.FailedAt)
+	str("status", &r.Status)
+	str("reason", &r.Reason)
+	when("heartbeat", &r.Heartbeat)
+	str("title", &r.Title)
+	str("lock_token", &r.LockToken)
+	str("holder_kind", &r.HolderKind)
+	str("run_id", &r.RunID)
+	str("node", &r.Node)
+	str("unblock_action", &r.UnblockAction)
+	when("next_check_at", &r.NextCheckAt)
+	str("artifacts", &r.Artifacts)
+	when("created_at", &r.CreatedAt)
+	if raw, ok := fields["priority"]; ok {
+		delete(fields, "priority")
+		p, err := parsePriority(raw)
+		if err != nil {
+			bad("priority", err.Error())
+		}
+		r.Priority = p
+	}
+	var class string
+	str("class", &class)
+	if class != "" {
+		if c, err := model.ParseClass(class); err != nil {
+			bad("class", err.Error())
+		} else {
+			r.Class = c
+		}
+	}
+	if raw, ok := fields["reservation"]; ok {
+		delete(fields, "reservation")
+		if !isNull(raw) {
+			var res wireReservation
+			if err := json.Unmarshal(raw, &res); err != nil {
+				bad("reservation", "want an object with string fields")
+			} else {
+				r.Reservation = &res
+			}
+		}
+	}
+	if raw, ok := fields["history"]; ok {
+		delete(fields, "history")
+		if !isNull(raw) {
+			if err := json.Unmarshal(raw, &r.History); err != nil {
+				r.History = nil
+				bad("history", "want a list of events")
+			}
+		}
+	}
+	if len(fields) > 0 {
+		r.extra = fields
+	}
+	if len(problems) == 0 {
+		return r, ""
+	}
+	return r, strings.Join(problems, "; ")
+}
+
+// plainString reads a JSON string with nothing to unescape, the common case,
+// without a second pass of the JSON decoder: a full scan reads 10,000 files.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
+			return "", false // escapes, and non-ASCII that may need UTF-8 repair
+		}
+	}
+	return string(body), true
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+func jsonKind(raw json.RawMessage) string {
+	s := bytes.TrimSpace(raw)
+	if len(s) == 0 {
+		return "nothing"
+	}
+	switch s[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// parsePriority accepts a number or one of the model's priority names.
+func parsePriority(raw json.RawMessage) (int, error) {
+	if isNull(raw) {
+		return model.PriorityNone, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil {
+		v, err := strconv.Atoi(n.String())
+		if err != nil {
+			return model.PriorityNone, fmt.Errorf("%s is not a whole number", n)
+		}
+		return v, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return model.PriorityNone, fmt.Errorf("want a number or a name, got %s", jsonKind(raw))
+	}
+	return model.ParsePriority(s)
+}
+
+// parseTime reads the times the seed's snippets write: `date -u
+// +%Y-%m-%dT%H:%M:%SZ` and Python's isoformat() with an offset. A time
+// without a zone (datetime.now().isoformat()) is taken as UTC.
+func parseTime(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("unknown time format")
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeLayout)
+}
+
+// marshal writes the record with the seed's fields first, in the seed's
+// order, so that a person reading the file sees the seed's format.
+func (r *record) marshal() []byte {
+	var b bytes.Buffer
+	b.WriteString("{\n")
+	first := true
+	put := func(key string, v any) {
+		val, err := json.Marshal(v)
+		if err != nil {
+			return // every value below is a plain string, number or struct
+		}
+		if !first {
+			b.WriteString(",\n")
+		}
+		first = false
+		b.WriteString("  ")
+		k, _ := json.Marshal(key)
+		b.Write(k)
+		b.WriteString(": ")
+		b.Write(val)
+	}
+	putS := func(key, v string) {
+		if v != "" {
+			put(key, v)
+		}
+	}
+	putT := func(key string, t time.Time) { putS(key, formatTime(t)) }
+	putS("task_id", r.TaskID)
+	putS("agent", r.Agent)
+	putT("claimed_at", r.ClaimedAt)
+	putT("expires_at", r.ExpiresAt)
+	put("description", r.Description)
+	putT("completed_at", r.CompletedAt)
+	putT("failed_at", r.FailedAt)
+	putS("status", r.Status)
+	putS("reason", r.Reason)
+	putT("heartbeat", r.Heartbeat)
+	putS("title", r.Title)
+	if r.Priority != model.PriorityNone {
+		put("priority", r.Priority)
+	}
+	if r.Class != 0 && r.Class != model.ClassStandard {
+		put("class", r.Class.String())
+	}
+	putS("lock_token", r.LockToken)
+	putS("holder_kind", r.HolderKind)
+	putS("run_id", r.RunID)
+	putS("node", r.Node)
+	putS("unblock_action", r.UnblockAction)
+	putT("next_check_at", r.NextCheckAt)
+	putS("artifacts", r.Artifacts)
+	putT("created_at", r.CreatedAt)
+	if r.Reservation != nil {
+		put("reservation", r.Reservation)
+	}
+	if len(r.History) > 0 {
+		put("history", r.History)
+	}
+	keys := make([]string, 0, len(r.extra))
+	for k := range r.extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		put(k, r.extra[k])
+	}
+	b.WriteString("\n}\n")
+	return b.Bytes()
+}
+
+// clone copies a record deeply enough that changing the copy's history or
+// reservation leaves the original alone.
+func (r *record) clone() *record {
+	c := *r
+	c.History = append([]wireEvent(nil), r.History...)
+	if r.Reservation != nil {
+		res := *r.Reservation
+		c.Reservation = &res
+	}
+	return &c
+}
+
+func (r *record) addEvent(e model.Event) {
+	r.History = append(r.History, wireEvent{
+		At: formatTime(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail,
+	})
+	if n := len(r.History); n > maxHistory {
+		r.History = r.History[n-maxHistory:]
+	}
+}
+
+func (r *record) events() []model.Event {
+	if len(r.History) == 0 {
+		return nil
+	}
+	out := make([]model.Event, 0, len(r.History))
+	for _, e := range r.History {
+		at, _ := parseTime(e.At)
+		out = append(out, model.Event{At: at, Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail})
+	}
+	return out
+}
+
+// contentHash is the version of a file: any change to its bytes changes it.
+func contentHash(data []byte) string {
+	h := fnv.New64a()
+	h.Write(data)
+	return strconv.FormatUint(h.Sum64(), 16)
+}
