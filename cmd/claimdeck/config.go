@@ -33,6 +33,8 @@ type SourceConfig struct {
 	Kind     string `mapstructure:"kind" json:"kind"`
 	ReadOnly bool   `mapstructure:"read_only" json:"read_only,omitempty"`
 	Color    string `mapstructure:"color" json:"color,omitempty"`
+	// Lease overrides the global lease for this source (lockdir: seed 004's 1 h).
+	Lease time.Duration `mapstructure:"lease" json:"lease,omitempty"`
 	// sqlite, lockdir
 	Path string `mapstructure:"path" json:"path,omitempty"`
 	// postgres

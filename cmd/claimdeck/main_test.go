@@ -181,3 +181,20 @@ func TestUnreachableBackendIsAPIError(t *testing.T) {
 		t.Fatalf("config show leaks or does not redact the DSN password: %s", out.String())
 	}
 }
+
+func TestLockdirSource(t *testing.T) {
+	c := newCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	id := c.run(0, "create", "--title", "design-vpc-module").Task.PageID
+	claim := c.run(0, "claim", "--task", id, "--agent-name", "terraform-engineer")
+	if claim.Task.LockToken == "" {
+		t.Fatalf("claim: %+v", claim.Task)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, ".locks", id+".lock")); err != nil {
+		t.Fatalf("seed 004's lock file is not there: %v", err)
+	}
+	c.run(2, "claim", "--task", id, "--agent-name", "other")
+	c.run(0, "complete", "--task", id, "--lock-token", claim.Task.LockToken)
+	if _, err := os.Stat(filepath.Join(c.dir, ".locks", id+".done")); err != nil {
+		t.Fatalf("no .done file after complete: %v", err)
+	}
+}

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/lockdir"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -23,13 +25,25 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 		path := expand(sc.Path)
 		return sqlstore.Open(ctx, sqlstore.Config{
 			Name: sc.Name, Driver: sc.Kind, Path: path, DSN: dsn, Table: sc.Table, Pool: sc.Pool,
-			Lease: cfg.Lease, SeedTimeout: sc.SeedTimeout,
+			Lease: firstSet(sc.Lease, cfg.Lease), SeedTimeout: sc.SeedTimeout,
 			// The embedded queue is claimdeck's own: create it. A team's table
 			// is changed only by `claimdeck migrate`.
 			Create: sc.Kind == "sqlite" && sc.Table == "",
 		})
+	case "lockdir":
+		// Seed 004's lease is an hour unless this source says otherwise.
+		return lockdir.Open(lockdir.Config{Name: sc.Name, Path: expand(sc.Path), TasksFile: expand(sc.TasksFile), Lease: sc.Lease})
 	}
 	return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: kind %q is not available in this build", sc.Name, sc.Kind)
+}
+
+func firstSet(ds ...time.Duration) time.Duration {
+	for _, d := range ds {
+		if d > 0 {
+			return d
+		}
+	}
+	return 0
 }
 
 // pickSource finds the source a command acts on: --source, or the only one.
