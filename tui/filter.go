@@ -1,0 +1,137 @@
+package tui
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// term is one word of a filter: a field prefix (agent:, state:, source:,
+// node:) or free text, matched case-insensitively.
+type term struct {
+	field string // "" for free text
+	value string // lower case
+}
+
+var filterFields = []string{"agent", "state", "source", "node"}
+
+// parseFilter splits a filter into terms; every term must match.
+func parseFilter(s string) []term {
+	var out []term
+	for _, w := range strings.Fields(strings.ToLower(s)) {
+		t := term{value: w}
+		if f, v, ok := strings.Cut(w, ":"); ok {
+			for _, known := range filterFields {
+				if f == known {
+					t = term{field: f, value: v}
+				}
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// narrows reports whether every task matching next also matches prev, so
+// a keystroke that only adds to the filter can search the rows already
+// shown instead of all of them.
+func narrows(prev, next []term) bool {
+	if len(next) < len(prev) {
+		return false
+	}
+	for i, p := range prev {
+		if next[i].field != p.field || !strings.HasPrefix(next[i].value, p.value) {
+			return false
+		}
+	}
+	return true
+}
+
+func matchTask(t *model.Task, terms []term) bool {
+	for _, tm := range terms {
+		var ok bool
+		switch tm.field {
+		case "agent":
+			ok = containsFold(t.Claim.Name, tm.value) || containsFold(t.Reservation.For, tm.value)
+		case "state":
+			ok = strings.HasPrefix(t.State.String(), tm.value) || containsFold(t.RawStatus, tm.value)
+		case "source":
+			ok = containsFold(t.Source, tm.value)
+		case "node":
+			ok = containsFold(t.Claim.Node, tm.value)
+		default:
+			ok = containsFold(t.Key, tm.value) || containsFold(t.Title, tm.value) || containsFold(t.ID, tm.value)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func matchNode(n *model.Node, terms []term) bool {
+	for _, tm := range terms {
+		switch tm.field {
+		case "", "node":
+			if !containsFold(n.Name, tm.value) {
+				return false
+			}
+		case "state":
+			if !containsFold(n.Status.String(), tm.value) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func matchActivity(a *activity, terms []term) bool {
+	for _, tm := range terms {
+		var ok bool
+		switch tm.field {
+		case "source":
+			ok = containsFold(a.Source, tm.value)
+		case "agent":
+			ok = containsFold(a.Actor, tm.value)
+		default:
+			ok = containsFold(a.Task, tm.value) || containsFold(a.What, tm.value)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFold reports whether s contains sub (already lower case),
+// ignoring case. It does not allocate for ASCII text: a filter keystroke
+// runs it over every task.
+func containsFold(s, sub string) bool {
+	if sub == "" {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.Contains(strings.ToLower(s), sub)
+		}
+	}
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for j < n && lower(s[i+j]) == sub[j] {
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}

@@ -1,0 +1,337 @@
+package tui
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// viewKind names the five views; the number keys follow this order.
+type viewKind int
+
+const (
+	queueView viewKind = iota
+	leasesView
+	staleView
+	nodesView
+	activityView
+	viewCount
+)
+
+var viewTitles = [viewCount]string{"Queue", "Leases", "Stale", "Nodes", "Activity"}
+
+// pane is one view: its table, its sort orders, and the rows it shows.
+// Task views hold members (the tasks that belong to the view, sorted) and
+// shown (members passing the filter); the others hold their own rows.
+type pane struct {
+	kind  viewKind
+	grid  grid
+	sorts []string
+	sort  int
+
+	members []*model.Task
+	shown   []*model.Task
+	nodes   []model.Node
+	acts    []activity
+
+	// stale marks a pane whose rows must be re-sorted and re-filtered before
+	// it is drawn; only the pane on screen is kept fresh, so a snapshot costs
+	// one sort, not five.
+	stale bool
+}
+
+func newPanes() [viewCount]*pane {
+	var p [viewCount]*pane
+	for k := range viewCount {
+		p[k] = &pane{kind: k, stale: true}
+	}
+	p[queueView].sorts = []string{"pull order", "oldest first", "newest first"}
+	p[queueView].grid.setColumns([]column{
+		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"},
+		{title: "CLASS", width: 10, drop: 3}, {title: "PRI", width: 8, drop: 4}, {title: "AGE", width: 4, right: true},
+		{title: "RESERVED", width: 14, drop: 1},
+	})
+	p[leasesView].sorts = []string{"time left", "claimed first", "agent"}
+	p[leasesView].grid.setColumns([]column{
+		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "HOLDER", width: 6},
+		{title: "AGENT"}, {title: "RUN", width: 8, drop: 4}, {title: "NODE", width: 8, drop: 3},
+		{title: "CLAIMED", width: 7, right: true, drop: 5}, {title: "BEAT", width: 4, right: true},
+		{title: "LEFT", width: 7, right: true}, {title: "LEASE", width: 10, drop: 1},
+	})
+	p[staleView].sorts = []string{"severity", "stuck longest", "source"}
+	p[staleView].grid.setColumns([]column{
+		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "LEVEL", width: 9},
+		{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER"}, {title: "NODE", width: 8, drop: 3},
+		{title: "WHY", width: 16, drop: 1},
+	})
+	p[nodesView].sorts = []string{"status", "name"}
+	p[nodesView].grid.setColumns([]column{
+		{title: "NODE"}, {title: "STATUS", width: 8}, {title: "SEEN", width: 4, right: true},
+		{title: "FAILS", width: 5, right: true}, {title: "LATENCY", width: 7, right: true, drop: 2},
+		{title: "QUEUE", width: 5, right: true, drop: 3}, {title: "CLAIMED", width: 7, right: true, drop: 1},
+	})
+	p[activityView].sorts = []string{"newest first", "oldest first"}
+	p[activityView].grid.setColumns([]column{
+		{title: "WHEN", width: 8}, {title: "SOURCE", width: 8, drop: 1}, {title: "TASK", width: 10},
+		{title: "WHAT"},
+	})
+	return p
+}
+
+func (p *pane) len() int {
+	switch p.kind {
+	case nodesView:
+		return len(p.nodes)
+	case activityView:
+		return len(p.acts)
+	}
+	return len(p.shown)
+}
+
+// SetSize gives the pane its share of the screen.
+func (p *pane) SetSize(w, h int) { p.grid.SetSize(w, h) }
+
+// ShortHelp names the keys that mean something in this pane: the actions
+// only where there are tasks to act on.
+func (p *pane) ShortHelp(k KeyMap) []key.Binding {
+	if p.kind == nodesView || p.kind == activityView {
+		return []key.Binding{k.Detail, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit}
+	}
+	return k.ShortHelp()
+}
+
+// FullHelp is the key map's full help; every pane shares it.
+func (p *pane) FullHelp(k KeyMap) [][]key.Binding { return k.FullHelp() }
+
+// sortTasks orders a task pane by its chosen sort. The Queue's first order
+// is exactly the model's pull order.
+func (p *pane) sortTasks(now time.Time, l model.Ladder, down map[string]bool) {
+	t := p.members
+	switch p.kind {
+	case queueView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, model.PullCompare)
+		case 1:
+			slices.SortStableFunc(t, func(a, b *model.Task) int { return a.CreatedAt.Compare(b.CreatedAt) })
+		default:
+			slices.SortStableFunc(t, func(a, b *model.Task) int { return b.CreatedAt.Compare(a.CreatedAt) })
+		}
+	case leasesView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, func(a, b *model.Task) int { return cmp.Or(leftCompare(a, b), refCompare(a, b)) })
+		case 1:
+			slices.SortFunc(t, func(a, b *model.Task) int {
+				return cmp.Or(a.Claim.ClaimedAt.Compare(b.Claim.ClaimedAt), refCompare(a, b))
+			})
+		default:
+			slices.SortFunc(t, func(a, b *model.Task) int {
+				return cmp.Or(strings.Compare(a.Claim.Name, b.Claim.Name), refCompare(a, b))
+			})
+		}
+	case staleView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, func(a, b *model.Task) int {
+				return cmp.Or(cmp.Compare(severity(b, now, l, down), severity(a, now, l, down)),
+					cmp.Compare(model.Stuck(b, now), model.Stuck(a, now)), refCompare(a, b))
+			})
+		case 1:
+			slices.SortFunc(t, func(a, b *model.Task) int {
+				return cmp.Or(cmp.Compare(model.Stuck(b, now), model.Stuck(a, now)), refCompare(a, b))
+			})
+		default:
+			slices.SortFunc(t, refCompare)
+		}
+	}
+}
+
+// leftCompare puts the lease that runs out first on top; HUMAN claims
+// (no expiry) go last.
+func leftCompare(a, b *model.Task) int {
+	ea, eb := a.Claim.Expires, b.Claim.Expires
+	switch {
+	case ea.IsZero() && eb.IsZero():
+		return 0
+	case ea.IsZero():
+		return 1
+	case eb.IsZero():
+		return -1
+	}
+	return ea.Compare(eb)
+}
+
+func refCompare(a, b *model.Task) int {
+	return cmp.Or(strings.Compare(a.Source, b.Source), strings.Compare(a.ID, b.ID))
+}
+
+// severity ranks a stale row: its ladder level, and at least stale for a
+// claim on a DOWN node or an expired hand-off (seed 001).
+func severity(t *model.Task, now time.Time, l model.Ladder, down map[string]bool) model.Level {
+	lv := model.Escalation(t, now, l)
+	if lv == model.LevelNone && (onDownNode(t, down) || handoffExpired(t, now)) {
+		return model.LevelStale
+	}
+	return lv
+}
+
+func onDownNode(t *model.Task, down map[string]bool) bool {
+	return t.State == model.StateClaimed && t.Claim.Node != "" && down[t.Claim.Node]
+}
+
+// handoffExpired is a hand-off nobody picked up before its reservation ran
+// out: the task waits in the queue, but its target never came.
+func handoffExpired(t *model.Task, now time.Time) bool {
+	r := t.Reservation
+	return t.State == model.StateQueued && r.For != "" && !r.Until.IsZero() && !now.Before(r.Until)
+}
+
+// whyStale says in words why a task is in the Stale view.
+func whyStale(t *model.Task, now time.Time, down map[string]bool) string {
+	switch {
+	case onDownNode(t, down):
+		return "node " + t.Claim.Node + " DOWN"
+	case handoffExpired(t, now):
+		return "hand-off to " + t.Reservation.For + " expired"
+	case model.Inconsistent(t):
+		return "AGENT, no expiry"
+	}
+	return "lease expired"
+}
+
+// sortNodes orders the Nodes pane: DOWN first, or by name.
+func (p *pane) sortNodes() {
+	slices.SortFunc(p.nodes, func(a, b model.Node) int {
+		if p.sort == 0 {
+			if c := cmp.Compare(nodeRank(b.Status), nodeRank(a.Status)); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+func nodeRank(s model.NodeStatus) int {
+	switch s {
+	case model.NodeDown:
+		return 3
+	case model.NodeDegraded:
+		return 2
+	case model.NodeUnknown:
+		return 1
+	}
+	return 0
+}
+
+// taskCells fills one row of a task pane.
+func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
+	now := m.now()
+	st := m.styles
+	src := st.Source(t.Source)
+	cells[0] = cell{text: t.Source, style: &src}
+	cells[1] = cell{text: t.DisplayKey()}
+	switch p.kind {
+	case queueView:
+		cells[2] = cell{text: t.Title}
+		cells[3] = cell{text: t.Class.String()}
+		cells[4] = cell{text: model.PriorityName(t.Priority)}
+		cells[5] = cell{text: ago(t.CreatedAt, now)}
+		if r := t.Reservation; r.Active(now) {
+			until := ""
+			if !r.Until.IsZero() {
+				until = " " + span(r.Until.Sub(now))
+			}
+			cells[6] = cell{text: "→ " + r.For + until, style: &st.Info}
+		}
+	case leasesView:
+		cells[2] = cell{text: t.Claim.Holder.String()}
+		if t.Claim.Holder == model.HolderHuman {
+			cells[2].style = &st.Accent
+		}
+		cells[3] = cell{text: t.Claim.Name}
+		cells[4] = cell{text: t.Claim.RunID}
+		cells[5] = cell{text: t.Claim.Node}
+		cells[6] = cell{text: ago(t.Claim.ClaimedAt, now)}
+		cells[7] = cell{text: ago(t.Claim.HeartbeatAt, now)}
+		if t.Claim.Holder == model.HolderHuman || t.Claim.Expires.IsZero() {
+			cells[8] = cell{text: "—"}
+			break
+		}
+		left := model.Remaining(t, now)
+		cells[8] = cell{text: clock(left)}
+		cells[9] = cell{text: bar(left, m.policy.Lease, 10)}
+		if model.Health(t, now, m.policy) == model.LeaseExpiring {
+			cells[8].style, cells[9].style = &st.Warn, &st.Warn
+		} else {
+			cells[9].style = &st.BarFull
+		}
+	case staleView:
+		lv := severity(t, now, m.policy.Ladder, m.down)
+		ls := st.Level(int(lv))
+		cells[2] = cell{text: strings.ToUpper(lv.String()), style: &ls}
+		stuck := model.Stuck(t, now)
+		if handoffExpired(t, now) {
+			stuck = now.Sub(t.Reservation.Until)
+		}
+		cells[3] = cell{text: span(stuck)}
+		holder := t.Claim.Name
+		if holder == "" {
+			holder = t.Reservation.For
+		}
+		cells[4] = cell{text: holder}
+		cells[5] = cell{text: t.Claim.Node}
+		cells[6] = cell{text: whyStale(t, now, m.down)}
+	}
+}
+
+// bar draws the lease left as a bar of width cells; a lease longer than
+// the policy's fills it.
+func bar(left, lease time.Duration, width int) string {
+	if lease <= 0 || left <= 0 {
+		return strings.Repeat("░", width)
+	}
+	full := min(int(int64(width)*int64(left)/int64(lease)), width)
+	return strings.Repeat("█", full) + strings.Repeat("░", width-full)
+}
+
+func (m *Model) nodeCells(n model.Node, cells []cell) {
+	now := m.now()
+	st := m.styles
+	cells[0] = cell{text: n.Name}
+	status := cell{text: n.Status.String(), style: &st.OK}
+	switch n.Status {
+	case model.NodeDown:
+		status.style = &st.Danger
+	case model.NodeDegraded, model.NodeUnknown:
+		status.style = &st.Warn
+	}
+	cells[1] = status
+	cells[2] = cell{text: ago(n.LastSeen, now)}
+	cells[3] = cell{text: strconv.Itoa(n.Failures)}
+	if len(n.Latency) > 0 {
+		cells[4] = cell{text: n.Latency[len(n.Latency)-1].Round(time.Millisecond).String()}
+	}
+	cells[5] = cell{text: strconv.Itoa(n.QueueDepth)}
+	cells[6] = cell{text: strconv.Itoa(len(n.ClaimedTasks))}
+}
+
+func (m *Model) activityCells(a activity, cells []cell) {
+	st := m.styles
+	cells[0] = cell{text: a.At.In(m.loc).Format("15:04:05"), style: &st.Muted}
+	src := st.Source(a.Source)
+	cells[1] = cell{text: a.Source, style: &src}
+	cells[2] = cell{text: a.Task}
+	cells[3] = cell{text: a.What}
+	if a.Failed {
+		cells[3].style = &st.Danger
+	} else if a.Human {
+		cells[3].style = &st.Accent
+	}
+}
