@@ -247,6 +247,8 @@ func (d *detailDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 		d.offset = max(d.offset-10, 0)
 	case "pgdown", " ":
 		d.offset = min(d.offset+10, max(len(d.lines)-1, 0))
+	case "end", "G":
+		d.offset = len(d.lines)
 	case "esc", "enter", "q":
 		m.pop()
 	}
@@ -258,6 +260,8 @@ func (d *detailDialog) view(m *Model, width, height int) string {
 	var b strings.Builder
 	b.WriteString(st.DialogTitle.Render(fit(d.title, width-22)))
 	b.WriteString(st.Muted.Render(fitRight("esc close · ↑/↓ scroll", 22)))
+	// Scrolling past the end shows the last page, not a blank one.
+	d.offset = max(min(d.offset, len(d.lines)-height+1), 0)
 	end := min(d.offset+height-1, len(d.lines))
 	for _, l := range d.lines[d.offset:end] {
 		b.WriteByte('\n')
@@ -300,6 +304,9 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, loc *time.Location
 	when := func(at time.Time) string {
 		if at.IsZero() {
 			return "—"
+		}
+		if at.After(now) {
+			return at.In(loc).Format("2006-01-02 15:04:05") + " (in " + span(at.Sub(now)) + ")"
 		}
 		return at.In(loc).Format("2006-01-02 15:04:05") + " (" + ago(at, now) + " ago)"
 	}

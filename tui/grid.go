@@ -117,15 +117,6 @@ func (g *grid) Select(i int) {
 	g.clamp()
 }
 
-// Scroll moves the window (mouse wheel), dragging the cursor along when it
-// would leave the screen.
-func (g *grid) Scroll(delta int) {
-	g.offset += delta
-	g.offset = max(min(g.offset, g.n-g.rows()), 0)
-	g.cursor = max(min(g.cursor, g.offset+g.rows()-1), g.offset)
-	g.clamp()
-}
-
 func (g *grid) clamp() {
 	g.cursor = max(min(g.cursor, g.n-1), 0)
 	rows := g.rows()

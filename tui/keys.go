@@ -44,9 +44,9 @@ func DefaultKeyMap() KeyMap {
 		Sort:     b("sort", "s"),
 		Help:     b("help", "?"),
 		Refresh:  b("refresh", "R", "ctrl+r"),
-		Claim:    b("claim as HUMAN", "c"),
-		Release:  b("force-release", "r"),
-		Cancel:   b("cancel task", "x"),
+		Claim:    b("claim", "c"),
+		Release:  b("release", "r"),
+		Cancel:   b("cancel", "x"),
 		Handoff:  b("hand off", "h"),
 		Back:     b("back", "esc"),
 		Quit:     b("quit", "q", "ctrl+c"),
@@ -114,7 +114,7 @@ func (k KeyMap) Rebind(keys map[string][]string) (KeyMap, error) {
 
 // ShortHelp is the one-line help under the table.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Detail, k.Filter, k.Sort, k.Claim, k.Release, k.Cancel, k.Handoff, k.Help, k.Quit}
+	return []key.Binding{k.Claim, k.Release, k.Cancel, k.Handoff, k.Filter, k.Detail, k.Sort, k.Help, k.Quit}
 }
 
 // FullHelp is the help screen, one column per kind of key.

@@ -386,9 +386,9 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 	p := m.pane()
 	switch {
 	case msg.Button == tea.MouseButtonWheelUp:
-		p.grid.Scroll(-3)
+		p.grid.Move(-3)
 	case msg.Button == tea.MouseButtonWheelDown:
-		p.grid.Scroll(3)
+		p.grid.Move(3)
 	case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionPress:
 		if msg.Y == 0 {
 			if k, ok := m.tabAt(msg.X); ok {
@@ -441,6 +441,7 @@ func (m *Model) derive() {
 	for _, t := range m.all {
 		switch {
 		case t.Problem != "":
+			s.members = append(s.members, t)
 		case model.Eligible(t, now):
 			q.members = append(q.members, t)
 			if handoffExpired(t, now) {
@@ -723,6 +724,10 @@ func (m *Model) actionDone(msg actionMsg) {
 	if msg.err != nil {
 		r.Result, r.Error = string(model.CodeOf(msg.err)), msg.err.Error()
 		m.fail(fmt.Sprintf("%s %s refused: %s", msg.req.Action, msg.req.Seen.DisplayKey(), msg.err))
+		// A refusal is worth more than one cut-off line: the whole reason,
+		// with what changed, until the human dismisses it.
+		m.push(&detailDialog{title: fmt.Sprintf("%s %s refused", actionTitles[msg.req.Action], msg.req.Seen.DisplayKey()),
+			lines: strings.Split(ansi.Wordwrap(msg.err.Error(), max(m.width-2, 20), " "), "\n")})
 	} else {
 		m.note(fmt.Sprintf("%s %s applied", msg.req.Action, msg.req.Seen.DisplayKey()))
 	}

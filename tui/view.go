@@ -211,5 +211,6 @@ func (m *Model) helpLine() string {
 	if m.filtering {
 		return st.Muted.Render(fit("enter keep filter · esc clear filter · ctrl+w delete word", m.width))
 	}
-	return h.ShortHelpView(m.pane().ShortHelp(m.keys))
+	// bubbles/help can overrun its width by one item; cut it here.
+	return ansi.Truncate(h.ShortHelpView(m.pane().ShortHelp(m.keys)), m.width, "…")
 }

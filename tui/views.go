@@ -172,9 +172,16 @@ func refCompare(a, b *model.Task) int {
 	return cmp.Or(strings.Compare(a.Source, b.Source), strings.Compare(a.ID, b.ID))
 }
 
+// levelBroken ranks a task read from bad data above every rung: nothing
+// can act on it until a human looks.
+const levelBroken = model.LevelEscalated + 1
+
 // severity ranks a stale row: its ladder level, and at least stale for a
 // claim on a DOWN node or an expired hand-off (seed 001).
 func severity(t *model.Task, now time.Time, l model.Ladder, down map[string]bool) model.Level {
+	if t.Problem != "" {
+		return levelBroken
+	}
 	lv := model.Escalation(t, now, l)
 	if lv == model.LevelNone && (onDownNode(t, down) || handoffExpired(t, now)) {
 		return model.LevelStale
@@ -196,6 +203,8 @@ func handoffExpired(t *model.Task, now time.Time) bool {
 // whyStale says in words why a task is in the Stale view.
 func whyStale(t *model.Task, now time.Time, down map[string]bool) string {
 	switch {
+	case t.Problem != "":
+		return t.Problem
 	case onDownNode(t, down):
 		return "node " + t.Claim.Node + " DOWN"
 	case handoffExpired(t, now):
@@ -273,21 +282,34 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 			cells[9].style = &st.BarFull
 		}
 	case staleView:
-		lv := severity(t, now, m.policy.Ladder, m.down)
+		down := m.down
+		lv := severity(t, now, m.policy.Ladder, down)
 		ls := st.Level(int(lv))
-		cells[2] = cell{text: strings.ToUpper(lv.String()), style: &ls}
+		label := strings.ToUpper(lv.String())
+		if lv == levelBroken {
+			label = "BROKEN"
+		}
+		cells[2] = cell{text: label, style: &ls}
 		stuck := model.Stuck(t, now)
-		if handoffExpired(t, now) {
+		switch {
+		case handoffExpired(t, now):
 			stuck = now.Sub(t.Reservation.Until)
+		case stuck == 0 && onDownNode(t, down):
+			// The lease still runs, but its node is gone: count from the
+			// last sign of life.
+			stuck = now.Sub(t.Claim.LastAlive())
 		}
 		cells[3] = cell{text: span(stuck)}
+		if lv == levelBroken {
+			cells[3].text = "—"
+		}
 		holder := t.Claim.Name
 		if holder == "" {
 			holder = t.Reservation.For
 		}
 		cells[4] = cell{text: holder}
 		cells[5] = cell{text: t.Claim.Node}
-		cells[6] = cell{text: whyStale(t, now, m.down)}
+		cells[6] = cell{text: whyStale(t, now, down)}
 	}
 }
 
