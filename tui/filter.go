@@ -105,10 +105,12 @@ func matchActivity(a *activity, terms []term) bool {
 }
 
 // containsFold reports whether s contains sub (already lower case),
-// ignoring case. It does not allocate for ASCII text: a filter keystroke
-// runs it over every task.
+// ignoring case. A filter keystroke runs it over every task, so for ASCII
+// text it neither allocates nor compares byte by byte: it jumps between
+// occurrences of sub's first byte in either case.
 func containsFold(s, sub string) bool {
-	if sub == "" {
+	n := len(sub)
+	if n == 0 {
 		return true
 	}
 	for i := 0; i < len(s); i++ {
@@ -116,22 +118,49 @@ func containsFold(s, sub string) bool {
 			return strings.Contains(strings.ToLower(s), sub)
 		}
 	}
-	n := len(sub)
-	for i := 0; i+n <= len(s); i++ {
-		j := 0
-		for j < n && lower(s[i+j]) == sub[j] {
-			j++
+	first, other := sub[0], sub[0]
+	if 'a' <= first && first <= 'z' {
+		other = first - 'a' + 'A'
+	}
+	for i := 0; i+n <= len(s); {
+		j := nextOf(s[i:len(s)-n+1], first, other)
+		if j < 0 {
+			return false
 		}
-		if j == n {
+		i += j
+		if equalFoldASCII(s[i+1:i+n], sub[1:]) {
 			return true
 		}
+		i++
 	}
 	return false
 }
 
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
+// nextOf is the index of the first a or b in s, or -1.
+func nextOf(s string, a, b byte) int {
+	i := strings.IndexByte(s, a)
+	if a == b {
+		return i
 	}
-	return c
+	j := strings.IndexByte(s, b)
+	switch {
+	case i < 0:
+		return j
+	case j < 0 || i < j:
+		return i
+	}
+	return j
+}
+
+func equalFoldASCII(s, lowerSub string) bool {
+	for k := 0; k < len(lowerSub); k++ {
+		c := s[k]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lowerSub[k] {
+			return false
+		}
+	}
+	return true
 }

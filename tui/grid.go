@@ -1,10 +1,6 @@
 package tui
 
-import (
-	"strings"
-
-	"github.com/charmbracelet/lipgloss"
-)
+import "strings"
 
 // column is one column of a view's table.
 type column struct {
@@ -37,10 +33,10 @@ type grid struct {
 }
 
 // cell is one cell to draw: its text and, unless the row is selected, its
-// style (nil: the plain cell style).
+// paint (nil: the plain cell paint).
 type cell struct {
 	text  string
-	style *lipgloss.Style
+	paint *paint
 }
 
 func (g *grid) setColumns(cols []column) {
@@ -132,12 +128,14 @@ func (g *grid) clamp() {
 // render draws the header and the visible rows; row(i) fills cells for
 // data row i (one per column, in column order) and says whether an action
 // on it is pending.
-func (g *grid) render(b *strings.Builder, st *gridStyles, row func(i int, cells []cell) bool) {
-	b.WriteString(strings.Repeat(" ", gutter))
+func (g *grid) render(b *strings.Builder, ps *paints, row func(i int, cells []cell) bool) {
+	var line strings.Builder
+	line.WriteString(strings.Repeat(" ", gutter))
 	for j, ci := range g.shown {
-		b.WriteString(st.header.Render(g.pad(g.cols[ci].title, j)))
-		b.WriteByte(' ')
+		line.WriteString(g.pad(g.cols[ci].title, j))
+		line.WriteByte(' ')
 	}
+	ps.header.write(b, line.String())
 	cells := make([]cell, len(g.cols))
 	end := min(g.offset+g.rows(), g.n)
 	for i := g.offset; i < end; i++ {
@@ -154,22 +152,24 @@ func (g *grid) render(b *strings.Builder, st *gridStyles, row func(i int, cells 
 			mark = " …"
 		}
 		if i == g.cursor {
-			var line strings.Builder
+			// One paint over the whole row: the selection must read at a
+			// glance, with or without colour.
+			line.Reset()
 			for j, ci := range g.shown {
 				line.WriteString(g.pad(cells[ci].text, j))
 				line.WriteByte(' ')
 			}
-			b.WriteString(st.cursor.Render(mark))
-			b.WriteString(st.selected.Render(line.String()))
+			ps.cursor.write(b, mark)
+			ps.selected.write(b, line.String())
 			continue
 		}
 		b.WriteString(mark)
 		for j, ci := range g.shown {
-			s := st.cell
-			if cells[ci].style != nil {
-				s = cells[ci].style
+			p := &ps.cell
+			if cells[ci].paint != nil {
+				p = cells[ci].paint
 			}
-			b.WriteString(s.Render(g.pad(cells[ci].text, j)))
+			p.write(b, g.pad(cells[ci].text, j))
 			b.WriteByte(' ')
 		}
 	}
@@ -183,11 +183,6 @@ func (g *grid) pad(s string, j int) string {
 		return fitRight(s, g.widths[j])
 	}
 	return fit(oneLine(s), g.widths[j])
-}
-
-// gridStyles are the theme styles a grid draws with.
-type gridStyles struct {
-	header, cell, selected, cursor *lipgloss.Style
 }
 
 // rowAt maps a screen line inside the grid (0 = header) to a data row.

@@ -73,6 +73,7 @@ type Model struct {
 	hub    *hub.Hub
 	keys   KeyMap
 	styles *theme.Styles
+	paints *paints
 	now    func() time.Time
 	loc    *time.Location
 	policy model.Policy
@@ -86,7 +87,6 @@ type Model struct {
 	down    map[string]bool
 	nodes   []model.Node
 	acts    []activity
-	agents  []string
 	boundry time.Time // the next time a task changes view by the clock alone
 
 	filter      lineEdit
@@ -131,7 +131,7 @@ func New(o Options) (*Model, error) {
 		st = theme.New(o.Theme)
 	}
 	m := &Model{
-		opts: o, hub: o.Hub, keys: keys, styles: st, now: o.Now, loc: o.Location, policy: o.Policy,
+		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, policy: o.Policy,
 		panes: newPanes(), filter: lineEdit{limit: 200}, down: map[string]bool{},
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{},
 		width: 80, height: 24,
@@ -294,7 +294,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.show(activityView)
 	case key.Matches(msg, k.Sort):
 		p.sort = (p.sort + 1) % len(p.sorts)
-		p.stale = true
+		p.unsorted = true
 		m.freshen(p)
 	case key.Matches(msg, k.Filter):
 		m.filtering = true
@@ -408,12 +408,34 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 // applySnapshot takes a new snapshot: sources, transitions, then the
 // views.
 func (m *Model) applySnapshot(s hub.Snapshot) {
+	same := sameTasks(m.snap, s)
 	m.snap = s
 	m.paused = s.Paused
 	for _, tr := range s.Transitions {
 		m.addActivity(transitionActivity(tr))
 	}
-	m.derive()
+	if m.active == activityView {
+		m.freshen(m.pane())
+	}
+	if !same {
+		m.derive()
+	}
+}
+
+// sameTasks reports whether two snapshots share every source's task list.
+// The hub reuses a source's list until its tasks change, so an idle poll
+// (only "updated Ns ago" moves) costs nothing here.
+func sameTasks(a, b hub.Snapshot) bool {
+	if len(a.Sources) != len(b.Sources) {
+		return false
+	}
+	for i := range a.Sources {
+		x, y := a.Sources[i].Tasks, b.Sources[i].Tasks
+		if len(x) != len(y) || len(x) > 0 && &x[0] != &y[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // derive rebuilds every view from the snapshot: merge, classify, then sort
@@ -466,9 +488,8 @@ func (m *Model) derive() {
 		}
 	}
 	m.boundry = boundary
-	m.agents = m.knownAgents()
 	for _, p := range m.panes {
-		p.stale = true
+		p.unsorted = true
 	}
 	m.freshen(m.pane())
 }
@@ -496,10 +517,11 @@ func (m *Model) reconcile(all []*model.Task) []*model.Task {
 // freshen sorts and filters a pane that is out of date, keeping the cursor
 // on the same task where it can.
 func (m *Model) freshen(p *pane) {
-	if !p.stale {
+	if !p.unsorted && !p.unfiltered {
 		return
 	}
-	p.stale = false
+	resort := p.unsorted
+	p.unsorted, p.unfiltered = false, false
 	keep := m.selectedRef(p)
 	switch p.kind {
 	case nodesView:
@@ -521,7 +543,9 @@ func (m *Model) freshen(p *pane) {
 			slices.Reverse(p.acts)
 		}
 	default:
-		p.sortTasks(m.now(), m.policy.Ladder, m.down)
+		if resort {
+			p.sortTasks(m.now(), m.policy.Ladder, m.down)
+		}
 		p.shown = filterTasks(p.shown[:0], p.members, m.terms)
 	}
 	p.grid.SetLen(p.len())
@@ -562,13 +586,13 @@ func filterTasks(dst, src []*model.Task, terms []term) []*model.Task {
 func (m *Model) refilter() {
 	terms := parseFilter(m.filter.Value())
 	p := m.pane()
-	narrower := narrows(m.terms, terms) && !p.stale && p.kind != nodesView && p.kind != activityView
+	narrower := narrows(m.terms, terms) && !p.unsorted && !p.unfiltered && p.kind != nodesView && p.kind != activityView
 	m.terms = terms
 	for _, q := range m.panes {
-		q.stale = true
+		q.unfiltered = true
 	}
 	if narrower {
-		p.stale = false
+		p.unfiltered = false
 		p.shown = filterTasks(p.shown[:0], p.shown, terms)
 		p.grid.SetLen(len(p.shown))
 		m.syncKeys()
@@ -594,7 +618,7 @@ func (m *Model) setNodes(nodes []model.Node) {
 		m.derive()
 		return
 	}
-	m.panes[nodesView].stale = true
+	m.panes[nodesView].unsorted = true
 	if m.active == nodesView {
 		m.freshen(m.pane())
 	}
@@ -631,7 +655,7 @@ func (m *Model) addActivity(a activity) {
 	if len(m.acts) > maxActivity {
 		m.acts = m.acts[:maxActivity]
 	}
-	m.panes[activityView].stale = true
+	m.panes[activityView].unsorted = true
 }
 
 func recordActivity(r model.AuditRecord) activity {
@@ -695,7 +719,7 @@ func (m *Model) startAction(a model.Action) {
 	case model.ActionCancel:
 		m.push(newReasonForm(req, m.styles))
 	case model.ActionHandoff:
-		m.push(newHandoffForm(req, m.agents, m.styles))
+		m.push(newHandoffForm(req, m.knownAgents(), m.styles))
 	default:
 		m.push(&confirmDialog{req: req})
 	}

@@ -128,15 +128,15 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 		}
 		return
 	}
-	gs := gridStyles{header: &st.Header, cell: &st.Cell, selected: &st.Selected, cursor: &st.Cursor}
+	gs := m.paints
 	var rows strings.Builder
 	switch p.kind {
 	case nodesView:
-		p.grid.render(&rows, &gs, func(i int, c []cell) bool { m.nodeCells(p.nodes[i], c); return false })
+		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.nodeCells(p.nodes[i], c); return false })
 	case activityView:
-		p.grid.render(&rows, &gs, func(i int, c []cell) bool { m.activityCells(p.acts[i], c); return false })
+		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.activityCells(p.acts[i], c); return false })
 	default:
-		p.grid.render(&rows, &gs, func(i int, c []cell) bool {
+		p.grid.render(&rows, gs, func(i int, c []cell) bool {
 			t := p.shown[i]
 			m.taskCells(p, t, c)
 			_, busy := m.pending[t.Ref()]

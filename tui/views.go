@@ -37,19 +37,20 @@ type pane struct {
 
 	members []*model.Task
 	shown   []*model.Task
+	keys    []pullKey // sort buffer, reused
 	nodes   []model.Node
 	acts    []activity
 
-	// stale marks a pane whose rows must be re-sorted and re-filtered before
+	// unsorted and unfiltered mark a pane whose rows must be redone before
 	// it is drawn; only the pane on screen is kept fresh, so a snapshot costs
-	// one sort, not five.
-	stale bool
+	// one sort, not five, and a filter keystroke no sort at all.
+	unsorted, unfiltered bool
 }
 
 func newPanes() [viewCount]*pane {
 	var p [viewCount]*pane
 	for k := range viewCount {
-		p[k] = &pane{kind: k, stale: true}
+		p[k] = &pane{kind: k, unsorted: true, unfiltered: true}
 	}
 	p[queueView].sorts = []string{"pull order", "oldest first", "newest first"}
 	p[queueView].grid.setColumns([]column{
@@ -117,7 +118,7 @@ func (p *pane) sortTasks(now time.Time, l model.Ladder, down map[string]bool) {
 	case queueView:
 		switch p.sort {
 		case 0:
-			slices.SortFunc(t, model.PullCompare)
+			p.sortPullOrder()
 		case 1:
 			slices.SortStableFunc(t, func(a, b *model.Task) int { return a.CreatedAt.Compare(b.CreatedAt) })
 		default:
@@ -151,6 +152,44 @@ func (p *pane) sortTasks(now time.Time, l model.Ladder, down map[string]bool) {
 			slices.SortFunc(t, refCompare)
 		}
 	}
+}
+
+// pullKey holds a task's pull-order fields by value, so sorting 100k tasks
+// compares integers in one slice instead of chasing every pointer.
+type pullKey struct {
+	rank, prio int
+	sec        int64
+	nsec       int
+	t          *model.Task
+}
+
+// sortPullOrder sorts the members in exactly model.PullCompare's order:
+// the same keys, and PullCompare itself for the last tie-breaks.
+func (p *pane) sortPullOrder() {
+	keys := p.keys[:0]
+	for _, t := range p.members {
+		keys = append(keys, pullKey{rank: t.Class.Rank(), prio: t.Priority, sec: t.EditedAt.Unix(), nsec: t.EditedAt.Nanosecond(), t: t})
+	}
+	slices.SortFunc(keys, func(a, b pullKey) int {
+		if a.rank != b.rank {
+			return cmp.Compare(a.rank, b.rank)
+		}
+		if a.prio != b.prio {
+			return cmp.Compare(b.prio, a.prio)
+		}
+		if a.sec != b.sec {
+			return cmp.Compare(a.sec, b.sec)
+		}
+		if a.nsec != b.nsec {
+			return cmp.Compare(a.nsec, b.nsec)
+		}
+		return model.PullCompare(a.t, b.t)
+	})
+	for i := range keys {
+		p.members[i] = keys[i].t
+	}
+	clear(keys) // drop the task pointers; keep the room
+	p.keys = keys
 }
 
 // leftCompare puts the lease that runs out first on top; HUMAN claims
@@ -242,9 +281,8 @@ func nodeRank(s model.NodeStatus) int {
 // taskCells fills one row of a task pane.
 func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 	now := m.now()
-	st := m.styles
-	src := st.Source(t.Source)
-	cells[0] = cell{text: t.Source, style: &src}
+	ps := m.paints
+	cells[0] = cell{text: t.Source, paint: ps.source(t.Source)}
 	cells[1] = cell{text: t.DisplayKey()}
 	switch p.kind {
 	case queueView:
@@ -257,12 +295,12 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 			if !r.Until.IsZero() {
 				until = " " + span(r.Until.Sub(now))
 			}
-			cells[6] = cell{text: "→ " + r.For + until, style: &st.Info}
+			cells[6] = cell{text: "→ " + r.For + until, paint: &ps.info}
 		}
 	case leasesView:
 		cells[2] = cell{text: t.Claim.Holder.String()}
 		if t.Claim.Holder == model.HolderHuman {
-			cells[2].style = &st.Accent
+			cells[2].paint = &ps.accent
 		}
 		cells[3] = cell{text: t.Claim.Name}
 		cells[4] = cell{text: t.Claim.RunID}
@@ -275,21 +313,18 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 		}
 		left := model.Remaining(t, now)
 		cells[8] = cell{text: clock(left)}
-		cells[9] = cell{text: bar(left, m.policy.Lease, 10)}
+		cells[9] = cell{text: bar(left, m.policy.Lease, 10), paint: &ps.barFull}
 		if model.Health(t, now, m.policy) == model.LeaseExpiring {
-			cells[8].style, cells[9].style = &st.Warn, &st.Warn
-		} else {
-			cells[9].style = &st.BarFull
+			cells[8].paint, cells[9].paint = &ps.warn, &ps.warn
 		}
 	case staleView:
 		down := m.down
 		lv := severity(t, now, m.policy.Ladder, down)
-		ls := st.Level(int(lv))
 		label := strings.ToUpper(lv.String())
 		if lv == levelBroken {
 			label = "BROKEN"
 		}
-		cells[2] = cell{text: label, style: &ls}
+		cells[2] = cell{text: label, paint: &ps.levels[lv]}
 		stuck := model.Stuck(t, now)
 		switch {
 		case handoffExpired(t, now):
@@ -325,14 +360,14 @@ func bar(left, lease time.Duration, width int) string {
 
 func (m *Model) nodeCells(n model.Node, cells []cell) {
 	now := m.now()
-	st := m.styles
+	ps := m.paints
 	cells[0] = cell{text: n.Name}
-	status := cell{text: n.Status.String(), style: &st.OK}
+	status := cell{text: n.Status.String(), paint: &ps.ok}
 	switch n.Status {
 	case model.NodeDown:
-		status.style = &st.Danger
+		status.paint = &ps.danger
 	case model.NodeDegraded, model.NodeUnknown:
-		status.style = &st.Warn
+		status.paint = &ps.warn
 	}
 	cells[1] = status
 	cells[2] = cell{text: ago(n.LastSeen, now)}
@@ -345,15 +380,14 @@ func (m *Model) nodeCells(n model.Node, cells []cell) {
 }
 
 func (m *Model) activityCells(a activity, cells []cell) {
-	st := m.styles
-	cells[0] = cell{text: a.At.In(m.loc).Format("15:04:05"), style: &st.Muted}
-	src := st.Source(a.Source)
-	cells[1] = cell{text: a.Source, style: &src}
+	ps := m.paints
+	cells[0] = cell{text: a.At.In(m.loc).Format("15:04:05"), paint: &ps.muted}
+	cells[1] = cell{text: a.Source, paint: ps.source(a.Source)}
 	cells[2] = cell{text: a.Task}
 	cells[3] = cell{text: a.What}
 	if a.Failed {
-		cells[3].style = &st.Danger
+		cells[3].paint = &ps.danger
 	} else if a.Human {
-		cells[3].style = &st.Accent
+		cells[3].paint = &ps.accent
 	}
 }
