@@ -26,8 +26,8 @@ func bigQueue(n int, rng *rand.Rand) hub.Snapshot {
 	var srcs [2][]*model.Task
 	for i := range n {
 		t := &model.Task{Source: "prod", ID: strconv.Itoa(i), Key: "TASK-" + strconv.Itoa(i),
-			Title:   "Rotate the certificates of service " + strconv.Itoa(i%977) + " in region eu-west",
-			Class:   model.Class(1 + rng.IntN(4)), Priority: rng.IntN(5),
+			Title: "Rotate the certificates of service " + strconv.Itoa(i%977) + " in region eu-west",
+			Class: model.Class(1 + rng.IntN(4)), Priority: rng.IntN(5),
 			CreatedAt: t0.Add(-time.Duration(rng.IntN(72*60)) * time.Minute), State: model.StateQueued}
 		t.EditedAt = t.CreatedAt
 		if i%2 == 1 {

@@ -75,10 +75,18 @@ func TestQueueShowsEligibleTasksInExactlyThePullOrder(t *testing.T) {
 		}
 	}
 	model.SortPullOrder(want)
-	got := r.m.panes[queueView].shown
-	if !slices.Equal(got, want) {
-		t.Fatalf("queue %v, want pull order %v", keys(got), keys(want))
+	got := rowKeys(r.m.panes[queueView].shown)
+	if !slices.Equal(got, keys(want)) {
+		t.Fatalf("queue %v, want pull order %v", got, keys(want))
 	}
+}
+
+func rowKeys(rows []row) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.t.DisplayKey())
+	}
+	return out
 }
 
 func keys(ts []*model.Task) []string {
@@ -94,14 +102,14 @@ func (r *rig) selectKey(view viewKind, key string) {
 	r.t.Helper()
 	r.press(fmt.Sprint(int(view) + 1))
 	p := r.m.pane()
-	for i, t := range p.shown {
-		if t.DisplayKey() == key {
+	for i, row := range p.shown {
+		if row.t.DisplayKey() == key {
 			p.grid.Select(i)
 			r.m.syncKeys()
 			return
 		}
 	}
-	r.t.Fatalf("%s is not in %s: %v", key, viewTitles[view], keys(p.shown))
+	r.t.Fatalf("%s is not in %s: %v", key, viewTitles[view], rowKeys(p.shown))
 }
 
 func (r *rig) get(id string) *model.Task {
@@ -300,7 +308,7 @@ func TestFilterByFieldAndText(t *testing.T) {
 			r.press(fmt.Sprint(int(c.view)+1), "/")
 			r.typeText(c.filter)
 			r.press("enter")
-			if got := keys(r.m.pane().shown); !slices.Equal(got, c.want) {
+			if got := rowKeys(r.m.pane().shown); !slices.Equal(got, c.want) {
 				t.Fatalf("filter %q shows %v, want %v", c.filter, got, c.want)
 			}
 			r.press("esc")
@@ -314,7 +322,7 @@ func TestFilterByFieldAndText(t *testing.T) {
 		r.press("/")
 		r.typeText("tlsx")
 		r.press("backspace")
-		if got := keys(r.m.pane().shown); !slices.Equal(got, []string{"TASK-1"}) {
+		if got := rowKeys(r.m.pane().shown); !slices.Equal(got, []string{"TASK-1"}) {
 			t.Fatalf("after backspace: %v", got)
 		}
 	})
@@ -324,8 +332,8 @@ func TestSortCycles(t *testing.T) {
 	r := newRig(t)
 	r.press("s")
 	got := r.m.pane().shown
-	if !slices.IsSortedFunc(got, func(a, b *model.Task) int { return a.CreatedAt.Compare(b.CreatedAt) }) || !strings.Contains(r.screen(), "oldest first") {
-		t.Fatalf("second sort is not oldest first: %v", keys(got))
+	if !slices.IsSortedFunc(got, by(func(a, b *model.Task) int { return a.CreatedAt.Compare(b.CreatedAt) })) || !strings.Contains(r.screen(), "oldest first") {
+		t.Fatalf("second sort is not oldest first: %v", rowKeys(got))
 	}
 	r.press("s", "s")
 	if r.m.pane().sort != 0 {

@@ -48,7 +48,10 @@ func narrows(prev, next []term) bool {
 	return true
 }
 
-func matchTask(t *model.Task, terms []term) bool {
+// matchRow matches a task view's row: free text against its search text,
+// fields against the task.
+func matchRow(r row, terms []term) bool {
+	t := r.t
 	for _, tm := range terms {
 		var ok bool
 		switch tm.field {
@@ -61,7 +64,7 @@ func matchTask(t *model.Task, terms []term) bool {
 		case "node":
 			ok = containsFold(t.Claim.Node, tm.value)
 		default:
-			ok = containsFold(t.Key, tm.value) || containsFold(t.Title, tm.value) || containsFold(t.ID, tm.value)
+			ok = strings.Contains(r.hay, tm.value)
 		}
 		if !ok {
 			return false
@@ -163,4 +166,44 @@ func equalFoldASCII(s, lowerSub string) bool {
 		}
 	}
 	return true
+}
+
+// hayBuilder lays out the search text of every row of a snapshot in one
+// buffer; rows keep their offsets until the buffer is done. The buffer is
+// reused from snapshot to snapshot.
+type hayBuilder struct {
+	buf []byte
+}
+
+func (h *hayBuilder) add(t *model.Task) row {
+	start := len(h.buf)
+	for _, s := range [...]string{t.Key, t.Title, t.ID} {
+		h.appendLower(s)
+		h.buf = append(h.buf, 0) // no term spans two fields
+	}
+	return row{t: t, lo: int32(start), hi: int32(len(h.buf))}
+}
+
+// appendLower appends s in lower case: ASCII in place, anything else
+// through strings.ToLower.
+func (h *hayBuilder) appendLower(s string) {
+	at := len(h.buf)
+	h.buf = append(h.buf, s...)
+	b := h.buf[at:]
+	for i, c := range b {
+		if c >= utf8.RuneSelf {
+			h.buf = append(h.buf[:at], strings.ToLower(s)...)
+			return
+		}
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+}
+
+// text is the finished buffer as one string; rows cut their hay from it.
+func (h *hayBuilder) text() string {
+	s := string(h.buf)
+	h.buf = h.buf[:0]
+	return s
 }

@@ -84,6 +84,7 @@ type Model struct {
 
 	snap    hub.Snapshot
 	all     []*model.Task // every task of the snapshot, with action results on top
+	hay     hayBuilder
 	down    map[string]bool
 	nodes   []model.Node
 	acts    []activity
@@ -366,7 +367,7 @@ func (m *Model) selected() *model.Task {
 	if p.kind == nodesView || p.kind == activityView || p.len() == 0 {
 		return nil
 	}
-	return p.shown[p.grid.cursor]
+	return p.shown[p.grid.cursor].t
 }
 
 // readOnly says whether actions on source are refused.
@@ -460,31 +461,43 @@ func (m *Model) derive() {
 		}
 	}
 	ladder := m.policy.Ladder
+	hay := &m.hay
 	for _, t := range m.all {
+		var r row
 		switch {
 		case t.Problem != "":
-			s.members = append(s.members, t)
+			r = hay.add(t)
+			s.members = append(s.members, r)
 		case model.Eligible(t, now):
-			q.members = append(q.members, t)
+			r = hay.add(t)
+			q.members = append(q.members, r)
 			if handoffExpired(t, now) {
-				s.members = append(s.members, t)
+				s.members = append(s.members, r)
 			} else if t.Reservation.Active(now) && !t.Reservation.Until.IsZero() {
 				soonest(t.Reservation.Until)
 			}
 		case t.State == model.StateClaimed && t.Claim.Held():
+			r = hay.add(t)
 			if severity(t, now, ladder, m.down) > model.LevelNone {
-				s.members = append(s.members, t)
+				s.members = append(s.members, r)
 				if alive := t.Claim.LastAlive(); !alive.IsZero() {
 					for _, d := range []time.Duration{ladder.Urgent, ladder.Notify, ladder.Escalate} {
 						soonest(alive.Add(d))
 					}
 				}
 			} else {
-				l.members = append(l.members, t)
+				l.members = append(l.members, r)
 				if !t.Claim.Expires.IsZero() {
 					soonest(t.Claim.Expires)
 				}
 			}
+		}
+	}
+	// The rows hold offsets until the buffer is done; now cut their text.
+	text := hay.text()
+	for _, p := range []*pane{q, l, s} {
+		for i := range p.members {
+			p.members[i].hay = text[p.members[i].lo:p.members[i].hi]
 		}
 	}
 	m.boundry = boundary
@@ -501,6 +514,9 @@ func (m *Model) reconcile(all []*model.Task) []*model.Task {
 		return all
 	}
 	for i, t := range all {
+		if len(m.overrides) == 0 {
+			break
+		}
 		o := m.overrides[t.Ref()]
 		if o == nil {
 			continue
@@ -550,8 +566,8 @@ func (m *Model) freshen(p *pane) {
 	}
 	p.grid.SetLen(p.len())
 	if keep != "" {
-		for i, t := range p.shown {
-			if t.Ref() == keep {
+		for i, r := range p.shown {
+			if r.t.Ref() == keep {
 				p.grid.Select(i)
 				break
 			}
@@ -566,16 +582,16 @@ func (m *Model) selectedRef(p *pane) string {
 	if p.kind == nodesView || p.kind == activityView || p.grid.cursor >= len(p.shown) {
 		return ""
 	}
-	return p.shown[p.grid.cursor].Ref()
+	return p.shown[p.grid.cursor].t.Ref()
 }
 
-func filterTasks(dst, src []*model.Task, terms []term) []*model.Task {
+func filterTasks(dst, src []row, terms []term) []row {
 	if len(terms) == 0 {
 		return append(dst, src...)
 	}
-	for _, t := range src {
-		if matchTask(t, terms) {
-			dst = append(dst, t)
+	for _, r := range src {
+		if matchRow(r, terms) {
+			dst = append(dst, r)
 		}
 	}
 	return dst
@@ -638,11 +654,11 @@ func (m *Model) knownAgents() []string {
 	for _, a := range m.opts.Agents {
 		add(a)
 	}
-	for _, t := range m.panes[leasesView].members {
-		add(t.Claim.Name)
+	for _, r := range m.panes[leasesView].members {
+		add(r.t.Claim.Name)
 	}
-	for _, t := range m.panes[staleView].members {
-		add(t.Claim.Name)
+	for _, r := range m.panes[staleView].members {
+		add(r.t.Claim.Name)
 	}
 	slices.Sort(out)
 	return append([]string{model.AnyAgent}, out...)

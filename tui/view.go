@@ -137,7 +137,7 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.activityCells(p.acts[i], c); return false })
 	default:
 		p.grid.render(&rows, gs, func(i int, c []cell) bool {
-			t := p.shown[i]
+			t := p.shown[i].t
 			m.taskCells(p, t, c)
 			_, busy := m.pending[t.Ref()]
 			return busy

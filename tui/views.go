@@ -26,6 +26,20 @@ const (
 
 var viewTitles = [viewCount]string{"Queue", "Leases", "Stale", "Nodes", "Activity"}
 
+// row is a task in a task view with its search text: key, title and id in
+// lower case, cut from one contiguous buffer per snapshot, so a filter
+// keystroke scans memory in order instead of chasing 100k task pointers.
+type row struct {
+	t      *model.Task
+	hay    string
+	lo, hi int32 // hay's place in the snapshot's buffer
+}
+
+// by lifts a task comparison to rows.
+func by(f func(a, b *model.Task) int) func(a, b row) int {
+	return func(a, b row) int { return f(a.t, b.t) }
+}
+
 // pane is one view: its table, its sort orders, and the rows it shows.
 // Task views hold members (the tasks that belong to the view, sorted) and
 // shown (members passing the filter); the others hold their own rows.
@@ -35,9 +49,10 @@ type pane struct {
 	sorts []string
 	sort  int
 
-	members []*model.Task
-	shown   []*model.Task
-	keys    []pullKey // sort buffer, reused
+	members []row
+	shown   []row
+	keys    []pullKey // sort buffers, reused
+	spare   []row
 	nodes   []model.Node
 	acts    []activity
 
@@ -120,56 +135,60 @@ func (p *pane) sortTasks(now time.Time, l model.Ladder, down map[string]bool) {
 		case 0:
 			p.sortPullOrder()
 		case 1:
-			slices.SortStableFunc(t, func(a, b *model.Task) int { return a.CreatedAt.Compare(b.CreatedAt) })
+			slices.SortStableFunc(t, by(func(a, b *model.Task) int { return a.CreatedAt.Compare(b.CreatedAt) }))
 		default:
-			slices.SortStableFunc(t, func(a, b *model.Task) int { return b.CreatedAt.Compare(a.CreatedAt) })
+			slices.SortStableFunc(t, by(func(a, b *model.Task) int { return b.CreatedAt.Compare(a.CreatedAt) }))
 		}
 	case leasesView:
 		switch p.sort {
 		case 0:
-			slices.SortFunc(t, func(a, b *model.Task) int { return cmp.Or(leftCompare(a, b), refCompare(a, b)) })
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(leftCompare(a, b), refCompare(a, b)) }))
 		case 1:
-			slices.SortFunc(t, func(a, b *model.Task) int {
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
 				return cmp.Or(a.Claim.ClaimedAt.Compare(b.Claim.ClaimedAt), refCompare(a, b))
-			})
+			}))
 		default:
-			slices.SortFunc(t, func(a, b *model.Task) int {
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
 				return cmp.Or(strings.Compare(a.Claim.Name, b.Claim.Name), refCompare(a, b))
-			})
+			}))
 		}
 	case staleView:
 		switch p.sort {
 		case 0:
-			slices.SortFunc(t, func(a, b *model.Task) int {
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
 				return cmp.Or(cmp.Compare(severity(b, now, l, down), severity(a, now, l, down)),
 					cmp.Compare(model.Stuck(b, now), model.Stuck(a, now)), refCompare(a, b))
-			})
+			}))
 		case 1:
-			slices.SortFunc(t, func(a, b *model.Task) int {
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
 				return cmp.Or(cmp.Compare(model.Stuck(b, now), model.Stuck(a, now)), refCompare(a, b))
-			})
+			}))
 		default:
-			slices.SortFunc(t, refCompare)
+			slices.SortFunc(t, by(refCompare))
 		}
 	}
 }
 
 // pullKey holds a task's pull-order fields by value, so sorting 100k tasks
-// compares integers in one slice instead of chasing every pointer.
+// compares integers in one small slice instead of chasing every pointer;
+// idx says which member it was.
 type pullKey struct {
-	rank, prio int
 	sec        int64
-	nsec       int
-	t          *model.Task
+	prio       int
+	rank, nsec int32
+	idx        int32
 }
 
 // sortPullOrder sorts the members in exactly model.PullCompare's order:
 // the same keys, and PullCompare itself for the last tie-breaks.
 func (p *pane) sortPullOrder() {
 	keys := p.keys[:0]
-	for _, t := range p.members {
-		keys = append(keys, pullKey{rank: t.Class.Rank(), prio: t.Priority, sec: t.EditedAt.Unix(), nsec: t.EditedAt.Nanosecond(), t: t})
+	for i, r := range p.members {
+		t := r.t
+		keys = append(keys, pullKey{sec: t.EditedAt.Unix(), prio: t.Priority, rank: int32(t.Class.Rank()),
+			nsec: int32(t.EditedAt.Nanosecond()), idx: int32(i)})
 	}
+	members := p.members
 	slices.SortFunc(keys, func(a, b pullKey) int {
 		if a.rank != b.rank {
 			return cmp.Compare(a.rank, b.rank)
@@ -183,13 +202,15 @@ func (p *pane) sortPullOrder() {
 		if a.nsec != b.nsec {
 			return cmp.Compare(a.nsec, b.nsec)
 		}
-		return model.PullCompare(a.t, b.t)
+		return model.PullCompare(members[a.idx].t, members[b.idx].t)
 	})
-	for i := range keys {
-		p.members[i] = keys[i].t
+	sorted := p.spare[:0]
+	for _, k := range keys {
+		sorted = append(sorted, members[k.idx])
 	}
-	clear(keys) // drop the task pointers; keep the room
-	p.keys = keys
+	// The old slice becomes the next sort's spare; drop its pointers.
+	clear(members)
+	p.members, p.spare, p.keys = sorted, members[:0], keys
 }
 
 // leftCompare puts the lease that runs out first on top; HUMAN claims
