@@ -33,7 +33,7 @@ type Request struct {
 // through it, so the rules hold wherever an action comes from.
 type Desk struct {
 	Actor    string
-	Journal  *Journal                // nil: no local log
+	Journal  *Journal                 // nil: no local log
 	ReadOnly func(source string) bool // nil: writable
 	Now      func() time.Time
 }

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// Config is the whole configuration file (SPEC §6).
+type Config struct {
+	Actor      string         `mapstructure:"actor" json:"actor"`
+	ReadOnly   bool           `mapstructure:"read_only" json:"read_only"`
+	AuditLog   string         `mapstructure:"audit_log" json:"audit_log"`
+	Sources    []SourceConfig `mapstructure:"sources" json:"sources"`
+	Escalation LadderConfig   `mapstructure:"escalation" json:"escalation"`
+	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
+	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
+
+	file string // the file it came from, if any
+}
+
+// SourceConfig is one entry of `sources:`. Fields apply by kind.
+type SourceConfig struct {
+	Name     string `mapstructure:"name" json:"name"`
+	Kind     string `mapstructure:"kind" json:"kind"`
+	ReadOnly bool   `mapstructure:"read_only" json:"read_only,omitempty"`
+	Color    string `mapstructure:"color" json:"color,omitempty"`
+	// sqlite, lockdir
+	Path string `mapstructure:"path" json:"path,omitempty"`
+	// postgres
+	DSN    string `mapstructure:"dsn" json:"dsn,omitempty"`
+	DSNEnv string `mapstructure:"dsn_env" json:"dsn_env,omitempty"`
+	// sqlite, postgres
+	Table       string        `mapstructure:"table" json:"table,omitempty"`
+	Pool        string        `mapstructure:"pool" json:"pool,omitempty"`
+	SeedTimeout time.Duration `mapstructure:"seed_timeout" json:"seed_timeout,omitempty"`
+	// lockdir
+	TasksFile string `mapstructure:"tasks_file" json:"tasks_file,omitempty"`
+	// notion
+	Token      string `mapstructure:"token" json:"token,omitempty"`
+	TokenEnv   string `mapstructure:"token_env" json:"token_env,omitempty"`
+	DatabaseID string `mapstructure:"database_id" json:"database_id,omitempty"`
+	Schema     string `mapstructure:"schema" json:"schema,omitempty"`
+	BaseURL    string `mapstructure:"base_url" json:"base_url,omitempty"`
+}
+
+// LadderConfig is seed 001's escalation ladder.
+type LadderConfig struct {
+	StaleAfter    time.Duration `mapstructure:"stale_after" json:"stale_after"`
+	UrgentAfter   time.Duration `mapstructure:"urgent_after" json:"urgent_after"`
+	NotifyAfter   time.Duration `mapstructure:"notify_after" json:"notify_after"`
+	EscalateAfter time.Duration `mapstructure:"escalate_after" json:"escalate_after"`
+}
+
+// Policy is the model policy the configuration asks for.
+func (c *Config) Policy() model.Policy {
+	return model.Policy{
+		Lease:          c.Lease,
+		HeartbeatEvery: c.Heartbeat,
+		Ladder: model.Ladder{
+			Stale: c.Escalation.StaleAfter, Urgent: c.Escalation.UrgentAfter,
+			Notify: c.Escalation.NotifyAfter, Escalate: c.Escalation.EscalateAfter,
+		},
+	}
+}
+
+// configPath is where the configuration file is looked for by default.
+func configPath() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "claimdeck", "config.yaml")
+}
+
+// dataDir holds the embedded queue and the audit log.
+func dataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "claimdeck")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "claimdeck")
+	}
+	return filepath.Join(os.TempDir(), "claimdeck")
+}
+
+// loadConfig reads the file (explicit, or the default if it exists), then
+// CLAIMDECK_* environment variables over it. With no file at all, the
+// embedded SQLite queue is the one source.
+func loadConfig(file string) (*Config, error) {
+	v := viper.New()
+	v.SetEnvPrefix("CLAIMDECK")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	p := model.DefaultPolicy()
+	// viper's Unmarshal sees environment-only keys only when they have a
+	// default, so every scalar key gets one.
+	v.SetDefault("actor", "")
+	v.SetDefault("read_only", false)
+	v.SetDefault("audit_log", filepath.Join(dataDir(), "audit.jsonl"))
+	v.SetDefault("lease", p.Lease)
+	v.SetDefault("heartbeat_every", p.HeartbeatEvery)
+	v.SetDefault("escalation.stale_after", p.Ladder.Stale)
+	v.SetDefault("escalation.urgent_after", p.Ladder.Urgent)
+	v.SetDefault("escalation.notify_after", p.Ladder.Notify)
+	v.SetDefault("escalation.escalate_after", p.Ladder.Escalate)
+
+	explicit := file != ""
+	if !explicit {
+		if env := os.Getenv("CLAIMDECK_CONFIG"); env != "" {
+			file, explicit = env, true
+		} else {
+			file = configPath()
+		}
+	}
+	cfg := &Config{}
+	if file != "" {
+		v.SetConfigFile(file)
+		if err := v.ReadInConfig(); err != nil {
+			var notFound viper.ConfigFileNotFoundError
+			missing := errors.As(err, &notFound) || errors.Is(err, os.ErrNotExist)
+			if explicit || !missing {
+				return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%s: %v", file, err)
+			}
+		} else {
+			cfg.file = file
+		}
+	}
+	if err := v.Unmarshal(cfg); err != nil {
+		return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%s: %v", file, err)
+	}
+	if cfg.Actor == "" {
+		cfg.Actor = loginName()
+	}
+	if len(cfg.Sources) == 0 && cfg.file == "" {
+		cfg.Sources = []SourceConfig{{Name: "local", Kind: "sqlite", Path: filepath.Join(dataDir(), "queue.db")}}
+	}
+	return cfg, cfg.validate()
+}
+
+func loginName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
+var kinds = map[string]bool{"sqlite": true, "postgres": true, "lockdir": true, "notion": true}
+
+func (c *Config) validate() error {
+	var problems []string
+	seen := map[string]bool{}
+	for i, s := range c.Sources {
+		where := fmt.Sprintf("sources[%d]", i)
+		if s.Name == "" {
+			problems = append(problems, where+": no name")
+		} else if seen[s.Name] {
+			problems = append(problems, where+": the name "+s.Name+" is used twice")
+		}
+		seen[s.Name] = true
+		if !kinds[s.Kind] {
+			problems = append(problems, fmt.Sprintf("%s (%s): kind %q is not one of sqlite, postgres, lockdir, notion", where, s.Name, s.Kind))
+		}
+	}
+	l := c.Escalation
+	if !(l.StaleAfter > 0 && l.StaleAfter <= l.UrgentAfter && l.UrgentAfter <= l.NotifyAfter && l.NotifyAfter <= l.EscalateAfter) {
+		problems = append(problems, "escalation: thresholds must be positive and in order stale ≤ urgent ≤ notify ≤ escalate")
+	}
+	if c.Lease <= 0 {
+		problems = append(problems, "lease must be positive")
+	}
+	if len(problems) > 0 {
+		return model.Errorf(model.CodeMisconfigured, "config", "", "%s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// expand resolves ~ and environment variables in a configured path.
+func expand(p string) string {
+	p = os.ExpandEnv(p)
+	if strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[2:])
+		}
+	}
+	return p
+}

@@ -1,0 +1,127 @@
+// Command claimdeck is the control room for multi-agent task queues: the
+// dashboard, the ntask-compatible agent commands and the operator
+// overrides, over every configured source. This package only wires
+// configuration to constructors.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// app carries the global flags and what they load.
+type app struct {
+	configFile string
+	sourceName string
+	output     string
+	readOnly   bool
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	cfg            *Config
+}
+
+func (a *app) out() printer { return printer{w: a.stdout, table: a.output == "table"} }
+
+// run executes one command line and returns the exit status of the ntask
+// contract: 0 ok, 2 CONFLICT, 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var done exitStatus
+	if errors.As(err, &done) {
+		return int(done)
+	}
+	var me *model.Error
+	if !errors.As(err, &me) {
+		// cobra's own errors: unknown commands and flags, bad flag values.
+		err = model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
+	}
+	return a.out().fail(err)
+}
+
+// exitStatus ends a command that has already printed its result.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "claimdeck",
+		Short: "A control room for multi-agent task queues",
+		Long: `claimdeck watches and steers the task queues AI agents claim work from —
+SQLite or PostgreSQL tables, lock-file directories, Notion databases — and
+gives agents the ntask command line (next, claim, heartbeat, complete, …).
+
+Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
+--output table is for people. Exit status: 0 ok, 2 CONFLICT,
+3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.`,
+		Version:       version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if a.output != "json" && a.output != "table" {
+				return model.Errorf(model.CodeMisconfigured, "", "", "--output %q: want json or table", a.output)
+			}
+			cfg, err := loadConfig(a.configFile)
+			if err != nil {
+				return err
+			}
+			if a.readOnly {
+				cfg.ReadOnly = true
+			}
+			a.cfg = cfg
+			return nil
+		},
+	}
+	f := root.PersistentFlags()
+	f.StringVar(&a.configFile, "config", "", "configuration file (default "+configPath()+")")
+	f.StringVar(&a.sourceName, "source", "", "the configured source to act on (default: the only one)")
+	f.StringVarP(&a.output, "output", "o", "json", "output format: json or table")
+	f.BoolVar(&a.readOnly, "read-only", false, "refuse every write")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
+	})
+	root.AddCommand(a.agentCommands()...)
+	root.AddCommand(a.operatorCommands()...)
+	root.AddCommand(a.migrateCommand(), a.configCommand(), a.versionCommand())
+	return root
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return a.out().json(map[string]any{"ok": true, "version": version})
+		},
+	}
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/sqlstore"
+)
+
+// openSource turns one configured source into a Source.
+func openSource(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Source, error) {
+	switch sc.Kind {
+	case "sqlite", "postgres":
+		dsn := sc.DSN
+		if sc.DSNEnv != "" {
+			dsn = os.Getenv(sc.DSNEnv)
+			if dsn == "" {
+				return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: $%s is empty", sc.Name, sc.DSNEnv)
+			}
+		}
+		path := expand(sc.Path)
+		return sqlstore.Open(ctx, sqlstore.Config{
+			Name: sc.Name, Driver: sc.Kind, Path: path, DSN: dsn, Table: sc.Table, Pool: sc.Pool,
+			Lease: cfg.Lease, SeedTimeout: sc.SeedTimeout,
+			// The embedded queue is claimdeck's own: create it. A team's table
+			// is changed only by `claimdeck migrate`.
+			Create: sc.Kind == "sqlite" && sc.Table == "",
+		})
+	}
+	return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: kind %q is not available in this build", sc.Name, sc.Kind)
+}
+
+// pickSource finds the source a command acts on: --source, or the only one.
+func pickSource(cfg *Config, name string) (SourceConfig, error) {
+	if name == "" {
+		if len(cfg.Sources) == 1 {
+			return cfg.Sources[0], nil
+		}
+		names := make([]string, len(cfg.Sources))
+		for i, s := range cfg.Sources {
+			names[i] = s.Name
+		}
+		return SourceConfig{}, model.Errorf(model.CodeMisconfigured, "", "", "%d sources are configured: choose one with --source (%v)", len(names), names)
+	}
+	for _, s := range cfg.Sources {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return SourceConfig{}, model.Errorf(model.CodeMisconfigured, "", "", "--source %q: no such source in the configuration", name)
+}
+
+func (c *Config) readOnly(source string) bool {
+	if c.ReadOnly {
+		return true
+	}
+	for _, s := range c.Sources {
+		if s.Name == source {
+			return s.ReadOnly
+		}
+	}
+	return false
+}

@@ -1,0 +1,20 @@
+// Package notionemu is a strict local emulator of the part of the Notion API
+// (Notion-Version 2022-06-28) that claimdeck speaks: database retrieve and
+// query, page retrieve, create and update, and page comments.
+//
+// It exists so that backends and their tests can run against something that
+// rejects what real Notion rejects: requests without a bearer token or a
+// Notion-Version header, unknown properties, values of the wrong type, a
+// select cleared with {"name": ""} instead of null, rich text over 2,000
+// characters, pages of more than 100 results. It paginates at 100, rounds
+// created_time and last_edited_time down to the minute, rate-limits each
+// integration token with 429 and Retry-After, and injects 5xx and 529
+// faults and latency on demand.
+//
+// The emulator knows Notion's wire format and nothing of claimdeck's model:
+// no task states, leases or vocabularies live here, only database schemas
+// (the presets mirror the seeds' property names) and page values.
+//
+// A Server is an http.Handler; serve it with httptest.NewServer or
+// http.Server, or call Serve.
+package notionemu

@@ -1,0 +1,48 @@
+package notionemu
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// apiError is an error that reaches the client as Notion's error object:
+// {"object":"error","status":400,"code":"validation_error","message":"..."}.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func (e *apiError) body() map[string]any {
+	return map[string]any{
+		"object":  "error",
+		"status":  e.Status,
+		"code":    e.Code,
+		"message": e.Message,
+	}
+}
+
+func validationError(format string, args ...any) *apiError {
+	return &apiError{http.StatusBadRequest, "validation_error", fmt.Sprintf(format, args...)}
+}
+
+func notFound(kind, id string) *apiError {
+	return &apiError{http.StatusNotFound, "object_not_found", fmt.Sprintf(
+		"Could not find %s with ID: %s. Make sure the relevant pages and databases are shared with your integration.", kind, id)}
+}
+
+// faultCodes are the failures that fault injection may answer with, and the
+// code real Notion puts in each one's body.
+var faultCodes = map[int]string{
+	http.StatusInternalServerError: "internal_server_error",
+	http.StatusBadGateway:          "bad_gateway",
+	http.StatusServiceUnavailable:  "service_unavailable",
+	http.StatusGatewayTimeout:      "gateway_timeout",
+	StatusServiceOverload:          "service_overload",
+}
+
+// StatusServiceOverload is the non-standard status Notion answers with when
+// it sheds load; its code is "service_overload".
+const StatusServiceOverload = 529

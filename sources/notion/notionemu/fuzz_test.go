@@ -1,0 +1,73 @@
+package notionemu
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// checkAnswer holds for any request body: the emulator never panics, and it
+// either succeeds or answers 400 with Notion's error object.
+func checkAnswer(t *testing.T, srv *Server, method, path string, body []byte) {
+	req := httptest.NewRequest(method, path, strings.NewReader(string(body)))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Notion-Version", NotionVersion)
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, req)
+	var answer map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil {
+		t.Fatalf("answer is not JSON: %v: %s", err, rec.Body)
+	}
+	switch rec.Code {
+	case http.StatusOK:
+		if answer["object"] == "error" {
+			t.Fatalf("200 with an error object: %v", answer)
+		}
+	case http.StatusBadRequest:
+		code := answer["code"]
+		if answer["object"] != "error" || answer["status"] != 400.0 || answer["message"] == "" ||
+			(code != "validation_error" && code != "invalid_json") {
+			t.Fatalf("400 without the documented error shape: %v", answer)
+		}
+	default:
+		t.Fatalf("status %d for body %q: %s", rec.Code, body, rec.Body)
+	}
+}
+
+func FuzzQueryFilter(f *testing.F) {
+	for _, seed := range []string{
+		``, `{}`, `{"page_size":100}`, `{"start_cursor":"x"}`,
+		`{"filter":{"property":"Status","select":{"equals":"READY"}}}`,
+		`{"filter":{"and":[{"property":"Priority","number":{"greater_than":1}},{"or":[{"property":"Lock Expires","date":{"is_empty":true}}]}]}}`,
+		`{"filter":{"timestamp":"last_edited_time","last_edited_time":{"on_or_after":"2026-02-01T00:00:00Z"}}}`,
+		`{"filter":{"property":"Agent","rich_text":{"contains":"x"}},"sorts":[{"property":"Class","direction":"ascending"}]}`,
+		`{"filter":{"property":"ID","unique_id":{"equals":1}},"sorts":[{"timestamp":"created_time","direction":"descending"}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	h := newHarness(f)
+	seedQueue(h)
+	path := "/v1/databases/" + h.db + "/query"
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkAnswer(t, h.srv, "POST", path, body)
+	})
+}
+
+func FuzzPagePatch(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"archived":false}`, `{"in_trash":true}`,
+		`{"properties":{"Claimed By":{"select":null},"Priority":{"number":null}}}`,
+		`{"properties":{"Status":{"select":{"name":"READY"}},"Lock Expires":{"date":{"start":"2026-02-01T02:35:00Z","end":null,"time_zone":"UTC"}}}}`,
+		`{"properties":{"Agent":{"rich_text":[{"type":"text","text":{"content":"a","link":{"url":"u"}},"annotations":{"bold":true,"color":"red"}}]}}}`,
+		`{"properties":{"Class":{"select":{"name":"NEW"}},"Name":{"title":[]}}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	h := newHarness(f)
+	id := h.createTask(titled("fuzzed"))["id"].(string)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkAnswer(t, h.srv, "PATCH", "/v1/pages/"+id, body)
+	})
+}

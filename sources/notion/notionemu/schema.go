@@ -1,0 +1,313 @@
+package notionemu
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// PropertyType is a Notion property type as the API names it.
+type PropertyType string
+
+// The property types whose values the emulator stores, validates, filters
+// and sorts. Any other type (rollup, formula, button, unsupported, …) can be
+// declared too: it is read-only and every page shows Property.Value for it.
+const (
+	TypeTitle          PropertyType = "title"
+	TypeRichText       PropertyType = "rich_text"
+	TypeNumber         PropertyType = "number"
+	TypeSelect         PropertyType = "select"
+	TypeStatus         PropertyType = "status"
+	TypeDate           PropertyType = "date"
+	TypeCheckbox       PropertyType = "checkbox"
+	TypeURL            PropertyType = "url"
+	TypeEmail          PropertyType = "email"
+	TypePhoneNumber    PropertyType = "phone_number"
+	TypeUniqueID       PropertyType = "unique_id"
+	TypeCreatedTime    PropertyType = "created_time"
+	TypeLastEditedTime PropertyType = "last_edited_time"
+	TypeRollup         PropertyType = "rollup"
+)
+
+// Property declares one column of a database schema.
+type Property struct {
+	Name string
+	Type PropertyType
+	// Options are the select or status option names, in display order
+	// (Notion sorts select values by this order, not alphabetically).
+	Options []string
+	// Prefix is a unique_id property's prefix, such as "TASK" for TASK-42.
+	Prefix string
+	// Config is the type-specific schema object of a type the emulator does
+	// not model (rollup, button, …); nil renders as {}.
+	Config json.RawMessage
+	// Value is what every page shows for a type the emulator does not model,
+	// until Server.SetComputed changes it; nil renders as null.
+	Value json.RawMessage
+}
+
+// DatabaseSchema describes a database to create with Server.CreateDatabase.
+type DatabaseSchema struct {
+	// ID fixes the database id (with or without dashes); empty means random.
+	ID         string
+	Title      string
+	Properties []Property
+}
+
+// modelled reports whether the emulator stores and validates values of t.
+func (t PropertyType) modelled() bool {
+	switch t {
+	case TypeTitle, TypeRichText, TypeNumber, TypeSelect, TypeStatus, TypeDate,
+		TypeCheckbox, TypeURL, TypeEmail, TypePhoneNumber,
+		TypeUniqueID, TypeCreatedTime, TypeLastEditedTime:
+		return true
+	}
+	return false
+}
+
+// writable reports whether pages may set values of t through the API.
+func (t PropertyType) writable() bool {
+	switch t {
+	case TypeUniqueID, TypeCreatedTime, TypeLastEditedTime:
+		return false
+	}
+	return t.modelled()
+}
+
+// optionColors is the palette Notion cycles through for new options.
+var optionColors = []string{"default", "gray", "brown", "orange", "yellow", "green", "blue", "purple", "pink", "red"}
+
+type option struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Color string `json:"color"`
+}
+
+type column struct {
+	id      string
+	name    string
+	typ     PropertyType
+	options []option
+	prefix  string
+	config  json.RawMessage
+	value   json.RawMessage
+}
+
+type database struct {
+	id         string
+	title      string
+	created    time.Time
+	columns    []*column // in schema order
+	byKey      map[string]*column
+	shared     map[string]bool // tokens the database is shared with
+	pages      []*page         // in creation order
+	nextUnique int
+}
+
+// lookup finds a column by name or by id: Notion accepts both wherever a
+// property is named in a request.
+func (db *database) lookup(key string) (*column, bool) {
+	c, ok := db.byKey[key]
+	return c, ok
+}
+
+func newDatabase(schema DatabaseSchema, created time.Time) (*database, error) {
+	id := newID()
+	if schema.ID != "" {
+		var ok bool
+		if id, ok = normalizeID(schema.ID); !ok {
+			return nil, fmt.Errorf("database id %q is not a UUID", schema.ID)
+		}
+	}
+	db := &database{
+		id: id, title: schema.Title, created: created,
+		byKey: map[string]*column{}, shared: map[string]bool{}, nextUnique: 1,
+	}
+	var titles, uniques int
+	for _, p := range schema.Properties {
+		c, err := newColumn(p, db.byKey)
+		if err != nil {
+			return nil, err
+		}
+		switch p.Type {
+		case TypeTitle:
+			titles++
+		case TypeUniqueID:
+			uniques++
+		}
+		db.columns = append(db.columns, c)
+		db.byKey[c.name] = c
+		db.byKey[c.id] = c
+	}
+	if titles != 1 {
+		return nil, fmt.Errorf("database %q has %d title properties, Notion requires exactly one", schema.Title, titles)
+	}
+	if uniques > 1 {
+		return nil, fmt.Errorf("database %q has %d unique_id properties, Notion allows one", schema.Title, uniques)
+	}
+	return db, nil
+}
+
+func newColumn(p Property, taken map[string]*column) (*column, error) {
+	switch {
+	case strings.TrimSpace(p.Name) == "":
+		return nil, errors.New("property with an empty name")
+	case p.Type == "":
+		return nil, fmt.Errorf("property %q has no type", p.Name)
+	case taken[p.Name] != nil:
+		return nil, fmt.Errorf("property %q declared twice", p.Name)
+	case p.Type.modelled() && (p.Config != nil || p.Value != nil):
+		return nil, fmt.Errorf("property %q: Config and Value are for types the emulator does not model, not %s", p.Name, p.Type)
+	}
+	c := &column{name: p.Name, typ: p.Type, prefix: p.Prefix, config: p.Config, value: p.Value}
+	c.id = propertyID(p, taken)
+	for _, name := range p.Options {
+		if _, err := c.addOption(name); err != nil {
+			return nil, fmt.Errorf("property %q: %w", p.Name, err)
+		}
+	}
+	return c, nil
+}
+
+// propertyID makes the short, URL-encoded, stable id Notion gives a
+// property ("title" for the title), so clients that address properties by
+// id are exercised with ids that need escaping.
+func propertyID(p Property, taken map[string]*column) string {
+	if p.Type == TypeTitle {
+		return "title"
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789<>:;=?@[]^_`{|}~"
+	h := fnv.New64a()
+	h.Write([]byte(p.Name))
+	n := h.Sum64()
+	var raw []byte
+	for len(raw) < 4 || taken[url.QueryEscape(string(raw))] != nil {
+		raw = append(raw, alphabet[n%uint64(len(alphabet))])
+		n = n/uint64(len(alphabet)) + uint64(len(raw))*7919
+	}
+	return url.QueryEscape(string(raw))
+}
+
+// addOption appends a select or status option the way Notion does when a
+// page names an option the schema lacks.
+func (c *column) addOption(name string) (option, error) {
+	switch {
+	case name == "":
+		return option{}, errors.New("option names cannot be empty")
+	case strings.Contains(name, ","):
+		return option{}, fmt.Errorf("option %q: option names cannot contain commas", name)
+	case len([]rune(name)) > 100:
+		return option{}, fmt.Errorf("option %q: option names are limited to 100 characters", name)
+	}
+	if o, ok := c.option(name); ok {
+		return o, nil
+	}
+	o := option{ID: newID(), Name: name, Color: optionColors[len(c.options)%len(optionColors)]}
+	c.options = append(c.options, o)
+	return o, nil
+}
+
+func (c *column) option(name string) (option, bool) {
+	for _, o := range c.options {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return option{}, false
+}
+
+// optionRank is an option's position in the schema, which is how Notion
+// orders select values when sorting.
+func (c *column) optionRank(name string) int {
+	for i, o := range c.options {
+		if o.Name == name {
+			return i
+		}
+	}
+	return len(c.options)
+}
+
+// schemaJSON renders the column as a database property object, e.g.
+// {"id":"%3EQQn","name":"Status","type":"select","select":{"options":[...]}}.
+func (c *column) schemaJSON() map[string]any {
+	var config any = map[string]any{}
+	switch c.typ {
+	case TypeNumber:
+		config = map[string]any{"format": "number"}
+	case TypeSelect:
+		config = map[string]any{"options": c.optionsJSON()}
+	case TypeStatus:
+		ids := make([]string, len(c.options))
+		for i, o := range c.options {
+			ids[i] = o.ID
+		}
+		config = map[string]any{
+			"options": c.optionsJSON(),
+			"groups":  []any{map[string]any{"id": "to-do", "name": "To-do", "color": "gray", "option_ids": ids}},
+		}
+	case TypeUniqueID:
+		config = map[string]any{"prefix": nullable(c.prefix)}
+	default:
+		if c.config != nil {
+			config = c.config
+		}
+	}
+	return map[string]any{"id": c.id, "name": c.name, "type": c.typ, string(c.typ): config}
+}
+
+func (c *column) optionsJSON() []any {
+	out := make([]any, len(c.options))
+	for i, o := range c.options {
+		out[i] = map[string]any{"id": o.ID, "name": o.Name, "color": o.Color, "description": nil}
+	}
+	return out
+}
+
+// nullable renders an empty string as JSON null.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// objectJSON renders the database object as GET /v1/databases/{id} returns it.
+func (db *database) objectJSON(owner string) map[string]any {
+	props := make(map[string]any, len(db.columns))
+	for _, c := range db.columns {
+		props[c.name] = c.schemaJSON()
+	}
+	return map[string]any{
+		"object":           "database",
+		"id":               db.id,
+		"created_time":     notionTime(db.created),
+		"last_edited_time": notionTime(db.created),
+		"created_by":       userJSON(owner),
+		"last_edited_by":   userJSON(owner),
+		"title":            textArrayJSON(plainText(db.title)),
+		"description":      []any{},
+		"icon":             nil,
+		"cover":            nil,
+		"properties":       props,
+		"parent":           map[string]any{"type": "workspace", "workspace": true},
+		"url":              notionURL(db.id),
+		"public_url":       nil,
+		"archived":         false,
+		"in_trash":         false,
+		"is_inline":        false,
+	}
+}
+
+func notionURL(id string) string {
+	return "https://www.notion.so/" + strings.ReplaceAll(id, "-", "")
+}
+
+// notionTime formats a timestamp the way Notion does, e.g.
+// "2022-10-24T22:54:00.000Z"; Server.stamp has already rounded it.
+func notionTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}

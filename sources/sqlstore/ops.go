@@ -1,0 +1,461 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+func (s *Store) scanOne(sc rowScanner) (*model.Task, error) {
+	var r row
+	if err := sc.Scan(r.dest()...); err != nil {
+		return nil, err
+	}
+	return r.task(s.cfg.Name, s.cfg.Pool, s.cfg.SeedTimeout), nil
+}
+
+func (s *Store) scanAll(rows rowsIter, err error) ([]*model.Task, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*model.Task
+	for rows.Next() {
+		t, err := s.scanOne(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// cursor is the poll watermark on the database clock, and when the last
+// full poll ran (on ours).
+type cursor struct {
+	Mark time.Time `json:"m"`
+	Full time.Time `json:"f"`
+}
+
+// Poll reads every task on an empty cursor; afterwards only the rows whose
+// updated_at passed the watermark (an index range scan, so an idle poll
+// costs the same on any table size) and the ids deleted since. Every
+// ReconcileEvery it reads everything again.
+func (s *Store) Poll(ctx context.Context, since sources.Cursor) (sources.Delta, error) {
+	st, migrated := s.stmts()
+	var c cursor
+	if since != "" {
+		if err := json.Unmarshal([]byte(since), &c); err != nil {
+			return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "bad cursor: %v", err)
+		}
+	}
+	var dbNow nullTime
+	if err := s.db.queryRow(ctx, st.now).Scan(&dbNow); err != nil {
+		return sources.Delta{}, s.classify("poll", "", err)
+	}
+	full := since == "" || !migrated || time.Since(c.Full) >= s.cfg.ReconcileEvery
+	d := sources.Delta{Full: full}
+	var err error
+	if full {
+		d.Tasks, err = s.scanAll(s.db.query(ctx, st.full))
+		c.Full = time.Now()
+	} else {
+		mark := s.d.timeArg(c.Mark)
+		d.Tasks, err = s.scanAll(s.db.query(ctx, st.changed, mark))
+		if err == nil {
+			d.Removed, err = s.removedSince(ctx, st, mark)
+		}
+	}
+	if err != nil {
+		return sources.Delta{}, s.classify("poll", "", err)
+	}
+	c.Mark = dbNow.t.Add(-s.cfg.Overlap)
+	b, _ := json.Marshal(c)
+	d.Cursor = sources.Cursor(b)
+	return d, nil
+}
+
+func (s *Store) removedSince(ctx context.Context, st statements, mark any) ([]string, error) {
+	rows, err := s.db.query(ctx, st.tombstones, s.tag, mark)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// Get reads one task with its audit history.
+func (s *Store) Get(ctx context.Context, id string) (*model.Task, error) {
+	st, migrated := s.stmts()
+	t, err := s.scanOne(s.db.queryRow(ctx, st.get, id))
+	if isNoRows(err) {
+		return nil, sources.NotFound("get", id)
+	}
+	if err != nil {
+		return nil, s.classify("get", id, err)
+	}
+	if migrated {
+		if t.History, err = s.history(ctx, st, id); err != nil {
+			return nil, s.classify("get", id, err)
+		}
+	}
+	return t, nil
+}
+
+func (s *Store) history(ctx context.Context, st statements, id string) ([]model.Event, error) {
+	rows, err := s.db.query(ctx, st.history, s.tag, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []model.Event
+	for rows.Next() {
+		var at nullTime
+		var actor, action string
+		var reason, detail *string
+		if err := rows.Scan(&at, &actor, &action, &reason, &detail); err != nil {
+			return nil, err
+		}
+		out = append(out, model.Event{At: at.t, Actor: actor, Action: action, Reason: deref(reason), Detail: deref(detail)})
+	}
+	return out, rows.Err()
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// nullable passes "" as SQL NULL.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Create inserts a pending task in the pool.
+func (s *Store) Create(ctx context.Context, n sources.NewTask) (*model.Task, error) {
+	st, err := s.writable("create", n.ID)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(n.Title) == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, "create", n.ID, "a title is required")
+	}
+	if n.Priority < 0 {
+		return nil, model.Errorf(model.CodeMisconfigured, "create", n.ID, "priority %d: seed 003 priorities are not negative", n.Priority)
+	}
+	id := n.ID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	var class any
+	if n.Class != 0 && n.Class != model.ClassStandard {
+		class = n.Class.String()
+	}
+	t, err := s.scanOne(s.db.queryRow(ctx, st.insert, id, n.Title, nullable(n.Description),
+		nullable(model.PriorityName(n.Priority)), nil, s.cfg.Pool, class))
+	if err != nil {
+		return nil, s.classify("create", id, err)
+	}
+	return t, nil
+}
+
+// Next is seed 002's `next` in one SELECT.
+func (s *Store) Next(ctx context.Context, agent string) (*model.Task, error) {
+	st, err := s.writable("next", "")
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.scanOne(s.db.queryRow(ctx, st.next, agent, s.cfg.Pool))
+	if isNoRows(err) {
+		return nil, nil
+	}
+	return t, s.classify("next", "", err)
+}
+
+func (s *Store) claimArgs(c sources.ClaimRequest) ([]any, error) {
+	if strings.TrimSpace(c.Agent) == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, "claim", "", "an agent name is required")
+	}
+	if strings.HasPrefix(c.Agent, model.HumanPrefix) {
+		return nil, model.Errorf(model.CodeMisconfigured, "claim", "", "agent names may not start with %s: that is how human takeovers are recorded", model.HumanPrefix)
+	}
+	lease := c.Lease
+	if lease <= 0 {
+		lease = s.cfg.Lease
+	}
+	return []any{c.Agent, nullable(c.RunID), nullable(c.Node), uuid.NewString(), lease.Milliseconds(), s.cfg.Pool}, nil
+}
+
+// Claim is one conditional UPDATE … RETURNING: it succeeds only on a row
+// model.Claimable allows, judged on the database clock.
+func (s *Store) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	st, err := s.writable("claim", id)
+	if err != nil {
+		return nil, err
+	}
+	args, err := s.claimArgs(c)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, id, s.cfg.SeedTimeout.Milliseconds())
+	t, err := s.scanOne(s.db.queryRow(ctx, st.claim, args...))
+	if isNoRows(err) {
+		return nil, s.refusal(ctx, "claim", id, model.CodeConflict, "someone else holds it, or it is not queued")
+	}
+	return t, s.classify("claim", id, err)
+}
+
+// ClaimNext claims the first eligible task in pull order in one statement.
+func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	st, err := s.writable("claim", "")
+	if err != nil {
+		return nil, err
+	}
+	args, err := s.claimArgs(c)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.scanOne(s.db.queryRow(ctx, st.claimNext, args...))
+	if isNoRows(err) {
+		return nil, nil
+	}
+	return t, s.classify("claim", "", err)
+}
+
+// refusal reads the row after a conditional write matched nothing, to tell
+// "no such task" from a refusal and to attach the task as it is now.
+func (s *Store) refusal(ctx context.Context, op, id string, code model.Code, why string) error {
+	cur, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	e := model.Errorf(code, op, id, "%s (now %s", why, cur.State)
+	if cur.Claim.Held() {
+		e.Msg += ", held by " + cur.Claim.Name
+	}
+	e.Msg += ")"
+	e.Current = cur
+	return e
+}
+
+// Heartbeat extends the lease of the holder of token.
+func (s *Store) Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	st, err := s.writable("heartbeat", id)
+	if err != nil {
+		return nil, err
+	}
+	if lease <= 0 {
+		lease = s.cfg.Lease
+	}
+	return s.holderWrite(ctx, "heartbeat", id, st.heartbeat, id, token, lease.Milliseconds())
+}
+
+func (s *Store) holderWrite(ctx context.Context, op, id, stmt string, args ...any) (*model.Task, error) {
+	if args[1] == "" {
+		return nil, sources.Lost(op, id)
+	}
+	t, err := s.scanOne(s.db.queryRow(ctx, stmt, args...))
+	if isNoRows(err) {
+		if _, gerr := s.Get(ctx, id); gerr != nil {
+			return nil, gerr
+		}
+		return nil, sources.Lost(op, id)
+	}
+	return t, s.classify(op, id, err)
+}
+
+var finalStates = map[model.State]bool{model.StateDone: true, model.StateFailed: true, model.StateCanceled: true}
+
+// Finish ends or parks the holder's claim, keyed on its token.
+func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	op := "finish"
+	st, err := s.writable(op, id)
+	if err != nil {
+		return nil, err
+	}
+	status, ok := statusOfState[o.State]
+	if !ok || o.State == model.StateQueued || o.State == model.StateClaimed {
+		return nil, model.Errorf(model.CodeMisconfigured, op, id, "%s is not an outcome (want done, blocked, review, canceled or failed)", o.State)
+	}
+	var next any
+	if !o.NextCheckAt.IsZero() {
+		next = s.d.timeArg(o.NextCheckAt)
+	}
+	final := 0
+	if finalStates[o.State] {
+		final = 1
+	}
+	return s.holderWrite(ctx, op, id, st.finish, id, token, status, nullable(o.Reason),
+		nullable(o.UnblockAction), next, nullable(o.Artifacts), final)
+}
+
+// Handoff: a human's is checked against the version they saw, an agent's
+// against its token.
+func (s *Store) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	st, err := s.writable("handoff", id)
+	if err != nil {
+		return nil, err
+	}
+	to := strings.TrimSpace(h.To)
+	if to == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, "handoff", id, "a target agent (or ANY) is required")
+	}
+	worker := to
+	if strings.EqualFold(to, model.AnyAgent) {
+		to, worker = model.AnyAgent, s.cfg.Pool // seed agents querying the pool find it again
+	}
+	dur := h.For
+	if dur <= 0 {
+		dur = sources.DefaultReservation
+	}
+	args := []any{worker, to, dur.Milliseconds(), nullable(h.Actor), nullable(h.Reason), nullable(h.Priority)}
+	if h.Token != "" || h.Expect == "" {
+		return s.agentHandoff(ctx, st, id, h, args)
+	}
+	return s.humanAction(ctx, model.ActionHandoff, id, h.Human, "to "+to, func(q querier) (*model.Task, error) {
+		return s.scanOne(q.queryRow(ctx, st.handoff, append([]any{id}, args...)...))
+	})
+}
+
+func (s *Store) agentHandoff(ctx context.Context, st statements, id string, h sources.Handoff, args []any) (*model.Task, error) {
+	if h.Token == "" {
+		return nil, sources.Lost("handoff", id)
+	}
+	var out *model.Task
+	err := s.db.tx(ctx, func(q querier) error {
+		t, err := s.scanOne(q.queryRow(ctx, st.agentHand, append([]any{id, h.Token}, args...)...))
+		if err != nil {
+			return err
+		}
+		out = t
+		return s.writeAudit(ctx, q, st, id, h.Actor, string(model.ActionHandoff), h.Reason, "to "+h.To+" (by the holder)", nil, t)
+	})
+	if isNoRows(err) {
+		if _, gerr := s.Get(ctx, id); gerr != nil {
+			return nil, gerr
+		}
+		return nil, sources.Lost("handoff", id)
+	}
+	return out, s.classify("handoff", id, err)
+}
+
+// Takeover claims the task as HUMAN:<actor> with a new token and no expiry.
+func (s *Store) Takeover(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	st, err := s.writable("takeover", id)
+	if err != nil {
+		return nil, err
+	}
+	return s.humanAction(ctx, model.ActionTakeover, id, h, "", func(q querier) (*model.Task, error) {
+		return s.scanOne(q.queryRow(ctx, st.takeover, id, model.HumanPrefix+h.Actor, uuid.NewString()))
+	})
+}
+
+// ForceRelease returns the task to the pool exactly as seed 003's release
+// statement does, and clears the lock.
+func (s *Store) ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	st, err := s.writable("force-release", id)
+	if err != nil {
+		return nil, err
+	}
+	return s.humanAction(ctx, model.ActionForceRelease, id, h, "", func(q querier) (*model.Task, error) {
+		return s.scanOne(q.queryRow(ctx, st.release, id, s.cfg.Pool))
+	})
+}
+
+// Cancel ends the task as canceled with the human's reason.
+func (s *Store) Cancel(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	st, err := s.writable("cancel", id)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(h.Reason) == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, "cancel", id, "a reason is required")
+	}
+	return s.humanAction(ctx, model.ActionCancel, id, h, "", func(q querier) (*model.Task, error) {
+		return s.scanOne(q.queryRow(ctx, st.cancel, id, h.Reason))
+	})
+}
+
+// humanAction runs one override in a short transaction: lock the row,
+// refuse unless it is still the version the human saw, write, audit.
+func (s *Store) humanAction(ctx context.Context, action model.Action, id string, h sources.Human, detail string,
+	write func(q querier) (*model.Task, error)) (*model.Task, error) {
+	op := string(action)
+	st, _ := s.stmts()
+	if strings.TrimSpace(h.Actor) == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, op, id, "no actor")
+	}
+	var out *model.Task
+	err := s.db.tx(ctx, func(q querier) error {
+		cur, err := s.scanOne(q.queryRow(ctx, st.lockRow, id))
+		if isNoRows(err) {
+			return sources.NotFound(op, id)
+		}
+		if err != nil {
+			return err
+		}
+		if cur.Version != h.Expect {
+			e := model.Errorf(model.CodeConflict, op, id, "the task changed since it was read (version %s, now %s)", h.Expect, cur.Version)
+			e.Current = cur
+			return e
+		}
+		if cur.State.Final() {
+			e := model.Errorf(model.CodeConflict, op, id, "the task is already %s", cur.State)
+			e.Current = cur
+			return e
+		}
+		if cur.Problem != "" {
+			return model.Errorf(model.CodeMisconfigured, op, id, "the row is broken: %s", cur.Problem)
+		}
+		if out, err = write(q); err != nil {
+			return err
+		}
+		return s.writeAudit(ctx, q, st, id, h.Actor, op, h.Reason, detail, cur, out)
+	})
+	if err != nil {
+		if e := model.CurrentOf(err); e != nil {
+			_ = s.loadHistory(ctx, st, e)
+		}
+		return nil, s.classify(op, id, err)
+	}
+	return out, nil
+}
+
+func (s *Store) loadHistory(ctx context.Context, st statements, t *model.Task) error {
+	h, err := s.history(ctx, st, t.ID)
+	t.History = h
+	return err
+}
+
+func (s *Store) writeAudit(ctx context.Context, q querier, st statements, id, actor, action, reason, detail string, before, after *model.Task) error {
+	b, _ := json.Marshal(model.Brief(before))
+	a, _ := json.Marshal(model.Brief(after))
+	if before == nil {
+		b = nil
+	}
+	_, err := q.exec(ctx, st.audit, s.tag, id, actor, action, nullable(reason), nullable(detail), nullable(string(b)), nullable(string(a)))
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}

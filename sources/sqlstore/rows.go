@@ -1,0 +1,236 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+type colKind int
+
+const (
+	kText colKind = iota
+	kTime
+	kInt
+)
+
+type column struct {
+	name string
+	kind colKind
+	// seed marks the columns of seed 003's table; the rest are added by
+	// Migrate. required seed columns must exist even to read.
+	seed, required bool
+}
+
+// columns is the order every SELECT and RETURNING lists them in.
+var columns = []column{
+	{"id", kText, true, true},
+	{"title", kText, true, true},
+	{"description", kText, true, false},
+	{"priority", kText, true, true},
+	{"task_type", kText, true, false},
+	{"status", kText, true, true},
+	{"assigned_worker", kText, true, true},
+	{"created_at", kTime, true, true},
+	{"started_at", kTime, true, true},
+	{"completed_at", kTime, true, false},
+	{"lock_token", kText, false, false},
+	{"lease_expires_at", kTime, false, false},
+	{"heartbeat_at", kTime, false, false},
+	{"holder_kind", kText, false, false},
+	{"run_id", kText, false, false},
+	{"node", kText, false, false},
+	{"reserved_for", kText, false, false},
+	{"reserved_until", kTime, false, false},
+	{"reserved_by", kText, false, false},
+	{"handoff_reason", kText, false, false},
+	{"handoff_priority", kText, false, false},
+	{"class", kText, false, false},
+	{"reason", kText, false, false},
+	{"unblock_action", kText, false, false},
+	{"next_check_at", kTime, false, false},
+	{"artifacts", kText, false, false},
+	{"escalation", kText, false, false},
+	{"version", kInt, false, false},
+	{"updated_at", kTime, false, false},
+}
+
+// selectList renders the column list, standing in NULL for columns an
+// unmigrated table does not have yet.
+func selectList(d dialect, have map[string]bool) string {
+	parts := make([]string, len(columns))
+	for i, c := range columns {
+		switch {
+		case !have[c.name]:
+			parts[i] = "NULL"
+		case c.kind == kText:
+			parts[i] = d.text(c.name)
+		default:
+			parts[i] = c.name
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// row receives one SELECT/RETURNING row in columns order.
+type row struct {
+	id, title, description, priority, taskType, status, worker               sql.NullString
+	created, started, completed                                              nullTime
+	token                                                                    sql.NullString
+	leaseExpires, heartbeat                                                  nullTime
+	holderKind, runID, node, reservedFor                                     sql.NullString
+	reservedUntil                                                            nullTime
+	reservedBy, handoffReason, handoffPriority, class, reason, unblockAction sql.NullString
+	nextCheck                                                                nullTime
+	artifacts, escalation                                                    sql.NullString
+	version                                                                  sql.NullInt64
+	updated                                                                  nullTime
+}
+
+func (r *row) dest() []any {
+	return []any{
+		&r.id, &r.title, &r.description, &r.priority, &r.taskType, &r.status, &r.worker,
+		&r.created, &r.started, &r.completed,
+		&r.token, &r.leaseExpires, &r.heartbeat, &r.holderKind, &r.runID, &r.node,
+		&r.reservedFor, &r.reservedUntil, &r.reservedBy, &r.handoffReason, &r.handoffPriority,
+		&r.class, &r.reason, &r.unblockAction, &r.nextCheck, &r.artifacts, &r.escalation,
+		&r.version, &r.updated,
+	}
+}
+
+// The seed 003 vocabulary, and the statuses claimdeck adds for the states
+// the seed has no word for.
+const (
+	statusPending    = "pending"
+	statusInProgress = "in_progress"
+	statusCompleted  = "completed"
+	statusFailed     = "failed"
+	statusBlocked    = "blocked"
+	statusReview     = "review"
+	statusCanceled   = "canceled"
+)
+
+var stateOfStatus = map[string]model.State{
+	statusPending:    model.StateQueued,
+	statusInProgress: model.StateClaimed,
+	statusCompleted:  model.StateDone,
+	statusFailed:     model.StateFailed,
+	statusBlocked:    model.StateBlocked,
+	statusReview:     model.StateReview,
+	statusCanceled:   model.StateCanceled,
+	"cancelled":      model.StateCanceled,
+}
+
+var statusOfState = map[model.State]string{
+	model.StateQueued:   statusPending,
+	model.StateClaimed:  statusInProgress,
+	model.StateDone:     statusCompleted,
+	model.StateFailed:   statusFailed,
+	model.StateBlocked:  statusBlocked,
+	model.StateReview:   statusReview,
+	model.StateCanceled: statusCanceled,
+}
+
+// rowPriority reads seed 003's priority text exactly as the SQL ORDER BY
+// does (see priorityRank), so that the screen and `next` agree.
+func rowPriority(s string) int {
+	v := strings.ToLower(strings.TrimSpace(s))
+	switch v {
+	case "critical":
+		return model.PriorityCritical
+	case "high", "urgent":
+		return model.PriorityHigh
+	case "medium", "normal":
+		return model.PriorityMedium
+	case "low":
+		return model.PriorityLow
+	}
+	if len(v) >= 1 && len(v) <= 9 && strings.Trim(v, "0123456789") == "" {
+		n, _ := strconv.Atoi(v)
+		return n
+	}
+	return model.PriorityNone
+}
+
+// rowClass reads the class as the SQL ORDER BY does (see classRank).
+func rowClass(s string) model.Class {
+	c, err := model.ParseClass(s)
+	if err != nil {
+		return model.ClassStandard
+	}
+	return c
+}
+
+// task maps a row onto the model. seedTimeout is the lease of rows claimed
+// by the seed's own SQL, which records only started_at.
+func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
+	t := &model.Task{
+		Source:        source,
+		ID:            r.id.String,
+		Key:           r.id.String,
+		Title:         r.title.String,
+		Description:   r.description.String,
+		RawStatus:     r.status.String,
+		Class:         rowClass(r.class.String),
+		Priority:      rowPriority(r.priority.String),
+		CreatedAt:     r.created.t,
+		EditedAt:      r.created.t,
+		Reason:        r.reason.String,
+		Artifacts:     r.artifacts.String,
+		UnblockAction: r.unblockAction.String,
+		NextCheckAt:   r.nextCheck.t,
+	}
+	if r.version.Valid {
+		t.Version = strconv.FormatInt(r.version.Int64, 10)
+		t.EditedAt = r.updated.t
+	}
+	if lvl, ok := model.ParseLevel(r.escalation.String); ok {
+		t.Escalated = lvl
+	}
+	state, known := stateOfStatus[strings.ToLower(strings.TrimSpace(r.status.String))]
+	t.State = state
+	if !known {
+		t.Problem = fmt.Sprintf("status %q is not in the vocabulary (pending, in_progress, completed, failed, blocked, review, canceled)", r.status.String)
+	}
+	for _, nt := range []*nullTime{&r.created, &r.started, &r.completed, &r.leaseExpires, &r.heartbeat, &r.reservedUntil, &r.nextCheck, &r.updated} {
+		if nt.err != nil && t.Problem == "" {
+			t.Problem = nt.err.Error()
+		}
+	}
+	worker := r.worker.String
+	switch t.State {
+	case model.StateClaimed:
+		t.Claim = model.Claim{
+			Holder:      model.HolderAgent,
+			Name:        worker,
+			RunID:       r.runID.String,
+			Node:        r.node.String,
+			Token:       r.token.String,
+			ClaimedAt:   r.started.t,
+			HeartbeatAt: r.heartbeat.t,
+			Expires:     r.leaseExpires.t,
+		}
+		if r.holderKind.String == model.HolderHuman.String() {
+			t.Claim.Holder, t.Claim.Expires = model.HolderHuman, time.Time{}
+		} else if t.Claim.Expires.IsZero() && !r.started.t.IsZero() {
+			t.Claim.Expires = r.started.t.Add(seedTimeout)
+		}
+	case model.StateQueued:
+		switch {
+		case r.reservedFor.Valid:
+			t.Reservation = model.Reservation{
+				For: r.reservedFor.String, Until: r.reservedUntil.t, By: r.reservedBy.String,
+				Reason: r.handoffReason.String, Priority: r.handoffPriority.String,
+			}
+		case worker != "" && worker != pool:
+			// Seed 003's queue is the rows assigned to the pool; a pending row
+			// assigned to anyone else is theirs.
+			t.Reservation = model.Reservation{For: worker}
+		}
+	}
+	return t
+}

@@ -1,0 +1,217 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// createSeedTable is seed 003's table as its SQL uses it, for a queue that
+// claimdeck starts from nothing (the embedded default).
+func (s *Store) createSeedTable(ctx context.Context, q querier) error {
+	ts := "timestamptz"
+	if s.d.name == sqlite.name {
+		ts = "TEXT"
+	}
+	_, err := q.exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	id TEXT PRIMARY KEY,
+	title TEXT NOT NULL,
+	description TEXT,
+	priority TEXT,
+	task_type TEXT,
+	status TEXT NOT NULL DEFAULT 'pending',
+	assigned_worker TEXT,
+	created_at %s NOT NULL DEFAULT (%s),
+	started_at %s,
+	completed_at %s
+)`, s.table, ts, s.d.now, ts, ts))
+	return err
+}
+
+// columnsOf lists the columns the table has now.
+func (s *Store) columnsOf(ctx context.Context, q querier) (map[string]bool, error) {
+	var rows rowsIter
+	var err error
+	if s.d.name == sqlite.name {
+		rows, err = q.query(ctx, "SELECT name FROM pragma_table_info($1)", s.plainTable)
+	} else {
+		schema, name := "", s.plainTable
+		if i := strings.IndexByte(name, '.'); i >= 0 {
+			schema, name = name[:i], name[i+1:]
+		}
+		rows, err = q.query(ctx, `SELECT column_name FROM information_schema.columns
+			WHERE table_name = $1 AND ($2 = '' OR table_schema = $2) AND ($2 <> '' OR table_schema = ANY (current_schemas(false)))`, name, schema)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		have[strings.ToLower(n)] = true
+	}
+	return have, rows.Err()
+}
+
+// Migrate adds what the full protocol needs to a seed 003 table without
+// touching what the seed's SQL relies on: the lease columns, indexes, the
+// audit and tombstone tables, and triggers that bump `version` and
+// `updated_at` on every change — including the seed's own UPDATEs, which
+// know nothing of them — and (PostgreSQL) NOTIFY listeners. It is
+// idempotent.
+func (s *Store) Migrate(ctx context.Context) error {
+	err := s.db.tx(ctx, func(q querier) error {
+		have, err := s.columnsOf(ctx, q)
+		if err != nil {
+			return err
+		}
+		if len(have) == 0 {
+			return fmt.Errorf("table %s does not exist", s.plainTable)
+		}
+		if missing := missingRequired(have); len(missing) > 0 {
+			return fmt.Errorf("table %s lacks seed 003 columns: %s", s.plainTable, strings.Join(missing, ", "))
+		}
+		for _, stmt := range s.migration(have) {
+			if _, err := q.exec(ctx, stmt); err != nil {
+				return fmt.Errorf("%w\nin: %s", err, firstLine(stmt))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return s.classify("migrate", "", err)
+	}
+	return s.loadColumns(ctx)
+}
+
+func missingRequired(have map[string]bool) []string {
+	var missing []string
+	for _, c := range columns {
+		if c.required && !have[c.name] {
+			missing = append(missing, c.name)
+		}
+	}
+	return missing
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+func (s *Store) migration(have map[string]bool) []string {
+	var out []string
+	pg := s.d.name == postgres.name
+	ts, big := "timestamptz", "bigint"
+	if !pg {
+		ts, big = "TEXT", "INTEGER"
+	}
+	for _, c := range columns {
+		if have[c.name] {
+			continue
+		}
+		typ := "TEXT"
+		switch c.kind {
+		case kTime:
+			typ = ts
+		case kInt:
+			typ = big + " NOT NULL DEFAULT 0"
+		}
+		out = append(out, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", s.table, c.name, typ))
+	}
+	if !have["updated_at"] {
+		// SQLite cannot add a column with a non-constant default: fill it once.
+		out = append(out, fmt.Sprintf("UPDATE %s SET updated_at = %s WHERE updated_at IS NULL", s.table, s.d.now))
+	}
+	idx := strings.ReplaceAll(s.plainTable, ".", "_")
+	out = append(out,
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_updated_at_idx ON %s (updated_at)", idx, s.table),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_queue_idx ON %s (status, assigned_worker)", idx, s.table),
+		// The pull order itself, over pending rows only, so claim-next walks an
+		// index instead of sorting the queue on every claim.
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_pull_idx ON %s (%s) WHERE status = 'pending'", idx, s.table, pullOrder(s.d)),
+	)
+	serial := "bigserial PRIMARY KEY"
+	if !pg {
+		serial = "INTEGER PRIMARY KEY AUTOINCREMENT"
+	}
+	out = append(out,
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS claimdeck_audit (
+	id %s,
+	tbl TEXT NOT NULL,
+	task_id TEXT NOT NULL,
+	at %s NOT NULL,
+	actor TEXT NOT NULL,
+	action TEXT NOT NULL,
+	reason TEXT,
+	detail TEXT,
+	before TEXT,
+	after TEXT
+)`, serial, ts),
+		"CREATE INDEX IF NOT EXISTS claimdeck_audit_task_idx ON claimdeck_audit (tbl, task_id)",
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS claimdeck_tombstones (tbl TEXT NOT NULL, task_id TEXT NOT NULL, deleted_at %s NOT NULL)", ts),
+		"CREATE INDEX IF NOT EXISTS claimdeck_tombstones_idx ON claimdeck_tombstones (tbl, deleted_at)",
+	)
+	if pg {
+		return append(out, s.pgTriggers(idx)...)
+	}
+	return append(out, s.sqliteTriggers(idx)...)
+}
+
+// pgTriggers version every row change: a claimdeck statement bumps the
+// version itself; anyone else's UPDATE (the seed's SQL) gets it bumped here.
+func (s *Store) pgTriggers(idx string) []string {
+	fn := "claimdeck_touch_" + idx
+	return []string{
+		fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	IF TG_OP = 'DELETE' THEN
+		INSERT INTO claimdeck_tombstones (tbl, task_id, deleted_at) VALUES (%s, OLD.id::text, clock_timestamp());
+		RETURN OLD;
+	END IF;
+	IF TG_OP = 'UPDATE' AND NEW.version = OLD.version THEN
+		NEW.version := OLD.version + 1;
+	END IF;
+	NEW.updated_at := clock_timestamp();
+	RETURN NEW;
+END
+$f$`, fn, pgString(s.tag)),
+		fmt.Sprintf("DROP TRIGGER IF EXISTS claimdeck_touch ON %s", s.table),
+		fmt.Sprintf("CREATE TRIGGER claimdeck_touch BEFORE INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()", s.table, fn),
+		fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s_notify() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	PERFORM pg_notify(%s, '');
+	RETURN NULL;
+END
+$f$`, fn, pgString(s.channel)),
+		fmt.Sprintf("DROP TRIGGER IF EXISTS claimdeck_notify ON %s", s.table),
+		fmt.Sprintf("CREATE TRIGGER claimdeck_notify AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH STATEMENT EXECUTE FUNCTION %s_notify()", s.table, fn),
+	}
+}
+
+func (s *Store) sqliteTriggers(idx string) []string {
+	return []string{
+		fmt.Sprintf(`CREATE TRIGGER IF NOT EXISTS claimdeck_touch_%[1]s AFTER UPDATE ON %[2]s FOR EACH ROW WHEN NEW.version = OLD.version
+BEGIN
+	UPDATE %[2]s SET version = OLD.version + 1, updated_at = %[3]s WHERE id = NEW.id;
+END`, idx, s.table, sqliteNow),
+		fmt.Sprintf(`CREATE TRIGGER IF NOT EXISTS claimdeck_born_%[1]s AFTER INSERT ON %[2]s FOR EACH ROW WHEN NEW.updated_at IS NULL
+BEGIN
+	UPDATE %[2]s SET updated_at = %[3]s WHERE id = NEW.id;
+END`, idx, s.table, sqliteNow),
+		fmt.Sprintf(`CREATE TRIGGER IF NOT EXISTS claimdeck_gone_%[1]s AFTER DELETE ON %[2]s FOR EACH ROW
+BEGIN
+	INSERT INTO claimdeck_tombstones (tbl, task_id, deleted_at) VALUES ('%[1]s', CAST(OLD.id AS TEXT), %[3]s);
+END`, idx, s.table, sqliteNow),
+	}
+}
+
+// pgString quotes a validated identifier as a string literal for DDL, where
+// parameters are not allowed.
+func pgString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -1,0 +1,149 @@
+package sqlstore
+
+import "fmt"
+
+// statements are the SQL texts of one store, rendered once per dialect,
+// table and set of columns. Every value is a parameter; only the validated
+// table name and fixed fragments are spliced in.
+type statements struct {
+	cols       string
+	get        string
+	full       string
+	changed    string
+	tombstones string
+	now        string
+	history    string
+	insert     string
+	next       string
+	claim      string
+	claimNext  string
+	heartbeat  string
+	finish     string
+	agentHand  string
+	lockRow    string
+	takeover   string
+	release    string
+	cancel     string
+	handoff    string
+	audit      string
+}
+
+func (s *Store) statements(have map[string]bool) statements {
+	d, t := s.d, s.table
+	cols := selectList(d, have)
+	st := statements{
+		cols:       cols,
+		get:        fmt.Sprintf("SELECT %s FROM %s WHERE id = $1", cols, t),
+		full:       fmt.Sprintf("SELECT %s FROM %s", cols, t),
+		changed:    fmt.Sprintf("SELECT %s FROM %s WHERE updated_at >= $1", cols, t),
+		tombstones: "SELECT task_id FROM claimdeck_tombstones WHERE tbl = $1 AND deleted_at >= $2",
+		now:        "SELECT " + d.now,
+		history:    "SELECT at, actor, action, reason, detail FROM claimdeck_audit WHERE tbl = $1 AND task_id = $2 ORDER BY id",
+		audit: fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason, detail, before, after)
+			VALUES ($1, $2, %s, $3, $4, $5, $6, $7, $8)`, d.now),
+	}
+	if !have["version"] {
+		return st // unmigrated: read-only until Migrate
+	}
+	now := d.now
+	bump := "version = version + 1, updated_at = " + now
+	clearLock := "lock_token = NULL, lease_expires_at = NULL, heartbeat_at = NULL, holder_kind = NULL, run_id = NULL, node = NULL"
+	clearReservation := "reserved_for = NULL, reserved_until = NULL, reserved_by = NULL, handoff_reason = NULL, handoff_priority = NULL"
+	order := "ORDER BY " + pullOrder(d)
+
+	// Parameters of a claim: $1 agent, $2 run, $3 node, $4 token, $5 lease
+	// ms, $6 pool, then $7 id (claim) or nothing (claim-next).
+	claimSet := fmt.Sprintf(`status = 'in_progress', assigned_worker = $1, started_at = %[1]s, lock_token = $4,
+		lease_expires_at = %[2]s, heartbeat_at = %[1]s, holder_kind = 'AGENT', run_id = $2, node = $3,
+		%[3]s, reason = NULL, unblock_action = NULL, next_check_at = NULL, escalation = NULL, %[4]s`,
+		now, d.plusMillis(now, "$5"), clearReservation, bump)
+
+	st.insert = fmt.Sprintf(`INSERT INTO %s (id, title, description, priority, task_type, status, assigned_worker, created_at, class, version, updated_at)
+		VALUES ($1, $2, $3, $4, $5, 'pending', $6, %s, $7, 0, %s) RETURNING %s`, t, now, now, cols)
+	st.next = fmt.Sprintf("SELECT %s FROM %s WHERE %s %s LIMIT 1", cols, t, eligible(d, "$1", "$2"), order)
+	st.claim = fmt.Sprintf(`UPDATE %s SET %s WHERE id = $7 AND (%s OR %s) RETURNING %s`,
+		t, claimSet, eligible(d, "$1", "$6"), staleLease(d, "$8"), cols)
+	if d.name == postgres.name {
+		// SKIP LOCKED lets concurrent claimers pass over each other's row
+		// instead of queueing behind it.
+		st.claimNext = fmt.Sprintf(`WITH c AS (SELECT id AS claim_id FROM %s WHERE %s %s LIMIT 1 FOR UPDATE SKIP LOCKED)
+			UPDATE %s SET %s FROM c WHERE id = c.claim_id RETURNING %s`,
+			t, eligible(d, "$1", "$6"), order, t, claimSet, cols)
+	} else {
+		// SQLite runs one writer at a time: the sub-select and the update
+		// are one atomic statement.
+		st.claimNext = fmt.Sprintf(`UPDATE %s SET %s WHERE id = (SELECT id FROM %s WHERE %s %s LIMIT 1) RETURNING %s`,
+			t, claimSet, t, eligible(d, "$1", "$6"), order, cols)
+	}
+	holder := "id = $1 AND lock_token = $2 AND status = 'in_progress'"
+	st.heartbeat = fmt.Sprintf(`UPDATE %s SET lease_expires_at = CASE WHEN holder_kind = 'HUMAN' THEN NULL ELSE %s END,
+		heartbeat_at = %s, %s WHERE %s RETURNING %s`, t, d.plusMillis(now, "$3"), now, bump, holder, cols)
+	// $3 status, $4 reason, $5 unblock action, $6 next check, $7 artifacts, $8 final?
+	st.finish = fmt.Sprintf(`UPDATE %s SET status = $3, reason = $4, unblock_action = $5, next_check_at = $6,
+		artifacts = COALESCE($7, artifacts), completed_at = CASE WHEN $8 = 1 THEN %s ELSE completed_at END,
+		%s, %s WHERE %s RETURNING %s`, t, now, clearLock, bump, holder, cols)
+	st.agentHand = fmt.Sprintf("UPDATE %s SET %s WHERE %s RETURNING %s", t, handoffSet(d, 3, clearLock, bump), holder, cols)
+	st.lockRow = fmt.Sprintf("SELECT %s FROM %s WHERE id = $1%s", cols, t, d.forUpdate)
+	st.takeover = fmt.Sprintf(`UPDATE %s SET status = 'in_progress', assigned_worker = $2, started_at = %s, lock_token = $3,
+		lease_expires_at = NULL, heartbeat_at = NULL, holder_kind = 'HUMAN', run_id = NULL, node = NULL, %s, %s
+		WHERE id = $1 RETURNING %s`, t, now, clearReservation, bump, cols)
+	st.release = fmt.Sprintf(`UPDATE %s SET status = 'pending', assigned_worker = $2, started_at = NULL, %s, %s, %s
+		WHERE id = $1 RETURNING %s`, t, clearLock, clearReservation, bump, cols)
+	st.cancel = fmt.Sprintf(`UPDATE %s SET status = 'canceled', reason = $2, completed_at = %s, %s, %s, %s
+		WHERE id = $1 RETURNING %s`, t, now, clearLock, clearReservation, bump, cols)
+	st.handoff = fmt.Sprintf("UPDATE %s SET %s WHERE id = $1 RETURNING %s", t, handoffSet(d, 2, clearLock, bump), cols)
+	return st
+}
+
+// handoffSet releases a task and reserves it. Its six parameters, from $first
+// on: target worker, reserved for, reservation ms, by, reason, priority.
+func handoffSet(d dialect, first int, clearLock, bump string) string {
+	p := func(i int) string { return fmt.Sprintf("$%d", first+i) }
+	return fmt.Sprintf(`status = 'pending', assigned_worker = %s, started_at = NULL, %s,
+		reserved_for = %s, reserved_until = %s, reserved_by = %s, handoff_reason = %s, handoff_priority = %s, %s`,
+		p(0), clearLock, p(1), d.plusMillis(d.now, p(2)), p(3), p(4), p(5), bump)
+}
+
+// eligible is model.EligibleFor in SQL: seed 003's pending rows in the pool,
+// or reserved for this agent, or whose reservation has run out.
+func eligible(d dialect, agent, pool string) string {
+	now := d.ts(d.now)
+	return fmt.Sprintf(`(status = 'pending' AND COALESCE(holder_kind, '') <> 'HUMAN' AND (
+		(reserved_for IS NULL AND (COALESCE(assigned_worker, '') IN ('', %[2]s) OR lower(assigned_worker) = lower(%[1]s)))
+		OR reserved_for = 'ANY' OR lower(reserved_for) = lower(%[1]s) OR %[3]s <= %[4]s))`,
+		agent, pool, d.ts("reserved_until"), now)
+}
+
+// staleLease is the other half of model.Claimable: an agent's lease that
+// has run out (seed 000: "stale claim, can override"). Rows claimed by the
+// seed's SQL have no lease column; their lease is started_at + seedMs.
+func staleLease(d dialect, seedMs string) string {
+	return fmt.Sprintf(`(status = 'in_progress' AND COALESCE(holder_kind, 'AGENT') = 'AGENT'
+		AND %s <= %s)`, d.ts("COALESCE(lease_expires_at, "+d.plusMillis("started_at", seedMs)+")"), d.ts(d.now))
+}
+
+// pullOrder is model.PullCompare in SQL; the migration indexes exactly
+// these expressions.
+func pullOrder(d dialect) string {
+	return fmt.Sprintf("(%s), (%s) DESC, updated_at, (%s)", classRank, priorityRank(d), idOrder(d))
+}
+
+// classRank mirrors model.Class.Rank over model.ParseClass.
+const classRank = `CASE upper(replace(trim(COALESCE(class, '')), '-', '_'))
+	WHEN 'EXPEDITE' THEN 1 WHEN 'FIXED_DATE' THEN 2 WHEN 'FIXEDDATE' THEN 2 WHEN 'INTANGIBLE' THEN 4 ELSE 3 END`
+
+// priorityRank mirrors rowPriority.
+func priorityRank(d dialect) string {
+	p := "lower(trim(COALESCE(" + d.text("priority") + ", '')))"
+	return fmt.Sprintf(`CASE %[1]s WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'urgent' THEN 3
+		WHEN 'medium' THEN 2 WHEN 'normal' THEN 2 WHEN 'low' THEN 1
+		ELSE CASE WHEN %[2]s THEN %[3]s ELSE 0 END END`, p, d.digits(p), d.toInt(p))
+}
+
+// idOrder sorts ids bytewise, as Go compares strings.
+func idOrder(d dialect) string {
+	if d.name == postgres.name {
+		return `id::text COLLATE "C"`
+	}
+	return "CAST(id AS TEXT)"
+}

@@ -1,0 +1,285 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	sqlite3 "modernc.org/sqlite"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// Config configures one SQL source.
+type Config struct {
+	Name string
+	// Driver is "sqlite" or "postgres".
+	Driver string
+	// Path is the SQLite file; DSN the PostgreSQL connection string.
+	Path string
+	DSN  string
+	// Table is seed 003's table (default governance_tasks).
+	Table string
+	// Pool is the generic worker name of seed 003's queue (default
+	// claude-chat): pending rows assigned to it are everyone's.
+	Pool string
+	// Lease is the default lease of a claim (default 20 min).
+	Lease time.Duration
+	// SeedTimeout is the lease of rows claimed by the seed's own SQL, which
+	// records only started_at (default: Lease).
+	SeedTimeout time.Duration
+	// Create makes the table (and migrates it) if it does not exist: the
+	// embedded default. A team's existing table is changed only by Migrate.
+	Create bool
+	// Overlap is how far back an incremental poll looks past its watermark,
+	// for transactions that commit after a poll ran (default 5 s).
+	Overlap time.Duration
+	// ReconcileEvery forces a full poll now and then (default 5 min).
+	ReconcileEvery time.Duration
+}
+
+// Store is a SQL source. It implements sources.Source and sources.Watcher.
+type Store struct {
+	cfg        Config
+	d          dialect
+	db         conn
+	pgPool     *pgxpool.Pool
+	table      string // quoted
+	plainTable string
+	tag        string // the table's name in the audit and tombstone tables
+	channel    string // NOTIFY channel
+	secret     string // the DSN password, scrubbed from every error
+
+	mu       sync.RWMutex
+	have     map[string]bool
+	migrated bool
+	sql      statements
+}
+
+func init() {
+	// Seed 003's SQL says NOW(); SQLite has no such function. Registering it
+	// lets the seed's statements run verbatim on the embedded queue, writing
+	// times in the format claimdeck reads.
+	_ = sqlite3.RegisterScalarFunction("now", 0, func(*sqlite3.FunctionContext, []driver.Value) (driver.Value, error) {
+		return time.Now().UTC().Format(sqliteTime), nil
+	})
+}
+
+// Open connects and checks the table. A table without seed 003's columns is
+// MISCONFIGURED; an unmigrated one can be read but not written.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Table == "" {
+		cfg.Table = "governance_tasks"
+	}
+	if cfg.Pool == "" {
+		cfg.Pool = "claude-chat"
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = model.DefaultPolicy().Lease
+	}
+	if cfg.SeedTimeout <= 0 {
+		cfg.SeedTimeout = cfg.Lease
+	}
+	if cfg.Overlap <= 0 {
+		cfg.Overlap = 5 * time.Second
+	}
+	if cfg.ReconcileEvery <= 0 {
+		cfg.ReconcileEvery = 5 * time.Minute
+	}
+	table, err := quoteTable(cfg.Table)
+	if err != nil {
+		return nil, model.Wrap(model.CodeMisconfigured, "open", "", err)
+	}
+	s := &Store{cfg: cfg, table: table, plainTable: cfg.Table}
+	s.tag = strings.ReplaceAll(cfg.Table, ".", "_")
+	s.channel = "claimdeck_" + s.tag
+	switch cfg.Driver {
+	case "sqlite":
+		err = s.openSQLite(cfg.Path)
+	case "postgres":
+		err = s.openPostgres(ctx, cfg.DSN)
+	default:
+		err = model.Errorf(model.CodeMisconfigured, "open", "", "unknown SQL driver %q (want sqlite or postgres)", cfg.Driver)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
+		s.db.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) openSQLite(path string) error {
+	if path == "" {
+		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: no path for the SQLite file", s.cfg.Name)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return model.Wrap(model.CodeMisconfigured, "open", "", err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return model.Wrap(model.CodeMisconfigured, "open", "", err)
+	}
+	// SQLite has one writer at a time; a few connections keep readers going
+	// without a crowd of writers spinning on the busy handler.
+	db.SetMaxOpenConns(4)
+	s.d = sqlite
+	s.db = &sqlConn{sqlQ: sqlQ{db: db}, db: db}
+	return nil
+}
+
+func (s *Store) openPostgres(ctx context.Context, dsn string) error {
+	if dsn == "" {
+		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: no DSN for PostgreSQL", s.cfg.Name)
+	}
+	pc, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: the DSN does not parse (its text is not shown: it may hold a password)", s.cfg.Name)
+	}
+	s.secret = pc.ConnConfig.Password
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		pc.ConnConfig.ConnectTimeout = 10 * time.Second
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return s.classify("open", "", err)
+	}
+	s.d = postgres
+	s.pgPool = pool
+	s.db = &pgConn{pgQ: pgQ{db: pool}, pool: pool}
+	return nil
+}
+
+// prepare checks the table, creating it for the embedded default.
+func (s *Store) prepare(ctx context.Context) error {
+	if err := s.loadColumns(ctx); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	exists, migrated := len(s.have) > 0, s.migrated
+	s.mu.RUnlock()
+	if !exists && s.cfg.Create {
+		if err := s.db.tx(ctx, func(q querier) error { return s.createSeedTable(ctx, q) }); err != nil {
+			return s.classify("create table", "", err)
+		}
+	}
+	if !migrated && s.cfg.Create {
+		return s.Migrate(ctx)
+	}
+	if !exists && !s.cfg.Create {
+		return model.Errorf(model.CodeMisconfigured, "open", "", "table %s does not exist", s.plainTable)
+	}
+	return nil
+}
+
+func (s *Store) loadColumns(ctx context.Context) error {
+	have, err := s.columnsOf(ctx, s.db)
+	if err != nil {
+		return s.classify("open", "", err)
+	}
+	if len(have) > 0 {
+		if missing := missingRequired(have); len(missing) > 0 {
+			return model.Errorf(model.CodeMisconfigured, "open", "",
+				"table %s lacks seed 003 columns: %s", s.plainTable, strings.Join(missing, ", "))
+		}
+	}
+	migrated := len(have) > 0
+	for _, c := range columns {
+		migrated = migrated && have[c.name]
+	}
+	s.mu.Lock()
+	s.have, s.migrated = have, migrated
+	s.sql = s.statements(have)
+	s.mu.Unlock()
+	return nil
+}
+
+// Migrated reports whether the table has every column the protocol needs.
+func (s *Store) Migrated() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.migrated
+}
+
+// Name is the configured source name.
+func (s *Store) Name() string { return s.cfg.Name }
+
+// Caps: claims are single conditional statements.
+func (s *Store) Caps() sources.Caps { return sources.Caps{AtomicClaim: true} }
+
+// Close releases the connections.
+func (s *Store) Close() error {
+	s.db.close()
+	return nil
+}
+
+// classify gives a driver error its ntask code and strips any secret from
+// its text.
+func (s *Store) classify(op, id string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var me *model.Error
+	if errors.As(err, &me) {
+		return err
+	}
+	code, hint := model.CodeAPIError, ""
+	const refused = "the database refuses writes (a read-only database, or a user without the privilege): "
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "42501", "25006": // insufficient_privilege, read_only_sql_transaction
+			code, hint = model.CodeMisconfigured, refused
+		case "42P01", "42703": // undefined_table, undefined_column
+			code, hint = model.CodeMisconfigured, "the table is not what claimdeck expects: "
+		}
+	}
+	var sqErr *sqlite3.Error
+	if errors.As(err, &sqErr) {
+		switch sqErr.Code() & 0xff {
+		case 8: // SQLITE_READONLY
+			code, hint = model.CodeMisconfigured, refused
+		case 14: // SQLITE_CANTOPEN
+			code, hint = model.CodeMisconfigured, "the database file cannot be opened: "
+		}
+	}
+	msg := hint + err.Error()
+	if s.secret != "" {
+		msg = strings.ReplaceAll(msg, s.secret, "xxxxx")
+	}
+	return &model.Error{Code: code, Op: op, Task: id, Msg: fmt.Sprintf("source %s: %s", s.cfg.Name, msg)}
+}
+
+func (s *Store) stmts() (statements, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.sql, s.migrated
+}
+
+// writable refuses writes on a table Migrate has not prepared.
+func (s *Store) writable(op, id string) (statements, error) {
+	st, ok := s.stmts()
+	if !ok {
+		return st, model.Errorf(model.CodeMisconfigured, op, id,
+			"table %s lacks claimdeck's lease columns: run `claimdeck migrate --source %s`", s.plainTable, s.cfg.Name)
+	}
+	return st, nil
+}
