@@ -411,7 +411,6 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 func (m *Model) applySnapshot(s hub.Snapshot) {
 	same := sameTasks(m.snap, s)
 	m.snap = s
-	m.paused = s.Paused
 	for _, tr := range s.Transitions {
 		m.addActivity(transitionActivity(tr))
 	}

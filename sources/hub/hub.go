@@ -92,7 +92,6 @@ type Transition struct {
 type Snapshot struct {
 	Seq     uint64
 	At      time.Time
-	Paused  bool
 	Sources []SourceState
 	// Transitions holds what changed since the previous snapshot the
 	// dashboard received, so coalescing never loses activity.
@@ -406,7 +405,7 @@ func transitioned(before, after *model.Task) bool {
 // sender and the second send cannot block.
 func (h *Hub) publish() {
 	h.seq++
-	s := Snapshot{Seq: h.seq, At: h.cfg.Now(), Paused: h.paused, Sources: make([]SourceState, len(h.feeds))}
+	s := Snapshot{Seq: h.seq, At: h.cfg.Now(), Sources: make([]SourceState, len(h.feeds))}
 	for i, f := range h.feeds {
 		if f.dirty {
 			f.list = make([]*model.Task, 0, len(f.tasks))
@@ -472,6 +471,7 @@ func (h *Hub) setWatching(f *feed, on bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f.state.Watching = on
+	h.publish()
 }
 
 func poke(c chan struct{}) {
