@@ -168,42 +168,27 @@ func equalFoldASCII(s, lowerSub string) bool {
 	return true
 }
 
-// hayBuilder lays out the search text of every row of a snapshot in one
-// buffer; rows keep their offsets until the buffer is done. The buffer is
-// reused from snapshot to snapshot.
-type hayBuilder struct {
-	buf []byte
-}
+// hayCache keeps each task's search text (key, title and id in lower
+// case) for as long as the task is unchanged. The hub hands out the same
+// *model.Task until a task changes, so a snapshot costs a lookup per task
+// and a build per changed one.
+type hayCache map[*model.Task]string
 
-func (h *hayBuilder) add(t *model.Task) row {
-	start := len(h.buf)
-	for _, s := range [...]string{t.Key, t.Title, t.ID} {
-		h.appendLower(s)
-		h.buf = append(h.buf, 0) // no term spans two fields
+func (c hayCache) get(t *model.Task) string {
+	if s, ok := c[t]; ok {
+		return s
 	}
-	return row{t: t, lo: int32(start), hi: int32(len(h.buf))}
-}
-
-// appendLower appends s in lower case: ASCII in place, anything else
-// through strings.ToLower.
-func (h *hayBuilder) appendLower(s string) {
-	at := len(h.buf)
-	h.buf = append(h.buf, s...)
-	b := h.buf[at:]
-	for i, c := range b {
-		if c >= utf8.RuneSelf {
-			h.buf = append(h.buf[:at], strings.ToLower(s)...)
-			return
-		}
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-}
-
-// text is the finished buffer as one string; rows cut their hay from it.
-func (h *hayBuilder) text() string {
-	s := string(h.buf)
-	h.buf = h.buf[:0]
+	s := strings.ToLower(t.Key + "\x00" + t.Title + "\x00" + t.ID) // no term spans two fields
+	c[t] = s
 	return s
+}
+
+// freeText reports whether any term searches the text rather than a field.
+func freeText(terms []term) bool {
+	for _, t := range terms {
+		if t.field == "" {
+			return true
+		}
+	}
+	return false
 }

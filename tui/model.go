@@ -82,13 +82,16 @@ type Model struct {
 	panes         [viewCount]*pane
 	active        viewKind
 
-	snap    hub.Snapshot
-	all     []*model.Task // every task of the snapshot, with action results on top
-	hay     hayBuilder
-	down    map[string]bool
-	nodes   []model.Node
-	acts    []activity
-	boundry time.Time // the next time a task changes view by the clock alone
+	snap hub.Snapshot
+	all  []*model.Task // every task of the snapshot, with action results on top
+	hay  hayCache
+	// hayReady says the task rows carry their search text; it is built only
+	// while a free-text filter needs it.
+	hayReady bool
+	down     map[string]bool
+	nodes    []model.Node
+	acts     []activity
+	boundry  time.Time // the next time a task changes view by the clock alone
 
 	filter      lineEdit
 	filtering   bool
@@ -134,7 +137,7 @@ func New(o Options) (*Model, error) {
 	m := &Model{
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, policy: o.Policy,
 		panes: newPanes(), filter: lineEdit{limit: 200}, down: map[string]bool{},
-		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{},
+		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: hayCache{},
 		width: 80, height: 24,
 	}
 	for i := len(o.Journal) - 1; i >= 0; i-- {
@@ -460,15 +463,14 @@ func (m *Model) derive() {
 		}
 	}
 	ladder := m.policy.Ladder
-	hay := &m.hay
 	for _, t := range m.all {
 		var r row
 		switch {
 		case t.Problem != "":
-			r = hay.add(t)
+			r = row{t: t}
 			s.members = append(s.members, r)
 		case model.Eligible(t, now):
-			r = hay.add(t)
+			r = row{t: t}
 			q.members = append(q.members, r)
 			if handoffExpired(t, now) {
 				s.members = append(s.members, r)
@@ -476,7 +478,7 @@ func (m *Model) derive() {
 				soonest(t.Reservation.Until)
 			}
 		case t.State == model.StateClaimed && t.Claim.Held():
-			r = hay.add(t)
+			r = row{t: t}
 			if severity(t, now, ladder, m.down) > model.LevelNone {
 				s.members = append(s.members, r)
 				if alive := t.Claim.LastAlive(); !alive.IsZero() {
@@ -492,12 +494,9 @@ func (m *Model) derive() {
 			}
 		}
 	}
-	// The rows hold offsets until the buffer is done; now cut their text.
-	text := hay.text()
-	for _, p := range []*pane{q, l, s} {
-		for i := range p.members {
-			p.members[i].hay = text[p.members[i].lo:p.members[i].hi]
-		}
+	m.hayReady = false
+	if freeText(m.terms) {
+		m.buildHay()
 	}
 	m.boundry = boundary
 	for _, p := range m.panes {
@@ -527,6 +526,29 @@ func (m *Model) reconcile(all []*model.Task) []*model.Task {
 		}
 	}
 	return all
+}
+
+// buildHay gives every task row its search text. Entries of tasks that
+// are gone are dropped once they outnumber the live ones.
+func (m *Model) buildHay() {
+	task := []*pane{m.panes[queueView], m.panes[leasesView], m.panes[staleView]}
+	live := 0
+	for _, p := range task {
+		for i := range p.members {
+			p.members[i].hay = m.hay.get(p.members[i].t)
+		}
+		live += len(p.members)
+	}
+	if len(m.hay) > 2*live+1024 {
+		fresh := make(hayCache, live)
+		for _, p := range task {
+			for _, r := range p.members {
+				fresh[r.t] = r.hay
+			}
+		}
+		m.hay = fresh
+	}
+	m.hayReady = true
 }
 
 // freshen sorts and filters a pane that is out of date, keeping the cursor
@@ -603,6 +625,11 @@ func (m *Model) refilter() {
 	p := m.pane()
 	narrower := narrows(m.terms, terms) && !p.unsorted && !p.unfiltered && p.kind != nodesView && p.kind != activityView
 	m.terms = terms
+	if freeText(terms) && !m.hayReady {
+		// The rows on screen are copies without text: filter afresh.
+		m.buildHay()
+		narrower = false
+	}
 	for _, q := range m.panes {
 		q.unfiltered = true
 	}

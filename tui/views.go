@@ -30,9 +30,8 @@ var viewTitles = [viewCount]string{"Queue", "Leases", "Stale", "Nodes", "Activit
 // lower case, cut from one contiguous buffer per snapshot, so a filter
 // keystroke scans memory in order instead of chasing 100k task pointers.
 type row struct {
-	t      *model.Task
-	hay    string
-	lo, hi int32 // hay's place in the snapshot's buffer
+	t   *model.Task
+	hay string
 }
 
 // by lifts a task comparison to rows.
@@ -169,35 +168,55 @@ func (p *pane) sortTasks(now time.Time, l model.Ladder, down map[string]bool) {
 	}
 }
 
-// pullKey holds a task's pull-order fields by value, so sorting 100k tasks
-// compares integers in one small slice instead of chasing every pointer;
-// idx says which member it was.
+// pullKey packs a task's pull-order fields into one integer (class rank,
+// inverted priority, edit second) so that sorting 100k tasks is mostly one
+// integer compare in a small slice instead of chasing task pointers; idx
+// says which member it was.
 type pullKey struct {
-	sec        int64
-	prio       int
-	rank, nsec int32
-	idx        int32
+	key  uint64
+	nsec int32
+	idx  int32
 }
 
+// Field widths of pullKey.key: rank in the top 3 bits, then 16 bits of
+// priority, then 45 bits of seconds since the oldest edit.
+const (
+	prioBits = 16
+	secBits  = 45
+	maxPrio  = 1<<(prioBits-1) - 1
+)
+
 // sortPullOrder sorts the members in exactly model.PullCompare's order:
-// the same keys, and PullCompare itself for the last tie-breaks.
+// the same keys, and PullCompare itself for the last tie-breaks. Values the
+// packing cannot hold (absurd priorities, edit times ages apart) fall back
+// to PullCompare throughout.
 func (p *pane) sortPullOrder() {
-	keys := p.keys[:0]
-	for i, r := range p.members {
-		t := r.t
-		keys = append(keys, pullKey{sec: t.EditedAt.Unix(), prio: t.Priority, rank: int32(t.Class.Rank()),
-			nsec: int32(t.EditedAt.Nanosecond()), idx: int32(i)})
-	}
 	members := p.members
+	var minSec, maxSec int64
+	packable := true
+	for i, r := range members {
+		sec := r.t.EditedAt.Unix()
+		if i == 0 || sec < minSec {
+			minSec = sec
+		}
+		if i == 0 || sec > maxSec {
+			maxSec = sec
+		}
+		packable = packable && r.t.Priority >= -maxPrio && r.t.Priority <= maxPrio
+	}
+	if !packable || maxSec-minSec >= 1<<secBits {
+		slices.SortFunc(members, by(model.PullCompare))
+		return
+	}
+	keys := p.keys[:0]
+	for i, r := range members {
+		t := r.t
+		k := uint64(t.Class.Rank())<<(prioBits+secBits) | uint64(maxPrio-t.Priority)<<secBits | uint64(t.EditedAt.Unix()-minSec)
+		keys = append(keys, pullKey{key: k, nsec: int32(t.EditedAt.Nanosecond()), idx: int32(i)})
+	}
 	slices.SortFunc(keys, func(a, b pullKey) int {
-		if a.rank != b.rank {
-			return cmp.Compare(a.rank, b.rank)
-		}
-		if a.prio != b.prio {
-			return cmp.Compare(b.prio, a.prio)
-		}
-		if a.sec != b.sec {
-			return cmp.Compare(a.sec, b.sec)
+		if a.key != b.key {
+			return cmp.Compare(a.key, b.key)
 		}
 		if a.nsec != b.nsec {
 			return cmp.Compare(a.nsec, b.nsec)

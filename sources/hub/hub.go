@@ -362,8 +362,14 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 	if d.Full {
 		next := make(map[string]*model.Task, len(d.Tasks))
 		for _, t := range d.Tasks {
+			old := f.tasks[t.ID]
+			if old != nil && t.Version != "" && old.Version == t.Version {
+				// Unchanged: keep the record the dashboard already knows, so
+				// a full reconcile costs it no more than a quiet poll.
+				t = old
+			}
 			next[t.ID] = t
-			note(f.tasks[t.ID], t)
+			note(old, t)
 		}
 		for id, t := range f.tasks {
 			if next[id] == nil {

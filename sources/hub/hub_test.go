@@ -194,3 +194,22 @@ func TestApplyGoesThroughTheDesk(t *testing.T) {
 		}
 	})
 }
+
+func TestAFullReloadKeepsTheRecordsOfUnchangedTasks(t *testing.T) {
+	h := New(Config{Feeds: []Feed{{Source: hubtest.NewMemory("local")}}})
+	f := h.feeds[0]
+	a := &model.Task{Source: "local", ID: "a", Version: "1"}
+	b := &model.Task{Source: "local", ID: "b", Version: "1"}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.merge(f, sources.Delta{Full: true, Tasks: []*model.Task{a, b}})
+	a2, b2 := *a, *b
+	b2.Version = "2"
+	h.merge(f, sources.Delta{Full: true, Tasks: []*model.Task{&a2, &b2}})
+	if f.tasks["a"] != a || f.tasks["b"] != &b2 {
+		t.Fatal("a full reload must keep unchanged records and take changed ones")
+	}
+	if len(h.pending) != 0 {
+		t.Fatalf("a version change alone is not a transition, got %d", len(h.pending))
+	}
+}
