@@ -9,6 +9,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,7 +17,9 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -51,6 +54,9 @@ type Options struct {
 	Journal []model.AuditRecord
 	// ActionTimeout bounds one human action (default 30 s).
 	ActionTimeout time.Duration
+	// ProgramOptions are added to Run's program (tea.WithInput,
+	// tea.WithOutput, …), after its defaults.
+	ProgramOptions []tea.ProgramOption
 }
 
 // maxActivity bounds the Activity view's memory.
@@ -132,7 +138,7 @@ func New(o Options) (*Model, error) {
 	}
 	st := o.Styles
 	if st == nil {
-		st = theme.New(o.Theme)
+		st = theme.New(o.Theme.FromEnv())
 	}
 	m := &Model{
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, policy: o.Policy,
@@ -162,11 +168,20 @@ func Run(ctx context.Context, o Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go o.Hub.Run(ctx)
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithReportFocus())
-	_, err = p.Run()
-	if err == tea.ErrProgramKilled && ctx.Err() != nil {
-		return nil
+	if m.styles.NoColor {
+		// termenv reads NO_COLOR as "no escape codes at all", which would
+		// also drop the reverse video that marks the selected row: keep
+		// attributes, the styles carry no colours.
+		lipgloss.SetColorProfile(termenv.ANSI)
+	}
+	done := make(chan struct{})
+	go func() { o.Hub.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	popts := append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithReportFocus()},
+		o.ProgramOptions...)
+	_, err = tea.NewProgram(m, popts...).Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil // the caller ended the dashboard: not a failure
 	}
 	return err
 }
