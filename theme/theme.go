@@ -108,7 +108,7 @@ type Styles struct {
 	Footer, FilterPrompt           lipgloss.Style
 	Dialog, DialogTitle, Field     lipgloss.Style
 	Key, KeyDesc                   lipgloss.Style
-	BarFull, BarEmpty              lipgloss.Style
+	BarFull                        lipgloss.Style
 
 	labels    []lipgloss.TerminalColor
 	named     map[string]lipgloss.TerminalColor
@@ -172,7 +172,6 @@ func build(p Palette, dark bool, o Options) *Styles {
 	s.Key = fg(p.Accent).Bold(true)
 	s.KeyDesc = fg(p.Muted)
 	s.BarFull = fg(p.OK)
-	s.BarEmpty = fg(p.Faint)
 	s.labelBase = lipgloss.NewStyle().Bold(true)
 	for _, l := range p.Labels {
 		s.labels = append(s.labels, c(l))

@@ -281,6 +281,7 @@ func TestReadOnlyHidesAndRefusesActions(t *testing.T) {
 		if !strings.Contains(r.screen(), `source "archive" is read-only`) {
 			t.Fatalf("the desk did not refuse:\n%s", r.screen())
 		}
+		r.press("esc")
 		r.selectKey(queueView, "TASK-1")
 		if !strings.Contains(r.screen(), "c claim") {
 			t.Fatal("a writable source's task must offer claim again")
@@ -516,5 +517,42 @@ func TestTinyTerminalsDoNotBreak(t *testing.T) {
 			r.press(fmt.Sprint(int(k) + 1))
 			_ = r.screen()
 		}
+	}
+}
+
+func TestAPendingActionMarksItsRowAtOnce(t *testing.T) {
+	r := newRig(t)
+	r.selectKey(leasesView, "TASK-4")
+	cmd := r.m.send(sources.Request{Action: model.ActionForceRelease, Seen: r.m.selected()})
+	if row := rowOf(t, r, "TASK-4"); !strings.HasPrefix(row, "›…") {
+		t.Fatalf("the row does not show the action under way: %q", row)
+	}
+	r.press("r")
+	if len(r.m.dialogs) != 0 || !strings.Contains(r.screen(), "already has an action under way") {
+		t.Fatal("a second action on a busy task must be refused")
+	}
+	r.run(cmd)
+	if len(r.m.pending) != 0 {
+		t.Fatal("the result must clear the mark")
+	}
+}
+
+// Golden screens of the dialogs at the smallest size they must work at.
+func TestDialogScreens(t *testing.T) {
+	for name, keys := range map[string][]string{
+		"confirm_release": {"2", "down", "r"},
+		"cancel_reason":   {"x"},
+		"handoff":         {"3", "h"},
+		"help":            {"?"},
+		"detail":          {"2", "down", "enter"},
+		"filter":          {"/", "a", "g", "e", "n", "t", ":", "a"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t)
+			r.press(keys...)
+			screen := r.screen()
+			checkFits(t, screen, 80, 24)
+			golden.RequireEqual(t, []byte(screen))
+		})
 	}
 }

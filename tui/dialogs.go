@@ -19,7 +19,16 @@ import (
 type dialog interface {
 	update(m *Model, msg tea.KeyMsg) tea.Cmd
 	view(m *Model, width, height int) string
+	// hint replaces the key help under the table while the dialog is open.
+	hint() string
 }
+
+func (d *confirmDialog) hint() string { return "y do it · any other key cancels: nothing is done" }
+func (d *formDialog) hint() string {
+	return "tab next field · ←/→ choose · enter continue · esc back"
+}
+func (d *detailDialog) hint() string { return "↑/↓ pgup/pgdown scroll · esc close" }
+func (d *helpDialog) hint() string   { return "any key closes" }
 
 // confirmDialog asks y/N before an action. Anything but y — enter
 // included — is No: at 3 a.m. the safe answer must be the easy one.
@@ -80,7 +89,11 @@ func taskSummary(t *model.Task, now time.Time, st *theme.Styles) []string {
 		field(st, "holder", holder),
 	}
 	if !t.Claim.Expires.IsZero() {
-		out = append(out, field(st, "lease", clock(model.Remaining(t, now))+" left"))
+		if left := model.Remaining(t, now); left >= 0 {
+			out = append(out, field(st, "lease", clock(left)+" left"))
+		} else {
+			out = append(out, field(st, "lease", "expired "+clock(-left)+" ago"))
+		}
 	}
 	if r := t.Reservation; r.Active(now) {
 		out = append(out, field(st, "reserved", r.For))
@@ -219,13 +232,8 @@ func (d *formDialog) view(m *Model, width, height int) string {
 		lines = append(lines, mark+field(st, f.name, v))
 	}
 	if d.problem != "" {
-		lines = append(lines, st.Danger.Render(d.problem))
+		lines = append(lines, "", st.Danger.Render(d.problem))
 	}
-	hint := "enter: next step · esc: back"
-	if len(d.fields) > 1 {
-		hint = "tab: field · ←/→: choose · " + hint
-	}
-	lines = append(lines, "", st.Muted.Render(hint))
 	return box(st, lines, width, height)
 }
 

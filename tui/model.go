@@ -97,7 +97,7 @@ type Model struct {
 	down     map[string]bool
 	nodes    []model.Node
 	acts     []activity
-	boundry  time.Time // the next time a task changes view by the clock alone
+	boundary time.Time // the next time a task changes view by the clock alone
 
 	filter      lineEdit
 	filtering   bool
@@ -236,7 +236,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.opts.Nodes != nil {
 			m.setNodes(msg.nodes)
 		}
-		if !m.boundry.IsZero() && !m.now().Before(m.boundry) {
+		if !m.boundary.IsZero() && !m.now().Before(m.boundary) {
 			m.derive()
 		}
 		return m, m.tick()
@@ -513,7 +513,7 @@ func (m *Model) derive() {
 	if freeText(m.terms) {
 		m.buildHay()
 	}
-	m.boundry = boundary
+	m.boundary = boundary
 	for _, p := range m.panes {
 		p.unsorted = true
 	}

@@ -208,6 +208,9 @@ func (m *Model) helpLine() string {
 	h := help.New()
 	h.Styles.ShortKey, h.Styles.ShortDesc, h.Styles.ShortSeparator = st.Key, st.KeyDesc, st.Faint
 	h.Width = m.width
+	if n := len(m.dialogs); n > 0 {
+		return st.Muted.Render(fit(m.dialogs[n-1].hint(), m.width))
+	}
 	if m.filtering {
 		return st.Muted.Render(fit("enter keep filter · esc clear filter · ctrl+w delete word", m.width))
 	}
