@@ -179,40 +179,37 @@ type pullKey struct {
 }
 
 // Field widths of pullKey.key: rank in the top 3 bits, then 16 bits of
-// priority, then 45 bits of seconds since the oldest edit.
+// priority, then 45 bits of seconds (offset so that year 1 fits).
 const (
-	prioBits = 16
-	secBits  = 45
-	maxPrio  = 1<<(prioBits-1) - 1
+	prioBits  = 16
+	secBits   = 45
+	maxPrio   = 1<<(prioBits-1) - 1
+	secOffset = 1 << (secBits - 1)
 )
+
+// pack makes a task's pull key, or reports that its values do not fit.
+func pack(t *model.Task, idx int) (pullKey, bool) {
+	sec := t.EditedAt.Unix() + secOffset
+	if t.Priority < -maxPrio || t.Priority > maxPrio || sec < 0 || sec >= 1<<secBits {
+		return pullKey{}, false
+	}
+	k := uint64(t.Class.Rank())<<(prioBits+secBits) | uint64(maxPrio-t.Priority)<<secBits | uint64(sec)
+	return pullKey{key: k, nsec: int32(t.EditedAt.Nanosecond()), idx: int32(idx)}, true
+}
 
 // sortPullOrder sorts the members in exactly model.PullCompare's order:
 // the same keys, and PullCompare itself for the last tie-breaks. Values the
-// packing cannot hold (absurd priorities, edit times ages apart) fall back
-// to PullCompare throughout.
+// packing cannot hold (absurd priorities or dates) fall back to PullCompare.
 func (p *pane) sortPullOrder() {
 	members := p.members
-	var minSec, maxSec int64
-	packable := true
-	for i, r := range members {
-		sec := r.t.EditedAt.Unix()
-		if i == 0 || sec < minSec {
-			minSec = sec
-		}
-		if i == 0 || sec > maxSec {
-			maxSec = sec
-		}
-		packable = packable && r.t.Priority >= -maxPrio && r.t.Priority <= maxPrio
-	}
-	if !packable || maxSec-minSec >= 1<<secBits {
-		slices.SortFunc(members, by(model.PullCompare))
-		return
-	}
 	keys := p.keys[:0]
 	for i, r := range members {
-		t := r.t
-		k := uint64(t.Class.Rank())<<(prioBits+secBits) | uint64(maxPrio-t.Priority)<<secBits | uint64(t.EditedAt.Unix()-minSec)
-		keys = append(keys, pullKey{key: k, nsec: int32(t.EditedAt.Nanosecond()), idx: int32(i)})
+		k, ok := pack(r.t, i)
+		if !ok {
+			slices.SortFunc(members, by(model.PullCompare))
+			return
+		}
+		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b pullKey) int {
 		if a.key != b.key {
