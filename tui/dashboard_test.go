@@ -556,3 +556,17 @@ func TestDialogScreens(t *testing.T) {
 		})
 	}
 }
+
+// Text from a backend is data, never terminal commands.
+func TestEscapeSequencesInTaskTextAreNotPassedToTheTerminal(t *testing.T) {
+	r := newRig(t)
+	r.prod.Put(&model.Task{ID: "evil", Key: "EVIL-1", Title: "\x1b]0;pwned\x07\x1b[2Jclear me\nand \u009b31m", State: model.StateQueued, Priority: 9})
+	r.poll()
+	r.selectKey(queueView, "EVIL-1")
+	for _, k := range []string{"enter", "esc", "c"} {
+		r.press(k)
+		if s := r.screen(); strings.ContainsAny(s, "\x1b\x07\u009b") {
+			t.Fatalf("after %q a control character reached the screen: %q", k, s)
+		}
+	}
+}

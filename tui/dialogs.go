@@ -56,7 +56,7 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	t := d.req.Seen
 	lines := []string{
-		st.DialogTitle.Render(fmt.Sprintf("%s %s on %s?", actionTitles[d.req.Action], t.DisplayKey(), t.Source)),
+		st.DialogTitle.Render(oneLine(fmt.Sprintf("%s %s on %s?", actionTitles[d.req.Action], t.DisplayKey(), t.Source))),
 		"",
 	}
 	lines = append(lines, taskSummary(t, m.now(), st)...)
@@ -102,7 +102,7 @@ func taskSummary(t *model.Task, now time.Time, st *theme.Styles) []string {
 }
 
 func field(st *theme.Styles, name, value string) string {
-	return st.Field.Render(fmt.Sprintf("%-9s", name)) + value
+	return st.Field.Render(fmt.Sprintf("%-9s", name)) + oneLine(value)
 }
 
 // box draws a dialog centred in the body area, its lines cut to fit.
@@ -214,7 +214,7 @@ func (d *formDialog) submit(m *Model) tea.Cmd {
 func (d *formDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	t := d.req.Seen
-	lines := []string{st.DialogTitle.Render(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source)), ""}
+	lines := []string{st.DialogTitle.Render(oneLine(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source))), ""}
 	lines = append(lines, taskSummary(t, m.now(), st)...)
 	lines = append(lines, "")
 	inner := min(width-4, 76) - 11
@@ -266,14 +266,14 @@ func (d *detailDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 func (d *detailDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	var b strings.Builder
-	b.WriteString(st.DialogTitle.Render(fit(d.title, width-22)))
+	b.WriteString(st.DialogTitle.Render(fit(oneLine(d.title), width-22)))
 	b.WriteString(st.Muted.Render(fitRight("esc close · ↑/↓ scroll", 22)))
 	// Scrolling past the end shows the last page, not a blank one.
 	d.offset = max(min(d.offset, len(d.lines)-height+1), 0)
 	end := min(d.offset+height-1, len(d.lines))
 	for _, l := range d.lines[d.offset:end] {
 		b.WriteByte('\n')
-		b.WriteString(fit(l, width))
+		b.WriteString(fit(oneLine(l), width))
 	}
 	for i := end - d.offset; i < height-1; i++ {
 		b.WriteByte('\n')
