@@ -1,4 +1,4 @@
-package hub_test
+package hub
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
-	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -30,40 +29,14 @@ func TestHubOverSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = journal.Close() })
-	h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: store, Every: 20 * time.Millisecond}}, Desk: &sources.Desk{Actor: "alice", Journal: journal}})
-	hctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { h.Run(hctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	task := func(s hub.Snapshot) *model.Task {
-		for _, t := range s.Sources[0].Tasks {
-			if t.ID == "t1" {
-				return t
-			}
-		}
-		return nil
-	}
-	await := func(what string, ok func(hub.Snapshot) bool) hub.Snapshot {
-		t.Helper()
-		deadline := time.After(10 * time.Second)
-		for {
-			select {
-			case s := <-h.Snapshots():
-				if ok(s) {
-					return s
-				}
-			case <-deadline:
-				t.Fatalf("timed out waiting for %s", what)
-			}
-		}
-	}
-	await("the first load", func(s hub.Snapshot) bool { return task(s) != nil })
+	h := start(t, Config{Feeds: []Feed{{Source: store, Every: 20 * time.Millisecond}}, Desk: &sources.Desk{Actor: "alice", Journal: journal}})
+	task := func(s Snapshot) *model.Task { return find(s, "local", "t1") }
+	await(t, h, "the first load", func(s Snapshot) bool { return task(s) != nil })
 
 	if _, err := store.Claim(ctx, "t1", sources.ClaimRequest{Agent: "SANDMAN", RunID: "r1"}); err != nil {
 		t.Fatal(err)
 	}
-	s := await("the agent's claim", func(s hub.Snapshot) bool { t := task(s); return t != nil && t.Claim.Name == "SANDMAN" })
+	s := await(t, h, "the agent's claim", func(s Snapshot) bool { t := task(s); return t != nil && t.Claim.Name == "SANDMAN" })
 	seen := task(s)
 
 	if _, err := store.Heartbeat(ctx, "t1", seen.Claim.Token, time.Hour); err != nil {
@@ -73,10 +46,10 @@ func TestHubOverSQLite(t *testing.T) {
 	if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "heartbeat") {
 		t.Fatalf("release on a stale view: %v; want CONFLICT saying the lease was extended", err)
 	}
-	s = await("the heartbeat", func(s hub.Snapshot) bool { t := task(s); return t != nil && t.Version != seen.Version })
+	s = await(t, h, "the heartbeat", func(s Snapshot) bool { t := task(s); return t != nil && t.Version != seen.Version })
 	after, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: task(s)})
 	if err != nil || after.Claim.Holder != model.HolderHuman {
 		t.Fatalf("takeover: %v %+v", err, after)
 	}
-	await("the takeover", func(s hub.Snapshot) bool { t := task(s); return t != nil && t.Claim.Holder == model.HolderHuman })
+	await(t, h, "the takeover", func(s Snapshot) bool { t := task(s); return t != nil && t.Claim.Holder == model.HolderHuman })
 }
