@@ -59,7 +59,8 @@ type Options struct {
 	ProgramOptions []tea.ProgramOption
 }
 
-// maxActivity bounds the Activity view's memory.
+// maxActivity is how many Activity lines are kept (up to twice as many
+// between trims).
 const maxActivity = 5000
 
 // activity is one line of the Activity view.
@@ -146,8 +147,8 @@ func New(o Options) (*Model, error) {
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: hayCache{},
 		width: 80, height: 24,
 	}
-	for i := len(o.Journal) - 1; i >= 0; i-- {
-		if r := o.Journal[i]; !r.Pending {
+	for _, r := range o.Journal {
+		if !r.Pending {
 			m.acts = append(m.acts, recordActivity(r))
 		}
 	}
@@ -585,13 +586,14 @@ func (m *Model) freshen(p *pane) {
 		}
 		p.sortNodes()
 	case activityView:
+		// m.acts is oldest first; the view's first order is newest first.
 		p.acts = p.acts[:0]
 		for i := range m.acts {
 			if matchActivity(&m.acts[i], m.terms) {
 				p.acts = append(p.acts, m.acts[i])
 			}
 		}
-		if p.sort == 1 {
+		if p.sort == 0 {
 			slices.Reverse(p.acts)
 		}
 	default:
@@ -706,11 +708,11 @@ func (m *Model) knownAgents() []string {
 }
 
 func (m *Model) addActivity(a activity) {
-	m.acts = append(m.acts, activity{})
-	copy(m.acts[1:], m.acts)
-	m.acts[0] = a
-	if len(m.acts) > maxActivity {
-		m.acts = m.acts[:maxActivity]
+	m.acts = append(m.acts, a)
+	if len(m.acts) >= 2*maxActivity {
+		// Trim in bulk, so a burst of transitions costs a copy now and
+		// then, not one per line.
+		m.acts = slices.Delete(m.acts, 0, len(m.acts)-maxActivity)
 	}
 	m.panes[activityView].unsorted = true
 }
