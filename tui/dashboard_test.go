@@ -570,3 +570,23 @@ func TestEscapeSequencesInTaskTextAreNotPassedToTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+func TestActivityKeepsTheNewestLines(t *testing.T) {
+	r := newRig(t)
+	task := r.get("1")
+	s := r.m.snap
+	for i := range 3 * maxActivity {
+		after := *task
+		after.Title = fmt.Sprint("line ", i)
+		after.State = model.StateClaimed
+		s.Transitions = append(s.Transitions, hub.Transition{At: t0.Add(time.Duration(i) * time.Second), Before: task, After: &after})
+	}
+	r.m.Update(snapshotMsg(s))
+	r.press("5")
+	if n := len(r.m.acts); n > 2*maxActivity {
+		t.Fatalf("%d activity lines kept, want at most %d", n, 2*maxActivity)
+	}
+	if first := r.m.pane().acts[0]; !first.At.Equal(t0.Add(time.Duration(3*maxActivity-1) * time.Second)) {
+		t.Fatalf("the first line is from %s, want the newest", first.At)
+	}
+}
