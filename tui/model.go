@@ -174,6 +174,7 @@ func Run(ctx context.Context, o Options) error {
 		// also drop the reverse video that marks the selected row: keep
 		// attributes, the styles carry no colours.
 		lipgloss.SetColorProfile(termenv.ANSI)
+		m.paints = newPaints(m.styles) // taken under the old profile
 	}
 	done := make(chan struct{})
 	go func() { o.Hub.Run(ctx); close(done) }()
