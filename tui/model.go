@@ -89,12 +89,9 @@ type Model struct {
 	panes         [viewCount]*pane
 	active        viewKind
 
-	snap hub.Snapshot
-	all  []*model.Task // every task of the snapshot, with action results on top
-	hay  hayCache
-	// hayReady says the task rows carry their search text; it is built only
-	// while a free-text filter needs it.
-	hayReady bool
+	snap     hub.Snapshot
+	all      []*model.Task // every task of the snapshot, with action results on top
+	hay      hayCache
 	down     map[string]bool
 	nodes    []model.Node
 	acts     []activity
@@ -382,13 +379,7 @@ func (m *Model) note(s string) { m.banner, m.bannerIsErr = s, false }
 func (m *Model) fail(s string) { m.banner, m.bannerIsErr = s, true }
 
 // selected is the task under the cursor, or nil.
-func (m *Model) selected() *model.Task {
-	p := m.pane()
-	if p.kind == nodesView || p.kind == activityView || p.len() == 0 {
-		return nil
-	}
-	return p.shown[p.grid.cursor].t
-}
+func (m *Model) selected() *model.Task { return m.selectedTask(m.pane()) }
 
 // readOnly says whether actions on source are refused.
 func (m *Model) readOnly(source string) bool {
@@ -511,14 +502,11 @@ func (m *Model) derive() {
 			}
 		}
 	}
-	m.hayReady = false
-	if freeText(m.terms) {
-		m.buildHay()
-	}
 	m.boundary = boundary
 	for _, p := range m.panes {
-		p.unsorted = true
+		p.unsorted, p.hayReady = true, false
 	}
+	m.pruneHay()
 	m.freshen(m.pane())
 }
 
@@ -545,27 +533,28 @@ func (m *Model) reconcile(all []*model.Task) []*model.Task {
 	return all
 }
 
-// buildHay gives every task row its search text. Entries of tasks that
-// are gone are dropped once they outnumber the live ones.
-func (m *Model) buildHay() {
-	task := []*pane{m.panes[queueView], m.panes[leasesView], m.panes[staleView]}
-	live := 0
-	for _, p := range task {
-		for i := range p.members {
-			p.members[i].hay = m.hay.get(p.members[i].t)
-		}
-		live += len(p.members)
+// buildHay gives a pane's rows their search text, when a free-text filter
+// needs it: only the pane on screen pays for it.
+func (m *Model) buildHay(p *pane) {
+	for i := range p.members {
+		p.members[i].hay = m.hay.get(p.members[i].t)
 	}
-	if len(m.hay) > 2*live+1024 {
-		fresh := make(hayCache, live)
-		for _, p := range task {
-			for _, r := range p.members {
-				fresh[r.t] = r.hay
-			}
-		}
-		m.hay = fresh
+	p.hayReady = true
+}
+
+// pruneHay drops the search text of tasks that are gone once they
+// outnumber the live ones.
+func (m *Model) pruneHay() {
+	if len(m.hay) <= 2*len(m.all)+1024 {
+		return
 	}
-	m.hayReady = true
+	fresh := make(hayCache, len(m.all))
+	for _, t := range m.all {
+		if s, ok := m.hay[t]; ok {
+			fresh[t] = s
+		}
+	}
+	m.hay = fresh
 }
 
 // freshen sorts and filters a pane that is out of date, keeping the cursor
@@ -576,7 +565,7 @@ func (m *Model) freshen(p *pane) {
 	}
 	resort := p.unsorted
 	p.unsorted, p.unfiltered = false, false
-	keep := m.selectedRef(p)
+	keep := m.selectedTask(p)
 	switch p.kind {
 	case nodesView:
 		p.nodes = p.nodes[:0]
@@ -601,12 +590,16 @@ func (m *Model) freshen(p *pane) {
 		if resort {
 			p.sortTasks(m.now(), m.policy.Ladder, m.down)
 		}
+		if freeText(m.terms) && !p.hayReady {
+			m.buildHay(p)
+		}
 		p.shown = filterTasks(p.shown[:0], p.members, m.terms)
 	}
 	p.grid.SetLen(p.len())
-	if keep != "" {
+	if keep != nil {
+		// Fields, not Ref(): no string built per row of 100k.
 		for i, r := range p.shown {
-			if r.t.Ref() == keep {
+			if r.t.ID == keep.ID && r.t.Source == keep.Source {
 				p.grid.Select(i)
 				break
 			}
@@ -617,11 +610,12 @@ func (m *Model) freshen(p *pane) {
 	}
 }
 
-func (m *Model) selectedRef(p *pane) string {
+// selectedTask is the task under a pane's cursor, from its last freshen.
+func (m *Model) selectedTask(p *pane) *model.Task {
 	if p.kind == nodesView || p.kind == activityView || p.grid.cursor >= len(p.shown) {
-		return ""
+		return nil
 	}
-	return p.shown[p.grid.cursor].t.Ref()
+	return p.shown[p.grid.cursor].t
 }
 
 func filterTasks(dst, src []row, terms []term) []row {
@@ -643,9 +637,8 @@ func (m *Model) refilter() {
 	p := m.pane()
 	narrower := narrows(m.terms, terms) && !p.unsorted && !p.unfiltered && p.kind != nodesView && p.kind != activityView
 	m.terms = terms
-	if freeText(terms) && !m.hayReady {
+	if freeText(terms) && !p.hayReady {
 		// The rows on screen are copies without text: filter afresh.
-		m.buildHay()
 		narrower = false
 	}
 	for _, q := range m.panes {

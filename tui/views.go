@@ -59,6 +59,9 @@ type pane struct {
 	// it is drawn; only the pane on screen is kept fresh, so a snapshot costs
 	// one sort, not five, and a filter keystroke no sort at all.
 	unsorted, unfiltered bool
+	// hayReady says the rows carry their search text; it is built only
+	// while a free-text filter needs it.
+	hayReady bool
 }
 
 func newPanes() [viewCount]*pane {
