@@ -1,0 +1,488 @@
+// Package hub feeds the dashboard: it polls every source on its own
+// interval (and on each push hint from sources that can watch), merges the
+// deltas into one task map per source, tracks how each source is doing, and
+// publishes immutable snapshots. Human actions go through the sources.Desk,
+// so read-only mode, the journal and CONFLICT explanations hold here too.
+//
+// It knows nothing of the terminal: the dashboard drains Snapshots and
+// calls Apply from its own commands.
+package hub
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// Defaults for Feed and Config fields left zero.
+const (
+	DefaultEvery       = 2 * time.Second
+	DefaultMaxBackoff  = time.Minute
+	DefaultDebounce    = 100 * time.Millisecond
+	DefaultPollTimeout = 30 * time.Second
+	// maxTransitions bounds the observed transitions a snapshot carries when
+	// the dashboard falls behind; the oldest are dropped first.
+	maxTransitions = 1000
+)
+
+// Feed is one source and how often to poll it.
+type Feed struct {
+	Source sources.Source
+	Every  time.Duration // zero: DefaultEvery
+}
+
+// Config builds a Hub.
+type Config struct {
+	Feeds []Feed
+	// Desk applies human actions; nil makes every action fail as
+	// MISCONFIGURED (a dashboard without an actor is read-only).
+	Desk        *sources.Desk
+	Now         func() time.Time
+	MaxBackoff  time.Duration
+	Debounce    time.Duration // how long a burst of push hints is gathered
+	PollTimeout time.Duration
+}
+
+// Status is how a source is doing.
+type Status int
+
+// Source statuses.
+const (
+	StatusConnecting Status = iota // not polled successfully yet
+	StatusOK
+	StatusDegraded // the last poll failed; tasks shown are from the last good one
+)
+
+func (s Status) String() string {
+	switch s {
+	case StatusOK:
+		return "ok"
+	case StatusDegraded:
+		return "degraded"
+	}
+	return "connecting"
+}
+
+// SourceState is one source as the dashboard shows it in the footer.
+type SourceState struct {
+	Name     string
+	Status   Status
+	Since    time.Time // when Status last changed
+	Updated  time.Time // last successful poll; zero before the first
+	Err      string    // last poll error while degraded
+	Failures int       // consecutive failed polls
+	Watching bool      // pushes arrive; polling is the fallback
+	Tasks    []*model.Task
+}
+
+// Transition is a change the hub observed between two polls of a task.
+// Before is nil for a task that appeared, After nil for one that went away.
+type Transition struct {
+	At            time.Time
+	Before, After *model.Task
+}
+
+// Snapshot is everything the dashboard needs at one moment. It is
+// immutable: tasks are shared between snapshots and must not be modified.
+type Snapshot struct {
+	Seq     uint64
+	At      time.Time
+	Sources []SourceState
+	// Transitions holds what changed since the previous snapshot the
+	// dashboard received, so coalescing never loses activity.
+	Transitions []Transition
+}
+
+// Len is the number of tasks over all sources.
+func (s *Snapshot) Len() int {
+	n := 0
+	for i := range s.Sources {
+		n += len(s.Sources[i].Tasks)
+	}
+	return n
+}
+
+// Hub polls sources and publishes snapshots.
+type Hub struct {
+	cfg   Config
+	feeds []*feed
+	out   chan Snapshot
+
+	mu      sync.Mutex
+	seq     uint64
+	paused  bool
+	resume  chan struct{} // closed on Resume
+	pending []Transition
+}
+
+type feed struct {
+	src   sources.Source
+	every time.Duration
+	kick  chan struct{} // poll now (refresh, push hint, action applied)
+
+	// Guarded by Hub.mu.
+	cursor sources.Cursor
+	tasks  map[string]*model.Task
+	list   []*model.Task // tasks as a slice, rebuilt only when they change
+	dirty  bool
+	loaded bool // the first load is not activity
+	state  SourceState
+}
+
+// New builds a hub; Run starts it.
+func New(cfg Config) *Hub {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = DefaultMaxBackoff
+	}
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = DefaultDebounce
+	}
+	if cfg.PollTimeout <= 0 {
+		cfg.PollTimeout = DefaultPollTimeout
+	}
+	h := &Hub{cfg: cfg, out: make(chan Snapshot, 1), resume: make(chan struct{})}
+	close(h.resume)
+	now := cfg.Now()
+	for _, f := range cfg.Feeds {
+		every := f.Every
+		if every <= 0 {
+			every = DefaultEvery
+		}
+		h.feeds = append(h.feeds, &feed{src: f.Source, every: every, kick: make(chan struct{}, 1),
+			tasks: map[string]*model.Task{},
+			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now}})
+	}
+	return h
+}
+
+// Snapshots delivers the latest snapshot. It holds at most one: a
+// dashboard that falls behind gets the newest, never a backlog, and the
+// poll loops never wait for it.
+func (h *Hub) Snapshots() <-chan Snapshot { return h.out }
+
+// Run polls every source until ctx ends.
+func (h *Hub) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, f := range h.feeds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.loop(ctx, f)
+		}()
+		if w, ok := f.src.(sources.Watcher); ok {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				h.watch(ctx, f, w)
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// Refresh polls every source now, paused or not.
+func (h *Hub) Refresh() {
+	for _, f := range h.feeds {
+		poke(f.kick)
+	}
+}
+
+// Pause stops polling (the terminal lost focus); push hints are dropped.
+func (h *Hub) Pause() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.paused {
+		h.paused = true
+		h.resume = make(chan struct{})
+	}
+}
+
+// Resume restarts polling with an immediate poll of every source.
+func (h *Hub) Resume() {
+	h.mu.Lock()
+	if h.paused {
+		h.paused = false
+		close(h.resume)
+	}
+	h.mu.Unlock()
+	h.Refresh()
+}
+
+// Paused reports whether polling is paused.
+func (h *Hub) Paused() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.paused
+}
+
+// ReadOnly reports whether human actions on source are refused.
+func (h *Hub) ReadOnly(source string) bool {
+	return h.cfg.Desk == nil || (h.cfg.Desk.ReadOnly != nil && h.cfg.Desk.ReadOnly(source))
+}
+
+// Actor is who human actions are recorded as.
+func (h *Hub) Actor() string {
+	if h.cfg.Desk == nil {
+		return ""
+	}
+	return h.cfg.Desk.Actor
+}
+
+// Apply runs one human action through the desk against the task's own
+// source. On success the result is merged at once and a snapshot published,
+// then the source is polled to reconcile. Call it from a goroutine (a
+// tea.Cmd): it waits for the backend.
+func (h *Hub) Apply(ctx context.Context, req sources.Request) (*model.Task, error) {
+	op := string(req.Action)
+	if req.Seen == nil {
+		return nil, model.Errorf(model.CodeMisconfigured, op, "", "no task given")
+	}
+	if h.cfg.Desk == nil {
+		return nil, model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "no actor: the dashboard is read-only")
+	}
+	f := h.feed(req.Seen.Source)
+	if f == nil {
+		return nil, model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "unknown source %q", req.Seen.Source)
+	}
+	after, err := h.cfg.Desk.Apply(ctx, f.src, req)
+	if after != nil {
+		h.mu.Lock()
+		h.merge(f, sources.Delta{Tasks: []*model.Task{after}})
+		h.publish()
+		h.mu.Unlock()
+	}
+	poke(f.kick)
+	return after, err
+}
+
+func (h *Hub) feed(name string) *feed {
+	for _, f := range h.feeds {
+		if f.src.Name() == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// loop polls one source: at once, then every interval, sooner on a kick,
+// later (doubling up to MaxBackoff) while it fails.
+func (h *Hub) loop(ctx context.Context, f *feed) {
+	wait := time.Duration(0)
+	for {
+		timer := time.NewTimer(wait)
+		kicked := false
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		case <-f.kick:
+			kicked = true
+			timer.Stop()
+		}
+		if !kicked {
+			// A timed poll waits out a pause; a kick (refresh, action,
+			// resume) polls regardless.
+			h.mu.Lock()
+			resume := h.resume
+			h.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-resume:
+			case <-f.kick:
+			}
+		}
+		wait = h.poll(ctx, f)
+	}
+}
+
+// poll runs one poll and returns how long to wait before the next.
+func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
+	h.mu.Lock()
+	cursor := f.cursor
+	h.mu.Unlock()
+	pctx, cancel := context.WithTimeout(ctx, h.cfg.PollTimeout)
+	d, err := f.src.Poll(pctx, cursor)
+	cancel()
+	if ctx.Err() != nil {
+		return 0
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.cfg.Now()
+	st := &f.state
+	if err != nil {
+		if st.Status != StatusDegraded {
+			st.Status, st.Since = StatusDegraded, now
+		}
+		st.Err = err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			st.Err = "poll timed out after " + h.cfg.PollTimeout.String()
+		}
+		st.Failures++
+		h.publish()
+		return backoff(f.every, st.Failures, h.cfg.MaxBackoff)
+	}
+	if st.Status != StatusOK {
+		st.Status, st.Since = StatusOK, now
+	}
+	st.Err, st.Failures, st.Updated = "", 0, now
+	f.cursor = d.Cursor
+	h.merge(f, d)
+	h.publish()
+	return f.every
+}
+
+func backoff(every time.Duration, failures int, limit time.Duration) time.Duration {
+	d := every
+	for i := 1; i < failures && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+// merge folds a delta into the source's map and records transitions. A
+// source's first load is not activity, so it records none. Holds h.mu.
+func (h *Hub) merge(f *feed, d sources.Delta) {
+	now := h.cfg.Now()
+	note := func(before, after *model.Task) {
+		if f.loaded && transitioned(before, after) {
+			h.pending = append(h.pending, Transition{At: now, Before: before, After: after})
+		}
+	}
+	if d.Full {
+		next := make(map[string]*model.Task, len(d.Tasks))
+		for _, t := range d.Tasks {
+			old := f.tasks[t.ID]
+			if old != nil && t.Version != "" && old.Version == t.Version {
+				// Unchanged: keep the record the dashboard already knows, so
+				// a full reconcile costs it no more than a quiet poll.
+				t = old
+			}
+			next[t.ID] = t
+			note(old, t)
+		}
+		for id, t := range f.tasks {
+			if next[id] == nil {
+				note(t, nil)
+			}
+		}
+		f.tasks = next
+	} else {
+		for _, t := range d.Tasks {
+			note(f.tasks[t.ID], t)
+			f.tasks[t.ID] = t
+		}
+		for _, id := range d.Removed {
+			if t := f.tasks[id]; t != nil {
+				note(t, nil)
+				delete(f.tasks, id)
+			}
+		}
+	}
+	if n := len(h.pending); n > maxTransitions {
+		h.pending = slices.Delete(h.pending, 0, n-maxTransitions)
+	}
+	f.dirty = f.dirty || d.Full || len(d.Tasks) > 0 || len(d.Removed) > 0
+	f.loaded = true
+}
+
+// transitioned says whether a change is worth a line in the activity view:
+// state or holder, not every heartbeat.
+func transitioned(before, after *model.Task) bool {
+	if before == nil || after == nil {
+		return true
+	}
+	return before.State != after.State || before.Claim.Holder != after.Claim.Holder ||
+		before.Claim.Name != after.Claim.Name || before.Reservation.For != after.Reservation.For
+}
+
+// publish replaces whatever snapshot is waiting with a fresh one, carrying
+// over the transitions of the one it replaces. Holds h.mu, so it is the only
+// sender and the second send cannot block.
+func (h *Hub) publish() {
+	h.seq++
+	s := Snapshot{Seq: h.seq, At: h.cfg.Now(), Sources: make([]SourceState, len(h.feeds))}
+	for i, f := range h.feeds {
+		if f.dirty {
+			f.list = make([]*model.Task, 0, len(f.tasks))
+			for _, t := range f.tasks {
+				f.list = append(f.list, t)
+			}
+			f.dirty = false
+		}
+		s.Sources[i] = f.state
+		s.Sources[i].Tasks = f.list
+	}
+	select {
+	case old := <-h.out:
+		h.pending = append(old.Transitions, h.pending...)
+	default:
+	}
+	s.Transitions, h.pending = h.pending, nil
+	h.out <- s
+}
+
+// watch turns push hints into debounced polls. When the watch ends the
+// timer keeps polling.
+func (h *Hub) watch(ctx context.Context, f *feed, w sources.Watcher) {
+	hints, err := w.Watch(ctx)
+	if err != nil {
+		return
+	}
+	h.setWatching(f, true)
+	defer h.setWatching(f, false)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-hints:
+			if !ok {
+				return
+			}
+		}
+		// Gather the rest of the burst into one poll.
+		timer := time.NewTimer(h.cfg.Debounce)
+	gather:
+		for {
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			case _, ok := <-hints:
+				if !ok {
+					timer.Stop()
+					return
+				}
+			case <-timer.C:
+				break gather
+			}
+		}
+		if !h.Paused() {
+			poke(f.kick)
+		}
+	}
+}
+
+func (h *Hub) setWatching(f *feed, on bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f.state.Watching = on
+	h.publish()
+}
+
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,215 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/hub/hubtest"
+)
+
+// start runs a hub over the feeds until the test ends.
+func start(t *testing.T, cfg Config) *Hub {
+	t.Helper()
+	h := New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { h.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return h
+}
+
+// await drains snapshots until ok accepts one.
+func await(t *testing.T, h *Hub, what string, ok func(Snapshot) bool) Snapshot {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case s := <-h.Snapshots():
+			if ok(s) {
+				return s
+			}
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func find(s Snapshot, source, id string) *model.Task {
+	for _, st := range s.Sources {
+		if st.Name != source {
+			continue
+		}
+		for _, t := range st.Tasks {
+			if t.ID == id {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
+func TestPollsMergeDeltasAndRecordTransitions(t *testing.T) {
+	mem := hubtest.NewMemory("local")
+	mem.Put(&model.Task{ID: "a", Title: "first", State: model.StateQueued})
+	mem.Put(&model.Task{ID: "b", Title: "second", State: model.StateQueued})
+	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 10 * time.Millisecond}}})
+
+	s := await(t, h, "the first load", func(s Snapshot) bool { return s.Len() == 2 })
+	if s.Sources[0].Status != StatusOK || len(s.Transitions) != 0 {
+		t.Fatalf("first load: status %s, %d transitions; want ok and none", s.Sources[0].Status, len(s.Transitions))
+	}
+	if _, err := mem.Claim(context.Background(), "a", sources.ClaimRequest{Agent: "SANDMAN"}); err != nil {
+		t.Fatal(err)
+	}
+	mem.Remove("b")
+	var trans []Transition
+	s = await(t, h, "the claim and the removal", func(s Snapshot) bool {
+		trans = append(trans, s.Transitions...)
+		a := find(s, "local", "a")
+		return s.Len() == 1 && a != nil && a.State == model.StateClaimed
+	})
+	var claimed, removed bool
+	for _, tr := range trans {
+		claimed = claimed || tr.After != nil && tr.After.ID == "a" && tr.After.Claim.Name == "SANDMAN"
+		removed = removed || tr.After == nil && tr.Before.ID == "b"
+	}
+	if !claimed || !removed {
+		t.Fatalf("transitions %+v lack the claim of a or the removal of b", trans)
+	}
+}
+
+func TestFailingSourceIsDegradedThenRecoversByItself(t *testing.T) {
+	mem := hubtest.NewMemory("flaky")
+	mem.Put(&model.Task{ID: "a", State: model.StateQueued})
+	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 5 * time.Millisecond}}, MaxBackoff: 20 * time.Millisecond})
+	await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK })
+
+	mem.FailPolls(errors.New("connection refused"))
+	s := await(t, h, "degraded", func(s Snapshot) bool { return s.Sources[0].Status == StatusDegraded })
+	st := s.Sources[0]
+	if !strings.Contains(st.Err, "connection refused") || st.Since.IsZero() || len(st.Tasks) != 1 {
+		t.Fatalf("degraded state %+v: want the error, since when, and the last good tasks kept", st)
+	}
+	mem.FailPolls(nil)
+	await(t, h, "recovery", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Failures == 0 })
+}
+
+func TestBackoffDoublesUpToTheLimit(t *testing.T) {
+	for _, c := range []struct {
+		failures int
+		want     time.Duration
+	}{{1, 2 * time.Second}, {2, 4 * time.Second}, {3, 8 * time.Second}, {10, time.Minute}} {
+		if got := backoff(2*time.Second, c.failures, time.Minute); got != c.want {
+			t.Errorf("backoff after %d failures = %s, want %s", c.failures, got, c.want)
+		}
+	}
+}
+
+func TestPauseStopsPollingAndResumePollsAtOnce(t *testing.T) {
+	mem := hubtest.NewMemory("local")
+	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 5 * time.Millisecond}}})
+	await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK })
+	h.Pause()
+	time.Sleep(20 * time.Millisecond) // let a poll already under way finish
+	before := mem.Polls()
+	time.Sleep(50 * time.Millisecond)
+	if n := mem.Polls() - before; n != 0 {
+		t.Fatalf("%d polls while paused, want 0", n)
+	}
+	h.Resume()
+	deadline := time.Now().Add(2 * time.Second)
+	for mem.Polls() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("no poll after Resume")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestPushHintPollsBeforeTheInterval(t *testing.T) {
+	mem := hubtest.NewMemory("watched")
+	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: time.Hour}}, Debounce: time.Millisecond})
+	await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Watching })
+	mem.Put(&model.Task{ID: "pushed", State: model.StateQueued})
+	await(t, h, "the pushed task", func(s Snapshot) bool { return find(s, "watched", "pushed") != nil })
+}
+
+func TestSnapshotsCoalesceWithoutLosingTransitions(t *testing.T) {
+	mem := hubtest.NewMemory("local")
+	h := New(Config{Feeds: []Feed{{Source: mem}}})
+	f := h.feeds[0]
+	f.loaded = true
+	h.mu.Lock()
+	for _, id := range []string{"a", "b", "c"} {
+		h.merge(f, sources.Delta{Tasks: []*model.Task{{Source: "local", ID: id}}})
+		h.publish() // nobody drains: each replaces the last
+	}
+	h.mu.Unlock()
+	s := <-h.Snapshots()
+	if s.Seq != 3 || s.Len() != 3 || len(s.Transitions) != 3 {
+		t.Fatalf("got seq %d, %d tasks, %d transitions; want the latest snapshot (3) with all 3 of each", s.Seq, s.Len(), len(s.Transitions))
+	}
+	select {
+	case <-h.Snapshots():
+		t.Fatal("a second snapshot was queued")
+	default:
+	}
+}
+
+func TestApplyGoesThroughTheDesk(t *testing.T) {
+	mem := hubtest.NewMemory("prod")
+	ro := hubtest.NewMemory("archive")
+	desk := &sources.Desk{Actor: "alice", ReadOnly: func(s string) bool { return s == "archive" }}
+	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: time.Hour}, {Source: ro, Every: time.Hour}}, Desk: desk})
+	ctx := context.Background()
+	task, _ := mem.Create(ctx, sources.NewTask{ID: "t1", Title: "deploy"})
+	held, _ := mem.Claim(ctx, "t1", sources.ClaimRequest{Agent: "SANDMAN", RunID: "r1"})
+
+	t.Run("a takeover on what was seen is applied and merged at once", func(t *testing.T) {
+		after, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: held})
+		if err != nil || after.Claim.Holder != model.HolderHuman {
+			t.Fatalf("takeover: %v, %+v", err, after)
+		}
+		await(t, h, "the merged takeover", func(s Snapshot) bool {
+			got := find(s, "prod", "t1")
+			return got != nil && got.Claim.Holder == model.HolderHuman
+		})
+	})
+	t.Run("an action on a task that changed is refused and says what changed", func(t *testing.T) {
+		_, err := h.Apply(ctx, sources.Request{Action: model.ActionForceRelease, Seen: task})
+		if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "holder") {
+			t.Fatalf("force-release on a stale view: %v; want CONFLICT naming the holder change", err)
+		}
+	})
+	t.Run("read-only sources refuse actions", func(t *testing.T) {
+		archived, _ := ro.Create(ctx, sources.NewTask{ID: "old"})
+		_, err := h.Apply(ctx, sources.Request{Action: model.ActionCancel, Seen: archived, Reason: "done"})
+		if model.CodeOf(err) != model.CodeMisconfigured || !h.ReadOnly("archive") || h.ReadOnly("prod") {
+			t.Fatalf("cancel on a read-only source: %v", err)
+		}
+	})
+}
+
+func TestAFullReloadKeepsTheRecordsOfUnchangedTasks(t *testing.T) {
+	h := New(Config{Feeds: []Feed{{Source: hubtest.NewMemory("local")}}})
+	f := h.feeds[0]
+	a := &model.Task{Source: "local", ID: "a", Version: "1"}
+	b := &model.Task{Source: "local", ID: "b", Version: "1"}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.merge(f, sources.Delta{Full: true, Tasks: []*model.Task{a, b}})
+	a2, b2 := *a, *b
+	b2.Version = "2"
+	h.merge(f, sources.Delta{Full: true, Tasks: []*model.Task{&a2, &b2}})
+	if f.tasks["a"] != a || f.tasks["b"] != &b2 {
+		t.Fatal("a full reload must keep unchanged records and take changed ones")
+	}
+	if len(h.pending) != 0 {
+		t.Fatalf("a version change alone is not a transition, got %d", len(h.pending))
+	}
+}

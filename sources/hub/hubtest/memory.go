@@ -1,0 +1,372 @@
+// Package hubtest holds the in-memory queue that the hub's and the
+// dashboard's tests run against. It is a test fixture: a real, complete
+// sources.Source (it passes the conformance kit) that keeps everything in a
+// map, with knobs to make polls fail. No command wires it.
+package hubtest
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// Memory is an in-memory task queue.
+type Memory struct {
+	name string
+	// Now is the queue's clock; tests may replace it before first use.
+	Now func() time.Time
+
+	mu      sync.Mutex
+	tasks   map[string]*model.Task
+	seq     int64            // version counter: every write bumps it
+	changed map[string]int64 // id → seq of its last write
+	removed map[string]int64
+	pollErr error
+	polls   int
+	hints   chan struct{}
+}
+
+// NewMemory returns an empty queue called name.
+func NewMemory(name string) *Memory {
+	return &Memory{name: name, Now: time.Now, tasks: map[string]*model.Task{},
+		changed: map[string]int64{}, removed: map[string]int64{}}
+}
+
+// Name implements sources.Source.
+func (m *Memory) Name() string { return m.name }
+
+// Caps implements sources.Source.
+func (m *Memory) Caps() sources.Caps { return sources.Caps{AtomicClaim: true} }
+
+// FailPolls makes every following poll fail with err (nil heals the queue).
+func (m *Memory) FailPolls(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pollErr = err
+}
+
+// Polls is how many polls the queue has answered, failed ones included.
+func (m *Memory) Polls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.polls
+}
+
+// Put stores a task as given (a test's way to set up any state), as if an
+// agent had written it.
+func (m *Memory) Put(t *model.Task) *model.Task {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := *t
+	c.Source = m.name
+	m.store(&c)
+	return m.copyOf(c.ID)
+}
+
+// Remove deletes a task.
+func (m *Memory) Remove(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.tasks, id)
+	delete(m.changed, id)
+	m.seq++
+	m.removed[id] = m.seq
+	m.hint()
+}
+
+// Poll implements sources.Source: the cursor is the version counter.
+func (m *Memory) Poll(_ context.Context, since sources.Cursor) (sources.Delta, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.polls++
+	if m.pollErr != nil {
+		return sources.Delta{}, model.Wrap(model.CodeAPIError, "poll", "", m.pollErr)
+	}
+	d := sources.Delta{Cursor: sources.Cursor(strconv.FormatInt(m.seq, 10))}
+	if since == "" {
+		d.Full = true
+		for id := range m.tasks {
+			d.Tasks = append(d.Tasks, m.copyOf(id))
+		}
+		return d, nil
+	}
+	from, err := strconv.ParseInt(string(since), 10, 64)
+	if err != nil {
+		return sources.Delta{}, model.Errorf(model.CodeMisconfigured, "poll", "", "bad cursor %q", since)
+	}
+	for id, at := range m.changed {
+		if at > from {
+			d.Tasks = append(d.Tasks, m.copyOf(id))
+		}
+	}
+	for id, at := range m.removed {
+		if at > from {
+			d.Removed = append(d.Removed, id)
+		}
+	}
+	return d, nil
+}
+
+// Watch implements sources.Watcher: a hint after every write.
+func (m *Memory) Watch(ctx context.Context) (<-chan struct{}, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(chan struct{}, 1)
+	m.hints = out
+	go func() {
+		<-ctx.Done()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.hints == out {
+			m.hints = nil
+			close(out)
+		}
+	}()
+	return out, nil
+}
+
+// Get implements sources.Source.
+func (m *Memory) Get(_ context.Context, id string) (*model.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tasks[id] == nil {
+		return nil, sources.NotFound("get", id)
+	}
+	return m.copyOf(id), nil
+}
+
+// Create implements sources.Source.
+func (m *Memory) Create(_ context.Context, n sources.NewTask) (*model.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n.ID == "" {
+		n.ID = uuid.NewString()
+	}
+	if m.tasks[n.ID] != nil {
+		return nil, model.Errorf(model.CodeConflict, "create", n.ID, "task exists")
+	}
+	now := m.Now()
+	m.store(&model.Task{Source: m.name, ID: n.ID, Title: n.Title, Description: n.Description,
+		State: model.StateQueued, RawStatus: "queued", Class: n.Class, Priority: n.Priority,
+		CreatedAt: now, EditedAt: now})
+	return m.copyOf(n.ID), nil
+}
+
+// Next implements sources.Source.
+func (m *Memory) Next(_ context.Context, agent string) (*model.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t := model.Next(m.all(), agent, m.Now()); t != nil {
+		return m.copyOf(t.ID), nil
+	}
+	return nil, nil
+}
+
+// Claim implements sources.Source.
+func (m *Memory) Claim(_ context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.tasks[id]
+	if t == nil {
+		return nil, sources.NotFound("claim", id)
+	}
+	if !model.Claimable(t, c.Agent, m.Now()) {
+		return nil, &model.Error{Code: model.CodeConflict, Op: "claim", Task: id, Msg: "held or not claimable", Current: m.copyOf(id)}
+	}
+	m.claim(t, c)
+	return m.copyOf(id), nil
+}
+
+// ClaimNext implements sources.Source.
+func (m *Memory) ClaimNext(_ context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := model.Next(m.all(), c.Agent, m.Now())
+	if t == nil {
+		return nil, nil
+	}
+	m.claim(t, c)
+	return m.copyOf(t.ID), nil
+}
+
+func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
+	now := m.Now()
+	lease := c.Lease
+	if lease <= 0 {
+		lease = model.DefaultPolicy().Lease
+	}
+	t.State, t.RawStatus = model.StateClaimed, "claimed"
+	t.Claim = model.Claim{Holder: model.HolderAgent, Name: c.Agent, RunID: c.RunID, Node: c.Node,
+		Token: uuid.NewString(), ClaimedAt: now, HeartbeatAt: now, Expires: now.Add(lease)}
+	t.Reservation = model.Reservation{}
+	t.History = append(t.History, model.Event{At: now, Actor: c.Agent, Action: "claim"})
+	m.store(t)
+}
+
+// Heartbeat implements sources.Source.
+func (m *Memory) Heartbeat(_ context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.held("heartbeat", id, token)
+	if err != nil {
+		return nil, err
+	}
+	if lease <= 0 {
+		lease = model.DefaultPolicy().Lease
+	}
+	now := m.Now()
+	t.Claim.HeartbeatAt, t.Claim.Expires = now, now.Add(lease)
+	m.store(t)
+	return m.copyOf(id), nil
+}
+
+// Finish implements sources.Source.
+func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.held("finish", id, token)
+	if err != nil {
+		return nil, err
+	}
+	switch o.State {
+	case model.StateDone, model.StateBlocked, model.StateReview, model.StateCanceled, model.StateFailed:
+	default:
+		return nil, model.Errorf(model.CodeMisconfigured, "finish", id, "%s is not an outcome", o.State)
+	}
+	t.State, t.RawStatus = o.State, o.State.String()
+	t.Reason, t.UnblockAction, t.NextCheckAt, t.Artifacts = o.Reason, o.UnblockAction, o.NextCheckAt, o.Artifacts
+	t.History = append(t.History, model.Event{At: m.Now(), Actor: t.Claim.Name, Action: o.State.String(), Reason: o.Reason})
+	t.Claim = model.Claim{}
+	m.store(t)
+	return m.copyOf(id), nil
+}
+
+// Takeover implements sources.Source.
+func (m *Memory) Takeover(_ context.Context, id string, h sources.Human) (*model.Task, error) {
+	return m.human("takeover", id, h, func(t *model.Task, now time.Time) {
+		t.State, t.RawStatus = model.StateClaimed, "claimed"
+		t.Claim = model.Claim{Holder: model.HolderHuman, Name: model.HumanPrefix + h.Actor,
+			Token: uuid.NewString(), ClaimedAt: now, HeartbeatAt: now}
+		t.Reservation = model.Reservation{}
+	})
+}
+
+// ForceRelease implements sources.Source.
+func (m *Memory) ForceRelease(_ context.Context, id string, h sources.Human) (*model.Task, error) {
+	return m.human("force-release", id, h, func(t *model.Task, _ time.Time) {
+		t.State, t.RawStatus, t.Claim = model.StateQueued, "queued", model.Claim{}
+	})
+}
+
+// Cancel implements sources.Source.
+func (m *Memory) Cancel(_ context.Context, id string, h sources.Human) (*model.Task, error) {
+	return m.human("cancel", id, h, func(t *model.Task, _ time.Time) {
+		t.State, t.RawStatus, t.Reason, t.Claim = model.StateCanceled, "canceled", h.Reason, model.Claim{}
+	})
+}
+
+// Handoff implements sources.Source: a human names the version seen, an
+// agent its token.
+func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	apply := func(t *model.Task, now time.Time) {
+		until := time.Time{}
+		if h.For > 0 {
+			until = now.Add(h.For)
+		}
+		t.State, t.RawStatus, t.Claim = model.StateQueued, "queued", model.Claim{}
+		t.Reservation = model.Reservation{For: h.To, Until: until, By: h.Actor, Reason: h.Reason, Priority: h.Priority}
+	}
+	if h.Token == "" {
+		return m.human("handoff", id, h.Human, apply)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.held("handoff", id, h.Token)
+	if err != nil {
+		return nil, err
+	}
+	now := m.Now()
+	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: "handoff", Reason: h.Reason, Detail: "to " + h.To})
+	apply(t, now)
+	m.store(t)
+	return m.copyOf(id), nil
+}
+
+// Close implements sources.Source.
+func (m *Memory) Close() error { return nil }
+
+func (m *Memory) human(op, id string, h sources.Human, apply func(*model.Task, time.Time)) (*model.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.tasks[id]
+	if t == nil {
+		return nil, sources.NotFound(op, id)
+	}
+	if h.Expect != "" && h.Expect != t.Version {
+		return nil, &model.Error{Code: model.CodeConflict, Op: op, Task: id, Msg: "the task changed", Current: m.copyOf(id)}
+	}
+	if t.State.Final() {
+		return nil, &model.Error{Code: model.CodeConflict, Op: op, Task: id, Msg: "the task is " + t.State.String(), Current: m.copyOf(id)}
+	}
+	now := m.Now()
+	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason})
+	apply(t, now)
+	m.store(t)
+	return m.copyOf(id), nil
+}
+
+func (m *Memory) held(op, id, token string) (*model.Task, error) {
+	t := m.tasks[id]
+	if t == nil {
+		return nil, sources.NotFound(op, id)
+	}
+	if token == "" || t.State != model.StateClaimed || t.Claim.Token != token {
+		return nil, sources.Lost(op, id)
+	}
+	return t, nil
+}
+
+// store records a write: new version, edit time, change mark, push hint.
+func (m *Memory) store(t *model.Task) {
+	m.seq++
+	t.Version = strconv.FormatInt(m.seq, 10)
+	if t.EditedAt.IsZero() {
+		t.EditedAt = m.Now()
+	}
+	m.tasks[t.ID] = t
+	m.changed[t.ID] = m.seq
+	delete(m.removed, t.ID)
+	m.hint()
+}
+
+func (m *Memory) hint() {
+	if m.hints == nil {
+		return
+	}
+	select {
+	case m.hints <- struct{}{}:
+	default:
+	}
+}
+
+func (m *Memory) all() []*model.Task {
+	out := make([]*model.Task, 0, len(m.tasks))
+	for _, t := range m.tasks {
+		out = append(out, t)
+	}
+	return out
+}
+
+// copyOf hands out a copy so callers never share the queue's own record.
+func (m *Memory) copyOf(id string) *model.Task {
+	c := *m.tasks[id]
+	c.History = slices.Clone(c.History)
+	return &c
+}

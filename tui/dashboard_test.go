@@ -1,0 +1,592 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/hub"
+)
+
+// Golden screens: every view, narrow and wide, light and dark, colours
+// stripped. `go test ./tui/... -update` rewrites them.
+func TestScreens(t *testing.T) {
+	for _, th := range []struct {
+		name string
+		opt  rigOption
+	}{{"dark", func(*Options) {}}, {"light", withLightTheme}} {
+		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+			for k := range viewCount {
+				t.Run(fmt.Sprintf("%s_%dx%d_%s", viewTitles[k], sz[0], sz[1], th.name), func(t *testing.T) {
+					r := newRig(t, th.opt)
+					r.size(sz[0], sz[1])
+					r.press(fmt.Sprint(int(k) + 1))
+					screen := r.screen()
+					checkFits(t, screen, sz[0], sz[1])
+					golden.RequireEqual(t, []byte(screen))
+				})
+			}
+		}
+	}
+}
+
+// checkFits fails when a screen is taller or wider than the terminal.
+func checkFits(t *testing.T, screen string, w, h int) {
+	t.Helper()
+	lines := strings.Split(screen, "\n")
+	if len(lines) > h {
+		t.Fatalf("%d lines on a %d-line terminal", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := len([]rune(l)); n > w {
+			t.Fatalf("line %d is %d cells on a %d-cell terminal: %q", i, n, w, l)
+		}
+	}
+}
+
+func TestNumberKeysAndTabsSwitchViews(t *testing.T) {
+	r := newRig(t)
+	steps := []struct {
+		key  string
+		want viewKind
+	}{{"2", leasesView}, {"tab", staleView}, {"tab", nodesView}, {"shift+tab", staleView}, {"5", activityView}, {"tab", queueView}, {"shift+tab", activityView}, {"1", queueView}}
+	for _, s := range steps {
+		r.press(s.key)
+		if r.m.active != s.want {
+			t.Fatalf("after %q the view is %s, want %s", s.key, viewTitles[r.m.active], viewTitles[s.want])
+		}
+	}
+}
+
+func TestQueueShowsEligibleTasksInExactlyThePullOrder(t *testing.T) {
+	r := newRig(t)
+	var want []*model.Task
+	for _, task := range r.m.all {
+		if model.Eligible(task, r.now) {
+			want = append(want, task)
+		}
+	}
+	model.SortPullOrder(want)
+	got := rowKeys(r.m.panes[queueView].shown)
+	if !slices.Equal(got, keys(want)) {
+		t.Fatalf("queue %v, want pull order %v", got, keys(want))
+	}
+}
+
+func rowKeys(rows []row) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.t.DisplayKey())
+	}
+	return out
+}
+
+func keys(ts []*model.Task) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.DisplayKey())
+	}
+	return out
+}
+
+// selectKey puts the cursor on the task with the given display key.
+func (r *rig) selectKey(view viewKind, key string) {
+	r.t.Helper()
+	r.press(fmt.Sprint(int(view) + 1))
+	p := r.m.pane()
+	for i, row := range p.shown {
+		if row.t.DisplayKey() == key {
+			p.grid.Select(i)
+			r.m.syncKeys()
+			return
+		}
+	}
+	r.t.Fatalf("%s is not in %s: %v", key, viewTitles[view], rowKeys(p.shown))
+}
+
+func (r *rig) get(id string) *model.Task {
+	r.t.Helper()
+	task, err := r.prod.Get(context.Background(), id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return task
+}
+
+func TestConfirmationDefaultsToNo(t *testing.T) {
+	for _, answer := range []string{"enter", "n", "esc", "space", "q"} {
+		t.Run(answer, func(t *testing.T) {
+			r := newRig(t)
+			r.selectKey(leasesView, "TASK-4")
+			before := r.get("4")
+			r.press("r")
+			screen := r.screen()
+			for _, want := range []string{"Force-release TASK-4 on prod?", "AGENT alpha · run r-17 · node n1", "[y/N]"} {
+				if !strings.Contains(screen, want) {
+					t.Fatalf("the confirmation lacks %q:\n%s", want, screen)
+				}
+			}
+			r.press(answer)
+			if len(r.m.dialogs) != 0 || r.get("4").Version != before.Version {
+				t.Fatalf("answering %q changed the task or left the dialog open", answer)
+			}
+			if !strings.Contains(r.screen(), "nothing done") {
+				t.Fatalf("the screen does not say nothing was done:\n%s", r.screen())
+			}
+		})
+	}
+}
+
+func TestClaimAsHumanUpdatesTheRowAtOnceAndIsReconciledByThePoll(t *testing.T) {
+	r := newRig(t)
+	r.selectKey(leasesView, "TASK-4")
+	r.press("c", "y")
+	if got := r.get("4"); got.Claim.Holder != model.HolderHuman || got.Claim.Name != "HUMAN:alice" {
+		t.Fatalf("backend holder %s %s, want HUMAN:alice", got.Claim.Holder, got.Claim.Name)
+	}
+	// No poll yet: the row shows the result the action returned.
+	if row := rowOf(t, r, "TASK-4"); !strings.Contains(row, "HUMAN  HUMAN:alice") {
+		t.Fatalf("row before the poll: %q", row)
+	}
+	if !strings.Contains(r.screen(), "takeover TASK-4 applied") {
+		t.Fatalf("no word of the result:\n%s", r.screen())
+	}
+	r.poll()
+	if len(r.m.overrides) != 0 {
+		t.Fatal("the poll that shows the result must retire the optimistic row")
+	}
+	r.press("5")
+	if !strings.Contains(r.screen(), "alice takeover") {
+		t.Fatalf("the action is not in Activity:\n%s", r.screen())
+	}
+}
+
+// rowOf is the screen line of a task in the current view.
+func rowOf(t *testing.T, r *rig, key string) string {
+	t.Helper()
+	for _, l := range strings.Split(r.screen(), "\n") {
+		if strings.Contains(l, " "+key+" ") {
+			return l
+		}
+	}
+	t.Fatalf("%s is not on screen:\n%s", key, r.screen())
+	return ""
+}
+
+func TestForceReleasePutsTheTaskBackInTheQueue(t *testing.T) {
+	r := newRig(t)
+	r.selectKey(staleView, "TASK-5")
+	r.press("r", "y")
+	if got := r.get("5"); got.State != model.StateQueued || got.Claim.Held() {
+		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim.Name)
+	}
+	r.press("1")
+	rowOf(t, r, "TASK-5")
+}
+
+func TestCancelNeedsAReason(t *testing.T) {
+	r := newRig(t)
+	r.selectKey(queueView, "TASK-2")
+	r.press("x", "enter")
+	if !strings.Contains(r.screen(), "a reason is required") {
+		t.Fatalf("an empty reason was accepted:\n%s", r.screen())
+	}
+	r.typeText("duplicate of TASK-1")
+	r.press("enter")
+	if !strings.Contains(r.screen(), "duplicate of TASK-1") || !strings.Contains(r.screen(), "[y/N]") {
+		t.Fatalf("the confirmation does not repeat the reason:\n%s", r.screen())
+	}
+	r.press("y")
+	if got := r.get("2"); got.State != model.StateCanceled || got.Reason != "duplicate of TASK-1" {
+		t.Fatalf("after cancel: %s %q", got.State, got.Reason)
+	}
+}
+
+func TestHandOffPicksAgentReasonAndPriority(t *testing.T) {
+	r := newRig(t)
+	r.selectKey(staleView, "TASK-5")
+	r.press("h")
+	if !strings.Contains(r.screen(), "‹ ANY ›") {
+		t.Fatalf("the hand-off does not start at ANY:\n%s", r.screen())
+	}
+	r.press("right") // ANY → alpha, the first known agent
+	r.press("tab")
+	r.typeText("bravo is stuck")
+	r.press("tab", "right", "right") // normal → urgent → critical
+	r.press("enter")
+	if !strings.Contains(r.screen(), "alpha, priority critical") {
+		t.Fatalf("the confirmation lacks target and priority:\n%s", r.screen())
+	}
+	r.press("y")
+	got := r.get("5")
+	if res := got.Reservation; res.For != "alpha" || res.Priority != "critical" || res.Reason != "bravo is stuck" || got.Claim.Held() {
+		t.Fatalf("after hand-off: reservation %+v, holder %q", res, got.Claim.Name)
+	}
+}
+
+func TestActionOnATaskThatChangedIsRefusedAndSaysWhatChanged(t *testing.T) {
+	r := newRig(t)
+	r.selectKey(leasesView, "TASK-4")
+	// Between the last poll and the keypress, bob takes the task over.
+	seen := r.get("4")
+	if _, err := r.prod.Takeover(context.Background(), "4", sources.Human{Actor: "bob", Expect: seen.Version}); err != nil {
+		t.Fatal(err)
+	}
+	r.press("r", "y")
+	if got := r.get("4"); got.Claim.Name != "HUMAN:bob" || got.State != model.StateClaimed {
+		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim.Name)
+	}
+	screen := r.screen()
+	for _, want := range []string{"refused", "CONFLICT", "holder AGENT alpha → HUMAN HUMAN:bob", "nothing was done"} {
+		if !strings.Contains(strings.Join(strings.Fields(screen), " "), want) {
+			t.Fatalf("the screen does not say %q:\n%s", want, screen)
+		}
+	}
+	if _, busy := r.m.pending["prod/4"]; busy {
+		t.Fatal("the refused action is still marked pending")
+	}
+}
+
+func TestReadOnlyHidesAndRefusesActions(t *testing.T) {
+	t.Run("everywhere", func(t *testing.T) {
+		r := newRig(t, withReadOnly)
+		r.selectKey(leasesView, "TASK-4")
+		for _, k := range []string{"c", "r", "x", "h"} {
+			r.press(k)
+			if len(r.m.dialogs) != 0 {
+				t.Fatalf("%q opened a dialog in read-only mode", k)
+			}
+		}
+		r.press("?")
+		if s := r.screen(); strings.Contains(s, "release") || !strings.Contains(s, "read-only") {
+			t.Fatalf("help offers actions in read-only mode:\n%s", s)
+		}
+	})
+	t.Run("per source, and the desk refuses even if asked", func(t *testing.T) {
+		r := newRig(t)
+		r.selectKey(queueView, "A-1")
+		r.press("c")
+		if len(r.m.dialogs) != 0 || strings.Contains(r.screen(), "c claim") {
+			t.Fatalf("a read-only source's task offers claim:\n%s", r.screen())
+		}
+		r.run(r.m.send(sources.Request{Action: model.ActionTakeover, Seen: r.m.selected()}))
+		if !strings.Contains(r.screen(), `source "archive" is read-only`) {
+			t.Fatalf("the desk did not refuse:\n%s", r.screen())
+		}
+		r.press("esc")
+		r.selectKey(queueView, "TASK-1")
+		if !strings.Contains(r.screen(), "c claim") {
+			t.Fatal("a writable source's task must offer claim again")
+		}
+	})
+}
+
+func TestFilterByFieldAndText(t *testing.T) {
+	cases := []struct {
+		view   viewKind
+		filter string
+		want   []string
+	}{
+		{leasesView, "agent:alpha", []string{"TASK-9", "TASK-4"}},
+		{leasesView, "agent:alp node:n1", []string{"TASK-9", "TASK-4"}},
+		{queueView, "source:staging", []string{"S-1"}},
+		{queueView, "tls", []string{"TASK-1"}},
+		{queueView, "agent:bravo", []string{"TASK-3"}}, // reserved for bravo
+		{staleView, "state:claimed node:n3", []string{"TASK-7"}},
+		{queueView, "nothing-like-this", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.filter, func(t *testing.T) {
+			r := newRig(t)
+			r.press(fmt.Sprint(int(c.view)+1), "/")
+			r.typeText(c.filter)
+			r.press("enter")
+			if got := rowKeys(r.m.pane().shown); !slices.Equal(got, c.want) {
+				t.Fatalf("filter %q shows %v, want %v", c.filter, got, c.want)
+			}
+			r.press("esc")
+			if r.m.filter.Value() != "" || len(r.m.pane().shown) != len(r.m.pane().members) {
+				t.Fatal("esc must clear the filter")
+			}
+		})
+	}
+	t.Run("backspace widens again", func(t *testing.T) {
+		r := newRig(t)
+		r.press("/")
+		r.typeText("tlsx")
+		r.press("backspace")
+		if got := rowKeys(r.m.pane().shown); !slices.Equal(got, []string{"TASK-1"}) {
+			t.Fatalf("after backspace: %v", got)
+		}
+	})
+}
+
+func TestSortCycles(t *testing.T) {
+	r := newRig(t)
+	r.press("s")
+	got := r.m.pane().shown
+	if !slices.IsSortedFunc(got, by(func(a, b *model.Task) int { return a.CreatedAt.Compare(b.CreatedAt) })) || !strings.Contains(r.screen(), "oldest first") {
+		t.Fatalf("second sort is not oldest first: %v", rowKeys(got))
+	}
+	r.press("s", "s")
+	if r.m.pane().sort != 0 {
+		t.Fatal("sort must cycle back to pull order")
+	}
+}
+
+func TestDetailShowsEveryFieldAndTheHistory(t *testing.T) {
+	r := newRig(t)
+	r.selectKey(leasesView, "TASK-4")
+	r.press("enter")
+	screen := r.screen()
+	r.press("end")
+	screen += r.screen()
+	for _, want := range []string{"TASK-4 · prod", "run         r-17", "node        n1", "lock token  tok-r-17", "left        12:00", "(in 12m)", "history (1)", "claim"} {
+		if !strings.Contains(screen, want) {
+			t.Fatalf("detail lacks %q:\n%s", want, screen)
+		}
+	}
+	r.press("esc")
+	if len(r.m.dialogs) != 0 {
+		t.Fatal("esc must close the detail")
+	}
+	r.press("4", "enter")
+	if s := r.screen(); !strings.Contains(s, "node n3") || !strings.Contains(s, "TASK-7") {
+		t.Fatalf("a DOWN node's detail must list its tasks:\n%s", s)
+	}
+}
+
+func TestHelpIsGeneratedFromTheKeyMap(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.Keys = map[string][]string{"claim": {"t"}} })
+	r.selectKey(leasesView, "TASK-4")
+	r.press("?")
+	if s := r.screen(); !strings.Contains(s, "t claim") || strings.Contains(s, "c claim") {
+		t.Fatalf("help does not follow the rebinding:\n%s", s)
+	}
+	r.press("esc", "t")
+	if _, ok := r.m.dialogs[0].(*confirmDialog); !ok {
+		t.Fatal("the rebound key does not claim")
+	}
+}
+
+func TestRebindRefusesDangerousMaps(t *testing.T) {
+	for _, keys := range []map[string][]string{
+		{"release": {"ctrl+x"}},
+		{"cancel": {"c"}}, // c is claim's
+		{"launch": {"l"}},
+		{"quit": {}},
+	} {
+		if _, err := DefaultKeyMap().Rebind(keys); err == nil {
+			t.Errorf("Rebind(%v) accepted", keys)
+		}
+	}
+}
+
+func TestMouseSelectsAndScrolls(t *testing.T) {
+	r := newRig(t)
+	r.m.Update(tea.MouseMsg{X: 10, Y: tableTop + 3, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	if got := r.m.selected().DisplayKey(); got != "S-1" {
+		t.Fatalf("a click on the third row selected %s", got)
+	}
+	r.m.Update(tea.MouseMsg{Button: tea.MouseButtonWheelUp})
+	if r.m.pane().grid.cursor != 0 {
+		t.Fatal("the wheel did not scroll up")
+	}
+	r.m.Update(tea.MouseMsg{Button: tea.MouseButtonWheelDown})
+	if r.m.pane().grid.cursor != 3 {
+		t.Fatal("the wheel did not scroll down")
+	}
+	x := strings.Index(r.screen(), "3 Stale")
+	r.m.Update(tea.MouseMsg{X: x, Y: 0, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	if r.m.active != staleView {
+		t.Fatal("a click on a tab must switch to it")
+	}
+}
+
+func TestCountdownsTickWithoutPolling(t *testing.T) {
+	r := newRig(t)
+	r.press("2")
+	polls := r.prod.Polls()
+	r.now = r.now.Add(61 * time.Second)
+	r.m.Update(tickMsg{nodes: r.nodes})
+	if row := rowOf(t, r, "TASK-9"); !strings.Contains(row, "1:59") {
+		t.Fatalf("countdown after 61 s: %q", row)
+	}
+	r.now = t0.Add(3*time.Minute + time.Second)
+	r.m.Update(tickMsg{nodes: r.nodes})
+	r.press("3")
+	rowOf(t, r, "TASK-9") // its lease ran out: now it is stale
+	if r.prod.Polls() != polls {
+		t.Fatal("a tick polled the source")
+	}
+}
+
+func TestFocusPausesPolling(t *testing.T) {
+	r := newRig(t)
+	r.m.Update(tea.BlurMsg{})
+	if !r.hub.Paused() || !strings.Contains(r.screen(), "paused") {
+		t.Fatal("losing focus must pause polling and say so")
+	}
+	r.m.Update(tea.FocusMsg{})
+	if r.hub.Paused() {
+		t.Fatal("focus must resume polling")
+	}
+}
+
+func TestRefreshKey(t *testing.T) {
+	for _, k := range []string{"R", "ctrl+r"} {
+		r := newRig(t)
+		r.press(k)
+		if !strings.Contains(r.screen(), "refreshing") {
+			t.Fatalf("%s did not refresh", k)
+		}
+	}
+}
+
+func TestDegradedSourceBannerNeverCoversTheTable(t *testing.T) {
+	r := newRig(t)
+	healthy := r.screen()
+	s := r.m.snap
+	s.Sources = slices.Clone(s.Sources)
+	s.Sources[1].Status, s.Sources[1].Err, s.Sources[1].Since = hub.StatusDegraded, "dial tcp: connection refused", t0.Add(-2*time.Minute)
+	r.m.Update(snapshotMsg(s))
+	screen := r.screen()
+	hl, sl := strings.Split(healthy, "\n"), strings.Split(screen, "\n")
+	if len(hl) != len(sl) {
+		t.Fatalf("the banner changed the screen's height: %d → %d lines", len(hl), len(sl))
+	}
+	for i := range hl[:len(hl)-3] {
+		if hl[i] != sl[i] {
+			t.Fatalf("line %d changed under the banner:\n%q\n%q", i, hl[i], sl[i])
+		}
+	}
+	if !strings.Contains(screen, "staging degraded for 2m: dial tcp: connection refused") {
+		t.Fatalf("no banner:\n%s", screen)
+	}
+}
+
+func TestObservedTransitionsShowInActivity(t *testing.T) {
+	r := newRig(t)
+	before := r.get("1")
+	after := *before
+	after.State, after.Claim = model.StateClaimed, model.Claim{Holder: model.HolderAgent, Name: "alpha"}
+	s := r.m.snap
+	s.Transitions = []hub.Transition{{At: t0, Before: before, After: &after}}
+	r.m.Update(snapshotMsg(s))
+	r.press("5")
+	if row := rowOf(t, r, "TASK-1"); !strings.Contains(row, "queued → claimed by AGENT alpha") {
+		t.Fatalf("activity row: %q", row)
+	}
+}
+
+func TestNoMeshSaysSoPlainly(t *testing.T) {
+	r := newRig(t, withoutMesh)
+	r.press("4")
+	if !strings.Contains(r.screen(), "No mesh is configured") {
+		t.Fatalf("nodes view without a mesh:\n%s", r.screen())
+	}
+}
+
+func TestBrokenTasksAreShownButNeverActedOn(t *testing.T) {
+	r := newRig(t)
+	r.prod.Put(&model.Task{ID: "bad", Key: "BAD-1", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "x"}, Problem: "truncated lock file"})
+	r.poll()
+	r.selectKey(staleView, "BAD-1")
+	if row := rowOf(t, r, "BAD-1"); !strings.Contains(row, "BROKEN") || !strings.Contains(row, "truncated lock") {
+		t.Fatalf("broken row: %q", row)
+	}
+	r.press("r")
+	if len(r.m.dialogs) != 0 || !strings.Contains(r.screen(), "cannot act on BAD-1") {
+		t.Fatalf("an action on a broken task was offered:\n%s", r.screen())
+	}
+}
+
+func TestTinyTerminalsDoNotBreak(t *testing.T) {
+	r := newRig(t)
+	for _, sz := range [][2]int{{20, 5}, {40, 10}, {1, 1}} {
+		r.size(sz[0], sz[1])
+		for k := range viewCount {
+			r.press(fmt.Sprint(int(k) + 1))
+			_ = r.screen()
+		}
+	}
+}
+
+func TestAPendingActionMarksItsRowAtOnce(t *testing.T) {
+	r := newRig(t)
+	r.selectKey(leasesView, "TASK-4")
+	cmd := r.m.send(sources.Request{Action: model.ActionForceRelease, Seen: r.m.selected()})
+	if row := rowOf(t, r, "TASK-4"); !strings.HasPrefix(row, "›…") {
+		t.Fatalf("the row does not show the action under way: %q", row)
+	}
+	r.press("r")
+	if len(r.m.dialogs) != 0 || !strings.Contains(r.screen(), "already has an action under way") {
+		t.Fatal("a second action on a busy task must be refused")
+	}
+	r.run(cmd)
+	if len(r.m.pending) != 0 {
+		t.Fatal("the result must clear the mark")
+	}
+}
+
+// Golden screens of the dialogs at the smallest size they must work at.
+func TestDialogScreens(t *testing.T) {
+	for name, keys := range map[string][]string{
+		"confirm_release": {"2", "down", "r"},
+		"cancel_reason":   {"x"},
+		"handoff":         {"3", "h"},
+		"help":            {"?"},
+		"detail":          {"2", "down", "enter"},
+		"filter":          {"/", "a", "g", "e", "n", "t", ":", "a"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t)
+			r.press(keys...)
+			screen := r.screen()
+			checkFits(t, screen, 80, 24)
+			golden.RequireEqual(t, []byte(screen))
+		})
+	}
+}
+
+// Text from a backend is data, never terminal commands.
+func TestEscapeSequencesInTaskTextAreNotPassedToTheTerminal(t *testing.T) {
+	r := newRig(t)
+	r.prod.Put(&model.Task{ID: "evil", Key: "EVIL-1", Title: "\x1b]0;pwned\x07\x1b[2Jclear me\nand \u009b31m", State: model.StateQueued, Priority: 9})
+	r.poll()
+	r.selectKey(queueView, "EVIL-1")
+	for _, k := range []string{"enter", "esc", "c"} {
+		r.press(k)
+		if s := r.screen(); strings.ContainsAny(s, "\x1b\x07\u009b") {
+			t.Fatalf("after %q a control character reached the screen: %q", k, s)
+		}
+	}
+}
+
+func TestActivityKeepsTheNewestLines(t *testing.T) {
+	r := newRig(t)
+	task := r.get("1")
+	s := r.m.snap
+	for i := range 3 * maxActivity {
+		after := *task
+		after.Title = fmt.Sprint("line ", i)
+		after.State = model.StateClaimed
+		s.Transitions = append(s.Transitions, hub.Transition{At: t0.Add(time.Duration(i) * time.Second), Before: task, After: &after})
+	}
+	r.m.Update(snapshotMsg(s))
+	r.press("5")
+	if n := len(r.m.acts); n > 2*maxActivity {
+		t.Fatalf("%d activity lines kept, want at most %d", n, 2*maxActivity)
+	}
+	if first := r.m.pane().acts[0]; !first.At.Equal(t0.Add(time.Duration(3*maxActivity-1) * time.Second)) {
+		t.Fatalf("the first line is from %s, want the newest", first.At)
+	}
+}

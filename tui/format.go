@@ -1,0 +1,112 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// ago is a compact age: 42s, 5m, 3h, 2d. Zero times print as a dash.
+func ago(t, now time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return span(now.Sub(t))
+}
+
+// span is a compact duration; negative spans print with a minus.
+func span(d time.Duration) string {
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	switch {
+	case d < time.Minute:
+		return sign + strconv.Itoa(int(d/time.Second)) + "s"
+	case d < time.Hour:
+		return sign + strconv.Itoa(int(d/time.Minute)) + "m"
+	case d < 48*time.Hour:
+		return sign + strconv.Itoa(int(d/time.Hour)) + "h"
+	}
+	return sign + strconv.Itoa(int(d/(24*time.Hour))) + "d"
+}
+
+// clock is a countdown: 12:05, 1:02:03, or -0:42 once past.
+func clock(d time.Duration) string {
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	s := int(d / time.Second)
+	if s >= 3600 {
+		return sign + strconv.Itoa(s/3600) + ":" + two(s/60%60) + ":" + two(s%60)
+	}
+	return sign + strconv.Itoa(s/60) + ":" + two(s%60)
+}
+
+func two(n int) string {
+	if n < 10 {
+		return "0" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}
+
+// fit truncates s to width cells (with an ellipsis) and pads it to exactly
+// width, measuring cells, never bytes.
+func fit(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	w := ansi.StringWidth(s)
+	if w > width {
+		s = ansi.Truncate(s, width, "…")
+		w = ansi.StringWidth(s)
+	}
+	return s + strings.Repeat(" ", width-w)
+}
+
+// fitRight is fit aligned right, for numbers.
+func fitRight(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) > width {
+		return ansi.Truncate(s, width, "…")
+	}
+	return strings.Repeat(" ", width-ansi.StringWidth(s)) + s
+}
+
+// oneLine makes text from outside (titles, reasons, names, errors) safe to
+// draw on one line: newlines and tabs become spaces, and every other control
+// character, escape sequences included, becomes "?", so a task title cannot
+// move the cursor, recolour the screen or retitle the terminal.
+func oneLine(s string) string {
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		c := s[i]
+		clean = c >= 0x20 && c != 0x7f && !(c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f)
+	}
+	if clean {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			return ' '
+		case unicode.IsControl(r):
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// orDash shows empty values as a dash.
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

@@ -1,0 +1,192 @@
+package tui
+
+import "strings"
+
+// column is one column of a view's table.
+type column struct {
+	title string
+	width int  // cells; 0 makes it the flexible column that takes the rest
+	right bool // numbers align right
+	// drop orders which columns go first when the terminal is narrow
+	// (highest first); 0 never goes.
+	drop int
+}
+
+// minFlex is the least the flexible column (usually the title) keeps
+// before other columns are dropped.
+const minFlex = 12
+
+// gutter is the cursor mark and the pending-action mark before each row.
+const gutter = 2
+
+// grid is a windowed table: it knows how many rows there are but renders
+// only the visible slice, so a frame and a cursor move cost the same at
+// 100 rows and at 100,000 (bubbles/table re-renders far more per move).
+type grid struct {
+	cols   []column
+	shown  []int // indices of the columns that fit
+	widths []int // width of each shown column
+
+	width, height  int // height counts the header line
+	n              int
+	cursor, offset int
+}
+
+// cell is one cell to draw: its text and, unless the row is selected, its
+// paint (nil: the plain cell paint).
+type cell struct {
+	text  string
+	paint *paint
+}
+
+func (g *grid) setColumns(cols []column) {
+	g.cols = cols
+	g.layout()
+}
+
+// SetSize fits the columns to the width, dropping the least useful ones
+// until the flexible column keeps minFlex cells.
+func (g *grid) SetSize(width, height int) {
+	g.width, g.height = width, height
+	g.layout()
+	g.clamp()
+}
+
+func (g *grid) layout() {
+	dropped := map[int]bool{}
+	for {
+		fixed, flex := gutter, -1
+		g.shown, g.widths = g.shown[:0], g.widths[:0]
+		for i, c := range g.cols {
+			if dropped[i] {
+				continue
+			}
+			g.shown = append(g.shown, i)
+			g.widths = append(g.widths, c.width)
+			if c.width == 0 {
+				flex = len(g.widths) - 1
+			} else {
+				fixed += c.width
+			}
+			fixed++ // the space after every column
+		}
+		rest := g.width - fixed
+		if rest >= minFlex || !g.dropOne(dropped) {
+			if flex >= 0 {
+				g.widths[flex] = max(rest, 1)
+			}
+			return
+		}
+	}
+}
+
+// dropOne hides the visible column with the highest drop rank.
+func (g *grid) dropOne(dropped map[int]bool) bool {
+	best := -1
+	for i, c := range g.cols {
+		if !dropped[i] && c.drop > 0 && (best < 0 || c.drop > g.cols[best].drop) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	dropped[best] = true
+	return true
+}
+
+// rows is how many data rows fit.
+func (g *grid) rows() int { return max(g.height-1, 0) }
+
+// SetLen tells the grid how many rows there are now.
+func (g *grid) SetLen(n int) {
+	g.n = n
+	g.clamp()
+}
+
+// Move moves the cursor by delta rows.
+func (g *grid) Move(delta int) { g.Select(g.cursor + delta) }
+
+// Select puts the cursor on row i and scrolls just enough to show it.
+func (g *grid) Select(i int) {
+	g.cursor = i
+	g.clamp()
+}
+
+func (g *grid) clamp() {
+	g.cursor = max(min(g.cursor, g.n-1), 0)
+	rows := g.rows()
+	if g.cursor < g.offset {
+		g.offset = g.cursor
+	}
+	if rows > 0 && g.cursor >= g.offset+rows {
+		g.offset = g.cursor - rows + 1
+	}
+	g.offset = max(min(g.offset, g.n-rows), 0)
+}
+
+// render draws the header and the visible rows; row(i) fills cells for
+// data row i (one per column, in column order) and says whether an action
+// on it is pending.
+func (g *grid) render(b *strings.Builder, ps *paints, row func(i int, cells []cell) bool) {
+	var line strings.Builder
+	line.WriteString(strings.Repeat(" ", gutter))
+	for j, ci := range g.shown {
+		line.WriteString(g.pad(g.cols[ci].title, j))
+		line.WriteByte(' ')
+	}
+	ps.header.write(b, line.String())
+	cells := make([]cell, len(g.cols))
+	end := min(g.offset+g.rows(), g.n)
+	for i := g.offset; i < end; i++ {
+		b.WriteByte('\n')
+		clear(cells)
+		pending := row(i, cells)
+		mark := "  "
+		switch {
+		case i == g.cursor && pending:
+			mark = "›…"
+		case i == g.cursor:
+			mark = "› "
+		case pending:
+			mark = " …"
+		}
+		if i == g.cursor {
+			// One paint over the whole row: the selection must read at a
+			// glance, with or without colour.
+			line.Reset()
+			for j, ci := range g.shown {
+				line.WriteString(g.pad(cells[ci].text, j))
+				line.WriteByte(' ')
+			}
+			ps.cursor.write(b, mark)
+			ps.selected.write(b, line.String())
+			continue
+		}
+		b.WriteString(mark)
+		for j, ci := range g.shown {
+			p := &ps.cell
+			if cells[ci].paint != nil {
+				p = cells[ci].paint
+			}
+			p.write(b, g.pad(cells[ci].text, j))
+			b.WriteByte(' ')
+		}
+	}
+	for i := end - g.offset; i < g.rows(); i++ {
+		b.WriteByte('\n')
+	}
+}
+
+func (g *grid) pad(s string, j int) string {
+	if g.cols[g.shown[j]].right {
+		return fitRight(s, g.widths[j])
+	}
+	return fit(oneLine(s), g.widths[j])
+}
+
+// rowAt maps a screen line inside the grid (0 = header) to a data row.
+func (g *grid) rowAt(line int) (int, bool) {
+	i := g.offset + line - 1
+	return i, line >= 1 && i < g.n && line <= g.rows()
+}

@@ -1,0 +1,871 @@
+// Package tui is the dashboard: one root Bubble Tea model over the hub's
+// snapshots, with the five views (Queue, Leases, Stale, Nodes, Activity) as
+// plain components, dialogs as a stack that sees keys first, and the human
+// actions sent to the hub as commands.
+//
+// It never talks to a backend: it renders the snapshot it holds, and every
+// wait (a snapshot, an action, the clock) is a tea.Cmd.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/theme"
+)
+
+// Options wire the dashboard. Hub is required; everything else has a
+// default.
+type Options struct {
+	Hub *hub.Hub
+	// ReadOnly refuses every action on every source; per-source read-only
+	// comes from the hub's desk. Both are enforced by the desk too.
+	ReadOnly bool
+	// Styles are the theme's styles; nil builds them from Theme.
+	Styles *theme.Styles
+	Theme  theme.Options
+	// Keys overrides the default key map: action name → keys (see
+	// KeyMap.Rebind).
+	Keys map[string][]string
+	// Now is the clock; tests pin it so screens are stable.
+	Now      func() time.Time
+	Location *time.Location // for wall-clock times; default Local
+	Policy   model.Policy   // zero: model.DefaultPolicy()
+	// Nodes returns the mesh nodes as the poller last saw them; nil means
+	// no mesh is configured. It is called off the UI loop, once a second.
+	Nodes func() []model.Node
+	// Agents are known agent names offered for hand-offs besides those seen
+	// holding tasks.
+	Agents []string
+	// Journal is the audit trail so far, shown in Activity.
+	Journal []model.AuditRecord
+	// ActionTimeout bounds one human action (default 30 s).
+	ActionTimeout time.Duration
+	// ProgramOptions are added to Run's program (tea.WithInput,
+	// tea.WithOutput, …), after its defaults.
+	ProgramOptions []tea.ProgramOption
+}
+
+// maxActivity is how many Activity lines are kept (up to twice as many
+// between trims).
+const maxActivity = 5000
+
+// activity is one line of the Activity view.
+type activity struct {
+	At     time.Time
+	Source string
+	Task   string
+	Actor  string
+	What   string
+	Human  bool // a human action, not an observed transition
+	Failed bool
+}
+
+// Model is the root model.
+type Model struct {
+	opts   Options
+	hub    *hub.Hub
+	keys   KeyMap
+	styles *theme.Styles
+	paints *paints
+	now    func() time.Time
+	loc    *time.Location
+	policy model.Policy
+
+	width, height int
+	panes         [viewCount]*pane
+	active        viewKind
+
+	snap     hub.Snapshot
+	all      []*model.Task // every task of the snapshot, with action results on top
+	hay      hayCache
+	down     map[string]bool
+	nodes    []model.Node
+	acts     []activity
+	boundary time.Time // the next time a task changes view by the clock alone
+
+	filter      lineEdit
+	filtering   bool
+	terms       []term
+	pending     map[string]model.Action   // ref → action under way
+	overrides   map[string]*actionOutcome // ref → applied result not yet polled
+	dialogs     []dialog
+	banner      string
+	bannerIsErr bool
+	paused      bool
+	quitting    bool
+}
+
+type actionOutcome struct {
+	seen, after *model.Task
+}
+
+// New builds the dashboard's root model.
+func New(o Options) (*Model, error) {
+	if o.Hub == nil {
+		return nil, fmt.Errorf("tui: no hub")
+	}
+	keys, err := DefaultKeyMap().Rebind(o.Keys)
+	if err != nil {
+		return nil, err
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+	if o.Policy == (model.Policy{}) {
+		o.Policy = model.DefaultPolicy()
+	}
+	if o.ActionTimeout <= 0 {
+		o.ActionTimeout = 30 * time.Second
+	}
+	st := o.Styles
+	if st == nil {
+		st = theme.New(o.Theme.FromEnv())
+	}
+	m := &Model{
+		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, policy: o.Policy,
+		panes: newPanes(), filter: lineEdit{limit: 200}, down: map[string]bool{},
+		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: hayCache{},
+		width: 80, height: 24,
+	}
+	for _, r := range o.Journal {
+		if !r.Pending {
+			m.acts = append(m.acts, recordActivity(r))
+		}
+	}
+	if o.Nodes != nil {
+		m.setNodes(o.Nodes())
+	}
+	m.layout()
+	m.syncKeys()
+	return m, nil
+}
+
+// Run shows the dashboard until the user quits or ctx ends; it runs the
+// hub for as long.
+func Run(ctx context.Context, o Options) error {
+	m, err := New(o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if m.styles.NoColor {
+		// termenv reads NO_COLOR as "no escape codes at all", which would
+		// also drop the reverse video that marks the selected row: keep
+		// attributes, the styles carry no colours.
+		lipgloss.SetColorProfile(termenv.ANSI)
+		m.paints = newPaints(m.styles) // taken under the old profile
+	}
+	done := make(chan struct{})
+	go func() { o.Hub.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	popts := append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithReportFocus()},
+		o.ProgramOptions...)
+	_, err = tea.NewProgram(m, popts...).Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil // the caller ended the dashboard: not a failure
+	}
+	return err
+}
+
+// Messages.
+type (
+	snapshotMsg hub.Snapshot
+	tickMsg     struct {
+		nodes []model.Node
+	}
+	actionMsg struct {
+		req   sources.Request
+		after *model.Task
+		err   error
+	}
+)
+
+// Init starts draining snapshots and the one-second clock.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.waitSnapshot(), m.tick())
+}
+
+// waitSnapshot is the re-arming command that drains the hub's channel.
+func (m *Model) waitSnapshot() tea.Cmd {
+	ch := m.hub.Snapshots()
+	return func() tea.Msg { return snapshotMsg(<-ch) }
+}
+
+// tick fires once a second so countdowns move without a poll; the nodes
+// are read here, off the UI loop.
+func (m *Model) tick() tea.Cmd {
+	nodes := m.opts.Nodes
+	return tea.Tick(time.Second, func(time.Time) tea.Msg {
+		if nodes == nil {
+			return tickMsg{}
+		}
+		return tickMsg{nodes: nodes()}
+	})
+}
+
+// Update handles one message. Dialogs see keys first.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.layout()
+		return m, nil
+	case snapshotMsg:
+		m.applySnapshot(hub.Snapshot(msg))
+		return m, m.waitSnapshot()
+	case tickMsg:
+		if m.opts.Nodes != nil {
+			m.setNodes(msg.nodes)
+		}
+		if !m.boundary.IsZero() && !m.now().Before(m.boundary) {
+			m.derive()
+		}
+		return m, m.tick()
+	case actionMsg:
+		m.actionDone(msg)
+		return m, nil
+	case tea.BlurMsg:
+		m.paused = true
+		m.hub.Pause()
+		return m, nil
+	case tea.FocusMsg:
+		m.paused = false
+		m.hub.Resume()
+		return m, nil
+	case tea.MouseMsg:
+		if len(m.dialogs) == 0 {
+			m.mouse(msg)
+		}
+		return m, nil
+	case tea.KeyMsg:
+		return m, m.key(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	if msg.String() == "ctrl+c" {
+		m.quitting = true
+		return tea.Quit
+	}
+	if n := len(m.dialogs); n > 0 {
+		return m.dialogs[n-1].update(m, msg)
+	}
+	if m.filtering {
+		return m.filterKey(msg)
+	}
+	k := m.keys
+	p := m.pane()
+	switch {
+	case key.Matches(msg, k.Quit):
+		m.quitting = true
+		return tea.Quit
+	case key.Matches(msg, k.Back):
+		m.banner = ""
+		if m.filter.Value() != "" {
+			m.filter.SetValue("")
+			m.refilter()
+		}
+	case key.Matches(msg, k.Up):
+		m.move(-1)
+	case key.Matches(msg, k.Down):
+		m.move(1)
+	case key.Matches(msg, k.PageUp):
+		m.move(-p.grid.rows())
+	case key.Matches(msg, k.PageDown):
+		m.move(p.grid.rows())
+	case key.Matches(msg, k.Top):
+		m.move(-p.len())
+	case key.Matches(msg, k.Bottom):
+		m.move(p.len())
+	case key.Matches(msg, k.NextView):
+		m.show((m.active + 1) % viewCount)
+	case key.Matches(msg, k.PrevView):
+		m.show((m.active + viewCount - 1) % viewCount)
+	case key.Matches(msg, k.Queue):
+		m.show(queueView)
+	case key.Matches(msg, k.Leases):
+		m.show(leasesView)
+	case key.Matches(msg, k.Stale):
+		m.show(staleView)
+	case key.Matches(msg, k.Nodes):
+		m.show(nodesView)
+	case key.Matches(msg, k.Activity):
+		m.show(activityView)
+	case key.Matches(msg, k.Sort):
+		p.sort = (p.sort + 1) % len(p.sorts)
+		p.unsorted = true
+		m.freshen(p)
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+	case key.Matches(msg, k.Help):
+		m.push(&helpDialog{})
+	case key.Matches(msg, k.Refresh):
+		m.note("refreshing every source…")
+		return func() tea.Msg { m.hub.Refresh(); return nil }
+	case key.Matches(msg, k.Detail):
+		m.openDetail()
+	case key.Matches(msg, k.Claim):
+		m.startAction(model.ActionTakeover)
+	case key.Matches(msg, k.Release):
+		m.startAction(model.ActionForceRelease)
+	case key.Matches(msg, k.Cancel):
+		m.startAction(model.ActionCancel)
+	case key.Matches(msg, k.Handoff):
+		m.startAction(model.ActionHandoff)
+	}
+	return nil
+}
+
+// filterKey edits the filter; every keystroke re-filters the pane on
+// screen. Enter keeps the filter, esc drops it.
+func (m *Model) filterKey(msg tea.KeyMsg) tea.Cmd {
+	switch msg.Type {
+	case tea.KeyEnter:
+		m.filtering = false
+	case tea.KeyEsc:
+		m.filtering = false
+		m.filter.SetValue("")
+		m.refilter()
+	default:
+		if m.filter.Update(msg) {
+			m.refilter()
+		}
+	}
+	return nil
+}
+
+func (m *Model) pane() *pane { return m.panes[m.active] }
+
+func (m *Model) show(k viewKind) {
+	m.active = k
+	m.freshen(m.pane())
+	m.syncKeys()
+}
+
+func (m *Model) move(delta int) {
+	m.pane().grid.Move(delta)
+	m.syncKeys()
+}
+
+func (m *Model) push(d dialog) { m.dialogs = append(m.dialogs, d) }
+
+func (m *Model) pop() {
+	if n := len(m.dialogs); n > 0 {
+		m.dialogs = m.dialogs[:n-1]
+	}
+}
+
+func (m *Model) note(s string) { m.banner, m.bannerIsErr = s, false }
+
+func (m *Model) fail(s string) { m.banner, m.bannerIsErr = s, true }
+
+// selected is the task under the cursor, or nil.
+func (m *Model) selected() *model.Task { return m.selectedTask(m.pane()) }
+
+// readOnly says whether actions on source are refused.
+func (m *Model) readOnly(source string) bool {
+	return m.opts.ReadOnly || m.hub.ReadOnly(source)
+}
+
+// syncKeys enables the action keys only where an action can be applied,
+// so help never offers what the desk would refuse.
+func (m *Model) syncKeys() {
+	t := m.selected()
+	m.keys.setActions(t != nil && !m.readOnly(t.Source))
+}
+
+// mouse: a click selects a row or a tab, the wheel scrolls.
+func (m *Model) mouse(msg tea.MouseMsg) {
+	p := m.pane()
+	switch {
+	case msg.Button == tea.MouseButtonWheelUp:
+		p.grid.Move(-3)
+	case msg.Button == tea.MouseButtonWheelDown:
+		p.grid.Move(3)
+	case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionPress:
+		if msg.Y == 0 {
+			if k, ok := m.tabAt(msg.X); ok {
+				m.show(k)
+			}
+			return
+		}
+		if i, ok := p.grid.rowAt(msg.Y - tableTop); ok {
+			p.grid.Select(i)
+		}
+	default:
+		return
+	}
+	m.syncKeys()
+}
+
+// applySnapshot takes a new snapshot: sources, transitions, then the
+// views.
+func (m *Model) applySnapshot(s hub.Snapshot) {
+	same := sameTasks(m.snap, s)
+	m.snap = s
+	for _, tr := range s.Transitions {
+		m.addActivity(transitionActivity(tr))
+	}
+	if m.active == activityView {
+		m.freshen(m.pane())
+	}
+	if !same {
+		m.derive()
+	}
+}
+
+// sameTasks reports whether two snapshots share every source's task list.
+// The hub reuses a source's list until its tasks change, so an idle poll
+// (only "updated Ns ago" moves) costs nothing here.
+func sameTasks(a, b hub.Snapshot) bool {
+	if len(a.Sources) != len(b.Sources) {
+		return false
+	}
+	for i := range a.Sources {
+		x, y := a.Sources[i].Tasks, b.Sources[i].Tasks
+		if len(x) != len(y) || len(x) > 0 && &x[0] != &y[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// derive rebuilds every view from the snapshot: merge, classify, then sort
+// and filter the view on screen (the others when they are shown).
+func (m *Model) derive() {
+	now := m.now()
+	n := m.snap.Len()
+	all := m.all[:0]
+	if cap(all) < n {
+		all = make([]*model.Task, 0, n)
+	}
+	for i := range m.snap.Sources {
+		all = append(all, m.snap.Sources[i].Tasks...)
+	}
+	m.all = m.reconcile(all)
+	q, l, s := m.panes[queueView], m.panes[leasesView], m.panes[staleView]
+	q.members, l.members, s.members = q.members[:0], l.members[:0], s.members[:0]
+	var boundary time.Time
+	soonest := func(t time.Time) {
+		if t.After(now) && (boundary.IsZero() || t.Before(boundary)) {
+			boundary = t
+		}
+	}
+	ladder := m.policy.Ladder
+	for _, t := range m.all {
+		var r row
+		switch {
+		case t.Problem != "":
+			r = row{t: t}
+			s.members = append(s.members, r)
+		case model.Eligible(t, now):
+			r = row{t: t}
+			q.members = append(q.members, r)
+			if handoffExpired(t, now) {
+				s.members = append(s.members, r)
+			} else if t.Reservation.Active(now) && !t.Reservation.Until.IsZero() {
+				soonest(t.Reservation.Until)
+			}
+		case t.State == model.StateClaimed && t.Claim.Held():
+			r = row{t: t}
+			if severity(t, now, ladder, m.down) > model.LevelNone {
+				s.members = append(s.members, r)
+				if alive := t.Claim.LastAlive(); !alive.IsZero() {
+					for _, d := range []time.Duration{ladder.Urgent, ladder.Notify, ladder.Escalate} {
+						soonest(alive.Add(d))
+					}
+				}
+			} else {
+				l.members = append(l.members, r)
+				if !t.Claim.Expires.IsZero() {
+					soonest(t.Claim.Expires)
+				}
+			}
+		}
+	}
+	m.boundary = boundary
+	for _, p := range m.panes {
+		p.unsorted, p.hayReady = true, false
+	}
+	m.pruneHay()
+	m.freshen(m.pane())
+}
+
+// reconcile lays action results over the snapshot until a poll shows them:
+// the row changes at once, and the next poll has the last word.
+func (m *Model) reconcile(all []*model.Task) []*model.Task {
+	if len(m.overrides) == 0 {
+		return all
+	}
+	for i, t := range all {
+		if len(m.overrides) == 0 {
+			break
+		}
+		o := m.overrides[t.Ref()]
+		if o == nil {
+			continue
+		}
+		if t.Version == o.seen.Version {
+			all[i] = o.after
+		} else {
+			delete(m.overrides, t.Ref())
+		}
+	}
+	return all
+}
+
+// buildHay gives a pane's rows their search text, when a free-text filter
+// needs it: only the pane on screen pays for it.
+func (m *Model) buildHay(p *pane) {
+	for i := range p.members {
+		p.members[i].hay = m.hay.get(p.members[i].t)
+	}
+	p.hayReady = true
+}
+
+// pruneHay drops the search text of tasks that are gone once they
+// outnumber the live ones.
+func (m *Model) pruneHay() {
+	if len(m.hay) <= 2*len(m.all)+1024 {
+		return
+	}
+	fresh := make(hayCache, len(m.all))
+	for _, t := range m.all {
+		if s, ok := m.hay[t]; ok {
+			fresh[t] = s
+		}
+	}
+	m.hay = fresh
+}
+
+// freshen sorts and filters a pane that is out of date, keeping the cursor
+// on the same task where it can.
+func (m *Model) freshen(p *pane) {
+	if !p.unsorted && !p.unfiltered {
+		return
+	}
+	resort := p.unsorted
+	p.unsorted, p.unfiltered = false, false
+	keep := m.selectedTask(p)
+	switch p.kind {
+	case nodesView:
+		p.nodes = p.nodes[:0]
+		for i := range m.nodes {
+			if matchNode(&m.nodes[i], m.terms) {
+				p.nodes = append(p.nodes, m.nodes[i])
+			}
+		}
+		p.sortNodes()
+	case activityView:
+		// m.acts is oldest first; the view's first order is newest first.
+		p.acts = p.acts[:0]
+		for i := range m.acts {
+			if matchActivity(&m.acts[i], m.terms) {
+				p.acts = append(p.acts, m.acts[i])
+			}
+		}
+		if p.sort == 0 {
+			slices.Reverse(p.acts)
+		}
+	default:
+		if resort {
+			p.sortTasks(m.now(), m.policy.Ladder, m.down)
+		}
+		if freeText(m.terms) && !p.hayReady {
+			m.buildHay(p)
+		}
+		p.shown = filterTasks(p.shown[:0], p.members, m.terms)
+	}
+	p.grid.SetLen(p.len())
+	if keep != nil {
+		// Fields, not Ref(): no string built per row of 100k.
+		for i, r := range p.shown {
+			if r.t.ID == keep.ID && r.t.Source == keep.Source {
+				p.grid.Select(i)
+				break
+			}
+		}
+	}
+	if p == m.pane() {
+		m.syncKeys()
+	}
+}
+
+// selectedTask is the task under a pane's cursor, from its last freshen.
+func (m *Model) selectedTask(p *pane) *model.Task {
+	if p.kind == nodesView || p.kind == activityView || p.grid.cursor >= len(p.shown) {
+		return nil
+	}
+	return p.shown[p.grid.cursor].t
+}
+
+func filterTasks(dst, src []row, terms []term) []row {
+	if len(terms) == 0 {
+		return append(dst, src...)
+	}
+	for _, r := range src {
+		if matchRow(r, terms) {
+			dst = append(dst, r)
+		}
+	}
+	return dst
+}
+
+// refilter applies an edited filter. A keystroke that only narrows the
+// filter searches the rows on screen, not the whole snapshot.
+func (m *Model) refilter() {
+	terms := parseFilter(m.filter.Value())
+	p := m.pane()
+	narrower := narrows(m.terms, terms) && !p.unsorted && !p.unfiltered && p.kind != nodesView && p.kind != activityView
+	m.terms = terms
+	if freeText(terms) && !p.hayReady {
+		// The rows on screen are copies without text: filter afresh.
+		narrower = false
+	}
+	for _, q := range m.panes {
+		q.unfiltered = true
+	}
+	if narrower {
+		p.unfiltered = false
+		p.shown = filterTasks(p.shown[:0], p.shown, terms)
+		p.grid.SetLen(len(p.shown))
+		m.syncKeys()
+		return
+	}
+	m.freshen(p)
+}
+
+func (m *Model) setNodes(nodes []model.Node) {
+	m.nodes = nodes
+	down := map[string]bool{}
+	for _, n := range nodes {
+		if n.Status == model.NodeDown {
+			down[n.Name] = true
+		}
+	}
+	changed := len(down) != len(m.down)
+	for n := range down {
+		changed = changed || !m.down[n]
+	}
+	m.down = down
+	if changed {
+		m.derive()
+		return
+	}
+	m.panes[nodesView].unsorted = true
+	if m.active == nodesView {
+		m.freshen(m.pane())
+	}
+}
+
+// knownAgents are the hand-off targets on offer: configured agents and
+// those seen holding or reserved for tasks, sorted, capped.
+func (m *Model) knownAgents() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(name string) {
+		if name != "" && name != model.AnyAgent && !strings.HasPrefix(name, model.HumanPrefix) && !seen[name] && len(out) < 200 {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	for _, a := range m.opts.Agents {
+		add(a)
+	}
+	for _, r := range m.panes[leasesView].members {
+		add(r.t.Claim.Name)
+	}
+	for _, r := range m.panes[staleView].members {
+		add(r.t.Claim.Name)
+	}
+	slices.Sort(out)
+	return append([]string{model.AnyAgent}, out...)
+}
+
+func (m *Model) addActivity(a activity) {
+	m.acts = append(m.acts, a)
+	if len(m.acts) >= 2*maxActivity {
+		// Trim in bulk, so a burst of transitions costs a copy now and
+		// then, not one per line.
+		m.acts = slices.Delete(m.acts, 0, len(m.acts)-maxActivity)
+	}
+	m.panes[activityView].unsorted = true
+}
+
+func recordActivity(r model.AuditRecord) activity {
+	what := string(r.Action)
+	if r.Target != "" {
+		what += " → " + r.Target
+	}
+	if r.Reason != "" {
+		what += " (" + r.Reason + ")"
+	}
+	failed := r.Result != "applied"
+	if failed {
+		what += " refused: " + r.Error
+	}
+	return activity{At: r.At, Source: r.Source, Task: r.Task, Actor: r.Actor, What: r.Actor + " " + what, Human: true, Failed: failed}
+}
+
+func transitionActivity(tr hub.Transition) activity {
+	t := tr.After
+	if t == nil {
+		t = tr.Before
+	}
+	a := activity{At: tr.At, Source: t.Source, Task: t.DisplayKey(), Actor: t.Claim.Name}
+	switch {
+	case tr.Before == nil:
+		a.What = "appeared as " + t.State.String()
+	case tr.After == nil:
+		a.What = "removed"
+	case tr.Before.State != tr.After.State:
+		a.What = tr.Before.State.String() + " → " + tr.After.State.String()
+	default:
+		a.What = "changed"
+	}
+	if t.Claim.Held() {
+		a.What += " by " + t.Claim.Holder.String() + " " + t.Claim.Name
+	} else if tr.Before != nil && tr.Before.Claim.Held() {
+		a.What += " (was " + tr.Before.Claim.Name + ")"
+	}
+	if r := t.Reservation; r.For != "" && (tr.Before == nil || tr.Before.Reservation.For != r.For) {
+		a.What += ", reserved for " + r.For
+	}
+	return a
+}
+
+// startAction opens the first dialog of an action on the selected task.
+func (m *Model) startAction(a model.Action) {
+	t := m.selected()
+	if t == nil {
+		return
+	}
+	if t.Problem != "" {
+		m.fail("cannot act on " + t.DisplayKey() + ": " + t.Problem)
+		return
+	}
+	if _, busy := m.pending[t.Ref()]; busy {
+		m.fail(t.DisplayKey() + " already has an action under way")
+		return
+	}
+	req := sources.Request{Action: a, Seen: t}
+	switch a {
+	case model.ActionCancel:
+		m.push(newReasonForm(req, m.styles))
+	case model.ActionHandoff:
+		m.push(newHandoffForm(req, m.knownAgents(), m.styles))
+	default:
+		m.push(&confirmDialog{req: req})
+	}
+}
+
+// send marks the row pending and applies the action off the UI loop.
+func (m *Model) send(req sources.Request) tea.Cmd {
+	m.pending[req.Seen.Ref()] = req.Action
+	m.note(fmt.Sprintf("%s %s…", req.Action, req.Seen.DisplayKey()))
+	h, timeout := m.hub, m.opts.ActionTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		after, err := h.Apply(ctx, req)
+		return actionMsg{req: req, after: after, err: err}
+	}
+}
+
+// actionDone shows an action's outcome: the row at once on success, what
+// changed on a CONFLICT.
+func (m *Model) actionDone(msg actionMsg) {
+	ref := msg.req.Seen.Ref()
+	delete(m.pending, ref)
+	r := model.AuditRecord{At: m.now(), Actor: m.hub.Actor(), Source: msg.req.Seen.Source, Task: msg.req.Seen.DisplayKey(),
+		Action: msg.req.Action, Reason: msg.req.Reason, Target: msg.req.To, Result: "applied"}
+	if msg.err != nil {
+		r.Result, r.Error = string(model.CodeOf(msg.err)), msg.err.Error()
+		m.fail(fmt.Sprintf("%s %s refused: %s", msg.req.Action, msg.req.Seen.DisplayKey(), msg.err))
+		// A refusal is worth more than one cut-off line: the whole reason,
+		// with what changed, until the human dismisses it.
+		m.push(&detailDialog{title: fmt.Sprintf("%s %s refused", actionTitles[msg.req.Action], msg.req.Seen.DisplayKey()),
+			lines: strings.Split(ansi.Wordwrap(msg.err.Error(), max(m.width-2, 20), " "), "\n")})
+	} else {
+		m.note(fmt.Sprintf("%s %s applied", msg.req.Action, msg.req.Seen.DisplayKey()))
+	}
+	m.addActivity(recordActivity(r))
+	if msg.after != nil {
+		m.overrides[ref] = &actionOutcome{seen: msg.req.Seen, after: msg.after}
+	}
+	m.derive()
+}
+
+// openDetail shows every field of the selected task, or a node's tasks.
+func (m *Model) openDetail() {
+	p := m.pane()
+	switch p.kind {
+	case nodesView:
+		if p.len() == 0 {
+			return
+		}
+		n := p.nodes[p.grid.cursor]
+		var tasks []*model.Task
+		for _, t := range m.all {
+			if t.Claim.Node == n.Name && t.Claim.Held() {
+				tasks = append(tasks, t)
+			}
+		}
+		m.push(&detailDialog{title: "node " + n.Name, lines: nodeDetail(n, tasks, m.now(), m.loc)})
+	case activityView:
+		if p.len() == 0 {
+			return
+		}
+		a := p.acts[p.grid.cursor]
+		m.push(&detailDialog{title: "activity", lines: []string{
+			"when    " + a.At.In(m.loc).Format(time.RFC3339), "source  " + a.Source, "task    " + a.Task,
+			"actor   " + orDash(a.Actor), "what    " + a.What}})
+	default:
+		if t := m.selected(); t != nil {
+			m.push(&detailDialog{title: t.DisplayKey() + " · " + t.Source, lines: taskDetail(t, m.now(), m.policy, m.loc)})
+		}
+	}
+}
+
+// tableTop is the screen line of the table's header: under the tabs and
+// the filter line.
+const tableTop = 2
+
+// layout sizes every pane: tabs, filter line, table, banner, footer, help.
+func (m *Model) layout() {
+	h := max(m.height-tableTop-3, 2)
+	for _, p := range m.panes {
+		p.SetSize(m.width, h)
+	}
+}
+
+func (m *Model) tabAt(x int) (viewKind, bool) {
+	pos := ansi.StringWidth(appName) + 2
+	for k := range viewCount {
+		w := ansi.StringWidth(m.tabLabel(k))
+		if x >= pos && x < pos+w {
+			return k, true
+		}
+		pos += w + 2
+	}
+	return 0, false
+}

@@ -1,0 +1,174 @@
+package tui
+
+import (
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/hub/hubtest"
+	"github.com/claimdeck/claimdeck/theme"
+)
+
+// t0 is 3 a.m., when this screen matters most.
+var t0 = time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
+
+// rig is a dashboard over two writable in-memory queues (prod, staging)
+// and a read-only one (archive), on a clock the test moves by hand.
+type rig struct {
+	t       *testing.T
+	m       *Model
+	hub     *hub.Hub
+	prod    *hubtest.Memory
+	staging *hubtest.Memory
+	archive *hubtest.Memory
+	now     time.Time
+	nodes   []model.Node
+}
+
+type rigOption func(*Options)
+
+func newRig(t *testing.T, opts ...rigOption) *rig {
+	t.Helper()
+	lipgloss.SetColorProfile(termenv.Ascii)
+	r := &rig{t: t, now: t0}
+	clock := func() time.Time { return r.now }
+	r.prod, r.staging, r.archive = hubtest.NewMemory("prod"), hubtest.NewMemory("staging"), hubtest.NewMemory("archive")
+	for _, mem := range []*hubtest.Memory{r.prod, r.staging, r.archive} {
+		mem.Now = clock
+	}
+	seed(r)
+	desk := &sources.Desk{Actor: "alice", Now: clock, ReadOnly: func(s string) bool { return s == "archive" }}
+	r.hub = hub.New(hub.Config{Feeds: []hub.Feed{{Source: r.prod}, {Source: r.staging}, {Source: r.archive}}, Desk: desk, Now: clock})
+	r.nodes = []model.Node{
+		{Name: "n1", Status: model.NodeHealthy, LastSeen: t0.Add(-30 * time.Second), QueueDepth: 4, ClaimedTasks: []string{"TASK-4"}, Latency: []time.Duration{12 * time.Millisecond}},
+		{Name: "n2", Status: model.NodeDegraded, LastSeen: t0.Add(-5 * time.Minute), Failures: 2, LastErr: "timeout"},
+		{Name: "n3", Status: model.NodeDown, LastSeen: t0.Add(-9 * time.Minute), Failures: 3, LastErr: "connection refused"},
+	}
+	o := Options{Hub: r.hub, Now: clock, Location: time.UTC, Styles: theme.New(theme.Options{Mode: theme.Dark}),
+		Nodes: func() []model.Node { return r.nodes },
+		Journal: []model.AuditRecord{
+			{At: t0.Add(-50 * time.Minute), Actor: "carol", Source: "prod", Task: "6", Action: model.ActionTakeover, Reason: "payout stuck", Result: "applied"},
+			{At: t0.Add(-30 * time.Minute), Actor: "carol", Source: "prod", Task: "3", Action: model.ActionHandoff, Target: "bravo", Reason: "knows the schema", Result: "applied"},
+			{At: t0.Add(-29 * time.Minute), Actor: "dave", Source: "prod", Task: "3", Action: model.ActionCancel, Reason: "dup", Result: "CONFLICT", Error: "CONFLICT: the task changed"},
+		}}
+	for _, f := range opts {
+		f(&o)
+	}
+	m, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.m = m
+	r.size(80, 24)
+	r.poll()
+	return r
+}
+
+func withoutMesh(o *Options)    { o.Nodes = nil }
+func withReadOnly(o *Options)   { o.ReadOnly = true }
+func withLightTheme(o *Options) { o.Styles = theme.New(theme.Options{Mode: theme.Light}) }
+
+// seed fills the queues with one of everything an on-call human meets.
+func seed(r *rig) {
+	min := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
+	put := func(mem *hubtest.Memory, t model.Task) {
+		if t.State == 0 {
+			t.State = model.StateQueued
+		}
+		t.RawStatus = t.State.String()
+		if t.EditedAt.IsZero() {
+			t.EditedAt = t.CreatedAt
+		}
+		mem.Put(&t)
+	}
+	agent := func(name, run, node string, claimed, beat, expires int) model.Claim {
+		return model.Claim{Holder: model.HolderAgent, Name: name, RunID: run, Node: node, Token: "tok-" + run,
+			ClaimedAt: min(claimed), HeartbeatAt: min(beat), Expires: min(expires)}
+	}
+	put(r.prod, model.Task{ID: "1", Key: "TASK-1", Title: "Rotate TLS certificates on the edge", Class: model.ClassExpedite, Priority: 3, CreatedAt: min(-120)})
+	put(r.prod, model.Task{ID: "2", Key: "TASK-2", Title: "Backfill billing events for October", Priority: 2, CreatedAt: min(-50)})
+	put(r.prod, model.Task{ID: "3", Key: "TASK-3", Title: "Migrate users table to the new shard", Class: model.ClassFixedDate, Priority: 4, CreatedAt: min(-30),
+		Reservation: model.Reservation{For: "bravo", Until: min(20), By: "carol", Reason: "knows the schema", Priority: "urgent"}})
+	put(r.prod, model.Task{ID: "4", Key: "TASK-4", Title: "Reindex search", State: model.StateClaimed, CreatedAt: min(-60), Claim: agent("alpha", "r-17", "n1", -8, -3, 12),
+		History: []model.Event{{At: min(-8), Actor: "alpha", Action: "claim"}}})
+	put(r.prod, model.Task{ID: "5", Key: "TASK-5", Title: "Compact the event log", State: model.StateClaimed, CreatedAt: min(-90), Claim: agent("bravo", "r-9", "n2", -40, -35, -15)})
+	put(r.prod, model.Task{ID: "6", Key: "TASK-6", Title: "Investigate failed payout", State: model.StateClaimed, CreatedAt: min(-45),
+		Claim: model.Claim{Holder: model.HolderHuman, Name: "HUMAN:carol", Token: "tok-h", ClaimedAt: min(-20), HeartbeatAt: min(-20)}})
+	put(r.prod, model.Task{ID: "7", Key: "TASK-7", Title: "Warm caches after deploy", State: model.StateClaimed, CreatedAt: min(-15), Claim: agent("delta", "r-2", "n3", -10, -9, 15)})
+	put(r.prod, model.Task{ID: "8", Key: "TASK-8", Title: "Ship release notes", State: model.StateDone, CreatedAt: min(-300)})
+	put(r.prod, model.Task{ID: "9", Key: "TASK-9", Title: "Renew the DNS zone", State: model.StateClaimed, CreatedAt: min(-25), Claim: agent("alpha", "r-18", "n1", -17, -2, 3)})
+	put(r.staging, model.Task{ID: "s1", Key: "S-1", Title: "Smoke test the staging deploy", Priority: 3, CreatedAt: min(-10)})
+	put(r.staging, model.Task{ID: "s2", Key: "S-2", Title: "Load test checkout", State: model.StateClaimed, CreatedAt: min(-240), Claim: agent("echo", "r-1", "", -200, -180, -160)})
+	put(r.archive, model.Task{ID: "a1", Key: "A-1", Title: "Old archived chore", CreatedAt: min(-600)})
+}
+
+// poll hands the dashboard a snapshot of the queues as they are now, the
+// way the hub would after polling each.
+func (r *rig) poll() {
+	r.t.Helper()
+	var s hub.Snapshot
+	for _, mem := range []*hubtest.Memory{r.prod, r.staging, r.archive} {
+		d, err := mem.Poll(r.t.Context(), "")
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		s.Sources = append(s.Sources, hub.SourceState{Name: mem.Name(), Status: hub.StatusOK, Since: t0.Add(-time.Hour),
+			Updated: r.now.Add(-3 * time.Second), Tasks: d.Tasks})
+	}
+	r.m.Update(snapshotMsg(s))
+}
+
+func (r *rig) size(w, h int) { r.m.Update(tea.WindowSizeMsg{Width: w, Height: h}) }
+
+var namedKeys = map[string]tea.KeyType{
+	"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
+	"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
+	"backspace": tea.KeyBackspace, "ctrl+r": tea.KeyCtrlR, "ctrl+c": tea.KeyCtrlC, "pgdown": tea.KeyPgDown,
+	"home": tea.KeyHome, "end": tea.KeyEnd, "space": tea.KeySpace,
+}
+
+// press sends keys ("enter", "y", or text typed rune by rune with type)
+// and runs the commands they return, as the program would.
+func (r *rig) press(keys ...string) {
+	r.t.Helper()
+	for _, k := range keys {
+		msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		if kt, ok := namedKeys[k]; ok {
+			msg = tea.KeyMsg{Type: kt}
+		}
+		_, cmd := r.m.Update(msg)
+		r.run(cmd)
+	}
+}
+
+// typeText types s one rune at a time.
+func (r *rig) typeText(s string) {
+	for _, c := range s {
+		r.press(string(c))
+	}
+}
+
+func (r *rig) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			r.run(c)
+		}
+	case tea.QuitMsg:
+	default:
+		_, next := r.m.Update(msg)
+		r.run(next)
+	}
+}
+
+func (r *rig) screen() string { return r.m.View() }

@@ -1,0 +1,433 @@
+package tui
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// viewKind names the five views; the number keys follow this order.
+type viewKind int
+
+const (
+	queueView viewKind = iota
+	leasesView
+	staleView
+	nodesView
+	activityView
+	viewCount
+)
+
+var viewTitles = [viewCount]string{"Queue", "Leases", "Stale", "Nodes", "Activity"}
+
+// row is a task in a task view with its search text: key, title and id in
+// lower case, cut from one contiguous buffer per snapshot, so a filter
+// keystroke scans memory in order instead of chasing 100k task pointers.
+type row struct {
+	t   *model.Task
+	hay string
+}
+
+// by lifts a task comparison to rows.
+func by(f func(a, b *model.Task) int) func(a, b row) int {
+	return func(a, b row) int { return f(a.t, b.t) }
+}
+
+// pane is one view: its table, its sort orders, and the rows it shows.
+// Task views hold members (the tasks that belong to the view, sorted) and
+// shown (members passing the filter); the others hold their own rows.
+type pane struct {
+	kind  viewKind
+	grid  grid
+	sorts []string
+	sort  int
+
+	members []row
+	shown   []row
+	keys    []pullKey // sort buffers, reused
+	spare   []row
+	nodes   []model.Node
+	acts    []activity
+
+	// unsorted and unfiltered mark a pane whose rows must be redone before
+	// it is drawn; only the pane on screen is kept fresh, so a snapshot costs
+	// one sort, not five, and a filter keystroke no sort at all.
+	unsorted, unfiltered bool
+	// hayReady says the rows carry their search text; it is built only
+	// while a free-text filter needs it.
+	hayReady bool
+}
+
+func newPanes() [viewCount]*pane {
+	var p [viewCount]*pane
+	for k := range viewCount {
+		p[k] = &pane{kind: k, unsorted: true, unfiltered: true}
+	}
+	p[queueView].sorts = []string{"pull order", "oldest first", "newest first"}
+	p[queueView].grid.setColumns([]column{
+		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"},
+		{title: "CLASS", width: 10, drop: 3}, {title: "PRI", width: 8, drop: 4}, {title: "AGE", width: 4, right: true},
+		{title: "RESERVED", width: 14, drop: 1},
+	})
+	p[leasesView].sorts = []string{"time left", "claimed first", "agent"}
+	p[leasesView].grid.setColumns([]column{
+		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "HOLDER", width: 6},
+		{title: "AGENT"}, {title: "RUN", width: 8, drop: 4}, {title: "NODE", width: 8, drop: 3},
+		{title: "CLAIMED", width: 7, right: true, drop: 5}, {title: "BEAT", width: 4, right: true},
+		{title: "LEFT", width: 7, right: true}, {title: "LEASE", width: 10, drop: 1},
+	})
+	p[staleView].sorts = []string{"severity", "stuck longest", "source"}
+	p[staleView].grid.setColumns([]column{
+		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "LEVEL", width: 9},
+		{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER"}, {title: "NODE", width: 8, drop: 3},
+		{title: "WHY", width: 16, drop: 1},
+	})
+	p[nodesView].sorts = []string{"status", "name"}
+	p[nodesView].grid.setColumns([]column{
+		{title: "NODE"}, {title: "STATUS", width: 8}, {title: "SEEN", width: 4, right: true},
+		{title: "FAILS", width: 5, right: true}, {title: "LATENCY", width: 7, right: true, drop: 2},
+		{title: "QUEUE", width: 5, right: true, drop: 3}, {title: "CLAIMED", width: 7, right: true, drop: 1},
+	})
+	p[activityView].sorts = []string{"newest first", "oldest first"}
+	p[activityView].grid.setColumns([]column{
+		{title: "WHEN", width: 8}, {title: "SOURCE", width: 8, drop: 1}, {title: "TASK", width: 10},
+		{title: "WHAT"},
+	})
+	return p
+}
+
+func (p *pane) len() int {
+	switch p.kind {
+	case nodesView:
+		return len(p.nodes)
+	case activityView:
+		return len(p.acts)
+	}
+	return len(p.shown)
+}
+
+// SetSize gives the pane its share of the screen.
+func (p *pane) SetSize(w, h int) { p.grid.SetSize(w, h) }
+
+// ShortHelp names the keys that mean something in this pane: the actions
+// only where there are tasks to act on.
+func (p *pane) ShortHelp(k KeyMap) []key.Binding {
+	if p.kind == nodesView || p.kind == activityView {
+		return []key.Binding{k.Detail, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit}
+	}
+	return k.ShortHelp()
+}
+
+// FullHelp is the key map's full help; every pane shares it.
+func (p *pane) FullHelp(k KeyMap) [][]key.Binding { return k.FullHelp() }
+
+// sortTasks orders a task pane by its chosen sort. The Queue's first order
+// is exactly the model's pull order.
+func (p *pane) sortTasks(now time.Time, l model.Ladder, down map[string]bool) {
+	t := p.members
+	switch p.kind {
+	case queueView:
+		switch p.sort {
+		case 0:
+			p.sortPullOrder()
+		case 1:
+			slices.SortStableFunc(t, by(func(a, b *model.Task) int { return a.CreatedAt.Compare(b.CreatedAt) }))
+		default:
+			slices.SortStableFunc(t, by(func(a, b *model.Task) int { return b.CreatedAt.Compare(a.CreatedAt) }))
+		}
+	case leasesView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(leftCompare(a, b), refCompare(a, b)) }))
+		case 1:
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
+				return cmp.Or(a.Claim.ClaimedAt.Compare(b.Claim.ClaimedAt), refCompare(a, b))
+			}))
+		default:
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
+				return cmp.Or(strings.Compare(a.Claim.Name, b.Claim.Name), refCompare(a, b))
+			}))
+		}
+	case staleView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
+				return cmp.Or(cmp.Compare(severity(b, now, l, down), severity(a, now, l, down)),
+					cmp.Compare(model.Stuck(b, now), model.Stuck(a, now)), refCompare(a, b))
+			}))
+		case 1:
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
+				return cmp.Or(cmp.Compare(model.Stuck(b, now), model.Stuck(a, now)), refCompare(a, b))
+			}))
+		default:
+			slices.SortFunc(t, by(refCompare))
+		}
+	}
+}
+
+// pullKey packs a task's pull-order fields into one integer (class rank,
+// inverted priority, edit second) so that sorting 100k tasks is mostly one
+// integer compare in a small slice instead of chasing task pointers; idx
+// says which member it was.
+type pullKey struct {
+	key  uint64
+	nsec int32
+	idx  int32
+}
+
+// Field widths of pullKey.key: rank in the top 3 bits, then 16 bits of
+// priority, then 45 bits of seconds (offset so that year 1 fits).
+const (
+	prioBits  = 16
+	secBits   = 45
+	maxPrio   = 1<<(prioBits-1) - 1
+	secOffset = 1 << (secBits - 1)
+)
+
+// pack makes a task's pull key, or reports that its values do not fit.
+func pack(t *model.Task, idx int) (pullKey, bool) {
+	sec := t.EditedAt.Unix() + secOffset
+	if t.Priority < -maxPrio || t.Priority > maxPrio || sec < 0 || sec >= 1<<secBits {
+		return pullKey{}, false
+	}
+	k := uint64(t.Class.Rank())<<(prioBits+secBits) | uint64(maxPrio-t.Priority)<<secBits | uint64(sec)
+	return pullKey{key: k, nsec: int32(t.EditedAt.Nanosecond()), idx: int32(idx)}, true
+}
+
+// sortPullOrder sorts the members in exactly model.PullCompare's order:
+// the same keys, and PullCompare itself for the last tie-breaks. Values the
+// packing cannot hold (absurd priorities or dates) fall back to PullCompare.
+func (p *pane) sortPullOrder() {
+	members := p.members
+	keys := p.keys[:0]
+	for i, r := range members {
+		k, ok := pack(r.t, i)
+		if !ok {
+			slices.SortFunc(members, by(model.PullCompare))
+			return
+		}
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b pullKey) int {
+		if a.key != b.key {
+			return cmp.Compare(a.key, b.key)
+		}
+		if a.nsec != b.nsec {
+			return cmp.Compare(a.nsec, b.nsec)
+		}
+		return model.PullCompare(members[a.idx].t, members[b.idx].t)
+	})
+	sorted := p.spare[:0]
+	for _, k := range keys {
+		sorted = append(sorted, members[k.idx])
+	}
+	// The old slice becomes the next sort's spare; drop its pointers.
+	clear(members)
+	p.members, p.spare, p.keys = sorted, members[:0], keys
+}
+
+// leftCompare puts the lease that runs out first on top; HUMAN claims
+// (no expiry) go last.
+func leftCompare(a, b *model.Task) int {
+	ea, eb := a.Claim.Expires, b.Claim.Expires
+	switch {
+	case ea.IsZero() && eb.IsZero():
+		return 0
+	case ea.IsZero():
+		return 1
+	case eb.IsZero():
+		return -1
+	}
+	return ea.Compare(eb)
+}
+
+func refCompare(a, b *model.Task) int {
+	return cmp.Or(strings.Compare(a.Source, b.Source), strings.Compare(a.ID, b.ID))
+}
+
+// levelBroken ranks a task read from bad data above every rung: nothing
+// can act on it until a human looks.
+const levelBroken = model.LevelEscalated + 1
+
+// severity ranks a stale row: its ladder level, and at least stale for a
+// claim on a DOWN node or an expired hand-off (seed 001).
+func severity(t *model.Task, now time.Time, l model.Ladder, down map[string]bool) model.Level {
+	if t.Problem != "" {
+		return levelBroken
+	}
+	lv := model.Escalation(t, now, l)
+	if lv == model.LevelNone && (onDownNode(t, down) || handoffExpired(t, now)) {
+		return model.LevelStale
+	}
+	return lv
+}
+
+func onDownNode(t *model.Task, down map[string]bool) bool {
+	return t.State == model.StateClaimed && t.Claim.Node != "" && down[t.Claim.Node]
+}
+
+// handoffExpired is a hand-off nobody picked up before its reservation ran
+// out: the task waits in the queue, but its target never came.
+func handoffExpired(t *model.Task, now time.Time) bool {
+	r := t.Reservation
+	return t.State == model.StateQueued && r.For != "" && !r.Until.IsZero() && !now.Before(r.Until)
+}
+
+// whyStale says in words why a task is in the Stale view.
+func whyStale(t *model.Task, now time.Time, down map[string]bool) string {
+	switch {
+	case t.Problem != "":
+		return t.Problem
+	case onDownNode(t, down):
+		return "node " + t.Claim.Node + " DOWN"
+	case handoffExpired(t, now):
+		return "hand-off to " + t.Reservation.For + " expired"
+	case model.Inconsistent(t):
+		return "AGENT, no expiry"
+	}
+	return "lease expired"
+}
+
+// sortNodes orders the Nodes pane: DOWN first, or by name.
+func (p *pane) sortNodes() {
+	slices.SortFunc(p.nodes, func(a, b model.Node) int {
+		if p.sort == 0 {
+			if c := cmp.Compare(nodeRank(b.Status), nodeRank(a.Status)); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+func nodeRank(s model.NodeStatus) int {
+	switch s {
+	case model.NodeDown:
+		return 3
+	case model.NodeDegraded:
+		return 2
+	case model.NodeUnknown:
+		return 1
+	}
+	return 0
+}
+
+// taskCells fills one row of a task pane.
+func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
+	now := m.now()
+	ps := m.paints
+	cells[0] = cell{text: t.Source, paint: ps.source(t.Source)}
+	cells[1] = cell{text: t.DisplayKey()}
+	switch p.kind {
+	case queueView:
+		cells[2] = cell{text: t.Title}
+		cells[3] = cell{text: t.Class.String()}
+		cells[4] = cell{text: model.PriorityName(t.Priority)}
+		cells[5] = cell{text: ago(t.CreatedAt, now)}
+		if r := t.Reservation; r.Active(now) {
+			until := ""
+			if !r.Until.IsZero() {
+				until = " " + span(r.Until.Sub(now))
+			}
+			cells[6] = cell{text: "→ " + r.For + until, paint: &ps.info}
+		}
+	case leasesView:
+		cells[2] = cell{text: t.Claim.Holder.String()}
+		if t.Claim.Holder == model.HolderHuman {
+			cells[2].paint = &ps.accent
+		}
+		cells[3] = cell{text: t.Claim.Name}
+		cells[4] = cell{text: t.Claim.RunID}
+		cells[5] = cell{text: t.Claim.Node}
+		cells[6] = cell{text: ago(t.Claim.ClaimedAt, now)}
+		cells[7] = cell{text: ago(t.Claim.HeartbeatAt, now)}
+		if t.Claim.Holder == model.HolderHuman || t.Claim.Expires.IsZero() {
+			cells[8] = cell{text: "—"}
+			break
+		}
+		left := model.Remaining(t, now)
+		cells[8] = cell{text: clock(left)}
+		cells[9] = cell{text: bar(left, m.policy.Lease, 10), paint: &ps.barFull}
+		if model.Health(t, now, m.policy) == model.LeaseExpiring {
+			cells[8].paint, cells[9].paint = &ps.warn, &ps.warn
+		}
+	case staleView:
+		down := m.down
+		lv := severity(t, now, m.policy.Ladder, down)
+		label := strings.ToUpper(lv.String())
+		if lv == levelBroken {
+			label = "BROKEN"
+		}
+		cells[2] = cell{text: label, paint: &ps.levels[lv]}
+		stuck := model.Stuck(t, now)
+		switch {
+		case handoffExpired(t, now):
+			stuck = now.Sub(t.Reservation.Until)
+		case stuck == 0 && onDownNode(t, down):
+			// The lease still runs, but its node is gone: count from the
+			// last sign of life.
+			stuck = now.Sub(t.Claim.LastAlive())
+		}
+		cells[3] = cell{text: span(stuck)}
+		if lv == levelBroken {
+			cells[3].text = "—"
+		}
+		holder := t.Claim.Name
+		if holder == "" {
+			holder = t.Reservation.For
+		}
+		cells[4] = cell{text: holder}
+		cells[5] = cell{text: t.Claim.Node}
+		cells[6] = cell{text: whyStale(t, now, down)}
+	}
+}
+
+// bar draws the lease left as a bar of width cells; a lease longer than
+// the policy's fills it.
+func bar(left, lease time.Duration, width int) string {
+	if lease <= 0 || left <= 0 {
+		return strings.Repeat("░", width)
+	}
+	full := min(int(int64(width)*int64(left)/int64(lease)), width)
+	return strings.Repeat("█", full) + strings.Repeat("░", width-full)
+}
+
+func (m *Model) nodeCells(n model.Node, cells []cell) {
+	now := m.now()
+	ps := m.paints
+	cells[0] = cell{text: n.Name}
+	status := cell{text: n.Status.String(), paint: &ps.ok}
+	switch n.Status {
+	case model.NodeDown:
+		status.paint = &ps.danger
+	case model.NodeDegraded, model.NodeUnknown:
+		status.paint = &ps.warn
+	}
+	cells[1] = status
+	cells[2] = cell{text: ago(n.LastSeen, now)}
+	cells[3] = cell{text: strconv.Itoa(n.Failures)}
+	if len(n.Latency) > 0 {
+		cells[4] = cell{text: n.Latency[len(n.Latency)-1].Round(time.Millisecond).String()}
+	}
+	cells[5] = cell{text: strconv.Itoa(n.QueueDepth)}
+	cells[6] = cell{text: strconv.Itoa(len(n.ClaimedTasks))}
+}
+
+func (m *Model) activityCells(a activity, cells []cell) {
+	ps := m.paints
+	cells[0] = cell{text: a.At.In(m.loc).Format("15:04:05"), paint: &ps.muted}
+	cells[1] = cell{text: a.Source, paint: ps.source(a.Source)}
+	cells[2] = cell{text: a.Task}
+	cells[3] = cell{text: a.What}
+	if a.Failed {
+		cells[3].paint = &ps.danger
+	} else if a.Human {
+		cells[3].paint = &ps.accent
+	}
+}
