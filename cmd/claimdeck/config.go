@@ -23,6 +23,8 @@ type Config struct {
 	Escalation LadderConfig   `mapstructure:"escalation" json:"escalation"`
 	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
+	// Keys rebinds dashboard keys: action name → keys.
+	Keys map[string][]string `mapstructure:"keys" json:"keys,omitempty"`
 
 	file string // the file it came from, if any
 }

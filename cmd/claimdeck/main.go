@@ -109,6 +109,13 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
 	})
+	var themeName string
+	root.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark (NO_COLOR is respected)")
+	root.RunE = a.dashboardRun(&themeName)
+	root.Args = cobra.NoArgs
+	demoCmd := a.demoCommand(&themeName)
+	demoCmd.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark")
+	root.AddCommand(demoCmd)
 	root.AddCommand(a.agentCommands()...)
 	root.AddCommand(a.operatorCommands()...)
 	root.AddCommand(a.migrateCommand(), a.configCommand(), a.versionCommand())

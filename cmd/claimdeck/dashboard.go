@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/claimdeck/claimdeck/demo"
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/lockdir"
+	"github.com/claimdeck/claimdeck/sources/sqlstore"
+	"github.com/claimdeck/claimdeck/theme"
+	"github.com/claimdeck/claimdeck/tui"
+)
+
+// dashboard is what the dashboard and the demo share: open sources, a desk
+// with its journal, a hub, and the Bubble Tea program.
+type dashboard struct {
+	feeds   []hub.Feed
+	colors  map[string]string
+	policy  model.Policy
+	journal string
+	every   time.Duration
+}
+
+func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) error {
+	mode, ok := theme.ParseMode(themeName)
+	if !ok {
+		return model.Errorf(model.CodeMisconfigured, "", "", "--theme %q: want auto, light or dark", themeName)
+	}
+	j, err := sources.OpenJournal(d.journal)
+	if err != nil {
+		return model.Wrap(model.CodeMisconfigured, "audit", "", err)
+	}
+	defer j.Close()
+	history, err := sources.ReadJournal(d.journal)
+	if err != nil {
+		return model.Wrap(model.CodeMisconfigured, "audit", "", err)
+	}
+	desk := &sources.Desk{Actor: a.cfg.Actor, Journal: j, ReadOnly: a.cfg.readOnly}
+	for i := range d.feeds {
+		d.feeds[i].Every = d.every
+	}
+	h := hub.New(hub.Config{Feeds: d.feeds, Desk: desk})
+	return tui.Run(ctx, tui.Options{
+		Hub:      h,
+		ReadOnly: a.cfg.ReadOnly,
+		Theme:    theme.Options{Mode: mode, SourceColors: d.colors}.FromEnv(),
+		Keys:     a.cfg.Keys,
+		Policy:   d.policy,
+		Journal:  history,
+	})
+}
+
+// dashboardCommand is `claimdeck` with no arguments: every configured source.
+func (a *app) dashboardRun(themeName *string) func(cmd *cobra.Command, _ []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		d := dashboard{colors: map[string]string{}, policy: a.cfg.Policy(), journal: expand(a.cfg.AuditLog), every: 2 * time.Second}
+		for _, sc := range a.cfg.Sources {
+			if a.sourceName != "" && sc.Name != a.sourceName {
+				continue
+			}
+			src, err := openSource(ctx, a.cfg, sc)
+			if err != nil {
+				// One broken source must not keep the others off the screen.
+				src = unavailable{name: sc.Name, err: err}
+			}
+			defer src.Close()
+			d.feeds = append(d.feeds, hub.Feed{Source: src})
+			if sc.Color != "" {
+				d.colors[sc.Name] = sc.Color
+			}
+		}
+		if len(d.feeds) == 0 {
+			return model.Errorf(model.CodeMisconfigured, "", "", "--source %q: no such source in the configuration", a.sourceName)
+		}
+		return a.runDashboard(ctx, *themeName, d)
+	}
+}
+
+func (a *app) demoCommand(themeName *string) *cobra.Command {
+	var o demo.Options
+	var backend string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "The dashboard over a throwaway queue worked by simulated agents",
+		Long: `demo creates a queue in a temporary directory, seeds it with tasks, and
+runs simulated agents against it through the real protocol: they claim in
+pull order, heartbeat, complete, block, go to review, fail, and sometimes die
+mid-lease. Time runs --speed times faster (default 60: the two-hour
+escalation ladder shows in two minutes). Try the human actions on it:
+c claim as HUMAN, r force-release, x cancel, h hand off.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			dir, err := os.MkdirTemp("", "claimdeck-demo-")
+			if err != nil {
+				return model.Wrap(model.CodeMisconfigured, "demo", "", err)
+			}
+			defer os.RemoveAll(dir)
+			if o.Speed <= 0 {
+				return model.Errorf(model.CodeMisconfigured, "demo", "", "--speed must be positive")
+			}
+			policy := demo.Policy(o.Speed)
+			src, err := openDemoSource(ctx, backend, dir, policy.Lease)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			if a.cfg.Actor == "" {
+				a.cfg.Actor = "demo"
+			}
+			// The simulation must not outlive the dashboard, nor the other way round.
+			errs := make(chan error, 1)
+			go func() { errs <- demo.Run(ctx, src, o) }()
+			err = a.runDashboard(ctx, *themeName, dashboard{
+				feeds: []hub.Feed{{Source: src}}, colors: map[string]string{src.Name(): "green"},
+				policy: policy, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second,
+			})
+			cancel()
+			if simErr := <-errs; err == nil && simErr != nil && !errors.Is(simErr, context.Canceled) {
+				err = simErr
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&backend, "backend", "sqlite", "the queue to simulate: sqlite or lockdir")
+	f.IntVar(&o.Agents, "agents", 6, "simulated agents")
+	f.IntVar(&o.Tasks, "tasks", 40, "tasks to seed the queue with")
+	f.Float64Var(&o.Speed, "speed", 60, "how much faster than real time the simulation runs")
+	f.Int64Var(&o.Seed, "seed", 1, "random seed, for a reproducible run")
+	return cmd
+}
+
+func openDemoSource(ctx context.Context, backend, dir string, lease time.Duration) (sources.Source, error) {
+	switch backend {
+	case "sqlite":
+		return sqlstore.Open(ctx, sqlstore.Config{Name: "demo", Driver: "sqlite", Path: filepath.Join(dir, "queue.db"), Create: true, Lease: lease})
+	case "lockdir":
+		return lockdir.Open(lockdir.Config{Name: "demo-locks", Path: filepath.Join(dir, ".locks"), Lease: lease})
+	}
+	return nil, model.Errorf(model.CodeMisconfigured, "demo", "", "--backend %q: want sqlite or lockdir", backend)
+}
+
+// unavailable stands in for a source that failed to open, so the dashboard
+// shows it degraded, with its error, beside the sources that work.
+type unavailable struct {
+	sources.Source
+	name string
+	err  error
+}
+
+func (u unavailable) Name() string       { return u.name }
+func (u unavailable) Caps() sources.Caps { return sources.Caps{} }
+func (u unavailable) Close() error       { return nil }
+func (u unavailable) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
+	return sources.Delta{}, u.err
+}
