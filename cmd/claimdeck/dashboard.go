@@ -152,9 +152,9 @@ func openDemoSource(ctx context.Context, backend, dir string, lease time.Duratio
 }
 
 // unavailable stands in for a source that failed to open, so the dashboard
-// shows it degraded, with its error, beside the sources that work.
+// shows it degraded, with its error, beside the sources that work. Every
+// call answers that error.
 type unavailable struct {
-	sources.Source
 	name string
 	err  error
 }
@@ -164,4 +164,33 @@ func (u unavailable) Caps() sources.Caps { return sources.Caps{} }
 func (u unavailable) Close() error       { return nil }
 func (u unavailable) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
 	return sources.Delta{}, u.err
+}
+func (u unavailable) Get(context.Context, string) (*model.Task, error) { return nil, u.err }
+func (u unavailable) Create(context.Context, sources.NewTask) (*model.Task, error) {
+	return nil, u.err
+}
+func (u unavailable) Next(context.Context, string) (*model.Task, error) { return nil, u.err }
+func (u unavailable) Claim(context.Context, string, sources.ClaimRequest) (*model.Task, error) {
+	return nil, u.err
+}
+func (u unavailable) ClaimNext(context.Context, sources.ClaimRequest) (*model.Task, error) {
+	return nil, u.err
+}
+func (u unavailable) Heartbeat(context.Context, string, string, time.Duration) (*model.Task, error) {
+	return nil, u.err
+}
+func (u unavailable) Finish(context.Context, string, string, sources.Outcome) (*model.Task, error) {
+	return nil, u.err
+}
+func (u unavailable) Takeover(context.Context, string, sources.Human) (*model.Task, error) {
+	return nil, u.err
+}
+func (u unavailable) ForceRelease(context.Context, string, sources.Human) (*model.Task, error) {
+	return nil, u.err
+}
+func (u unavailable) Cancel(context.Context, string, sources.Human) (*model.Task, error) {
+	return nil, u.err
+}
+func (u unavailable) Handoff(context.Context, string, sources.Handoff) (*model.Task, error) {
+	return nil, u.err
 }

@@ -84,9 +84,9 @@ func (s *Store) statements(have map[string]bool) statements {
 		%s, %s WHERE %s RETURNING %s`, t, now, clearLock, bump, holder, cols)
 	st.agentHand = fmt.Sprintf("UPDATE %s SET %s WHERE %s RETURNING %s", t, handoffSet(d, 3, clearLock, bump), holder, cols)
 	st.lockRow = fmt.Sprintf("SELECT %s FROM %s WHERE id = $1%s", cols, t, d.forUpdate)
-	st.takeover = fmt.Sprintf(`UPDATE %s SET status = 'in_progress', assigned_worker = $2, started_at = %s, lock_token = $3,
-		lease_expires_at = NULL, heartbeat_at = NULL, holder_kind = 'HUMAN', run_id = NULL, node = NULL, %s, %s
-		WHERE id = $1 RETURNING %s`, t, now, clearReservation, bump, cols)
+	st.takeover = fmt.Sprintf(`UPDATE %[1]s SET status = 'in_progress', assigned_worker = $2, started_at = %[2]s, lock_token = $3,
+		lease_expires_at = NULL, heartbeat_at = %[2]s, holder_kind = 'HUMAN', run_id = NULL, node = NULL, %[3]s, %[4]s
+		WHERE id = $1 RETURNING %[5]s`, t, now, clearReservation, bump, cols)
 	st.release = fmt.Sprintf(`UPDATE %s SET status = 'pending', assigned_worker = $2, started_at = NULL, %s, %s, %s
 		WHERE id = $1 RETURNING %s`, t, clearLock, clearReservation, bump, cols)
 	st.cancel = fmt.Sprintf(`UPDATE %s SET status = 'canceled', reason = $2, completed_at = %s, %s, %s, %s
