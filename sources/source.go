@@ -146,3 +146,74 @@ func Lost(op, id string) error {
 func NotFound(op, id string) error {
 	return model.Errorf(model.CodeAPIError, op, id, "no such task")
 }
+
+// Commenter is implemented by sources that keep notes on a task: a Notion
+// comment, a row of the SQL audit trail, a line in the lock directory's
+// history. `claimdeck comment` writes through it.
+type Commenter interface {
+	Comment(ctx context.Context, id string, n Note) error
+}
+
+// Note is one comment on a task.
+type Note struct {
+	Author string
+	Text   string
+}
+
+// Editor is implemented by sources whose descriptive fields can be edited
+// outside the lease protocol (`claimdeck update`). Every backend checks the
+// edit with CheckEdit against the task as it reads it in the same write.
+type Editor interface {
+	Update(ctx context.Context, id string, e Edit) (*model.Task, error)
+}
+
+// Edit changes a task's descriptive fields; nil leaves a field alone and
+// StateUnknown leaves the state alone. A task under a live claim can only be
+// edited by its holder, naming the lock Token.
+type Edit struct {
+	Token    string
+	Title    *string
+	Priority *int
+	Class    *model.Class
+	State    model.State
+	Reason   string
+}
+
+// Empty reports whether the edit changes nothing.
+func (e Edit) Empty() bool {
+	return e.Title == nil && e.Priority == nil && e.Class == nil && e.State == model.StateUnknown
+}
+
+// CheckEdit says whether e may be applied to t at now. States move only
+// between queued, blocked, review and the final states: a claim goes through
+// Claim and ends through Finish, so the lease fields stay the protocol's.
+func CheckEdit(t *model.Task, e Edit, now time.Time) error {
+	const op = "update"
+	if e.Empty() {
+		return model.Errorf(model.CodeMisconfigured, op, t.ID, "nothing to update: give --title, --priority, --class or --status")
+	}
+	if e.Title != nil && *e.Title == "" {
+		return model.Errorf(model.CodeMisconfigured, op, t.ID, "the title cannot be empty")
+	}
+	switch e.State {
+	case model.StateUnknown, model.StateQueued, model.StateBlocked, model.StateReview,
+		model.StateDone, model.StateFailed, model.StateCanceled:
+	default:
+		return model.Errorf(model.CodeMisconfigured, op, t.ID,
+			"status %s is set by the lease protocol: use claim to take a task", e.State)
+	}
+	c := t.Claim
+	held := c.Holder == model.HolderHuman ||
+		(c.Holder == model.HolderAgent && !c.Expires.IsZero() && now.Before(c.Expires))
+	switch {
+	case held && e.Token == "":
+		return model.Errorf(model.CodeConflict, op, t.ID,
+			"the task is claimed by %s: only its holder may update it (give --lock-token)", c.Name)
+	case e.Token != "" && (!c.Held() || c.Token != e.Token):
+		return Lost(op, t.ID)
+	case held && e.State != model.StateUnknown:
+		return model.Errorf(model.CodeMisconfigured, op, t.ID,
+			"the task is claimed: end the claim with complete, block, review or cancel instead of --status")
+	}
+	return nil
+}
