@@ -1,0 +1,245 @@
+package notion
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jomei/notionapi"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// eligible queries the queued tasks and returns those agent may pull, in
+// pull order. The order is computed here: Notion sorts a select by its
+// option order and cannot rank a missing class as STANDARD.
+func (s *Source) eligible(ctx context.Context, op, agent string) ([]*model.Task, error) {
+	tasks, err := s.query(ctx, op, &notionapi.PropertyFilter{
+		Property: s.m.Status, Select: &notionapi.SelectFilterCondition{Equals: s.m.States[model.StateQueued]},
+	})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	out := tasks[:0]
+	for _, t := range tasks {
+		if model.EligibleFor(t, agent, now) {
+			out = append(out, t)
+		}
+	}
+	model.SortPullOrder(out)
+	return out, nil
+}
+
+// Next is seed 002's next: the first eligible task in pull order, or nil.
+func (s *Source) Next(ctx context.Context, agent string) (*model.Task, error) {
+	tasks, err := s.eligible(ctx, "next", agent)
+	if err != nil || len(tasks) == 0 {
+		return nil, err
+	}
+	return tasks[0], nil
+}
+
+// Claim reads the page, writes the claim, waits Settle and reads the page
+// again: a different token then means another claimer wrote after us and
+// won (CONFLICT). A claimer whose read came before our write and whose
+// write lands after our verifying read still wins too: that race remains.
+func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	const op = "claim"
+	if strings.TrimSpace(c.Agent) == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, op, id, "no agent name")
+	}
+	t, err := s.page(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.claim(ctx, t, c)
+}
+
+func (s *Source) claim(ctx context.Context, t *model.Task, c sources.ClaimRequest) (*model.Task, error) {
+	const op = "claim"
+	now := time.Now()
+	if !model.Claimable(t, c.Agent, now) {
+		return nil, s.refuse(op, t, c.Agent, now)
+	}
+	lease := c.Lease
+	if lease <= 0 {
+		lease = s.lease
+	}
+	token := uuid.NewString()
+	p := patch{}
+	p.option(s.m.Status, s.m.States[model.StateClaimed])
+	p.lock(&s.m, model.HolderAgent, c.Agent, c.RunID, token, now, now.Add(lease))
+	p.date(s.m.StartedAt, now)
+	p.option(s.m.HandoffStatus, "claimed")
+	s.appendHistory(p, t, model.Event{At: now, Actor: c.Agent, Action: "claimed"})
+	if _, err := s.update(ctx, op, t.ID, p); err != nil {
+		return nil, err
+	}
+	if err := sleep(ctx, s.settle); err != nil {
+		return nil, s.fail(op, t.ID, err)
+	}
+	got, err := s.page(ctx, op, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	if got.Claim.Token != token {
+		e := model.Errorf(model.CodeConflict, op, t.ID, "another claimer wrote after us: the task is held by %s", orDash(got.Claim.Name))
+		e.Current = got
+		return nil, e
+	}
+	return got, nil
+}
+
+// refuse explains why a task cannot be claimed.
+func (s *Source) refuse(op string, t *model.Task, agent string, now time.Time) error {
+	var e *model.Error
+	switch {
+	case t.Problem != "":
+		e = model.Errorf(model.CodeConflict, op, t.ID, "the task cannot be pulled: %s", t.Problem)
+	case t.Claim.Held():
+		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is held by %s", orDash(t.Claim.Name))
+	case t.State != model.StateQueued:
+		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is %s, not queued", t.State)
+	case !t.Reservation.Allows(agent, now):
+		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is reserved for %s", t.Reservation.For)
+	default:
+		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is not claimable")
+	}
+	e.Current = t
+	return e
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// claimAttempts bounds how many candidates one ClaimNext tries.
+const claimAttempts = 3
+
+// ClaimNext claims the first eligible task. When another claimer wins it,
+// the next attempt goes to a random one of the following candidates, so
+// that many agents draining one queue spread out instead of all racing for
+// the head.
+func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	const op = "claim-next"
+	if strings.TrimSpace(c.Agent) == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, op, "", "no agent name")
+	}
+	tasks, err := s.eligible(ctx, op, c.Agent)
+	if err != nil || len(tasks) == 0 {
+		return nil, err
+	}
+	var lastErr error
+	pick := tasks[0]
+	for attempt := 0; attempt < claimAttempts; attempt++ {
+		t, err := s.page(ctx, op, pick.ID)
+		if err == nil {
+			t, err = s.claim(ctx, t, c)
+		}
+		if err == nil || model.CodeOf(err) != model.CodeConflict {
+			return t, err
+		}
+		lastErr = err
+		tasks = removeTask(tasks, pick.ID)
+		if len(tasks) == 0 {
+			break
+		}
+		pick = tasks[rand.N(min(len(tasks), 32))]
+	}
+	return nil, lastErr
+}
+
+func removeTask(tasks []*model.Task, id string) []*model.Task {
+	for i, t := range tasks {
+		if t.ID == id {
+			return append(tasks[:i:i], tasks[i+1:]...)
+		}
+	}
+	return tasks
+}
+
+// holder reads the page and checks that token is the current lock token:
+// every holder write is fenced on it (LOST_LOCK otherwise).
+func (s *Source) holder(ctx context.Context, op, id, token string) (*model.Task, error) {
+	t, err := s.page(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
+	if token == "" || !t.Claim.Held() || t.Claim.Token != token || t.State != model.StateClaimed {
+		e := sources.Lost(op, id).(*model.Error)
+		e.Current = t
+		return nil, e
+	}
+	return t, nil
+}
+
+// Heartbeat extends the lease of the holder of token. Without a lease
+// expiry property the claim time is moved instead (seed 001's heartbeat
+// "updates claimed_at").
+func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	const op = "heartbeat"
+	t, err := s.holder(ctx, op, id, token)
+	if err != nil {
+		return nil, err
+	}
+	if lease <= 0 {
+		lease = s.lease
+	}
+	now := time.Now()
+	p := patch{}
+	c := t.Claim
+	p.lock(&s.m, c.Holder, c.Name, c.RunID, token, now, now.Add(lease))
+	return s.update(ctx, op, id, p)
+}
+
+// finals are the outcomes a holder may end with.
+var finals = map[model.State]string{
+	model.StateDone: "completed", model.StateBlocked: "blocked", model.StateReview: "review",
+	model.StateCanceled: "canceled", model.StateFailed: "failed",
+}
+
+// Finish ends or parks the holder's claim and clears the lock.
+func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	const op = "finish"
+	action, ok := finals[o.State]
+	if !ok {
+		return nil, model.Errorf(model.CodeMisconfigured, op, id, "%s is not an outcome: want done, blocked, review, canceled or failed", o.State)
+	}
+	t, err := s.holder(ctx, op, id, token)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	p := patch{}
+	p.option(s.m.Status, s.m.States[o.State])
+	p.lock(&s.m, model.HolderNone, "", "", "", time.Time{}, time.Time{})
+	p.option(s.m.HandoffStatus, "available")
+	switch o.State {
+	case model.StateDone, model.StateReview:
+		if o.Artifacts != "" {
+			p.text(s.m.Artifacts, o.Artifacts)
+		}
+		if o.State == model.StateDone {
+			p.date(s.m.DoneAt, now)
+		}
+	case model.StateBlocked:
+		p.text(s.m.Reason, o.Reason)
+		p.text(s.m.UnblockAction, o.UnblockAction)
+		p.date(s.m.NextCheckAt, o.NextCheckAt)
+	default:
+		p.text(s.m.Reason, o.Reason)
+	}
+	if o.Reason == "" && o.State != model.StateBlocked {
+		// keep whatever reason the task had
+		delete(p, s.m.Reason)
+	}
+	s.appendHistory(p, t, model.Event{At: now, Actor: t.Claim.Name, Action: action, Reason: o.Reason})
+	return s.update(ctx, op, id, p)
+}

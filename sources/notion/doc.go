@@ -1,0 +1,20 @@
+// Package notion is the Source for task queues kept in a Notion database:
+// seed 002's "ntask" pull queue, seed 000's claim protocol and seed 001's
+// mesh hand-off, or a custom property mapping.
+//
+// It talks to Notion through github.com/jomei/notionapi and closes that
+// library's gaps around it rather than forking it: its own RoundTripper
+// rate-limits per integration token, retries 429/5xx/529 with replayable
+// bodies, never lets an update un-trash a page, and strips property types
+// the library cannot decode. Clearing a select, number or date sends a real
+// JSON null.
+//
+// Notion has no transactions and no conditional writes: a claim is an
+// update, a settle delay and a verifying page GET. That narrows the race
+// between two claimers but cannot close it, so Caps.AtomicClaim is false
+// (README.md gives the measured double-claim rates).
+//
+// The package knows Notion's wire format and the seeds' property names;
+// nothing outside it does. The emulator the tests run against lives in
+// notionemu.
+package notion

@@ -1,0 +1,102 @@
+package notion
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
+)
+
+// emulator is a strict Notion emulator served over real HTTP on 127.0.0.1.
+type emulator struct {
+	srv   *notionemu.Server
+	url   string
+	token string
+	rt    http.RoundTripper
+}
+
+// newEmulator starts an emulator without its rate limit (the tests that
+// need 429s turn it on) and registers a token of its own, so that the
+// shared per-token limiters of different tests never meet.
+func newEmulator(tb testing.TB) *emulator {
+	tb.Helper()
+	srv := notionemu.New(notionemu.Options{RateLimit: &notionemu.RateLimit{}})
+	ts := httptest.NewServer(srv)
+	tb.Cleanup(ts.Close)
+	token := "secret_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	srv.AddToken(token)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 128
+	tb.Cleanup(tr.CloseIdleConnections)
+	return &emulator{srv: srv, url: ts.URL, token: token, rt: tr}
+}
+
+// database creates a database shared with the emulator's token.
+func (e *emulator) database(tb testing.TB, schema notionemu.DatabaseSchema) string {
+	tb.Helper()
+	id, err := e.srv.CreateDatabase(schema, e.token)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return id
+}
+
+// config is a source config pointed at the emulator: no client-side rate
+// limit, fast retries, a short settle.
+func (e *emulator) config(db, preset string) Config {
+	return Config{
+		Name: "notion-test", Token: e.token, DatabaseID: db, Preset: preset, BaseURL: e.url,
+		Rate: -1, Settle: 20 * time.Millisecond, RetryBase: 5 * time.Millisecond, Transport: e.rt,
+	}
+}
+
+func (e *emulator) open(tb testing.TB, cfg Config) *Source {
+	tb.Helper()
+	src, err := Open(context.Background(), cfg)
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	tb.Cleanup(func() { _ = src.Close() })
+	return src
+}
+
+// The optional properties claimdeck uses beside each seed's own, so that
+// the conformance kit can check descriptions, classes, reasons and
+// artifacts. claim-protocol keeps no lock_token column, so its tokens ride
+// in claimed_by.
+func withExtras(schema notionemu.DatabaseSchema, preset string) notionemu.DatabaseSchema {
+	text := func(n string) notionemu.Property { return notionemu.Property{Name: n, Type: notionemu.TypeRichText} }
+	date := func(n string) notionemu.Property { return notionemu.Property{Name: n, Type: notionemu.TypeDate} }
+	class := func(n string) notionemu.Property {
+		return notionemu.Property{Name: n, Type: notionemu.TypeSelect, Options: []string{"EXPEDITE", "FIXED_DATE", "STANDARD", "INTANGIBLE"}}
+	}
+	var extra []notionemu.Property
+	switch preset {
+	case PresetNtask:
+		extra = []notionemu.Property{text("Description")}
+	case PresetClaimProtocol:
+		extra = []notionemu.Property{text("details"), class("class"), {Name: "priority", Type: notionemu.TypeNumber},
+			text("run_id"), text("artifacts"), text("reason"), text("unblock_action"), date("next_check_at"), date("started_at")}
+	case PresetMeshHandoff:
+		extra = []notionemu.Property{text("details"), class("class"), text("lock_token"), text("run_id"),
+			text("artifacts"), text("reason"), text("unblock_action"), date("next_check_at")}
+	}
+	schema.Properties = append(schema.Properties, extra...)
+	return schema
+}
+
+func presetSchema(preset string) notionemu.DatabaseSchema {
+	switch preset {
+	case PresetClaimProtocol:
+		return notionemu.PresetClaimProtocol()
+	case PresetMeshHandoff:
+		return notionemu.PresetMeshHandoff()
+	}
+	return notionemu.PresetNtask()
+}

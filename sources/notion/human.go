@@ -1,0 +1,363 @@
+package notion
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jomei/notionapi"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// appendHistory adds an event to the hand-off history when the schema
+// keeps one (seed 001).
+func (s *Source) appendHistory(p patch, t *model.Task, e model.Event) {
+	if s.m.History != "" {
+		p.text(s.m.History, encodeHistory(append(slices.Clone(t.History), e)))
+	}
+}
+
+// humanAction is one operator override: read fresh, compare the version the
+// human saw (CONFLICT, with the task as it is now), write, and leave the
+// audit trail — the hand-off history and a comment on the page.
+func (s *Source) humanAction(ctx context.Context, action model.Action, id string, h sources.Human, token string,
+	build func(t *model.Task, p patch, now time.Time) (detail string, err error)) (*model.Task, error) {
+	op := string(action)
+	var t *model.Task
+	var err error
+	if token != "" {
+		t, err = s.holder(ctx, op, id, token)
+	} else {
+		t, err = s.page(ctx, op, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if token == "" && h.Expect != t.Version {
+		e := model.Errorf(model.CodeConflict, op, id, "the task changed since it was read (version %s, now %s): nothing was done", orDash(h.Expect), t.Version)
+		e.Current = t
+		return nil, e
+	}
+	if t.State.Final() {
+		e := model.Errorf(model.CodeConflict, op, id, "the task is already %s", t.State)
+		e.Current = t
+		return nil, e
+	}
+	now := time.Now()
+	p := patch{}
+	detail, err := build(t, p, now)
+	if err != nil {
+		return nil, err
+	}
+	s.appendHistory(p, t, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason, Detail: detail})
+	got, err := s.update(ctx, op, id, p)
+	if err != nil {
+		return nil, err
+	}
+	note := auditNote(action, h.Actor, h.Reason, detail, t)
+	if _, err := s.client.Comment.Create(ctx, &notionapi.CommentCreateRequest{
+		Parent: notionapi.Parent{PageID: notionapi.PageID(id)}, RichText: chunks(note),
+	}); err != nil {
+		e := model.Errorf(model.CodeAPIError, op, id, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, id, err))
+		e.Current = got
+		return got, e
+	}
+	return got, nil
+}
+
+// The audit comment reads "claimdeck · takeover · by alice · reason: …";
+// comments reads it back as history.
+const (
+	notePrefix = "claimdeck"
+	noteSep    = " · "
+)
+
+func auditNote(action model.Action, actor, reason, detail string, before *model.Task) string {
+	parts := []string{notePrefix, string(action), "by " + actor}
+	if reason != "" {
+		parts = append(parts, "reason: "+oneLine(reason))
+	}
+	if detail != "" {
+		parts = append(parts, oneLine(detail))
+	}
+	was := before.RawStatus
+	if before.Claim.Held() {
+		was += " held by " + before.Claim.Name
+	}
+	return strings.Join(append(parts, "was: "+oneLine(was)), noteSep)
+}
+
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), noteSep, " - ")
+}
+
+// parseNote reads an audit comment; ok is false for any other comment.
+func parseNote(text string, at time.Time) (model.Event, bool) {
+	parts := strings.Split(text, noteSep)
+	if len(parts) < 3 || parts[0] != notePrefix {
+		return model.Event{}, false
+	}
+	actor, ok := strings.CutPrefix(parts[2], "by ")
+	if !ok {
+		return model.Event{}, false
+	}
+	e := model.Event{At: at, Action: parts[1], Actor: actor}
+	var rest []string
+	for _, p := range parts[3:] {
+		if r, ok := strings.CutPrefix(p, "reason: "); ok && e.Reason == "" {
+			e.Reason = r
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	e.Detail = strings.Join(rest, noteSep)
+	return e, true
+}
+
+// comments reads claimdeck's audit comments on a page as history.
+func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error) {
+	var out []model.Event
+	pg := &notionapi.Pagination{PageSize: 100}
+	for {
+		res, err := s.client.Comment.Get(ctx, notionapi.BlockID(id), pg)
+		if err != nil {
+			return nil, s.fail("get", id, err)
+		}
+		for _, c := range res.Results {
+			if e, ok := parseNote(values{"c": &notionapi.RichTextProperty{RichText: c.RichText}}.text("c"), c.CreatedTime); ok {
+				out = append(out, e)
+			}
+		}
+		if !res.HasMore || res.NextCursor == "" {
+			return out, nil
+		}
+		pg.StartCursor = res.NextCursor
+	}
+}
+
+// Takeover claims the task as HUMAN:<actor> with a new token and no expiry.
+func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	return s.humanAction(ctx, model.ActionTakeover, id, h, "", func(t *model.Task, p patch, now time.Time) (string, error) {
+		p.option(s.m.Status, s.m.States[model.StateClaimed])
+		p.lock(&s.m, model.HolderHuman, model.HumanPrefix+h.Actor, "", uuid.NewString(), now, time.Time{})
+		p.option(s.m.HandoffStatus, "claimed")
+		return "", nil
+	})
+}
+
+// ForceRelease puts the task back in the queue; the old token dies.
+func (s *Source) ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	return s.humanAction(ctx, model.ActionForceRelease, id, h, "", func(t *model.Task, p patch, now time.Time) (string, error) {
+		s.release(p)
+		return "", nil
+	})
+}
+
+func (s *Source) release(p patch) {
+	p.option(s.m.Status, s.m.States[model.StateQueued])
+	p.lock(&s.m, model.HolderNone, "", "", "", time.Time{}, time.Time{})
+	p.option(s.m.HandoffStatus, "available")
+}
+
+// Cancel ends the task as canceled with the human's reason.
+func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	return s.humanAction(ctx, model.ActionCancel, id, h, "", func(t *model.Task, p patch, now time.Time) (string, error) {
+		p.option(s.m.Status, s.m.States[model.StateCanceled])
+		p.lock(&s.m, model.HolderNone, "", "", "", time.Time{}, time.Time{})
+		p.option(s.m.HandoffStatus, "available")
+		p.text(s.m.Reason, h.Reason)
+		return "", nil
+	})
+}
+
+// Handoff releases the task and keeps it for one agent (or ANY): the
+// holder field names the target behind a "handoff:" prefix and the lease
+// field holds the reservation's end, so seed agents see the task as taken
+// until then. With a Handoff Queue database, a record is added there too.
+func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	const op = "handoff"
+	to := strings.TrimSpace(h.To)
+	if to == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, op, id, "a target agent (or ANY) is required")
+	}
+	dur := h.For
+	if dur <= 0 {
+		dur = sources.DefaultReservation
+	}
+	var title string
+	got, err := s.humanAction(ctx, model.ActionHandoff, id, h.Human, h.Token, func(t *model.Task, p patch, now time.Time) (string, error) {
+		title = t.Title
+		p.option(s.m.Status, s.m.States[model.StateQueued])
+		p.lock(&s.m, model.HolderNone, reservedPrefix+to, "", "", now, now.Add(dur))
+		p.option(s.m.HandoffStatus, "available")
+		detail := "to: " + to
+		if h.Priority != "" {
+			detail += ", priority: " + h.Priority
+		}
+		return detail, nil
+	})
+	if err != nil || s.queue == nil {
+		return got, err
+	}
+	if qerr := s.queue.record(ctx, s, id, title, h); qerr != nil {
+		e := model.Errorf(model.CodeAPIError, op, id, "the hand-off was applied, but the Handoff Queue record failed: %v", qerr)
+		e.Current = got
+		return got, e
+	}
+	return got, nil
+}
+
+// Comment posts a note on the page.
+func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
+	const op = "comment"
+	if strings.TrimSpace(n.Text) == "" {
+		return model.Errorf(model.CodeMisconfigured, op, id, "the comment is empty")
+	}
+	if _, err := s.page(ctx, op, id); err != nil {
+		return err
+	}
+	text := n.Text
+	if n.Author != "" {
+		text = n.Author + ": " + text
+	}
+	_, err := s.client.Comment.Create(ctx, &notionapi.CommentCreateRequest{
+		Parent: notionapi.Parent{PageID: notionapi.PageID(id)}, RichText: chunks(text),
+	})
+	if err != nil {
+		return s.fail(op, id, err)
+	}
+	return nil
+}
+
+// Update edits the title, priority, class or status under sources.CheckEdit,
+// checked against the page as it reads now.
+func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.Task, error) {
+	const op = "update"
+	t, err := s.page(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := sources.CheckEdit(t, e, time.Now()); err != nil {
+		var me *model.Error
+		if model.CodeOf(err) != model.CodeMisconfigured && asError(err, &me) {
+			me.Current = t
+		}
+		return nil, err
+	}
+	p := patch{}
+	if e.Title != nil {
+		p.title(s.m.Title, *e.Title)
+	}
+	if e.Priority != nil {
+		if s.m.Priority == "" {
+			return nil, model.Errorf(model.CodeMisconfigured, op, id, "the database has no priority property")
+		}
+		p.priority(&s.m, *e.Priority)
+	}
+	if e.Class != nil {
+		if s.m.Class == "" {
+			return nil, model.Errorf(model.CodeMisconfigured, op, id, "the database has no class property")
+		}
+		p.class(&s.m, *e.Class)
+	}
+	if e.State != model.StateUnknown {
+		raw := s.m.States[e.State]
+		if raw == "" {
+			return nil, model.Errorf(model.CodeMisconfigured, op, id, "the schema has no status for %s", e.State)
+		}
+		p.option(s.m.Status, raw)
+		if e.Reason != "" {
+			p.text(s.m.Reason, e.Reason)
+		}
+	}
+	return s.update(ctx, op, id, p)
+}
+
+// handoffQueue is seed 001's Handoff Queue database.
+type handoffQueue struct {
+	db    notionapi.DatabaseID
+	title string
+	has   map[string]bool
+}
+
+// handoffFields are the Handoff Queue properties claimdeck fills; the
+// first seven are required.
+var handoffFields = []struct {
+	name string
+	typ  notionapi.PropertyConfigType
+}{
+	{"from_agent", notionapi.PropertyConfigTypeRichText},
+	{"to_agent", notionapi.PropertyConfigTypeRichText},
+	{"reason", notionapi.PropertyConfigTypeRichText},
+	{"priority", notionapi.PropertyConfigTypeSelect},
+	{"taskId", notionapi.PropertyConfigTypeRichText},
+	{"status", notionapi.PropertyConfigTypeSelect},
+	{"assignedAgent", notionapi.PropertyConfigTypeRichText},
+	{"stagedAt", notionapi.PropertyConfigTypeDate},
+}
+
+func (s *Source) openQueue(ctx context.Context, id notionapi.DatabaseID) (*handoffQueue, error) {
+	const op = "open"
+	db, err := s.client.Database.Get(ctx, id)
+	if err != nil {
+		return nil, s.fail(op, "", fmt.Errorf("handoff queue database: %w", err))
+	}
+	q := &handoffQueue{db: id, has: map[string]bool{}}
+	var problems []string
+	for name, cfg := range db.Properties {
+		if cfg.GetType() == notionapi.PropertyConfigTypeTitle {
+			q.title = name
+		}
+	}
+	for i, f := range handoffFields {
+		cfg, ok := db.Properties[f.name]
+		switch {
+		case !ok && i < 6:
+			problems = append(problems, fmt.Sprintf("property %q (%s) is missing", f.name, f.typ))
+		case ok && cfg.GetType() != f.typ:
+			problems = append(problems, fmt.Sprintf("property %q is %s, want %s", f.name, cfg.GetType(), f.typ))
+		case ok:
+			q.has[f.name] = true
+		}
+	}
+	if len(problems) > 0 {
+		return nil, model.Errorf(model.CodeMisconfigured, op, "", "handoff queue database %s does not fit seed 001: %s", id, strings.Join(problems, "; "))
+	}
+	return q, nil
+}
+
+// record adds a pending hand-off for the target.
+func (q *handoffQueue) record(ctx context.Context, s *Source, taskID, title string, h sources.Handoff) error {
+	priority := h.Priority
+	if priority == "" {
+		priority = "normal"
+	}
+	from := h.Actor
+	p := patch{}
+	p.title(q.title, "Handoff: "+title+" to "+h.To)
+	p.text("from_agent", from)
+	p.text("to_agent", h.To)
+	p.text("reason", h.Reason)
+	p.option("priority", priority)
+	p.text("taskId", taskID)
+	p.option("status", "pending")
+	if q.has["assignedAgent"] {
+		p.text("assignedAgent", h.To)
+	}
+	if q.has["stagedAt"] {
+		p.date("stagedAt", time.Now())
+	}
+	_, err := s.client.Page.Create(ctx, &notionapi.PageCreateRequest{
+		Parent:     notionapi.Parent{Type: notionapi.ParentTypeDatabaseID, DatabaseID: q.db},
+		Properties: notionapi.Properties(p),
+	})
+	if err != nil {
+		return s.fail("handoff", taskID, err)
+	}
+	return nil
+}

@@ -1,0 +1,270 @@
+package notion
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jomei/notionapi"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// Mapping says which database property plays which role. An empty name
+// means the database has no such property. Names listed in Optional may be
+// absent from the database: the role is then switched off.
+type Mapping struct {
+	Title       string // title
+	Key         string // unique_id shown as the task key
+	Description string // rich_text
+
+	Status string // select
+	// States is the status vocabulary written for each state.
+	States map[model.State]string
+	// Also maps further raw statuses to states when reading.
+	Also map[string]model.State
+
+	Class    string // select: EXPEDITE, FIXED_DATE, STANDARD, INTANGIBLE
+	Priority string // number, or a select read with model.ParsePriority
+	// PriorityOptions names the select option written for a numeric
+	// priority when Priority is a select (seed 001: normal, urgent, critical).
+	PriorityOptions map[int]string
+
+	ClaimedBy string // select AGENT / HUMAN; without it the holder name says
+	Holder    string // rich_text: agent name or HUMAN:<actor>
+	Run       string // rich_text
+	// Token is the lock token (rich_text). Without it the token travels in
+	// the holder name as NAME#token.
+	Token string
+	// Expires is an explicit lease expiry (date). Without it the lease is
+	// ClaimedAt + Timeout minutes (seeds 000, 001).
+	Expires        string
+	ClaimedAt      string // date
+	Timeout        string // number of minutes
+	DefaultTimeout time.Duration
+
+	StartedAt     string // date
+	DoneAt        string // date
+	Artifacts     string // rich_text
+	Reason        string // rich_text
+	UnblockAction string // rich_text
+	NextCheckAt   string // date
+
+	HandoffStatus string // select: available, claimed, stale, escalated (seed 001)
+	History       string // rich_text holding a JSON array (seed 001's handoff_history)
+	Subtasks      string // rollup counting open sub-tasks
+
+	Optional []string
+}
+
+// The preset names a source config can give.
+const (
+	PresetNtask         = "ntask"
+	PresetClaimProtocol = "claim-protocol"
+	PresetMeshHandoff   = "mesh-handoff"
+)
+
+// Preset returns the mapping of a named preset.
+func Preset(name string) (Mapping, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "", PresetNtask:
+		return ntask(), nil
+	case PresetClaimProtocol:
+		return claimProtocol(), nil
+	case PresetMeshHandoff:
+		return meshHandoff(), nil
+	}
+	return Mapping{}, fmt.Errorf("unknown schema %q (want ntask, claim-protocol, mesh-handoff or a custom mapping)", name)
+}
+
+// ntask is seed 002's database. Description, the unique id and the dates
+// it marks "if property exists" are optional.
+func ntask() Mapping {
+	return Mapping{
+		Title: "Name", Key: "ID", Description: "Description",
+		Status: "Status",
+		States: map[model.State]string{
+			model.StateQueued: "READY", model.StateClaimed: "IN_PROGRESS", model.StateDone: "DONE",
+			model.StateBlocked: "BLOCKED", model.StateReview: "REVIEW", model.StateCanceled: "CANCELED",
+			model.StateFailed: "FAILED",
+		},
+		Class: "Class", Priority: "Priority",
+		ClaimedBy: "Claimed By", Holder: "Agent", Run: "Agent Run", Token: "Lock Token", Expires: "Lock Expires",
+		StartedAt: "StartedAt", DoneAt: "DoneAt",
+		Artifacts: "Artifacts", Reason: "BlockerReason", UnblockAction: "UnblockAction", NextCheckAt: "NextCheckAt",
+		Subtasks: "Dependencies",
+		Optional: []string{"Description", "ID", "StartedAt", "DoneAt", "NextCheckAt", "Dependencies"},
+	}
+}
+
+// seed0Extras are properties claimdeck uses when a seed 000/001 database
+// has them: the seeds keep no description, class, reason or artifacts.
+var seed0Extras = []string{"details", "class", "priority", "lock_token", "run_id", "artifacts", "reason", "unblock_action", "next_check_at", "started_at", "done_at"}
+
+// claimProtocol is seed 000's database: OPEN tasks claimed by name, the
+// lease being claimed_at + claim_timeout_minutes (default 30).
+func claimProtocol() Mapping {
+	return Mapping{
+		Title: "Description", Description: "details",
+		Status: "status",
+		States: map[model.State]string{
+			model.StateQueued: "OPEN", model.StateClaimed: "IN_PROGRESS", model.StateBlocked: "BLOCKED",
+			model.StateDone: "COMPLETED", model.StateCanceled: "CANCELLED", model.StateReview: "REVIEW",
+			model.StateFailed: "FAILED",
+		},
+		Class: "class", Priority: "priority",
+		Holder: "claimed_by", Token: "lock_token", Run: "run_id",
+		ClaimedAt: "claimed_at", Timeout: "claim_timeout_minutes", DefaultTimeout: 30 * time.Minute,
+		StartedAt: "started_at", DoneAt: "done_at",
+		Artifacts: "artifacts", Reason: "reason", UnblockAction: "unblock_action", NextCheckAt: "next_check_at",
+		Optional: seed0Extras,
+	}
+}
+
+// meshHandoff is seed 001's database: seed 000's claim fields, a hand-off
+// status and a JSON hand-off history; stale after 10 minutes.
+func meshHandoff() Mapping {
+	m := claimProtocol()
+	m.States = map[model.State]string{
+		model.StateQueued: "queued", model.StateClaimed: "claimed", model.StateDone: "completed",
+		model.StateFailed: "failed", model.StateBlocked: "blocked", model.StateReview: "review",
+		model.StateCanceled: "canceled",
+	}
+	m.Also = map[string]model.State{"in_progress": model.StateClaimed, "stale": model.StateClaimed}
+	m.PriorityOptions = map[int]string{model.PriorityMedium: "normal", model.PriorityHigh: "urgent", model.PriorityCritical: "critical"}
+	m.DefaultTimeout = 10 * time.Minute
+	m.HandoffStatus = "handoff_status"
+	m.History = "handoff_history"
+	return m
+}
+
+// role is one property the mapping uses and the types it may have.
+type role struct {
+	what  string
+	name  *string
+	types []notionapi.PropertyConfigType
+}
+
+func (m *Mapping) roles() []role {
+	const (
+		title    = notionapi.PropertyConfigTypeTitle
+		text     = notionapi.PropertyConfigTypeRichText
+		num      = notionapi.PropertyConfigTypeNumber
+		sel      = notionapi.PropertyConfigTypeSelect
+		date     = notionapi.PropertyConfigTypeDate
+		uniqueID = notionapi.PropertyConfigUniqueID
+		rollup   = notionapi.PropertyConfigTypeRollup
+		formula  = notionapi.PropertyConfigTypeFormula
+	)
+	return []role{
+		{"title", &m.Title, []notionapi.PropertyConfigType{title}},
+		{"key", &m.Key, []notionapi.PropertyConfigType{uniqueID}},
+		{"description", &m.Description, []notionapi.PropertyConfigType{text}},
+		{"status", &m.Status, []notionapi.PropertyConfigType{sel}},
+		{"class", &m.Class, []notionapi.PropertyConfigType{sel}},
+		{"priority", &m.Priority, []notionapi.PropertyConfigType{num, sel}},
+		{"claimed by", &m.ClaimedBy, []notionapi.PropertyConfigType{sel}},
+		{"holder", &m.Holder, []notionapi.PropertyConfigType{text}},
+		{"run", &m.Run, []notionapi.PropertyConfigType{text}},
+		{"lock token", &m.Token, []notionapi.PropertyConfigType{text}},
+		{"lease expiry", &m.Expires, []notionapi.PropertyConfigType{date}},
+		{"claimed at", &m.ClaimedAt, []notionapi.PropertyConfigType{date}},
+		{"claim timeout", &m.Timeout, []notionapi.PropertyConfigType{num}},
+		{"started at", &m.StartedAt, []notionapi.PropertyConfigType{date}},
+		{"done at", &m.DoneAt, []notionapi.PropertyConfigType{date}},
+		{"artifacts", &m.Artifacts, []notionapi.PropertyConfigType{text}},
+		{"reason", &m.Reason, []notionapi.PropertyConfigType{text}},
+		{"unblock action", &m.UnblockAction, []notionapi.PropertyConfigType{text}},
+		{"next check", &m.NextCheckAt, []notionapi.PropertyConfigType{date}},
+		{"hand-off status", &m.HandoffStatus, []notionapi.PropertyConfigType{sel}},
+		{"history", &m.History, []notionapi.PropertyConfigType{text}},
+		{"open sub-tasks", &m.Subtasks, []notionapi.PropertyConfigType{rollup, formula, num}},
+	}
+}
+
+// bind checks the mapping against a database schema and switches off the
+// optional roles the database lacks. Every problem is named at once.
+func (m *Mapping) bind(schema notionapi.PropertyConfigs) error {
+	var problems []string
+	for _, r := range m.roles() {
+		name := *r.name
+		if name == "" {
+			continue
+		}
+		cfg, ok := schema[name]
+		if !ok {
+			if slices.Contains(m.Optional, name) {
+				*r.name = ""
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("property %q (%s, %s) is missing", name, r.what, typeList(r.types)))
+			continue
+		}
+		if !slices.Contains(r.types, cfg.GetType()) {
+			problems = append(problems, fmt.Sprintf("property %q (%s) is %s, want %s", name, r.what, cfg.GetType(), typeList(r.types)))
+		}
+	}
+	switch {
+	case m.Title == "":
+		problems = append(problems, "no title property is mapped")
+	case m.Status == "":
+		problems = append(problems, "no status property is mapped")
+	case m.Holder == "":
+		problems = append(problems, "no holder property is mapped")
+	case m.Expires == "" && m.ClaimedAt == "":
+		problems = append(problems, "neither a lease expiry nor a claimed-at property is mapped")
+	}
+	for _, st := range []model.State{model.StateQueued, model.StateClaimed, model.StateDone} {
+		if m.States[st] == "" {
+			problems = append(problems, fmt.Sprintf("no status value is mapped for %s", st))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	sort.Strings(problems)
+	return fmt.Errorf("the database does not fit the schema: %s", strings.Join(problems, "; "))
+}
+
+func typeList(ts []notionapi.PropertyConfigType) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, " or ")
+}
+
+// stateOf reads a raw status.
+func (m *Mapping) stateOf(raw string) model.State {
+	for st, v := range m.States {
+		if strings.EqualFold(v, raw) {
+			return st
+		}
+	}
+	if st, ok := m.Also[strings.ToLower(raw)]; ok {
+		return st
+	}
+	return model.StateUnknown
+}
+
+// priorityOption is the select option written for a numeric priority: the
+// option of the highest value not above p, else the lowest option.
+func (m *Mapping) priorityOption(p int) string {
+	if p <= 0 || len(m.PriorityOptions) == 0 {
+		return ""
+	}
+	values := make([]int, 0, len(m.PriorityOptions))
+	for v := range m.PriorityOptions {
+		values = append(values, v)
+	}
+	sort.Ints(values)
+	pick := values[0]
+	for _, v := range values {
+		if v <= p {
+			pick = v
+		}
+	}
+	return m.PriorityOptions[pick]
+}

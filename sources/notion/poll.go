@@ -1,0 +1,108 @@
+package notion
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"time"
+
+	"github.com/jomei/notionapi"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// pollState is what a Cursor carries between polls.
+type pollState struct {
+	// Mark is the newest last_edited_time seen (Notion's clock, unix s).
+	Mark int64 `json:"w"`
+	// Full is when the last full load ran (our clock, unix s).
+	Full int64 `json:"f"`
+	// Seen holds the version of each page edited inside the overlap window,
+	// so that re-fetched pages that did not change are not reported again.
+	Seen map[string]seen `json:"s,omitempty"`
+}
+
+type seen struct {
+	Version string `json:"v"`
+	Edited  int64  `json:"t"`
+}
+
+func decodeCursor(c sources.Cursor) (pollState, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(string(c))
+	if err != nil {
+		return pollState{}, false
+	}
+	var st pollState
+	if json.Unmarshal(raw, &st) != nil || st.Mark <= 0 {
+		return pollState{}, false
+	}
+	return st, true
+}
+
+func (st pollState) cursor() sources.Cursor {
+	b, _ := json.Marshal(st)
+	return sources.Cursor(base64.RawURLEncoding.EncodeToString(b))
+}
+
+// Poll loads the whole database on an empty or unreadable cursor and every
+// ReconcileEvery (Delta.Full: pages archived or trashed since are gone);
+// otherwise it asks only for pages edited since the newest edit it saw,
+// less the overlap, and drops those it already reported unchanged. An idle
+// poll is one request whatever the size of the database.
+func (s *Source) Poll(ctx context.Context, since sources.Cursor) (sources.Delta, error) {
+	const op = "poll"
+	now := time.Now()
+	st, ok := decodeCursor(since)
+	if !ok || now.Sub(time.Unix(st.Full, 0)) >= s.every {
+		tasks, err := s.query(ctx, op, nil)
+		if err != nil {
+			return sources.Delta{}, err
+		}
+		next := pollState{Full: now.Unix()}
+		next.remember(tasks, nil, s.overlap)
+		return sources.Delta{Full: true, Tasks: tasks, Cursor: next.cursor()}, nil
+	}
+	from := notionapi.Date(time.Unix(st.Mark, 0).Add(-s.overlap))
+	tasks, err := s.query(ctx, op, &notionapi.TimestampFilter{
+		Timestamp:      notionapi.TimestampLastEdited,
+		LastEditedTime: &notionapi.DateFilterCondition{OnOrAfter: &from},
+	})
+	if err != nil {
+		return sources.Delta{}, err
+	}
+	var changed []*model.Task
+	for _, t := range tasks {
+		if st.Seen[t.ID].Version != t.Version {
+			changed = append(changed, t)
+		}
+	}
+	next := pollState{Mark: st.Mark, Full: st.Full}
+	next.remember(tasks, st.Seen, s.overlap)
+	return sources.Delta{Tasks: changed, Cursor: next.cursor()}, nil
+}
+
+// remember moves the watermark to the newest edit and keeps the versions
+// of the pages still inside the overlap window.
+func (st *pollState) remember(tasks []*model.Task, old map[string]seen, overlap time.Duration) {
+	for _, t := range tasks {
+		st.Mark = max(st.Mark, t.EditedAt.Unix())
+	}
+	if st.Mark == 0 {
+		// An empty database: start from a minute ago on our clock, which the
+		// overlap then widens.
+		st.Mark = time.Now().Add(-time.Minute).Unix()
+	}
+	floor := st.Mark - int64(overlap/time.Second)
+	st.Seen = map[string]seen{}
+	for id, e := range old {
+		if e.Edited >= floor {
+			st.Seen[id] = e
+		}
+	}
+	for _, t := range tasks {
+		if e := t.EditedAt.Unix(); e >= floor {
+			st.Seen[t.ID] = seen{Version: t.Version, Edited: e}
+		}
+	}
+}

@@ -1,0 +1,387 @@
+package notion
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/jomei/notionapi"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// reservedPrefix marks a holder name that is a hand-off, not a claim: the
+// task is queued and kept for the named agent until the lease field's time.
+const reservedPrefix = "handoff:"
+
+// tokenSep separates the lock token from the holder name in databases
+// without a lock-token property (seeds 000 and 001): "SANDMAN#3f9c…".
+const tokenSep = "#"
+
+// values reads typed values out of a page's properties. A missing, null or
+// differently typed property reads as the zero value: a user's database may
+// hold anything, and a task is still shown.
+type values notionapi.Properties
+
+func (v values) text(name string) string {
+	if name == "" {
+		return ""
+	}
+	var parts []notionapi.RichText
+	switch p := v[name].(type) {
+	case *notionapi.RichTextProperty:
+		parts = p.RichText
+	case *notionapi.TitleProperty:
+		parts = p.Title
+	default:
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range parts {
+		switch {
+		case r.PlainText != "":
+			b.WriteString(r.PlainText)
+		case r.Text != nil:
+			b.WriteString(r.Text.Content)
+		}
+	}
+	return b.String()
+}
+
+func (v values) option(name string) string {
+	switch p := v[name].(type) {
+	case *notionapi.SelectProperty:
+		return p.Select.Name
+	case *notionapi.StatusProperty:
+		return p.Status.Name
+	}
+	return ""
+}
+
+func (v values) number(name string) (float64, bool) {
+	var f float64
+	switch p := v[name].(type) {
+	case *notionapi.NumberProperty:
+		f = p.Number
+	case *notionapi.RollupProperty:
+		f = p.Rollup.Number
+	case *notionapi.FormulaProperty:
+		f = p.Formula.Number
+	default:
+		return 0, false
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+func (v values) date(name string) time.Time {
+	if p, ok := v[name].(*notionapi.DateProperty); ok && p.Date != nil && p.Date.Start != nil {
+		return time.Time(*p.Date.Start)
+	}
+	return time.Time{}
+}
+
+func (v values) key(name string) string {
+	if p, ok := v[name].(*notionapi.UniqueIDProperty); ok && p.UniqueID.Number > 0 {
+		return p.UniqueID.String()
+	}
+	return ""
+}
+
+// decodeTask turns a page into the normalized task. It never fails: what
+// it cannot read becomes a zero value or a Problem.
+func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
+	v := values(p.Properties)
+	t := &model.Task{
+		Source: source, ID: string(p.ID), Key: v.key(m.Key),
+		Title: v.text(m.Title), Description: v.text(m.Description),
+		RawStatus: v.option(m.Status),
+		CreatedAt: p.CreatedTime, EditedAt: p.LastEditedTime,
+		Reason: v.text(m.Reason), UnblockAction: v.text(m.UnblockAction),
+		NextCheckAt: v.date(m.NextCheckAt), Artifacts: v.text(m.Artifacts),
+	}
+	t.State = m.stateOf(t.RawStatus)
+	if t.State == model.StateUnknown {
+		if t.RawStatus == "" {
+			t.Problem = "the status is empty"
+		} else {
+			t.Problem = fmt.Sprintf("status %q is outside the schema's vocabulary", t.RawStatus)
+		}
+	}
+	if c, err := model.ParseClass(v.option(m.Class)); err == nil {
+		t.Class = c
+	} else {
+		t.Class = model.ClassStandard
+	}
+	if f, ok := v.number(m.Priority); ok {
+		t.Priority = clampInt(f)
+	} else if n, err := model.ParsePriority(v.option(m.Priority)); err == nil {
+		t.Priority = n
+	}
+	if f, ok := v.number(m.Subtasks); ok {
+		t.OpenSubtasks = clampInt(f)
+	}
+	t.Claim, t.Reservation = decodeClaim(m, v)
+	t.History = decodeHistory(v.text(m.History))
+	t.Version = version(p, t)
+	return t
+}
+
+func clampInt(f float64) int {
+	switch {
+	case f > math.MaxInt32:
+		return math.MaxInt32
+	case f < math.MinInt32:
+		return math.MinInt32
+	}
+	return int(f)
+}
+
+// decodeClaim reads the lock fields. The holder's kind comes from the
+// Claimed By select when the schema has one, else from the name.
+func decodeClaim(m *Mapping, v values) (model.Claim, model.Reservation) {
+	name := v.text(m.Holder)
+	var c model.Claim
+	c.RunID = v.text(m.Run)
+	if m.Token != "" {
+		c.Token = v.text(m.Token)
+	} else if i := strings.LastIndex(name, tokenSep); i >= 0 {
+		name, c.Token = name[:i], name[i+len(tokenSep):]
+	}
+	c.ClaimedAt = v.date(m.ClaimedAt)
+	if c.ClaimedAt.IsZero() {
+		c.ClaimedAt = v.date(m.StartedAt)
+	} else {
+		c.HeartbeatAt = c.ClaimedAt
+	}
+	if m.Expires != "" {
+		c.Expires = v.date(m.Expires)
+	} else if !c.ClaimedAt.IsZero() {
+		timeout := m.DefaultTimeout
+		if f, ok := v.number(m.Timeout); ok && f > 0 && f < 1e7 {
+			timeout = time.Duration(f * float64(time.Minute))
+		}
+		c.Expires = c.ClaimedAt.Add(timeout)
+	}
+	if target, ok := strings.CutPrefix(name, reservedPrefix); ok {
+		return model.Claim{}, model.Reservation{For: target, Until: c.Expires}
+	}
+	c.Name = name
+	switch kind := strings.ToUpper(v.option(m.ClaimedBy)); {
+	case m.ClaimedBy != "" && kind == "HUMAN":
+		c.Holder = model.HolderHuman
+	case m.ClaimedBy != "" && kind == "AGENT":
+		c.Holder = model.HolderAgent
+	case m.ClaimedBy != "":
+	case strings.HasPrefix(name, model.HumanPrefix):
+		c.Holder = model.HolderHuman
+	case name != "":
+		c.Holder = model.HolderAgent
+	}
+	if !c.Held() {
+		return model.Claim{}, model.Reservation{}
+	}
+	return c, model.Reservation{}
+}
+
+// historyEntry is one element of seed 001's handoff_history JSON array:
+// {node, action, at}, with claimdeck's reason and detail beside them.
+type historyEntry struct {
+	Node   string `json:"node"`
+	Action string `json:"action"`
+	At     string `json:"at"`
+	Reason string `json:"reason,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// decodeHistory reads a hand-off history. Anything that is not a JSON
+// array of objects reads as no history.
+func decodeHistory(raw string) []model.Event {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil
+	}
+	var entries []historyEntry
+	if json.Unmarshal([]byte(raw), &entries) != nil {
+		return nil
+	}
+	out := make([]model.Event, 0, len(entries))
+	for _, e := range entries {
+		at, _ := time.Parse(time.RFC3339Nano, e.At)
+		out = append(out, model.Event{At: at, Actor: e.Node, Action: e.Action, Reason: e.Reason, Detail: e.Detail})
+	}
+	return out
+}
+
+// maxHistory bounds the hand-off history kept on a page: a rich text holds
+// at most 100 × 2,000 characters.
+const maxHistory = 50
+
+func encodeHistory(events []model.Event) string {
+	if len(events) > maxHistory {
+		events = events[len(events)-maxHistory:]
+	}
+	entries := make([]historyEntry, len(events))
+	for i, e := range events {
+		entries[i] = historyEntry{Node: e.Actor, Action: e.Action, At: e.At.UTC().Format(time.RFC3339), Reason: e.Reason, Detail: e.Detail}
+	}
+	b, _ := json.Marshal(entries)
+	return string(b)
+}
+
+// version identifies what a person saw: everything the task shows plus the
+// page's edit time (which Notion rounds to the minute, so it alone cannot
+// tell two edits in one minute apart).
+func version(p *notionapi.Page, t *model.Task) string {
+	h := fnv.New64a()
+	c, r := t.Claim, t.Reservation
+	fmt.Fprintln(h, p.LastEditedTime.UnixNano(), p.Archived, t.Title, t.Description, t.RawStatus, int(t.Class), t.Priority,
+		int(c.Holder), c.Name, c.RunID, c.Token, c.ClaimedAt.UnixNano(), c.Expires.UnixNano(),
+		r.For, r.Until.UnixNano(), t.Reason, t.UnblockAction, t.NextCheckAt.UnixNano(), t.Artifacts, len(t.History))
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// maxChunk is Notion's limit on one text object, in UTF-16 code units;
+// maxChunks its limit on the objects of one rich text value.
+const (
+	maxChunk  = 2000
+	maxChunks = 100
+)
+
+// chunks splits s into text objects of at most 2,000 UTF-16 code units,
+// never inside a character. Text beyond 100 objects is cut.
+func chunks(s string) []notionapi.RichText {
+	out := []notionapi.RichText{}
+	var b strings.Builder
+	units := 0
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, notionapi.RichText{Type: notionapi.ObjectTypeText, Text: &notionapi.Text{Content: b.String()}})
+			b.Reset()
+			units = 0
+		}
+	}
+	for _, r := range s {
+		n := len(utf16.Encode([]rune{r}))
+		if units+n > maxChunk {
+			flush()
+			if len(out) == maxChunks {
+				return out
+			}
+		}
+		b.WriteRune(r)
+		units += n
+	}
+	flush()
+	return out
+}
+
+// null is a property value that clears: {"<type>": null}. notionapi has no
+// way to send it for a select or a number.
+type null notionapi.PropertyType
+
+func (n null) GetID() string                   { return "" }
+func (n null) GetType() notionapi.PropertyType { return notionapi.PropertyType(n) }
+func (n null) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{string(n): nil})
+}
+
+// instant is a date value written with milliseconds; notionapi's Date
+// drops them, which shortens one-second leases noticeably.
+type instant time.Time
+
+func (d instant) GetID() string                   { return "" }
+func (d instant) GetType() notionapi.PropertyType { return notionapi.PropertyTypeDate }
+func (d instant) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"date": map[string]any{"start": time.Time(d).UTC().Format("2006-01-02T15:04:05.000Z07:00")}})
+}
+
+// patch collects property writes for one page update, skipping roles the
+// database does not have.
+type patch notionapi.Properties
+
+func (p patch) text(name, s string) {
+	if name != "" {
+		p[name] = notionapi.RichTextProperty{RichText: chunks(s)}
+	}
+}
+
+func (p patch) title(name, s string) {
+	if name != "" {
+		p[name] = notionapi.TitleProperty{Title: chunks(s)}
+	}
+}
+
+func (p patch) option(name, s string) {
+	switch {
+	case name == "":
+	case s == "":
+		p[name] = null(notionapi.PropertyTypeSelect)
+	default:
+		p[name] = notionapi.SelectProperty{Select: notionapi.Option{Name: s}}
+	}
+}
+
+func (p patch) number(name string, f float64, set bool) {
+	switch {
+	case name == "":
+	case !set:
+		p[name] = null(notionapi.PropertyTypeNumber)
+	default:
+		p[name] = notionapi.NumberProperty{Number: f}
+	}
+}
+
+func (p patch) date(name string, t time.Time) {
+	switch {
+	case name == "":
+	case t.IsZero():
+		p[name] = null(notionapi.PropertyTypeDate)
+	default:
+		p[name] = instant(t)
+	}
+}
+
+// class writes a service class; STANDARD is written as such.
+func (p patch) class(m *Mapping, c model.Class) {
+	if c == 0 {
+		c = model.ClassStandard
+	}
+	p.option(m.Class, c.String())
+}
+
+// priority writes a numeric priority as a number or as a select option.
+func (p patch) priority(m *Mapping, n int) {
+	if m.PriorityOptions != nil {
+		p.option(m.Priority, m.priorityOption(n))
+		return
+	}
+	p.number(m.Priority, float64(n), n != 0)
+}
+
+// lock writes the claim fields: holder kind and name, run, token and
+// lease. A zero kind with an empty name clears them.
+func (p patch) lock(m *Mapping, kind model.HolderKind, name, run, token string, from, until time.Time) {
+	p.option(m.ClaimedBy, kind.String())
+	if m.Token == "" && token != "" {
+		name += tokenSep + token
+	}
+	p.text(m.Holder, name)
+	p.text(m.Run, run)
+	p.text(m.Token, token)
+	if m.Expires != "" {
+		p.date(m.Expires, until)
+		return
+	}
+	p.date(m.ClaimedAt, from)
+	if !from.IsZero() && !until.IsZero() {
+		p.number(m.Timeout, until.Sub(from).Minutes(), true)
+	}
+}

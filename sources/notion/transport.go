@@ -1,0 +1,290 @@
+package notion
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// limiter spaces requests so that they never exceed a rate: one request
+// every `every`, no bursts, so a minute never holds more than rate×60.
+type limiter struct {
+	mu    sync.Mutex
+	every time.Duration
+	next  time.Time // when the next request may go
+}
+
+// wait blocks until the caller may send one request.
+func (l *limiter) wait(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	now := time.Now()
+	at := l.next
+	if at.Before(now) {
+		at = now
+	}
+	l.next = at.Add(l.every)
+	l.mu.Unlock()
+	return sleep(ctx, time.Until(at))
+}
+
+// limiters holds one limiter per integration token, keyed by a hash of the
+// token so that the token itself is kept nowhere but in the client: Notion's
+// budget is per integration, whatever number of sources share it.
+var limiters = struct {
+	sync.Mutex
+	byToken map[string]*limiter
+}{byToken: map[string]*limiter{}}
+
+// limiterFor returns the token's shared limiter. A source asking for a lower
+// rate than the one already shared slows the limiter down for everyone; a
+// rate of zero or less means no limiter (tests against a local emulator).
+func limiterFor(token string, rate float64) *limiter {
+	if rate <= 0 {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(token))
+	key := hex.EncodeToString(sum[:])
+	every := time.Duration(float64(time.Second) / rate)
+	limiters.Lock()
+	defer limiters.Unlock()
+	l := limiters.byToken[key]
+	if l == nil {
+		l = &limiter{every: every}
+		limiters.byToken[key] = l
+	}
+	l.mu.Lock()
+	if every > l.every {
+		l.every = every
+	}
+	l.mu.Unlock()
+	return l
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// retryPolicy bounds our own retries; notionapi's are turned off
+// (WithRetry(1)) because it re-sends consumed bodies and ignores 5xx.
+type retryPolicy struct {
+	attempts int           // total tries, first included
+	base     time.Duration // first backoff; doubles each try
+	max      time.Duration // longest single wait, Retry-After included
+}
+
+// transport is the RoundTripper every request of a source goes through:
+// base URL rewrite, the token's rate limiter on every attempt, bounded
+// retries with a replayed body, and the request and response repairs that
+// keep notionapi usable.
+type transport struct {
+	base  *url.URL
+	next  http.RoundTripper
+	limit *limiter
+	retry retryPolicy
+}
+
+// retryable are the statuses Notion documents as transient.
+func retryable(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout, 529:
+		return true
+	}
+	return false
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	if req.Method == http.MethodPatch && strings.HasPrefix(req.URL.Path, "/v1/pages/") {
+		body = withoutTrashFlags(body)
+	}
+	ctx := req.Context()
+	for attempt := 1; ; attempt++ {
+		out := req.Clone(ctx)
+		out.URL.Scheme, out.URL.Host, out.Host = t.base.Scheme, t.base.Host, t.base.Host
+		if body != nil {
+			out.Body = io.NopCloser(bytes.NewReader(body))
+			out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+			out.ContentLength = int64(len(body))
+		}
+		if err := t.limit.wait(ctx); err != nil {
+			return nil, err
+		}
+		res, err := t.next.RoundTrip(out)
+		if err != nil {
+			return nil, err
+		}
+		if !retryable(res.StatusCode) || attempt >= t.retry.attempts {
+			return repairResponse(res)
+		}
+		wait := t.backoff(attempt, res)
+		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<16))
+		_ = res.Body.Close()
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// backoff honours Retry-After (whole seconds, as Notion sends it) and
+// otherwise waits base·2^(attempt-1) with full jitter, never over max.
+func (t *transport) backoff(attempt int, res *http.Response) time.Duration {
+	if s, err := strconv.Atoi(strings.TrimSpace(res.Header.Get("Retry-After"))); err == nil && s >= 0 {
+		return min(time.Duration(s)*time.Second, t.retry.max)
+	}
+	d := t.retry.base << (attempt - 1)
+	if d <= 0 || d > t.retry.max {
+		d = t.retry.max
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// withoutTrashFlags drops "archived" and "in_trash" from a page update:
+// notionapi always sends "archived": false, which would restore a page a
+// person had put in the trash.
+func withoutTrashFlags(body []byte) []byte {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return body
+	}
+	_, a := obj["archived"]
+	_, b := obj["in_trash"]
+	if !a && !b {
+		return body
+	}
+	delete(obj, "archived")
+	delete(obj, "in_trash")
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// repairResponse makes a response decodable by notionapi: property values
+// and configs of types it does not know are removed (it fails on the whole
+// page otherwise), and an error body that is not JSON becomes a Notion
+// error object (it would surface as a JSON syntax error).
+func repairResponse(res *http.Response) (*http.Response, error) {
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+	_ = res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		raw = errorBody(res.StatusCode, raw)
+	} else {
+		raw = sanitize(raw)
+	}
+	res.Body = io.NopCloser(bytes.NewReader(raw))
+	res.ContentLength = int64(len(raw))
+	res.Header.Del("Content-Length")
+	return res, nil
+}
+
+func errorBody(status int, raw []byte) []byte {
+	var probe struct {
+		Object string `json:"object"`
+	}
+	if json.Unmarshal(raw, &probe) == nil && probe.Object == "error" {
+		return raw
+	}
+	msg := strings.TrimSpace(string(raw))
+	if len(msg) > 200 {
+		msg = msg[:200]
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	out, _ := json.Marshal(map[string]any{
+		"object": "error", "status": status, "code": fmt.Sprintf("http_%d", status), "message": msg,
+	})
+	return out
+}
+
+// knownTypes are the property types notionapi v1.13.3 decodes, as values
+// and as database configs.
+var knownTypes = map[string]bool{
+	"title": true, "rich_text": true, "text": true, "number": true, "select": true,
+	"multi_select": true, "date": true, "formula": true, "relation": true, "rollup": true,
+	"people": true, "files": true, "checkbox": true, "url": true, "email": true,
+	"phone_number": true, "created_time": true, "created_by": true, "last_edited_time": true,
+	"last_edited_by": true, "status": true, "unique_id": true, "verification": true, "button": true,
+}
+
+// sanitize removes unknown-typed entries from every "properties" object in
+// a JSON document. A body that is not JSON is returned as it is.
+func sanitize(raw []byte) []byte {
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&doc) != nil {
+		return raw
+	}
+	if !prune(doc) {
+		return raw
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// prune walks v and reports whether it removed anything.
+func prune(v any) bool {
+	changed := false
+	switch x := v.(type) {
+	case map[string]any:
+		if props, ok := x["properties"].(map[string]any); ok {
+			for name, p := range props {
+				m, ok := p.(map[string]any)
+				typ, _ := m["type"].(string)
+				if !ok || !knownTypes[typ] {
+					delete(props, name)
+					changed = true
+				}
+			}
+		}
+		for _, c := range x {
+			changed = prune(c) || changed
+		}
+	case []any:
+		for _, c := range x {
+			changed = prune(c) || changed
+		}
+	}
+	return changed
+}
