@@ -185,8 +185,7 @@ func (s *Source) holder(ctx context.Context, op, id, token string) (*model.Task,
 // "updates claimed_at").
 func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error) {
 	const op = "heartbeat"
-	t, err := s.holder(ctx, op, id, token)
-	if err != nil {
+	if _, err := s.holder(ctx, op, id, token); err != nil {
 		return nil, err
 	}
 	if lease <= 0 {
@@ -194,8 +193,7 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	}
 	now := time.Now()
 	p := patch{}
-	c := t.Claim
-	p.lock(&s.m, c.Holder, c.Name, c.RunID, token, now, now.Add(lease))
+	p.lease(&s.m, now, now.Add(lease))
 	return s.update(ctx, op, id, p)
 }
 
@@ -241,5 +239,34 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		delete(p, s.m.Reason)
 	}
 	s.appendHistory(p, t, model.Event{At: now, Actor: t.Claim.Name, Action: action, Reason: o.Reason})
-	return s.update(ctx, op, id, p)
+	return s.settled(ctx, op, id, p, model.CodeLostLock)
+}
+
+// settled writes a patch, waits Settle and reads the page again. When a
+// concurrent write replaced what we wrote (another status or holder), the
+// write lost: code says how to report it, with the task as it is now. So
+// two racing writers agree on who won unless the loser's write lands after
+// the winner's verifying read — the race Notion leaves open.
+func (s *Source) settled(ctx context.Context, op, id string, p patch, code model.Code) (*model.Task, error) {
+	wrote, err := s.update(ctx, op, id, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := sleep(ctx, s.settle); err != nil {
+		return nil, s.fail(op, id, err)
+	}
+	got, err := s.page(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
+	a, b := wrote.Claim, got.Claim
+	if got.RawStatus != wrote.RawStatus || a.Holder != b.Holder || a.Name != b.Name || a.Token != b.Token {
+		e := model.Errorf(code, op, id, "a concurrent write replaced ours: the task is now %s, held by %s", got.State, orDash(b.Name))
+		if code == model.CodeLostLock {
+			e.Msg = "the lock was taken while we wrote: " + e.Msg
+		}
+		e.Current = got
+		return nil, e
+	}
+	return got, nil
 }

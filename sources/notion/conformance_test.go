@@ -2,7 +2,6 @@ package notion
 
 import (
 	"testing"
-	"time"
 
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/sourcetest"
@@ -22,8 +21,7 @@ func TestConformance(t *testing.T) {
 					return emu.open(tb, emu.config(db, preset))
 				},
 				Claimers: 64,
-				Tasks:    120,
-				Tick:     2 * time.Second,
+				Tasks:    40,
 			})
 		})
 	}

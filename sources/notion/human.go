@@ -55,7 +55,11 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 		return nil, err
 	}
 	s.appendHistory(p, t, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason, Detail: detail})
-	got, err := s.update(ctx, op, id, p)
+	code := model.CodeConflict
+	if token != "" {
+		code = model.CodeLostLock
+	}
+	got, err := s.settled(ctx, op, id, p, code)
 	if err != nil {
 		return nil, err
 	}

@@ -376,6 +376,13 @@ func (p patch) lock(m *Mapping, kind model.HolderKind, name, run, token string, 
 	p.text(m.Holder, name)
 	p.text(m.Run, run)
 	p.text(m.Token, token)
+	p.lease(m, from, until)
+}
+
+// lease writes only the lease: the expiry, or the claim time and timeout.
+// A heartbeat writes nothing else, so a heartbeat that loses a race with a
+// release cannot bring the released claim back.
+func (p patch) lease(m *Mapping, from, until time.Time) {
 	if m.Expires != "" {
 		p.date(m.Expires, until)
 		return
