@@ -54,6 +54,10 @@ type SourceConfig struct {
 	DatabaseID string `mapstructure:"database_id" json:"database_id,omitempty"`
 	Schema     string `mapstructure:"schema" json:"schema,omitempty"`
 	BaseURL    string `mapstructure:"base_url" json:"base_url,omitempty"`
+	// notion: requests/s per token (default 3), claim settle delay, seed 001 Handoff Queue database
+	Rate         float64       `mapstructure:"rate" json:"rate,omitempty"`
+	Settle       time.Duration `mapstructure:"settle" json:"settle,omitempty"`
+	HandoffQueue string        `mapstructure:"handoff_queue" json:"handoff_queue,omitempty"`
 }
 
 // LadderConfig is seed 001's escalation ladder.

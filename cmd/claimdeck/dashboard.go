@@ -133,7 +133,7 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&backend, "backend", "sqlite", "the queue to simulate: sqlite or lockdir")
+	f.StringVar(&backend, "backend", "sqlite", "the queue to simulate: sqlite, lockdir or notion")
 	f.IntVar(&o.Agents, "agents", 6, "simulated agents")
 	f.IntVar(&o.Tasks, "tasks", 40, "tasks to seed the queue with")
 	f.Float64Var(&o.Speed, "speed", 60, "how much faster than real time the simulation runs")
@@ -147,8 +147,10 @@ func openDemoSource(ctx context.Context, backend, dir string, lease time.Duratio
 		return sqlstore.Open(ctx, sqlstore.Config{Name: "demo", Driver: "sqlite", Path: filepath.Join(dir, "queue.db"), Create: true, Lease: lease})
 	case "lockdir":
 		return lockdir.Open(lockdir.Config{Name: "demo-locks", Path: filepath.Join(dir, ".locks"), Lease: lease})
+	case "notion":
+		return openNotionDemoSource(ctx, dir, lease)
 	}
-	return nil, model.Errorf(model.CodeMisconfigured, "demo", "", "--backend %q: want sqlite or lockdir", backend)
+	return nil, model.Errorf(model.CodeMisconfigured, "demo", "", "--backend %q: want sqlite, lockdir or notion", backend)
 }
 
 // unavailable stands in for a source that failed to open, so the dashboard

@@ -33,6 +33,8 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 	case "lockdir":
 		// Seed 004's lease is an hour unless this source says otherwise.
 		return lockdir.Open(lockdir.Config{Name: sc.Name, Path: expand(sc.Path), TasksFile: expand(sc.TasksFile), Lease: sc.Lease})
+	case "notion":
+		return openNotion(ctx, cfg, sc)
 	}
 	return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: kind %q is not available in this build", sc.Name, sc.Kind)
 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/claimdeck/claimdeck/sources/notion"
+	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
+)
+
+// notionCLI serves an emulator on 127.0.0.1 and configures one notion
+// source on its ntask database.
+func notionCLI(t *testing.T) (*cli, *emulatorWorkspace) {
+	t.Helper()
+	w, err := newEmulatorWorkspace(notionemu.RateLimit{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, done, err := w.serve(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); <-done })
+	yaml := fmt.Sprintf("  - name: team-notion\n    kind: notion\n    token: %s\n    database_id: %s\n    schema: ntask\n    base_url: http://%s\n    rate: 200\n    settle: 10ms\n",
+		w.token, w.dbs[notion.PresetNtask], addr)
+	return newCLI(t, yaml), w
+}
+
+func TestNotionAgentContract(t *testing.T) {
+	c, _ := notionCLI(t)
+	id := c.run(0, "create", "--title", "Design VPC module", "--priority", "3", "--class", "EXPEDITE").Task.PageID
+	claim := c.run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-1")
+	tok := claim.Task.LockToken
+	if claim.Task.ClaimedBy != "AGENT" || claim.Task.Agent != "SANDMAN" || tok == "" {
+		t.Fatalf("claim: %+v", claim.Task)
+	}
+	if r := c.run(2, "claim", "--task", id, "--agent-name", "ORACLE"); r.Error.Code != "CONFLICT" {
+		t.Fatalf("claim of a held task: %+v", r.Error)
+	}
+	if r := c.run(0, "next", "--agent-name", "ORACLE"); r.Task != nil {
+		t.Fatalf("next with nothing eligible must print task null, got %+v", r.Task)
+	}
+	c.run(0, "heartbeat", "--task", id, "--lock-token", tok)
+	released := c.run(0, "release", "--force", "--yes", "--task", id, "--reason", "agent wedged")
+	if released.Task.Status != "READY" || released.Task.LockToken != "" {
+		t.Fatalf("after release --force: %+v", released.Task)
+	}
+	if r := c.run(4, "heartbeat", "--task", id, "--lock-token", tok); r.Error.Code != "LOST_LOCK" {
+		t.Fatalf("heartbeat after force-release: %+v", r.Error)
+	}
+	if next := c.run(0, "next", "--agent-name", "ORACLE"); next.Task == nil || next.Task.PageID != id {
+		t.Fatalf("next after the release = %+v", next.Task)
+	}
+}
+
+func TestNotionTokenRejectedIsMisconfiguredWithoutTheToken(t *testing.T) {
+	c, w := notionCLI(t)
+	bad := "secret_wrong_" + strings.Repeat("x", 20)
+	conf := strings.ReplaceAll(notionReadConf(t, c.conf), w.token, bad)
+	notionWriteConf(t, c.conf, conf)
+	r := c.run(3, "next", "--agent-name", "SANDMAN")
+	if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "token") || strings.Contains(r.Error.Message, bad) {
+		t.Fatalf("wrong token: %+v", r.Error)
+	}
+}
+
+func notionReadConf(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func notionWriteConf(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
