@@ -52,6 +52,8 @@ type Config struct {
 	// RetryBase is the first backoff (default 500 ms), doubling each time.
 	Retries   int
 	RetryBase time.Duration
+	// RetryMax caps one wait, Retry-After included (default 1 min).
+	RetryMax time.Duration
 	// Transport carries the requests (default http.DefaultTransport).
 	Transport http.RoundTripper
 }
@@ -134,7 +136,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		rate = 3
 	}
 	rt := &transport{base: u, next: next, limit: limiterFor(cfg.Token, rate), retry: retryPolicy{
-		attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: time.Minute,
+		attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: orDur(cfg.RetryMax, time.Minute),
 	}}
 	token := cfg.Token
 	s := &Source{

@@ -158,11 +158,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// backoff honours Retry-After (whole seconds, as Notion sends it) and
-// otherwise waits base·2^(attempt-1) with full jitter, never over max.
+// backoff honours Retry-After (whole seconds, as Notion sends it) as the
+// least wait, spread over up to twice that so that the clients a 429 storm
+// sent back together do not return together; otherwise it waits
+// base·2^(attempt-1) with jitter. Never over max.
 func (t *transport) backoff(attempt int, res *http.Response) time.Duration {
 	if s, err := strconv.Atoi(strings.TrimSpace(res.Header.Get("Retry-After"))); err == nil && s >= 0 {
-		return min(time.Duration(s)*time.Second, t.retry.max)
+		d := max(time.Duration(s)*time.Second, t.retry.base)
+		return min(d+rand.N(d), t.retry.max)
 	}
 	d := t.retry.base << (attempt - 1)
 	if d <= 0 || d > t.retry.max {
