@@ -269,7 +269,7 @@ func chunks(s string) []notionapi.RichText {
 		}
 	}
 	for _, r := range s {
-		n := len(utf16.Encode([]rune{r}))
+		n := len(utf16Units(string(r)))
 		if units+n > maxChunk {
 			flush()
 			if len(out) == maxChunks {
@@ -392,3 +392,5 @@ func (p patch) lease(m *Mapping, from, until time.Time) {
 		p.number(m.Timeout, until.Sub(from).Minutes(), true)
 	}
 }
+
+func utf16Units(s string) []uint16 { return utf16.Encode([]rune(s)) }

@@ -248,11 +248,10 @@ var knownTypes = map[string]bool{
 }
 
 // sanitize removes unknown-typed entries from every "properties" object in
-// a JSON document. A body that is not JSON is returned as it is.
+// a JSON document, and entries that are not objects with a type: notionapi
+// fails on the first and panics on the second. A body that is not JSON is
+// returned as it is.
 func sanitize(raw []byte) []byte {
-	if !mayNeedPruning(raw) {
-		return raw
-	}
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -293,36 +292,4 @@ func prune(v any) bool {
 		}
 	}
 	return changed
-}
-
-// harmlessTypes are the "type" values of the objects around properties
-// (parents, rich text, users, formula and rollup results).
-var harmlessTypes = map[string]bool{
-	"database_id": true, "page_id": true, "block_id": true, "workspace": true, "data_source_id": true,
-	"mention": true, "equation": true, "user": true, "person": true, "bot": true, "emoji": true,
-	"external": true, "file": true, "array": true, "string": true, "boolean": true,
-}
-
-// mayNeedPruning scans the "type" values of a body without decoding it: a
-// body whose types are all known needs no second pass, which keeps a
-// 100-page query answer from being decoded twice.
-func mayNeedPruning(raw []byte) bool {
-	const key = `"type":"`
-	rest := raw
-	for {
-		i := bytes.Index(rest, []byte(key))
-		if i < 0 {
-			return false
-		}
-		rest = rest[i+len(key):]
-		j := bytes.IndexByte(rest, '"')
-		if j < 0 {
-			return true
-		}
-		typ := string(rest[:j])
-		if !knownTypes[typ] && !harmlessTypes[typ] {
-			return true
-		}
-		rest = rest[j:]
-	}
 }

@@ -1,0 +1,121 @@
+package notion
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/jomei/notionapi"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// A page as Notion (or a user's odd database) may send it: every parser of
+// it must survive anything.
+const seedPage = `{"object":"page","id":"p1","created_time":"2026-02-01T02:15:00.000Z","last_edited_time":"2026-02-01T02:16:00.000Z","archived":false,
+"parent":{"type":"database_id","database_id":"db"},
+"properties":{"Name":{"id":"title","type":"title","title":[{"type":"text","text":{"content":"Design"},"plain_text":"Design"}]},
+"ID":{"id":"u","type":"unique_id","unique_id":{"prefix":"TASK","number":42}},
+"Status":{"id":"s","type":"select","select":{"name":"IN_PROGRESS"}},
+"Claimed By":{"id":"c","type":"select","select":null},
+"Agent":{"id":"a","type":"rich_text","rich_text":[{"type":"text","text":{"content":"handoff:ORACLE"},"plain_text":"handoff:ORACLE"}]},
+"Priority":{"id":"n","type":"number","number":null},
+"Lock Expires":{"id":"e","type":"date","date":{"start":"2026-02-01T02:35:00.000+00:00","end":null}},
+"Dependencies":{"id":"d","type":"rollup","rollup":{"type":"number","number":2,"function":"count"}},
+"Mystery":{"id":"m","type":"unsupported","unsupported":{}},
+"Go":{"id":"b","type":"button","button":{}}}}`
+
+func FuzzDecodePage(f *testing.F) {
+	f.Add([]byte(seedPage))
+	f.Add([]byte(`{"properties":{"Status":{"type":"select","select":{"name":""}}}}`))
+	f.Add([]byte(`{"properties":{"handoff_history":{"type":"rich_text","rich_text":[{"plain_text":"[{\"node\":1}]"}]}}}`))
+	f.Add([]byte(`{"properties":{"Priority":{"type":"number","number":1e308}}}`))
+	f.Add([]byte(`not json`))
+	presets := []Mapping{ntask(), claimProtocol(), meshHandoff()}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var p notionapi.Page
+		if json.Unmarshal(sanitize(raw), &p) != nil {
+			return
+		}
+		for i := range presets {
+			task := decodeTask(&presets[i], "fuzz", &p)
+			if task.Version == "" {
+				t.Fatal("a task without a version")
+			}
+			if task.Claim.Holder == model.HolderNone && (task.Claim.Token != "" || task.Claim.Name != "") {
+				t.Fatalf("an unheld claim keeps lock fields: %+v", task.Claim)
+			}
+			model.Eligible(task, time.Now())
+		}
+	})
+}
+
+func FuzzSanitize(f *testing.F) {
+	f.Add([]byte(seedPage))
+	f.Add([]byte(`{"results":[{"properties":{"x":{"type":"button"}}}]}`))
+	f.Add([]byte(`{"properties":{"x":7}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out := sanitize(raw)
+		if json.Valid(raw) && !json.Valid(out) {
+			t.Fatalf("sanitize broke valid JSON: %q → %q", raw, out)
+		}
+	})
+}
+
+func FuzzHistory(f *testing.F) {
+	f.Add(`[{"node":"SANDMAN","action":"claimed","at":"2026-02-01T02:15:00Z"}]`)
+	f.Add(`[{"node":null,"at":12}]`)
+	f.Add(`{"node":"x"}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		events := decodeHistory(raw)
+		if again := decodeHistory(encodeHistory(events)); len(again) != min(len(events), maxHistory) {
+			t.Fatalf("history did not survive a round trip: %d → %d", len(events), len(again))
+		}
+	})
+}
+
+func FuzzCursor(f *testing.F) {
+	st := pollState{Mark: 1769912100, Full: 1769912100, Seen: map[string]seen{"p": {Version: "v", Edited: 1}}}
+	f.Add(string(st.cursor()))
+	f.Add("")
+	f.Add("e30")
+	f.Fuzz(func(t *testing.T, c string) {
+		if st, ok := decodeCursor(sources.Cursor(c)); ok {
+			if back, ok := decodeCursor(st.cursor()); !ok || back.Mark != st.Mark {
+				t.Fatalf("cursor round trip lost the watermark: %+v", st)
+			}
+		}
+	})
+}
+
+func FuzzAuditNote(f *testing.F) {
+	f.Add("takeover", "alice", "agent looping", "to: ORACLE")
+	f.Add("", "", "", "")
+	f.Fuzz(func(t *testing.T, action, actor, reason, detail string) {
+		note := auditNote(model.Action(action), actor, reason, detail, &model.Task{RawStatus: "READY"})
+		e, ok := parseNote(note, time.Time{})
+		if !ok {
+			return // an actor or action with the separator in it does not parse back; it is still posted
+		}
+		if e.Action != action && oneLine(action) == action {
+			t.Fatalf("action %q read back as %q", action, e.Action)
+		}
+	})
+}
+
+func TestChunksRespectNotionsLimits(t *testing.T) {
+	for _, s := range []string{"", "short", string(make([]rune, 4500)), "😀😀😀" + string(make([]byte, 3999))} {
+		parts := chunks(s)
+		joined := ""
+		for _, p := range parts {
+			if n := len(utf16Units(p.Text.Content)); n > maxChunk {
+				t.Fatalf("a chunk of %d UTF-16 units", n)
+			}
+			joined += p.Text.Content
+		}
+		if joined != s {
+			t.Fatalf("chunks of %d bytes rejoin to %d", len(s), len(joined))
+		}
+	}
+}
