@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 
 // emulator is a strict Notion emulator served over real HTTP on 127.0.0.1.
 type emulator struct {
+	// skew moves the emulator's clock ahead of ours (nanoseconds), so that
+	// a test can let time pass for Notion's edit timestamps.
+	skew  *atomic.Int64
 	srv   *notionemu.Server
 	url   string
 	token string
@@ -26,7 +30,11 @@ type emulator struct {
 // shared per-token limiters of different tests never meet.
 func newEmulator(tb testing.TB) *emulator {
 	tb.Helper()
-	srv := notionemu.New(notionemu.Options{RateLimit: &notionemu.RateLimit{}})
+	skew := new(atomic.Int64)
+	srv := notionemu.New(notionemu.Options{
+		RateLimit: &notionemu.RateLimit{},
+		Now:       func() time.Time { return time.Now().Add(time.Duration(skew.Load())) },
+	})
 	ts := httptest.NewServer(srv)
 	tb.Cleanup(ts.Close)
 	token := "secret_" + strings.ReplaceAll(uuid.NewString(), "-", "")
@@ -34,7 +42,7 @@ func newEmulator(tb testing.TB) *emulator {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 128
 	tb.Cleanup(tr.CloseIdleConnections)
-	return &emulator{srv: srv, url: ts.URL, token: token, rt: tr}
+	return &emulator{skew: skew, srv: srv, url: ts.URL, token: token, rt: tr}
 }
 
 // database creates a database shared with the emulator's token.
@@ -100,3 +108,6 @@ func presetSchema(preset string) notionemu.DatabaseSchema {
 	}
 	return notionemu.PresetNtask()
 }
+
+// advance moves the emulator's clock forward.
+func (e *emulator) advance(d time.Duration) { e.skew.Add(int64(d)) }

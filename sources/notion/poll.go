@@ -54,13 +54,14 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor) (sources.Delta,
 	const op = "poll"
 	now := time.Now()
 	st, ok := decodeCursor(since)
+	ctx, server := withServerTime(ctx)
 	if !ok || now.Sub(time.Unix(st.Full, 0)) >= s.every {
 		tasks, err := s.query(ctx, op, nil)
 		if err != nil {
 			return sources.Delta{}, err
 		}
 		next := pollState{Full: now.Unix()}
-		next.remember(tasks, nil, s.overlap)
+		next.remember(tasks, nil, s.overlap, server.Load())
 		return sources.Delta{Full: true, Tasks: tasks, Cursor: next.cursor()}, nil
 	}
 	from := notionapi.Date(time.Unix(st.Mark, 0).Add(-s.overlap))
@@ -78,19 +79,23 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor) (sources.Delta,
 		}
 	}
 	next := pollState{Mark: st.Mark, Full: st.Full}
-	next.remember(tasks, st.Seen, s.overlap)
+	next.remember(tasks, st.Seen, s.overlap, server.Load())
 	return sources.Delta{Tasks: changed, Cursor: next.cursor()}, nil
 }
 
-// remember moves the watermark to the newest edit and keeps the versions
-// of the pages still inside the overlap window.
-func (st *pollState) remember(tasks []*model.Task, old map[string]seen, overlap time.Duration) {
+// remember moves the watermark to the newest edit or to Notion's time of
+// the query, whichever is later, and keeps the versions of the pages still
+// inside the overlap window. Edits after the query's time carry an edit time
+// of at least that time less a minute (Notion's rounding), which the
+// overlap covers.
+func (st *pollState) remember(tasks []*model.Task, old map[string]seen, overlap time.Duration, serverNow int64) {
+	st.Mark = max(st.Mark, serverNow)
 	for _, t := range tasks {
 		st.Mark = max(st.Mark, t.EditedAt.Unix())
 	}
 	if st.Mark == 0 {
-		// An empty database: start from a minute ago on our clock, which the
-		// overlap then widens.
+		// Neither a Date header nor a page: start from a minute ago on our
+		// clock, which the overlap then widens.
 		st.Mark = time.Now().Add(-time.Minute).Unix()
 	}
 	floor := st.Mark - int64(overlap/time.Second)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -147,6 +148,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		if !retryable(res.StatusCode) || attempt >= t.retry.attempts {
+			noteServerTime(ctx, res)
 			return repairResponse(res)
 		}
 		wait := t.backoff(attempt, res)
@@ -292,4 +294,24 @@ func prune(v any) bool {
 		}
 	}
 	return changed
+}
+
+// serverTimeKey carries a sink for the server's time (its Date header) of
+// the first answer to a call: polls take their watermark from Notion's
+// clock, never from ours.
+type serverTimeKey struct{}
+
+func withServerTime(ctx context.Context) (context.Context, *atomic.Int64) {
+	sink := new(atomic.Int64)
+	return context.WithValue(ctx, serverTimeKey{}, sink), sink
+}
+
+func noteServerTime(ctx context.Context, res *http.Response) {
+	sink, _ := ctx.Value(serverTimeKey{}).(*atomic.Int64)
+	if sink == nil || res.StatusCode != http.StatusOK {
+		return
+	}
+	if d, err := http.ParseTime(res.Header.Get("Date")); err == nil {
+		sink.CompareAndSwap(0, d.Unix())
+	}
 }

@@ -163,6 +163,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, pattern := s.mux.Handler(r)
 	rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	// Like Notion, every answer carries the server's time; on the emulator's
+	// clock, so that clients can take watermarks from it.
+	rec.Header().Set("Date", s.now().UTC().Format(http.TimeFormat))
 	s.stats.begin(pattern)
 	defer func() { s.stats.end(rec.status) }()
 

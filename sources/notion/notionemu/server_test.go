@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The error codes and statuses below are the ones the status-code reference
@@ -180,5 +181,19 @@ func TestServeUntilCanceled(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Serve after cancel: %v", err)
+	}
+}
+
+func TestEveryAnswerCarriesTheEmulatorsTime(t *testing.T) {
+	h := newHarness(t)
+	h.clock.Advance(90 * time.Minute)
+	for _, r := range []response{
+		h.call("GET", "/v1/databases/"+h.db, ""),
+		h.send("GET", "/v1/databases/"+h.db, "", nil), // refused: no token
+	} {
+		got, err := http.ParseTime(r.Header.Get("Date"))
+		if err != nil || !got.Equal(h.clock.Now().Truncate(time.Second)) {
+			t.Fatalf("Date %q (%v), want the emulator's clock %v", r.Header.Get("Date"), err, h.clock.Now())
+		}
 	}
 }

@@ -1,0 +1,219 @@
+package notion
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
+)
+
+// seeded opens a source over an ntask database holding n queued tasks.
+func seeded(b *testing.B, n int, cfg func(*Config)) (*emulator, *Source) {
+	b.Helper()
+	emu := newEmulator(b)
+	c := emu.config(emu.database(b, notionemu.PresetNtask()), PresetNtask)
+	if cfg != nil {
+		cfg(&c)
+	}
+	seed := c
+	seed.Rate = -1
+	seeder := emu.open(b, seed)
+	for i := range n {
+		if _, err := seeder.Create(context.Background(), sources.NewTask{Title: fmt.Sprintf("task %04d", i), Priority: i % 5}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return emu, emu.open(b, c)
+}
+
+// BenchmarkFirstLoad1000 counts the requests of a first (full) load of a
+// 1,000-task database at the emulator. Target: 10.
+func BenchmarkFirstLoad1000(b *testing.B) {
+	emu, src := seeded(b, 1000, nil)
+	b.ResetTimer()
+	for range b.N {
+		emu.srv.ResetStats()
+		d, err := src.Poll(context.Background(), "")
+		if err != nil || len(d.Tasks) != 1000 {
+			b.Fatalf("%v, %d tasks", err, len(d.Tasks))
+		}
+	}
+	b.ReportMetric(float64(emu.srv.Stats().Requests), "requests/load")
+}
+
+// BenchmarkIdlePoll1000 counts the requests of an incremental poll of a
+// 1,000-task database where nothing changed. Target: 1.
+func BenchmarkIdlePoll1000(b *testing.B) {
+	emu, src := seeded(b, 1000, nil)
+	emu.advance(10 * time.Minute) // the seeding edits are older than the overlap window
+	d, err := src.Poll(context.Background(), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		emu.srv.ResetStats()
+		idle, err := src.Poll(context.Background(), d.Cursor)
+		if err != nil || len(idle.Tasks) != 0 {
+			b.Fatalf("%v, %d tasks", err, len(idle.Tasks))
+		}
+	}
+	b.ReportMetric(float64(emu.srv.Stats().Requests), "requests/poll")
+}
+
+// stamps records when each request reached the emulator.
+type stamps struct {
+	mu  sync.Mutex
+	at  []time.Time
+	inn http.Handler
+}
+
+func (s *stamps) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.at = append(s.at, time.Now())
+	s.mu.Unlock()
+	s.inn.ServeHTTP(w, r)
+}
+
+// busiest is the most requests inside any window.
+func (s *stamps) busiest(window time.Duration) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	best, j := 0, 0
+	for i := range s.at {
+		for s.at[i].Sub(s.at[j]) >= window {
+			j++
+		}
+		best = max(best, i-j+1)
+	}
+	return best
+}
+
+// BenchmarkRateTenAgentsAndDashboard runs 10 agents (claim-next, heartbeat,
+// complete) and a dashboard polling every second against one token at the
+// default 3 requests/s for 30 s, and reports what the emulator received:
+// the busiest second, the busiest 10 s and the rate per minute. None may
+// exceed the configured rate.
+func BenchmarkRateTenAgentsAndDashboard(b *testing.B) {
+	const rate, run = 3.0, 30 * time.Second
+	srv := notionemu.New(notionemu.Options{}) // Notion's own 3/s limit: a 429 here would be a failure
+	rec := &stamps{inn: srv}
+	ts := httptest.NewServer(rec)
+	defer ts.Close()
+	emu := &emulator{srv: srv, url: ts.URL, token: fmt.Sprintf("secret_bench_%d", time.Now().UnixNano()), rt: http.DefaultTransport}
+	srv.AddToken(emu.token)
+	cfg := emu.config(emu.database(b, notionemu.PresetNtask()), PresetNtask)
+	cfg.Rate, cfg.Settle, cfg.RetryMax = rate, 500*time.Millisecond, 0
+	src := emu.open(b, cfg)
+	for i := range 20 {
+		if _, err := src.Create(context.Background(), sources.NewTask{Title: fmt.Sprintf("t%d", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range b.N {
+		rec.mu.Lock()
+		rec.at = nil
+		rec.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), run)
+		var wg sync.WaitGroup
+		var cycles atomic.Int64
+		for i := range 10 {
+			wg.Add(1)
+			go func(agent string) {
+				defer wg.Done()
+				for ctx.Err() == nil {
+					t, err := src.ClaimNext(ctx, sources.ClaimRequest{Agent: agent})
+					if err != nil || t == nil {
+						continue
+					}
+					if _, err := src.Heartbeat(ctx, t.ID, t.Claim.Token, 0); err != nil {
+						continue
+					}
+					if _, err := src.Finish(ctx, t.ID, t.Claim.Token, sources.Outcome{State: model.StateReview}); err == nil {
+						cycles.Add(1)
+					}
+				}
+			}(fmt.Sprintf("agent-%d", i))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var cur sources.Cursor
+			for ctx.Err() == nil {
+				if d, err := src.Poll(ctx, cur); err == nil {
+					cur = d.Cursor
+				}
+				_ = sleep(ctx, time.Second)
+			}
+		}()
+		wg.Wait()
+		cancel()
+		rec.mu.Lock()
+		total := len(rec.at)
+		rec.mu.Unlock()
+		b.ReportMetric(float64(rec.busiest(time.Second)), "max-req/1s")
+		b.ReportMetric(float64(rec.busiest(10*time.Second)), "max-req/10s")
+		b.ReportMetric(float64(total)/run.Minutes(), "req/min")
+		b.ReportMetric(rate*60, "limit-req/min")
+		b.ReportMetric(float64(cycles.Load()), "cycles")
+		if n := srv.Stats().ByStatus[http.StatusTooManyRequests]; n > 0 {
+			b.Errorf("the emulator answered %d requests with 429", n)
+		}
+	}
+}
+
+// BenchmarkContendedClaims drains a 200-task queue with 64 agents (claim
+// next, complete) at several settle delays, with 5 ms added to every
+// request, and reports double claims per 100 tasks.
+func BenchmarkContendedClaims(b *testing.B) {
+	for _, settle := range []time.Duration{-1, 25 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond} {
+		b.Run(fmt.Sprintf("settle=%v", max(settle, 0)), func(b *testing.B) {
+			var doubles, tasks, elapsed float64
+			for range b.N {
+				emu, src := seeded(b, 200, func(c *Config) { c.Settle = settle })
+				if err := emu.srv.SetFaults(notionemu.Faults{Latency: 5 * time.Millisecond}); err != nil {
+					b.Fatal(err)
+				}
+				claims := sync.Map{}
+				var wg sync.WaitGroup
+				start := time.Now()
+				for i := range 64 {
+					wg.Add(1)
+					go func(agent string) {
+						defer wg.Done()
+						for idle := 0; idle < 3; {
+							t, err := src.ClaimNext(context.Background(), sources.ClaimRequest{Agent: agent})
+							if err != nil {
+								continue
+							}
+							if t == nil {
+								idle++
+								continue
+							}
+							n, _ := claims.LoadOrStore(t.ID, new(atomic.Int64))
+							n.(*atomic.Int64).Add(1)
+							_, _ = src.Finish(context.Background(), t.ID, t.Claim.Token, sources.Outcome{State: model.StateDone})
+						}
+					}(fmt.Sprintf("agent-%02d", i))
+				}
+				wg.Wait()
+				elapsed += time.Since(start).Seconds()
+				claims.Range(func(_, v any) bool {
+					tasks++
+					doubles += float64(v.(*atomic.Int64).Load() - 1)
+					return true
+				})
+			}
+			b.ReportMetric(100*doubles/tasks, "double-claims/100tasks")
+			b.ReportMetric(tasks/elapsed, "tasks/s")
+		})
+	}
+}
