@@ -171,21 +171,41 @@ func BenchmarkRateTenAgentsAndDashboard(b *testing.B) {
 }
 
 // BenchmarkContendedClaims drains a 200-task queue with 64 agents (claim
-// next, complete) at several settle delays, with 5 ms added to every
-// request, and reports double claims per 100 tasks.
+// next, complete), each with a source of its own as separate processes
+// would have, at several settle delays, with 5 ms added to every request;
+// "shared" runs the 64 agents on one source, as one process would. It
+// reports double claims per 100 tasks.
 func BenchmarkContendedClaims(b *testing.B) {
-	for _, settle := range []time.Duration{-1, 25 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond} {
-		b.Run(fmt.Sprintf("settle=%v", max(settle, 0)), func(b *testing.B) {
+	type mode struct {
+		name   string
+		settle time.Duration
+		shared bool
+	}
+	modes := []mode{{"shared/settle=25ms", 25 * time.Millisecond, true}}
+	for _, d := range []time.Duration{-1, 25 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond} {
+		modes = append(modes, mode{fmt.Sprintf("separate/settle=%v", max(d, 0)), d, false})
+	}
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
 			var doubles, tasks, elapsed float64
 			for range b.N {
-				emu, src := seeded(b, 200, func(c *Config) { c.Settle = settle })
+				emu, src := seeded(b, 200, func(c *Config) { c.Settle = m.settle })
 				if err := emu.srv.SetFaults(notionemu.Faults{Latency: 5 * time.Millisecond}); err != nil {
 					b.Fatal(err)
+				}
+				agents := make([]*Source, 64)
+				for i := range agents {
+					agents[i] = src
+					if !m.shared {
+						cfg := emu.config(string(src.db), PresetNtask)
+						cfg.Settle = m.settle
+						agents[i] = emu.open(b, cfg)
+					}
 				}
 				claims := sync.Map{}
 				var wg sync.WaitGroup
 				start := time.Now()
-				for i := range 64 {
+				for i, src := range agents {
 					wg.Add(1)
 					go func(agent string) {
 						defer wg.Done()

@@ -52,15 +52,20 @@ func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, op, id, "no agent name")
 	}
-	t, err := s.page(ctx, op, id)
+	return s.claim(ctx, id, c)
+}
+
+func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	const op = "claim"
+	if _, busy := s.claiming.LoadOrStore(id, struct{}{}); busy {
+		return nil, model.Errorf(model.CodeConflict, op, id, "another claim of this task from this process is in progress")
+	}
+	defer s.claiming.Delete(id)
+	slots := s.limit.reserve(2) // the read and the write go back to back
+	t, err := s.page(withSlot(ctx, slots, 0), op, id)
 	if err != nil {
 		return nil, err
 	}
-	return s.claim(ctx, t, c)
-}
-
-func (s *Source) claim(ctx context.Context, t *model.Task, c sources.ClaimRequest) (*model.Task, error) {
-	const op = "claim"
 	now := time.Now()
 	if !model.Claimable(t, c.Agent, now) {
 		return nil, s.refuse(op, t, c.Agent, now)
@@ -76,7 +81,7 @@ func (s *Source) claim(ctx context.Context, t *model.Task, c sources.ClaimReques
 	p.date(s.m.StartedAt, now)
 	p.option(s.m.HandoffStatus, "claimed")
 	s.appendHistory(p, t, model.Event{At: now, Actor: c.Agent, Action: "claimed"})
-	if _, err := s.update(ctx, op, t.ID, p); err != nil {
+	if _, err := s.update(withSlot(ctx, slots, 1), op, t.ID, p); err != nil {
 		return nil, err
 	}
 	if err := sleep(ctx, s.settle); err != nil {
@@ -137,21 +142,26 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 		return nil, err
 	}
 	var lastErr error
-	pick := tasks[0]
-	for attempt := 0; attempt < claimAttempts; attempt++ {
-		t, err := s.page(ctx, op, pick.ID)
-		if err == nil {
-			t, err = s.claim(ctx, t, c)
+	for attempt := 0; attempt < claimAttempts && len(tasks) > 0; attempt++ {
+		// The head first; after a lost race, a random one of the next few.
+		i := 0
+		if attempt > 0 {
+			i = rand.N(min(len(tasks), 32))
 		}
+		pick := tasks[i]
+		tasks = removeTask(tasks, pick.ID)
+		if _, busy := s.claiming.Load(pick.ID); busy {
+			attempt-- // another agent of this process has it: not a try
+			continue
+		}
+		t, err := s.claim(ctx, pick.ID, c)
 		if err == nil || model.CodeOf(err) != model.CodeConflict {
 			return t, err
 		}
 		lastErr = err
-		tasks = removeTask(tasks, pick.ID)
-		if len(tasks) == 0 {
-			break
-		}
-		pick = tasks[rand.N(min(len(tasks), 32))]
+	}
+	if lastErr == nil {
+		lastErr = model.Errorf(model.CodeConflict, op, "", "every eligible task is being claimed by another agent of this process")
 	}
 	return nil, lastErr
 }

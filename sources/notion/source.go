@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jomei/notionapi"
@@ -92,6 +93,10 @@ type Source struct {
 	overlap time.Duration
 	every   time.Duration
 	redact  func(string) string
+	limit   *limiter
+	// claiming holds the ids this process is claiming right now: agents
+	// sharing a source never race each other for one task.
+	claiming sync.Map
 }
 
 var (
@@ -140,7 +145,8 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	}}
 	token := cfg.Token
 	s := &Source{
-		name: cfg.Name, m: m, db: notionapi.DatabaseID(cfg.DatabaseID),
+		limit: rt.limit,
+		name:  cfg.Name, m: m, db: notionapi.DatabaseID(cfg.DatabaseID),
 		client: notionapi.NewClient(notionapi.Token(token),
 			notionapi.WithHTTPClient(&http.Client{Transport: rt, Timeout: orDur(cfg.Timeout, 30*time.Second)}),
 			notionapi.WithRetry(1)),

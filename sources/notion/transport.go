@@ -31,15 +31,41 @@ func (l *limiter) wait(ctx context.Context) error {
 	if l == nil {
 		return nil
 	}
+	return sleep(ctx, time.Until(l.reserve(1)[0]))
+}
+
+// reserve takes n consecutive send times. A claim takes two for its read
+// and its write, so that other callers queued at the limiter cannot widen
+// the gap between them — the window in which a racing claim goes unseen.
+func (l *limiter) reserve(n int) []time.Time {
+	if l == nil {
+		return nil
+	}
 	l.mu.Lock()
-	now := time.Now()
+	defer l.mu.Unlock()
 	at := l.next
-	if at.Before(now) {
+	if now := time.Now(); at.Before(now) {
 		at = now
 	}
-	l.next = at.Add(l.every)
-	l.mu.Unlock()
-	return sleep(ctx, time.Until(at))
+	out := make([]time.Time, n)
+	for i := range out {
+		out[i] = at
+		at = at.Add(l.every)
+	}
+	l.next = at
+	return out
+}
+
+// slotKey carries a send time reserved with limiter.reserve.
+type slotKey struct{}
+
+// withSlot makes the first try of the request made with ctx go at a
+// reserved time instead of queueing at the limiter.
+func withSlot(ctx context.Context, slots []time.Time, i int) context.Context {
+	if i >= len(slots) {
+		return ctx
+	}
+	return context.WithValue(ctx, slotKey{}, slots[i])
 }
 
 // limiters holds one limiter per integration token, keyed by a hash of the
@@ -140,7 +166,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 			out.ContentLength = int64(len(body))
 		}
-		if err := t.limit.wait(ctx); err != nil {
+		var err error
+		if at, ok := ctx.Value(slotKey{}).(time.Time); ok && attempt == 1 {
+			err = sleep(ctx, time.Until(at))
+		} else {
+			err = t.limit.wait(ctx)
+		}
+		if err != nil {
 			return nil, err
 		}
 		res, err := t.next.RoundTrip(out)
