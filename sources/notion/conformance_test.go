@@ -9,8 +9,26 @@ import (
 
 // The kit runs against each preset over real HTTP. Notion cannot promise
 // zero double claims; the kit measures them and the figures are logged
-// (go test -v -run Conformance ./sources/notion/ | grep 'double').
+// (go test -v -run Conformance ./sources/notion/ | grep 'double'). With one
+// source the agents share its in-process guard; "separate-processes" spreads
+// the calls over 16 sources so that the kit measures Notion's own race.
 func TestConformance(t *testing.T) {
+	t.Run("ntask/separate-processes", func(t *testing.T) {
+		t.Parallel()
+		sourcetest.Run(t, sourcetest.Harness{
+			New: func(tb testing.TB) sources.Source {
+				emu := newEmulator(tb)
+				db := emu.database(tb, withExtras(presetSchema(PresetNtask), PresetNtask))
+				s := &spread{}
+				for range 16 {
+					s.all = append(s.all, emu.open(tb, emu.config(db, PresetNtask)))
+				}
+				return s
+			},
+			Claimers: 64,
+			Tasks:    40,
+		})
+	})
 	for _, preset := range []string{PresetNtask, PresetClaimProtocol, PresetMeshHandoff} {
 		t.Run(preset, func(t *testing.T) {
 			t.Parallel()
