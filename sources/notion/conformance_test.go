@@ -26,7 +26,7 @@ func TestConformance(t *testing.T) {
 				return s
 			},
 			Claimers: 64,
-			Tasks:    40,
+			Tasks:    32,
 		})
 	})
 	for _, preset := range []string{PresetNtask, PresetClaimProtocol, PresetMeshHandoff} {
@@ -39,7 +39,7 @@ func TestConformance(t *testing.T) {
 					return emu.open(tb, emu.config(db, preset))
 				},
 				Claimers: 64,
-				Tasks:    40,
+				Tasks:    32,
 			})
 		})
 	}
