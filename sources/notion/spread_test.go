@@ -33,7 +33,9 @@ func (s *spread) Close() error {
 func (s *spread) Poll(ctx context.Context, c sources.Cursor) (sources.Delta, error) {
 	return s.pick().Poll(ctx, c)
 }
-func (s *spread) Get(ctx context.Context, id string) (*model.Task, error) { return s.pick().Get(ctx, id) }
+func (s *spread) Get(ctx context.Context, id string) (*model.Task, error) {
+	return s.pick().Get(ctx, id)
+}
 func (s *spread) Create(ctx context.Context, n sources.NewTask) (*model.Task, error) {
 	return s.pick().Create(ctx, n)
 }
