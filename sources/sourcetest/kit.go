@@ -92,6 +92,8 @@ var cases = []struct {
 	{"an agent may hand off its own task, naming its token", testAgentHandoff},
 	{"a human action on a task that changed since it was read gets CONFLICT", testStaleHumanAction},
 	{"human actions are recorded in the backend's own trail", testHistory},
+	{"a comment is kept in the task's trail", testComment},
+	{"update edits a free task, a held one only by its holder, and never the lease", testUpdate},
 	{"many agents claiming one task: exactly one wins", testOneTaskManyClaimers},
 	{"many agents draining the queue: no task is claimed or completed twice", testContention},
 	{"force-release racing the holder's completion: exactly one of them wins", testZombieRace},
