@@ -149,6 +149,12 @@ func NotFound(op, id string) error {
 	return model.Errorf(model.CodeAPIError, op, id, "no such task")
 }
 
+// WriteChecker is implemented by sources that can tell, without changing
+// any task, whether this process may write (`claimdeck doctor`).
+type WriteChecker interface {
+	CheckWrite(ctx context.Context) error
+}
+
 // Commenter is implemented by sources that keep notes on a task: a Notion
 // comment, a row of the SQL audit trail, a line in the lock directory's
 // history. `claimdeck comment` writes through it.

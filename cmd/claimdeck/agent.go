@@ -110,6 +110,10 @@ func retrying[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	}
 }
 
+// readCommands change nothing; every other task command is refused on a
+// read-only source.
+var readCommands = map[string]bool{"get": true, "next": true}
+
 func (a *app) taskCommand(use, short string, flags []string, fn func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error)) *cobra.Command {
 	tf := &taskFlags{}
 	cmd := &cobra.Command{
@@ -118,6 +122,9 @@ func (a *app) taskCommand(use, short string, flags []string, fn func(ctx context
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withSource(cmd.Context(), func(src sources.Source) error {
+				if !readCommands[use] && a.cfg.readOnly(src.Name()) {
+					return model.Errorf(model.CodeMisconfigured, use, tf.task, "source %q is read-only", src.Name())
+				}
 				t, err := fn(cmd.Context(), src, tf)
 				if err != nil {
 					return err

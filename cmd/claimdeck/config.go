@@ -127,7 +127,16 @@ func loadConfig(file string) (*Config, error) {
 	}
 	cfg := &Config{}
 	if file != "" {
+		if _, err := os.Stat(file); err != nil && explicit {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, model.Errorf(model.CodeMisconfigured, "config", "", "the configuration file %s does not exist (claimdeck config path shows where it is looked for)", file)
+			}
+			return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%v", err)
+		}
 		v.SetConfigFile(file)
+		if filepath.Ext(file) == "" {
+			v.SetConfigType("yaml")
+		}
 		if err := v.ReadInConfig(); err != nil {
 			var notFound viper.ConfigFileNotFoundError
 			missing := errors.As(err, &notFound) || errors.Is(err, os.ErrNotExist)

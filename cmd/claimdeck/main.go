@@ -87,6 +87,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if isCompletion(cmd) {
+				return nil // shell completion scripts need no configuration
+			}
 			if a.output != "json" && a.output != "table" {
 				return model.Errorf(model.CodeMisconfigured, "", "", "--output %q: want json or table", a.output)
 			}
@@ -118,8 +121,33 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	root.AddCommand(demoCmd)
 	root.AddCommand(a.agentCommands()...)
 	root.AddCommand(a.operatorCommands()...)
+	root.AddCommand(a.commentCommand(), a.updateCommand(), a.doctorCommand())
 	root.AddCommand(a.migrateCommand(), a.configCommand(), a.versionCommand())
+	root.CompletionOptions.HiddenDefaultCmd = false
+	_ = root.RegisterFlagCompletionFunc("source", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		cfg, err := loadConfig(a.configFile)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		names := make([]string, len(cfg.Sources))
+		for i, s := range cfg.Sources {
+			names[i] = s.Name
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
 	return root
+}
+
+// isCompletion reports whether cmd is cobra's completion command or one of
+// its shells.
+func isCompletion(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return true
+		}
+	}
+	return false
 }
 
 func (a *app) versionCommand() *cobra.Command {

@@ -154,3 +154,20 @@ func (s *Source) rewrite(op, id string, change func(cur *model.Task, rec *record
 	}
 	return s.reread(op, id)
 }
+
+// CheckWrite proves the process may write to the directory: it takes the
+// write lock (flock on .claimdeck.flock) and creates and removes a private
+// temp file, which is all a claim needs beyond link().
+func (s *Source) CheckWrite(ctx context.Context) error {
+	const op = "doctor"
+	unlock, err := s.lock(op)
+	if err != nil {
+		return model.Errorf(model.CodeMisconfigured, op, "", "cannot take the directory's write lock: %v", err)
+	}
+	defer unlock()
+	tmp, err := writeTemp(s.dir, []byte("{}"))
+	if err != nil {
+		return model.Wrap(model.CodeMisconfigured, op, "", err)
+	}
+	return os.Remove(tmp)
+}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -109,4 +110,32 @@ func (s *Store) editSet(e sources.Edit) ([]string, []any) {
 		}
 	}
 	return set, args
+}
+
+// errDryRun rolls back CheckWrite's transaction.
+var errDryRun = errors.New("dry run")
+
+// CheckWrite proves the process may write without writing: in a transaction
+// that is rolled back, an UPDATE and an audit INSERT that match no row. Both
+// databases check privileges, read-only mode and (SQLite) the file's write
+// lock before looking at a single row.
+func (s *Store) CheckWrite(ctx context.Context) error {
+	const op = "doctor"
+	if _, err := s.writable(op, ""); err != nil {
+		return err
+	}
+	err := s.db.tx(ctx, func(q querier) error {
+		if _, err := q.exec(ctx, fmt.Sprintf("UPDATE %s SET version = version WHERE 1 = 0", s.table)); err != nil {
+			return err
+		}
+		if _, err := q.exec(ctx, fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action)
+			SELECT 'x', 'x', %s, 'x', 'x' WHERE 1 = 0`, s.d.now)); err != nil {
+			return err
+		}
+		return errDryRun
+	})
+	if errors.Is(err, errDryRun) {
+		return nil
+	}
+	return s.classify(op, "", err)
 }
