@@ -99,6 +99,9 @@ type NewTask struct {
 	Description string
 	Priority    int
 	Class       model.Class
+	// Parent makes the task a sub-task: the parent cannot be completed
+	// while it is open. Only sources with Caps.Subtasks accept it.
+	Parent string
 }
 
 // ClaimRequest says who claims and for how long.

@@ -50,7 +50,11 @@ var contractBackends = []backend{
 // including its error paths.
 func TestContract(t *testing.T) {
 	for _, b := range contractBackends {
-		t.Run(b.name, func(t *testing.T) { contract(t, newCLI(t, b.yaml(t))) })
+		t.Run(b.name, func(t *testing.T) {
+			c := newCLI(t, b.yaml(t))
+			c.kind = b.name
+			contract(t, c)
+		})
 	}
 }
 
@@ -158,6 +162,7 @@ func contract(t *testing.T, c *cli) {
 	if r := c.run(0, "next", "--agent-name", "ORACLE"); r.Task != nil {
 		t.Fatalf("next with every task finished = %+v, want null", r.Task)
 	}
+	subtasks(t, c)
 	if r := c.run(0, "doctor"); !r.OK {
 		t.Fatalf("doctor on a working %s source: %+v", c.conf, r)
 	}
@@ -217,4 +222,31 @@ func TestDoctorReportsEachFailure(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.dir, "queue.db")); err != nil {
 		t.Fatalf("the sqlite source was not even opened: %v", err)
 	}
+}
+
+// subtasks: complete with an open sub-task is INCOMPLETE_SUBTASKS (exit 3)
+// where the backend has sub-tasks, and --parent is refused where it has not.
+func subtasks(t *testing.T, c *cli) {
+	epic := c.run(0, "create", "--title", "epic").Task.PageID
+	if c.kind == "lockdir" {
+		if r := c.run(3, "create", "--title", "child", "--parent", epic); r.Error.Code != "MISCONFIGURED" {
+			t.Fatalf("--parent on a lock directory: %+v", r.Error)
+		}
+		return
+	}
+	child := c.run(0, "create", "--title", "child", "--parent", epic).Task
+	if child.Parent != epic {
+		t.Fatalf("sub-task: %+v", child)
+	}
+	tok := c.run(0, "claim", "--task", epic, "--agent-name", "SANDMAN").Task.LockToken
+	r := c.run(3, "complete", "--task", epic, "--lock-token", tok)
+	if r.Error.Code != "INCOMPLETE_SUBTASKS" {
+		t.Fatalf("complete with an open sub-task: %+v", r.Error)
+	}
+	if g := c.run(0, "get", "--task", epic); g.Task.OpenSubs != 1 || g.Task.LockToken != tok {
+		t.Fatalf("after the refused completion: %+v", g.Task)
+	}
+	ct := c.run(0, "claim", "--task", child.PageID, "--agent-name", "ORACLE").Task.LockToken
+	c.run(0, "complete", "--task", child.PageID, "--lock-token", ct)
+	c.run(0, "complete", "--task", epic, "--lock-token", tok)
 }

@@ -25,6 +25,7 @@ type cli struct {
 	t    *testing.T
 	conf string
 	dir  string
+	kind string // the backend, where a test depends on it
 }
 
 func newCLI(t *testing.T, sourcesYAML string) *cli {

@@ -67,6 +67,9 @@ func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, er
 	if err := refuseID("create", id); err != nil {
 		return nil, err
 	}
+	if n.Parent != "" {
+		return nil, model.Errorf(model.CodeMisconfigured, "create", id, "a lock directory has no sub-tasks: --parent is not supported")
+	}
 	unlock, err := s.lock("create")
 	if err != nil {
 		return nil, err

@@ -109,3 +109,45 @@ func testUpdate(t *testing.T, k *kit) {
 		t.Fatal("update of an unknown task succeeded")
 	}
 }
+
+// testSubtasks: seed 002 enforces sub-task completion at done time. A
+// backend without sub-tasks must refuse a parent rather than drop it.
+func testSubtasks(t *testing.T, k *kit) {
+	ctx := k.ctx(t)
+	parent := k.create(t, sources.NewTask{Title: "epic"})
+	if !k.src.Caps().Subtasks {
+		_, err := k.src.Create(ctx, sources.NewTask{Title: "child", Parent: parent.ID})
+		wantCode(t, "a sub-task on a backend without sub-tasks", err, model.CodeMisconfigured)
+		return
+	}
+	child, err := k.src.Create(ctx, sources.NewTask{Title: "child", Parent: parent.ID})
+	if err != nil {
+		t.Fatalf("create a sub-task: %v", err)
+	}
+	if child.Parent != parent.ID {
+		t.Fatalf("sub-task's parent is %q, want %q", child.Parent, parent.ID)
+	}
+	_, err = k.src.Create(ctx, sources.NewTask{Title: "orphan", Parent: "no-such-task"})
+	wantCode(t, "a sub-task of an unknown parent", err, model.CodeMisconfigured)
+	if got := k.get(t, parent.ID); got.OpenSubtasks != 1 {
+		t.Fatalf("parent has %d open sub-tasks, want 1", got.OpenSubtasks)
+	}
+	held := k.claim(t, parent.ID, "SANDMAN")
+	_, err = k.src.Finish(ctx, parent.ID, held.Claim.Token, sources.Outcome{State: model.StateDone})
+	wantCode(t, "complete with an open sub-task", err, model.CodeIncompleteSubtasks)
+	k.unchanged(t, held, "a refused completion")
+	if _, err := k.src.Finish(ctx, parent.ID, "not-the-token", sources.Outcome{State: model.StateDone}); model.CodeOf(err) != model.CodeLostLock {
+		t.Fatalf("complete with a wrong token and open sub-tasks: %v, want LOST_LOCK", err)
+	}
+	if _, err := k.src.Heartbeat(ctx, parent.ID, held.Claim.Token, 0); err != nil {
+		t.Fatalf("the parent's claim did not survive the refusal: %v", err)
+	}
+	c := k.claim(t, child.ID, "ORACLE")
+	if _, err := k.src.Finish(ctx, child.ID, c.Claim.Token, sources.Outcome{State: model.StateDone}); err != nil {
+		t.Fatalf("complete the sub-task: %v", err)
+	}
+	done, err := k.src.Finish(ctx, parent.ID, held.Claim.Token, sources.Outcome{State: model.StateDone})
+	if err != nil || done.State != model.StateDone {
+		t.Fatalf("complete once every sub-task is done: %v %v", done, err)
+	}
+}

@@ -93,6 +93,7 @@ var cases = []struct {
 	{"a human action on a task that changed since it was read gets CONFLICT", testStaleHumanAction},
 	{"human actions are recorded in the backend's own trail", testHistory},
 	{"a comment is kept in the task's trail", testComment},
+	{"a task with open sub-tasks cannot be completed", testSubtasks},
 	{"update edits a free task, a held one only by its holder, and never the lease", testUpdate},
 	{"many agents claiming one task: exactly one wins", testOneTaskManyClaimers},
 	{"many agents draining the queue: no task is claimed or completed twice", testContention},
