@@ -118,11 +118,24 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	root.Args = cobra.NoArgs
 	demoCmd := a.demoCommand(&themeName)
 	demoCmd.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark")
-	root.AddCommand(demoCmd)
-	root.AddCommand(a.agentCommands()...)
-	root.AddCommand(a.operatorCommands()...)
-	root.AddCommand(a.commentCommand(), a.updateCommand(), a.doctorCommand())
-	root.AddCommand(a.migrateCommand(), a.configCommand(), a.versionCommand())
+	root.AddGroup(
+		&cobra.Group{ID: "dashboard", Title: "Dashboard (claimdeck alone opens it over the configured sources):"},
+		&cobra.Group{ID: "agent", Title: "Agent commands (the ntask contract):"},
+		&cobra.Group{ID: "operator", Title: "Operator overrides (audited, refused in read-only mode):"},
+		&cobra.Group{ID: "admin", Title: "Setup and diagnosis:"},
+	)
+	group := func(id string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = id
+			root.AddCommand(c)
+		}
+	}
+	group("dashboard", demoCmd)
+	group("agent", append(a.agentCommands(), a.commentCommand(), a.updateCommand())...)
+	group("operator", a.operatorCommands()...)
+	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand())
+	root.SetHelpCommandGroupID("admin")
+	root.SetCompletionCommandGroupID("admin")
 	root.CompletionOptions.HiddenDefaultCmd = false
 	_ = root.RegisterFlagCompletionFunc("source", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		cfg, err := loadConfig(a.configFile)
