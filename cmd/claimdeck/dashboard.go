@@ -27,6 +27,7 @@ type dashboard struct {
 	policy  model.Policy
 	journal string
 	every   time.Duration
+	nodes   func() []model.Node // the mesh as the poller sees it; nil: no mesh
 }
 
 func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) error {
@@ -55,6 +56,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		Keys:     a.cfg.Keys,
 		Policy:   d.policy,
 		Journal:  history,
+		Nodes:    d.nodes,
 	})
 }
 
@@ -80,6 +82,10 @@ func (a *app) dashboardRun(themeName *string) func(cmd *cobra.Command, _ []strin
 		}
 		if len(d.feeds) == 0 {
 			return model.Errorf(model.CodeMisconfigured, "", "", "--source %q: no such source in the configuration", a.sourceName)
+		}
+		var err error
+		if d.nodes, err = a.startMesh(ctx, cmd, d.feeds); err != nil {
+			return err
 		}
 		return a.runDashboard(ctx, *themeName, d)
 	}

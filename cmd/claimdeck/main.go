@@ -119,6 +119,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	root.AddCommand(a.agentCommands()...)
 	root.AddCommand(a.operatorCommands()...)
 	root.AddCommand(a.migrateCommand(), a.configCommand(), a.versionCommand())
+	a.addMesh(root)
 	return root
 }
 
