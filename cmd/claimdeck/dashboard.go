@@ -100,7 +100,8 @@ func (a *app) demoCommand(themeName *string) *cobra.Command {
 		Long: `demo creates a queue in a temporary directory, seeds it with tasks, and
 runs simulated agents against it through the real protocol: they claim in
 pull order, heartbeat, complete, block, go to review, fail, and sometimes die
-mid-lease. Time runs --speed times faster (default 60: the two-hour
+mid-lease. They run on three mesh nodes served on 127.0.0.1 and pinged like
+seed 001's; one node goes down after about 40 s (view 4, Nodes). Time runs --speed times faster (default 60: the two-hour
 escalation ladder shows in two minutes). Try the human actions on it:
 c claim as HUMAN, r force-release, x cancel, h hand off.`,
 		Args: cobra.NoArgs,
@@ -124,12 +125,17 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 			if a.cfg.Actor == "" {
 				a.cfg.Actor = "demo"
 			}
+			nodes, err := demo.StartMesh(ctx, src, demo.MeshOptions{Speed: o.Speed})
+			if err != nil {
+				return model.Wrap(model.CodeAPIError, "demo", "", err)
+			}
+			o.Nodes, o.NodeUp = nodes.Names(), nodes.Up
 			// The simulation must not outlive the dashboard, nor the other way round.
 			errs := make(chan error, 1)
 			go func() { errs <- demo.Run(ctx, src, o) }()
 			err = a.runDashboard(ctx, *themeName, dashboard{
 				feeds: []hub.Feed{{Source: src}}, colors: map[string]string{src.Name(): "green"},
-				policy: policy, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second,
+				policy: policy, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second, nodes: nodes.Nodes,
 			})
 			cancel()
 			if simErr := <-errs; err == nil && simErr != nil && !errors.Is(simErr, context.Canceled) {
