@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
@@ -306,5 +308,59 @@ func TestNodeServeContract(t *testing.T) {
 	stop()
 	if r := m.run(3, "node", "serve", "--name", "GAMMA"); !strings.Contains(r.Error.Message, "no token for node GAMMA") {
 		t.Errorf("a node without a token: %+v", r.Error)
+	}
+}
+
+// With --enforce the dashboard process pings the mesh and sweeps: the
+// registry's nodes answer no health pings here, so they go DOWN after
+// three, and the claim of an agent placed on one is marked stale.
+func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
+	m := newMeshCLI(t, nil)
+	t.Setenv("CLAIMDECK_MESH_PING_EVERY", "10ms")
+	t.Setenv("CLAIMDECK_MESH_SWEEP_EVERY", "10ms")
+	id := m.run(0, "create", "--title", "Rotate API keys").Task.PageID
+	m.run(0, "claim", "--task", id, "--agent-name", "bravo-1", "--lease", "1h")
+
+	a := &app{stdout: io.Discard, stderr: io.Discard}
+	root := a.rootCommand()
+	if err := root.ParseFlags([]string{"--enforce"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(m.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.cfg = cfg
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src, err := openSource(ctx, cfg, cfg.Sources[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	nodes, err := a.startMesh(ctx, root, []hub.Feed{{Source: src}})
+	if err != nil || nodes == nil {
+		t.Fatalf("startMesh: %v, nodes func %v", err, nodes != nil)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		task, err := src.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Escalated == model.LevelStale {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the claim on a DOWN node was never marked; nodes %+v", nodes())
+		}
+	}
+	for _, n := range nodes() {
+		if n.Status != model.NodeDown || n.Failures < 3 {
+			t.Errorf("%s is %s after %d failures", n.Name, n.Status, n.Failures)
+		}
+	}
+	cfg.ReadOnly = true
+	if _, err := a.startMesh(ctx, root, nil); model.CodeOf(err) != model.CodeMisconfigured {
+		t.Errorf("--enforce in read-only mode: %v", err)
 	}
 }
