@@ -21,6 +21,7 @@ type Config struct {
 	AuditLog   string         `mapstructure:"audit_log" json:"audit_log"`
 	Sources    []SourceConfig `mapstructure:"sources" json:"sources"`
 	Escalation LadderConfig   `mapstructure:"escalation" json:"escalation"`
+	Mesh       MeshConfig     `mapstructure:"mesh" json:"mesh"`
 	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
 	// Keys rebinds dashboard keys: action name → keys.
@@ -116,6 +117,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("escalation.urgent_after", p.Ladder.Urgent)
 	v.SetDefault("escalation.notify_after", p.Ladder.Notify)
 	v.SetDefault("escalation.escalate_after", p.Ladder.Escalate)
+	meshDefaults(v)
 
 	explicit := file != ""
 	if !explicit {
@@ -190,6 +192,7 @@ func (c *Config) validate() error {
 	if c.Lease <= 0 {
 		problems = append(problems, "lease must be positive")
 	}
+	problems = append(problems, c.Mesh.problems()...)
 	if len(problems) > 0 {
 		return model.Errorf(model.CodeMisconfigured, "config", "", "%s", strings.Join(problems, "; "))
 	}

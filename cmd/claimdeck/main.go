@@ -122,6 +122,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 		&cobra.Group{ID: "dashboard", Title: "Dashboard (claimdeck alone opens it over the configured sources):"},
 		&cobra.Group{ID: "agent", Title: "Agent commands (the ntask contract):"},
 		&cobra.Group{ID: "operator", Title: "Operator overrides (audited, refused in read-only mode):"},
+		&cobra.Group{ID: "mesh", Title: "Mesh (seed 001 nodes, stale sweep, escalation):"},
 		&cobra.Group{ID: "admin", Title: "Setup and diagnosis:"},
 	)
 	group := func(id string, cmds ...*cobra.Command) {
@@ -134,6 +135,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	group("agent", append(a.agentCommands(), a.commentCommand(), a.updateCommand())...)
 	group("operator", a.operatorCommands()...)
 	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand())
+	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })
 	root.SetHelpCommandGroupID("admin")
 	root.SetCompletionCommandGroupID("admin")
 	root.CompletionOptions.HiddenDefaultCmd = false
