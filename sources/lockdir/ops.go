@@ -280,6 +280,7 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	now := s.now()
 	rec := lk.rec.clone()
 	rec.Heartbeat = now
+	rec.Escalation = "" // alive again: the sweep judges it afresh
 	if !strings.EqualFold(rec.HolderKind, model.HolderHuman.String()) {
 		rec.ExpiresAt = now.Add(lease)
 	}

@@ -1,6 +1,7 @@
 package sourcetest
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -149,5 +150,38 @@ func testSubtasks(t *testing.T, k *kit) {
 	done, err := k.src.Finish(ctx, parent.ID, held.Claim.Token, sources.Outcome{State: model.StateDone})
 	if err != nil || done.State != model.StateDone {
 		t.Fatalf("complete once every sub-task is done: %v %v", done, err)
+	}
+}
+
+// marker is mesh.Marker, named here so the kit needs no mesh import.
+type marker interface {
+	MarkEscalation(ctx context.Context, id, token string, level model.Level) error
+}
+
+// testEscalationMark: a mark lands only under the claim's token, is shown
+// on the task, and a heartbeat (the holder alive after all) clears it.
+func testEscalationMark(t *testing.T, k *kit) {
+	mk, ok := k.src.(marker)
+	if !ok {
+		t.Skip("the backend records no escalation (not a mesh.Marker)")
+	}
+	ctx := k.ctx(t)
+	task := k.create(t, sources.NewTask{Title: "stuck"})
+	held := k.claim(t, task.ID, "SANDMAN")
+	if err := mk.MarkEscalation(ctx, task.ID, "not-the-token", model.LevelStale); model.CodeOf(err) != model.CodeLostLock {
+		t.Fatalf("a mark under a stale token: %v, want LOST_LOCK", err)
+	}
+	if err := mk.MarkEscalation(ctx, task.ID, held.Claim.Token, model.LevelStale); err != nil {
+		t.Fatalf("mark: %v", err)
+	}
+	if got := k.get(t, task.ID); got.Escalated != model.LevelStale {
+		t.Fatalf("the task shows level %q after the mark, want stale", got.Escalated)
+	}
+	beat, err := k.src.Heartbeat(ctx, task.ID, held.Claim.Token, 0)
+	if err != nil {
+		t.Fatalf("a marked holder's heartbeat: %v", err)
+	}
+	if beat.Escalated != model.LevelNone || k.get(t, task.ID).Escalated != model.LevelNone {
+		t.Fatalf("a heartbeat left the escalation mark %q", beat.Escalated)
 	}
 }

@@ -80,7 +80,7 @@ func (s *Store) statements(have map[string]bool) statements {
 	}
 	holder := "id = $1 AND lock_token = $2 AND status = 'in_progress'"
 	st.heartbeat = fmt.Sprintf(`UPDATE %s SET lease_expires_at = CASE WHEN holder_kind = 'HUMAN' THEN NULL ELSE %s END,
-		heartbeat_at = %s, %s WHERE %s RETURNING %s`, t, d.plusMillis(now, "$3"), now, bump, holder, cols)
+		heartbeat_at = %s, escalation = NULL, %s WHERE %s RETURNING %s`, t, d.plusMillis(now, "$3"), now, bump, holder, cols)
 	// $3 status, $4 reason, $5 unblock action, $6 next check, $7 artifacts, $8 final?,
 	// $9 the task id as text when completing (sub-tasks must be closed), else NULL.
 	st.finish = fmt.Sprintf(`UPDATE %s SET status = $3, reason = $4, unblock_action = $5, next_check_at = $6,
