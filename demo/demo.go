@@ -71,6 +71,9 @@ func Seed(ctx context.Context, src sources.Source, n int, rng *rand.Rand) error 
 			title = fmt.Sprintf("%s #%d", title, i/len(titles)+1)
 		}
 		_, err := src.Create(ctx, sources.NewTask{
+			// A key a person can say out loud; backends that choose their
+			// own ids (Notion pages) ignore it.
+			ID:       fmt.Sprintf("TASK-%d", i+1),
 			Title:    title,
 			Priority: rng.Intn(5),
 			Class:    classes[rng.Intn(len(classes))],

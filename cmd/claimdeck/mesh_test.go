@@ -342,21 +342,27 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 	if err != nil || nodes == nil {
 		t.Fatalf("startMesh: %v, nodes func %v", err, nodes != nil)
 	}
+	// The ladder here is milliseconds long, so the mark may pass stale on
+	// its way up; what matters is that it lands, and that the poller holds
+	// both nodes DOWN once each has failed three pings.
+	allDown := func() bool {
+		for _, n := range nodes() {
+			if n.Status != model.NodeDown || n.Failures < 3 {
+				return false
+			}
+		}
+		return true
+	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		task, err := src.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if task.Escalated == model.LevelStale {
+		if task.Escalated >= model.LevelStale && allDown() {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the claim on a DOWN node was never marked; nodes %+v", nodes())
-		}
-	}
-	for _, n := range nodes() {
-		if n.Status != model.NodeDown || n.Failures < 3 {
-			t.Errorf("%s is %s after %d failures", n.Name, n.Status, n.Failures)
+			t.Fatalf("the claim on a DOWN node was never marked (level %q); nodes %+v", task.Escalated, nodes())
 		}
 	}
 	cfg.ReadOnly = true
