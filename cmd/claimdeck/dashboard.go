@@ -65,25 +65,19 @@ func (a *app) dashboardRun(themeName *string) func(cmd *cobra.Command, _ []strin
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		d := dashboard{colors: map[string]string{}, policy: a.cfg.Policy(), journal: expand(a.cfg.AuditLog), every: 2 * time.Second}
-		for _, sc := range a.cfg.Sources {
-			if a.sourceName != "" && sc.Name != a.sourceName {
-				continue
-			}
-			src, err := openSource(ctx, a.cfg, sc)
-			if err != nil {
-				// One broken source must not keep the others off the screen.
-				src = unavailable{name: sc.Name, err: err}
-			}
-			defer src.Close()
+		srcs, err := a.openAll(ctx) // a broken source stands in with its error
+		if err != nil {
+			return err
+		}
+		defer closeAll(srcs)
+		for _, src := range srcs {
 			d.feeds = append(d.feeds, hub.Feed{Source: src})
+		}
+		for _, sc := range a.cfg.Sources {
 			if sc.Color != "" {
 				d.colors[sc.Name] = sc.Color
 			}
 		}
-		if len(d.feeds) == 0 {
-			return model.Errorf(model.CodeMisconfigured, "", "", "--source %q: no such source in the configuration", a.sourceName)
-		}
-		var err error
 		if d.nodes, err = a.startMesh(ctx, cmd, d.feeds); err != nil {
 			return err
 		}
