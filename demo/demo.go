@@ -26,6 +26,9 @@ type Options struct {
 	Seed   int64   // random seed, for reproducible runs
 	// Nodes are the mesh node names agents are spread over (optional).
 	Nodes []string
+	// NodeUp says whether a node still runs (optional): the agents of a
+	// node that went down stop claiming and heartbeating.
+	NodeUp func(node string) bool
 }
 
 func (o *Options) defaults() {
@@ -68,6 +71,9 @@ func Seed(ctx context.Context, src sources.Source, n int, rng *rand.Rand) error 
 			title = fmt.Sprintf("%s #%d", title, i/len(titles)+1)
 		}
 		_, err := src.Create(ctx, sources.NewTask{
+			// A key a person can say out loud; backends that choose their
+			// own ids (Notion pages) ignore it.
+			ID:       fmt.Sprintf("TASK-%d", i+1),
 			Title:    title,
 			Priority: rng.Intn(5),
 			Class:    classes[rng.Intn(len(classes))],
@@ -91,7 +97,7 @@ func Run(ctx context.Context, src sources.Source, o Options) error {
 	var wg sync.WaitGroup
 	for i := 0; i < o.Agents; i++ {
 		a := &agent{
-			name: agentNames[i%len(agentNames)], src: src, policy: p,
+			name: agentNames[i%len(agentNames)], src: src, policy: p, nodeUp: o.NodeUp,
 			rng: rand.New(rand.NewSource(o.Seed + int64(i) + 1)),
 		}
 		if i >= len(agentNames) {
@@ -111,9 +117,13 @@ type agent struct {
 	name, node string
 	src        sources.Source
 	policy     model.Policy
+	nodeUp     func(string) bool
 	rng        *rand.Rand
 	run        int
 }
+
+// alive is false once the agent's node has gone down.
+func (a *agent) alive() bool { return a.nodeUp == nil || a.node == "" || a.nodeUp(a.node) }
 
 func (a *agent) sleep(ctx context.Context, d time.Duration) bool {
 	select {
@@ -128,6 +138,9 @@ func (a *agent) sleep(ctx context.Context, d time.Duration) bool {
 // and come back later as a new run.
 func (a *agent) loop(ctx context.Context) {
 	for ctx.Err() == nil {
+		if !a.alive() {
+			return // its machine is gone, and with it the agent
+		}
 		a.run++
 		t, err := a.src.ClaimNext(ctx, sources.ClaimRequest{Agent: a.name, RunID: fmt.Sprintf("run-%d", a.run), Node: a.node, Lease: a.policy.Lease})
 		if err != nil || t == nil {
@@ -160,7 +173,7 @@ func (a *agent) work(ctx context.Context, t *model.Task, work time.Duration, die
 	deadline := time.Now().Add(work)
 	dieAt := time.Now().Add(time.Duration(a.rng.Int63n(int64(work) + 1)))
 	for time.Now().Before(deadline) {
-		if dies && time.Now().After(dieAt) {
+		if dies && time.Now().After(dieAt) || !a.alive() {
 			return false // stops heartbeating: the lease runs out and the ladder climbs
 		}
 		step := min(a.policy.HeartbeatEvery, time.Until(deadline))

@@ -51,6 +51,7 @@ type AuditRecord struct {
 	Actor   string     `json:"actor"`
 	Source  string     `json:"source"`
 	Task    string     `json:"task"`
+	Key     string     `json:"key,omitempty"` // the task's display key, when not its id
 	Action  Action     `json:"action"`
 	Reason  string     `json:"reason,omitempty"`
 	Target  string     `json:"target,omitempty"` // hand-off target

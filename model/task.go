@@ -253,7 +253,11 @@ type Task struct {
 	UnblockAction string
 	NextCheckAt   time.Time
 	Artifacts     string
-	OpenSubtasks  int
+	// Parent is the native id of the task this one is a sub-task of.
+	Parent string
+	// OpenSubtasks counts sub-tasks not yet done, failed or canceled; a
+	// task with any cannot be completed (INCOMPLETE_SUBTASKS).
+	OpenSubtasks int
 
 	// Escalated is the escalation level the backend has recorded, so that
 	// enforcement acts once per level.

@@ -53,6 +53,9 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 		Action: req.Action, Reason: req.Reason, Target: req.To,
 		Before: model.Brief(req.Seen), Attempt: uuid.NewString(), Pending: true, Result: "pending",
 	}
+	if k := req.Seen.DisplayKey(); k != req.Seen.ID {
+		rec.Key = k
+	}
 	if d.Journal != nil {
 		if err := d.Journal.Append(rec); err != nil {
 			// Without a trail the action must not run: nothing is done unrecorded.

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -62,34 +63,19 @@ func ReadJournal(path string) ([]model.AuditRecord, error) {
 		return nil, err
 	}
 	var out []model.AuditRecord
-	lines := splitLines(data)
+	lines := bytes.Split(data, []byte{'\n'})
 	for i, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
 		var r model.AuditRecord
 		if err := json.Unmarshal(line, &r); err != nil {
-			if i == len(lines)-1 && data[len(data)-1] != '\n' {
-				break
+			if i == len(lines)-1 {
+				break // no newline after it: torn by a crash mid-write
 			}
 			return out, fmt.Errorf("audit log %s line %d: %w", path, i+1, err)
 		}
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-func splitLines(data []byte) [][]byte {
-	var lines [][]byte
-	for len(data) > 0 {
-		i := 0
-		for i < len(data) && data[i] != '\n' {
-			i++
-		}
-		if i > 0 {
-			lines = append(lines, data[:i])
-		}
-		if i == len(data) {
-			break
-		}
-		data = data[i+1:]
-	}
-	return lines
 }

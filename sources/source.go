@@ -8,6 +8,8 @@ package sources
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -97,6 +99,9 @@ type NewTask struct {
 	Description string
 	Priority    int
 	Class       model.Class
+	// Parent makes the task a sub-task: the parent cannot be completed
+	// while it is open. Only sources with Caps.Subtasks accept it.
+	Parent string
 }
 
 // ClaimRequest says who claims and for how long.
@@ -147,6 +152,12 @@ func NotFound(op, id string) error {
 	return model.Errorf(model.CodeAPIError, op, id, "no such task")
 }
 
+// WriteChecker is implemented by sources that can tell, without changing
+// any task, whether this process may write (`claimdeck doctor`).
+type WriteChecker interface {
+	CheckWrite(ctx context.Context) error
+}
+
 // Commenter is implemented by sources that keep notes on a task: a Notion
 // comment, a row of the SQL audit trail, a line in the lock directory's
 // history. `claimdeck comment` writes through it.
@@ -171,6 +182,7 @@ type Editor interface {
 // StateUnknown leaves the state alone. A task under a live claim can only be
 // edited by its holder, naming the lock Token.
 type Edit struct {
+	Actor    string // who edits, for the backend's trail
 	Token    string
 	Title    *string
 	Priority *int
@@ -192,7 +204,10 @@ func CheckEdit(t *model.Task, e Edit, now time.Time) error {
 	if e.Empty() {
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "nothing to update: give --title, --priority, --class or --status")
 	}
-	if e.Title != nil && *e.Title == "" {
+	if strings.TrimSpace(e.Actor) == "" {
+		return model.Errorf(model.CodeMisconfigured, op, t.ID, "no actor")
+	}
+	if e.Title != nil && strings.TrimSpace(*e.Title) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "the title cannot be empty")
 	}
 	switch e.State {
@@ -216,4 +231,22 @@ func CheckEdit(t *model.Task, e Edit, now time.Time) error {
 			"the task is claimed: end the claim with complete, block, review or cancel instead of --status")
 	}
 	return nil
+}
+
+// EditDetail says what an edit changes, for the backend's trail.
+func EditDetail(e Edit) string {
+	var parts []string
+	if e.Title != nil {
+		parts = append(parts, fmt.Sprintf("title %q", *e.Title))
+	}
+	if e.Priority != nil {
+		parts = append(parts, fmt.Sprintf("priority %d", *e.Priority))
+	}
+	if e.Class != nil {
+		parts = append(parts, "class "+e.Class.String())
+	}
+	if e.State != model.StateUnknown {
+		parts = append(parts, "state "+e.State.String())
+	}
+	return strings.Join(parts, ", ")
 }

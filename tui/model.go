@@ -8,6 +8,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -723,7 +724,7 @@ func recordActivity(r model.AuditRecord) activity {
 	if failed {
 		what += " refused: " + r.Error
 	}
-	return activity{At: r.At, Source: r.Source, Task: r.Task, Actor: r.Actor, What: r.Actor + " " + what, Human: true, Failed: failed}
+	return activity{At: r.At, Source: r.Source, Task: cmp.Or(r.Key, r.Task), Actor: r.Actor, What: r.Actor + " " + what, Human: true, Failed: failed}
 }
 
 func transitionActivity(tr hub.Transition) activity {

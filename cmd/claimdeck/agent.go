@@ -18,6 +18,7 @@ type taskFlags struct {
 	reason, unblock, nextCheck string
 	artifacts, status, title   string
 	priority, class, desc      string
+	parent                     string
 	lease                      time.Duration
 }
 
@@ -52,6 +53,8 @@ func (tf *taskFlags) bind(cmd *cobra.Command, names ...string) {
 			f.StringVar(&tf.class, "class", "", "class: EXPEDITE, FIXED_DATE, STANDARD, INTANGIBLE")
 		case "description":
 			f.StringVar(&tf.desc, "description", "", "task description")
+		case "parent":
+			f.StringVar(&tf.parent, "parent", "", "make the new task a sub-task of this task id")
 		case "lease":
 			f.DurationVar(&tf.lease, "lease", 0, "lease to take or extend (default: the configured lease)")
 		}
@@ -110,6 +113,10 @@ func retrying[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	}
 }
 
+// readCommands change nothing; every other task command is refused on a
+// read-only source.
+var readCommands = map[string]bool{"get": true, "next": true}
+
 func (a *app) taskCommand(use, short string, flags []string, fn func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error)) *cobra.Command {
 	tf := &taskFlags{}
 	cmd := &cobra.Command{
@@ -118,6 +125,9 @@ func (a *app) taskCommand(use, short string, flags []string, fn func(ctx context
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withSource(cmd.Context(), func(src sources.Source) error {
+				if !readCommands[use] && a.cfg.readOnly(src.Name()) {
+					return model.Errorf(model.CodeMisconfigured, use, tf.task, "source %q is read-only", src.Name())
+				}
 				t, err := fn(cmd.Context(), src, tf)
 				if err != nil {
 					return err
@@ -222,7 +232,7 @@ func (a *app) agentCommands() []*cobra.Command {
 		a.finishCommand("review", "Hand a claimed task to review", model.StateReview, "artifacts"),
 		a.finishCommand("fail", "Mark a claimed task failed", model.StateFailed, "reason"),
 		a.cancelCommand(),
-		a.taskCommand("create", "Add a task to the queue", []string{"title", "priority", "class", "description"},
+		a.taskCommand("create", "Add a task to the queue", []string{"title", "priority", "class", "description", "parent"},
 			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
 				if err := required("title", tf.title); err != nil {
 					return nil, err
@@ -235,7 +245,7 @@ func (a *app) agentCommands() []*cobra.Command {
 				if err != nil {
 					return nil, model.Errorf(model.CodeMisconfigured, "", "", "--class: %v", err)
 				}
-				return src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class})
+				return src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent})
 			}),
 	}
 }

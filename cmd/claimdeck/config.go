@@ -21,6 +21,7 @@ type Config struct {
 	AuditLog   string         `mapstructure:"audit_log" json:"audit_log"`
 	Sources    []SourceConfig `mapstructure:"sources" json:"sources"`
 	Escalation LadderConfig   `mapstructure:"escalation" json:"escalation"`
+	Mesh       MeshConfig     `mapstructure:"mesh" json:"mesh"`
 	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
 	// Keys rebinds dashboard keys: action name → keys.
@@ -120,6 +121,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("escalation.urgent_after", p.Ladder.Urgent)
 	v.SetDefault("escalation.notify_after", p.Ladder.Notify)
 	v.SetDefault("escalation.escalate_after", p.Ladder.Escalate)
+	meshDefaults(v)
 
 	explicit := file != ""
 	if !explicit {
@@ -131,7 +133,16 @@ func loadConfig(file string) (*Config, error) {
 	}
 	cfg := &Config{}
 	if file != "" {
+		if _, err := os.Stat(file); err != nil && explicit {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, model.Errorf(model.CodeMisconfigured, "config", "", "the configuration file %s does not exist (claimdeck config path shows where it is looked for)", file)
+			}
+			return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%v", err)
+		}
 		v.SetConfigFile(file)
+		if filepath.Ext(file) == "" {
+			v.SetConfigType("yaml")
+		}
 		if err := v.ReadInConfig(); err != nil {
 			var notFound viper.ConfigFileNotFoundError
 			missing := errors.As(err, &notFound) || errors.Is(err, os.ErrNotExist)
@@ -185,6 +196,7 @@ func (c *Config) validate() error {
 	if c.Lease <= 0 {
 		problems = append(problems, "lease must be positive")
 	}
+	problems = append(problems, c.Mesh.problems()...)
 	if len(problems) > 0 {
 		return model.Errorf(model.CodeMisconfigured, "config", "", "%s", strings.Join(problems, "; "))
 	}

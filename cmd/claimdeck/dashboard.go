@@ -27,6 +27,7 @@ type dashboard struct {
 	policy  model.Policy
 	journal string
 	every   time.Duration
+	nodes   func() []model.Node // the mesh as the poller sees it; nil: no mesh
 }
 
 func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) error {
@@ -55,6 +56,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		Keys:     a.cfg.Keys,
 		Policy:   d.policy,
 		Journal:  history,
+		Nodes:    d.nodes,
 	})
 }
 
@@ -63,23 +65,21 @@ func (a *app) dashboardRun(themeName *string) func(cmd *cobra.Command, _ []strin
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		d := dashboard{colors: map[string]string{}, policy: a.cfg.Policy(), journal: expand(a.cfg.AuditLog), every: 2 * time.Second}
-		for _, sc := range a.cfg.Sources {
-			if a.sourceName != "" && sc.Name != a.sourceName {
-				continue
-			}
-			src, err := openSource(ctx, a.cfg, sc)
-			if err != nil {
-				// One broken source must not keep the others off the screen.
-				src = unavailable{name: sc.Name, err: err}
-			}
-			defer src.Close()
+		srcs, err := a.openAll(ctx) // a broken source stands in with its error
+		if err != nil {
+			return err
+		}
+		defer closeAll(srcs)
+		for _, src := range srcs {
 			d.feeds = append(d.feeds, hub.Feed{Source: src})
+		}
+		for _, sc := range a.cfg.Sources {
 			if sc.Color != "" {
 				d.colors[sc.Name] = sc.Color
 			}
 		}
-		if len(d.feeds) == 0 {
-			return model.Errorf(model.CodeMisconfigured, "", "", "--source %q: no such source in the configuration", a.sourceName)
+		if d.nodes, err = a.startMesh(ctx, cmd, d.feeds); err != nil {
+			return err
 		}
 		return a.runDashboard(ctx, *themeName, d)
 	}
@@ -94,7 +94,8 @@ func (a *app) demoCommand(themeName *string) *cobra.Command {
 		Long: `demo creates a queue in a temporary directory, seeds it with tasks, and
 runs simulated agents against it through the real protocol: they claim in
 pull order, heartbeat, complete, block, go to review, fail, and sometimes die
-mid-lease. Time runs --speed times faster (default 60: the two-hour
+mid-lease. They run on three mesh nodes served on 127.0.0.1 and pinged like
+seed 001's; one node goes down after about 40 s (view 4, Nodes). Time runs --speed times faster (default 60: the two-hour
 escalation ladder shows in two minutes). Try the human actions on it:
 c claim as HUMAN, r force-release, x cancel, h hand off.`,
 		Args: cobra.NoArgs,
@@ -118,12 +119,17 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 			if a.cfg.Actor == "" {
 				a.cfg.Actor = "demo"
 			}
+			nodes, err := demo.StartMesh(ctx, src, demo.MeshOptions{Speed: o.Speed})
+			if err != nil {
+				return model.Wrap(model.CodeAPIError, "demo", "", err)
+			}
+			o.Nodes, o.NodeUp = nodes.Names(), nodes.Up
 			// The simulation must not outlive the dashboard, nor the other way round.
 			errs := make(chan error, 1)
 			go func() { errs <- demo.Run(ctx, src, o) }()
 			err = a.runDashboard(ctx, *themeName, dashboard{
 				feeds: []hub.Feed{{Source: src}}, colors: map[string]string{src.Name(): "green"},
-				policy: policy, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second,
+				policy: policy, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second, nodes: nodes.Nodes,
 			})
 			cancel()
 			if simErr := <-errs; err == nil && simErr != nil && !errors.Is(simErr, context.Canceled) {

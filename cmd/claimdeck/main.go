@@ -87,6 +87,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if isCompletion(cmd) {
+				return nil // shell completion scripts need no configuration
+			}
 			if a.output != "json" && a.output != "table" {
 				return model.Errorf(model.CodeMisconfigured, "", "", "--output %q: want json or table", a.output)
 			}
@@ -115,12 +118,51 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	root.Args = cobra.NoArgs
 	demoCmd := a.demoCommand(&themeName)
 	demoCmd.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark")
-	root.AddCommand(demoCmd)
-	root.AddCommand(a.agentCommands()...)
-	root.AddCommand(a.operatorCommands()...)
-	root.AddCommand(a.migrateCommand(), a.configCommand(), a.versionCommand())
-	root.AddCommand(a.notionEmulatorCommand())
+	root.AddGroup(
+		&cobra.Group{ID: "dashboard", Title: "Dashboard (claimdeck alone opens it over the configured sources):"},
+		&cobra.Group{ID: "agent", Title: "Agent commands (the ntask contract):"},
+		&cobra.Group{ID: "operator", Title: "Operator overrides (audited, refused in read-only mode):"},
+		&cobra.Group{ID: "mesh", Title: "Mesh (seed 001 nodes, stale sweep, escalation):"},
+		&cobra.Group{ID: "admin", Title: "Setup and diagnosis:"},
+	)
+	group := func(id string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = id
+			root.AddCommand(c)
+		}
+	}
+	group("dashboard", demoCmd)
+	group("agent", append(a.agentCommands(), a.commentCommand(), a.updateCommand())...)
+	group("operator", a.operatorCommands()...)
+	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
+	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })
+	root.SetHelpCommandGroupID("admin")
+	root.SetCompletionCommandGroupID("admin")
+	root.CompletionOptions.HiddenDefaultCmd = false
+	_ = root.RegisterFlagCompletionFunc("source", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		cfg, err := loadConfig(a.configFile)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		names := make([]string, len(cfg.Sources))
+		for i, s := range cfg.Sources {
+			names[i] = s.Name
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
 	return root
+}
+
+// isCompletion reports whether cmd is cobra's completion command or one of
+// its shells.
+func isCompletion(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return true
+		}
+	}
+	return false
 }
 
 func (a *app) versionCommand() *cobra.Command {

@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/claimdeck/claimdeck/model"
-	"github.com/claimdeck/claimdeck/sources"
 )
 
 type result struct {
@@ -28,6 +25,7 @@ type cli struct {
 	t    *testing.T
 	conf string
 	dir  string
+	kind string // the backend, where a test depends on it
 }
 
 func newCLI(t *testing.T, sourcesYAML string) *cli {
@@ -58,76 +56,6 @@ func (c *cli) run(wantExit int, args ...string) result {
 }
 
 const sqliteSource = "  - name: local\n    kind: sqlite\n    path: DIR/queue.db\n"
-
-func TestAgentAndOperatorContract(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	created := c.run(0, "create", "--title", "Design VPC module", "--priority", "high", "--class", "EXPEDITE")
-	id := created.Task.PageID
-	if created.Task.Status != "pending" || created.Task.Class != "EXPEDITE" || created.Task.Priority != model.PriorityHigh {
-		t.Fatalf("created: %+v", created.Task)
-	}
-	if next := c.run(0, "next", "--agent-name", "SANDMAN"); next.Task == nil || next.Task.PageID != id {
-		t.Fatalf("next = %+v", next.Task)
-	}
-	claim := c.run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-1")
-	tok := claim.Task.LockToken
-	if claim.Task.ClaimedBy != "AGENT" || claim.Task.Agent != "SANDMAN" || claim.Task.AgentRun != "run-1" || tok == "" || claim.Task.LockExpires == "" {
-		t.Fatalf("claim: %+v", claim.Task)
-	}
-	if r := c.run(2, "claim", "--page-id", id, "--agent-name", "ORACLE"); r.Error.Code != "CONFLICT" {
-		t.Fatalf("claim of a held task: %+v", r.Error)
-	}
-	if r := c.run(0, "next", "--agent-name", "ORACLE"); r.Task != nil {
-		t.Fatalf("next with nothing eligible must print task null, got %+v", r.Task)
-	}
-	c.run(0, "heartbeat", "--task", id, "--lock-token", tok)
-
-	released := c.run(0, "release", "--force", "--yes", "--task", id, "--reason", "agent wedged")
-	if released.Task.Status != "pending" || released.Task.LockToken != "" {
-		t.Fatalf("after release --force: %+v", released.Task)
-	}
-	if r := c.run(4, "heartbeat", "--task", id, "--lock-token", tok); r.Error.Code != "LOST_LOCK" {
-		t.Fatalf("heartbeat after force-release: %+v", r.Error)
-	}
-	if r := c.run(4, "complete", "--task", id, "--lock-token", tok); r.Error.Code != "LOST_LOCK" {
-		t.Fatalf("complete after force-release: %+v", r.Error)
-	}
-
-	mine := c.run(0, "claim", "--agent-name", "ORACLE") // no --task: the next eligible one
-	if mine.Task == nil || mine.Task.PageID != id {
-		t.Fatalf("claim without --task = %+v", mine.Task)
-	}
-	c.run(2, "takeover", "--yes", "--task", id, "--expect-token", tok) // stale expectation
-	taken := c.run(0, "takeover", "--yes", "--task", id, "--expect-token", mine.Task.LockToken)
-	if taken.Task.ClaimedBy != "HUMAN" || taken.Task.Agent != "HUMAN:alice" {
-		t.Fatalf("takeover: %+v", taken.Task)
-	}
-	handed := c.run(0, "handoff", "--yes", "--task", id, "--to", "CASSIAN", "--reason", "has context", "--priority", "urgent")
-	if handed.Task.ReservedFor != "CASSIAN" {
-		t.Fatalf("handoff: %+v", handed.Task)
-	}
-	c.run(0, "cancel", "--force", "--yes", "--task", id, "--reason", "superseded")
-	if got := c.run(0, "get", "--task", id); got.Task.State != "canceled" || got.Task.Reason != "superseded" {
-		t.Fatalf("after cancel --force: %+v", got.Task)
-	}
-
-	recs, err := sources.ReadJournal(filepath.Join(c.dir, "audit.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var applied []string
-	for _, r := range recs {
-		if r.Actor != "alice" {
-			t.Fatalf("audit record without the configured actor: %+v", r)
-		}
-		if r.Result == "applied" {
-			applied = append(applied, string(r.Action))
-		}
-	}
-	if strings.Join(applied, ",") != "force-release,takeover,handoff,cancel" {
-		t.Fatalf("applied actions in the audit log: %v", applied)
-	}
-}
 
 func TestBadInputExitsMisconfigured(t *testing.T) {
 	c := newCLI(t, sqliteSource)

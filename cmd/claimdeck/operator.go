@@ -171,8 +171,8 @@ func (a *app) cancelCommand() *cobra.Command {
 			if err := tf.checkToken(); err != nil {
 				return err
 			}
-			return a.withSource(cmd.Context(), func(src sources.Source) error {
-				t, err := src.Finish(cmd.Context(), tf.task, tf.token, sources.Outcome{State: model.StateCanceled, Reason: tf.reason})
+			return a.withWritable(cmd.Context(), "cancel", tf.task, func(ctx context.Context, src sources.Source) error {
+				t, err := src.Finish(ctx, tf.task, tf.token, sources.Outcome{State: model.StateCanceled, Reason: tf.reason})
 				if err != nil {
 					return err
 				}

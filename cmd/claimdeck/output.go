@@ -33,6 +33,8 @@ type taskJSON struct {
 	Artifacts   string `json:"artifacts,omitempty"`
 	ReservedFor string `json:"reserved_for,omitempty"`
 	ReservedTil string `json:"reserved_until,omitempty"`
+	Parent      string `json:"parent,omitempty"`
+	OpenSubs    int    `json:"open_subtasks,omitempty"`
 	Version     string `json:"version,omitempty"`
 	Problem     string `json:"problem,omitempty"`
 }
@@ -55,7 +57,7 @@ func toJSON(t *model.Task) *taskJSON {
 		LockToken: t.Claim.Token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),
 		Reason: t.Reason, Artifacts: t.Artifacts,
 		ReservedFor: t.Reservation.For, ReservedTil: stamp(t.Reservation.Until),
-		Version: t.Version, Problem: t.Problem,
+		Parent: t.Parent, OpenSubs: t.OpenSubtasks, Version: t.Version, Problem: t.Problem,
 	}
 }
 

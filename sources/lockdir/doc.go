@@ -28,7 +28,7 @@
 // archived done, archived failed decides the state; the tasks file only
 // adds the tasks nobody has touched yet (Queued) and the title, priority
 // and class the seed's files lack. Extra JSON fields are claimdeck's
-// (title, priority, class, lock_token, holder_kind, run_id, node,
+// (title, priority, class, lock_token, holder_kind, run_id, node, escalation,
 // artifacts, unblock_action, next_check_at, reservation, history) or
 // anybody's, and are kept when claimdeck rewrites a file; the seed's
 // fields keep their meaning, and every file keeps task_id, agent and

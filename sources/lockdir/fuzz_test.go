@@ -13,6 +13,7 @@ func FuzzParseLock(f *testing.F) {
 		`{"task_id": "design-vpc-module", "agent": "terraform-engineer", "claimed_at": "2026-02-06T10:30:00Z", "expires_at": "2026-02-06T11:30:00Z", "description": "Design and implement VPC Terraform module"}`,
 		"{\n  \"task_id\": \"x\",\n  \"agent\": \"a\",\n  \"completed_at\": \"2026-02-06T11:02:03.123456+00:00\",\n  \"status\": \"completed\"\n}",
 		`{"task_id": "x", "agent": "HUMAN:alice", "holder_kind": "HUMAN", "lock_token": "t", "history": [{"at": "2026-02-06T10:30:00Z", "actor": "alice", "action": "takeover"}], "reservation": {"for": "ANY"}, "priority": "high", "class": "EXPEDITE", "extra": {"nested": [1, 2]}}`,
+		`{"task_id": "x", "agent": "alpha-1", "node": "ALPHA", "escalation": "urgent", "lock_token": "t"}`,
 		`{"agent": 42}`, `[]`, `null`, `{`, ``, `{"priority": 1e400}`, `{"class": "SOMEDAY"}`,
 	} {
 		f.Add([]byte(seed))

@@ -67,6 +67,9 @@ func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, er
 	if err := refuseID("create", id); err != nil {
 		return nil, err
 	}
+	if n.Parent != "" {
+		return nil, model.Errorf(model.CodeMisconfigured, "create", id, "a lock directory has no sub-tasks: --parent is not supported")
+	}
 	unlock, err := s.lock("create")
 	if err != nil {
 		return nil, err
@@ -277,22 +280,12 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	now := s.now()
 	rec := lk.rec.clone()
 	rec.Heartbeat = now
+	rec.Escalation = "" // alive again: the sweep judges it afresh
 	if !strings.EqualFold(rec.HolderKind, model.HolderHuman.String()) {
 		rec.ExpiresAt = now.Add(lease)
 	}
-	tmp, err := writeTemp(s.dir, rec.marshal())
-	if err != nil {
-		return nil, model.Wrap(model.CodeAPIError, "heartbeat", id, err)
-	}
-	// Last look before replacing: a seed snippet rewriting the lock since we
-	// read it must not be overwritten with our stale copy.
-	if fi, err := os.Lstat(lk.path); err != nil || sigOf(fi) != lk.sig {
-		os.Remove(tmp)
-		return nil, sources.Lost("heartbeat", id)
-	}
-	if err := os.Rename(tmp, lk.path); err != nil {
-		os.Remove(tmp)
-		return nil, model.Wrap(model.CodeAPIError, "heartbeat", id, err)
+	if err := s.replaceHeld("heartbeat", id, lk, rec); err != nil {
+		return nil, err
 	}
 	return s.reread("heartbeat", id)
 }

@@ -47,6 +47,7 @@ type record struct {
 	HolderKind    string
 	RunID         string
 	Node          string
+	Escalation    string // seed 001's ladder: the level a sweep recorded on this claim
 	UnblockAction string
 	NextCheckAt   time.Time
 	Artifacts     string
@@ -139,6 +140,7 @@ func parseLock(data []byte) (*record, string) {
 	str("holder_kind", &r.HolderKind)
 	str("run_id", &r.RunID)
 	str("node", &r.Node)
+	str("escalation", &r.Escalation)
 	str("unblock_action", &r.UnblockAction)
 	when("next_check_at", &r.NextCheckAt)
 	str("artifacts", &r.Artifacts)
@@ -312,6 +314,7 @@ func (r *record) marshal() []byte {
 	putS("holder_kind", r.HolderKind)
 	putS("run_id", r.RunID)
 	putS("node", r.Node)
+	putS("escalation", r.Escalation)
 	putS("unblock_action", r.UnblockAction)
 	putT("next_check_at", r.NextCheckAt)
 	putS("artifacts", r.Artifacts)

@@ -297,6 +297,7 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 	case kindLock:
 		t.State, ok = model.StateClaimed, true
 		t.Claim = s.claimOf(r, fs.mtime)
+		t.Escalated, _ = model.ParseLevel(r.Escalation)
 		if t.Claim.Name == "" && t.Problem == "" {
 			t.Problem = "lock file names no agent"
 		}

@@ -27,8 +27,8 @@ type Marker interface {
 	MarkEscalation(ctx context.Context, id, token string, level model.Level) error
 }
 
-// Mark is one escalation level written, or that would be written when the
-// source is not a Marker.
+// Mark is one escalation level written, or that would be written: in a
+// dry run, or when the source is not a Marker (Applied false, no Err).
 type Mark struct {
 	Source, Task string
 	Level        model.Level
@@ -36,11 +36,13 @@ type Mark struct {
 	Err          error
 }
 
-// Delivery is one notification sent, or that failed.
+// Delivery is one notification sent, or that failed, or that a dry run
+// would have sent.
 type Delivery struct {
 	Source, Task string
 	Target       string
 	Err          error
+	DryRun       bool
 }
 
 // SweepReport is what one sweep did.
@@ -64,6 +66,9 @@ type Sweeper struct {
 	Nodes   func() []model.Node
 	Holders map[string]string
 	Now     func() time.Time
+	// DryRun reports what a sweep would mark and whom it would notify,
+	// and writes, sends and records nothing.
+	DryRun bool
 
 	mu sync.Mutex // sweeps never overlap
 }
@@ -112,11 +117,19 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 		if down[t.Ref()] {
 			level = max(level, model.LevelStale)
 		}
+		if t.Escalated >= model.LevelNotify && level >= model.LevelNotify {
+			// Told before: a target that was DOWN or failed then is told
+			// now, once; the others are in the record.
+			s.notify(ctx, t, now, downNodes, true, &rep)
+		}
 		for l := t.Escalated + 1; l <= level; l++ {
 			if l == model.LevelNotify {
-				s.notify(ctx, t, now, downNodes, &rep)
+				s.notify(ctx, t, now, downNodes, false, &rep)
 			}
-			m := mark(ctx, owners[i], t, l)
+			m := Mark{Source: t.Source, Task: t.ID, Level: l}
+			if !s.DryRun {
+				m = mark(ctx, owners[i], t, l)
+			}
 			rep.Marks = append(rep.Marks, m)
 			if m.Err != nil {
 				break // re-claimed or finished since the poll: the ladder starts over
@@ -139,8 +152,9 @@ func mark(ctx context.Context, src TaskSource, t *model.Task, l model.Level) Mar
 var ErrNodeDown = errors.New("node is DOWN: not notified")
 
 // notify tells every target that has not yet been told about this claim.
-// Targets the poller holds DOWN are skipped and not recorded.
-func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, downNodes map[string]bool, rep *SweepReport) {
+// Targets the poller holds DOWN are skipped and not recorded, and reported
+// as skipped unless this is a retry of the backlog.
+func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, downNodes map[string]bool, retry bool, rep *SweepReport) {
 	if s.Notifier == nil {
 		return
 	}
@@ -152,14 +166,20 @@ func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, down
 			continue
 		}
 		if downNodes[strings.ToUpper(target.Name)] {
+			if retry {
+				continue
+			}
 			rep.Deliveries = append(rep.Deliveries, Delivery{Source: t.Source, Task: t.ID, Target: target.Name, Err: ErrNodeDown})
 			continue
 		}
-		err := s.Notifier.Deliver(ctx, target, msg)
-		if err == nil {
-			err = s.Record.Put(key, now)
+		d := Delivery{Source: t.Source, Task: t.ID, Target: target.Name, DryRun: s.DryRun}
+		if !s.DryRun {
+			d.Err = s.Notifier.Deliver(ctx, target, msg)
+			if d.Err == nil {
+				d.Err = s.Record.Put(key, now)
+			}
 		}
-		rep.Deliveries = append(rep.Deliveries, Delivery{Source: t.Source, Task: t.ID, Target: target.Name, Err: err})
+		rep.Deliveries = append(rep.Deliveries, d)
 	}
 }
 

@@ -354,20 +354,20 @@ func TestCommentsAndEditsGoThroughTheSameRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	title, prio, class := "edited", 4, model.ClassFixedDate
-	got, err := src.Update(ctx, task.ID, sources.Edit{Title: &title, Priority: &prio, Class: &class, State: model.StateBlocked, Reason: "waiting"})
+	got, err := src.Update(ctx, task.ID, sources.Edit{Actor: "alice", Title: &title, Priority: &prio, Class: &class, State: model.StateBlocked, Reason: "waiting"})
 	if err != nil || got.Title != title || got.Priority != 4 || got.Class != class || got.State != model.StateBlocked || got.Reason != "waiting" {
 		t.Fatalf("update: %v %+v", err, got)
 	}
-	if _, err := src.Update(ctx, task.ID, sources.Edit{State: model.StateQueued}); err != nil {
+	if _, err := src.Update(ctx, task.ID, sources.Edit{Actor: "alice", State: model.StateQueued}); err != nil {
 		t.Fatal(err)
 	}
 	held, err := src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "SANDMAN"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = src.Update(ctx, task.ID, sources.Edit{Title: &title})
+	_, err = src.Update(ctx, task.ID, sources.Edit{Actor: "alice", Title: &title})
 	wantCode(t, err, model.CodeConflict, "only its holder")
-	if _, err := src.Update(ctx, task.ID, sources.Edit{Token: held.Claim.Token, Title: &title}); err != nil {
+	if _, err := src.Update(ctx, task.ID, sources.Edit{Actor: "SANDMAN", Token: held.Claim.Token, Title: &title}); err != nil {
 		t.Fatalf("the holder's edit: %v", err)
 	}
 }

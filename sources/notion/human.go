@@ -100,11 +100,20 @@ func oneLine(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), noteSep, " - ")
 }
 
-// parseNote reads an audit comment; ok is false for any other comment.
+// parseNote reads a page comment as a history event: claimdeck's audit
+// notes as their action, any other comment as a "comment" whose author is
+// the "name: " it starts with, if any.
 func parseNote(text string, at time.Time) (model.Event, bool) {
 	parts := strings.Split(text, noteSep)
 	if len(parts) < 3 || parts[0] != notePrefix {
-		return model.Event{}, false
+		if strings.TrimSpace(text) == "" {
+			return model.Event{}, false
+		}
+		e := model.Event{At: at, Action: "comment", Reason: text}
+		if author, rest, ok := strings.Cut(text, ": "); ok && author != "" && !strings.ContainsAny(author, " \n") {
+			e.Actor, e.Reason = author, rest
+		}
+		return e, true
 	}
 	actor, ok := strings.CutPrefix(parts[2], "by ")
 	if !ok {
@@ -222,14 +231,23 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if strings.TrimSpace(n.Text) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "the comment is empty")
 	}
-	if _, err := s.page(ctx, op, id); err != nil {
+	t, err := s.page(ctx, op, id)
+	if err != nil {
 		return err
+	}
+	if s.m.History != "" {
+		// Under seed 001 the trail is handoff_history: the note goes there too.
+		p := patch{}
+		s.appendHistory(p, t, model.Event{At: time.Now(), Actor: n.Author, Action: "comment", Reason: n.Text})
+		if _, err := s.update(ctx, op, id, p); err != nil {
+			return err
+		}
 	}
 	text := n.Text
 	if n.Author != "" {
 		text = n.Author + ": " + text
 	}
-	_, err := s.client.Comment.Create(ctx, &notionapi.CommentCreateRequest{
+	_, err = s.client.Comment.Create(ctx, &notionapi.CommentCreateRequest{
 		Parent: notionapi.Parent{PageID: notionapi.PageID(id)}, RichText: chunks(text),
 	})
 	if err != nil {

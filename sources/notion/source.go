@@ -303,6 +303,10 @@ func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, er
 	if strings.TrimSpace(n.Title) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, op, "", "a task needs a title")
 	}
+	if n.Parent != "" {
+		// Caps.Subtasks is false: refuse rather than drop the relation.
+		return nil, model.Errorf(model.CodeMisconfigured, op, "", "this Notion source does not create sub-tasks")
+	}
 	p := patch{}
 	p.title(s.m.Title, n.Title)
 	if n.Description != "" {

@@ -113,6 +113,9 @@ func (s *Store) Get(ctx context.Context, id string) (*model.Task, error) {
 		if t.History, err = s.history(ctx, st, id); err != nil {
 			return nil, s.classify("get", id, err)
 		}
+		if err := s.db.queryRow(ctx, st.openSubs, t.ID).Scan(&t.OpenSubtasks); err != nil {
+			return nil, s.classify("get", id, err)
+		}
 	}
 	return t, nil
 }
@@ -171,8 +174,25 @@ func (s *Store) Create(ctx context.Context, n sources.NewTask) (*model.Task, err
 	if n.Class != 0 && n.Class != model.ClassStandard {
 		class = n.Class.String()
 	}
-	t, err := s.scanOne(s.db.queryRow(ctx, st.insert, id, n.Title, nullable(n.Description),
-		nullable(model.PriorityName(n.Priority)), nil, s.cfg.Pool, class))
+	var t *model.Task
+	err = s.db.tx(ctx, func(q querier) error {
+		if n.Parent != "" {
+			parent, err := s.scanOne(q.queryRow(ctx, st.get, n.Parent))
+			if isNoRows(err) {
+				return model.Errorf(model.CodeMisconfigured, "create", id, "parent task %s does not exist", n.Parent)
+			}
+			if err != nil {
+				return err
+			}
+			if parent.State.Final() {
+				return model.Errorf(model.CodeMisconfigured, "create", id, "parent task %s is already %s", n.Parent, parent.State)
+			}
+		}
+		var err error
+		t, err = s.scanOne(q.queryRow(ctx, st.insert, id, n.Title, nullable(n.Description),
+			nullable(model.PriorityName(n.Priority)), nil, s.cfg.Pool, class, nullable(n.Parent)))
+		return err
+	})
 	if err != nil {
 		return nil, s.classify("create", id, err)
 	}
@@ -305,8 +325,21 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 	if finalStates[o.State] {
 		final = 1
 	}
-	return s.holderWrite(ctx, op, id, st.finish, id, token, status, nullable(o.Reason),
-		nullable(o.UnblockAction), next, nullable(o.Artifacts), final)
+	var checkSubs any
+	if o.State == model.StateDone {
+		checkSubs = id // seed 002: sub-task completion is enforced at done time
+	}
+	t, err := s.holderWrite(ctx, op, id, st.finish, id, token, status, nullable(o.Reason),
+		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs)
+	if model.CodeOf(err) == model.CodeLostLock && checkSubs != nil {
+		// Refused either for the token or for open sub-tasks: say which.
+		if cur, gerr := s.Get(ctx, id); gerr == nil && cur.Claim.Token == token && cur.OpenSubtasks > 0 {
+			e := model.Errorf(model.CodeIncompleteSubtasks, "complete", id, "%d sub-task(s) are still open", cur.OpenSubtasks)
+			e.Current = cur
+			return nil, e
+		}
+	}
+	return t, err
 }
 
 // Handoff: a human's is checked against the version they saw, an agent's

@@ -55,6 +55,7 @@ var columns = []column{
 	{"next_check_at", kTime, false, false},
 	{"artifacts", kText, false, false},
 	{"escalation", kText, false, false},
+	{"parent_id", kText, false, false},
 	{"version", kInt, false, false},
 	{"updated_at", kTime, false, false},
 }
@@ -86,7 +87,7 @@ type row struct {
 	reservedUntil                                                            nullTime
 	reservedBy, handoffReason, handoffPriority, class, reason, unblockAction sql.NullString
 	nextCheck                                                                nullTime
-	artifacts, escalation                                                    sql.NullString
+	artifacts, escalation, parent                                            sql.NullString
 	version                                                                  sql.NullInt64
 	updated                                                                  nullTime
 }
@@ -97,7 +98,7 @@ func (r *row) dest() []any {
 		&r.created, &r.started, &r.completed,
 		&r.token, &r.leaseExpires, &r.heartbeat, &r.holderKind, &r.runID, &r.node,
 		&r.reservedFor, &r.reservedUntil, &r.reservedBy, &r.handoffReason, &r.handoffPriority,
-		&r.class, &r.reason, &r.unblockAction, &r.nextCheck, &r.artifacts, &r.escalation,
+		&r.class, &r.reason, &r.unblockAction, &r.nextCheck, &r.artifacts, &r.escalation, &r.parent,
 		&r.version, &r.updated,
 	}
 }
@@ -183,6 +184,7 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 		Artifacts:     r.artifacts.String,
 		UnblockAction: r.unblockAction.String,
 		NextCheckAt:   r.nextCheck.t,
+		Parent:        r.parent.String,
 	}
 	if r.version.Valid {
 		t.Version = strconv.FormatInt(r.version.Int64, 10)

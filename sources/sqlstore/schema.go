@@ -133,6 +133,7 @@ func (s *Store) migration(have map[string]bool) []string {
 	out = append(out,
 		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_updated_at_idx ON %s (updated_at)", idx, s.table),
 		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_queue_idx ON %s (status, assigned_worker)", idx, s.table),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_parent_idx ON %s (parent_id)", idx, s.table),
 		// The pull order itself, over pending rows only, so claim-next walks an
 		// index instead of sorting the queue on every claim.
 		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_pull_idx ON %s (%s) WHERE status = 'pending'", idx, s.table, pullOrder(s.d)),

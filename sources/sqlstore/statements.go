@@ -26,6 +26,7 @@ type statements struct {
 	cancel     string
 	handoff    string
 	audit      string
+	openSubs   string
 }
 
 func (s *Store) statements(have map[string]bool) statements {
@@ -58,8 +59,10 @@ func (s *Store) statements(have map[string]bool) statements {
 		%[3]s, reason = NULL, unblock_action = NULL, next_check_at = NULL, escalation = NULL, %[4]s`,
 		now, d.plusMillis(now, "$5"), clearReservation, bump)
 
-	st.insert = fmt.Sprintf(`INSERT INTO %s (id, title, description, priority, task_type, status, assigned_worker, created_at, class, version, updated_at)
-		VALUES ($1, $2, $3, $4, $5, 'pending', $6, %s, $7, 0, %s) RETURNING %s`, t, now, now, cols)
+	st.insert = fmt.Sprintf(`INSERT INTO %s (id, title, description, priority, task_type, status, assigned_worker, created_at, class, parent_id, version, updated_at)
+		VALUES ($1, $2, $3, $4, $5, 'pending', $6, %s, $7, $8, 0, %s) RETURNING %s`, t, now, now, cols)
+	openSub := fmt.Sprintf("SELECT 1 FROM %s sub WHERE sub.parent_id = %%s AND sub.status NOT IN ('completed', 'failed', 'canceled', 'cancelled')", t)
+	st.openSubs = "SELECT count(*) FROM (" + fmt.Sprintf(openSub, "$1") + ") open_subtasks"
 	st.next = fmt.Sprintf("SELECT %s FROM %s WHERE %s %s LIMIT 1", cols, t, eligible(d, "$1", "$2"), order)
 	st.claim = fmt.Sprintf(`UPDATE %s SET %s WHERE id = $7 AND (%s OR %s) RETURNING %s`,
 		t, claimSet, eligible(d, "$1", "$6"), staleLease(d, "$8"), cols)
@@ -77,11 +80,13 @@ func (s *Store) statements(have map[string]bool) statements {
 	}
 	holder := "id = $1 AND lock_token = $2 AND status = 'in_progress'"
 	st.heartbeat = fmt.Sprintf(`UPDATE %s SET lease_expires_at = CASE WHEN holder_kind = 'HUMAN' THEN NULL ELSE %s END,
-		heartbeat_at = %s, %s WHERE %s RETURNING %s`, t, d.plusMillis(now, "$3"), now, bump, holder, cols)
-	// $3 status, $4 reason, $5 unblock action, $6 next check, $7 artifacts, $8 final?
+		heartbeat_at = %s, escalation = NULL, %s WHERE %s RETURNING %s`, t, d.plusMillis(now, "$3"), now, bump, holder, cols)
+	// $3 status, $4 reason, $5 unblock action, $6 next check, $7 artifacts, $8 final?,
+	// $9 the task id as text when completing (sub-tasks must be closed), else NULL.
 	st.finish = fmt.Sprintf(`UPDATE %s SET status = $3, reason = $4, unblock_action = $5, next_check_at = $6,
 		artifacts = COALESCE($7, artifacts), completed_at = CASE WHEN $8 = 1 THEN %s ELSE completed_at END,
-		%s, %s WHERE %s RETURNING %s`, t, now, clearLock, bump, holder, cols)
+		%s, %s WHERE %s AND (CAST($9 AS TEXT) IS NULL OR NOT EXISTS (%s)) RETURNING %s`,
+		t, now, clearLock, bump, holder, fmt.Sprintf(openSub, "CAST($9 AS TEXT)"), cols)
 	st.agentHand = fmt.Sprintf("UPDATE %s SET %s WHERE %s RETURNING %s", t, handoffSet(d, 3, clearLock, bump), holder, cols)
 	st.lockRow = fmt.Sprintf("SELECT %s FROM %s WHERE id = $1%s", cols, t, d.forUpdate)
 	st.takeover = fmt.Sprintf(`UPDATE %[1]s SET status = 'in_progress', assigned_worker = $2, started_at = %[2]s, lock_token = $3,

@@ -223,7 +223,7 @@ func (s *Store) Migrated() bool {
 func (s *Store) Name() string { return s.cfg.Name }
 
 // Caps: claims are single conditional statements.
-func (s *Store) Caps() sources.Caps { return sources.Caps{AtomicClaim: true} }
+func (s *Store) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, Subtasks: true} }
 
 // Close releases the connections.
 func (s *Store) Close() error {

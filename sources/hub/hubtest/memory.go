@@ -152,6 +152,9 @@ func (m *Memory) Create(_ context.Context, n sources.NewTask) (*model.Task, erro
 	if m.tasks[n.ID] != nil {
 		return nil, model.Errorf(model.CodeConflict, "create", n.ID, "task exists")
 	}
+	if n.Parent != "" {
+		return nil, model.Errorf(model.CodeMisconfigured, "create", n.ID, "the in-memory source has no sub-tasks")
+	}
 	now := m.Now()
 	m.store(&model.Task{Source: m.name, ID: n.ID, Title: n.Title, Description: n.Description,
 		State: model.StateQueued, RawStatus: "queued", Class: n.Class, Priority: n.Priority,

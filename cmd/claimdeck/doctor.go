@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/sqlstore"
+)
+
+// check is one line of the doctor's report.
+type check struct {
+	Check  string `json:"check"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// sourceReport is the doctor's findings for one source.
+type sourceReport struct {
+	Name   string  `json:"name"`
+	Kind   string  `json:"kind"`
+	OK     bool    `json:"ok"`
+	Checks []check `json:"checks"`
+}
+
+func (r *sourceReport) add(name string, err error, okDetail string) bool {
+	c := check{Check: name, OK: err == nil, Detail: okDetail}
+	if err != nil {
+		c.Detail = err.Error()
+	}
+	r.Checks = append(r.Checks, c)
+	return err == nil
+}
+
+func (a *app) doctorCommand() *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check every source: credentials, reachability, schema, write access",
+		Long: `doctor checks, for each configured source (or --source), that its
+credentials are present (never printing them), the backend answers, its
+schema is what claimdeck needs, and this process may write. It changes
+nothing. The report is JSON; the exit status is 3 when any check fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list := a.cfg.Sources
+			if a.sourceName != "" {
+				sc, err := pickSource(a.cfg, a.sourceName)
+				if err != nil {
+					return err
+				}
+				list = []SourceConfig{sc}
+			}
+			ok := true
+			reports := make([]sourceReport, 0, len(list))
+			for _, sc := range list {
+				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+				r := a.diagnose(ctx, sc)
+				cancel()
+				ok = ok && r.OK
+				reports = append(reports, r)
+			}
+			out := map[string]any{"ok": ok, "config": a.cfg.file, "actor": a.cfg.Actor, "sources": reports}
+			if a.output == "table" {
+				a.printDoctor(reports)
+			} else if err := a.out().json(out); err != nil {
+				return err
+			}
+			if !ok {
+				return exitStatus(model.CodeMisconfigured.ExitStatus())
+			}
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "how long each source may take to answer")
+	return cmd
+}
+
+// diagnose runs the checks of one source in order; a failed step skips
+// the steps that depend on it.
+func (a *app) diagnose(ctx context.Context, sc SourceConfig) sourceReport {
+	r := sourceReport{Name: sc.Name, Kind: sc.Kind, OK: true}
+	fail := func() sourceReport { r.OK = false; return r }
+	if !r.add("credentials", credentials(sc), credentialDetail(sc)) {
+		return fail()
+	}
+	src, err := openSource(ctx, a.cfg, sc)
+	if !r.add("reachable", err, "opened") {
+		// A schema refusal at open (Notion's property check) is the
+		// schema's fault, not the network's: say so on the right line.
+		if model.CodeOf(err) == model.CodeMisconfigured {
+			r.Checks[len(r.Checks)-1] = check{Check: "schema", Detail: err.Error()}
+		}
+		return fail()
+	}
+	defer src.Close()
+	if _, err := src.Next(ctx, "claimdeck-doctor"); !r.add("query", err, "the queue answers") {
+		return fail()
+	}
+	if st, isSQL := src.(*sqlstore.Store); isSQL && !st.Migrated() {
+		r.add("schema", fmt.Errorf("table lacks claimdeck's lease columns: run `claimdeck migrate --source %s` (read-only until then)", sc.Name), "")
+		return fail()
+	}
+	r.add("schema", nil, "every property claimdeck needs is there")
+	if a.cfg.readOnly(sc.Name) {
+		r.add("write", nil, "read-only by configuration: not checked")
+		return r
+	}
+	wc, can := src.(sources.WriteChecker)
+	if !can {
+		r.add("write", nil, "this backend cannot check without writing: not checked")
+		return r
+	}
+	if !r.add("write", wc.CheckWrite(ctx), "this process may write") {
+		return fail()
+	}
+	return r
+}
+
+// credentials says whether a source's secret is where the configuration
+// says, without reading it out.
+func credentials(sc SourceConfig) error {
+	switch {
+	case sc.DSNEnv != "" && os.Getenv(sc.DSNEnv) == "":
+		return fmt.Errorf("$%s is empty or unset", sc.DSNEnv)
+	case sc.TokenEnv != "" && os.Getenv(sc.TokenEnv) == "":
+		return fmt.Errorf("$%s is empty or unset", sc.TokenEnv)
+	case sc.Kind == "notion" && sc.Token == "" && sc.TokenEnv == "":
+		return fmt.Errorf("no token: set token_env (or token) for this source")
+	case sc.Kind == "postgres" && sc.DSN == "" && sc.DSNEnv == "":
+		return fmt.Errorf("no dsn: set dsn_env (or dsn) for this source")
+	}
+	return nil
+}
+
+func credentialDetail(sc SourceConfig) string {
+	switch {
+	case sc.TokenEnv != "":
+		return "token in $" + sc.TokenEnv
+	case sc.DSNEnv != "":
+		return "dsn in $" + sc.DSNEnv
+	case sc.Token != "":
+		return "token in the configuration file"
+	case sc.DSN != "":
+		return "dsn in the configuration file"
+	}
+	return "none needed"
+}
+
+func (a *app) printDoctor(reports []sourceReport) {
+	for _, r := range reports {
+		fmt.Fprintf(a.stdout, "%s (%s)\n", r.Name, r.Kind)
+		for _, c := range r.Checks {
+			mark := "ok  "
+			if !c.OK {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(a.stdout, "  %s %-12s %s\n", mark, c.Check, c.Detail)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package demo
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/mesh"
+	"github.com/claimdeck/claimdeck/sources/sqlstore"
+)
+
+// The demo's mesh: three nodes on loopback answer the poller with the
+// agents' claims; the killed one goes DOWN, its agents stop, and the claims
+// they left are DOWN claims while the others' nodes stay healthy.
+func TestMeshLosesANode(t *testing.T) {
+	src, err := sqlstore.Open(context.Background(), sqlstore.Config{
+		Name: "demo", Driver: "sqlite", Path: filepath.Join(t.TempDir(), "demo.db"), Create: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// At 3000× a ping is every 40 ms and the kill comes after 0.8 s.
+	m, err := StartMesh(ctx, src, MeshOptions{Speed: 3000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, src, Options{Agents: 6, Tasks: 30, Speed: 3000, Seed: 1, Nodes: m.Names(), NodeUp: m.Up})
+	}()
+	victim := nodeNames[len(nodeNames)-1]
+	var nodes []model.Node
+	sawClaims := false
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no node went DOWN: %+v", nodes)
+		}
+		nodes = m.Nodes()
+		for _, n := range nodes {
+			sawClaims = sawClaims || len(n.ClaimedTasks) > 0
+		}
+		if nodes[indexOf(nodes, victim)].Status == model.NodeDown {
+			break
+		}
+	}
+	for _, n := range nodes {
+		if n.Name != victim && n.Status != model.NodeHealthy {
+			t.Errorf("%s is %s (%s)", n.Name, n.Status, n.LastErr)
+		}
+	}
+	if !sawClaims {
+		t.Error("no node ever reported a claimed task")
+	}
+	if m.Up(victim) || !m.Up(nodeNames[0]) {
+		t.Error("Up does not tell the killed node from the others")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	d, err := src.Poll(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range mesh.DownClaims(d.Tasks, nodes, nil) {
+		if c.Node != victim {
+			t.Errorf("%s counted as a DOWN claim of %s", c.Task.ID, c.Node)
+		}
+	}
+}
+
+func indexOf(nodes []model.Node, name string) int {
+	for i, n := range nodes {
+		if n.Name == name {
+			return i
+		}
+	}
+	return -1
+}
