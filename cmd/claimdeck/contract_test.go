@@ -27,6 +27,7 @@ var pgTables atomic.Int64
 var contractBackends = []backend{
 	{"sqlite", func(*testing.T) string { return sqliteSource }},
 	{"lockdir", func(*testing.T) string { return "  - name: local\n    kind: lockdir\n    path: DIR/.locks\n" }},
+	{"notion", func(t *testing.T) string { yaml, _ := notionSource(t); return yaml }},
 	{"postgres", func(t *testing.T) string {
 		dsn := os.Getenv("CLAIMDECK_TEST_PG_DSN")
 		if dsn == "" {
@@ -228,7 +229,7 @@ func TestDoctorReportsEachFailure(t *testing.T) {
 // where the backend has sub-tasks, and --parent is refused where it has not.
 func subtasks(t *testing.T, c *cli) {
 	epic := c.run(0, "create", "--title", "epic").Task.PageID
-	if c.kind == "lockdir" {
+	if c.kind == "lockdir" || c.kind == "notion" {
 		if r := c.run(3, "create", "--title", "child", "--parent", epic); r.Error.Code != "MISCONFIGURED" {
 			t.Fatalf("--parent on a lock directory: %+v", r.Error)
 		}

@@ -15,6 +15,14 @@ import (
 // source on its ntask database.
 func notionCLI(t *testing.T) (*cli, *emulatorWorkspace) {
 	t.Helper()
+	yaml, w := notionSource(t)
+	return newCLI(t, yaml), w
+}
+
+// notionSource serves an emulator for the length of the test and returns
+// the `sources:` entry of a notion source on its empty ntask database.
+func notionSource(t *testing.T) (string, *emulatorWorkspace) {
+	t.Helper()
 	w, err := newEmulatorWorkspace(notionemu.RateLimit{})
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +35,7 @@ func notionCLI(t *testing.T) (*cli, *emulatorWorkspace) {
 	t.Cleanup(func() { cancel(); <-done })
 	yaml := fmt.Sprintf("  - name: team-notion\n    kind: notion\n    token: %s\n    database_id: %s\n    schema: ntask\n    base_url: http://%s\n    rate: 200\n    settle: 10ms\n",
 		w.token, w.dbs[notion.PresetNtask], addr)
-	return newCLI(t, yaml), w
+	return yaml, w
 }
 
 func TestNotionAgentContract(t *testing.T) {
