@@ -224,6 +224,13 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if err != nil {
 		return nil, err
 	}
+	if o.State == model.StateDone && t.OpenSubtasks > 0 {
+		// Seed 002: "Sub-task completion is enforced at done time via the
+		// Dependencies rollup" — read fresh by holder above.
+		e := model.Errorf(model.CodeIncompleteSubtasks, "complete", id, "%d sub-task(s) are still open (%s)", t.OpenSubtasks, s.m.Subtasks)
+		e.Current = t
+		return nil, e
+	}
 	now := time.Now()
 	p := patch{}
 	p.option(s.m.Status, s.m.States[o.State])
