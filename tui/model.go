@@ -91,7 +91,7 @@ type Model struct {
 
 	snap     hub.Snapshot
 	all      []*model.Task // every task of the snapshot, with action results on top
-	hay      hayCache
+	hay      *hayCache
 	down     map[string]bool
 	nodes    []model.Node
 	acts     []activity
@@ -141,7 +141,7 @@ func New(o Options) (*Model, error) {
 	m := &Model{
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, policy: o.Policy,
 		panes: newPanes(), filter: lineEdit{limit: 200}, down: map[string]bool{},
-		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: hayCache{},
+		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,
 	}
 	for _, r := range o.Journal {
@@ -506,7 +506,7 @@ func (m *Model) derive() {
 	for _, p := range m.panes {
 		p.unsorted, p.hayReady = true, false
 	}
-	m.pruneHay()
+	m.hay.prune(m.all)
 	m.freshen(m.pane())
 }
 
@@ -536,25 +536,8 @@ func (m *Model) reconcile(all []*model.Task) []*model.Task {
 // buildHay gives a pane's rows their search text, when a free-text filter
 // needs it: only the pane on screen pays for it.
 func (m *Model) buildHay(p *pane) {
-	for i := range p.members {
-		p.members[i].hay = m.hay.get(p.members[i].t)
-	}
+	m.hay.fill(p.members)
 	p.hayReady = true
-}
-
-// pruneHay drops the search text of tasks that are gone once they
-// outnumber the live ones.
-func (m *Model) pruneHay() {
-	if len(m.hay) <= 2*len(m.all)+1024 {
-		return
-	}
-	fresh := make(hayCache, len(m.all))
-	for _, t := range m.all {
-		if s, ok := m.hay[t]; ok {
-			fresh[t] = s
-		}
-	}
-	m.hay = fresh
 }
 
 // freshen sorts and filters a pane that is out of date, keeping the cursor

@@ -218,11 +218,21 @@ func (p *pane) sortPullOrder() {
 		if a.key != b.key {
 			return cmp.Compare(a.key, b.key)
 		}
-		if a.nsec != b.nsec {
-			return cmp.Compare(a.nsec, b.nsec)
-		}
-		return model.PullCompare(members[a.idx].t, members[b.idx].t)
+		return cmp.Compare(a.nsec, b.nsec)
 	})
+	// Equal keys are equal class, priority and edit time: PullCompare's
+	// last tie-breaks order each run of them, after the sort, so that the
+	// sort itself never reads a task.
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j].key == keys[i].key && keys[j].nsec == keys[i].nsec {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(keys[i:j], func(a, b pullKey) int { return refCompare(members[a.idx].t, members[b.idx].t) })
+		}
+		i = j
+	}
 	sorted := p.spare[:0]
 	for _, k := range keys {
 		sorted = append(sorted, members[k.idx])
