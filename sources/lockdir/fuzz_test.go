@@ -3,6 +3,7 @@ package lockdir
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -22,6 +23,9 @@ func FuzzParseLock(f *testing.F) {
 		r, problem := parseLock(data)
 		if r == nil {
 			t.Fatal("parseLock returned no record")
+		}
+		if slow, why := parseLockVia(data, false); why != problem || !reflect.DeepEqual(slow, r) {
+			t.Fatalf("the fast path reads %q differently:\n%+v %q\n%+v %q", data, r, problem, slow, why)
 		}
 		if problem != "" {
 			return
@@ -47,9 +51,16 @@ func FuzzSplitObject(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, ok := splitObject(data)
+		split, ok := splitObject(data)
 		if !ok {
 			return
+		}
+		got := map[string]json.RawMessage{}
+		for _, m := range split {
+			got[m.key] = m.raw // the last of a repeated key, as take reads it
+			if m.text != string(m.raw) {
+				t.Fatalf("%q: member %q has text %q for %q", data, m.key, m.text, m.raw)
+			}
 		}
 		var want map[string]json.RawMessage
 		if err := json.Unmarshal(data, &want); err != nil {
