@@ -471,6 +471,9 @@ func (m *Model) derive() {
 		}
 	}
 	ladder := m.policy.Ladder
+	// The Queue's pull keys are packed here, while each task is in the
+	// cache, rather than by the sort in a second pass over the heap.
+	q.keys, q.packed = q.keys[:0], q.sort == 0
 	for _, t := range m.all {
 		var r row
 		switch {
@@ -479,6 +482,10 @@ func (m *Model) derive() {
 			s.members = append(s.members, r)
 		case model.Eligible(t, now):
 			r = row{t: t}
+			if q.packed {
+				k, ok := pack(t, len(q.members))
+				q.keys, q.packed = append(q.keys, k), ok
+			}
 			q.members = append(q.members, r)
 			if handoffExpired(t, now) {
 				s.members = append(s.members, r)

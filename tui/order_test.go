@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/hub"
 )
 
 // samePullOrder fails unless the Queue's fast sort puts tasks in exactly
@@ -63,5 +66,52 @@ func TestAnIdleSnapshotDoesNotRebuildTheViews(t *testing.T) {
 	r.m.Update(snapshotMsg(s))
 	if &r.m.panes[queueView].members[0] != before || r.m.panes[queueView].unsorted {
 		t.Fatal("a snapshot with the same task lists rebuilt the views")
+	}
+}
+
+// The Queue the dashboard shows after each snapshot is model.SortPullOrder
+// of the eligible tasks: keys packed while merging, ties, and a value the
+// keys cannot hold arriving in a later snapshot.
+func TestTheQueueIsInPullOrderAfterEverySnapshot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	s := bigQueue(3000, rng)
+	m, err := New(Options{Hub: hub.New(hub.Config{}), Now: func() time.Time { return t0 }, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	for round := range 3 {
+		next := s
+		next.Sources = slices.Clone(s.Sources)
+		for i := range next.Sources {
+			tasks := slices.Clone(next.Sources[i].Tasks)
+			for j := range tasks {
+				if rng.IntN(5) == 0 {
+					changed := *tasks[j]
+					changed.EditedAt = changed.EditedAt.Add(time.Duration(rng.IntN(1000)))
+					tasks[j] = &changed
+				}
+			}
+			next.Sources[i].Tasks = tasks
+		}
+		if round == 2 {
+			odd := *next.Sources[1].Tasks[3]
+			odd.Priority = 1 << 40
+			next.Sources[1].Tasks[3] = &odd
+		}
+		s = next
+		m.Update(snapshotMsg(s))
+		var want []*model.Task
+		for _, src := range s.Sources {
+			for _, task := range src.Tasks {
+				if model.Eligible(task, t0) {
+					want = append(want, task)
+				}
+			}
+		}
+		model.SortPullOrder(want)
+		if got := rowKeys(m.panes[queueView].shown); !slices.Equal(got, keys(want)) {
+			t.Fatalf("snapshot %d: the Queue is not in pull order", round+1)
+		}
 	}
 }
