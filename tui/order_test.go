@@ -3,6 +3,7 @@ package tui
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -114,4 +115,21 @@ func TestTheQueueIsInPullOrderAfterEverySnapshot(t *testing.T) {
 			t.Fatalf("snapshot %d: the Queue is not in pull order", round+1)
 		}
 	}
+}
+
+// A queue loaded in bulk has runs of thousands of equal pull keys, ordered
+// by source and id alone: short, long, shared-prefix and NUL-padded ids.
+// (Ids are unique, as they are in a source, so the order is total.)
+func TestQueueSortOrdersBulkTiesBySourceAndID(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var tasks []*model.Task
+	for i := range 3000 {
+		id := []string{"TASK-", "a-rather-long-shared-prefix-", "", "x\x00"}[i%4] + strconv.Itoa(i*7919%3001) // unique: 3001 is prime
+		if i%7 == 0 {
+			id += "\x00"
+		}
+		tasks = append(tasks, &model.Task{Source: []string{"prod", "staging"}[rng.IntN(2)], ID: id, Key: id + "#" + strconv.Itoa(i),
+			State: model.StateQueued, Class: model.ClassStandard, Priority: 2, CreatedAt: t0, EditedAt: t0})
+	}
+	samePullOrder(t, tasks)
 }

@@ -52,6 +52,7 @@ type pane struct {
 	shown    []row
 	keys     []pullKey // sort buffers, reused
 	keySpare []pullKey
+	ties     []tie
 	// packed says keys hold the members' pull keys, in members' order:
 	// derive packs them while it has each task at hand.
 	packed bool
@@ -232,7 +233,7 @@ func (p *pane) sortPullOrder() {
 			j++
 		}
 		if j-i > 1 {
-			slices.SortFunc(keys[i:j], func(a, b pullKey) int { return refCompare(members[a.idx].t, members[b.idx].t) })
+			p.ties = sortTies(keys[i:j], members, p.ties)
 		}
 		i = j
 	}
@@ -243,6 +244,54 @@ func (p *pane) sortPullOrder() {
 	// The old slice becomes the next sort's spare; drop its pointers.
 	clear(members)
 	p.members, p.spare, p.keys = sorted, members[:0], keys
+}
+
+// tie is a task whose pull key equals others': what PullCompare's last
+// tie-breaks read (source, then id), with the id's first 16 bytes packed
+// so that most comparisons are two integer compares.
+type tie struct {
+	source, id string
+	id0, id1   uint64
+	key        pullKey
+}
+
+// sortTies orders a run of equal pull keys by source, then id. A queue
+// loaded in bulk has runs of thousands (one timestamp, one priority), so
+// each task is read once, not at every comparison.
+func sortTies(run []pullKey, members []row, buf []tie) []tie {
+	buf = buf[:0]
+	for _, k := range run {
+		t := members[k.idx].t
+		buf = append(buf, tie{source: t.Source, id: t.ID, id0: bigEndian(t.ID), id1: bigEndian(t.ID[min(8, len(t.ID)):]), key: k})
+	}
+	slices.SortFunc(buf, func(a, b tie) int {
+		switch {
+		case a.source != b.source: // one source, one string: no byte compared
+			return strings.Compare(a.source, b.source)
+		case a.id0 != b.id0:
+			return cmp.Compare(a.id0, b.id0)
+		case a.id1 != b.id1:
+			return cmp.Compare(a.id1, b.id1)
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	for i := range buf {
+		run[i] = buf[i].key
+	}
+	return buf
+}
+
+// bigEndian packs s's first 8 bytes, zero-padded: unequal packs order as
+// strings.Compare orders the strings; equal ones say nothing.
+func bigEndian(s string) uint64 {
+	var v uint64
+	for i := range 8 {
+		v <<= 8
+		if i < len(s) {
+			v |= uint64(s[i])
+		}
+	}
+	return v
 }
 
 // radixSort sorts keys by key, then nsec, and returns them with the other
