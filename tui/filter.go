@@ -176,10 +176,11 @@ func equalFoldASCII(s, lowerSub string) bool {
 // twice per task, and a keystroke reads the texts of a sorted pane in
 // memory order.
 type hayCache struct {
-	text map[*model.Task]string
-	buf  []byte  // lower-case texts being built, reused
-	ends []int32 // where each built text ends in buf
-	miss []int32 // rows whose text is not cached
+	text map[*model.Task]string // made when a free-text filter first needs it
+	live int                    // tasks in the snapshot, as prune last saw them
+	buf  []byte                 // lower-case texts being built, reused
+	ends []int32                // where each built text ends in buf
+	miss []int32                // rows whose text is not cached
 	// touched keeps fill's touching loop from being optimized away.
 	touched byte
 }
@@ -187,7 +188,8 @@ type hayCache struct {
 // fill gives every row its search text.
 func (c *hayCache) fill(rows []row) {
 	if c.text == nil {
-		c.text = make(map[*model.Task]string, 2*len(rows)+1024)
+		// Sized for as many texts as prune lets it hold: no growth between.
+		c.text = make(map[*model.Task]string, 2*max(c.live, len(rows))+1024)
 	}
 	buf, ends, miss := c.buf[:0], c.ends[:0], c.miss[:0]
 	for i := range rows {
@@ -269,9 +271,7 @@ func appendLower(buf []byte, s string) []byte {
 // its whole buffer alive, so without the copy a few long-lived tasks would
 // pin every buffer ever built.
 func (c *hayCache) prune(live []*model.Task) {
-	if c.text == nil {
-		c.text = make(map[*model.Task]string, 2*len(live)+1024)
-	}
+	c.live = len(live)
 	if len(c.text) <= 2*len(live)+1024 {
 		return
 	}

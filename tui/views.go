@@ -278,6 +278,7 @@ func sortTies(run []pullKey, members []row, buf []tie) []tie {
 	for i := range buf {
 		run[i] = buf[i].key
 	}
+	clear(buf) // kept for its capacity, not for the tasks' strings
 	return buf
 }
 
