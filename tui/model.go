@@ -92,11 +92,12 @@ type Model struct {
 
 	snap     hub.Snapshot
 	all      []*model.Task // every task of the snapshot, with action results on top
-	hay      hayCache
+	hay      *hayCache
 	down     map[string]bool
 	nodes    []model.Node
 	acts     []activity
 	boundary time.Time // the next time a task changes view by the clock alone
+	touched  int       // keeps derive's touching loop from being optimized away
 
 	filter      lineEdit
 	filtering   bool
@@ -142,7 +143,7 @@ func New(o Options) (*Model, error) {
 	m := &Model{
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, policy: o.Policy,
 		panes: newPanes(), filter: lineEdit{limit: 200}, down: map[string]bool{},
-		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: hayCache{},
+		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,
 	}
 	for _, r := range o.Journal {
@@ -472,7 +473,14 @@ func (m *Model) derive() {
 		}
 	}
 	ladder := m.policy.Ladder
-	for _, t := range m.all {
+	// The Queue's pull keys are packed here, while each task is in the
+	// cache, rather than by the sort in a second pass over the heap.
+	q.keys, q.packed = q.keys[:0], q.sort == 0
+	var touched int
+	for at, t := range m.all {
+		if at%deriveBlock == 0 {
+			touched += touchTasks(m.all[at:min(at+deriveBlock, len(m.all))])
+		}
 		var r row
 		switch {
 		case t.Problem != "":
@@ -480,6 +488,10 @@ func (m *Model) derive() {
 			s.members = append(s.members, r)
 		case model.Eligible(t, now):
 			r = row{t: t}
+			if q.packed {
+				k, ok := pack(t, len(q.members))
+				q.keys, q.packed = append(q.keys, k), ok
+			}
 			q.members = append(q.members, r)
 			if handoffExpired(t, now) {
 				s.members = append(s.members, r)
@@ -503,12 +515,28 @@ func (m *Model) derive() {
 			}
 		}
 	}
-	m.boundary = boundary
+	m.boundary, m.touched = boundary, touched
 	for _, p := range m.panes {
 		p.unsorted, p.hayReady = true, false
 	}
-	m.pruneHay()
+	m.hay.prune(m.all)
 	m.freshen(m.pane())
+}
+
+// deriveBlock is how many tasks derive touches ahead of classifying them.
+const deriveBlock = 32
+
+// touchTasks reads a word from each cache line of a task that derive
+// reads. Classifying a task takes long enough that the processor waits for
+// each of its cache misses in turn; this loop is short, so the misses of a
+// whole block overlap, and classifying then finds the lines in the cache.
+func touchTasks(block []*model.Task) int {
+	n := 0
+	for _, t := range block {
+		n += int(t.State) + t.Priority + int(t.EditedAt.Unix()) + len(t.Claim.Name) +
+			int(t.Claim.Expires.Unix()) + len(t.Reservation.For) + len(t.Problem)
+	}
+	return n
 }
 
 // reconcile lays action results over the snapshot until a poll shows them:
@@ -537,25 +565,8 @@ func (m *Model) reconcile(all []*model.Task) []*model.Task {
 // buildHay gives a pane's rows their search text, when a free-text filter
 // needs it: only the pane on screen pays for it.
 func (m *Model) buildHay(p *pane) {
-	for i := range p.members {
-		p.members[i].hay = m.hay.get(p.members[i].t)
-	}
+	m.hay.fill(p.members)
 	p.hayReady = true
-}
-
-// pruneHay drops the search text of tasks that are gone once they
-// outnumber the live ones.
-func (m *Model) pruneHay() {
-	if len(m.hay) <= 2*len(m.all)+1024 {
-		return
-	}
-	fresh := make(hayCache, len(m.all))
-	for _, t := range m.all {
-		if s, ok := m.hay[t]; ok {
-			fresh[t] = s
-		}
-	}
-	m.hay = fresh
 }
 
 // freshen sorts and filters a pane that is out of date, keeping the cursor

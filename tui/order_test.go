@@ -3,10 +3,14 @@ package tui
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/hub"
 )
 
 // samePullOrder fails unless the Queue's fast sort puts tasks in exactly
@@ -64,4 +68,68 @@ func TestAnIdleSnapshotDoesNotRebuildTheViews(t *testing.T) {
 	if &r.m.panes[queueView].members[0] != before || r.m.panes[queueView].unsorted {
 		t.Fatal("a snapshot with the same task lists rebuilt the views")
 	}
+}
+
+// The Queue the dashboard shows after each snapshot is model.SortPullOrder
+// of the eligible tasks: keys packed while merging, ties, and a value the
+// keys cannot hold arriving in a later snapshot.
+func TestTheQueueIsInPullOrderAfterEverySnapshot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	s := bigQueue(3000, rng)
+	m, err := New(Options{Hub: hub.New(hub.Config{}), Now: func() time.Time { return t0 }, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	for round := range 3 {
+		next := s
+		next.Sources = slices.Clone(s.Sources)
+		for i := range next.Sources {
+			tasks := slices.Clone(next.Sources[i].Tasks)
+			for j := range tasks {
+				if rng.IntN(5) == 0 {
+					changed := *tasks[j]
+					changed.EditedAt = changed.EditedAt.Add(time.Duration(rng.IntN(1000)))
+					tasks[j] = &changed
+				}
+			}
+			next.Sources[i].Tasks = tasks
+		}
+		if round == 2 {
+			odd := *next.Sources[1].Tasks[3]
+			odd.Priority = 1 << 40
+			next.Sources[1].Tasks[3] = &odd
+		}
+		s = next
+		m.Update(snapshotMsg(s))
+		var want []*model.Task
+		for _, src := range s.Sources {
+			for _, task := range src.Tasks {
+				if model.Eligible(task, t0) {
+					want = append(want, task)
+				}
+			}
+		}
+		model.SortPullOrder(want)
+		if got := rowKeys(m.panes[queueView].shown); !slices.Equal(got, keys(want)) {
+			t.Fatalf("snapshot %d: the Queue is not in pull order", round+1)
+		}
+	}
+}
+
+// A queue loaded in bulk has runs of thousands of equal pull keys, ordered
+// by source and id alone: short, long, shared-prefix and NUL-padded ids.
+// (Ids are unique, as they are in a source, so the order is total.)
+func TestQueueSortOrdersBulkTiesBySourceAndID(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var tasks []*model.Task
+	for i := range 3000 {
+		id := []string{"TASK-", "a-rather-long-shared-prefix-", "", "x\x00"}[i%4] + strconv.Itoa(i*7919%3001) // unique: 3001 is prime
+		if i%7 == 0 {
+			id += "\x00"
+		}
+		tasks = append(tasks, &model.Task{Source: []string{"prod", "staging"}[rng.IntN(2)], ID: id, Key: id + "#" + strconv.Itoa(i),
+			State: model.StateQueued, Class: model.ClassStandard, Priority: 2, CreatedAt: t0, EditedAt: t0})
+	}
+	samePullOrder(t, tasks)
 }

@@ -48,12 +48,17 @@ type pane struct {
 	sorts []string
 	sort  int
 
-	members []row
-	shown   []row
-	keys    []pullKey // sort buffers, reused
-	spare   []row
-	nodes   []model.Node
-	acts    []activity
+	members  []row
+	shown    []row
+	keys     []pullKey // sort buffers, reused
+	keySpare []pullKey
+	ties     []tie
+	// packed says keys hold the members' pull keys, in members' order:
+	// derive packs them while it has each task at hand.
+	packed bool
+	spare  []row
+	nodes  []model.Node
+	acts   []activity
 
 	// unsorted and unfiltered mark a pane whose rows must be redone before
 	// it is drawn; only the pane on screen is kept fresh, so a snapshot costs
@@ -205,24 +210,33 @@ func pack(t *model.Task, idx int) (pullKey, bool) {
 // packing cannot hold (absurd priorities or dates) fall back to PullCompare.
 func (p *pane) sortPullOrder() {
 	members := p.members
-	keys := p.keys[:0]
-	for i, r := range members {
-		k, ok := pack(r.t, i)
-		if !ok {
-			slices.SortFunc(members, by(model.PullCompare))
-			return
+	keys := p.keys
+	if !p.packed || len(keys) != len(members) {
+		keys = keys[:0]
+		for i, r := range members {
+			k, ok := pack(r.t, i)
+			if !ok {
+				slices.SortFunc(members, by(model.PullCompare))
+				return
+			}
+			keys = append(keys, k)
 		}
-		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b pullKey) int {
-		if a.key != b.key {
-			return cmp.Compare(a.key, b.key)
+	p.packed = false // the members are about to move
+	keys, p.keySpare = radixSort(keys, p.keySpare)
+	// Equal keys are equal class, priority and edit time: PullCompare's
+	// last tie-breaks order each run of them, after the sort, so that the
+	// sort itself never reads a task.
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j].key == keys[i].key && keys[j].nsec == keys[i].nsec {
+			j++
 		}
-		if a.nsec != b.nsec {
-			return cmp.Compare(a.nsec, b.nsec)
+		if j-i > 1 {
+			p.ties = sortTies(keys[i:j], members, p.ties)
 		}
-		return model.PullCompare(members[a.idx].t, members[b.idx].t)
-	})
+		i = j
+	}
 	sorted := p.spare[:0]
 	for _, k := range keys {
 		sorted = append(sorted, members[k.idx])
@@ -230,6 +244,101 @@ func (p *pane) sortPullOrder() {
 	// The old slice becomes the next sort's spare; drop its pointers.
 	clear(members)
 	p.members, p.spare, p.keys = sorted, members[:0], keys
+}
+
+// tie is a task whose pull key equals others': what PullCompare's last
+// tie-breaks read (source, then id), with the id's first 16 bytes packed
+// so that most comparisons are two integer compares.
+type tie struct {
+	source, id string
+	id0, id1   uint64
+	key        pullKey
+}
+
+// sortTies orders a run of equal pull keys by source, then id. A queue
+// loaded in bulk has runs of thousands (one timestamp, one priority), so
+// each task is read once, not at every comparison.
+func sortTies(run []pullKey, members []row, buf []tie) []tie {
+	buf = buf[:0]
+	for _, k := range run {
+		t := members[k.idx].t
+		buf = append(buf, tie{source: t.Source, id: t.ID, id0: bigEndian(t.ID), id1: bigEndian(t.ID[min(8, len(t.ID)):]), key: k})
+	}
+	slices.SortFunc(buf, func(a, b tie) int {
+		switch {
+		case a.source != b.source: // one source, one string: no byte compared
+			return strings.Compare(a.source, b.source)
+		case a.id0 != b.id0:
+			return cmp.Compare(a.id0, b.id0)
+		case a.id1 != b.id1:
+			return cmp.Compare(a.id1, b.id1)
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	for i := range buf {
+		run[i] = buf[i].key
+	}
+	clear(buf) // kept for its capacity, not for the tasks' strings
+	return buf
+}
+
+// bigEndian packs s's first 8 bytes, zero-padded: unequal packs order as
+// strings.Compare orders the strings; equal ones say nothing.
+func bigEndian(s string) uint64 {
+	var v uint64
+	for i := range 8 {
+		v <<= 8
+		if i < len(s) {
+			v |= uint64(s[i])
+		}
+	}
+	return v
+}
+
+// radixSort sorts keys by key, then nsec, and returns them with the other
+// buffer. It is a least-significant-byte radix sort: no comparisons and no
+// task read, a counting pass, then one pass per byte that differs among the
+// keys (about five for a queue a few days deep). It is stable.
+func radixSort(keys, spare []pullKey) (sorted, other []pullKey) {
+	n := len(keys)
+	if n < 2 {
+		return keys, spare
+	}
+	// Bytes 0-3 are nsec's, 4-11 key's, least significant first.
+	digit := func(k pullKey, b int) byte {
+		if b < 4 {
+			return byte(uint32(k.nsec) >> (8 * b))
+		}
+		return byte(k.key >> (8 * (b - 4)))
+	}
+	var counts [12][256]int32
+	for _, k := range keys {
+		for b := range 4 {
+			counts[b][byte(uint32(k.nsec)>>(8*b))]++
+		}
+		for b := range 8 {
+			counts[4+b][byte(k.key>>(8*b))]++
+		}
+	}
+	src, dst := keys, slices.Grow(spare[:0], n)[:n]
+	for b := range 12 {
+		c := &counts[b]
+		if c[digit(src[0], b)] == int32(n) {
+			continue // every key has this byte
+		}
+		var at [256]int32
+		sum := int32(0)
+		for d, k := range c {
+			at[d], sum = sum, sum+k
+		}
+		for _, k := range src {
+			d := digit(k, b)
+			dst[at[d]] = k
+			at[d]++
+		}
+		src, dst = dst, src
+	}
+	return src, dst[:0]
 }
 
 // leftCompare puts the lease that runs out first on top; HUMAN claims

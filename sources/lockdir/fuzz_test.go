@@ -2,6 +2,8 @@ package lockdir
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -23,6 +25,9 @@ func FuzzParseLock(f *testing.F) {
 		if r == nil {
 			t.Fatal("parseLock returned no record")
 		}
+		if slow, why := parseLockVia(data, false); why != problem || !reflect.DeepEqual(slow, r) {
+			t.Fatalf("the fast path reads %q differently:\n%+v %q\n%+v %q", data, r, problem, slow, why)
+		}
 		if problem != "" {
 			return
 		}
@@ -33,6 +38,42 @@ func FuzzParseLock(f *testing.F) {
 		}
 		if !bytes.Equal(again.marshal(), out) {
 			t.Fatalf("a write and re-read changed the file:\n%s\n%s", out, again.marshal())
+		}
+	})
+}
+
+// FuzzSplitObject holds the lock-file parser's fast path to encoding/json:
+// whatever it splits, json.Unmarshal into a map splits the same way.
+func FuzzSplitObject(f *testing.F) {
+	for _, seed := range []string{
+		`{"task_id": "x", "agent": "a", "priority": -1.5e3, "ok": true, "no": null, "h": [{"at": "t"}], "r": {"for": "ANY"}}`,
+		`{}`, ` { "a" : "\u00e9\n" , "a": 2 } `, `{"a": 01}`, `{"a": "x"} x`, `{"a": [1, 2}`, `{"é": 1}`, "{\"a\": \"\xff\"}",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		split, ok := splitObject(data)
+		if !ok {
+			return
+		}
+		got := map[string]json.RawMessage{}
+		for _, m := range split {
+			got[m.key] = m.raw // the last of a repeated key, as take reads it
+			if m.text != string(m.raw) {
+				t.Fatalf("%q: member %q has text %q for %q", data, m.key, m.text, m.raw)
+			}
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("split %q, which encoding/json rejects: %v", data, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d members, encoding/json has %d", data, len(got), len(want))
+		}
+		for k, v := range want {
+			if !bytes.Equal(got[k], v) {
+				t.Fatalf("%q: member %q is %q, encoding/json has %q", data, k, got[k], v)
+			}
 		}
 	})
 }

@@ -258,7 +258,7 @@ func writeTemp(dir string, data []byte) (string, error) {
 }
 
 // readSmall reads a file lstat said is size bytes long, asking for one byte
-// more: getting it means the file grew while being read.
+// more: getting it means the file grew while being read. Usually one read.
 func readSmall(path string, size int64) ([]byte, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -275,10 +275,11 @@ func readSmall(path string, size int64) ([]byte, error) {
 		if err != nil {
 			return nil, &os.PathError{Op: "read", Path: path, Err: err}
 		}
-		if m == 0 {
-			break
-		}
+		short := m < len(buf)-n
 		n += m
+		if m == 0 || short {
+			break // a regular file reads short only at its end: no second read to hear it
+		}
 	}
 	return buf[:n], nil
 }

@@ -224,6 +224,7 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 // written is the task after this process wrote one of its files, built
 // from what was written and one lstat rather than a fresh read of every
 // file: the write lock is still held, so nothing else in claimdeck moved.
+// The caller read the task with readTask under that lock.
 func (s *Source) written(op, id string, slot *[numKinds]*fileState, k kind, data []byte) (*model.Task, error) {
 	p := s.path(id, k)
 	fi, err := os.Lstat(p)
@@ -234,11 +235,12 @@ func (s *Source) written(op, id string, slot *[numKinds]*fileState, k kind, data
 	// (times written to the microsecond, not the nanosecond).
 	rec, _ := parseLock(data)
 	slot[k] = &fileState{kind: k, path: p, sig: sigOf(fi), mtime: fi.ModTime().UTC(), rec: rec, version: k.versionOf(data)}
-	byID, _, err := s.entries()
-	if err != nil {
-		return nil, err
-	}
-	return s.assemble(id, slot, byID[id]), nil
+	// The tasks file as readTask loaded it under this same lock: a second
+	// stat would only race with an edit the claim did not check anyway.
+	s.tasksMu.Lock()
+	e := s.tasks.byID[id]
+	s.tasksMu.Unlock()
+	return s.assemble(id, slot, e), nil
 }
 
 func (s *Source) reread(op, id string) (*model.Task, error) {
