@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestContainsFoldAgreesWithLowerAndContains(t *testing.T) {
@@ -23,6 +24,31 @@ func TestNarrowingIsOnlyClaimedWhenItHolds(t *testing.T) {
 	}{{"tl", "tls", true}, {"agent:a", "agent:al node:n", true}, {"agent", "agent:", false}, {"tls", "tl", false}, {"", "x", true}} {
 		if got := narrows(parseFilter(c.prev), parseFilter(c.next)); got != c.want {
 			t.Errorf("narrows(%q → %q) = %v, want %v", c.prev, c.next, got, c.want)
+		}
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	cases := []struct {
+		lat   []time.Duration
+		width int
+		want  string
+	}{
+		{nil, 12, ""},
+		{ms(5, 5, 5), 12, "▁▁▁"},
+		{ms(1, 8, 15), 12, "▁▄█"},
+		{ms(100, 1, 2, 3), 3, "▁▄█"}, // only the last width pings count
+	}
+	for _, c := range cases {
+		if got := sparkline(c.lat, c.width); got != c.want {
+			t.Errorf("sparkline(%v, %d) = %q, want %q", c.lat, c.width, got, c.want)
 		}
 	}
 }

@@ -90,14 +90,16 @@ func newPanes() [viewCount]*pane {
 	p[staleView].sorts = []string{"severity", "stuck longest", "source"}
 	p[staleView].grid.setColumns([]column{
 		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "LEVEL", width: 9},
-		{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER"}, {title: "NODE", width: 8, drop: 3},
-		{title: "WHY", width: 16, drop: 1},
+		{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER", width: 18}, {title: "NODE", width: 12, drop: 3},
+		{title: "WHY", drop: 1},
 	})
 	p[nodesView].sorts = []string{"status", "name"}
 	p[nodesView].grid.setColumns([]column{
-		{title: "NODE"}, {title: "STATUS", width: 8}, {title: "SEEN", width: 4, right: true},
+		{title: "NODE", width: 16}, {title: "STATUS", width: 8}, {title: "SEEN", width: 4, right: true},
 		{title: "FAILS", width: 5, right: true}, {title: "LATENCY", width: 7, right: true, drop: 2},
+		{title: "TREND", width: sparkWidth, drop: 4},
 		{title: "QUEUE", width: 5, right: true, drop: 3}, {title: "CLAIMED", width: 7, right: true, drop: 1},
+		{title: "LAST ERROR"},
 	})
 	p[activityView].sorts = []string{"newest first", "oldest first"}
 	p[activityView].grid.setColumns([]column{
@@ -524,8 +526,38 @@ func (m *Model) nodeCells(n model.Node, cells []cell) {
 	if len(n.Latency) > 0 {
 		cells[4] = cell{text: n.Latency[len(n.Latency)-1].Round(time.Millisecond).String()}
 	}
-	cells[5] = cell{text: strconv.Itoa(n.QueueDepth)}
-	cells[6] = cell{text: strconv.Itoa(len(n.ClaimedTasks))}
+	cells[5] = cell{text: sparkline(n.Latency, sparkWidth), paint: &ps.muted}
+	cells[6] = cell{text: strconv.Itoa(n.QueueDepth)}
+	cells[7] = cell{text: strconv.Itoa(len(n.ClaimedTasks))}
+	if n.Status != model.NodeHealthy && n.LastErr != "" {
+		cells[8] = cell{text: n.LastErr, paint: &ps.warn}
+	}
+}
+
+// sparkWidth is how many of a node's latest pings the TREND column draws.
+const sparkWidth = 12
+
+var sparks = []rune("▁▂▃▄▅▆▇█")
+
+// sparkline draws the last width latencies, scaled from the fastest to the
+// slowest of them, so a node slowing down shows before it fails.
+func sparkline(lat []time.Duration, width int) string {
+	if len(lat) > width {
+		lat = lat[len(lat)-width:]
+	}
+	if len(lat) == 0 {
+		return ""
+	}
+	lo, hi := slices.Min(lat), slices.Max(lat)
+	out := make([]rune, len(lat))
+	for i, d := range lat {
+		lvl := 0
+		if hi > lo {
+			lvl = int(int64(d-lo) * int64(len(sparks)-1) / int64(hi-lo))
+		}
+		out[i] = sparks[lvl]
+	}
+	return string(out)
 }
 
 func (m *Model) activityCells(a activity, cells []cell) {
