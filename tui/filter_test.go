@@ -42,9 +42,10 @@ func TestSparkline(t *testing.T) {
 		want  string
 	}{
 		{nil, 12, ""},
-		{ms(5, 5, 5), 12, "▁▁▁"},
-		{ms(1, 8, 15), 12, "▁▄█"},
-		{ms(100, 1, 2, 3), 3, "▁▄█"}, // only the last width pings count
+		{ms(1, 2, 3), 12, "▁▁▁"}, // jitter on a fast node stays flat
+		{ms(0, 25, 50), 12, "▁▄█"},
+		{ms(100, 200, 400), 12, "▂▄█"},
+		{ms(900, 0, 25, 50), 3, "▁▄█"}, // only the last width pings count
 	}
 	for _, c := range cases {
 		if got := sparkline(c.lat, c.width); got != c.want {

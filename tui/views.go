@@ -539,8 +539,12 @@ const sparkWidth = 12
 
 var sparks = []rune("▁▂▃▄▅▆▇█")
 
-// sparkline draws the last width latencies, scaled from the fastest to the
-// slowest of them, so a node slowing down shows before it fails.
+// sparkFloor is the least latency the TREND column's top stands for, so
+// that a millisecond of jitter on a fast node does not look like trouble.
+const sparkFloor = 50 * time.Millisecond
+
+// sparkline draws the last width latencies from zero up to the slowest of
+// them (at least sparkFloor), so a node slowing down shows before it fails.
 func sparkline(lat []time.Duration, width int) string {
 	if len(lat) > width {
 		lat = lat[len(lat)-width:]
@@ -548,14 +552,10 @@ func sparkline(lat []time.Duration, width int) string {
 	if len(lat) == 0 {
 		return ""
 	}
-	lo, hi := slices.Min(lat), slices.Max(lat)
+	hi := max(slices.Max(lat), sparkFloor)
 	out := make([]rune, len(lat))
 	for i, d := range lat {
-		lvl := 0
-		if hi > lo {
-			lvl = int(int64(d-lo) * int64(len(sparks)-1) / int64(hi-lo))
-		}
-		out[i] = sparks[lvl]
+		out[i] = sparks[int(int64(max(d, 0))*int64(len(sparks)-1)/int64(hi))]
 	}
 	return string(out)
 }
