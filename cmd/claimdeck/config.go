@@ -59,6 +59,11 @@ type SourceConfig struct {
 	Rate         float64       `mapstructure:"rate" json:"rate,omitempty"`
 	Settle       time.Duration `mapstructure:"settle" json:"settle,omitempty"`
 	HandoffQueue string        `mapstructure:"handoff_queue" json:"handoff_queue,omitempty"`
+	// notion, a team's own database: property names by role, status
+	// options by state, and properties it may lack, over the schema preset.
+	Properties map[string]string `mapstructure:"properties" json:"properties,omitempty"`
+	Statuses   map[string]string `mapstructure:"statuses" json:"statuses,omitempty"`
+	Optional   []string          `mapstructure:"optional" json:"optional,omitempty"`
 }
 
 // LadderConfig is seed 001's escalation ladder.

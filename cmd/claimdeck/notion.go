@@ -27,13 +27,24 @@ func openNotion(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 			return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: $%s is empty", sc.Name, sc.TokenEnv)
 		}
 	}
-	if sc.Schema == "custom" {
-		return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: a custom property mapping cannot be given in the config file yet; use ntask, claim-protocol or mesh-handoff", sc.Name)
-	}
-	return notion.Open(ctx, notion.Config{
+	nc := notion.Config{
 		Name: sc.Name, Token: token, DatabaseID: sc.DatabaseID, Preset: sc.Schema, BaseURL: sc.BaseURL,
 		HandoffQueueDB: sc.HandoffQueue, Rate: sc.Rate, Settle: sc.Settle, Lease: firstSet(sc.Lease, cfg.Lease),
-	})
+	}
+	if sc.Schema == "custom" || len(sc.Properties) > 0 || len(sc.Statuses) > 0 || len(sc.Optional) > 0 {
+		// A team's own database: a preset (ntask unless schema names
+		// another) with properties renamed and statuses reworded.
+		base := sc.Schema
+		if base == "custom" {
+			base = notion.PresetNtask
+		}
+		m, err := notion.Custom{Base: base, Properties: sc.Properties, Statuses: sc.Statuses, Optional: sc.Optional}.Build()
+		if err != nil {
+			return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: %v", sc.Name, err)
+		}
+		nc.Mapping = &m
+	}
+	return notion.Open(ctx, nc)
 }
 
 // emulatorWorkspace is an emulator with one token and a database per

@@ -91,3 +91,26 @@ func notionWriteConf(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+// A custom mapping in the configuration file: renamed roles on the seed
+// 002 database are reported by name when the database lacks them, and a
+// mistyped role is refused before anything is sent.
+func TestNotionCustomMappingFromConfig(t *testing.T) {
+	c, _ := notionCLI(t)
+	conf := notionReadConf(t, c.conf)
+	notionWriteConf(t, c.conf, strings.Replace(conf, "    schema: ntask\n",
+		"    schema: ntask\n    properties:\n      holder: Owner\n    statuses:\n      queued: READY\n", 1))
+	if r := c.run(3, "next", "--agent-name", "SANDMAN"); !strings.Contains(r.Error.Message, "Owner") {
+		t.Fatalf("a mapping naming a missing property: %+v", r.Error)
+	}
+	notionWriteConf(t, c.conf, strings.Replace(conf, "    schema: ntask\n",
+		"    schema: ntask\n    properties:\n      holdr: Agent\n", 1))
+	if r := c.run(3, "next", "--agent-name", "SANDMAN"); !strings.Contains(r.Error.Message, `unknown role "holdr"`) {
+		t.Fatalf("a mistyped role: %+v", r.Error)
+	}
+	notionWriteConf(t, c.conf, strings.Replace(conf, "    schema: ntask\n",
+		"    schema: custom\n    properties:\n      holder: Agent\n", 1))
+	if r := c.run(0, "next", "--agent-name", "SANDMAN"); !r.OK {
+		t.Fatalf("a custom mapping equal to the database: %+v", r.Error)
+	}
+}
