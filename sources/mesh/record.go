@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -45,6 +46,40 @@ func OpenRecord(path string) (*Record, error) {
 		return nil, fmt.Errorf("sweep record %s: %w", path, err)
 	}
 	return r, nil
+}
+
+// Hold takes the record for one sweep across processes — a cron `sweep`
+// and a dashboard's --enforce share the file — and reloads what the others
+// remembered, so that neither notifies what the other already did. It
+// blocks while another process holds it; release lets it go.
+func (r *Record) Hold() (release func(), err error) {
+	if r.path == "" {
+		return func() {}, nil
+	}
+	f, err := os.OpenFile(r.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sweep record lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sweep record lock: %w", err)
+	}
+	release = func() { f.Close() } // closing drops the flock
+	fresh, err := OpenRecord(r.path)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	r.mu.Lock()
+	r.sent = fresh.sent
+	r.mu.Unlock()
+	return release, nil
 }
 
 // Has reports whether key was sent.

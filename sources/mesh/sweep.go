@@ -81,11 +81,17 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 	if s.Record == nil {
 		s.Record, _ = OpenRecord("") // an in-memory record cannot fail to open
 	}
+	var rep SweepReport
+	release, err := s.Record.Hold()
+	if err != nil {
+		rep.Errors = append(rep.Errors, err)
+		return rep
+	}
+	defer release()
 	now := time.Now()
 	if s.Now != nil {
 		now = s.Now()
 	}
-	var rep SweepReport
 	var tasks []*model.Task
 	var owners []TaskSource // owners[i] polled tasks[i]
 	for _, src := range srcs {

@@ -68,3 +68,38 @@ func TestMessageNamesTheTaskNotTheToken(t *testing.T) {
 		t.Error("the message carries the lock token")
 	}
 }
+
+// Two processes sharing one sweep record — a cron `claimdeck sweep` and a
+// dashboard's --enforce — sweeping at the same moment notify each task
+// once: each holds the record for its pass and reloads what the other sent.
+func TestConcurrentSweepsSharingARecordNotifyOnce(t *testing.T) {
+	now := time.Now()
+	node := newTestNode(t, "ORACLE")
+	var tasks []*model.Task
+	for _, id := range []string{"t-1", "t-2", "t-3", "t-4"} {
+		tasks = append(tasks, stuckTask(id, 61*time.Minute, now))
+	}
+	path := t.TempDir() + "/sweep.json"
+	sweepers := make([]*Sweeper, 4)
+	for i := range sweepers {
+		rec, err := OpenRecord(path) // each its own, as in separate processes
+		if err != nil {
+			t.Fatal(err)
+		}
+		sweepers[i] = &Sweeper{Ladder: model.DefaultPolicy().Ladder, Record: rec,
+			Notifier: &Notifier{From: "SANDMAN", Nodes: registryOf(node).Nodes}, Now: func() time.Time { return now }}
+	}
+	src := &markingSource{memSource: memSource{name: "q", tasks: tasks}} // the one queue they share
+	done := make(chan SweepReport)
+	for _, sw := range sweepers {
+		go func() { done <- sw.Sweep(t.Context(), src) }()
+	}
+	for range sweepers {
+		if rep := <-done; len(rep.Errors) > 0 {
+			t.Fatalf("sweep: %v", rep.Errors)
+		}
+	}
+	if got := len(node.inbox.Messages()); got != len(tasks) {
+		t.Fatalf("%d notifications for %d tasks from 4 concurrent sweeps, want one each", got, len(tasks))
+	}
+}
