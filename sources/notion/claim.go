@@ -183,11 +183,16 @@ func (s *Source) holder(ctx context.Context, op, id, token string) (*model.Task,
 		return nil, err
 	}
 	if token == "" || !t.Claim.Held() || t.Claim.Token != token || t.State != model.StateClaimed {
-		e := sources.Lost(op, id).(*model.Error)
-		e.Current = t
-		return nil, e
+		return nil, s.lost(op, id, t)
 	}
 	return t, nil
+}
+
+// lost is LOST_LOCK carrying the task as it is now.
+func (s *Source) lost(op, id string, now *model.Task) error {
+	e := sources.Lost(op, id).(*model.Error)
+	e.Current = now
+	return e
 }
 
 // Heartbeat extends the lease of the holder of token. Without a lease
@@ -195,7 +200,8 @@ func (s *Source) holder(ctx context.Context, op, id, token string) (*model.Task,
 // "updates claimed_at").
 func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error) {
 	const op = "heartbeat"
-	if _, err := s.holder(ctx, op, id, token); err != nil {
+	t, err := s.holder(ctx, op, id, token)
+	if err != nil {
 		return nil, err
 	}
 	if lease <= 0 {
@@ -204,6 +210,9 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	now := time.Now()
 	p := patch{}
 	p.lease(&s.m, now, now.Add(lease))
+	if t.Escalated > model.LevelNone {
+		p.option(s.m.HandoffStatus, "claimed") // alive after all: the sweep judges it afresh
+	}
 	return s.update(ctx, op, id, p)
 }
 

@@ -130,8 +130,33 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 	}
 	t.Claim, t.Reservation = decodeClaim(m, v)
 	t.History = decodeHistory(v.text(m.History))
+	decodeEscalation(m, v, t, p.LastEditedTime)
 	t.Version = version(p, t)
 	return t
+}
+
+// decodeEscalation reads seed 001's handoff_status: "stale" and
+// "escalated" are what the stale-detection cron (or claimdeck sweep) wrote,
+// and a stale claim is "expired, available for takeover" whatever its
+// claim time says — its lease ended when it was marked, at the latest.
+func decodeEscalation(m *Mapping, v values, t *model.Task, edited time.Time) {
+	if m.HandoffStatus == "" || t.Claim.Holder != model.HolderAgent {
+		return
+	}
+	switch v.option(m.HandoffStatus) {
+	case "stale":
+		t.Escalated = model.LevelStale
+	case "escalated":
+		t.Escalated = model.LevelEscalated
+	default:
+		return
+	}
+	if t.Escalated == model.LevelStale && t.Priority >= model.PriorityHigh && m.PriorityOptions != nil {
+		t.Escalated = model.LevelUrgent // seed 001: at 30 min, escalated to urgent priority
+	}
+	if !edited.IsZero() && (t.Claim.Expires.IsZero() || t.Claim.Expires.After(edited)) {
+		t.Claim.Expires = edited
+	}
 }
 
 func clampInt(f float64) int {

@@ -168,11 +168,13 @@ func testEscalationMark(t *testing.T, k *kit) {
 	ctx := k.ctx(t)
 	task := k.create(t, sources.NewTask{Title: "stuck"})
 	held := k.claim(t, task.ID, "SANDMAN")
-	if err := mk.MarkEscalation(ctx, task.ID, "not-the-token", model.LevelStale); model.CodeOf(err) != model.CodeLostLock {
-		t.Fatalf("a mark under a stale token: %v, want LOST_LOCK", err)
-	}
-	if err := mk.MarkEscalation(ctx, task.ID, held.Claim.Token, model.LevelStale); err != nil {
+	if err := mk.MarkEscalation(ctx, task.ID, held.Claim.Token, model.LevelStale); model.CodeOf(err) == model.CodeMisconfigured {
+		t.Skipf("this source's schema cannot record escalation: %v", err)
+	} else if err != nil {
 		t.Fatalf("mark: %v", err)
+	}
+	if err := mk.MarkEscalation(ctx, task.ID, "not-the-token", model.LevelUrgent); model.CodeOf(err) != model.CodeLostLock {
+		t.Fatalf("a mark under a stale token: %v, want LOST_LOCK", err)
 	}
 	if got := k.get(t, task.ID); got.Escalated != model.LevelStale {
 		t.Fatalf("the task shows level %q after the mark, want stale", got.Escalated)
