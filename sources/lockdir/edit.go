@@ -140,17 +140,12 @@ func (s *Source) rewrite(op, id string, change func(cur *model.Task, rec *record
 	if err := change(cur, rec); err != nil {
 		return nil, err
 	}
-	tmp, err := writeTemp(s.dir, rec.marshal())
+	replaced, err := s.replaceUnchanged(file, rec.marshal())
 	if err != nil {
 		return nil, model.Wrap(model.CodeAPIError, op, id, err)
 	}
-	if fi, err := os.Lstat(file.path); err != nil || sigOf(fi) != file.sig {
-		os.Remove(tmp)
+	if !replaced {
 		return nil, s.freshConflict(op, id, "the task changed while it was being updated")
-	}
-	if err := os.Rename(tmp, file.path); err != nil {
-		os.Remove(tmp)
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
 	}
 	return s.reread(op, id)
 }

@@ -50,17 +50,31 @@ func (s *Source) MarkEscalation(ctx context.Context, id, token string, level mod
 // the file changed since (a seed snippet rewrote it): that is LOST_LOCK, and
 // never a stale copy written over a fresh one.
 func (s *Source) replaceHeld(op, id string, lk *fileState, rec *record) error {
-	tmp, err := writeTemp(s.dir, rec.marshal())
+	replaced, err := s.replaceUnchanged(lk, rec.marshal())
 	if err != nil {
 		return model.Wrap(model.CodeAPIError, op, id, err)
 	}
-	if fi, err := os.Lstat(lk.path); err != nil || sigOf(fi) != lk.sig {
-		os.Remove(tmp)
+	if !replaced {
 		return sources.Lost(op, id)
 	}
-	if err := os.Rename(tmp, lk.path); err != nil {
-		os.Remove(tmp)
-		return model.Wrap(model.CodeAPIError, op, id, err)
-	}
 	return nil
+}
+
+// replaceUnchanged writes data over the file fs was read from, by rename,
+// only if the file is still that version; replaced is false when it has
+// changed since, and nothing is written.
+func (s *Source) replaceUnchanged(fs *fileState, data []byte) (replaced bool, err error) {
+	tmp, err := writeTemp(s.dir, data)
+	if err != nil {
+		return false, err
+	}
+	if fi, err := os.Lstat(fs.path); err != nil || sigOf(fi) != fs.sig {
+		os.Remove(tmp)
+		return false, nil
+	}
+	if err := os.Rename(tmp, fs.path); err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	return true, nil
 }
