@@ -103,7 +103,7 @@ func BenchmarkPostgresClaimComplete16(b *testing.B) {
 			if id == "" {
 				return false
 			}
-			if _, err := pool.Exec(ctx, st.finish, id, token, statusCompleted, nil, nil, nil, nil, 1); err != nil {
+			if _, err := pool.Exec(ctx, st.finish, id, token, statusCompleted, nil, nil, nil, nil, 1, id); err != nil {
 				b.Error(err)
 				return false
 			}
