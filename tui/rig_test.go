@@ -11,7 +11,7 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
-	"github.com/claimdeck/claimdeck/sources/hub/hubtest"
+	"github.com/claimdeck/claimdeck/sources/sourcetest/memsource"
 	"github.com/claimdeck/claimdeck/theme"
 )
 
@@ -24,9 +24,9 @@ type rig struct {
 	t       *testing.T
 	m       *Model
 	hub     *hub.Hub
-	prod    *hubtest.Memory
-	staging *hubtest.Memory
-	archive *hubtest.Memory
+	prod    *memsource.Memory
+	staging *memsource.Memory
+	archive *memsource.Memory
 	now     time.Time
 	nodes   []model.Node
 }
@@ -38,8 +38,8 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	lipgloss.SetColorProfile(termenv.Ascii)
 	r := &rig{t: t, now: t0}
 	clock := func() time.Time { return r.now }
-	r.prod, r.staging, r.archive = hubtest.NewMemory("prod"), hubtest.NewMemory("staging"), hubtest.NewMemory("archive")
-	for _, mem := range []*hubtest.Memory{r.prod, r.staging, r.archive} {
+	r.prod, r.staging, r.archive = memsource.NewMemory("prod"), memsource.NewMemory("staging"), memsource.NewMemory("archive")
+	for _, mem := range []*memsource.Memory{r.prod, r.staging, r.archive} {
 		mem.Now = clock
 	}
 	seed(r)
@@ -77,7 +77,7 @@ func withLightTheme(o *Options) { o.Styles = theme.New(theme.Options{Mode: theme
 // seed fills the queues with one of everything an on-call human meets.
 func seed(r *rig) {
 	min := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
-	put := func(mem *hubtest.Memory, t model.Task) {
+	put := func(mem *memsource.Memory, t model.Task) {
 		if t.State == 0 {
 			t.State = model.StateQueued
 		}
@@ -113,7 +113,7 @@ func seed(r *rig) {
 func (r *rig) poll() {
 	r.t.Helper()
 	var s hub.Snapshot
-	for _, mem := range []*hubtest.Memory{r.prod, r.staging, r.archive} {
+	for _, mem := range []*memsource.Memory{r.prod, r.staging, r.archive} {
 		d, err := mem.Poll(r.t.Context(), "")
 		if err != nil {
 			r.t.Fatal(err)

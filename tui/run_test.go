@@ -15,7 +15,7 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
-	"github.com/claimdeck/claimdeck/sources/hub/hubtest"
+	"github.com/claimdeck/claimdeck/sources/sourcetest/memsource"
 	"github.com/claimdeck/claimdeck/theme"
 )
 
@@ -30,7 +30,7 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 }
 
 func TestRunDrawsFromTheHubAndEndsWithItsContext(t *testing.T) {
-	mem := hubtest.NewMemory("local")
+	mem := memsource.NewMemory("local")
 	mem.Put(&model.Task{ID: "t1", Key: "RUN-1", Title: "runs", State: model.StateQueued})
 	h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: mem, Every: 50 * time.Millisecond}}, Desk: &sources.Desk{Actor: "alice"}})
 	out := &syncBuffer{ch: make(chan []byte, 1024)}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/claimdeck/claimdeck/demo"
+	"github.com/claimdeck/claimdeck/cmd/claimdeck/internal/demo"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
-	"github.com/claimdeck/claimdeck/sources/hub/hubtest"
+	"github.com/claimdeck/claimdeck/sources/sourcetest/memsource"
 )
 
 // start runs a hub over the feeds until the test ends.
@@ -54,7 +54,7 @@ func find(s Snapshot, source, id string) *model.Task {
 }
 
 func TestPollsMergeDeltasAndRecordTransitions(t *testing.T) {
-	mem := hubtest.NewMemory("local")
+	mem := memsource.NewMemory("local")
 	mem.Put(&model.Task{ID: "a", Title: "first", State: model.StateQueued})
 	mem.Put(&model.Task{ID: "b", Title: "second", State: model.StateQueued})
 	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 10 * time.Millisecond}}})
@@ -84,7 +84,7 @@ func TestPollsMergeDeltasAndRecordTransitions(t *testing.T) {
 }
 
 func TestFailingSourceIsDegradedThenRecoversByItself(t *testing.T) {
-	mem := hubtest.NewMemory("flaky")
+	mem := memsource.NewMemory("flaky")
 	mem.Put(&model.Task{ID: "a", State: model.StateQueued})
 	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 5 * time.Millisecond}}, MaxBackoff: 20 * time.Millisecond})
 	await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK })
@@ -111,7 +111,7 @@ func TestBackoffDoublesUpToTheLimit(t *testing.T) {
 }
 
 func TestPauseStopsPollingAndResumePollsAtOnce(t *testing.T) {
-	mem := hubtest.NewMemory("local")
+	mem := memsource.NewMemory("local")
 	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 5 * time.Millisecond}}})
 	await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK })
 	h.Pause()
@@ -132,7 +132,7 @@ func TestPauseStopsPollingAndResumePollsAtOnce(t *testing.T) {
 }
 
 func TestPushHintPollsBeforeTheInterval(t *testing.T) {
-	mem := hubtest.NewMemory("watched")
+	mem := memsource.NewMemory("watched")
 	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: time.Hour}}, Debounce: time.Millisecond})
 	await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Watching })
 	mem.Put(&model.Task{ID: "pushed", State: model.StateQueued})
@@ -140,7 +140,7 @@ func TestPushHintPollsBeforeTheInterval(t *testing.T) {
 }
 
 func TestSnapshotsCoalesceWithoutLosingTransitions(t *testing.T) {
-	mem := hubtest.NewMemory("local")
+	mem := memsource.NewMemory("local")
 	h := New(Config{Feeds: []Feed{{Source: mem}}})
 	f := h.feeds[0]
 	f.loaded = true
@@ -162,8 +162,8 @@ func TestSnapshotsCoalesceWithoutLosingTransitions(t *testing.T) {
 }
 
 func TestApplyGoesThroughTheDesk(t *testing.T) {
-	mem := hubtest.NewMemory("prod")
-	ro := hubtest.NewMemory("archive")
+	mem := memsource.NewMemory("prod")
+	ro := memsource.NewMemory("archive")
 	desk := &sources.Desk{Actor: "alice", ReadOnly: func(s string) bool { return s == "archive" }}
 	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: time.Hour}, {Source: ro, Every: time.Hour}}, Desk: desk})
 	ctx := context.Background()
@@ -196,7 +196,7 @@ func TestApplyGoesThroughTheDesk(t *testing.T) {
 }
 
 func TestAFullReloadKeepsTheRecordsOfUnchangedTasks(t *testing.T) {
-	h := New(Config{Feeds: []Feed{{Source: hubtest.NewMemory("local")}}})
+	h := New(Config{Feeds: []Feed{{Source: memsource.NewMemory("local")}}})
 	f := h.feeds[0]
 	a := &model.Task{Source: "local", ID: "a", Version: "1"}
 	b := &model.Task{Source: "local", ID: "b", Version: "1"}

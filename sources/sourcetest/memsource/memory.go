@@ -1,8 +1,8 @@
-// Package hubtest holds the in-memory queue that the hub's and the
+// Package memsource holds the in-memory queue that the hub's and the
 // dashboard's tests run against. It is a test fixture: a real, complete
 // sources.Source (it passes the conformance kit) that keeps everything in a
 // map, with knobs to make polls fail. No command wires it.
-package hubtest
+package memsource
 
 import (
 	"context"

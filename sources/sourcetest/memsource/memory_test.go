@@ -1,4 +1,4 @@
-package hubtest
+package memsource
 
 import (
 	"testing"
