@@ -41,7 +41,11 @@ type Error struct {
 	// Current is the task as the backend holds it now, when a CONFLICT or
 	// LOST_LOCK could read it, so a caller can say what changed.
 	Current *Task
-	Err     error
+	// Err is a lower-level cause printed after the message (Wrap).
+	Err error
+	// causes are the errors a %w in Errorf's format wrapped: already part of
+	// Msg, kept for errors.Is and errors.As.
+	causes []error
 }
 
 func (e *Error) Error() string {
@@ -61,7 +65,13 @@ func (e *Error) Error() string {
 	return s
 }
 
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap gives errors.Is and errors.As the cause and whatever %w wrapped.
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return e.causes
+	}
+	return append([]error{e.Err}, e.causes...)
+}
 
 // Is matches any *Error with the same code, so errors.Is(err, ErrLostLock)
 // works whatever the operation.
@@ -69,6 +79,10 @@ func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	return ok && t.Code == e.Code && t.Op == "" && t.Msg == "" && t.Err == nil
 }
+
+// ErrNoSuchTask is the cause carried by every error about a task id the
+// backend does not have: an answer, not a fault, so it is never retried.
+var ErrNoSuchTask = errors.New("no such task")
 
 // Sentinels for errors.Is.
 var (
@@ -79,9 +93,21 @@ var (
 	ErrIncompleteSubtasks = &Error{Code: CodeIncompleteSubtasks}
 )
 
-// Errorf builds an *Error with a formatted message.
+// Errorf builds an *Error with a formatted message. A %w verb wraps its
+// argument as fmt.Errorf does: the text joins the message and the error
+// stays reachable through errors.Is and errors.As.
 func Errorf(code Code, op, task, format string, args ...any) *Error {
-	return &Error{Code: code, Op: op, Task: task, Msg: fmt.Sprintf(format, args...)}
+	w := fmt.Errorf(format, args...)
+	e := &Error{Code: code, Op: op, Task: task, Msg: w.Error()}
+	switch u := w.(type) {
+	case interface{ Unwrap() error }:
+		if c := u.Unwrap(); c != nil {
+			e.causes = []error{c}
+		}
+	case interface{ Unwrap() []error }:
+		e.causes = u.Unwrap()
+	}
+	return e
 }
 
 // Wrap attaches a code to a lower-level error (a driver error, an I/O

@@ -149,7 +149,7 @@ func Lost(op, id string) error {
 
 // NotFound is the error for a task id the backend does not have.
 func NotFound(op, id string) error {
-	return model.Errorf(model.CodeAPIError, op, id, "no such task")
+	return model.Errorf(model.CodeAPIError, op, id, "%w", model.ErrNoSuchTask)
 }
 
 // WriteChecker is implemented by sources that can tell, without changing
