@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"os"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 // taskFlags are the ntask contract's flags (seed 002).
 type taskFlags struct {
 	task, runID, agent, token  string
+	tokenFile                  string
 	reason, unblock, nextCheck string
 	artifacts, status, title   string
 	priority, class, desc      string
@@ -34,7 +37,8 @@ func (tf *taskFlags) bind(cmd *cobra.Command, names ...string) {
 		case "agent-name":
 			f.StringVar(&tf.agent, "agent-name", "", "the agent's name")
 		case "lock-token":
-			f.StringVar(&tf.token, "lock-token", "", "the lock token claim returned")
+			f.StringVar(&tf.token, "lock-token", "", "the lock token claim returned (or $CLAIMDECK_LOCK_TOKEN, or --lock-token-file)")
+			f.StringVar(&tf.tokenFile, "lock-token-file", "", "read the lock token from this file, so it does not show in ps")
 		case "reason":
 			f.StringVar(&tf.reason, "reason", "", "why")
 		case "unblock-action":
@@ -44,7 +48,7 @@ func (tf *taskFlags) bind(cmd *cobra.Command, names ...string) {
 		case "artifacts":
 			f.StringVar(&tf.artifacts, "artifacts", "", "links or notes produced")
 		case "status":
-			f.StringVar(&tf.status, "status", "", "filter by state (queued, claimed, blocked, review, done, failed, canceled)")
+			f.StringVar(&tf.status, "status", "", "filter by status: READY, IN_PROGRESS, BLOCKED, REVIEW, DONE, FAILED, CANCELED")
 		case "title":
 			f.StringVar(&tf.title, "title", "", "task title")
 		case "priority":
@@ -68,17 +72,57 @@ func required(flag, value string) error {
 	return nil
 }
 
+// lockTokenEnv holds the lock token for agents that keep it out of argv.
+const lockTokenEnv = "CLAIMDECK_LOCK_TOKEN"
+
+// checkToken resolves the lock token (--lock-token, else --lock-token-file,
+// else $CLAIMDECK_LOCK_TOKEN) and checks it is a UUID, naming where it came
+// from when it is not.
 func (tf *taskFlags) checkToken() error {
 	if err := required("task", tf.task); err != nil {
 		return err
 	}
-	if err := required("lock-token", tf.token); err != nil {
-		return err
+	from := "--lock-token"
+	switch {
+	case tf.token != "":
+	case tf.tokenFile != "":
+		from = "--lock-token-file " + tf.tokenFile
+		b, err := os.ReadFile(tf.tokenFile)
+		if err != nil {
+			return model.Errorf(model.CodeMisconfigured, "", "", "--lock-token-file: %v", err)
+		}
+		tf.token = strings.TrimSpace(string(b))
+	case os.Getenv(lockTokenEnv) != "":
+		from = "$" + lockTokenEnv
+		tf.token = strings.TrimSpace(os.Getenv(lockTokenEnv))
+	default:
+		return model.Errorf(model.CodeMisconfigured, "", "", "--lock-token is required (or --lock-token-file, or $%s)", lockTokenEnv)
 	}
 	if _, err := uuid.Parse(tf.token); err != nil {
-		return model.Errorf(model.CodeMisconfigured, "", "", "--lock-token %q is not a UUID", tf.token)
+		return model.Errorf(model.CodeMisconfigured, "", "", "the lock token from %s is not a UUID", from)
 	}
 	return nil
+}
+
+// recordRun notes in the task's trail which agent run made a holder write:
+// the contract's --run-id identifies the run, the lock token stays the
+// fence. A heartbeat from the run that claimed adds nothing worth a note.
+func (tf *taskFlags) recordRun(ctx context.Context, src sources.Source, op string, t *model.Task) error {
+	if tf.runID == "" || (op == "heartbeat" && t != nil && t.Claim.RunID == tf.runID) {
+		return nil
+	}
+	c, ok := src.(sources.Commenter)
+	if !ok {
+		return nil
+	}
+	author := tf.agent
+	if author == "" && t != nil {
+		author = t.Claim.Name
+	}
+	if author == "" {
+		author = "run " + tf.runID
+	}
+	return c.Comment(ctx, tf.task, sources.Note{Author: author, Text: op + " by run " + tf.runID})
 }
 
 // withSource opens the chosen source for the length of one command.
@@ -95,13 +139,20 @@ func (a *app) withSource(ctx context.Context, fn func(src sources.Source) error)
 	return fn(src)
 }
 
-// retrying runs an idempotent call again on API_ERROR with exponential
-// backoff; CONFLICT, LOST_LOCK and MISCONFIGURED are answers, not faults.
+// transient reports a fault worth trying again: API_ERROR is a transport,
+// storage or rate-limit failure. CONFLICT, LOST_LOCK, MISCONFIGURED and an
+// unknown task id are answers, not faults.
+func transient(err error) bool {
+	return model.CodeOf(err) == model.CodeAPIError && !errors.Is(err, model.ErrNoSuchTask)
+}
+
+// retrying runs an idempotent call again on a transient fault with
+// exponential backoff, four tries in all.
 func retrying[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	wait := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		v, err := call()
-		if err == nil || model.CodeOf(err) != model.CodeAPIError || attempt == 4 {
+		if err == nil || !transient(err) || attempt == 4 {
 			return v, err
 		}
 		select {
@@ -141,7 +192,7 @@ func (a *app) taskCommand(use, short string, flags []string, fn func(ctx context
 }
 
 func (a *app) finishCommand(use, short string, state model.State, flags ...string) *cobra.Command {
-	return a.taskCommand(use, short, append([]string{"task", "lock-token"}, flags...),
+	return a.taskCommand(use, short, append([]string{"task", "lock-token", "run-id", "agent-name"}, flags...),
 		func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
 			if err := tf.checkToken(); err != nil {
 				return nil, err
@@ -159,8 +210,18 @@ func (a *app) finishCommand(use, short string, state model.State, flags ...strin
 					return nil, err
 				}
 			}
-			return src.Finish(ctx, tf.task, tf.token, o)
+			return finish(ctx, src, tf, use, o)
 		})
+}
+
+// finish is every holder's way out of a claim: the write keyed on the
+// token, then the run noted in the trail.
+func finish(ctx context.Context, src sources.Source, tf *taskFlags, op string, o sources.Outcome) (*model.Task, error) {
+	t, err := src.Finish(ctx, tf.task, tf.token, o)
+	if err != nil {
+		return nil, err
+	}
+	return t, tf.recordRun(ctx, src, op, t)
 }
 
 func (a *app) agentCommands() []*cobra.Command {
@@ -174,9 +235,9 @@ func (a *app) agentCommands() []*cobra.Command {
 	list.RunE = func(cmd *cobra.Command, _ []string) error {
 		var want model.State
 		if lf.status != "" {
-			s, err := model.ParseState(lf.status)
+			s, err := parseStatus(lf.status)
 			if err != nil {
-				return model.Errorf(model.CodeMisconfigured, "", "", "--status: %v", err)
+				return err
 			}
 			want = s
 		}
@@ -220,12 +281,16 @@ func (a *app) agentCommands() []*cobra.Command {
 				}
 				return src.Claim(ctx, tf.task, req)
 			}),
-		a.taskCommand("heartbeat", "Extend the lease of a claimed task", []string{"task", "lock-token", "lease"},
+		a.taskCommand("heartbeat", "Extend the lease of a claimed task", []string{"task", "lock-token", "run-id", "agent-name", "lease"},
 			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
 				if err := tf.checkToken(); err != nil {
 					return nil, err
 				}
-				return retrying(ctx, func() (*model.Task, error) { return src.Heartbeat(ctx, tf.task, tf.token, tf.lease) })
+				t, err := retrying(ctx, func() (*model.Task, error) { return src.Heartbeat(ctx, tf.task, tf.token, tf.lease) })
+				if err != nil {
+					return nil, err
+				}
+				return t, tf.recordRun(ctx, src, "heartbeat", t)
 			}),
 		a.finishCommand("complete", "Mark a claimed task done", model.StateDone, "artifacts"),
 		a.finishCommand("block", "Park a claimed task as blocked", model.StateBlocked, "reason", "unblock-action", "next-check-at"),

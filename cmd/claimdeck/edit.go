@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,19 +9,8 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 )
 
-// statusAliases are the seeds' status words for the states `update
-// --status` may set: seed 002's READY/BLOCKED/REVIEW/DONE/CANCELED, seed
-// 000's OPEN/COMPLETED/CANCELLED, seed 003's pending/completed/failed.
-var statusAliases = map[string]model.State{
-	"ready": model.StateQueued, "open": model.StateQueued, "pending": model.StateQueued,
-	"completed": model.StateDone, "complete": model.StateDone, "cancelled": model.StateCanceled,
-}
-
 func parseStatus(s string) (model.State, error) {
-	if st, ok := statusAliases[strings.ToLower(strings.TrimSpace(s))]; ok {
-		return st, nil
-	}
-	st, err := model.ParseState(s)
+	st, err := model.ParseStatus(s)
 	if err != nil {
 		return model.StateUnknown, model.Errorf(model.CodeMisconfigured, "", "", "--status: %v", err)
 	}
@@ -39,14 +27,14 @@ func (a *app) commentCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				if text != "" {
-					return model.Errorf(model.CodeMisconfigured, "comment", "", "give the text once: as --text or as the argument")
+					return model.Errorf(model.CodeMisconfigured, "comment", "", "give the text once: as --body (--text) or as the argument")
 				}
 				text = args[0]
 			}
 			if err := required("task", tf.task); err != nil {
 				return err
 			}
-			if err := required("text", text); err != nil {
+			if err := required("body", text); err != nil {
 				return err
 			}
 			author := tf.agent
@@ -71,6 +59,7 @@ func (a *app) commentCommand() *cobra.Command {
 	}
 	tf.bind(cmd, "task", "agent-name")
 	cmd.Flags().StringVar(&text, "text", "", "the comment")
+	cmd.Flags().StringVar(&text, "body", "", "alias of --text (the ntask contract's name)")
 	return cmd
 }
 
@@ -139,7 +128,7 @@ canceled; claiming goes through claim.`,
 			})
 		},
 	}
-	tf.bind(cmd, "task", "lock-token", "agent-name", "title", "priority", "class", "reason")
+	tf.bind(cmd, "task", "lock-token", "run-id", "agent-name", "title", "priority", "class", "reason")
 	cmd.Flags().StringVar(&tf.status, "status", "", "new status: queued (READY), blocked, review, done, failed, canceled")
 	return cmd
 }

@@ -40,7 +40,7 @@ type app struct {
 	cfg            *Config
 }
 
-func (a *app) out() printer { return printer{w: a.stdout, table: a.output == "table"} }
+func (a *app) out() printer { return printer{w: a.stdout, errw: a.stderr, table: a.output == "table"} }
 
 // run executes one command line and returns the exit status of the ntask
 // contract: 0 ok, 2 CONFLICT, 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.
@@ -114,8 +114,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	})
 	var themeName string
 	root.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark (NO_COLOR is respected)")
+	// No Args validator on the root: cobra's own check names an unknown
+	// command with its "Did you mean" suggestions.
 	root.RunE = a.dashboardRun(&themeName)
-	root.Args = cobra.NoArgs
 	demoCmd := a.demoCommand(&themeName)
 	demoCmd.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark")
 	root.AddGroup(
@@ -139,6 +140,18 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	root.SetHelpCommandGroupID("admin")
 	root.SetCompletionCommandGroupID("admin")
 	root.CompletionOptions.HiddenDefaultCmd = false
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Args = cobra.MaximumNArgs(1)
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return cmd.Help()
+				}
+				return model.Errorf(model.CodeMisconfigured, "completion", "", "unknown shell %q: want bash, zsh, fish or powershell", args[0])
+			}
+		}
+	}
 	_ = root.RegisterFlagCompletionFunc("source", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		cfg, err := loadConfig(a.configFile)
 		if err != nil {

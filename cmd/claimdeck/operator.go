@@ -55,8 +55,13 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 			e.Current = seen
 			return e
 		}
-		if !o.yes && isTerminal(a.stdin) && !a.confirm(action, seen, o) {
-			return model.Errorf(model.CodeConflict, string(action), o.task, "not confirmed; nothing was done")
+		if !o.yes {
+			if !isTerminal(a.stdin) {
+				return model.Errorf(model.CodeMisconfigured, string(action), o.task, "no terminal to confirm on: pass --yes to act without asking; nothing was done")
+			}
+			if !a.confirm(action, seen, o) {
+				return model.Errorf(model.CodeMisconfigured, string(action), o.task, "not confirmed; nothing was done")
+			}
 		}
 		after, err := desk.Apply(ctx, src, sources.Request{Action: action, Seen: seen, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority})
 		if err != nil {
@@ -172,7 +177,7 @@ func (a *app) cancelCommand() *cobra.Command {
 				return err
 			}
 			return a.withWritable(cmd.Context(), "cancel", tf.task, func(ctx context.Context, src sources.Source) error {
-				t, err := src.Finish(ctx, tf.task, tf.token, sources.Outcome{State: model.StateCanceled, Reason: tf.reason})
+				t, err := finish(ctx, src, tf, "cancel", sources.Outcome{State: model.StateCanceled, Reason: tf.reason})
 				if err != nil {
 					return err
 				}
@@ -180,7 +185,7 @@ func (a *app) cancelCommand() *cobra.Command {
 			})
 		},
 	}
-	tf.bind(cmd, "task", "lock-token", "reason")
+	tf.bind(cmd, "task", "lock-token", "run-id", "agent-name", "reason")
 	f := cmd.Flags()
 	f.BoolVar(&o.force, "force", false, "cancel as an operator, whoever holds the task")
 	f.StringVar(&o.expect, "expect-token", "", "with --force: refuse with CONFLICT unless the task still holds this lock token")

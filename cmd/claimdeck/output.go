@@ -9,34 +9,37 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/theme"
 )
 
 // taskJSON is a task in the ntask contract's shape (seed 002 names), plus
-// what claimdeck adds.
+// what claimdeck adds. Status is the contract's word on every backend; the
+// backend's own word is NativeStatus.
 type taskJSON struct {
-	PageID      string `json:"page_id"`
-	TaskID      string `json:"task_id"`
-	Source      string `json:"source"`
-	Title       string `json:"title"`
-	Status      string `json:"status"`
-	State       string `json:"state"`
-	Priority    int    `json:"priority"`
-	Class       string `json:"class"`
-	ClaimedBy   string `json:"claimed_by"`
-	Agent       string `json:"agent"`
-	AgentRun    string `json:"agent_run"`
-	Node        string `json:"node,omitempty"`
-	LockToken   string `json:"lock_token"`
-	LockExpires string `json:"lock_expires"`
-	ClaimedAt   string `json:"claimed_at,omitempty"`
-	Reason      string `json:"reason"`
-	Artifacts   string `json:"artifacts,omitempty"`
-	ReservedFor string `json:"reserved_for,omitempty"`
-	ReservedTil string `json:"reserved_until,omitempty"`
-	Parent      string `json:"parent,omitempty"`
-	OpenSubs    int    `json:"open_subtasks,omitempty"`
-	Version     string `json:"version,omitempty"`
-	Problem     string `json:"problem,omitempty"`
+	PageID       string `json:"page_id"`
+	TaskID       string `json:"task_id"`
+	Source       string `json:"source"`
+	Title        string `json:"title"`
+	Status       string `json:"status"`
+	NativeStatus string `json:"native_status"`
+	State        string `json:"state"`
+	Priority     int    `json:"priority"`
+	Class        string `json:"class"`
+	ClaimedBy    string `json:"claimed_by"`
+	Agent        string `json:"agent"`
+	AgentRun     string `json:"agent_run"`
+	Node         string `json:"node,omitempty"`
+	LockToken    string `json:"lock_token"`
+	LockExpires  string `json:"lock_expires"`
+	ClaimedAt    string `json:"claimed_at,omitempty"`
+	Reason       string `json:"reason"`
+	Artifacts    string `json:"artifacts,omitempty"`
+	ReservedFor  string `json:"reserved_for,omitempty"`
+	ReservedTil  string `json:"reserved_until,omitempty"`
+	Parent       string `json:"parent,omitempty"`
+	OpenSubs     int    `json:"open_subtasks,omitempty"`
+	Version      string `json:"version,omitempty"`
+	Problem      string `json:"problem,omitempty"`
 }
 
 func stamp(t time.Time) string {
@@ -52,7 +55,7 @@ func toJSON(t *model.Task) *taskJSON {
 	}
 	return &taskJSON{
 		PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
-		Status: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
+		Status: t.State.Contract(), NativeStatus: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
 		ClaimedBy: t.Claim.Holder.String(), Agent: t.Claim.Name, AgentRun: t.Claim.RunID, Node: t.Claim.Node,
 		LockToken: t.Claim.Token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),
 		Reason: t.Reason, Artifacts: t.Artifacts,
@@ -61,10 +64,11 @@ func toJSON(t *model.Task) *taskJSON {
 	}
 }
 
-// printer writes results as JSON (the default, for agents) or a table.
+// printer writes results as JSON (the default, for agents) or a table. In
+// table mode errors go to errw, so a pipe of the table holds only rows.
 type printer struct {
-	w     io.Writer
-	table bool
+	w, errw io.Writer
+	table   bool
 }
 
 func (p printer) task(t *model.Task) error {
@@ -93,8 +97,8 @@ func (p printer) tasks(ts []*model.Task) error {
 		if t.Problem != "" {
 			holder = "BROKEN: " + t.Problem
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Source, t.DisplayKey(), t.State, t.Class,
-			model.PriorityName(t.Priority), holder, stamp(t.Claim.Expires), oneLine(t.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(t.Source), oneLine(t.DisplayKey()), t.State.Contract(), t.Class,
+			model.PriorityName(t.Priority), oneLine(holder), stamp(t.Claim.Expires), oneLine(t.Title))
 	}
 	return tw.Flush()
 }
@@ -111,15 +115,16 @@ func (p printer) json(v any) error {
 func (p printer) fail(err error) int {
 	code := model.CodeOf(err)
 	if p.table {
-		fmt.Fprintf(p.w, "error: %v\n", err)
+		fmt.Fprintf(p.errw, "error: %s\n", theme.Safe(err.Error()))
 	} else {
 		_ = p.json(map[string]any{"ok": false, "error": map[string]string{"code": string(code), "message": err.Error()}})
 	}
 	return code.ExitStatus()
 }
 
+// oneLine is outside text made safe for the terminal and cut to a table cell.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(theme.Safe(s)), " ")
 	if r := []rune(s); len(r) > 60 {
 		return string(r[:59]) + "…"
 	}
