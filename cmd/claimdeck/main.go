@@ -140,6 +140,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	root.SetHelpCommandGroupID("admin")
 	root.SetCompletionCommandGroupID("admin")
 	root.CompletionOptions.HiddenDefaultCmd = false
+	root.SetOut(a.stdout) // cobra's completion commands keep the writer they are built with
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {

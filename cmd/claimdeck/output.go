@@ -40,6 +40,17 @@ type taskJSON struct {
 	OpenSubs     int    `json:"open_subtasks,omitempty"`
 	Version      string `json:"version,omitempty"`
 	Problem      string `json:"problem,omitempty"`
+	// History is the trail the backend keeps, where it keeps one.
+	History []eventJSON `json:"history,omitempty"`
+}
+
+// eventJSON is one entry of a task's trail.
+type eventJSON struct {
+	At     string `json:"at"`
+	Actor  string `json:"actor"`
+	Action string `json:"action"`
+	Reason string `json:"reason,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 func stamp(t time.Time) string {
@@ -53,8 +64,12 @@ func toJSON(t *model.Task) *taskJSON {
 	if t == nil {
 		return nil
 	}
+	var history []eventJSON
+	for _, e := range t.History {
+		history = append(history, eventJSON{At: stamp(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail})
+	}
 	return &taskJSON{
-		PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
+		History: history, PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
 		Status: t.State.Contract(), NativeStatus: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
 		ClaimedBy: t.Claim.Holder.String(), Agent: t.Claim.Name, AgentRun: t.Claim.RunID, Node: t.Claim.Node,
 		LockToken: t.Claim.Token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),

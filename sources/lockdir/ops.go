@@ -254,6 +254,15 @@ func (s *Source) reread(op, id string) (*model.Task, error) {
 	return t, err
 }
 
+// lost is the refusal of a holder write whose token does not match: an id
+// the directory has never seen is not found rather than a lost lock.
+func (s *Source) lost(op, id string) error {
+	if t, _, err := s.readTask(id); err == nil && t == nil {
+		return sources.NotFound(op, id)
+	}
+	return sources.Lost(op, id)
+}
+
 // holderLock reads the lock and checks the token; nil means LOST_LOCK.
 func (s *Source) holderLock(id, token string) *fileState {
 	lk := readFile(s.path(id, kindLock), kindLock, nil)
@@ -277,7 +286,7 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	defer unlock()
 	lk := s.holderLock(id, token)
 	if lk == nil {
-		return nil, sources.Lost("heartbeat", id)
+		return nil, s.lost("heartbeat", id)
 	}
 	if lease <= 0 {
 		lease = s.cfg.Lease
@@ -326,7 +335,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	defer unlock()
 	lk := s.holderLock(id, token)
 	if lk == nil {
-		return nil, sources.Lost(fin.action, id)
+		return nil, s.lost(fin.action, id)
 	}
 	priv, ok, err := s.takeVerified(id, lk)
 	if err != nil {
