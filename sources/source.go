@@ -78,6 +78,10 @@ type Caps struct {
 	AtomicClaim bool
 	// Subtasks is true when completing a task checks its open sub-tasks.
 	Subtasks bool
+	// ClaimsAnyID is true when a claim of an id the backend has never seen
+	// takes it as a new task (seed 004's lock directories); otherwise such
+	// a claim is NotFound.
+	ClaimsAnyID bool
 }
 
 // Cursor is an opaque incremental-poll watermark.

@@ -144,7 +144,7 @@ func Open(cfg Config) (*Source, error) {
 func (s *Source) Name() string { return s.cfg.Name }
 
 // Caps: claims are atomic (link), there are no sub-tasks.
-func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: true} }
+func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, ClaimsAnyID: true} }
 
 // Close releases the directory lock file.
 func (s *Source) Close() error {
