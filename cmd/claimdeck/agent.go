@@ -131,7 +131,7 @@ func (a *app) withSource(ctx context.Context, fn func(src sources.Source) error)
 	if err != nil {
 		return err
 	}
-	src, err := openSource(ctx, a.cfg, sc)
+	src, err := openSource(ctx, a.cfg, sc, a.create)
 	if err != nil {
 		return err
 	}
@@ -164,9 +164,9 @@ func retrying[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	}
 }
 
-// readCommands change nothing; every other task command is refused on a
-// read-only source.
-var readCommands = map[string]bool{"get": true, "next": true}
+// readCommands change nothing: they are allowed on a read-only source and
+// never create a missing queue.
+var readCommands = map[string]bool{"get": true, "next": true, "list": true, "doctor": true}
 
 func (a *app) taskCommand(use, short string, flags []string, fn func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error)) *cobra.Command {
 	tf := &taskFlags{}

@@ -89,7 +89,7 @@ func (a *app) diagnose(ctx context.Context, sc SourceConfig) sourceReport {
 	if !r.add("credentials", credentials(sc), credentialDetail(sc)) {
 		return fail()
 	}
-	src, err := openSource(ctx, a.cfg, sc)
+	src, err := openSource(ctx, a.cfg, sc, a.create)
 	if !r.add("reachable", err, "opened") {
 		// A schema refusal at open (Notion's property check) is the
 		// schema's fault, not the network's: say so on the right line.

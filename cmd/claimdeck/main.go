@@ -34,6 +34,9 @@ type app struct {
 	sourceName string
 	output     string
 	readOnly   bool
+	createFlag bool
+	// create lets this command make a missing SQLite file or lock directory.
+	create bool
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -101,6 +104,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 				cfg.ReadOnly = true
 			}
 			a.cfg = cfg
+			// The embedded default queue is made by the first command that
+			// writes to it; a configured path only by --create or migrate.
+			a.create = a.createFlag || (cfg.implicit && !readCommands[cmd.Name()])
 			return nil
 		},
 	}
@@ -109,6 +115,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	f.StringVar(&a.sourceName, "source", "", "the configured source to act on (default: the only one)")
 	f.StringVarP(&a.output, "output", "o", "json", "output format: json or table")
 	f.BoolVar(&a.readOnly, "read-only", false, "refuse every write")
+	f.BoolVar(&a.createFlag, "create", false, "create a missing SQLite file or lock directory (otherwise a missing one is MISCONFIGURED)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
 	})
