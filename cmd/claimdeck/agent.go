@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -17,12 +18,31 @@ import (
 // taskFlags are the ntask contract's flags (seed 002).
 type taskFlags struct {
 	task, runID, agent, token  string
-	tokenFile                  string
+	tokenFile, body            string
 	reason, unblock, nextCheck string
 	artifacts, status, title   string
 	priority, class, desc      string
 	parent                     string
 	lease                      time.Duration
+	// given names the flags set on this call: update changes only those.
+	given map[string]bool
+}
+
+// value is the flag's value as text, for the required-argument check.
+func (tf *taskFlags) value(name string) string {
+	switch name {
+	case "task":
+		return tf.task
+	case "agent-name":
+		return tf.agent
+	case "reason":
+		return tf.reason
+	case "title":
+		return tf.title
+	case "body":
+		return tf.body
+	}
+	return ""
 }
 
 func (tf *taskFlags) bind(cmd *cobra.Command, names ...string) {
@@ -59,6 +79,8 @@ func (tf *taskFlags) bind(cmd *cobra.Command, names ...string) {
 			f.StringVar(&tf.desc, "description", "", "task description")
 		case "parent":
 			f.StringVar(&tf.parent, "parent", "", "make the new task a sub-task of this task id")
+		case "body":
+			f.StringVar(&tf.body, "body", "", "the comment")
 		case "lease":
 			f.DurationVar(&tf.lease, "lease", 0, "lease to take or extend (default: the configured lease)")
 		}
@@ -168,149 +190,42 @@ func retrying[T any](ctx context.Context, call func() (T, error)) (T, error) {
 // never create a missing queue.
 var readCommands = map[string]bool{"get": true, "next": true, "list": true, "doctor": true}
 
-func (a *app) taskCommand(use, short string, flags []string, fn func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error)) *cobra.Command {
+// opCommand is the cobra command of an agent command.
+func (a *app) opCommand(op agentOp) (*cobra.Command, *taskFlags) {
 	tf := &taskFlags{}
 	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
+		Use:   op.name,
+		Short: op.short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withSource(cmd.Context(), func(src sources.Source) error {
-				if !readCommands[use] && a.cfg.readOnly(src.Name()) {
-					return model.Errorf(model.CodeMisconfigured, use, tf.task, "source %q is read-only", src.Name())
-				}
-				t, err := fn(cmd.Context(), src, tf)
-				if err != nil {
-					return err
-				}
-				return a.out().task(t)
-			})
+			tf.given = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { tf.given[f.Name] = true })
+			an, err := a.runOp(cmd.Context(), op, tf)
+			if err != nil {
+				return err
+			}
+			return a.out().answer(an)
 		},
 	}
-	tf.bind(cmd, flags...)
-	return cmd
+	tf.bind(cmd, op.args...)
+	return cmd, tf
 }
 
-func (a *app) finishCommand(use, short string, state model.State, flags ...string) *cobra.Command {
-	return a.taskCommand(use, short, append([]string{"task", "lock-token", "run-id", "agent-name"}, flags...),
-		func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-			if err := tf.checkToken(); err != nil {
-				return nil, err
-			}
-			o := sources.Outcome{State: state, Reason: tf.reason, UnblockAction: tf.unblock, Artifacts: tf.artifacts}
-			if tf.nextCheck != "" {
-				at, err := time.Parse(time.RFC3339, tf.nextCheck)
-				if err != nil {
-					return nil, model.Errorf(model.CodeMisconfigured, "", "", "--next-check-at %q is not an RFC 3339 time (e.g. 2026-02-01T09:00:00Z)", tf.nextCheck)
-				}
-				o.NextCheckAt = at
-			}
-			if state == model.StateBlocked {
-				if err := required("reason", tf.reason); err != nil {
-					return nil, err
-				}
-			}
-			return finish(ctx, src, tf, use, o)
-		})
-}
-
-// finish is every holder's way out of a claim: the write keyed on the
-// token, then the run noted in the trail.
-func finish(ctx context.Context, src sources.Source, tf *taskFlags, op string, o sources.Outcome) (*model.Task, error) {
-	t, err := src.Finish(ctx, tf.task, tf.token, o)
-	if err != nil {
-		return nil, err
-	}
-	return t, tf.recordRun(ctx, src, op, t)
-}
-
+// agentCommands are the agent commands; comment, update and cancel add
+// what only a person at a shell needs.
 func (a *app) agentCommands() []*cobra.Command {
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List tasks in pull order",
-		Args:  cobra.NoArgs,
-	}
-	lf := &taskFlags{}
-	lf.bind(list, "status")
-	list.RunE = func(cmd *cobra.Command, _ []string) error {
-		var want model.State
-		if lf.status != "" {
-			s, err := parseStatus(lf.status)
-			if err != nil {
-				return err
-			}
-			want = s
+	var out []*cobra.Command
+	for _, op := range a.agentOps() {
+		cmd, tf := a.opCommand(op)
+		switch op.name {
+		case "comment":
+			a.commentExtras(cmd, op, tf)
+		case "update":
+			updateExtras(cmd)
+		case "cancel":
+			a.cancelExtras(cmd, tf)
 		}
-		return a.withSource(cmd.Context(), func(src sources.Source) error {
-			d, err := retrying(cmd.Context(), func() (sources.Delta, error) { return src.Poll(cmd.Context(), "") })
-			if err != nil {
-				return err
-			}
-			var out []*model.Task
-			for _, t := range d.Tasks {
-				if want == model.StateUnknown || t.State == want {
-					out = append(out, t)
-				}
-			}
-			model.SortPullOrder(out)
-			return a.out().tasks(out)
-		})
+		out = append(out, cmd)
 	}
-
-	return []*cobra.Command{
-		list,
-		a.taskCommand("get", "Read one task, fresh", []string{"task"},
-			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-				if err := required("task", tf.task); err != nil {
-					return nil, err
-				}
-				return retrying(ctx, func() (*model.Task, error) { return src.Get(ctx, tf.task) })
-			}),
-		a.taskCommand("next", "Show the first task eligible for this agent (claims nothing)", []string{"agent-name"},
-			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-				return retrying(ctx, func() (*model.Task, error) { return src.Next(ctx, tf.agent) })
-			}),
-		a.taskCommand("claim", "Claim a task (or, without --task, the next eligible one)", []string{"task", "agent-name", "run-id", "lease"},
-			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-				if err := required("agent-name", tf.agent); err != nil {
-					return nil, err
-				}
-				req := sources.ClaimRequest{Agent: tf.agent, RunID: tf.runID, Lease: tf.lease}
-				if tf.task == "" {
-					return src.ClaimNext(ctx, req)
-				}
-				return src.Claim(ctx, tf.task, req)
-			}),
-		a.taskCommand("heartbeat", "Extend the lease of a claimed task", []string{"task", "lock-token", "run-id", "agent-name", "lease"},
-			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-				if err := tf.checkToken(); err != nil {
-					return nil, err
-				}
-				t, err := retrying(ctx, func() (*model.Task, error) { return src.Heartbeat(ctx, tf.task, tf.token, tf.lease) })
-				if err != nil {
-					return nil, err
-				}
-				return t, tf.recordRun(ctx, src, "heartbeat", t)
-			}),
-		a.finishCommand("complete", "Mark a claimed task done", model.StateDone, "artifacts"),
-		a.finishCommand("block", "Park a claimed task as blocked", model.StateBlocked, "reason", "unblock-action", "next-check-at"),
-		a.finishCommand("review", "Hand a claimed task to review", model.StateReview, "artifacts"),
-		a.finishCommand("fail", "Mark a claimed task failed", model.StateFailed, "reason"),
-		a.cancelCommand(),
-		a.taskCommand("create", "Add a task to the queue", []string{"title", "priority", "class", "description", "parent"},
-			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-				if err := required("title", tf.title); err != nil {
-					return nil, err
-				}
-				prio, err := model.ParsePriority(tf.priority)
-				if err != nil {
-					return nil, model.Errorf(model.CodeMisconfigured, "", "", "--priority: %v", err)
-				}
-				class, err := model.ParseClass(tf.class)
-				if err != nil {
-					return nil, model.Errorf(model.CodeMisconfigured, "", "", "--class: %v", err)
-				}
-				return src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent})
-			}),
-	}
+	return out
 }

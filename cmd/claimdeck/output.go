@@ -86,6 +86,13 @@ type printer struct {
 	table   bool
 }
 
+func (p printer) answer(an answer) error {
+	if an.list {
+		return p.tasks(an.tasks)
+	}
+	return p.task(an.task)
+}
+
 func (p printer) task(t *model.Task) error {
 	if p.table {
 		if t == nil {
