@@ -26,6 +26,7 @@ type Config struct {
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
 	// Keys rebinds dashboard keys: action name → keys.
 	Keys map[string][]string `mapstructure:"keys" json:"keys,omitempty"`
+	MCP  MCPConfig           `mapstructure:"mcp" json:"mcp"`
 
 	file string // the file it came from, if any
 	// implicit is true when no configuration names any source and the
@@ -130,6 +131,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("escalation.notify_after", p.Ladder.Notify)
 	v.SetDefault("escalation.escalate_after", p.Ladder.Escalate)
 	meshDefaults(v)
+	v.SetDefault("mcp.overrides", false)
 
 	explicit := file != ""
 	if !explicit {

@@ -133,15 +133,19 @@ func (p printer) json(v any) error {
 	return enc.Encode(v)
 }
 
+// failPayload is an error in the contract's JSON shape.
+func failPayload(err error) map[string]any {
+	return map[string]any{"ok": false, "error": map[string]string{"code": string(model.CodeOf(err)), "message": err.Error()}}
+}
+
 // fail prints an error in the contract's shape and returns its exit status.
 func (p printer) fail(err error) int {
-	code := model.CodeOf(err)
 	if p.table {
 		fmt.Fprintf(p.errw, "error: %s\n", theme.Safe(err.Error()))
 	} else {
-		_ = p.json(map[string]any{"ok": false, "error": map[string]string{"code": string(code), "message": err.Error()}})
+		_ = p.json(failPayload(err))
 	}
-	return code.ExitStatus()
+	return model.CodeOf(err).ExitStatus()
 }
 
 // oneLine is outside text made safe for the terminal and cut to a table cell.
