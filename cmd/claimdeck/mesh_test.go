@@ -338,10 +338,14 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	nodes, err := a.startMesh(ctx, root, []hub.Feed{{Source: src}})
-	if err != nil || nodes == nil {
-		t.Fatalf("startMesh: %v, nodes func %v", err, nodes != nil)
+	hc := hub.Config{Feeds: []hub.Feed{{Source: src, Every: 10 * time.Millisecond}}, Policy: cfg.Policy()}
+	if err := a.startMesh(ctx, root, &hc); err != nil || hc.Nodes == nil || hc.Enforce == nil {
+		t.Fatalf("startMesh: %v, nodes func %v, enforce %v", err, hc.Nodes != nil, hc.Enforce != nil)
 	}
+	nodes := hc.Nodes
+	// Enforcement reads the hub's snapshots, as the dashboard's does.
+	h := hub.New(hc)
+	go h.Run(ctx)
 	// The ladder here is milliseconds long, so the mark may pass stale on
 	// its way up; what matters is that it lands, and that the poller holds
 	// both nodes DOWN once each has failed three pings.
@@ -366,7 +370,7 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 		}
 	}
 	cfg.ReadOnly = true
-	if _, err := a.startMesh(ctx, root, nil); model.CodeOf(err) != model.CodeMisconfigured {
+	if err := a.startMesh(ctx, root, &hub.Config{}); model.CodeOf(err) != model.CodeMisconfigured {
 		t.Errorf("--enforce in read-only mode: %v", err)
 	}
 }
