@@ -172,6 +172,22 @@ func (a *app) sweeper(reg *mesh.Registry, nodes func() []model.Node, from string
 	return sw, nil
 }
 
+// standing classifies tasks for list, get and next as a sweep run from cron
+// would: node health as the registry records it, the holders mapping and
+// the configured policy, at one instant.
+func (a *app) standing() (func(*model.Task) model.Classification, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return nil, err
+	}
+	var nodes []model.Node
+	if f := registryNodes(reg); f != nil {
+		nodes = f()
+	}
+	m, p, now := model.NewMesh(nodes, a.cfg.Mesh.Holders), a.cfg.Policy(), time.Now()
+	return func(t *model.Task) model.Classification { return model.Classify(t, now, p, m) }, nil
+}
+
 // registryNodes is the mesh as the registry file records it: what a sweep
 // run from cron knows without pinging (seed 001's health pings update it).
 func registryNodes(reg *mesh.Registry) func() []model.Node {
