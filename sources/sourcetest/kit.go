@@ -91,6 +91,7 @@ var cases = []struct {
 	{"hand-off reserves the task for its target until the reservation expires", testHandoff},
 	{"an agent may hand off its own task, naming its token", testAgentHandoff},
 	{"a human action on a task that changed since it was read gets CONFLICT", testStaleHumanAction},
+	{"every backend refuses the same human actions with the same code and changes nothing", testHumanRefusals},
 	{"human actions are recorded in the backend's own trail", testHistory},
 	{"a comment is kept in the task's trail", testComment},
 	{"a task with open sub-tasks cannot be completed", testSubtasks},
