@@ -3,8 +3,10 @@
 // plain components, dialogs as a stack that sees keys first, and the human
 // actions sent to the hub as commands.
 //
-// It never talks to a backend: it renders the snapshot it holds, and every
-// wait (a snapshot, an action, the clock) is a tea.Cmd.
+// It never talks to a backend and decides nothing about tasks: it renders
+// the snapshot it holds, reading each task's standing from
+// Snapshot.Classify, and every wait (a snapshot, an action, the clock) is a
+// tea.Cmd.
 package tui
 
 import (

@@ -1,11 +1,14 @@
-// Package hub feeds the dashboard: it polls every source on its own
+// Package hub is the dashboard's only feed: it polls every source on its own
 // interval (and on each push hint from sources that can watch), merges the
 // deltas into one task map per source, tracks how each source is doing, and
-// publishes immutable snapshots. Human actions go through the sources.Desk,
-// so read-only mode, the journal and CONFLICT explanations hold here too.
+// publishes immutable snapshots that also carry the mesh's node health and
+// the policy, so Snapshot.Classify answers every question about a task's
+// standing. Enforcement, when configured, is handed the same snapshots.
+// Human actions go through the sources.Desk, so read-only mode, the journal
+// and CONFLICT explanations hold here too.
 //
-// It knows nothing of the terminal: the dashboard drains Snapshots and
-// calls Apply from its own commands.
+// It knows nothing of the terminal, and no backend or mesh package: the
+// dashboard drains Snapshots and calls Apply from its own commands.
 package hub
 
 import (

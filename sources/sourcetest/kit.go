@@ -1,4 +1,4 @@
-// Package sourcetest is the conformance kit: the lease protocol of SPEC §3
+// Package sourcetest is the conformance kit: the lease protocol
 // stated once, as tests that any backend runs with one call:
 //
 //	func TestConformance(t *testing.T) {
