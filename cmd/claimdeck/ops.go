@@ -24,18 +24,21 @@ type answer struct {
 	task  *model.Task
 	tasks []*model.Task
 	list  bool
+	// classify adds each task's standing to what a read command prints.
+	classify func(*model.Task) model.Classification
 }
 
 // payload is the answer in the ntask contract's JSON shape.
 func (an answer) payload() map[string]any {
+	p := printer{classify: an.classify}
 	if an.list {
 		out := make([]*taskJSON, len(an.tasks))
 		for i, t := range an.tasks {
-			out[i] = toJSON(t)
+			out[i] = p.toJSON(t)
 		}
 		return map[string]any{"ok": true, "tasks": out}
 	}
-	return map[string]any{"ok": true, "task": toJSON(an.task)}
+	return map[string]any{"ok": true, "task": p.toJSON(an.task)}
 }
 
 func one(t *model.Task, err error) (answer, error) { return answer{task: t}, err }
@@ -234,7 +237,10 @@ func (a *app) runOp(ctx context.Context, op agentOp, tf *taskFlags) (answer, err
 			return model.Errorf(model.CodeMisconfigured, op.name, tf.task, "source %q is read-only", src.Name())
 		}
 		var err error
-		an, err = op.run(ctx, src, tf)
+		if an, err = op.run(ctx, src, tf); err != nil || !readCommands[op.name] {
+			return err
+		}
+		an.classify, err = a.standing()
 		return err
 	})
 	return an, err

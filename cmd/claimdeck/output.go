@@ -40,6 +40,10 @@ type taskJSON struct {
 	OpenSubs     int    `json:"open_subtasks,omitempty"`
 	Version      string `json:"version,omitempty"`
 	Problem      string `json:"problem,omitempty"`
+	// The task's standing (model.Classify), in list, get and next.
+	Level       string `json:"level,omitempty"`
+	NodeDown    bool   `json:"node_down,omitempty"`
+	StaleReason string `json:"stale_reason,omitempty"`
 	// History is the trail the backend keeps, where it keeps one.
 	History []eventJSON `json:"history,omitempty"`
 }
@@ -84,13 +88,28 @@ func toJSON(t *model.Task) *taskJSON {
 type printer struct {
 	w, errw io.Writer
 	table   bool
+	// classify, when set, adds each task's standing (list, get, next).
+	classify func(*model.Task) model.Classification
 }
 
 func (p printer) answer(an answer) error {
+	p.classify = an.classify
 	if an.list {
 		return p.tasks(an.tasks)
 	}
 	return p.task(an.task)
+}
+
+func (p printer) toJSON(t *model.Task) *taskJSON {
+	j := toJSON(t)
+	if j != nil && p.classify != nil {
+		c := p.classify(t)
+		if c.Level != model.LevelNone {
+			j.Level = c.Level.String()
+		}
+		j.NodeDown, j.StaleReason = c.Placement.Down, c.Reason
+	}
+	return j
 }
 
 func (p printer) task(t *model.Task) error {
@@ -101,26 +120,32 @@ func (p printer) task(t *model.Task) error {
 		}
 		return p.tasks([]*model.Task{t})
 	}
-	return p.json(map[string]any{"ok": true, "task": toJSON(t)})
+	return p.json(answer{task: t, classify: p.classify}.payload())
 }
 
 func (p printer) tasks(ts []*model.Task) error {
 	if !p.table {
-		out := make([]*taskJSON, len(ts))
-		for i, t := range ts {
-			out[i] = toJSON(t)
-		}
-		return p.json(map[string]any{"ok": true, "tasks": out})
+		return p.json(answer{tasks: ts, list: true, classify: p.classify}.payload())
 	}
 	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SOURCE\tID\tSTATE\tCLASS\tPRIO\tHOLDER\tEXPIRES\tTITLE")
+	header := "SOURCE\tID\tSTATUS\tCLASS\tPRIO\tHOLDER\tEXPIRES\tTITLE"
+	if p.classify != nil {
+		header += "\tSTANDING"
+	}
+	fmt.Fprintln(tw, header)
 	for _, t := range ts {
 		holder := t.Claim.Name
 		if t.Problem != "" {
 			holder = "BROKEN: " + t.Problem
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(t.Source), oneLine(t.DisplayKey()), t.State.Contract(), t.Class,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", oneLine(t.Source), oneLine(t.DisplayKey()), t.State.Contract(), t.Class,
 			model.PriorityName(t.Priority), oneLine(holder), stamp(t.Claim.Expires), oneLine(t.Title))
+		if p.classify != nil {
+			if c := p.classify(t); c.Stale() && c.Cause != model.CauseBroken {
+				fmt.Fprintf(tw, "\t%s: %s", c.Level, oneLine(c.Reason))
+			}
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
