@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // mcpClient connects the SDK's client to `claimdeck mcp` over c's
@@ -238,4 +240,30 @@ func TestMCPOverHTTPNeedsTheBearerToken(t *testing.T) {
 			cs.Close()
 		}
 	}
+}
+
+// FuzzToolFlags: a tool call's arguments, whatever they are, become the
+// flags or a MISCONFIGURED refusal that names what to fix; never a panic.
+func FuzzToolFlags(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"task":"a","lock_token":"b"}`, `{"priority":3}`, `{"priority":2.5}`, `{"lease":"20m"}`,
+		`{"lease":"soon"}`, `{"lock_tokn":"x"}`, `[1]`, `null`, `{"task":7}`, ``, `{"task":"a","task":"b"}`, `{"body":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	flags := []string{"task", "lock-token", "run-id", "agent-name", "priority", "lease", "reason"}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		tf, err := toolFlags(flags, raw)
+		if err != nil {
+			if model.CodeOf(err) != model.CodeMisconfigured || err.Error() == "" {
+				t.Fatalf("a refusal that is not MISCONFIGURED: %v", err)
+			}
+			return
+		}
+		for name := range tf.given {
+			if !slices.Contains(flags, name) {
+				t.Fatalf("accepted an argument the tool does not take: %s", name)
+			}
+		}
+	})
 }
