@@ -267,3 +267,92 @@ func FuzzToolFlags(f *testing.F) {
 		}
 	})
 }
+
+// TestMCPFromTheSpecification speaks to `claimdeck mcp` as the MCP
+// specification describes stdio, without the SDK: newline-delimited
+// JSON-RPC 2.0, initialize, the initialized notification, then tools/call.
+func TestMCPFromTheSpecification(t *testing.T) {
+	c := newCLI(t, sqliteSource+"mcp: {overrides: true}\n")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClaimdeck$")
+	cmd.Env = append(os.Environ(), "CLAIMDECK_HELPER_ARGS=--config\x1f"+c.conf+"\x1fmcp")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); _ = cmd.Wait() }()
+	dec := json.NewDecoder(outPipe)
+	id := 0
+	rpc := func(method string, params any) map[string]any {
+		t.Helper()
+		id++
+		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if _, err := in.Write(append(msg, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			var resp map[string]any
+			if err := dec.Decode(&resp); err != nil {
+				t.Fatalf("%s: %v", method, err)
+			}
+			if resp["id"] == float64(id) {
+				if resp["error"] != nil {
+					t.Fatalf("%s: a protocol error: %v", method, resp["error"])
+				}
+				return resp["result"].(map[string]any)
+			}
+		}
+	}
+	tool := func(name string, args map[string]any, wantErr bool) map[string]any {
+		t.Helper()
+		res := rpc("tools/call", map[string]any{"name": name, "arguments": args})
+		if isErr, _ := res["isError"].(bool); isErr != wantErr {
+			t.Fatalf("%s: isError %v, want %v: %v", name, isErr, wantErr, res)
+		}
+		structured, _ := res["structuredContent"].(map[string]any)
+		text := res["content"].([]any)[0].(map[string]any)["text"].(string)
+		var fromText map[string]any
+		if err := json.Unmarshal([]byte(text), &fromText); err != nil || fromText["ok"] != structured["ok"] {
+			t.Fatalf("%s: text and structured content disagree: %s / %v", name, text, structured)
+		}
+		return structured
+	}
+	task := func(r map[string]any) map[string]any { return r["task"].(map[string]any) }
+	code := func(r map[string]any) any { return r["error"].(map[string]any)["code"] }
+
+	init := rpc("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "spec-client", "version": "1"}})
+	if init["serverInfo"].(map[string]any)["name"] != "claimdeck" {
+		t.Fatalf("initialize: %v", init)
+	}
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	if _, err := in.Write(append(msg, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	if tools := rpc("tools/list", map[string]any{})["tools"].([]any); len(tools) < 12 {
+		t.Fatalf("tools/list: %d tools", len(tools))
+	}
+	id1 := task(tool("create", map[string]any{"title": "from the spec", "priority": 2}, false))["page_id"]
+	if task(tool("next", map[string]any{"agent_name": "SANDMAN"}, false))["page_id"] != id1 {
+		t.Fatal("next did not offer the new task")
+	}
+	tok := task(tool("claim", map[string]any{"task": id1, "agent_name": "SANDMAN", "run_id": "run-001"}, false))["lock_token"]
+	if c := code(tool("claim", map[string]any{"task": id1, "agent_name": "ORACLE"}, true)); c != "CONFLICT" {
+		t.Fatalf("a second claim: %v", c)
+	}
+	tool("heartbeat", map[string]any{"task": id1, "lock_token": tok, "run_id": "run-001"}, false)
+	tool("release", map[string]any{"task": id1, "reason": "wedged"}, false)
+	if c := code(tool("complete", map[string]any{"task": id1, "lock_token": tok}, true)); c != "LOST_LOCK" {
+		t.Fatalf("complete after a force-release: %v", c)
+	}
+	tok = task(tool("claim", map[string]any{"task": id1, "agent_name": "SANDMAN"}, false))["lock_token"]
+	if s := task(tool("complete", map[string]any{"task": id1, "lock_token": tok}, false))["status"]; s != "DONE" {
+		t.Fatalf("complete: %v", s)
+	}
+}
