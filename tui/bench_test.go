@@ -177,10 +177,19 @@ func BenchmarkApplySnapshot100k(b *testing.B) {
 
 // BenchmarkFilterKeystroke100k alternates typing a letter (narrowing: the
 // rows on screen are searched) and deleting it (widening: all of them).
+// The standing cases run on the Leases view, where a node: word places
+// every running claim on the mesh.
 func BenchmarkFilterKeystroke100k(b *testing.B) {
-	for _, c := range []struct{ name, base string }{{"text", "servic"}, {"field", "agent:al"}} {
+	for _, c := range []struct {
+		name, base string
+		view       viewKind
+	}{
+		{"text", "servic", queueView}, {"field", "agent:al", queueView},
+		{"standing", "level<urgent age>5m prio>=1 node:n", leasesView}, {"negated", "!agent:al !servic", leasesView},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			m, _ := benchModel(b)
+			m.show(c.view)
 			m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
 			for _, r := range c.base {
 				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})

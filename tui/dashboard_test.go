@@ -302,6 +302,10 @@ func TestFilterByFieldAndText(t *testing.T) {
 		{queueView, "agent:bravo", []string{"TASK-3"}}, // reserved for bravo
 		{staleView, "state:claimed node:n3", []string{"TASK-7"}},
 		{queueView, "nothing-like-this", nil},
+		{staleView, "level>=urgent", []string{"S-2", "TASK-5"}},
+		{staleView, "!level>=urgent", []string{"TASK-7"}},
+		{queueView, "prio>=high !tls", []string{"TASK-3", "S-1"}},
+		{queueView, "age>100m", []string{"TASK-1", "A-1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.filter, func(t *testing.T) {
@@ -318,6 +322,21 @@ func TestFilterByFieldAndText(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a word that does not parse keeps the last filter and says what to fix", func(t *testing.T) {
+		r := newRig(t)
+		r.press("/")
+		r.typeText("tls !")
+		if got := rowKeys(r.m.pane().shown); !slices.Equal(got, []string{"TASK-1"}) {
+			t.Fatalf("while the filter does not parse: %v, want the last one's TASK-1", got)
+		}
+		if !strings.Contains(r.screen(), `"!" needs a word after it`) {
+			t.Fatalf("no message naming what to fix:\n%s", r.screen())
+		}
+		r.typeText("edge")
+		if strings.Contains(r.screen(), "needs a word") || len(r.m.pane().shown) != 0 {
+			t.Fatalf("the fixed filter is not applied: %v", rowKeys(r.m.pane().shown))
+		}
+	})
 	t.Run("backspace widens again", func(t *testing.T) {
 		r := newRig(t)
 		r.press("/")

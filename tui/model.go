@@ -99,7 +99,8 @@ type Model struct {
 
 	filter      lineEdit
 	filtering   bool
-	terms       []term
+	flt         model.Filter              // the last filter that parsed
+	filterErr   string                    // why the filter as typed does not parse
 	pending     map[string]model.Action   // ref → action under way
 	overrides   map[string]*actionOutcome // ref → applied result not yet polled
 	dialogs     []dialog
@@ -577,7 +578,7 @@ func (m *Model) freshen(p *pane) {
 		p.nodes = p.nodes[:0]
 		nodes := m.snap.Mesh.Nodes()
 		for i := range nodes {
-			if matchNode(&nodes[i], m.terms) {
+			if matchNode(&nodes[i], m.flt) {
 				p.nodes = append(p.nodes, nodes[i])
 			}
 		}
@@ -586,7 +587,7 @@ func (m *Model) freshen(p *pane) {
 		// m.acts is oldest first; the view's first order is newest first.
 		p.acts = p.acts[:0]
 		for i := range m.acts {
-			if matchActivity(&m.acts[i], m.terms) {
+			if matchActivity(&m.acts[i], m.flt) {
 				p.acts = append(p.acts, m.acts[i])
 			}
 		}
@@ -597,10 +598,10 @@ func (m *Model) freshen(p *pane) {
 		if resort {
 			p.sortTasks(m.class)
 		}
-		if freeText(m.terms) && !p.hayReady {
+		if m.flt.NeedsText() && !p.hayReady {
 			m.buildHay(p)
 		}
-		p.shown = filterTasks(p.shown[:0], p.members, m.terms)
+		p.shown = m.filterTasks(p.shown[:0], p.members)
 	}
 	p.grid.SetLen(p.len())
 	if keep != nil {
@@ -625,26 +626,51 @@ func (m *Model) selectedTask(p *pane) *model.Task {
 	return p.shown[p.grid.cursor].t
 }
 
-func filterTasks(dst, src []row, terms []term) []row {
-	if len(terms) == 0 {
+// filterTasks appends the rows of src that pass the filter to dst.
+func (m *Model) filterTasks(dst, src []row) []row {
+	f := m.flt
+	if len(f.Terms) == 0 {
 		return append(dst, src...)
 	}
+	now, standing := m.now(), f.NeedsStanding()
+	var c model.Classification
 	for _, r := range src {
-		if matchRow(r, terms) {
+		if standing {
+			c = m.standing(r.t, now)
+		}
+		if f.Match(r.t, &c, r.hay, now) {
 			dst = append(dst, r)
 		}
 	}
 	return dst
 }
 
+// standing is a task's classification: derive keeps the stale ones; a
+// claim that is not stale is classified again only for its placement.
+func (m *Model) standing(t *model.Task, now time.Time) model.Classification {
+	if c, ok := m.class[t]; ok {
+		return c
+	}
+	if t.State == model.StateClaimed && t.Claim.Holder == model.HolderAgent {
+		return m.snap.Classify(t, now)
+	}
+	return model.Classification{}
+}
+
 // refilter applies an edited filter. A keystroke that only narrows the
-// filter searches the rows on screen, not the whole snapshot.
+// filter searches the rows on screen, not the whole snapshot. A filter that
+// does not parse leaves the last one in force and says what to fix.
 func (m *Model) refilter() {
-	terms := parseFilter(m.filter.Value())
+	f, err := model.ParseFilter(m.filter.Value())
+	m.filterErr = ""
+	if err != nil {
+		m.filterErr = err.Error()
+		return
+	}
 	p := m.pane()
-	narrower := narrows(m.terms, terms) && !p.unsorted && !p.unfiltered && p.kind != nodesView && p.kind != activityView
-	m.terms = terms
-	if freeText(terms) && !p.hayReady {
+	narrower := f.Narrows(m.flt) && !p.unsorted && !p.unfiltered && p.kind != nodesView && p.kind != activityView
+	m.flt = f
+	if f.NeedsText() && !p.hayReady {
 		// The rows on screen are copies without text: filter afresh.
 		narrower = false
 	}
@@ -653,7 +679,7 @@ func (m *Model) refilter() {
 	}
 	if narrower {
 		p.unfiltered = false
-		p.shown = filterTasks(p.shown[:0], p.shown, terms)
+		p.shown = m.filterTasks(p.shown[:0], p.shown)
 		p.grid.SetLen(len(p.shown))
 		m.syncKeys()
 		return

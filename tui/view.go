@@ -86,12 +86,13 @@ func (m *Model) filterLine() string {
 	var left string
 	switch {
 	case m.filtering:
-		left = st.FilterPrompt.Render("/ ") + m.filter.View(m.width-rw-3, true, st.Faint.Render("agent: state: source: node: or text"))
+		left = st.FilterPrompt.Render("/ ") + m.filter.View(m.width-rw-3, true, st.Faint.Render("agent: state: source: node: level>= age> prio>= !word or text"))
 	case m.filter.Value() != "":
 		left = st.FilterPrompt.Render("filter ") + m.filter.Value()
 	default:
 		left = st.Faint.Render("/ to filter")
 	}
+
 	return joinRight(left, right, m.width)
 }
 
@@ -147,7 +148,7 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 	out := rows.String()
 	if p.len() == 0 {
 		msg := emptyText[p.kind]
-		if len(m.terms) > 0 {
+		if len(m.flt.Terms) > 0 {
 			msg = "Nothing matches the filter (esc clears it)."
 		}
 		if lines := strings.Split(out, "\n"); len(lines) > 1 {
@@ -160,6 +161,9 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 
 func (m *Model) bannerLine() string {
 	st := m.styles
+	if m.filterErr != "" {
+		return st.Banner.Render(fit(" "+theme.Safe(m.filterErr)+" — the last filter stays", m.width))
+	}
 	if m.banner != "" {
 		if m.bannerIsErr {
 			return st.Banner.Render(fit(" "+theme.Safe(m.banner), m.width))
