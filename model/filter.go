@@ -32,7 +32,6 @@ type Term struct {
 // FilterFields are the field names a filter knows, text fields first.
 var FilterFields = []string{"agent", "state", "source", "node", "level", "age", "stuck", "prio"}
 
-
 // ParseFilter reads a filter expression. An error names the word to fix
 // and what it may be instead.
 func ParseFilter(s string) (Filter, error) {
