@@ -219,6 +219,29 @@ const (
 
 // match switches on a number, not Field: it runs once per task and term
 // on every keystroke.
+// Select is the tasks that pass the filter at now; standing classifies a
+// task, called only when the filter reads a task's standing.
+func (f Filter) Select(tasks []*Task, standing func(*Task) Classification, now time.Time) []*Task {
+	text, need := f.NeedsText(), f.NeedsStanding()
+	var out []*Task
+	var buf []byte
+	for _, t := range tasks {
+		var c Classification
+		if need {
+			c = standing(t)
+		}
+		hay := ""
+		if text {
+			buf = AppendSearchText(buf[:0], t)
+			hay = string(buf)
+		}
+		if f.Match(t, &c, hay, now) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func (tm *Term) match(t *Task, c *Classification, hay string, now time.Time) bool {
 	switch tm.field {
 	case fieldText:

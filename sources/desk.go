@@ -41,7 +41,7 @@ type Desk struct {
 // Apply runs one human action against src. Every call ends applied or with
 // an error; both are journaled.
 func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task, error) {
-	if err := d.check(src, req); err != nil {
+	if err := d.check(src.Name(), req); err != nil {
 		return nil, err
 	}
 	now := time.Now
@@ -77,13 +77,13 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 	return after, err
 }
 
-func (d *Desk) check(src Source, req Request) error {
+func (d *Desk) check(source string, req Request) error {
 	op := string(req.Action)
 	if req.Seen == nil || req.Seen.ID == "" {
 		return model.Errorf(model.CodeMisconfigured, op, "", "no task given")
 	}
-	if d.ReadOnly != nil && d.ReadOnly(src.Name()) {
-		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "source %q is read-only", src.Name())
+	if d.ReadOnly != nil && d.ReadOnly(source) {
+		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "source %q is read-only", source)
 	}
 	if strings.TrimSpace(d.Actor) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "no actor: set `actor` in the config")

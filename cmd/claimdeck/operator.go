@@ -17,8 +17,9 @@ import (
 // override is one operator command's parameters.
 type override struct {
 	task, reason, to, priority, expect string
+	filter                             string
 	reserve                            time.Duration
-	yes, force                         bool
+	yes, force, dryRun                 bool
 }
 
 // desk builds the Desk every human action goes through.
@@ -33,6 +34,9 @@ func (a *app) desk() (*sources.Desk, func(), error) {
 
 // printOverride applies an operator command and prints the task after it.
 func (a *app) printOverride(ctx context.Context, action model.Action, o *override) error {
+	if o.filter != "" || o.dryRun {
+		return a.bulkOverride(ctx, action, o)
+	}
 	t, err := a.applyOverride(ctx, action, o)
 	if err != nil {
 		return err
@@ -111,6 +115,79 @@ func (a *app) overrideFlags(cmd *cobra.Command, o *override) {
 	f.StringVar(&o.reason, "reason", "", "why (recorded in the audit trail)")
 	f.StringVar(&o.expect, "expect-token", "", "refuse with CONFLICT unless the task still holds this lock token")
 	f.BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation")
+	bulkFlags(cmd, o)
+}
+
+func bulkFlags(cmd *cobra.Command, o *override) {
+	f := cmd.Flags()
+	f.StringVar(&o.filter, "filter", "", "act on every task the filter matches, e.g. 'node:ORACLE_LOCAL level>=stale' (instead of --task)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "with --filter: print what would be done and refused; change nothing")
+}
+
+// bulkOverride is an operator command over every task --filter matches in
+// every source (or --source): the preview as JSON, then, unless --dry-run
+// or not confirmed, each task applied through the desk and the summary.
+func (a *app) bulkOverride(ctx context.Context, action model.Action, o *override) error {
+	op := string(action)
+	if o.task != "" || o.expect != "" {
+		return model.Errorf(model.CodeMisconfigured, op, o.task, "--filter selects the tasks: drop --task and --expect-token")
+	}
+	if o.filter == "" {
+		return model.Errorf(model.CodeMisconfigured, op, "", "--dry-run previews a --filter: pass --filter")
+	}
+	f, err := model.ParseFilter(o.filter)
+	if err != nil {
+		return model.Wrap(model.CodeMisconfigured, op, "", fmt.Errorf("--filter: %w", err))
+	}
+	desk, closeDesk, err := a.desk()
+	if err != nil {
+		return err
+	}
+	defer closeDesk()
+	standing, err := a.standing()
+	if err != nil {
+		return err
+	}
+	srcs, err := a.openAll(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeAll(srcs)
+	byName := map[string]sources.Source{}
+	var all []*model.Task
+	for _, src := range srcs {
+		d, err := src.Poll(ctx, "")
+		if err != nil {
+			return fmt.Errorf("reading %s for the preview, nothing was done: %w", src.Name(), err)
+		}
+		byName[src.Name()] = src
+		all = append(all, d.Tasks...)
+	}
+	req := sources.Request{Action: action, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority}
+	preview := desk.PreviewBulk(req, f.Select(all, standing, time.Now()))
+	out := map[string]any{"filter": o.filter, "dry_run": o.dryRun, "preview": preview}
+	if o.dryRun || len(preview.Apply) == 0 {
+		return a.out().json(out)
+	}
+	if !o.yes {
+		if !isTerminal(a.stdin) {
+			return model.Errorf(model.CodeMisconfigured, op, "", "no terminal to confirm on: pass --yes to act without asking (--dry-run to preview); nothing was done")
+		}
+		fmt.Fprintf(a.stderr, "%s %d of %d tasks matching %q (%d refused)\nProceed? [y/N] ", action, len(preview.Apply), preview.Count, o.filter, len(preview.Refused))
+		line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+		if answer := strings.ToLower(strings.TrimSpace(line)); answer != "y" && answer != "yes" {
+			return model.Errorf(model.CodeMisconfigured, op, "", "not confirmed; nothing was done")
+		}
+	}
+	summary := desk.ApplyBulk(ctx, func(name string) sources.Source { return byName[name] }, preview, req, nil)
+	out["summary"] = summary
+	if err := a.out().json(out); err != nil {
+		return err
+	}
+	if err := summary.Err(); err != nil {
+		return exitStatus(model.CodeOf(err).ExitStatus())
+	}
+	return nil
 }
 
 func (a *app) operatorCommands() []*cobra.Command {
@@ -171,9 +248,15 @@ func (a *app) cancelExtras(cmd *cobra.Command, tf *taskFlags) {
 	run := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if !o.force {
+			if o.filter != "" {
+				return model.Errorf(model.CodeMisconfigured, "cancel", "", "cancelling the tasks a filter matches needs --force")
+			}
 			return run(cmd, args)
 		}
 		o.task, o.reason = tf.task, tf.reason
+		if o.filter != "" && o.task != "" {
+			return model.Errorf(model.CodeMisconfigured, "cancel", o.task, "--filter selects the tasks: drop --task")
+		}
 		if err := required("reason", o.reason); err != nil {
 			return err
 		}
@@ -183,4 +266,5 @@ func (a *app) cancelExtras(cmd *cobra.Command, tf *taskFlags) {
 	f.BoolVar(&o.force, "force", false, "cancel as an operator, whoever holds the task")
 	f.StringVar(&o.expect, "expect-token", "", "with --force: refuse with CONFLICT unless the task still holds this lock token")
 	f.BoolVarP(&o.yes, "yes", "y", false, "with --force: do not ask for confirmation")
+	bulkFlags(cmd, o)
 }
