@@ -3,6 +3,7 @@ package sources
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -41,13 +42,14 @@ type BulkSummary struct {
 }
 
 // Err is the summary's outcome as one error: nil when every task was
-// applied, else the code of the worst outcome (a failure over a refusal).
+// applied, else the worst outcome (a failure over a refusal, which carries
+// the first refusal's code).
 func (s BulkSummary) Err() error {
 	switch {
 	case len(s.Failed) > 0:
 		return model.Errorf(model.CodeAPIError, string(s.Action), "", "%d of the tasks failed", len(s.Failed))
 	case len(s.Refused) > 0:
-		return model.Errorf(model.CodeConflict, string(s.Action), "", "%d of the tasks were refused", len(s.Refused))
+		return model.Errorf(s.Refused[0].Code, string(s.Action), "", "%d of the tasks were refused", len(s.Refused))
 	case len(s.Stopped) > 0:
 		return model.Errorf(model.CodeConflict, string(s.Action), "", "stopped with %d tasks not tried", len(s.Stopped))
 	}
@@ -98,7 +100,8 @@ func (d *Desk) PreviewBulk(req Request, tasks []*model.Task) BulkPreview {
 // task changed since the preview is refused and named. Cancelling ctx
 // stops it between tasks. progress, when not nil, is told after each.
 func (d *Desk) ApplyBulk(ctx context.Context, source func(name string) Source, p BulkPreview, req Request, progress func(done, total int)) BulkSummary {
-	s := BulkSummary{Action: p.Action, Applied: []BulkTask{}, Refused: []BulkTask{}, Failed: []BulkTask{}}
+	// The preview's refusals stand: nothing is tried on them.
+	s := BulkSummary{Action: p.Action, Applied: []BulkTask{}, Refused: slices.Clone(p.Refused), Failed: []BulkTask{}}
 	for i, t := range p.seen {
 		if ctx.Err() != nil {
 			for _, rest := range p.seen[i:] {

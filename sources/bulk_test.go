@@ -80,10 +80,10 @@ func TestBulkReleaseOfADeadNodesClaims(t *testing.T) {
 	}
 	var progress []int
 	sum := desk.ApplyBulk(ctx, func(name string) sources.Source { return byName[name] }, preview, req, func(done, total int) { progress = append(progress, done*10+total) })
-	if len(sum.Applied) != 2 || len(sum.Refused) != 1 || len(sum.Failed) != 0 || len(sum.Stopped) != 0 {
-		t.Fatalf("summary: %+v", sum)
+	if len(sum.Applied) != 2 || len(sum.Refused) != 2 || len(sum.Failed) != 0 || len(sum.Stopped) != 0 || sum.Refused[0].Task != person.ID {
+		t.Fatalf("summary: %+v, want 2 applied and the person's claim and the changed task refused", sum)
 	}
-	if r := sum.Refused[0]; r.Task != b.ID || r.Source != "locks" || r.Code != model.CodeConflict || !strings.Contains(r.Reason, "changed since you looked") {
+	if r := sum.Refused[1]; r.Task != b.ID || r.Source != "locks" || r.Code != model.CodeConflict || !strings.Contains(r.Reason, "changed since you looked") {
 		t.Fatalf("the task changed midway is not refused by name: %+v", r)
 	}
 	if len(progress) != 3 || progress[2] != 33 {

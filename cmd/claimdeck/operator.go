@@ -137,7 +137,7 @@ func (a *app) bulkOverride(ctx context.Context, action model.Action, o *override
 	}
 	f, err := model.ParseFilter(o.filter)
 	if err != nil {
-		return model.Wrap(model.CodeMisconfigured, op, "", fmt.Errorf("--filter: %w", err))
+		return model.Wrap(model.CodeMisconfigured, op, "", err)
 	}
 	desk, closeDesk, err := a.desk()
 	if err != nil {
@@ -165,11 +165,11 @@ func (a *app) bulkOverride(ctx context.Context, action model.Action, o *override
 	}
 	req := sources.Request{Action: action, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority}
 	preview := desk.PreviewBulk(req, f.Select(all, standing, time.Now()))
-	out := map[string]any{"filter": o.filter, "dry_run": o.dryRun, "preview": preview}
-	if o.dryRun || len(preview.Apply) == 0 {
+	out := map[string]any{"ok": true, "filter": o.filter, "dry_run": o.dryRun, "preview": preview}
+	if o.dryRun {
 		return a.out().json(out)
 	}
-	if !o.yes {
+	if !o.yes && len(preview.Apply) > 0 {
 		if !isTerminal(a.stdin) {
 			return model.Errorf(model.CodeMisconfigured, op, "", "no terminal to confirm on: pass --yes to act without asking (--dry-run to preview); nothing was done")
 		}
@@ -181,11 +181,13 @@ func (a *app) bulkOverride(ctx context.Context, action model.Action, o *override
 	}
 	summary := desk.ApplyBulk(ctx, func(name string) sources.Source { return byName[name] }, preview, req, nil)
 	out["summary"] = summary
+	serr := summary.Err()
+	out["ok"] = serr == nil
 	if err := a.out().json(out); err != nil {
 		return err
 	}
-	if err := summary.Err(); err != nil {
-		return exitStatus(model.CodeOf(err).ExitStatus())
+	if serr != nil {
+		return exitStatus(model.CodeOf(serr).ExitStatus())
 	}
 	return nil
 }
