@@ -16,6 +16,7 @@ type KeyMap struct {
 	Queue, Leases, Stale, Nodes, Activity   key.Binding
 	Detail, Filter, Sort, Help, Refresh     key.Binding
 	Claim, Release, Cancel, Handoff         key.Binding
+	Mark, MarkAll                           key.Binding
 	Back, Quit                              key.Binding
 }
 
@@ -29,7 +30,7 @@ func DefaultKeyMap() KeyMap {
 		Up:       b("up", "up", "k"),
 		Down:     b("down", "down", "j"),
 		PageUp:   b("page up", "pgup", "ctrl+u"),
-		PageDown: b("page down", "pgdown", "ctrl+d", " "),
+		PageDown: b("page down", "pgdown", "ctrl+d"),
 		Top:      b("top", "home", "g"),
 		Bottom:   b("bottom", "end", "G"),
 		NextView: b("next view", "tab"),
@@ -48,6 +49,8 @@ func DefaultKeyMap() KeyMap {
 		Release:  b("release", "r"),
 		Cancel:   b("cancel", "x"),
 		Handoff:  b("hand off", "h"),
+		Mark:     b("mark", " "),
+		MarkAll:  b("mark all shown", "*"),
 		Back:     b("back", "esc"),
 		Quit:     b("quit", "q", "ctrl+c"),
 	}
@@ -61,6 +64,7 @@ func (k *KeyMap) named() map[string]*key.Binding {
 		"queue": &k.Queue, "leases": &k.Leases, "stale": &k.Stale, "nodes": &k.Nodes, "activity": &k.Activity,
 		"detail": &k.Detail, "filter": &k.Filter, "sort": &k.Sort, "help": &k.Help, "refresh": &k.Refresh,
 		"claim": &k.Claim, "release": &k.Release, "cancel": &k.Cancel, "handoff": &k.Handoff,
+		"mark": &k.Mark, "mark-all": &k.MarkAll,
 		"back": &k.Back, "quit": &k.Quit,
 	}
 }

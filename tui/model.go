@@ -97,10 +97,14 @@ type Model struct {
 	boundary time.Time // the next time a task changes view by the clock alone
 	touched  int       // keeps derive's touching loop from being optimized away
 
-	filter      lineEdit
-	filtering   bool
-	flt         model.Filter              // the last filter that parsed
-	filterErr   string                    // why the filter as typed does not parse
+	filter    lineEdit
+	filtering bool
+	flt       model.Filter // the last filter that parsed
+	filterErr string       // why the filter as typed does not parse
+	// marks are the tasks an action applies to instead of the cursor's,
+	// each as it was when marked: a bulk action applies only to that version.
+	marks       map[string]*model.Task
+	bulk        *bulkRun                  // the bulk action under way
 	pending     map[string]model.Action   // ref → action under way
 	overrides   map[string]*actionOutcome // ref → applied result not yet polled
 	dialogs     []dialog
@@ -138,7 +142,7 @@ func New(o Options) (*Model, error) {
 	}
 	m := &Model{
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location,
-		panes: newPanes(), filter: lineEdit{limit: 200}, class: map[*model.Task]model.Classification{},
+		panes: newPanes(), filter: lineEdit{limit: 200}, class: map[*model.Task]model.Classification{}, marks: map[string]*model.Task{},
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,
 	}
@@ -225,6 +229,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case actionMsg:
 		m.actionDone(msg)
 		return m, nil
+	case bulkProgressMsg, bulkDoneMsg:
+		return m, m.bulkStep(msg)
 	case tea.BlurMsg:
 		m.paused = true
 		m.hub.Pause()
@@ -261,6 +267,12 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		m.quitting = true
 		return tea.Quit
+	case key.Matches(msg, k.Back) && m.bulk != nil:
+		m.bulk.stop()
+	case key.Matches(msg, k.Back) && len(m.marks) > 0:
+		clear(m.marks)
+		m.note("marks cleared")
+		m.syncKeys()
 	case key.Matches(msg, k.Back):
 		m.banner = ""
 		if m.filter.Value() != "" {
@@ -306,14 +318,18 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return func() tea.Msg { m.hub.Refresh(); return nil }
 	case key.Matches(msg, k.Detail):
 		m.openDetail()
+	case key.Matches(msg, k.Mark):
+		m.toggleMark()
+	case key.Matches(msg, k.MarkAll):
+		m.markShown()
 	case key.Matches(msg, k.Claim):
-		m.startAction(model.ActionTakeover)
+		m.act(model.ActionTakeover)
 	case key.Matches(msg, k.Release):
-		m.startAction(model.ActionForceRelease)
+		m.act(model.ActionForceRelease)
 	case key.Matches(msg, k.Cancel):
-		m.startAction(model.ActionCancel)
+		m.act(model.ActionCancel)
 	case key.Matches(msg, k.Handoff):
-		m.startAction(model.ActionHandoff)
+		m.act(model.ActionHandoff)
 	}
 	return nil
 }
@@ -373,7 +389,7 @@ func (m *Model) readOnly(source string) bool {
 // so help never offers what the desk would refuse.
 func (m *Model) syncKeys() {
 	t := m.selected()
-	m.keys.setActions(t != nil && !m.readOnly(t.Source))
+	m.keys.setActions(len(m.marks) > 0 || (t != nil && !m.readOnly(t.Source)))
 }
 
 // mouse: a click selects a row or a tab, the wheel scrolls.
@@ -761,6 +777,18 @@ func transitionActivity(tr hub.Transition) activity {
 		a.What += ", reserved for " + r.For
 	}
 	return a
+}
+
+// act starts an action on the marked tasks, or else on the selected one.
+func (m *Model) act(a model.Action) {
+	switch {
+	case m.bulk != nil:
+		m.fail("a bulk action is under way (esc stops it)")
+	case len(m.marks) > 0:
+		m.startBulk(a)
+	default:
+		m.startAction(a)
+	}
 }
 
 // startAction opens the first dialog of an action on the selected task.

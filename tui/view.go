@@ -141,6 +141,11 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 		p.grid.render(&rows, gs, func(i int, c []cell) bool {
 			t := p.shown[i].t
 			m.taskCells(p, t, c)
+			if len(m.marks) > 0 {
+				if _, ok := m.marks[t.Ref()]; ok {
+					c[0].text = "✓ " + c[0].text
+				}
+			}
 			_, busy := m.pending[t.Ref()]
 			return busy
 		})
@@ -161,6 +166,9 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 
 func (m *Model) bannerLine() string {
 	st := m.styles
+	if m.bulk != nil {
+		return st.Notice.Render(fit(m.bulkBar(), m.width))
+	}
 	if m.filterErr != "" {
 		return st.Banner.Render(fit(" "+theme.Safe(m.filterErr)+" — the last filter stays", m.width))
 	}

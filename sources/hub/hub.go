@@ -385,6 +385,41 @@ func (h *Hub) Apply(ctx context.Context, req sources.Request) (*model.Task, erro
 	return after, err
 }
 
+// PreviewBulk is what a bulk action on tasks, as the operator marked
+// them, would apply and refuse (sources.Desk.PreviewBulk). It reads
+// nothing, so the dashboard may call it while handling a key.
+func (h *Hub) PreviewBulk(req sources.Request, tasks []*model.Task) sources.BulkPreview {
+	desk := h.cfg.Desk
+	if desk == nil {
+		// Without a desk every source is read-only, and the preview says so.
+		desk = &sources.Desk{ReadOnly: func(string) bool { return true }}
+	}
+	return desk.PreviewBulk(req, tasks)
+}
+
+// ApplyBulk applies a previewed bulk action task by task through the desk,
+// then polls the sources it touched. Call it from a goroutine; cancelling
+// ctx stops it between tasks.
+func (h *Hub) ApplyBulk(ctx context.Context, p sources.BulkPreview, req sources.Request, progress func(done, total int)) sources.BulkSummary {
+	desk := h.cfg.Desk
+	if desk == nil {
+		desk = &sources.Desk{ReadOnly: func(string) bool { return true }}
+	}
+	touched := map[*feed]bool{}
+	s := desk.ApplyBulk(ctx, func(name string) sources.Source {
+		f := h.feed(name)
+		if f == nil {
+			return nil
+		}
+		touched[f] = true
+		return f.src
+	}, p, req, progress)
+	for f := range touched {
+		poke(f.kick)
+	}
+	return s
+}
+
 func (h *Hub) feed(name string) *feed {
 	for _, f := range h.feeds {
 		if f.src.Name() == name {

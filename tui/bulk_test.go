@@ -1,0 +1,106 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBulkReleaseOfMarkedStaleClaims: * marks every stale claim the
+// filter shows, r previews them (count, sources), asks one reason and y/N,
+// and applies them one by one; TASK-5, heartbeated by its agent after the
+// preview, is refused and named in the summary, which stays in Activity.
+func TestBulkReleaseOfMarkedStaleClaims(t *testing.T) {
+	r := newRig(t)
+	r.size(120, 40)
+	r.press("3", "*")
+	if len(r.m.marks) != 3 || !strings.Contains(r.screen(), "✓ ") {
+		t.Fatalf("* marked %d, want the 3 stale claims shown:\n%s", len(r.m.marks), r.screen())
+	}
+	r.press("r")
+	screen := r.screen()
+	for _, want := range []string{"Force-release 3 marked tasks?", "prod 2 · staging 1", "apply to", "3, each only if still as seen"} {
+		if !strings.Contains(screen, want) {
+			t.Fatalf("the preview lacks %q:\n%s", want, screen)
+		}
+	}
+	r.press("enter")
+	if !strings.Contains(r.screen(), "a reason is required") {
+		t.Fatalf("enter without a reason went on:\n%s", r.screen())
+	}
+	r.typeText("node lost")
+	r.press("enter")
+	if _, err := r.prod.Heartbeat(t.Context(), "5", "tok-r-9", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	r.press("y")
+	screen = r.screen()
+	if !strings.Contains(screen, "force-release of 3: 2 applied, 1 refused, 0 failed (TASK-5)") || !strings.Contains(screen, "changed since you looked") {
+		t.Fatalf("the summary does not name the changed task:\n%s", screen)
+	}
+	for _, c := range []struct {
+		src  interface{ Name() string }
+		id   string
+		held bool
+	}{{r.prod, "7", false}, {r.staging, "s2", false}, {r.prod, "5", true}} {
+		mem := r.prod
+		if c.src == r.staging {
+			mem = r.staging
+		}
+		now, err := mem.Get(t.Context(), c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now.Claim.Held() != c.held {
+			t.Errorf("%s/%s held=%v after the bulk release, want %v", c.src.Name(), c.id, now.Claim.Held(), c.held)
+		}
+	}
+	r.press("esc", "5")
+	if acts := r.m.pane().acts; len(acts) == 0 || !strings.Contains(acts[0].What, "force-release of 3: 2 applied, 1 refused, 0 failed (TASK-5)") {
+		t.Fatalf("the summary is not kept in Activity: %+v", acts)
+	}
+	if len(r.m.marks) != 0 {
+		t.Fatalf("marks outlived the action: %d", len(r.m.marks))
+	}
+}
+
+// TestMarksToggleAndEscClearsThem: space marks and moves on, space again
+// unmarks, esc clears every mark before it clears the filter.
+func TestMarksToggleAndEscClearsThem(t *testing.T) {
+	r := newRig(t)
+	r.press("/")
+	r.typeText("task")
+	r.press("enter", "space", "space")
+	if len(r.m.marks) != 2 {
+		t.Fatalf("two spaces marked %d", len(r.m.marks))
+	}
+	r.press("up", "space")
+	if len(r.m.marks) != 1 {
+		t.Fatalf("space on a marked task left %d marks, want 1", len(r.m.marks))
+	}
+	r.press("esc")
+	if len(r.m.marks) != 0 || r.m.filter.Value() != "task" {
+		t.Fatalf("esc: %d marks, filter %q; want the marks cleared and the filter kept", len(r.m.marks), r.m.filter.Value())
+	}
+	r.press("esc")
+	if r.m.filter.Value() != "" {
+		t.Fatal("a second esc must clear the filter")
+	}
+}
+
+// TestBulkOnReadOnlyIsRefusedInThePreview: the archive's task is refused
+// at the desk's layer, and with nothing to apply nothing is asked.
+func TestBulkOnReadOnlyIsRefusedInThePreview(t *testing.T) {
+	r := newRig(t)
+	r.size(120, 40)
+	r.selectKey(queueView, "A-1")
+	r.press("space", "x")
+	if !strings.Contains(r.screen(), `source "archive" is read-only`) {
+		t.Fatalf("the preview does not refuse the read-only task:\n%s", r.screen())
+	}
+	r.typeText("dup")
+	r.press("enter")
+	if !strings.Contains(r.screen(), "nothing to apply") {
+		t.Fatalf("a preview with nothing to apply went on:\n%s", r.screen())
+	}
+}
