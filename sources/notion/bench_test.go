@@ -255,7 +255,7 @@ func BenchmarkFirstLoad1000Baseline(b *testing.B) {
 		n := 0
 		req := &notionapi.DatabaseQueryRequest{PageSize: 100}
 		for {
-			res, err := client.Database.Query(context.Background(), src.db, req)
+			res, err := client.Database.Query(context.Background(), notionapi.DatabaseID(src.db), req)
 			if err != nil {
 				b.Fatal(err)
 			}
