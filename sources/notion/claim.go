@@ -35,6 +35,8 @@ func (s *Source) eligible(ctx context.Context, op, agent string) ([]*model.Task,
 
 // Next is seed 002's next: the first eligible task in pull order, or nil.
 func (s *Source) Next(ctx context.Context, agent string) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	tasks, err := s.eligible(ctx, "next", agent)
 	if err != nil || len(tasks) == 0 {
 		return nil, err
@@ -168,6 +170,8 @@ const claimAttempts = 3
 // that many agents draining one queue spread out instead of all racing for
 // the head.
 func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "claim-next"
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, op, "", "no agent name")
@@ -271,6 +275,8 @@ var finals = map[model.State]string{
 
 // Finish ends or parks the holder's claim and clears the lock.
 func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "finish"
 	action, ok := finals[o.State]
 	if !ok {

@@ -27,6 +27,8 @@ func (s *Source) appendHistory(p patch, t *model.Task, e model.Event) {
 // audit trail — the hand-off history and a comment on the page.
 func (s *Source) humanAction(ctx context.Context, action model.Action, id string, h sources.Human, token string,
 	build func(t *model.Task, p patch, now time.Time) (detail string, err error)) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	op := string(action)
 	var t *model.Task
 	var err error
@@ -196,6 +198,8 @@ func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model
 // field holds the reservation's end, so seed agents see the task as taken
 // until then. With a Handoff Queue database, a record is added there too.
 func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "handoff"
 	to := strings.TrimSpace(h.To)
 	if to == "" {
@@ -230,6 +234,8 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 
 // Comment posts a note on the page.
 func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "comment"
 	if strings.TrimSpace(n.Text) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "the comment is empty")
@@ -259,6 +265,8 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 // Update edits the title, priority, class or status under sources.CheckEdit,
 // checked against the page as it reads now.
 func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "update"
 	t, err := s.page(ctx, op, id)
 	if err != nil {
