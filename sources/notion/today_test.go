@@ -149,3 +149,22 @@ func TestTheCommandBudgetCoversEveryRetry(t *testing.T) {
 	_, err := src.Get(context.Background(), "0c8fd3d4-6f9a-4a7c-9d43-0d7a3f3b1f2e")
 	wantCode(t, err, model.CodeAPIError, "time budget")
 }
+
+func TestDoctorFindsCommentsOffWithoutWriting(t *testing.T) {
+	emu := newEmulator(t)
+	src := emu.open(t, emu.config(emu.database(t, notionemu.PresetNtask()), PresetNtask))
+	ctx := context.Background()
+	if _, err := src.Create(ctx, sources.NewTask{Title: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.CheckWrite(ctx); err != nil {
+		t.Fatalf("all capabilities on: %v", err)
+	}
+	emu.srv.SetCapabilities(emu.token, notionemu.Capabilities{InsertComments: true})
+	emu.srv.ResetStats()
+	wantCode(t, src.CheckWrite(ctx), model.CodeMisconfigured, "Read comments")
+	st := emu.srv.Stats()
+	if st.ByEndpoint[notionemu.EndpointPageUpdate]+st.ByEndpoint[notionemu.EndpointPageCreate]+st.ByEndpoint[notionemu.EndpointCommentCreate] != 0 {
+		t.Fatalf("the check wrote: %v", st.ByEndpoint)
+	}
+}
