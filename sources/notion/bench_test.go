@@ -183,17 +183,24 @@ func BenchmarkContendedClaims(b *testing.B) {
 		name   string
 		settle time.Duration
 		shared bool
+		faults bool // a rate limit answering 429 and one request in 30 failing with 504 after landing
 	}
-	modes := []mode{{"shared/settle=25ms", 25 * time.Millisecond, true}}
+	modes := []mode{{"shared/settle=25ms", 25 * time.Millisecond, true, false}}
 	for _, d := range []time.Duration{-1, 25 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond} {
-		modes = append(modes, mode{fmt.Sprintf("separate/settle=%v", max(d, 0)), d, false})
+		modes = append(modes, mode{fmt.Sprintf("separate/settle=%v", max(d, 0)), d, false, false})
 	}
+	modes = append(modes, mode{"separate/settle=25ms/429+504-after-write", 25 * time.Millisecond, false, true})
 	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
 			var doubles, tasks, elapsed float64
 			for range b.N {
 				emu, src := seeded(b, 200, func(c *Config) { c.Settle = m.settle })
-				if err := emu.srv.SetFaults(notionemu.Faults{Latency: 5 * time.Millisecond}); err != nil {
+				f := notionemu.Faults{Latency: 5 * time.Millisecond}
+				if m.faults {
+					f.Rate, f.Status, f.Apply = 1.0/30, http.StatusGatewayTimeout, true
+					emu.srv.SetRateLimit(notionemu.RateLimit{PerSecond: 400, Burst: 40})
+				}
+				if err := emu.srv.SetFaults(f); err != nil {
 					b.Fatal(err)
 				}
 				agents := make([]*Source, 64)
