@@ -349,12 +349,12 @@ func (s *Source) settled(ctx context.Context, op string, before *model.Task, p p
 		if err := s.waitAfter(ctx, attempt, err); err != nil {
 			return nil, s.fail(op, id, err)
 		}
-		now, rerr := s.page(ctx, op, id)
+		now, raw, rerr := s.pageRaw(ctx, op, id)
 		switch {
 		case rerr != nil:
 			return nil, rerr
 		case now.Version == before.Version:
-		case p.shows(&s.m, now):
+		case p.shows(raw):
 			wrote = now
 		case code == model.CodeLostLock && now.Claim.Held() && now.Claim.Token == before.Claim.Token && now.State == model.StateClaimed:
 			before = now

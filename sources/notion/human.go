@@ -66,7 +66,7 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 		return nil, err
 	}
 	note := auditNote(action, h.Actor, h.Reason, detail, t)
-	if err := s.api.comment(ctx, id, chunks(note)); forbidden(err) {
+	if err := s.postNote(ctx, id, note); forbidden(err) {
 		got.History = append(got.History, noComments("post", s.fail(op, id, err)))
 	} else if err != nil {
 		e := model.Errorf(model.CodeAPIError, op, id, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, id, err))
@@ -256,7 +256,7 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if n.Author != "" {
 		text = n.Author + ": " + text
 	}
-	if err := s.api.comment(ctx, id, chunks(text)); err != nil {
+	if err := s.postNote(ctx, id, text); err != nil {
 		return s.fail(op, id, err)
 	}
 	return nil

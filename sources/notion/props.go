@@ -420,16 +420,21 @@ func (p patch) lease(m *Mapping, from, until time.Time) {
 
 func utf16Units(s string) []uint16 { return utf16.Encode([]rune(s)) }
 
-// shows reports whether t carries what the patch writes to the status and
-// the claim: after a failed write, whether it landed.
-func (p patch) shows(m *Mapping, t *model.Task) bool {
-	holder := t.Claim.Name
-	if m.Token == "" && t.Claim.Token != "" {
-		holder += tokenSep + t.Claim.Token
-	}
-	for name, now := range map[string]string{m.Status: t.RawStatus, m.Holder: holder, m.Token: t.Claim.Token} {
-		if _, set := p[name]; set && name != "" && p.wrote(name) != now {
-			return false
+// shows reports whether the page carries every text and option the patch
+// writes: after a failed write, whether it landed. Dates and numbers are
+// left out: Notion may render them otherwise than we sent them.
+func (p patch) shows(pg *page) bool {
+	v := values(pg.Properties)
+	for name, w := range p {
+		switch w.(type) {
+		case notionapi.SelectProperty:
+			if v.option(name) != p.wrote(name) {
+				return false
+			}
+		case notionapi.RichTextProperty, notionapi.TitleProperty:
+			if v.text(name) != p.wrote(name) {
+				return false
+			}
 		}
 	}
 	return true
@@ -438,17 +443,20 @@ func (p patch) shows(m *Mapping, t *model.Task) bool {
 // wrote is the text or option a patch writes to a property ("" when it
 // clears it or leaves it alone).
 func (p patch) wrote(name string) string {
+	var parts []notionapi.RichText
 	switch v := p[name].(type) {
 	case notionapi.SelectProperty:
 		return v.Select.Name
 	case notionapi.RichTextProperty:
-		var b strings.Builder
-		for _, r := range v.RichText {
-			if r.Text != nil {
-				b.WriteString(r.Text.Content)
-			}
-		}
-		return b.String()
+		parts = v.RichText
+	case notionapi.TitleProperty:
+		parts = v.Title
 	}
-	return ""
+	var b strings.Builder
+	for _, r := range parts {
+		if r.Text != nil {
+			b.WriteString(r.Text.Content)
+		}
+	}
+	return b.String()
 }

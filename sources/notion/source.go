@@ -304,17 +304,23 @@ func isTimeout(err error) bool {
 // page reads one page, fresh, with a page GET (never a query: seed 002's
 // "Lock verification MUST re-read the page").
 func (s *Source) page(ctx context.Context, op, id string) (*model.Task, error) {
+	t, _, err := s.pageRaw(ctx, op, id)
+	return t, err
+}
+
+// pageRaw is page with the page as Notion sent it.
+func (s *Source) pageRaw(ctx context.Context, op, id string) (*model.Task, *page, error) {
 	if strings.TrimSpace(id) == "" || strings.ContainsAny(id, "/?#&") {
-		return nil, sources.NotFound(op, id)
+		return nil, nil, sources.NotFound(op, id)
 	}
 	p, err := s.api.getPage(ctx, id)
 	if err != nil {
-		return nil, s.fail(op, id, err)
+		return nil, nil, s.fail(op, id, err)
 	}
 	if p.trashed || !sameID(p.dataSource, s.ds) {
-		return nil, model.Errorf(model.CodeAPIError, op, id, "no such task (the page is in the trash or in another data source)")
+		return nil, nil, model.Errorf(model.CodeAPIError, op, id, "no such task (the page is in the trash or in another data source)")
 	}
-	return decodeTask(&s.m, s.name, &p.Page), nil
+	return decodeTask(&s.m, s.name, &p.Page), p, nil
 }
 
 // update writes a patch and returns the page as Notion answers it. It is
