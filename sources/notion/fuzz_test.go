@@ -2,6 +2,7 @@ package notion
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,10 +68,23 @@ func FuzzHistory(f *testing.F) {
 	f.Add(`[{"node":"SANDMAN","action":"claimed","at":"2026-02-01T02:15:00Z"}]`)
 	f.Add(`[{"node":null,"at":12}]`)
 	f.Add(`{"node":"x"}`)
+	f.Add(`[{"action":"history-trimmed","detail":"7 older entries dropped"},{"node":"a","action":"claimed","reason":"` + strings.Repeat("é𝄞", 120000) + `"}]`)
 	f.Fuzz(func(t *testing.T, raw string) {
 		events := decodeHistory(raw)
-		if again := decodeHistory(encodeHistory(events)); len(again) != min(len(events), maxHistory) {
-			t.Fatalf("history did not survive a round trip: %d → %d", len(events), len(again))
+		enc := encodeHistory(events)
+		again := decodeHistory(enc)
+		if !json.Valid([]byte(enc)) || len(utf16Units(enc)) > historyRoom || len(chunks(enc)) > maxChunks {
+			t.Fatalf("the history does not fit one rich text value whole: %d units", len(utf16Units(enc)))
+		}
+		kept := again
+		if len(kept) > 0 && kept[0].Action == actionTrimmed {
+			kept = kept[1:]
+		}
+		if len(kept) > maxHistory {
+			t.Fatalf("%d entries kept", len(kept))
+		}
+		if n := len(events); n > 0 && events[n-1].Action != actionTrimmed && (len(kept) == 0 || kept[len(kept)-1].Action != events[n-1].Action) {
+			t.Fatalf("the newest entry was lost: %d → %d", len(events), len(again))
 		}
 	})
 }

@@ -2,6 +2,7 @@ package notion
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -166,5 +167,33 @@ func TestDoctorFindsCommentsOffWithoutWriting(t *testing.T) {
 	st := emu.srv.Stats()
 	if st.ByEndpoint[notionemu.EndpointPageUpdate]+st.ByEndpoint[notionemu.EndpointPageCreate]+st.ByEndpoint[notionemu.EndpointCommentCreate] != 0 {
 		t.Fatalf("the check wrote: %v", st.ByEndpoint)
+	}
+}
+
+func TestALongHistoryDropsWholeOldEntriesAndSaysSo(t *testing.T) {
+	emu := newEmulator(t)
+	src := emu.open(t, emu.config(emu.database(t, notionemu.PresetMeshHandoff()), PresetMeshHandoff))
+	ctx := context.Background()
+	task, err := src.Create(ctx, sources.NewTask{Title: "chatty"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 45 {
+		note := fmt.Sprintf("note %02d ", i) + strings.Repeat("x", 5000)
+		if err := src.Comment(ctx, task.ID, sources.Note{Author: "alice", Text: note}); err != nil {
+			t.Fatalf("comment %d: %v", i, err)
+		}
+	}
+	got, err := src.Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := got.History
+	if len(h) < 2 || h[0].Action != actionTrimmed || !strings.HasPrefix(h[len(h)-1].Reason, "note 44 ") {
+		t.Fatalf("%d entries, first %q, last %.8q: want the trim noted and the newest kept", len(h), h[0].Action, h[len(h)-1].Reason)
+	}
+	var dropped int
+	if _, err := fmt.Sscanf(h[0].Detail, "%d", &dropped); err != nil || dropped+len(h)-1 != 45 {
+		t.Fatalf("trim note %q and %d entries do not account for 45", h[0].Detail, len(h)-1)
 	}
 }
