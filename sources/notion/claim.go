@@ -286,6 +286,11 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if err != nil {
 		return nil, err
 	}
+	if o.State == model.StateDone {
+		if t.OpenSubtasks, err = s.openSubtasks(ctx, id, t.OpenSubtasks); err != nil {
+			return nil, s.fail(op, id, err)
+		}
+	}
 	if o.State == model.StateDone && t.OpenSubtasks > 0 {
 		// Seed 002: "Sub-task completion is enforced at done time via the
 		// Dependencies rollup" — read fresh by holder above.

@@ -63,8 +63,10 @@ type Mapping struct {
 
 	Optional []string
 
-	// kinds are the bound properties' types, read from the data source.
+	// kinds and ids are the bound properties' types and ids, read from
+	// the data source.
 	kinds map[string]notionapi.PropertyConfigType
+	ids   map[string]string
 }
 
 // The preset names a source config can give.
@@ -199,7 +201,7 @@ func (m *Mapping) roles() []role {
 // optional roles the database lacks. Every problem is named at once.
 func (m *Mapping) bind(schema notionapi.PropertyConfigs) error {
 	var problems []string
-	m.kinds = map[string]notionapi.PropertyConfigType{}
+	m.kinds, m.ids = map[string]notionapi.PropertyConfigType{}, map[string]string{}
 	for _, r := range m.roles() {
 		name := *r.name
 		if name == "" {
@@ -207,7 +209,7 @@ func (m *Mapping) bind(schema notionapi.PropertyConfigs) error {
 		}
 		cfg, ok := schema[name]
 		if ok {
-			m.kinds[name] = cfg.GetType()
+			m.kinds[name], m.ids[name] = cfg.GetType(), string(cfg.GetID())
 		}
 		if !ok {
 			if slices.Contains(m.Optional, name) {

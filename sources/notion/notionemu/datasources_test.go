@@ -136,3 +136,31 @@ func TestAnInjected429CarriesItsRetryAfter(t *testing.T) {
 		t.Fatalf("Retry-After %q", got)
 	}
 }
+
+func TestThePagePropertyEndpointHasTheExactRollup(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.srv.AddDataSource(h.db, DatabaseSchema{Title: "unused", Properties: []Property{{Name: "Name", Type: TypeTitle}}}); err != nil {
+		t.Fatal(err)
+	}
+	ds := h.srv.DataSources(h.db)[0]
+	page := h.as(DataSourceVersion, "POST", "/v1/pages", `{"parent":{"data_source_id":"`+ds+`"},"properties":`+titled("epic")+`}`).mustOK(t).Body
+	id := page["id"].(string)
+	if err := h.srv.SetComputed(id, "Dependencies", []byte(`{"type":"number","number":30,"function":"count"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.srv.SetComputedPageView(id, "Dependencies", []byte(`{"type":"number","number":25,"function":"count"}`)); err != nil {
+		t.Fatal(err)
+	}
+	shown := prop(h.as(DataSourceVersion, "GET", "/v1/pages/"+id, "").mustOK(t).Body, "Dependencies").(map[string]any)
+	props := h.as(DataSourceVersion, "GET", "/v1/data_sources/"+ds, "").mustOK(t).Body["properties"].(map[string]any)
+	propID := props["Dependencies"].(map[string]any)["id"].(string)
+	item := h.as(DataSourceVersion, "GET", "/v1/pages/"+id+"/properties/"+propID, "").mustOK(t).Body
+	exact := item["property_item"].(map[string]any)["rollup"].(map[string]any)
+	if shown["number"] != float64(25) || exact["number"] != float64(30) || item["object"] != "list" {
+		t.Fatalf("page shows %v, property item %v", shown, item)
+	}
+	title := h.as(DataSourceVersion, "GET", "/v1/pages/"+id+"/properties/title", "").mustOK(t).Body
+	if r := title["results"].([]any); len(r) != 1 || r[0].(map[string]any)["type"] != "title" {
+		t.Fatalf("title item %v", title)
+	}
+}

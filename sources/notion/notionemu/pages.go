@@ -1,7 +1,9 @@
 package notionemu
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -68,7 +70,7 @@ func (s *Server) createPage(r *http.Request, token string) (any, error) {
 	p := &page{
 		id: newID(), db: db, seq: s.seq,
 		created: now, edited: now, createdBy: s.bots[token], editedBy: s.bots[token],
-		unique: db.nextUnique, values: make(map[*column]value, len(db.columns)),
+		unique: db.nextUnique, values: make(map[*column]value, len(db.columns)), shown: map[*column]json.RawMessage{},
 	}
 	db.nextUnique++
 	for _, c := range db.columns {
@@ -163,4 +165,45 @@ func (s *Server) SetConflictWindow(d time.Duration) {
 // write; the caller holds s.mu.
 func (s *Server) collides(p *page) bool {
 	return s.conflictWindow > 0 && !p.written.IsZero() && time.Since(p.written) < s.conflictWindow
+}
+
+// retrieveProperty answers GET /v1/pages/{id}/properties/{property_id}
+// with a property_item: a rollup as a list whose "property_item" carries
+// the exact value, title and rich text as a list of one item per text
+// object, any other type as one item
+// (https://developers.notion.com/reference/retrieve-a-page-property).
+func (s *Server) retrieveProperty(r *http.Request, token string) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := s.lockedPage(r.PathValue("id"), token, "path failed validation: path.page_id")
+	if err != nil {
+		return nil, err
+	}
+	key := r.PathValue("property")
+	c, ok := p.db.lookup(key)
+	if !ok {
+		c, ok = p.db.lookup(url.QueryEscape(key))
+	}
+	if !ok {
+		return nil, notFound("property", key)
+	}
+	item := func(v any) map[string]any {
+		return map[string]any{"object": "property_item", "id": c.id, "type": c.typ, string(c.typ): v}
+	}
+	list := func(results []any, last map[string]any) map[string]any {
+		return map[string]any{"object": "list", "results": results, "next_cursor": nil, "has_more": false,
+			"type": "property_item", "property_item": last}
+	}
+	switch c.typ {
+	case TypeRollup:
+		return list([]any{}, map[string]any{"id": c.id, "next_url": nil, "type": c.typ, "rollup": p.exactJSON(c)}), nil
+	case TypeTitle, TypeRichText:
+		parts, _ := p.exactJSON(c).([]any)
+		results := make([]any, len(parts))
+		for i, part := range parts {
+			results[i] = item(part)
+		}
+		return list(results, map[string]any{"id": c.id, "next_url": nil, "type": c.typ, string(c.typ): map[string]any{}}), nil
+	}
+	return item(p.exactJSON(c)), nil
 }

@@ -18,6 +18,7 @@ const (
 	EndpointDatabaseRetrieve = "GET /v1/databases/{id}"
 	EndpointDatabaseQuery    = "POST /v1/databases/{id}/query"
 	EndpointPageRetrieve     = "GET /v1/pages/{id}"
+	EndpointPropertyRetrieve = "GET /v1/pages/{id}/properties/{property}"
 	EndpointPageCreate       = "POST /v1/pages"
 	EndpointPageUpdate       = "PATCH /v1/pages/{id}"
 	EndpointCommentCreate    = "POST /v1/comments"
@@ -101,6 +102,7 @@ func New(opts Options) *Server {
 		EndpointDatabaseRetrieve:   s.retrieveDatabase,
 		EndpointDatabaseQuery:      s.queryDatabase,
 		EndpointPageRetrieve:       s.retrievePage,
+		EndpointPropertyRetrieve:   s.retrieveProperty,
 		EndpointPageCreate:         s.createPage,
 		EndpointPageUpdate:         s.updatePage,
 		EndpointCommentCreate:      s.createComment,
@@ -205,6 +207,19 @@ func (s *Server) lockedAddSource(c *container, schema DatabaseSchema) (string, e
 // {"type":"number","number":2,"function":"count"} for a rollup. Those values
 // are computed by Notion and cannot be written through the API.
 func (s *Server) SetComputed(pageID, property string, raw json.RawMessage) error {
+	return s.setComputed(pageID, property, raw, false)
+}
+
+// SetComputedPageView sets what the page object alone shows for such a
+// property, while the page property endpoint keeps the value SetComputed
+// set: Notion computes a page object's rollups "based on a maximum of 25
+// relations" and sends the exact value only from "Retrieve a page property
+// item" (https://developers.notion.com/reference/retrieve-a-page-property).
+func (s *Server) SetComputedPageView(pageID, property string, raw json.RawMessage) error {
+	return s.setComputed(pageID, property, raw, true)
+}
+
+func (s *Server) setComputed(pageID, property string, raw json.RawMessage, pageView bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, _ := normalizeID(pageID)
@@ -219,7 +234,12 @@ func (s *Server) SetComputed(pageID, property string, raw json.RawMessage) error
 	if !json.Valid(raw) {
 		return fmt.Errorf("notionemu: value for %q is not JSON", property)
 	}
-	p.values[c] = value{raw: raw}
+	if pageView {
+		p.shown[c] = raw
+	} else {
+		p.values[c] = value{raw: raw}
+		delete(p.shown, c)
+	}
 	return nil
 }
 

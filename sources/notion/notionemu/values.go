@@ -32,6 +32,8 @@ type page struct {
 	written   time.Time // last update, on the wall clock, for conflicts
 	unique    int
 	values    map[*column]value
+	shown     map[*column]json.RawMessage // computed values the page object shows otherwise
+
 }
 
 // propertiesJSON renders the page's properties as Notion returns them,
@@ -45,6 +47,14 @@ func (p *page) propertiesJSON() map[string]any {
 }
 
 func (p *page) valueJSON(c *column) any {
+	if raw, ok := p.shown[c]; ok {
+		return raw
+	}
+	return p.exactJSON(c)
+}
+
+// exactJSON is the value as the page property endpoint sends it.
+func (p *page) exactJSON(c *column) any {
 	v := p.values[c]
 	switch c.typ {
 	case TypeTitle, TypeRichText:
