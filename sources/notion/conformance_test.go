@@ -3,6 +3,7 @@ package notion
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
@@ -39,7 +40,9 @@ func TestConformance(t *testing.T) {
 				emu := newEmulator(tb)
 				db := emu.database(tb, withExtras(presetSchema(PresetNtask), PresetNtask))
 				emu.srv.SetRateLimit(notionemu.RateLimit{PerSecond: 400, Burst: 40})
-				// One request in 30 fails with 504, writes after landing.
+				// One request in 30 fails with 504, writes after landing;
+				// writes to one page closer than 2 ms collide (409).
+				emu.srv.SetConflictWindow(2 * time.Millisecond)
 				if err := emu.srv.SetFaults(notionemu.Faults{Rate: 1.0 / 30, Status: http.StatusGatewayTimeout, Apply: true}); err != nil {
 					tb.Fatal(err)
 				}
