@@ -197,3 +197,30 @@ func TestALongHistoryDropsWholeOldEntriesAndSaysSo(t *testing.T) {
 		t.Fatalf("trim note %q and %d entries do not account for 45", h[0].Detail, len(h)-1)
 	}
 }
+
+// Notion's Retry-After is honoured in full, longer than one request's
+// timeout and than RetryMax: the issue's "2 s Retry-After with a 1 s
+// timeout fails after one request" now succeeds.
+func TestARetryAfterLongerThanTheRequestTimeoutIsWaitedOut(t *testing.T) {
+	emu := newEmulator(t)
+	cfg := emu.config(emu.database(t, notionemu.PresetNtask()), PresetNtask)
+	cfg.Timeout = time.Second
+	src := emu.open(t, cfg)
+	emu.srv.SetRateLimit(notionemu.RateLimit{PerSecond: 1, Window: 2 * time.Second})
+	emu.srv.ResetStats()
+	for i := range 3 {
+		if _, err := src.Poll(context.Background(), ""); err != nil {
+			t.Fatalf("poll %d under a 2-per-2 s window: %v", i, err)
+		}
+	}
+	if n := emu.srv.Stats().ByStatus[http.StatusTooManyRequests]; n == 0 {
+		t.Fatal("no 429 was answered: the test does not test Retry-After")
+	}
+}
+
+func TestRetryAfterPastAMinuteIsNotCapped(t *testing.T) {
+	r := retryPolicy{attempts: 6, base: 500 * time.Millisecond, max: time.Minute}
+	if d := r.backoff(1, &apiError{Status: http.StatusTooManyRequests, RetryAfter: 90 * time.Second}); d < 90*time.Second || d > 99*time.Second {
+		t.Fatalf("waits %s for a Retry-After of 90 s", d)
+	}
+}
