@@ -361,8 +361,9 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, loc *time.Location
 		out = append(out, "", "description")
 		out = append(out, strings.Split(ansi.Wordwrap(t.Description, 76, ""), "\n")...)
 	}
-	out = append(out, "", fmt.Sprintf("history (%d)", len(t.History)))
-	for _, e := range t.History {
+	history := model.Timeline(t)
+	out = append(out, "", fmt.Sprintf("history (%d, newest last)", len(history)))
+	for _, e := range history {
 		line := fmt.Sprintf("  %s  %-14s %s", e.At.In(loc).Format("01-02 15:04:05"), e.Action, e.Actor)
 		if e.Reason != "" {
 			line += ": " + oneLine(e.Reason)

@@ -132,7 +132,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 		}
 	}
 	group("dashboard", demoCmd)
-	group("agent", append(a.agentCommands(), a.commentCommand(), a.updateCommand())...)
+	group("agent", append(a.agentCommands(), a.commentCommand(), a.updateCommand(), a.historyCommand())...)
 	group("operator", a.operatorCommands()...)
 	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
 	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })

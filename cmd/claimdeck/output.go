@@ -37,6 +37,9 @@ type taskJSON struct {
 	OpenSubs    int    `json:"open_subtasks,omitempty"`
 	Version     string `json:"version,omitempty"`
 	Problem     string `json:"problem,omitempty"`
+	// History is the task's timeline, newest last; only a single task's
+	// answer carries it, a list would repeat every trail.
+	History *[]eventJSON `json:"history,omitempty"`
 }
 
 func stamp(t time.Time) string {
@@ -73,9 +76,17 @@ func (p printer) task(t *model.Task) error {
 			_, err := fmt.Fprintln(p.w, "no task")
 			return err
 		}
-		return p.tasks([]*model.Task{t})
+		if err := p.tasks([]*model.Task{t}); err != nil {
+			return err
+		}
+		return p.timeline(t)
 	}
-	return p.json(map[string]any{"ok": true, "task": toJSON(t)})
+	j := toJSON(t)
+	if j != nil {
+		h := historyJSON(t)
+		j.History = &h
+	}
+	return p.json(map[string]any{"ok": true, "task": j})
 }
 
 func (p printer) tasks(ts []*model.Task) error {

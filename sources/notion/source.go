@@ -284,16 +284,18 @@ func (s *Source) query(ctx context.Context, op string, filter notionapi.Filter) 
 }
 
 // Get reads one task with its history: the hand-off history property when
-// the schema has one, else claimdeck's comments on the page.
+// the schema has one, and the comments on the page, an action kept in
+// both once.
 func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	t, err := s.page(ctx, "get", id)
-	if err != nil || s.m.History != "" {
-		return t, err
-	}
-	t.History, err = s.comments(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	notes, err := s.comments(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	t.History = model.MergeHistory(t.History, notes)
 	return t, nil
 }
 
