@@ -9,7 +9,9 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/muesli/termenv"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -33,8 +35,33 @@ func TestScreens(t *testing.T) {
 					checkFits(t, screen, sz[0], sz[1])
 					golden.RequireEqual(t, []byte(screen))
 				})
+				t.Run(fmt.Sprintf("%s_%dx%d_%s_colour", viewTitles[k], sz[0], sz[1], th.name), func(t *testing.T) {
+					rigProfile = termenv.ANSI256
+					defer func() { rigProfile = termenv.Ascii }()
+					r := newRig(t, th.opt)
+					r.size(sz[0], sz[1])
+					r.press(fmt.Sprint(int(k) + 1))
+					screen := r.screen()
+					checkFits(t, ansi.Strip(screen), sz[0], sz[1])
+					golden.RequireEqual(t, []byte(screen))
+				})
 			}
 		}
+	}
+}
+
+// Golden screens of the on-call questions: a source that does not answer,
+// and the parked work with its reasons.
+func TestTroubleScreens(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("unreachable_%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			r := newRig(t)
+			r.size(sz[0], sz[1])
+			r.sick(model.CodeAPIError, "dial tcp 10.0.0.5:5432: connect: connection refused")
+			screen := r.screen()
+			checkFits(t, screen, sz[0], sz[1])
+			golden.RequireEqual(t, []byte(screen))
+		})
 	}
 }
 
@@ -57,7 +84,7 @@ func TestNumberKeysAndTabsSwitchViews(t *testing.T) {
 	steps := []struct {
 		key  string
 		want viewKind
-	}{{"2", leasesView}, {"tab", staleView}, {"tab", nodesView}, {"shift+tab", staleView}, {"5", activityView}, {"tab", queueView}, {"shift+tab", activityView}, {"1", queueView}}
+	}{{"2", leasesView}, {"tab", staleView}, {"tab", nodesView}, {"shift+tab", staleView}, {"5", activityView}, {"tab", parkedView}, {"7", allView}, {"tab", queueView}, {"shift+tab", allView}, {"6", parkedView}, {"1", queueView}}
 	for _, s := range steps {
 		r.press(s.key)
 		if r.m.active != s.want {
@@ -404,7 +431,7 @@ func TestMouseSelectsAndScrolls(t *testing.T) {
 	if r.m.pane().grid.cursor != 3 {
 		t.Fatal("the wheel did not scroll down")
 	}
-	x := strings.Index(r.screen(), "3 Stale")
+	x := strings.Index(r.screen(), "  3 ") + 2 // compact tabs: the number and count
 	r.m.Update(tea.MouseMsg{X: x, Y: 0, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
 	if r.m.active != staleView {
 		t.Fatal("a click on a tab must switch to it")
@@ -463,13 +490,87 @@ func TestDegradedSourceBannerNeverCoversTheTable(t *testing.T) {
 	if len(hl) != len(sl) {
 		t.Fatalf("the banner changed the screen's height: %d → %d lines", len(hl), len(sl))
 	}
-	for i := range hl[:len(hl)-3] {
+	// Line 0 carries the alarm; staging's rows are marked as old data.
+	for i := 1; i < len(hl)-3; i++ {
+		if strings.Contains(hl[i], "staging") {
+			if !strings.HasPrefix(sl[i], "  ⚠ stagi") || !strings.HasSuffix(sl[i], hl[i][strings.Index(hl[i], "S-"):]) {
+				t.Fatalf("line %d: a row of the degraded source is not marked:\n%q\n%q", i, hl[i], sl[i])
+			}
+			continue
+		}
 		if hl[i] != sl[i] {
 			t.Fatalf("line %d changed under the banner:\n%q\n%q", i, hl[i], sl[i])
 		}
 	}
 	if !strings.Contains(screen, "staging degraded for 2m: dial tcp: connection refused") {
 		t.Fatalf("no banner:\n%s", screen)
+	}
+	if top := sl[0]; !strings.Contains(top, "STAGING UNREACHABLE") {
+		t.Fatalf("the top bar does not name the unreachable source: %q", top)
+	}
+	if !strings.Contains(screen, "staging unreachable") {
+		t.Fatalf("the status bar does not say staging is unreachable:\n%s", screen)
+	}
+}
+
+// sick makes every source fail its polls, as the hub reports it.
+func (r *rig) sick(code model.Code, err string) {
+	s := r.m.snap
+	s.Sources = slices.Clone(s.Sources)
+	for i := range s.Sources {
+		s.Sources[i].Status, s.Sources[i].Err, s.Sources[i].Since = hub.StatusDegraded, err, t0.Add(-7*time.Minute)
+		s.Sources[i].Failures, s.Sources[i].Tasks = 4, nil
+		s.Sources[i].Health = hub.SourceHealth{Code: code, Retry: t0.Add(16 * time.Second)}
+	}
+	r.m.Update(snapshotMsg(s))
+}
+
+func TestAnUnreachableSourceFillsItsViewsWithWhatIsWrong(t *testing.T) {
+	for _, c := range []struct {
+		code model.Code
+		word string
+	}{{model.CodeAPIError, "UNREACHABLE"}, {model.CodeMisconfigured, "MISCONFIGURED"}} {
+		r := newRig(t)
+		r.sick(c.code, "dial tcp 10.0.0.5:5432: connect: connection refused")
+		for _, view := range []string{"1", "2", "3", "6", "7"} {
+			r.press(view)
+			screen := r.screen()
+			for _, want := range []string{"prod " + c.word + " since 02:53:00 (7m ago), 4 failed polls", "last error: dial tcp 10.0.0.5:5432", "next retry in 16s", "staging " + c.word} {
+				if !strings.Contains(screen, want) {
+					t.Fatalf("view %s lacks %q:\n%s", view, want, screen)
+				}
+			}
+			for _, quiet := range emptyText {
+				if strings.Contains(screen, quiet) {
+					t.Fatalf("view %s says %q while its sources are down:\n%s", view, quiet, screen)
+				}
+			}
+		}
+	}
+}
+
+func TestTheTopBarNamesTheWorstThingFromAnyView(t *testing.T) {
+	r := newRig(t)
+	r.size(120, 40)
+	for k := range viewCount {
+		r.press(fmt.Sprint(int(k) + 1))
+		top := strings.Split(r.screen(), "\n")[0]
+		if !strings.Contains(top, "1 ESCALATED · 1 URGENT · 1 STALE · N3 DOWN") {
+			t.Fatalf("view %s: the top bar does not carry the alarm: %q", viewTitles[k], top)
+		}
+	}
+	r.size(80, 24)
+	if top := strings.Split(r.screen(), "\n")[0]; !strings.Contains(top, "1 ESCALATED") || !strings.Contains(top, "+") {
+		t.Fatalf("at 80 columns the worst must stay and the rest be counted: %q", top)
+	}
+	r.nodes = nil
+	r.m.Update(tickMsg{})
+	r.prod.Remove("5")
+	r.prod.Remove("s2")
+	r.staging.Remove("s2")
+	r.poll()
+	if top := strings.Split(r.screen(), "\n")[0]; strings.Contains(top, "ESCALATED") || strings.Contains(top, "DOWN") {
+		t.Fatalf("the alarm stays after its cause is gone: %q", top)
 	}
 }
 

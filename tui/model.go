@@ -94,10 +94,12 @@ type Model struct {
 	all      []*model.Task // every task of the snapshot, with action results on top
 	hay      *hayCache
 	down     map[string]bool
+	sick     map[string]bool // sources whose last poll failed: their rows are marked
 	nodes    []model.Node
 	acts     []activity
-	boundary time.Time // the next time a task changes view by the clock alone
-	touched  int       // keeps derive's touching loop from being optimized away
+	boundary time.Time            // the next time a task changes view by the clock alone
+	rungs    [levelBroken + 1]int // stale rows by severity, for the alarm in the top bar
+	touched  int                  // keeps derive's touching loop from being optimized away
 
 	filter      lineEdit
 	filtering   bool
@@ -142,7 +144,7 @@ func New(o Options) (*Model, error) {
 	}
 	m := &Model{
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, policy: o.Policy,
-		panes: newPanes(), filter: lineEdit{limit: 200}, down: map[string]bool{},
+		panes: newPanes(), filter: lineEdit{limit: 200}, down: map[string]bool{}, sick: map[string]bool{},
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,
 	}
@@ -302,16 +304,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.show((m.active + 1) % viewCount)
 	case key.Matches(msg, k.PrevView):
 		m.show((m.active + viewCount - 1) % viewCount)
-	case key.Matches(msg, k.Queue):
-		m.show(queueView)
-	case key.Matches(msg, k.Leases):
-		m.show(leasesView)
-	case key.Matches(msg, k.Stale):
-		m.show(staleView)
-	case key.Matches(msg, k.Nodes):
-		m.show(nodesView)
-	case key.Matches(msg, k.Activity):
-		m.show(activityView)
+	case viewKey(msg, k) >= 0:
+		m.show(viewKey(msg, k))
 	case key.Matches(msg, k.Sort):
 		p.sort = (p.sort + 1) % len(p.sorts)
 		p.unsorted = true
@@ -335,6 +329,11 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.startAction(model.ActionHandoff)
 	}
 	return nil
+}
+
+// viewKey is the view a key opens, or -1.
+func viewKey(msg tea.KeyMsg, k KeyMap) viewKind {
+	return viewKind(slices.IndexFunc(k.viewKeys(), func(b key.Binding) bool { return key.Matches(msg, b) }))
 }
 
 // filterKey edits the filter; every keystroke re-filters the pane on
@@ -424,6 +423,12 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 func (m *Model) applySnapshot(s hub.Snapshot) {
 	same := sameTasks(m.snap, s)
 	m.snap = s
+	clear(m.sick)
+	for i := range s.Sources {
+		if s.Sources[i].Status == hub.StatusDegraded {
+			m.sick[s.Sources[i].Name] = true
+		}
+	}
 	for _, tr := range s.Transitions {
 		m.addActivity(transitionActivity(tr))
 	}
@@ -466,6 +471,8 @@ func (m *Model) derive() {
 	m.all = m.reconcile(all)
 	q, l, s := m.panes[queueView], m.panes[leasesView], m.panes[staleView]
 	q.members, l.members, s.members = q.members[:0], l.members[:0], s.members[:0]
+	pk, every := m.panes[parkedView], m.panes[allView]
+	pk.members, every.members = pk.members[:0], every.members[:0]
 	var boundary time.Time
 	soonest := func(t time.Time) {
 		if t.After(now) && (boundary.IsZero() || t.Before(boundary)) {
@@ -477,15 +484,21 @@ func (m *Model) derive() {
 	// cache, rather than by the sort in a second pass over the heap.
 	q.keys, q.packed = q.keys[:0], q.sort == 0
 	var touched int
+	var rungs [levelBroken + 1]int
 	for at, t := range m.all {
 		if at%deriveBlock == 0 {
 			touched += touchTasks(m.all[at:min(at+deriveBlock, len(m.all))])
+		}
+		every.members = append(every.members, row{t: t})
+		if parked(t) {
+			pk.members = append(pk.members, row{t: t})
 		}
 		var r row
 		switch {
 		case t.Problem != "":
 			r = row{t: t}
 			s.members = append(s.members, r)
+			rungs[levelBroken]++
 		case model.Eligible(t, now):
 			r = row{t: t}
 			if q.packed {
@@ -495,13 +508,15 @@ func (m *Model) derive() {
 			q.members = append(q.members, r)
 			if handoffExpired(t, now) {
 				s.members = append(s.members, r)
+				rungs[model.LevelStale]++
 			} else if t.Reservation.Active(now) && !t.Reservation.Until.IsZero() {
 				soonest(t.Reservation.Until)
 			}
 		case t.State == model.StateClaimed && t.Claim.Held():
 			r = row{t: t}
-			if severity(t, now, ladder, m.down) > model.LevelNone {
+			if lv := severity(t, now, ladder, m.down); lv > model.LevelNone {
 				s.members = append(s.members, r)
+				rungs[lv]++
 				if alive := t.Claim.LastAlive(); !alive.IsZero() {
 					for _, d := range []time.Duration{ladder.Urgent, ladder.Notify, ladder.Escalate} {
 						soonest(alive.Add(d))
@@ -515,12 +530,17 @@ func (m *Model) derive() {
 			}
 		}
 	}
-	m.boundary, m.touched = boundary, touched
+	m.boundary, m.touched, m.rungs = boundary, touched, rungs
 	for _, p := range m.panes {
 		p.unsorted, p.hayReady = true, false
 	}
 	m.hay.prune(m.all)
 	m.freshen(m.pane())
+}
+
+// parked is work waiting on someone: blocked, in review or failed.
+func parked(t *model.Task) bool {
+	return t.State == model.StateBlocked || t.State == model.StateReview || t.State == model.StateFailed
 }
 
 // deriveBlock is how many tasks derive touches ahead of classifying them.

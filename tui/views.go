@@ -21,10 +21,12 @@ const (
 	staleView
 	nodesView
 	activityView
+	parkedView // blocked, review and failed: work waiting on someone
+	allView    // every task, whatever its state
 	viewCount
 )
 
-var viewTitles = [viewCount]string{"Queue", "Leases", "Stale", "Nodes", "Activity"}
+var viewTitles = [viewCount]string{"Queue", "Leases", "Stale", "Nodes", "Activity", "Parked", "All"}
 
 // row is a task in a task view with its search text: key, title and id in
 // lower case, cut from one contiguous buffer per snapshot, so a filter
@@ -101,6 +103,18 @@ func newPanes() [viewCount]*pane {
 		{title: "QUEUE", width: 5, right: true, drop: 3}, {title: "CLAIMED", width: 7, right: true, drop: 1},
 		{title: "LAST ERROR"},
 	})
+	p[parkedView].sorts = []string{"next check", "parked longest", "state"}
+	p[parkedView].grid.setColumns([]column{
+		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "STATE", width: 7},
+		{title: "TITLE"}, {title: "PARKED", width: 6, right: true, drop: 4}, {title: "REASON", width: 24},
+		{title: "UNBLOCK", width: 18, drop: 1}, {title: "NEXT CHECK", width: 10, right: true, drop: 3},
+	})
+	p[allView].sorts = []string{"state", "newest first", "pull order"}
+	p[allView].grid.setColumns([]column{
+		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "STATE", width: 8},
+		{title: "TITLE"}, {title: "HOLDER", width: 14, drop: 1}, {title: "PRI", width: 8, drop: 3},
+		{title: "AGE", width: 4, right: true},
+	})
 	p[activityView].sorts = []string{"newest first", "oldest first"}
 	p[activityView].grid.setColumns([]column{
 		{title: "WHEN", width: 8}, {title: "SOURCE", width: 8, drop: 1}, {title: "TASK", width: 10},
@@ -175,7 +189,40 @@ func (p *pane) sortTasks(now time.Time, l model.Ladder, down map[string]bool) {
 		default:
 			slices.SortFunc(t, by(refCompare))
 		}
+	case parkedView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(nextCheckCompare(a, b), refCompare(a, b)) }))
+		case 1:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(a.EditedAt.Compare(b.EditedAt), refCompare(a, b)) }))
+		default:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(cmp.Compare(a.State, b.State), refCompare(a, b)) }))
+		}
+	case allView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(cmp.Compare(a.State, b.State), model.PullCompare(a, b)) }))
+		case 1:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), refCompare(a, b)) }))
+		default:
+			slices.SortFunc(t, by(model.PullCompare))
+		}
 	}
+}
+
+// nextCheckCompare puts the parked task due to be looked at first on top;
+// those with no next check go last.
+func nextCheckCompare(a, b *model.Task) int {
+	na, nb := a.NextCheckAt, b.NextCheckAt
+	switch {
+	case na.IsZero() && nb.IsZero():
+		return 0
+	case na.IsZero():
+		return 1
+	case nb.IsZero():
+		return -1
+	}
+	return na.Compare(nb)
 }
 
 // pullKey packs a task's pull-order fields into one integer (class rank,
@@ -434,6 +481,10 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 	now := m.now()
 	ps := m.paints
 	cells[0] = cell{text: t.Source, paint: ps.source(t.Source)}
+	if m.sick[t.Source] {
+		// Its last poll failed: the row is the last good data, maybe old.
+		cells[0] = cell{text: "⚠ " + t.Source, paint: &ps.warn}
+	}
 	cells[1] = cell{text: t.DisplayKey()}
 	switch p.kind {
 	case queueView:
@@ -496,7 +547,45 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 		cells[4] = cell{text: holder}
 		cells[5] = cell{text: t.Claim.Node}
 		cells[6] = cell{text: whyStale(t, now, down)}
+	case parkedView:
+		cells[2] = m.stateCell(t)
+		cells[3] = cell{text: t.Title}
+		cells[4] = cell{text: ago(t.EditedAt, now)}
+		cells[5] = cell{text: orDash(oneLine(t.Reason))}
+		cells[6] = cell{text: orDash(oneLine(t.UnblockAction))}
+		cells[7] = cell{text: "—"}
+		if at := t.NextCheckAt; !at.IsZero() {
+			if at.After(now) {
+				cells[7] = cell{text: "in " + span(at.Sub(now))}
+			} else {
+				cells[7] = cell{text: "due " + span(now.Sub(at)), paint: &ps.warn}
+			}
+		}
+	case allView:
+		cells[2] = m.stateCell(t)
+		cells[3] = cell{text: t.Title}
+		cells[4] = cell{text: t.Claim.Name}
+		cells[5] = cell{text: model.PriorityName(t.Priority)}
+		cells[6] = cell{text: ago(t.CreatedAt, now)}
 	}
+}
+
+// stateCell names a task's state, painted by how much it needs a human.
+func (m *Model) stateCell(t *model.Task) cell {
+	ps := m.paints
+	c := cell{text: t.State.String()}
+	switch t.State {
+	case model.StateBlocked, model.StateFailed, model.StateUnknown:
+		c.paint = &ps.danger
+	case model.StateReview:
+		c.paint = &ps.warn
+	case model.StateDone, model.StateCanceled:
+		c.paint = &ps.muted
+	}
+	if t.Problem != "" {
+		c.text, c.paint = "BROKEN", &ps.danger
+	}
+	return c
 }
 
 // bar draws the lease left as a bar of width cells; a lease longer than

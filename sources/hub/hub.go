@@ -76,8 +76,19 @@ type SourceState struct {
 	Updated  time.Time // last successful poll; zero before the first
 	Err      string    // last poll error while degraded
 	Failures int       // consecutive failed polls
+	// Health is what a degraded source's error means and when it is
+	// polled again, for views that must say why they are empty.
+	Health SourceHealth
 	Watching bool      // pushes arrive; polling is the fallback
 	Tasks    []*model.Task
+}
+
+// SourceHealth says how a degraded source failed: the error's code
+// (MISCONFIGURED needs a human, API_ERROR may pass) and when the next
+// poll is due.
+type SourceHealth struct {
+	Code  model.Code
+	Retry time.Time
 }
 
 // Transition is a change the hub observed between two polls of a task.
@@ -329,13 +340,15 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 			st.Err = "poll timed out after " + h.cfg.PollTimeout.String()
 		}
 		st.Failures++
+		wait := backoff(f.every, st.Failures, h.cfg.MaxBackoff)
+		st.Health = SourceHealth{Code: model.CodeOf(err), Retry: now.Add(wait)}
 		h.publish()
-		return backoff(f.every, st.Failures, h.cfg.MaxBackoff)
+		return wait
 	}
 	if st.Status != StatusOK {
 		st.Status, st.Since = StatusOK, now
 	}
-	st.Err, st.Failures, st.Updated = "", 0, now
+	st.Err, st.Failures, st.Updated, st.Health = "", 0, now, SourceHealth{}
 	f.cursor = d.Cursor
 	h.merge(f, d)
 	h.publish()
