@@ -78,8 +78,8 @@ type SourceState struct {
 	Failures int       // consecutive failed polls
 	// Health is what a degraded source's error means and when it is
 	// polled again, for views that must say why they are empty.
-	Health SourceHealth
-	Watching bool      // pushes arrive; polling is the fallback
+	Health   SourceHealth
+	Watching bool // pushes arrive; polling is the fallback
 	Tasks    []*model.Task
 }
 
