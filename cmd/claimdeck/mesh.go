@@ -158,7 +158,7 @@ func (a *app) sweeper(reg *mesh.Registry, nodes func() []model.Node, from string
 	if err != nil {
 		return nil, model.Wrap(model.CodeMisconfigured, "sweep", "", err)
 	}
-	sw := &mesh.Sweeper{Ladder: a.cfg.Policy().Ladder, Record: rec, Nodes: nodes, Holders: m.Holders, DryRun: dryRun}
+	sw := &mesh.Sweeper{Policy: a.cfg.Policy(), Record: rec, Nodes: nodes, Holders: m.Holders, DryRun: dryRun}
 	if reg != nil || m.Webhook != "" {
 		n := &mesh.Notifier{From: from, Extra: m.Webhook, Timeout: m.Timeout}
 		if reg != nil {

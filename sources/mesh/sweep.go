@@ -58,11 +58,13 @@ type SweepReport struct {
 // Notifications are idempotent through Record, keyed by task, claim and
 // target, so a task re-claimed and stuck again is a new incident.
 type Sweeper struct {
-	Ladder   model.Ladder
+	// Policy places each task on the ladder (model.Classify).
+	Policy   model.Policy
 	Notifier *Notifier // nil: no notifications
 	Record   *Record   // nil: an in-memory record kept by the Sweeper
 	// Nodes, when set, gives the poller's view: claims of DOWN nodes are at
-	// least stale whatever their lease says. Holders maps agent → node.
+	// least stale whatever their lease says. Holders maps agent → node
+	// (both as model.NewMesh reads them).
 	Nodes   func() []model.Node
 	Holders map[string]string
 	Now     func() time.Time
@@ -105,32 +107,21 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 			owners = append(owners, src)
 		}
 	}
-	down := map[string]bool{}      // task refs held by DOWN nodes
-	downNodes := map[string]bool{} // not notified: each would only cost a timeout
+	var nodes []model.Node
 	if s.Nodes != nil {
-		nodes := s.Nodes()
-		for _, c := range DownClaims(tasks, nodes, s.Holders) {
-			down[c.Task.Ref()] = true
-		}
-		for _, n := range nodes {
-			if n.Status == model.NodeDown {
-				downNodes[strings.ToUpper(n.Name)] = true
-			}
-		}
+		nodes = s.Nodes()
 	}
+	mesh := model.NewMesh(nodes, s.Holders)
 	for i, t := range tasks {
-		level := model.Escalation(t, now, s.Ladder)
-		if down[t.Ref()] {
-			level = max(level, model.LevelStale)
-		}
+		level := model.Classify(t, now, s.Policy, mesh).Enforced()
 		if t.Escalated >= model.LevelNotify && level >= model.LevelNotify {
 			// Told before: a target that was DOWN or failed then is told
 			// now, once; the others are in the record.
-			s.notify(ctx, t, now, downNodes, true, &rep)
+			s.notify(ctx, t, now, mesh, true, &rep)
 		}
 		for l := t.Escalated + 1; l <= level; l++ {
 			if l == model.LevelNotify {
-				s.notify(ctx, t, now, downNodes, false, &rep)
+				s.notify(ctx, t, now, mesh, false, &rep)
 			}
 			m := Mark{Source: t.Source, Task: t.ID, Level: l}
 			if !s.DryRun {
@@ -160,7 +151,7 @@ var ErrNodeDown = errors.New("node is DOWN: not notified")
 // notify tells every target that has not yet been told about this claim.
 // Targets the poller holds DOWN are skipped and not recorded, and reported
 // as skipped unless this is a retry of the backlog.
-func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, downNodes map[string]bool, retry bool, rep *SweepReport) {
+func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, mesh *model.Mesh, retry bool, rep *SweepReport) {
 	if s.Notifier == nil {
 		return
 	}
@@ -171,7 +162,7 @@ func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, down
 		if s.Record.Has(key) {
 			continue
 		}
-		if downNodes[strings.ToUpper(target.Name)] {
+		if mesh.Down(target.Name) {
 			if retry {
 				continue
 			}
