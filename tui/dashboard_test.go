@@ -180,7 +180,7 @@ func TestClaimAsHumanUpdatesTheRowAtOnceAndIsReconciledByThePoll(t *testing.T) {
 		t.Fatalf("backend holder %s %s, want HUMAN:alice", got.Claim.Holder, got.Claim.Name)
 	}
 	// No poll yet: the row shows the result the action returned.
-	if row := rowOf(t, r, "TASK-4"); !strings.Contains(row, "HUMAN  HUMAN:alice") {
+	if row := rowOf(t, r, "TASK-4"); !strings.Contains(row, "HUMAN:alice") {
 		t.Fatalf("row before the poll: %q", row)
 	}
 	if !strings.Contains(r.screen(), "takeover TASK-4 applied") {
@@ -356,6 +356,63 @@ func TestFilterByFieldAndText(t *testing.T) {
 	})
 }
 
+func TestEveryTaskIsFindable(t *testing.T) {
+	cases := []struct {
+		view   viewKind
+		filter string
+		want   []string
+	}{
+		{parkedView, "", []string{"TASK-12", "TASK-10", "TASK-11"}}, // failed check overdue, then the blocked one's, then none
+		{parkedView, "state:blocked", []string{"TASK-10"}},
+		{allView, "state:done", []string{"TASK-8"}},
+		{allView, "state:canceled", []string{"TASK-13"}},
+		{allView, "sdk", []string{"TASK-10"}},
+	}
+	for _, c := range cases {
+		t.Run(viewTitles[c.view]+" "+c.filter, func(t *testing.T) {
+			r := newRig(t)
+			r.press(fmt.Sprint(int(c.view) + 1))
+			if c.filter != "" {
+				r.press("/")
+				r.typeText(c.filter)
+				r.press("enter")
+			}
+			if got := rowKeys(r.m.pane().shown); !slices.Equal(got, c.want) {
+				t.Fatalf("%s %q shows %v, want %v", viewTitles[c.view], c.filter, got, c.want)
+			}
+		})
+	}
+}
+
+func TestParkedShowsTheBlockerReasonUnblockActionAndNextCheck(t *testing.T) {
+	r := newRig(t)
+	r.size(160, 30)
+	r.press("6")
+	row := rowOf(t, r, "TASK-10")
+	for _, want := range []string{"blocked", "Upgrade the payments SDK", "needs the vendor's sandbox key", "ask finance for the key", "in 20m"} {
+		if !strings.Contains(row, want) {
+			t.Fatalf("the blocked row lacks %q: %q", want, row)
+		}
+	}
+	if row := rowOf(t, r, "TASK-12"); !strings.Contains(row, "due 5m") {
+		t.Fatalf("an overdue check must say so: %q", row)
+	}
+}
+
+func TestFilteringMovesTheCursorToTheFirstMatch(t *testing.T) {
+	r := newRig(t)
+	r.press("7", "G") // TASK-13, canceled, is last and matches the filter too
+	r.press("/")
+	r.typeText("task-1")
+	if sel := r.m.selected(); sel == nil || sel.DisplayKey() != "TASK-1" {
+		t.Fatalf("after filtering the cursor is on %v, want the first match TASK-1", sel)
+	}
+	r.press("G", "backspace")
+	if r.m.pane().grid.cursor != 0 {
+		t.Fatalf("widening the filter left the cursor at %d", r.m.pane().grid.cursor)
+	}
+}
+
 func TestSortCycles(t *testing.T) {
 	r := newRig(t)
 	r.press("s")
@@ -490,16 +547,18 @@ func TestDegradedSourceBannerNeverCoversTheTable(t *testing.T) {
 	if len(hl) != len(sl) {
 		t.Fatalf("the banner changed the screen's height: %d → %d lines", len(hl), len(sl))
 	}
-	// Line 0 carries the alarm; staging's rows are marked as old data.
-	for i := 1; i < len(hl)-3; i++ {
-		if strings.Contains(hl[i], "staging") {
-			if !strings.HasPrefix(sl[i], "  ⚠ stagi") || !strings.HasSuffix(sl[i], hl[i][strings.Index(hl[i], "S-"):]) {
-				t.Fatalf("line %d: a row of the degraded source is not marked:\n%q\n%q", i, hl[i], sl[i])
-			}
+	// Line 0 carries the alarm; staging's rows are marked as old data, and
+	// every row stays on its line.
+	for i := 3; i < len(hl)-3; i++ {
+		f := strings.Fields(hl[i])
+		if len(f) < 2 {
 			continue
 		}
-		if hl[i] != sl[i] {
-			t.Fatalf("line %d changed under the banner:\n%q\n%q", i, hl[i], sl[i])
+		if !strings.Contains(sl[i], " "+f[1]+" ") {
+			t.Fatalf("line %d lost its row under the banner:\n%q\n%q", i, hl[i], sl[i])
+		}
+		if strings.Contains(hl[i], "staging") != strings.Contains(sl[i], "⚠") {
+			t.Fatalf("line %d: only the degraded source's rows are marked:\n%q", i, sl[i])
 		}
 	}
 	if !strings.Contains(screen, "staging degraded for 2m: dial tcp: connection refused") {

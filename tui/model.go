@@ -680,10 +680,14 @@ func (m *Model) refilter() {
 		p.unfiltered = false
 		p.shown = filterTasks(p.shown[:0], p.shown, terms)
 		p.grid.SetLen(len(p.shown))
+		p.grid.Select(0)
 		m.syncKeys()
 		return
 	}
 	m.freshen(p)
+	// The first match is what the human typed for.
+	p.grid.Select(0)
+	m.syncKeys()
 }
 
 func (m *Model) setNodes(nodes []model.Node) {

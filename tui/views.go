@@ -84,16 +84,16 @@ func newPanes() [viewCount]*pane {
 	})
 	p[leasesView].sorts = []string{"time left", "claimed first", "agent"}
 	p[leasesView].grid.setColumns([]column{
-		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "HOLDER", width: 6},
-		{title: "AGENT"}, {title: "RUN", width: 8, drop: 4}, {title: "NODE", width: 8, drop: 3},
+		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"}, {title: "HOLDER", width: 6, drop: 6},
+		{title: "AGENT", width: 16}, {title: "RUN", width: 8, drop: 4}, {title: "NODE", width: 8, drop: 3},
 		{title: "CLAIMED", width: 7, right: true, drop: 5}, {title: "BEAT", width: 4, right: true},
 		{title: "LEFT", width: 7, right: true}, {title: "LEASE", width: 10, drop: 1},
 	})
 	p[staleView].sorts = []string{"severity", "stuck longest", "source"}
 	p[staleView].grid.setColumns([]column{
-		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "LEVEL", width: 9},
+		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"}, {title: "LEVEL", width: 9},
 		{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER", width: 18}, {title: "NODE", width: 12, drop: 3},
-		{title: "WHY", drop: 1},
+		{title: "WHY", width: 40, drop: 1},
 	})
 	p[nodesView].sorts = []string{"status", "name"}
 	p[nodesView].grid.setColumns([]column{
@@ -106,8 +106,8 @@ func newPanes() [viewCount]*pane {
 	p[parkedView].sorts = []string{"next check", "parked longest", "state"}
 	p[parkedView].grid.setColumns([]column{
 		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "STATE", width: 7},
-		{title: "TITLE"}, {title: "PARKED", width: 6, right: true, drop: 4}, {title: "REASON", width: 24},
-		{title: "UNBLOCK", width: 18, drop: 1}, {title: "NEXT CHECK", width: 10, right: true, drop: 3},
+		{title: "TITLE"}, {title: "PARKED", width: 6, right: true, drop: 4}, {title: "REASON", width: 40},
+		{title: "UNBLOCK", width: 30, drop: 1}, {title: "NEXT CHECK", width: 10, right: true, drop: 3},
 	})
 	p[allView].sorts = []string{"state", "newest first", "pull order"}
 	p[allView].grid.setColumns([]column{
@@ -500,33 +500,37 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 			cells[6] = cell{text: "→ " + r.For + until, paint: &ps.info}
 		}
 	case leasesView:
-		cells[2] = cell{text: t.Claim.Holder.String()}
+		cells[2] = cell{text: t.Title}
+		c := cells[3:]
+		c[0] = cell{text: t.Claim.Holder.String()}
 		if t.Claim.Holder == model.HolderHuman {
-			cells[2].paint = &ps.accent
+			c[0].paint = &ps.accent
 		}
-		cells[3] = cell{text: t.Claim.Name}
-		cells[4] = cell{text: t.Claim.RunID}
-		cells[5] = cell{text: t.Claim.Node}
-		cells[6] = cell{text: ago(t.Claim.ClaimedAt, now)}
-		cells[7] = cell{text: ago(t.Claim.HeartbeatAt, now)}
+		c[1] = cell{text: t.Claim.Name}
+		c[2] = cell{text: t.Claim.RunID}
+		c[3] = cell{text: t.Claim.Node}
+		c[4] = cell{text: ago(t.Claim.ClaimedAt, now)}
+		c[5] = cell{text: ago(t.Claim.HeartbeatAt, now)}
 		if t.Claim.Holder == model.HolderHuman || t.Claim.Expires.IsZero() {
-			cells[8] = cell{text: "—"}
+			c[6] = cell{text: "—"}
 			break
 		}
 		left := model.Remaining(t, now)
-		cells[8] = cell{text: clock(left)}
-		cells[9] = cell{text: bar(left, m.policy.Lease, 10), paint: &ps.barFull}
+		c[6] = cell{text: clock(left)}
+		c[7] = cell{text: bar(left, m.policy.Lease, 10), paint: &ps.barFull}
 		if model.Health(t, now, m.policy) == model.LeaseExpiring {
-			cells[8].paint, cells[9].paint = &ps.warn, &ps.warn
+			c[6].paint, c[7].paint = &ps.warn, &ps.warn
 		}
 	case staleView:
+		cells[2] = cell{text: t.Title}
+		c := cells[3:]
 		down := m.down
 		lv := severity(t, now, m.policy.Ladder, down)
 		label := strings.ToUpper(lv.String())
 		if lv == levelBroken {
 			label = "BROKEN"
 		}
-		cells[2] = cell{text: label, paint: &ps.levels[lv]}
+		c[0] = cell{text: label, paint: &ps.levels[lv]}
 		stuck := model.Stuck(t, now)
 		switch {
 		case handoffExpired(t, now):
@@ -536,17 +540,17 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 			// last sign of life.
 			stuck = now.Sub(t.Claim.LastAlive())
 		}
-		cells[3] = cell{text: span(stuck)}
+		c[1] = cell{text: span(stuck)}
 		if lv == levelBroken {
-			cells[3].text = "—"
+			c[1].text = "—"
 		}
 		holder := t.Claim.Name
 		if holder == "" {
 			holder = t.Reservation.For
 		}
-		cells[4] = cell{text: holder}
-		cells[5] = cell{text: t.Claim.Node}
-		cells[6] = cell{text: whyStale(t, now, down)}
+		c[2] = cell{text: holder}
+		c[3] = cell{text: t.Claim.Node}
+		c[4] = cell{text: whyStale(t, now, down)}
 	case parkedView:
 		cells[2] = m.stateCell(t)
 		cells[3] = cell{text: t.Title}
