@@ -108,8 +108,11 @@ func field(st *theme.Styles, name, value string) string {
 // box draws a dialog centred in the body area, its lines cut to fit.
 func box(st *theme.Styles, lines []string, width, height int) string {
 	inner := min(width-4, 76)
-	if len(lines) > height-2 {
-		lines = lines[:max(height-2, 1)]
+	if room := max(height-2, 2); len(lines) > room {
+		// Never hide part of a dialog silently: say what is missing and
+		// what would show it.
+		hidden := len(lines) - room + 1
+		lines = append(lines[:room-1:room-1], st.Warn.Render(fmt.Sprintf("%d more lines: the terminal needs %d rows for all of this", hidden, len(lines)+7)))
 	}
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, inner, "…")
@@ -296,7 +299,14 @@ func (d *helpDialog) view(m *Model, width, height int) string {
 	h.Styles.FullKey, h.Styles.FullDesc, h.Styles.FullSeparator = st.Key, st.KeyDesc, st.Faint
 	h.Width = width
 	lines := []string{st.DialogTitle.Render("Keys"), ""}
-	lines = append(lines, strings.Split(h.FullHelpView(m.pane().FullHelp(m.keys)), "\n")...)
+	groups := m.pane().FullHelp(m.keys)
+	// Two groups a row: four side by side do not fit 80 columns.
+	for i := 0; i < len(groups); i += 2 {
+		if i > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, strings.Split(h.FullHelpView(groups[i:min(i+2, len(groups))]), "\n")...)
+	}
 	lines = append(lines, "",
 		st.Muted.Render("filter: agent:NAME state:STATE source:NAME node:NAME, plus free text;"),
 		st.Muted.Render("every word must match. Mouse: click selects, wheel scrolls."))
@@ -307,8 +317,9 @@ func (d *helpDialog) view(m *Model, width, height int) string {
 	return box(st, lines, width, height)
 }
 
-// taskDetail lists every field of a task and its history.
-func taskDetail(t *model.Task, now time.Time, p model.Policy, loc *time.Location) []string {
+// taskDetail lists every field of a task and its history; the title is
+// wrapped in full to the width.
+func taskDetail(t *model.Task, now time.Time, p model.Policy, loc *time.Location, width int) []string {
 	when := func(at time.Time) string {
 		if at.IsZero() {
 			return "—"
@@ -324,7 +335,7 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, loc *time.Location
 		token = ansi.Truncate(t.Claim.Token, 8, "…")
 	}
 	kv := [][2]string{
-		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", oneLine(t.Title)},
+		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", ""},
 		{"state", t.State.String() + " (raw " + orDash(t.RawStatus) + ")"},
 		{"class", t.Class.String()}, {"priority", orDash(model.PriorityName(t.Priority))},
 		{"created", when(t.CreatedAt)}, {"edited", when(t.EditedAt)},
@@ -355,7 +366,17 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, loc *time.Location
 	}
 	var out []string
 	for _, e := range kv {
-		out = append(out, fmt.Sprintf("%-11s %s", e[0], e[1]))
+		if e[0] != "title" {
+			out = append(out, fmt.Sprintf("%-11s %s", e[0], e[1]))
+			continue
+		}
+		for i, l := range strings.Split(ansi.Wordwrap(oneLine(t.Title), max(width-12, 20), " "), "\n") {
+			name := ""
+			if i == 0 {
+				name = "title"
+			}
+			out = append(out, fmt.Sprintf("%-11s %s", name, l))
+		}
 	}
 	if t.Description != "" {
 		out = append(out, "", "description")
@@ -376,8 +397,8 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, loc *time.Location
 	return out
 }
 
-// nodeDetail shows a node and the tasks claimed on it.
-func nodeDetail(n model.Node, tasks []*model.Task, now time.Time, loc *time.Location) []string {
+// nodeDetail shows a node and the tasks claimed on it, sel marked.
+func nodeDetail(n model.Node, tasks []*model.Task, sel int, now time.Time, loc *time.Location) []string {
 	out := []string{
 		fmt.Sprintf("%-11s %s", "status", n.Status),
 		fmt.Sprintf("%-11s %s", "last seen", ago(n.LastSeen, now)),
@@ -390,8 +411,12 @@ func nodeDetail(n model.Node, tasks []*model.Task, now time.Time, loc *time.Loca
 		out = append(out, fmt.Sprintf("%-11s %s", "last task", n.LastTaskAt.In(loc).Format(time.RFC3339)))
 	}
 	out = append(out, "", fmt.Sprintf("claimed here (%d)", len(tasks)))
-	for _, t := range tasks {
-		out = append(out, fmt.Sprintf("  %-10s %-8s %-12s %s", t.DisplayKey(), t.Source, t.Claim.Name, oneLine(t.Title)))
+	for i, t := range tasks {
+		mark := "  "
+		if i == sel {
+			mark = "› "
+		}
+		out = append(out, fmt.Sprintf("%s%-10s %-8s %-12s %s", mark, t.DisplayKey(), t.Source, t.Claim.Name, oneLine(t.Title)))
 	}
 	if len(n.ClaimedTasks) > 0 {
 		out = append(out, "", "reported by the node: "+strings.Join(n.ClaimedTasks, ", "))

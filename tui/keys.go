@@ -17,14 +17,14 @@ type KeyMap struct {
 	Parked, All                             key.Binding
 	Detail, Filter, Sort, Help, Refresh     key.Binding
 	Claim, Release, Cancel, Handoff         key.Binding
-	Back, Quit                              key.Binding
+	Copy, Back, Quit                        key.Binding
 }
 
 // DefaultKeyMap is the key map of SPEC §5. No destructive action sits on a
 // ctrl-key: a slip of the finger must not release a production lease.
 func DefaultKeyMap() KeyMap {
 	b := func(help string, keys ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keys[0], help))
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keysHelp(keys), help))
 	}
 	return KeyMap{
 		Up:       b("up", "up", "k"),
@@ -51,9 +51,24 @@ func DefaultKeyMap() KeyMap {
 		Release:  b("release", "r"),
 		Cancel:   b("cancel", "x"),
 		Handoff:  b("hand off", "h"),
+		Copy:     b("copy id", "y"),
 		Back:     b("back", "esc"),
 		Quit:     b("quit", "q", "ctrl+c"),
 	}
+}
+
+// keysHelp names a binding's first two keys, so help lists j/k and g/G
+// beside the arrows.
+func keysHelp(keys []string) string {
+	keys = keys[:min(len(keys), 2)]
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k
+		if k == " " {
+			names[i] = "space"
+		}
+	}
+	return strings.Join(names, "/")
 }
 
 // named lists the bindings by the names a config file uses.
@@ -65,7 +80,7 @@ func (k *KeyMap) named() map[string]*key.Binding {
 		"parked": &k.Parked, "all": &k.All,
 		"detail": &k.Detail, "filter": &k.Filter, "sort": &k.Sort, "help": &k.Help, "refresh": &k.Refresh,
 		"claim": &k.Claim, "release": &k.Release, "cancel": &k.Cancel, "handoff": &k.Handoff,
-		"back": &k.Back, "quit": &k.Quit,
+		"copy": &k.Copy, "back": &k.Back, "quit": &k.Quit,
 	}
 }
 
@@ -97,7 +112,7 @@ func (k KeyMap) Rebind(keys map[string][]string) (KeyMap, error) {
 			}
 		}
 		b.SetKeys(ks...)
-		b.SetHelp(ks[0], b.Help().Desc)
+		b.SetHelp(keysHelp(ks), b.Help().Desc)
 	}
 	owner := map[string]string{}
 	all := make([]string, 0, len(named))
@@ -123,7 +138,18 @@ func (k KeyMap) viewKeys() []key.Binding {
 
 // ShortHelp is the one-line help under the table.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Claim, k.Release, k.Cancel, k.Handoff, k.Filter, k.Detail, k.Sort, k.Help, k.Quit}
+	return short(k.Claim, k.Release, k.Cancel, k.Handoff, k.Filter, k.Detail, k.Sort, k.Help, k.Quit)
+}
+
+// short names each binding by its first key only: the one-line help has
+// no room for the others, the full help lists them.
+func short(bs ...key.Binding) []key.Binding {
+	for i := range bs {
+		if ks := bs[i].Keys(); len(ks) > 0 {
+			bs[i].SetHelp(keysHelp(ks[:1]), bs[i].Help().Desc)
+		}
+	}
+	return bs
 }
 
 // FullHelp is the help screen, one column per kind of key.
@@ -131,7 +157,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		append(k.viewKeys(), k.NextView, k.PrevView),
-		{k.Detail, k.Filter, k.Sort, k.Refresh, k.Back, k.Help, k.Quit},
+		{k.Detail, k.Filter, k.Sort, k.Refresh, k.Copy, k.Back, k.Help, k.Quit},
 		{k.Claim, k.Release, k.Cancel, k.Handoff},
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -55,6 +56,9 @@ type Options struct {
 	Journal []model.AuditRecord
 	// ActionTimeout bounds one human action (default 30 s).
 	ActionTimeout time.Duration
+	// Copy puts text on the clipboard; Run copies through the terminal
+	// (OSC 52) when it is nil.
+	Copy func(text string)
 	// ProgramOptions are added to Run's program (tea.WithInput,
 	// tea.WithOutput, …), after its defaults.
 	ProgramOptions []tea.ProgramOption
@@ -177,6 +181,10 @@ func Run(ctx context.Context, o Options) error {
 		lipgloss.SetColorProfile(termenv.ANSI)
 		m.paints = newPaints(m.styles) // taken under the old profile
 	}
+	if m.opts.Copy == nil {
+		out := termenv.NewOutput(os.Stdout)
+		m.opts.Copy = func(s string) { out.Copy(s) }
+	}
 	done := make(chan struct{})
 	go func() { o.Hub.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
@@ -235,6 +243,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case snapshotMsg:
 		m.applySnapshot(hub.Snapshot(msg))
 		return m, m.waitSnapshot()
+	case trailMsg:
+		m.gotTrail(msg)
 	case tickMsg:
 		if m.opts.Nodes != nil {
 			m.setNodes(msg.nodes)
@@ -318,7 +328,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.note("refreshing every source…")
 		return func() tea.Msg { m.hub.Refresh(); return nil }
 	case key.Matches(msg, k.Detail):
-		m.openDetail()
+		return m.openDetail()
 	case key.Matches(msg, k.Claim):
 		m.startAction(model.ActionTakeover)
 	case key.Matches(msg, k.Release):
@@ -327,6 +337,16 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.startAction(model.ActionCancel)
 	case key.Matches(msg, k.Handoff):
 		m.startAction(model.ActionHandoff)
+	case key.Matches(msg, k.Copy):
+		if t := m.selected(); t != nil {
+			return m.copyID(t)
+		}
+	default:
+		for _, b := range []key.Binding{k.Claim, k.Release, k.Cancel, k.Handoff} {
+			if m.readOnlyKey(msg, b) {
+				break
+			}
+		}
 	}
 	return nil
 }
@@ -790,8 +810,10 @@ func transitionActivity(tr hub.Transition) activity {
 }
 
 // startAction opens the first dialog of an action on the selected task.
-func (m *Model) startAction(a model.Action) {
-	t := m.selected()
+func (m *Model) startAction(a model.Action) { m.startActionOn(m.selected(), a) }
+
+// startActionOn opens the first dialog of an action on t.
+func (m *Model) startActionOn(t *model.Task, a model.Action) {
 	if t == nil {
 		return
 	}
@@ -852,12 +874,12 @@ func (m *Model) actionDone(msg actionMsg) {
 }
 
 // openDetail shows every field of the selected task, or a node's tasks.
-func (m *Model) openDetail() {
+func (m *Model) openDetail() tea.Cmd {
 	p := m.pane()
 	switch p.kind {
 	case nodesView:
 		if p.len() == 0 {
-			return
+			return nil
 		}
 		n := p.nodes[p.grid.cursor]
 		var tasks []*model.Task
@@ -866,20 +888,26 @@ func (m *Model) openDetail() {
 				tasks = append(tasks, t)
 			}
 		}
-		m.push(&detailDialog{title: "node " + n.Name, lines: nodeDetail(n, tasks, m.now(), m.loc)})
+		m.push(&nodeDialog{node: n, tasks: tasks})
+		return nil
 	case activityView:
 		if p.len() == 0 {
-			return
+			return nil
 		}
 		a := p.acts[p.grid.cursor]
+		if t := m.findKey(a.Source, a.Task); t != nil {
+			return m.openTask(t)
+		}
 		m.push(&detailDialog{title: "activity", lines: []string{
 			"when    " + a.At.In(m.loc).Format(time.RFC3339), "source  " + a.Source, "task    " + a.Task,
 			"actor   " + orDash(a.Actor), "what    " + a.What}})
+		return nil
 	default:
 		if t := m.selected(); t != nil {
-			m.push(&detailDialog{title: t.DisplayKey() + " · " + t.Source, lines: taskDetail(t, m.now(), m.policy, m.loc)})
+			return m.openTask(t)
 		}
 	}
+	return nil
 }
 
 // tableTop is the screen line of the table's header: under the tabs and

@@ -140,7 +140,7 @@ func (p *pane) SetSize(w, h int) { p.grid.SetSize(w, h) }
 // only where there are tasks to act on.
 func (p *pane) ShortHelp(k KeyMap) []key.Binding {
 	if p.kind == nodesView || p.kind == activityView {
-		return []key.Binding{k.Detail, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit}
+		return short(k.Detail, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit)
 	}
 	return k.ShortHelp()
 }

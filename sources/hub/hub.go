@@ -247,6 +247,17 @@ func (h *Hub) Actor() string {
 	return h.cfg.Desk.Actor
 }
 
+// Get reads one task afresh from its source, with the whole trail the
+// backend keeps (polls carry only what is cheap to read). Call it from a
+// goroutine (a tea.Cmd).
+func (h *Hub) Get(ctx context.Context, source, id string) (*model.Task, error) {
+	f := h.feed(source)
+	if f == nil {
+		return nil, model.Errorf(model.CodeMisconfigured, "get", id, "no source named %q", source)
+	}
+	return f.src.Get(ctx, id)
+}
+
 // Apply runs one human action through the desk against the task's own
 // source. On success the result is merged at once and a snapshot published,
 // then the source is polled to reconcile. Call it from a goroutine (a
