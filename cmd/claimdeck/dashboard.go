@@ -100,6 +100,9 @@ escalation ladder shows in two minutes). Try the human actions on it:
 c claim as HUMAN, r force-release, x cancel, h hand off.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Check(); err != nil {
+				return model.Errorf(model.CodeMisconfigured, "demo", "", "%v", err)
+			}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
 			dir, err := os.MkdirTemp("", "claimdeck-demo-")
@@ -107,9 +110,6 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 				return model.Wrap(model.CodeMisconfigured, "demo", "", err)
 			}
 			defer os.RemoveAll(dir)
-			if o.Speed <= 0 {
-				return model.Errorf(model.CodeMisconfigured, "demo", "", "--speed must be positive")
-			}
 			policy := demo.Policy(o.Speed)
 			src, err := openDemoSource(ctx, backend, dir, policy.Lease)
 			if err != nil {
