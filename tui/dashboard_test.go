@@ -154,7 +154,7 @@ func TestConfirmationDefaultsToNo(t *testing.T) {
 			r := newRig(t)
 			r.selectKey(leasesView, "TASK-4")
 			before := r.get("4")
-			r.press("r")
+			r.press("r", "enter") // no reason: it is optional
 			screen := r.screen()
 			for _, want := range []string{"Force-release TASK-4 on prod?", "AGENT alpha · run r-17 · node n1", "[y/N]"} {
 				if !strings.Contains(screen, want) {
@@ -211,7 +211,7 @@ func rowOf(t *testing.T, r *rig, key string) string {
 func TestForceReleasePutsTheTaskBackInTheQueue(t *testing.T) {
 	r := newRig(t)
 	r.selectKey(staleView, "TASK-5")
-	r.press("r", "y")
+	r.press("r", "enter", "y")
 	if got := r.get("5"); got.State != model.StateQueued || got.Claim.Held() {
 		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim.Name)
 	}
@@ -241,13 +241,13 @@ func TestHandOffPicksAgentReasonAndPriority(t *testing.T) {
 	r := newRig(t)
 	r.selectKey(staleView, "TASK-5")
 	r.press("h")
-	if !strings.Contains(r.screen(), "‹ ANY ›") {
+	if !strings.Contains(r.screen(), "to       ANY") {
 		t.Fatalf("the hand-off does not start at ANY:\n%s", r.screen())
 	}
 	r.press("right") // ANY → alpha, the first known agent
 	r.press("tab")
 	r.typeText("bravo is stuck")
-	r.press("tab", "right", "right") // normal → urgent → critical
+	r.press("tab", "right", "right") // medium → high → critical
 	r.press("enter")
 	if !strings.Contains(r.screen(), "alpha, priority critical") {
 		t.Fatalf("the confirmation lacks target and priority:\n%s", r.screen())
@@ -267,7 +267,7 @@ func TestActionOnATaskThatChangedIsRefusedAndSaysWhatChanged(t *testing.T) {
 	if _, err := r.prod.Takeover(context.Background(), "4", sources.Human{Actor: "bob", Expect: seen.Version}); err != nil {
 		t.Fatal(err)
 	}
-	r.press("r", "y")
+	r.press("r", "enter", "y")
 	if got := r.get("4"); got.Claim.Name != "HUMAN:bob" || got.State != model.StateClaimed {
 		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim.Name)
 	}
@@ -700,7 +700,7 @@ func TestAPendingActionMarksItsRowAtOnce(t *testing.T) {
 // Golden screens of the dialogs at the smallest size they must work at.
 func TestDialogScreens(t *testing.T) {
 	for name, keys := range map[string][]string{
-		"confirm_release": {"2", "down", "r"},
+		"confirm_release": {"2", "down", "r", "enter"},
 		"cancel_reason":   {"x"},
 		"handoff":         {"3", "h"},
 		"help":            {"?"},

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,7 +62,8 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 	}
 	lines = append(lines, taskSummary(t, m.now(), st)...)
 	if d.req.Action == model.ActionHandoff {
-		lines = append(lines, field(st, "to", d.req.To+", priority "+d.req.Priority))
+		p, _ := model.ParsePriority(d.req.Priority)
+		lines = append(lines, field(st, "to", d.req.To+", priority "+model.PriorityName(p)))
 	}
 	if d.req.Reason != "" {
 		lines = append(lines, field(st, "reason", d.req.Reason))
@@ -143,14 +145,28 @@ func newReasonForm(req sources.Request, _ *theme.Styles) *formDialog {
 	return &formDialog{req: req, fields: []formField{{name: "reason", edit: &lineEdit{limit: 500}}}, required: "reason"}
 }
 
-// handoffPriorities are seed 001's hand-off priorities.
-var handoffPriorities = []string{"normal", "urgent", "critical"}
+// newReleaseForm asks for an optional reason before a force-release.
+func newReleaseForm(req sources.Request) *formDialog {
+	return &formDialog{req: req, fields: []formField{{name: "reason", edit: &lineEdit{limit: 500}}}}
+}
 
+// handoffPriorities are the tasks' own priority words that seed 001's
+// hand-off priorities (normal, urgent, critical) stand for.
+var handoffPriorities = []string{"medium", "high", "critical"}
+
+// newHandoffForm asks for the target (typed, or picked with ←/→ among the
+// known agents), a reason and a priority in the tasks' words, starting at
+// the task's own.
 func newHandoffForm(req sources.Request, agents []string, _ *theme.Styles) *formDialog {
-	return &formDialog{req: req, fields: []formField{
-		{name: "to", choices: agents},
+	prio := slices.Index(handoffPriorities, model.PriorityName(req.Seen.Priority))
+	to := &lineEdit{limit: 100}
+	if len(agents) > 0 {
+		to.SetValue(agents[0])
+	}
+	return &formDialog{req: req, required: "to", fields: []formField{
+		{name: "to", edit: to, choices: agents},
 		{name: "reason", edit: &lineEdit{limit: 500}},
-		{name: "priority", choices: handoffPriorities},
+		{name: "priority", choices: handoffPriorities, choice: max(prio, 0)},
 	}}
 }
 
@@ -170,14 +186,22 @@ func (d *formDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 	case tea.KeyEnter:
 		return d.submit(m)
 	case tea.KeyLeft, tea.KeyRight:
-		if f.choices != nil {
+		if len(f.choices) > 0 {
 			step := 1
 			if msg.Type == tea.KeyLeft {
 				step = len(f.choices) - 1
 			}
-			f.choice = (f.choice + step) % len(f.choices)
+			f.choice = (max(f.choice, 0) + step) % len(f.choices)
+			if f.edit != nil {
+				// A pick fills the text in; typing replaces it.
+				f.edit.SetValue(f.choices[f.choice])
+			}
+			d.problem = ""
 			return nil
 		}
+	}
+	if f.edit != nil && len(f.choices) > 0 && msg.Type == tea.KeyRunes && f.edit.Value() == f.choices[f.choice] {
+		f.edit.SetValue("") // typing replaces a pick
 	}
 	if f.edit != nil && f.edit.Update(msg) {
 		d.problem = ""
@@ -193,6 +217,9 @@ func (d *formDialog) value(name string) string {
 		if f.edit != nil {
 			return strings.TrimSpace(f.edit.Value())
 		}
+		if f.choice < 0 || f.choice >= len(f.choices) {
+			return ""
+		}
 		return f.choices[f.choice]
 	}
 	return ""
@@ -207,7 +234,8 @@ func (d *formDialog) submit(m *Model) tea.Cmd {
 	req := d.req
 	req.Reason = d.value("reason")
 	if req.Action == model.ActionHandoff {
-		req.To, req.Priority = d.value("to"), d.value("priority")
+		p, _ := model.ParsePriority(d.value("priority"))
+		req.To, req.Priority = d.value("to"), model.HandoffPriority(p)
 	}
 	m.pop()
 	m.push(&confirmDialog{req: req})
@@ -227,12 +255,26 @@ func (d *formDialog) view(m *Model, width, height int) string {
 			mark = st.Cursor.Render("› ")
 		}
 		v := ""
-		if f.edit != nil {
-			v = f.edit.View(inner, i == d.focus, "")
-		} else {
+		switch {
+		case f.edit != nil && len(f.choices) > 0:
+			v = f.edit.View(inner-14, i == d.focus, "type a name") + st.Muted.Render("  ←/→ pick")
+		case f.edit != nil:
+			placeholder := ""
+			if d.required != f.name {
+				placeholder = "optional"
+			}
+			v = f.edit.View(inner, i == d.focus, placeholder)
+		default:
 			v = "‹ " + f.choices[f.choice] + " ›"
 		}
 		lines = append(lines, mark+field(st, f.name, v))
+	}
+	if d.req.Action == model.ActionHandoff {
+		if to := d.value("to"); to != "" && to != model.AnyAgent {
+			if node := m.agentNode(to); node != "" && m.down[node] {
+				lines = append(lines, "", st.Danger.Render("⚠ "+to+" runs on node "+node+", which is DOWN: it may never pick this up"))
+			}
+		}
 	}
 	if d.problem != "" {
 		lines = append(lines, "", st.Danger.Render(d.problem))

@@ -113,6 +113,7 @@ type Model struct {
 	dialogs     []dialog
 	banner      string
 	bannerIsErr bool
+	bannerAt    time.Time
 	paused      bool
 	quitting    bool
 }
@@ -252,6 +253,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if !m.boundary.IsZero() && !m.now().Before(m.boundary) {
 			m.derive()
 		}
+		m.expireBanner()
 		return m, m.tick()
 	case actionMsg:
 		m.actionDone(msg)
@@ -395,9 +397,27 @@ func (m *Model) pop() {
 	}
 }
 
-func (m *Model) note(s string) { m.banner, m.bannerIsErr = s, false }
+func (m *Model) note(s string) { m.banner, m.bannerIsErr, m.bannerAt = s, false, m.now() }
 
-func (m *Model) fail(s string) { m.banner, m.bannerIsErr = s, true }
+func (m *Model) fail(s string) { m.banner, m.bannerIsErr, m.bannerAt = s, true, m.now() }
+
+// How long a status message stays: a refusal long enough to be read
+// twice, a note long enough to be seen.
+const (
+	noteLife  = 5 * time.Second
+	errorLife = 30 * time.Second
+)
+
+// expireBanner clears a status message that has had its time.
+func (m *Model) expireBanner() {
+	life := noteLife
+	if m.bannerIsErr {
+		life = errorLife
+	}
+	if m.banner != "" && m.now().Sub(m.bannerAt) >= life {
+		m.banner = ""
+	}
+}
 
 // selected is the task under the cursor, or nil.
 func (m *Model) selected() *model.Task { return m.selectedTask(m.pane()) }
@@ -735,6 +755,16 @@ func (m *Model) setNodes(nodes []model.Node) {
 
 // knownAgents are the hand-off targets on offer: configured agents and
 // those seen holding or reserved for tasks, sorted, capped.
+// agentNode is the node an agent was last seen claiming on, or "".
+func (m *Model) agentNode(agent string) string {
+	for _, t := range m.all {
+		if t.Claim.Node != "" && strings.EqualFold(t.Claim.Name, agent) {
+			return t.Claim.Node
+		}
+	}
+	return ""
+}
+
 func (m *Model) knownAgents() []string {
 	seen := map[string]bool{}
 	var out []string
@@ -829,6 +859,8 @@ func (m *Model) startActionOn(t *model.Task, a model.Action) {
 	switch a {
 	case model.ActionCancel:
 		m.push(newReasonForm(req, m.styles))
+	case model.ActionForceRelease:
+		m.push(newReleaseForm(req))
 	case model.ActionHandoff:
 		m.push(newHandoffForm(req, m.knownAgents(), m.styles))
 	default:

@@ -139,7 +139,7 @@ func (r *rig) size(w, h int) { r.m.Update(tea.WindowSizeMsg{Width: w, Height: h}
 var namedKeys = map[string]tea.KeyType{
 	"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
 	"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
-	"backspace": tea.KeyBackspace, "ctrl+r": tea.KeyCtrlR, "ctrl+c": tea.KeyCtrlC, "pgdown": tea.KeyPgDown,
+	"backspace": tea.KeyBackspace, "ctrl+w": tea.KeyCtrlW, "ctrl+r": tea.KeyCtrlR, "ctrl+c": tea.KeyCtrlC, "pgdown": tea.KeyPgDown,
 	"home": tea.KeyHome, "end": tea.KeyEnd, "space": tea.KeySpace,
 }
 
