@@ -56,6 +56,10 @@ type Options struct {
 	Journal []model.AuditRecord
 	// ActionTimeout bounds one human action (default 30 s).
 	ActionTimeout time.Duration
+	// Alert rings for a new escalation or a node gone DOWN (opt-in: nil
+	// rings nothing); Run builds it from Alerts when nil.
+	Alert  func(Alarm)
+	Alerts AlertOptions
 	// Copy puts text on the clipboard; Run copies through the terminal
 	// (OSC 52) when it is nil.
 	Copy func(text string)
@@ -98,7 +102,9 @@ type Model struct {
 	all      []*model.Task // every task of the snapshot, with action results on top
 	hay      *hayCache
 	down     map[string]bool
-	sick     map[string]bool // sources whose last poll failed: their rows are marked
+	sick     map[string]bool        // sources whose last poll failed: their rows are marked
+	rang     map[string]model.Level // what has rung: task ref or "node:NAME" → level
+	ringing  []Alarm                // new alarms waiting for the next ring
 	nodes    []model.Node
 	acts     []activity
 	boundary time.Time            // the next time a task changes view by the clock alone
@@ -149,7 +155,7 @@ func New(o Options) (*Model, error) {
 	}
 	m := &Model{
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, policy: o.Policy,
-		panes: newPanes(), filter: lineEdit{limit: 200}, down: map[string]bool{}, sick: map[string]bool{},
+		panes: newPanes(), filter: lineEdit{limit: 200}, down: map[string]bool{}, sick: map[string]bool{}, rang: map[string]model.Level{},
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,
 	}
@@ -181,6 +187,9 @@ func Run(ctx context.Context, o Options) error {
 		// attributes, the styles carry no colours.
 		lipgloss.SetColorProfile(termenv.ANSI)
 		m.paints = newPaints(m.styles) // taken under the old profile
+	}
+	if m.opts.Alert == nil {
+		m.opts.Alert = o.Alerts.terminal(os.Stdout)
 	}
 	if m.opts.Copy == nil {
 		out := termenv.NewOutput(os.Stdout)
@@ -243,7 +252,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case snapshotMsg:
 		m.applySnapshot(hub.Snapshot(msg))
-		return m, m.waitSnapshot()
+		return m, tea.Batch(m.waitSnapshot(), m.ring())
 	case trailMsg:
 		m.gotTrail(msg)
 	case tickMsg:
@@ -254,7 +263,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.derive()
 		}
 		m.expireBanner()
-		return m, m.tick()
+		return m, tea.Batch(m.tick(), m.ring())
 	case actionMsg:
 		m.actionDone(msg)
 		return m, nil
@@ -557,6 +566,7 @@ func (m *Model) derive() {
 			if lv := severity(t, now, ladder, m.down); lv > model.LevelNone {
 				s.members = append(s.members, r)
 				rungs[lv]++
+				m.watchLevel(t, lv)
 				if alive := t.Claim.LastAlive(); !alive.IsZero() {
 					for _, d := range []time.Duration{ladder.Urgent, ladder.Notify, ladder.Escalate} {
 						soonest(alive.Add(d))
@@ -743,6 +753,9 @@ func (m *Model) setNodes(nodes []model.Node) {
 		changed = changed || !m.down[n]
 	}
 	m.down = down
+	for n := range down {
+		m.watchDown(n)
+	}
 	if changed {
 		m.derive()
 		return
@@ -753,8 +766,6 @@ func (m *Model) setNodes(nodes []model.Node) {
 	}
 }
 
-// knownAgents are the hand-off targets on offer: configured agents and
-// those seen holding or reserved for tasks, sorted, capped.
 // agentNode is the node an agent was last seen claiming on, or "".
 func (m *Model) agentNode(agent string) string {
 	for _, t := range m.all {
@@ -765,6 +776,8 @@ func (m *Model) agentNode(agent string) string {
 	return ""
 }
 
+// knownAgents are the hand-off targets on offer: configured agents and
+// those seen holding or reserved for tasks, sorted, capped.
 func (m *Model) knownAgents() []string {
 	seen := map[string]bool{}
 	var out []string

@@ -131,7 +131,8 @@ func (r *rig) poll() {
 		s.Sources = append(s.Sources, hub.SourceState{Name: mem.Name(), Status: hub.StatusOK, Since: t0.Add(-time.Hour),
 			Updated: r.now.Add(-3 * time.Second), Tasks: d.Tasks})
 	}
-	r.m.Update(snapshotMsg(s))
+	// As Update does, keeping its commands (the next wait, the alarms) for the test.
+	r.m.applySnapshot(s)
 }
 
 func (r *rig) size(w, h int) { r.m.Update(tea.WindowSizeMsg{Width: w, Height: h}) }

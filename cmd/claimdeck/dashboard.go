@@ -57,6 +57,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		Policy:   d.policy,
 		Journal:  history,
 		Nodes:    d.nodes,
+		Alerts:   tui.AlertOptions{Bell: a.cfg.Alerts.Bell, Desktop: a.cfg.Alerts.Desktop},
 	})
 }
 
