@@ -174,3 +174,15 @@ func TestStatusMessagesExpire(t *testing.T) {
 		t.Fatal("the refusal never goes")
 	}
 }
+
+func TestADemoRunningFasterCountsInItsOwnTime(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.Speed = 60 })
+	r.prod.Put(&model.Task{ID: "d1", Key: "D-1", Title: "fast", State: model.StateClaimed, RawStatus: "claimed", CreatedAt: t0.Add(-30 * time.Second),
+		Claim: model.Claim{Holder: model.HolderAgent, Name: "alpha", Token: "t", ClaimedAt: t0.Add(-5 * time.Second), HeartbeatAt: t0.Add(-5 * time.Second), Expires: t0.Add(15 * time.Second)}})
+	r.poll()
+	r.size(120, 40)
+	r.press("2")
+	if row := rowOf(t, r, "D-1"); !strings.Contains(row, "5m") || !strings.Contains(row, "15:00") {
+		t.Fatalf("15 s at 60× must read as 15:00 left, claimed 5m ago: %q", row)
+	}
+}

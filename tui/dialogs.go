@@ -60,7 +60,7 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 		st.DialogTitle.Render(oneLine(fmt.Sprintf("%s %s on %s?", actionTitles[d.req.Action], t.DisplayKey(), t.Source))),
 		"",
 	}
-	lines = append(lines, taskSummary(t, m.now(), st)...)
+	lines = append(lines, taskSummary(t, m.now(), m.pace, st)...)
 	if d.req.Action == model.ActionHandoff {
 		p, _ := model.ParsePriority(d.req.Priority)
 		lines = append(lines, field(st, "to", d.req.To+", priority "+model.PriorityName(p)))
@@ -74,7 +74,7 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 
 // taskSummary is what a human must see before acting: the task and who
 // holds it now.
-func taskSummary(t *model.Task, now time.Time, st *theme.Styles) []string {
+func taskSummary(t *model.Task, now time.Time, pc pace, st *theme.Styles) []string {
 	holder := "nobody"
 	if t.Claim.Held() {
 		holder = t.Claim.Holder.String() + " " + t.Claim.Name
@@ -92,9 +92,9 @@ func taskSummary(t *model.Task, now time.Time, st *theme.Styles) []string {
 	}
 	if !t.Claim.Expires.IsZero() {
 		if left := model.Remaining(t, now); left >= 0 {
-			out = append(out, field(st, "lease", clock(left)+" left"))
+			out = append(out, field(st, "lease", pc.clock(left)+" left"))
 		} else {
-			out = append(out, field(st, "lease", "expired "+clock(-left)+" ago"))
+			out = append(out, field(st, "lease", "expired "+pc.clock(-left)+" ago"))
 		}
 	}
 	if r := t.Reservation; r.Active(now) {
@@ -246,7 +246,7 @@ func (d *formDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	t := d.req.Seen
 	lines := []string{st.DialogTitle.Render(oneLine(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source))), ""}
-	lines = append(lines, taskSummary(t, m.now(), st)...)
+	lines = append(lines, taskSummary(t, m.now(), m.pace, st)...)
 	lines = append(lines, "")
 	inner := min(width-4, 76) - 11
 	for i, f := range d.fields {
@@ -361,15 +361,15 @@ func (d *helpDialog) view(m *Model, width, height int) string {
 
 // taskDetail lists every field of a task and its history; the title is
 // wrapped in full to the width.
-func taskDetail(t *model.Task, now time.Time, p model.Policy, loc *time.Location, width int) []string {
+func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, loc *time.Location, width int) []string {
 	when := func(at time.Time) string {
 		if at.IsZero() {
 			return "—"
 		}
 		if at.After(now) {
-			return at.In(loc).Format("2006-01-02 15:04:05") + " (in " + span(at.Sub(now)) + ")"
+			return at.In(loc).Format("2006-01-02 15:04:05") + " (in " + pc.span(at.Sub(now)) + ")"
 		}
-		return at.In(loc).Format("2006-01-02 15:04:05") + " (" + ago(at, now) + " ago)"
+		return at.In(loc).Format("2006-01-02 15:04:05") + " (" + pc.ago(at, now) + " ago)"
 	}
 	token := "—"
 	if t.Claim.Token != "" {
@@ -387,7 +387,7 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, loc *time.Location
 		{"expires", when(t.Claim.Expires)},
 	}
 	if !t.Claim.Expires.IsZero() {
-		kv = append(kv, [2]string{"left", clock(model.Remaining(t, now))})
+		kv = append(kv, [2]string{"left", pc.clock(model.Remaining(t, now))})
 	}
 	kv = append(kv,
 		[2]string{"lease", model.Health(t, now, p).String()},

@@ -46,6 +46,9 @@ type Options struct {
 	Now      func() time.Time
 	Location *time.Location // for wall-clock times; default Local
 	Policy   model.Policy   // zero: model.DefaultPolicy()
+	// Speed is how much faster than the wall clock the tasks' time runs
+	// (the demo's --speed); task times are shown in theirs. 0 or 1: real time.
+	Speed float64
 	// Nodes returns the mesh nodes as the poller last saw them; nil means
 	// no mesh is configured. It is called off the UI loop, once a second.
 	Nodes func() []model.Node
@@ -93,6 +96,7 @@ type Model struct {
 	now    func() time.Time
 	loc    *time.Location
 	policy model.Policy
+	pace   pace
 
 	width, height int
 	panes         [viewCount]*pane
@@ -154,7 +158,7 @@ func New(o Options) (*Model, error) {
 		st = theme.New(o.Theme.FromEnv())
 	}
 	m := &Model{
-		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, policy: o.Policy,
+		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, policy: o.Policy, pace: pace(o.Speed),
 		panes: newPanes(), filter: lineEdit{limit: 200}, down: map[string]bool{}, sick: map[string]bool{}, rang: map[string]model.Level{},
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,

@@ -491,11 +491,11 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 		cells[2] = cell{text: t.Title}
 		cells[3] = cell{text: t.Class.String()}
 		cells[4] = cell{text: model.PriorityName(t.Priority)}
-		cells[5] = cell{text: ago(t.CreatedAt, now)}
+		cells[5] = cell{text: m.pace.ago(t.CreatedAt, now)}
 		if r := t.Reservation; r.Active(now) {
 			until := ""
 			if !r.Until.IsZero() {
-				until = " " + span(r.Until.Sub(now))
+				until = " " + m.pace.span(r.Until.Sub(now))
 			}
 			cells[6] = cell{text: "→ " + r.For + until, paint: &ps.info}
 		}
@@ -509,14 +509,14 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 		c[1] = cell{text: t.Claim.Name}
 		c[2] = cell{text: t.Claim.RunID}
 		c[3] = cell{text: t.Claim.Node}
-		c[4] = cell{text: ago(t.Claim.ClaimedAt, now)}
-		c[5] = cell{text: ago(t.Claim.HeartbeatAt, now)}
+		c[4] = cell{text: m.pace.ago(t.Claim.ClaimedAt, now)}
+		c[5] = cell{text: m.pace.ago(t.Claim.HeartbeatAt, now)}
 		if t.Claim.Holder == model.HolderHuman || t.Claim.Expires.IsZero() {
 			c[6] = cell{text: "—"}
 			break
 		}
 		left := model.Remaining(t, now)
-		c[6] = cell{text: clock(left)}
+		c[6] = cell{text: m.pace.clock(left)}
 		c[7] = cell{text: bar(left, m.policy.Lease, 10), paint: &ps.barFull}
 		if model.Health(t, now, m.policy) == model.LeaseExpiring {
 			c[6].paint, c[7].paint = &ps.warn, &ps.warn
@@ -540,7 +540,7 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 			// last sign of life.
 			stuck = now.Sub(t.Claim.LastAlive())
 		}
-		c[1] = cell{text: span(stuck)}
+		c[1] = cell{text: m.pace.span(stuck)}
 		if lv == levelBroken {
 			c[1].text = "—"
 		}
@@ -554,15 +554,15 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 	case parkedView:
 		cells[2] = m.stateCell(t)
 		cells[3] = cell{text: t.Title}
-		cells[4] = cell{text: ago(t.EditedAt, now)}
+		cells[4] = cell{text: m.pace.ago(t.EditedAt, now)}
 		cells[5] = cell{text: orDash(oneLine(t.Reason))}
 		cells[6] = cell{text: orDash(oneLine(t.UnblockAction))}
 		cells[7] = cell{text: "—"}
 		if at := t.NextCheckAt; !at.IsZero() {
 			if at.After(now) {
-				cells[7] = cell{text: "in " + span(at.Sub(now))}
+				cells[7] = cell{text: "in " + m.pace.span(at.Sub(now))}
 			} else {
-				cells[7] = cell{text: "due " + span(now.Sub(at)), paint: &ps.warn}
+				cells[7] = cell{text: "due " + m.pace.span(now.Sub(at)), paint: &ps.warn}
 			}
 		}
 	case allView:
@@ -570,7 +570,7 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 		cells[3] = cell{text: t.Title}
 		cells[4] = cell{text: t.Claim.Name}
 		cells[5] = cell{text: model.PriorityName(t.Priority)}
-		cells[6] = cell{text: ago(t.CreatedAt, now)}
+		cells[6] = cell{text: m.pace.ago(t.CreatedAt, now)}
 	}
 }
 

@@ -28,6 +28,7 @@ type dashboard struct {
 	journal string
 	every   time.Duration
 	nodes   func() []model.Node // the mesh as the poller sees it; nil: no mesh
+	speed   float64             // the demo's: task times are shown in its time
 }
 
 func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) error {
@@ -58,6 +59,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		Journal:  history,
 		Nodes:    d.nodes,
 		Alerts:   tui.AlertOptions{Bell: a.cfg.Alerts.Bell, Desktop: a.cfg.Alerts.Desktop},
+		Speed:    d.speed,
 	})
 }
 
@@ -131,6 +133,7 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 			err = a.runDashboard(ctx, *themeName, dashboard{
 				feeds: []hub.Feed{{Source: src}}, colors: map[string]string{src.Name(): "green"},
 				policy: policy, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second, nodes: nodes.Nodes,
+				speed: o.Speed,
 			})
 			cancel()
 			if simErr := <-errs; err == nil && simErr != nil && !errors.Is(simErr, context.Canceled) {
