@@ -427,10 +427,11 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, loc *time
 	history := model.Timeline(t)
 	out = append(out, "", fmt.Sprintf("history (%d, newest last)", len(history)))
 	for _, e := range history {
-		line := fmt.Sprintf("  %s  %-14s %s", e.At.In(loc).Format("01-02 15:04:05"), e.Action, e.Actor)
-		if e.Reason != "" {
-			line += ": " + oneLine(e.Reason)
+		what := e.Actor
+		if e.Reason != "" && what != "" {
+			what += ": "
 		}
+		line := fmt.Sprintf("  %s  %-14s %s", e.At.In(loc).Format("01-02 15:04:05"), e.Action, what+oneLine(e.Reason))
 		if e.Detail != "" {
 			line += " (" + oneLine(e.Detail) + ")"
 		}
