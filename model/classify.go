@@ -11,6 +11,7 @@ import (
 // case, since seed 001's codenames are upper case and configurations are not
 // always careful. A nil *Mesh is a mesh with no nodes.
 type Mesh struct {
+	list     []Node
 	nodes    map[string]*Node   // upper-cased name → node
 	holders  map[string]string  // upper-cased agent → node name
 	listedBy map[string][]*Node // task id, key or ref → nodes whose claimed_tasks name it
@@ -19,7 +20,7 @@ type Mesh struct {
 // NewMesh indexes nodes (as the health poller or the registry last saw them)
 // and holders (agent name → node name, the configuration's mesh.holders).
 func NewMesh(nodes []Node, holders map[string]string) *Mesh {
-	m := &Mesh{nodes: map[string]*Node{}, holders: map[string]string{}, listedBy: map[string][]*Node{}}
+	m := &Mesh{list: nodes, nodes: map[string]*Node{}, holders: map[string]string{}, listedBy: map[string][]*Node{}}
 	for i := range nodes {
 		n := &nodes[i]
 		m.nodes[strings.ToUpper(n.Name)] = n
@@ -32,6 +33,18 @@ func NewMesh(nodes []Node, holders map[string]string) *Mesh {
 	}
 	return m
 }
+
+// Nodes are the nodes the mesh was made from; they must not be modified.
+func (m *Mesh) Nodes() []Node {
+	if m == nil {
+		return nil
+	}
+	return m.list
+}
+
+// noMesh is the mesh of a configuration without one: a claim's own node is
+// all that places it.
+var noMesh Mesh
 
 // Down reports whether the named node is DOWN.
 func (m *Mesh) Down(node string) bool {
@@ -56,8 +69,11 @@ type Placement struct {
 // still reports is never placed on a DOWN one, so a claim taken over by a
 // healthy node after a crash is left alone. The zero Placement means unknown.
 func (m *Mesh) Place(t *Task) Placement {
-	if m == nil || t.State != StateClaimed || t.Claim.Holder != HolderAgent {
+	if t.State != StateClaimed || t.Claim.Holder != HolderAgent {
 		return Placement{}
+	}
+	if m == nil {
+		m = &noMesh
 	}
 	node, by := t.Claim.Node, "claim node"
 	if node == "" {

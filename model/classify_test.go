@@ -143,9 +143,9 @@ func TestPlace(t *testing.T) {
 		{agent("a-key", "unmapped", ""), Placement{"ALPHA", "claimed_tasks", true}},
 		{agent("a-ref", "unmapped", ""), Placement{"ALPHA", "claimed_tasks", true}},
 		{agent("moved", "charlie-1", ""), Placement{"CHARLIE", "holder mapping", false}}, // listed by ALPHA, held on CHARLIE now
-		{agent("shared", "unmapped", ""), Placement{}},                                  // a node not DOWN still reports it
-		{agent("b-node", "x", "BRAVO"), Placement{"BRAVO", "claim node", false}},        // degraded is not DOWN
-		{agent("unknown-node", "x", "ZULU"), Placement{"ZULU", "claim node", false}},    // not in the registry
+		{agent("shared", "unmapped", ""), Placement{}},                                   // a node not DOWN still reports it
+		{agent("b-node", "x", "BRAVO"), Placement{"BRAVO", "claim node", false}},         // degraded is not DOWN
+		{agent("unknown-node", "x", "ZULU"), Placement{"ZULU", "claim node", false}},     // not in the registry
 		{agent("unplaced", "nobody", ""), Placement{}},
 		{human, Placement{}},
 		{done, Placement{}},
@@ -155,8 +155,8 @@ func TestPlace(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", c.task.ID, got, c.want)
 		}
 	}
-	if (*Mesh)(nil).Place(cases[0].task) != (Placement{}) || (*Mesh)(nil).Down("ALPHA") {
-		t.Error("a nil mesh places nothing and holds nothing DOWN")
+	if got := (*Mesh)(nil).Place(cases[0].task); got != (Placement{Node: "alpha", By: "claim node"}) || (*Mesh)(nil).Down("ALPHA") {
+		t.Errorf("a nil mesh places a claim on its own node only (got %+v) and holds nothing DOWN", got)
 	}
 	if !mesh.Down("alpha") || mesh.Down("BRAVO") || mesh.Down("ZULU") {
 		t.Error("Down: ALPHA (any case) is DOWN; BRAVO and ZULU are not")

@@ -21,14 +21,12 @@ func (r *rig) settle() { r.run(r.m.ring()) }
 func TestAlarmsRingOncePerTaskAndLevelAndNeverWhilePaused(t *testing.T) {
 	g := &rings{}
 	r := newRig(t, func(o *Options) { o.Alert = g.alert })
-	r.m.setNodes(r.nodes)
 	r.settle()
 	want := []string{"S-2 ESCALATED", "TASK-5 URGENT", "node n3 DOWN"}
 	if !slices.Equal(slices.Sorted(slices.Values(g.titles)), want) {
 		t.Fatalf("rang %q, want %q", g.titles, want)
 	}
 	r.poll()
-	r.m.setNodes(r.nodes)
 	r.settle()
 	if len(g.titles) != 3 {
 		t.Fatalf("the same alarms rang again: %q", g.titles)
@@ -54,7 +52,6 @@ func TestAFlurryOfAlarmsRingsOnce(t *testing.T) {
 	g := &rings{}
 	r := newRig(t, func(o *Options) { o.Alert = g.alert })
 	r.now = r.now.Add(3 * time.Hour) // every agent claim is escalated now
-	r.m.setNodes(r.nodes)
 	r.m.derive()
 	r.settle()
 	if len(g.titles) != 1 || !strings.HasSuffix(g.titles[0], "new alarms") {

@@ -153,23 +153,23 @@ func TestStatusMessagesExpire(t *testing.T) {
 		t.Fatal("no note")
 	}
 	r.now = r.now.Add(4 * time.Second)
-	r.m.Update(tickMsg{nodes: r.nodes})
+	r.m.Update(tickMsg{})
 	if !strings.Contains(r.screen(), "nothing done") {
 		t.Fatal("the note went before anyone could read it")
 	}
 	r.now = r.now.Add(2 * time.Second)
-	r.m.Update(tickMsg{nodes: r.nodes})
+	r.m.Update(tickMsg{})
 	if strings.Contains(r.screen(), "nothing done") {
 		t.Fatal("the note outstays its time")
 	}
 	r.m.fail("handoff TASK-4 refused: CONFLICT")
 	r.now = r.now.Add(10 * time.Second)
-	r.m.Update(tickMsg{nodes: r.nodes})
+	r.m.Update(tickMsg{})
 	if !strings.Contains(r.screen(), "refused: CONFLICT") {
 		t.Fatal("a refusal must stay longer than a note")
 	}
 	r.now = r.now.Add(25 * time.Second)
-	r.m.Update(tickMsg{nodes: r.nodes})
+	r.m.Update(tickMsg{})
 	if strings.Contains(r.screen(), "refused: CONFLICT") {
 		t.Fatal("the refusal never goes")
 	}

@@ -271,7 +271,7 @@ func (d *formDialog) view(m *Model, width, height int) string {
 	}
 	if d.req.Action == model.ActionHandoff {
 		if to := d.value("to"); to != "" && to != model.AnyAgent {
-			if node := m.agentNode(to); node != "" && m.down[node] {
+			if node := m.agentNode(to); node != "" && m.snap.Mesh.Down(node) {
 				lines = append(lines, "", st.Danger.Render("⚠ "+to+" runs on node "+node+", which is DOWN: it may never pick this up"))
 			}
 		}
@@ -361,7 +361,7 @@ func (d *helpDialog) view(m *Model, width, height int) string {
 
 // taskDetail lists every field of a task and its history; the title is
 // wrapped in full to the width.
-func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, loc *time.Location, width int) []string {
+func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.Classification, loc *time.Location, width int) []string {
 	when := func(at time.Time) string {
 		if at.IsZero() {
 			return "—"
@@ -391,7 +391,8 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, loc *time
 	}
 	kv = append(kv,
 		[2]string{"lease", model.Health(t, now, p).String()},
-		[2]string{"escalation", orDash(model.Escalation(t, now, p.Ladder).String())},
+		[2]string{"escalation", orDash(c.Level.String())},
+		[2]string{"standing", orDash(c.Reason)},
 		[2]string{"recorded", orDash(t.Escalated.String())},
 	)
 	if r := t.Reservation; r.For != "" {

@@ -53,8 +53,8 @@ func (m *Model) tabLabelOf(k viewKind, compact bool) string {
 	}
 	switch k {
 	case nodesView:
-		if m.opts.Nodes != nil {
-			label += " " + strconv.Itoa(len(m.nodes))
+		if m.snap.Mesh != nil {
+			label += " " + strconv.Itoa(len(m.snap.Mesh.Nodes()))
 		}
 	case activityView:
 	default:
@@ -119,7 +119,7 @@ func (m *Model) alarm() alarmText {
 			raise(lv)
 		}
 	}
-	for _, n := range m.nodes {
+	for _, n := range m.snap.Mesh.Nodes() {
 		if n.Status == model.NodeDown {
 			a.parts = append(a.parts, strings.ToUpper(n.Name)+" DOWN")
 			raise(model.LevelEscalated)
@@ -210,7 +210,7 @@ var emptyText = [viewCount]string{
 
 func (m *Model) body(b *strings.Builder, p *pane) {
 	st := m.styles
-	if p.kind == nodesView && m.opts.Nodes == nil {
+	if p.kind == nodesView && m.snap.Mesh == nil {
 		lines := []string{"", "  No mesh is configured, so there are no nodes to show.",
 			"  Set mesh.registry in the config to watch the machines your agents run on."}
 		for i := range p.grid.height {

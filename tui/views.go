@@ -150,7 +150,7 @@ func (p *pane) FullHelp(k KeyMap) [][]key.Binding { return k.FullHelp() }
 
 // sortTasks orders a task pane by its chosen sort. The Queue's first order
 // is exactly the model's pull order.
-func (p *pane) sortTasks(now time.Time, l model.Ladder, down map[string]bool) {
+func (p *pane) sortTasks(class map[*model.Task]model.Classification) {
 	t := p.members
 	switch p.kind {
 	case queueView:
@@ -179,12 +179,12 @@ func (p *pane) sortTasks(now time.Time, l model.Ladder, down map[string]bool) {
 		switch p.sort {
 		case 0:
 			slices.SortFunc(t, by(func(a, b *model.Task) int {
-				return cmp.Or(cmp.Compare(severity(b, now, l, down), severity(a, now, l, down)),
-					cmp.Compare(model.Stuck(b, now), model.Stuck(a, now)), refCompare(a, b))
+				ca, cb := class[a], class[b]
+				return cmp.Or(cmp.Compare(severity(cb), severity(ca)), cmp.Compare(cb.Stuck, ca.Stuck), refCompare(a, b))
 			}))
 		case 1:
 			slices.SortFunc(t, by(func(a, b *model.Task) int {
-				return cmp.Or(cmp.Compare(model.Stuck(b, now), model.Stuck(a, now)), refCompare(a, b))
+				return cmp.Or(cmp.Compare(class[b].Stuck, class[a].Stuck), refCompare(a, b))
 			}))
 		default:
 			slices.SortFunc(t, by(refCompare))
@@ -413,43 +413,12 @@ func refCompare(a, b *model.Task) int {
 // can act on it until a human looks.
 const levelBroken = model.LevelEscalated + 1
 
-// severity ranks a stale row: its ladder level, and at least stale for a
-// claim on a DOWN node or an expired hand-off (seed 001).
-func severity(t *model.Task, now time.Time, l model.Ladder, down map[string]bool) model.Level {
-	if t.Problem != "" {
+// severity ranks a stale row: its ladder level, a broken task above all.
+func severity(c model.Classification) model.Level {
+	if c.Cause == model.CauseBroken {
 		return levelBroken
 	}
-	lv := model.Escalation(t, now, l)
-	if lv == model.LevelNone && (onDownNode(t, down) || handoffExpired(t, now)) {
-		return model.LevelStale
-	}
-	return lv
-}
-
-func onDownNode(t *model.Task, down map[string]bool) bool {
-	return t.State == model.StateClaimed && t.Claim.Node != "" && down[t.Claim.Node]
-}
-
-// handoffExpired is a hand-off nobody picked up before its reservation ran
-// out: the task waits in the queue, but its target never came.
-func handoffExpired(t *model.Task, now time.Time) bool {
-	r := t.Reservation
-	return t.State == model.StateQueued && r.For != "" && !r.Until.IsZero() && !now.Before(r.Until)
-}
-
-// whyStale says in words why a task is in the Stale view.
-func whyStale(t *model.Task, now time.Time, down map[string]bool) string {
-	switch {
-	case t.Problem != "":
-		return t.Problem
-	case onDownNode(t, down):
-		return "node " + t.Claim.Node + " DOWN"
-	case handoffExpired(t, now):
-		return "hand-off to " + t.Reservation.For + " expired"
-	case model.Inconsistent(t):
-		return "AGENT, no expiry"
-	}
-	return "lease expired"
+	return c.Level
 }
 
 // sortNodes orders the Nodes pane: DOWN first, or by name.
@@ -517,40 +486,28 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 		}
 		left := model.Remaining(t, now)
 		c[6] = cell{text: m.pace.clock(left)}
-		c[7] = cell{text: bar(left, m.policy.Lease, 10), paint: &ps.barFull}
-		if model.Health(t, now, m.policy) == model.LeaseExpiring {
+		c[7] = cell{text: bar(left, m.snap.Policy.Lease, 10), paint: &ps.barFull}
+		if model.Health(t, now, m.snap.Policy) == model.LeaseExpiring {
 			c[6].paint, c[7].paint = &ps.warn, &ps.warn
 		}
 	case staleView:
 		cells[2] = cell{text: t.Title}
 		c := cells[3:]
-		down := m.down
-		lv := severity(t, now, m.policy.Ladder, down)
+		cl := m.class[t]
+		lv := severity(cl)
 		label := strings.ToUpper(lv.String())
+		c[1] = cell{text: m.pace.span(cl.Stuck)}
 		if lv == levelBroken {
-			label = "BROKEN"
+			label, c[1].text = "BROKEN", "—"
 		}
 		c[0] = cell{text: label, paint: &ps.levels[lv]}
-		stuck := model.Stuck(t, now)
-		switch {
-		case handoffExpired(t, now):
-			stuck = now.Sub(t.Reservation.Until)
-		case stuck == 0 && onDownNode(t, down):
-			// The lease still runs, but its node is gone: count from the
-			// last sign of life.
-			stuck = now.Sub(t.Claim.LastAlive())
-		}
-		c[1] = cell{text: m.pace.span(stuck)}
-		if lv == levelBroken {
-			c[1].text = "—"
-		}
 		holder := t.Claim.Name
 		if holder == "" {
 			holder = t.Reservation.For
 		}
 		c[2] = cell{text: holder}
-		c[3] = cell{text: t.Claim.Node}
-		c[4] = cell{text: whyStale(t, now, down)}
+		c[3] = cell{text: cl.Placement.Node}
+		c[4] = cell{text: cl.Reason}
 	case parkedView:
 		cells[2] = m.stateCell(t)
 		cells[3] = cell{text: t.Title}

@@ -78,22 +78,7 @@ type Sweeper struct {
 // Sweep polls every source in full and acts on what it finds. A source that
 // fails to poll is reported and skipped; the others are swept.
 func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.Record == nil {
-		s.Record, _ = OpenRecord("") // an in-memory record cannot fail to open
-	}
 	var rep SweepReport
-	release, err := s.Record.Hold()
-	if err != nil {
-		rep.Errors = append(rep.Errors, err)
-		return rep
-	}
-	defer release()
-	now := time.Now()
-	if s.Now != nil {
-		now = s.Now()
-	}
 	var tasks []*model.Task
 	var owners []TaskSource // owners[i] polled tasks[i]
 	for _, src := range srcs {
@@ -111,17 +96,58 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 	if s.Nodes != nil {
 		nodes = s.Nodes()
 	}
-	mesh := model.NewMesh(nodes, s.Holders)
+	s.act(ctx, tasks, owners, model.NewMesh(nodes, s.Holders), &rep)
+	return rep
+}
+
+// SweepTasks acts on tasks already read, as Sweep acts on its own poll: the
+// dashboard's enforcement hands it the hub's snapshot, whose mesh classifies
+// them. Each task's marks go to the source of its name among srcs; tasks of
+// other sources (read-only ones) are left alone.
+func (s *Sweeper) SweepTasks(ctx context.Context, tasks []*model.Task, mesh *model.Mesh, srcs ...TaskSource) SweepReport {
+	byName := map[string]TaskSource{}
+	for _, src := range srcs {
+		byName[src.Name()] = src
+	}
+	var mine []*model.Task
+	var owners []TaskSource
+	for _, t := range tasks {
+		if src := byName[t.Source]; src != nil {
+			mine, owners = append(mine, t), append(owners, src)
+		}
+	}
+	var rep SweepReport
+	s.act(ctx, mine, owners, mesh, &rep)
+	return rep
+}
+
+// act climbs the ladder for every task; owners[i] is tasks[i]'s source.
+func (s *Sweeper) act(ctx context.Context, tasks []*model.Task, owners []TaskSource, mesh *model.Mesh, rep *SweepReport) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Record == nil {
+		s.Record, _ = OpenRecord("") // an in-memory record cannot fail to open
+	}
+	release, err := s.Record.Hold()
+	if err != nil {
+		rep.Errors = append(rep.Errors, err)
+		return
+	}
+	defer release()
+	now := time.Now()
+	if s.Now != nil {
+		now = s.Now()
+	}
 	for i, t := range tasks {
 		level := model.Classify(t, now, s.Policy, mesh).Enforced()
 		if t.Escalated >= model.LevelNotify && level >= model.LevelNotify {
 			// Told before: a target that was DOWN or failed then is told
 			// now, once; the others are in the record.
-			s.notify(ctx, t, now, mesh, true, &rep)
+			s.notify(ctx, t, now, mesh, true, rep)
 		}
 		for l := t.Escalated + 1; l <= level; l++ {
 			if l == model.LevelNotify {
-				s.notify(ctx, t, now, mesh, false, &rep)
+				s.notify(ctx, t, now, mesh, false, rep)
 			}
 			m := Mark{Source: t.Source, Task: t.ID, Level: l}
 			if !s.DryRun {
@@ -133,7 +159,6 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 			}
 		}
 	}
-	return rep
 }
 
 func mark(ctx context.Context, src TaskSource, t *model.Task, l model.Level) Mark {
