@@ -27,7 +27,7 @@ func TestScreens(t *testing.T) {
 	}{{"dark", func(*Options) {}}, {"light", withLightTheme}} {
 		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
 			for k := range viewCount {
-				t.Run(fmt.Sprintf("%s_%dx%d_%s", viewTitles[k], sz[0], sz[1], th.name), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s_%dx%d_%s", views[k].title, sz[0], sz[1], th.name), func(t *testing.T) {
 					r := newRig(t, th.opt)
 					r.size(sz[0], sz[1])
 					r.press(fmt.Sprint(int(k) + 1))
@@ -35,7 +35,7 @@ func TestScreens(t *testing.T) {
 					checkFits(t, screen, sz[0], sz[1])
 					golden.RequireEqual(t, []byte(screen))
 				})
-				t.Run(fmt.Sprintf("%s_%dx%d_%s_colour", viewTitles[k], sz[0], sz[1], th.name), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s_%dx%d_%s_colour", views[k].title, sz[0], sz[1], th.name), func(t *testing.T) {
 					rigProfile = termenv.ANSI256
 					defer func() { rigProfile = termenv.Ascii }()
 					r := newRig(t, th.opt)
@@ -88,7 +88,7 @@ func TestNumberKeysAndTabsSwitchViews(t *testing.T) {
 	for _, s := range steps {
 		r.press(s.key)
 		if r.m.active != s.want {
-			t.Fatalf("after %q the view is %s, want %s", s.key, viewTitles[r.m.active], viewTitles[s.want])
+			t.Fatalf("after %q the view is %s, want %s", s.key, views[r.m.active].title, views[s.want].title)
 		}
 	}
 }
@@ -136,7 +136,7 @@ func (r *rig) selectKey(view viewKind, key string) {
 			return
 		}
 	}
-	r.t.Fatalf("%s is not in %s: %v", key, viewTitles[view], rowKeys(p.shown))
+	r.t.Fatalf("%s is not in %s: %v", key, views[view].title, rowKeys(p.shown))
 }
 
 func (r *rig) get(id string) *model.Task {
@@ -369,7 +369,7 @@ func TestEveryTaskIsFindable(t *testing.T) {
 		{allView, "sdk", []string{"TASK-10"}},
 	}
 	for _, c := range cases {
-		t.Run(viewTitles[c.view]+" "+c.filter, func(t *testing.T) {
+		t.Run(views[c.view].title+" "+c.filter, func(t *testing.T) {
 			r := newRig(t)
 			r.press(fmt.Sprint(int(c.view) + 1))
 			if c.filter != "" {
@@ -378,7 +378,7 @@ func TestEveryTaskIsFindable(t *testing.T) {
 				r.press("enter")
 			}
 			if got := rowKeys(r.m.pane().shown); !slices.Equal(got, c.want) {
-				t.Fatalf("%s %q shows %v, want %v", viewTitles[c.view], c.filter, got, c.want)
+				t.Fatalf("%s %q shows %v, want %v", views[c.view].title, c.filter, got, c.want)
 			}
 		})
 	}
@@ -599,7 +599,8 @@ func TestAnUnreachableSourceFillsItsViewsWithWhatIsWrong(t *testing.T) {
 					t.Fatalf("view %s lacks %q:\n%s", view, want, screen)
 				}
 			}
-			for _, quiet := range emptyText {
+			for _, v := range views {
+				quiet := v.empty
 				if strings.Contains(screen, quiet) {
 					t.Fatalf("view %s says %q while its sources are down:\n%s", view, quiet, screen)
 				}
@@ -615,7 +616,7 @@ func TestTheTopBarNamesTheWorstThingFromAnyView(t *testing.T) {
 		r.press(fmt.Sprint(int(k) + 1))
 		top := strings.Split(r.screen(), "\n")[0]
 		if !strings.Contains(top, "1 ESCALATED · 1 URGENT · 1 STALE · N3 DOWN") {
-			t.Fatalf("view %s: the top bar does not carry the alarm: %q", viewTitles[k], top)
+			t.Fatalf("view %s: the top bar does not carry the alarm: %q", views[k].title, top)
 		}
 	}
 	r.size(80, 24)
@@ -785,5 +786,17 @@ func TestSweepNoticesReachActivity(t *testing.T) {
 	r.press("5")
 	if row := strings.Fields(rowOf(t, r, "marked urgent")); len(row) < 4 || row[2] != "prod" || row[3] != "5" {
 		t.Fatalf("activity row: %q", row)
+	}
+}
+
+func TestViewKeysRebindByTheViewsName(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.Keys = map[string][]string{"parked": {"p"}} })
+	r.press("p")
+	if r.m.active != parkedView {
+		t.Fatalf("p opened %s, want Parked", views[r.m.active].title)
+	}
+	r.press("?")
+	if s := r.screen(); !strings.Contains(s, "p         parked") {
+		t.Fatalf("help does not show the rebound view key:\n%s", s)
 	}
 }

@@ -13,11 +13,11 @@ import (
 type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	NextView, PrevView                      key.Binding
-	Queue, Leases, Stale, Nodes, Activity   key.Binding
-	Parked, All                             key.Binding
-	Detail, Filter, Sort, Help, Refresh     key.Binding
-	Claim, Release, Cancel, Handoff         key.Binding
-	Copy, Back, Quit                        key.Binding
+	// Views open each view, in views' order; their keys come from there.
+	Views                               [viewCount]key.Binding
+	Detail, Filter, Sort, Help, Refresh key.Binding
+	Claim, Release, Cancel, Handoff     key.Binding
+	Copy, Back, Quit                    key.Binding
 }
 
 // DefaultKeyMap is the dashboard's key map. No destructive action sits on a
@@ -26,7 +26,7 @@ func DefaultKeyMap() KeyMap {
 	b := func(help string, keys ...string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keysHelp(keys), help))
 	}
-	return KeyMap{
+	k := KeyMap{
 		Up:       b("up", "up", "k"),
 		Down:     b("down", "down", "j"),
 		PageUp:   b("page up", "pgup", "ctrl+u"),
@@ -35,13 +35,6 @@ func DefaultKeyMap() KeyMap {
 		Bottom:   b("bottom", "end", "G"),
 		NextView: b("next view", "tab"),
 		PrevView: b("previous view", "shift+tab"),
-		Queue:    b("queue", "1"),
-		Leases:   b("leases", "2"),
-		Stale:    b("stale", "3"),
-		Nodes:    b("nodes", "4"),
-		Activity: b("activity", "5"),
-		Parked:   b("parked", "6"),
-		All:      b("all tasks", "7"),
 		Detail:   b("details", "enter"),
 		Filter:   b("filter", "/"),
 		Sort:     b("sort", "s"),
@@ -55,6 +48,10 @@ func DefaultKeyMap() KeyMap {
 		Back:     b("back", "esc"),
 		Quit:     b("quit", "q", "ctrl+c"),
 	}
+	for v, spec := range views {
+		k.Views[v] = b(spec.help, spec.key)
+	}
+	return k
 }
 
 // keysHelp names a binding's first two keys, so help lists j/k and g/G
@@ -73,15 +70,17 @@ func keysHelp(keys []string) string {
 
 // named lists the bindings by the names a config file uses.
 func (k *KeyMap) named() map[string]*key.Binding {
-	return map[string]*key.Binding{
+	named := map[string]*key.Binding{
 		"up": &k.Up, "down": &k.Down, "page-up": &k.PageUp, "page-down": &k.PageDown,
 		"top": &k.Top, "bottom": &k.Bottom, "next-view": &k.NextView, "prev-view": &k.PrevView,
-		"queue": &k.Queue, "leases": &k.Leases, "stale": &k.Stale, "nodes": &k.Nodes, "activity": &k.Activity,
-		"parked": &k.Parked, "all": &k.All,
 		"detail": &k.Detail, "filter": &k.Filter, "sort": &k.Sort, "help": &k.Help, "refresh": &k.Refresh,
 		"claim": &k.Claim, "release": &k.Release, "cancel": &k.Cancel, "handoff": &k.Handoff,
 		"copy": &k.Copy, "back": &k.Back, "quit": &k.Quit,
 	}
+	for v, spec := range views {
+		named[spec.name] = &k.Views[v]
+	}
+	return named
 }
 
 // destructive names the actions that change a task.
@@ -132,9 +131,7 @@ func (k KeyMap) Rebind(keys map[string][]string) (KeyMap, error) {
 }
 
 // viewKeys are the keys that open each view, in the views' order.
-func (k KeyMap) viewKeys() []key.Binding {
-	return []key.Binding{k.Queue, k.Leases, k.Stale, k.Nodes, k.Activity, k.Parked, k.All}
-}
+func (k KeyMap) viewKeys() []key.Binding { return k.Views[:] }
 
 // ShortHelp is the one-line help under the table.
 func (k KeyMap) ShortHelp() []key.Binding {

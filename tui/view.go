@@ -47,7 +47,7 @@ func (m *Model) tabLabel(k viewKind) string { return m.tabLabelOf(k, m.compactTa
 // tabLabelOf is a view's tab: its number, title and count; compact tabs
 // title only the view on screen.
 func (m *Model) tabLabelOf(k viewKind, compact bool) string {
-	label := strconv.Itoa(int(k)+1) + " " + viewTitles[k]
+	label := strconv.Itoa(int(k)+1) + " " + views[k].title
 	if compact && k != m.active {
 		label = strconv.Itoa(int(k) + 1)
 	}
@@ -198,16 +198,6 @@ func joinRight(left, right string, width int) string {
 	return left + strings.Repeat(" ", width-ansi.StringWidth(left)-rw) + right
 }
 
-var emptyText = [viewCount]string{
-	"No eligible tasks: the queue is empty or everything is claimed.",
-	"No active leases.",
-	"Nothing stale or escalated.",
-	"The mesh registry lists no nodes.",
-	"No activity yet.",
-	"Nothing parked: no task is blocked, in review or failed.",
-	"No tasks in any source.",
-}
-
 func (m *Model) body(b *strings.Builder, p *pane) {
 	st := m.styles
 	if p.kind == nodesView && m.snap.Mesh == nil {
@@ -240,7 +230,7 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 	}
 	out := rows.String()
 	if p.len() == 0 {
-		msgs := []string{st.Muted.Render(fit("  "+emptyText[p.kind], m.width))}
+		msgs := []string{st.Muted.Render(fit("  "+views[p.kind].empty, m.width))}
 		if len(m.terms) > 0 {
 			msgs = []string{st.Muted.Render(fit("  Nothing matches the filter (esc clears it).", m.width))}
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 )
 
-// viewKind names the five views; the number keys follow this order.
+// viewKind names the views; the number keys follow this order.
 type viewKind int
 
 const (
@@ -26,7 +26,73 @@ const (
 	viewCount
 )
 
-var viewTitles = [viewCount]string{"Queue", "Leases", "Stale", "Nodes", "Activity", "Parked", "All"}
+// viewSpec is everything about a view that is not how its rows are made:
+// adding a view is a line here, its members in derive and its cells.
+type viewSpec struct {
+	title string
+	name  string // its key's name in a config's keys:
+	key   string
+	help  string
+	empty string // what an empty view says
+	sorts []string
+	cols  []column
+}
+
+var views = [viewCount]viewSpec{
+	queueView: {title: "Queue", name: "queue", key: "1", help: "queue",
+		empty: "No eligible tasks: the queue is empty or everything is claimed.",
+		sorts: []string{"pull order", "oldest first", "newest first"},
+		cols: []column{
+			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"},
+			{title: "CLASS", width: 10, drop: 3}, {title: "PRI", width: 8, drop: 4}, {title: "AGE", width: 4, right: true},
+			{title: "RESERVED", width: 14, drop: 1},
+		}},
+	leasesView: {title: "Leases", name: "leases", key: "2", help: "leases", empty: "No active leases.",
+		sorts: []string{"time left", "claimed first", "agent"},
+		cols: []column{
+			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"}, {title: "HOLDER", width: 6, drop: 6},
+			{title: "AGENT", width: 16}, {title: "RUN", width: 8, drop: 4}, {title: "NODE", width: 8, drop: 3},
+			{title: "CLAIMED", width: 7, right: true, drop: 5}, {title: "BEAT", width: 4, right: true},
+			{title: "LEFT", width: 7, right: true}, {title: "LEASE", width: 10, drop: 1},
+		}},
+	staleView: {title: "Stale", name: "stale", key: "3", help: "stale", empty: "Nothing stale or escalated.",
+		sorts: []string{"severity", "stuck longest", "source"},
+		cols: []column{
+			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"}, {title: "LEVEL", width: 9},
+			{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER", width: 18}, {title: "NODE", width: 12, drop: 3},
+			{title: "WHY", width: 40, drop: 1},
+		}},
+	nodesView: {title: "Nodes", name: "nodes", key: "4", help: "nodes", empty: "The mesh registry lists no nodes.",
+		sorts: []string{"status", "name"},
+		cols: []column{
+			{title: "NODE", width: 16}, {title: "STATUS", width: 8}, {title: "SEEN", width: 4, right: true},
+			{title: "FAILS", width: 5, right: true}, {title: "LATENCY", width: 7, right: true, drop: 2},
+			{title: "TREND", width: sparkWidth, drop: 4},
+			{title: "QUEUE", width: 5, right: true, drop: 3}, {title: "CLAIMED", width: 7, right: true, drop: 1},
+			{title: "LAST ERROR"},
+		}},
+	activityView: {title: "Activity", name: "activity", key: "5", help: "activity", empty: "No activity yet.",
+		sorts: []string{"newest first", "oldest first"},
+		cols: []column{
+			{title: "WHEN", width: 8}, {title: "SOURCE", width: 8, drop: 1}, {title: "TASK", width: 10},
+			{title: "WHAT"},
+		}},
+	parkedView: {title: "Parked", name: "parked", key: "6", help: "parked",
+		empty: "Nothing parked: no task is blocked, in review or failed.",
+		sorts: []string{"next check", "parked longest", "state"},
+		cols: []column{
+			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "STATE", width: 7},
+			{title: "TITLE"}, {title: "PARKED", width: 6, right: true, drop: 4}, {title: "REASON", width: 40},
+			{title: "UNBLOCK", width: 30, drop: 1}, {title: "NEXT CHECK", width: 10, right: true, drop: 3},
+		}},
+	allView: {title: "All", name: "all", key: "7", help: "all tasks", empty: "No tasks in any source.",
+		sorts: []string{"state", "newest first", "pull order"},
+		cols: []column{
+			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "STATE", width: 8},
+			{title: "TITLE"}, {title: "HOLDER", width: 14, drop: 1}, {title: "PRI", width: 8, drop: 3},
+			{title: "AGE", width: 4, right: true},
+		}},
+}
 
 // row is a task in a task view with its search text: key, title and id in
 // lower case, cut from one contiguous buffer per snapshot, so a filter
@@ -74,52 +140,9 @@ type pane struct {
 func newPanes() [viewCount]*pane {
 	var p [viewCount]*pane
 	for k := range viewCount {
-		p[k] = &pane{kind: k, unsorted: true, unfiltered: true}
+		p[k] = &pane{kind: k, unsorted: true, unfiltered: true, sorts: views[k].sorts}
+		p[k].grid.setColumns(views[k].cols)
 	}
-	p[queueView].sorts = []string{"pull order", "oldest first", "newest first"}
-	p[queueView].grid.setColumns([]column{
-		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"},
-		{title: "CLASS", width: 10, drop: 3}, {title: "PRI", width: 8, drop: 4}, {title: "AGE", width: 4, right: true},
-		{title: "RESERVED", width: 14, drop: 1},
-	})
-	p[leasesView].sorts = []string{"time left", "claimed first", "agent"}
-	p[leasesView].grid.setColumns([]column{
-		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"}, {title: "HOLDER", width: 6, drop: 6},
-		{title: "AGENT", width: 16}, {title: "RUN", width: 8, drop: 4}, {title: "NODE", width: 8, drop: 3},
-		{title: "CLAIMED", width: 7, right: true, drop: 5}, {title: "BEAT", width: 4, right: true},
-		{title: "LEFT", width: 7, right: true}, {title: "LEASE", width: 10, drop: 1},
-	})
-	p[staleView].sorts = []string{"severity", "stuck longest", "source"}
-	p[staleView].grid.setColumns([]column{
-		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"}, {title: "LEVEL", width: 9},
-		{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER", width: 18}, {title: "NODE", width: 12, drop: 3},
-		{title: "WHY", width: 40, drop: 1},
-	})
-	p[nodesView].sorts = []string{"status", "name"}
-	p[nodesView].grid.setColumns([]column{
-		{title: "NODE", width: 16}, {title: "STATUS", width: 8}, {title: "SEEN", width: 4, right: true},
-		{title: "FAILS", width: 5, right: true}, {title: "LATENCY", width: 7, right: true, drop: 2},
-		{title: "TREND", width: sparkWidth, drop: 4},
-		{title: "QUEUE", width: 5, right: true, drop: 3}, {title: "CLAIMED", width: 7, right: true, drop: 1},
-		{title: "LAST ERROR"},
-	})
-	p[parkedView].sorts = []string{"next check", "parked longest", "state"}
-	p[parkedView].grid.setColumns([]column{
-		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "STATE", width: 7},
-		{title: "TITLE"}, {title: "PARKED", width: 6, right: true, drop: 4}, {title: "REASON", width: 40},
-		{title: "UNBLOCK", width: 30, drop: 1}, {title: "NEXT CHECK", width: 10, right: true, drop: 3},
-	})
-	p[allView].sorts = []string{"state", "newest first", "pull order"}
-	p[allView].grid.setColumns([]column{
-		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "STATE", width: 8},
-		{title: "TITLE"}, {title: "HOLDER", width: 14, drop: 1}, {title: "PRI", width: 8, drop: 3},
-		{title: "AGE", width: 4, right: true},
-	})
-	p[activityView].sorts = []string{"newest first", "oldest first"}
-	p[activityView].grid.setColumns([]column{
-		{title: "WHEN", width: 8}, {title: "SOURCE", width: 8, drop: 1}, {title: "TASK", width: 10},
-		{title: "WHAT"},
-	})
 	return p
 }
 
