@@ -50,18 +50,45 @@ func TestScreens(t *testing.T) {
 	}
 }
 
-// Golden screens of the on-call questions: a source that does not answer,
-// and the parked work with its reasons.
+// Golden screens of the on-call questions at both sizes, light and dark,
+// in colour and stripped: a source that does not answer, a blocked task's
+// timeline in its detail, and a hand-off to an agent whose node is DOWN.
 func TestTroubleScreens(t *testing.T) {
-	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
-		t.Run(fmt.Sprintf("unreachable_%dx%d", sz[0], sz[1]), func(t *testing.T) {
-			r := newRig(t)
-			r.size(sz[0], sz[1])
-			r.sick(model.CodeAPIError, "dial tcp 10.0.0.5:5432: connect: connection refused")
-			screen := r.screen()
-			checkFits(t, screen, sz[0], sz[1])
-			golden.RequireEqual(t, []byte(screen))
-		})
+	scenes := map[string]func(r *rig){
+		"unreachable": func(r *rig) { r.sick(model.CodeAPIError, "dial tcp 10.0.0.5:5432: connect: connection refused") },
+		"timeline":    func(r *rig) { r.selectKey(parkedView, "TASK-10"); r.press("enter", "end") },
+		"handoff_down": func(r *rig) {
+			r.selectKey(queueView, "TASK-1")
+			r.press("h")
+			r.typeText("delta")
+		},
+	}
+	for name, scene := range scenes {
+		for _, th := range []struct {
+			name string
+			opt  rigOption
+		}{{"dark", func(*Options) {}}, {"light", withLightTheme}} {
+			for _, colour := range []bool{false, true} {
+				for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+					label := fmt.Sprintf("%s_%dx%d_%s", name, sz[0], sz[1], th.name)
+					if colour {
+						label += "_colour"
+					}
+					t.Run(label, func(t *testing.T) {
+						if colour {
+							rigProfile = termenv.ANSI256
+							defer func() { rigProfile = termenv.Ascii }()
+						}
+						r := newRig(t, th.opt)
+						r.size(sz[0], sz[1])
+						scene(r)
+						screen := r.screen()
+						checkFits(t, ansi.Strip(screen), sz[0], sz[1])
+						golden.RequireEqual(t, []byte(screen))
+					})
+				}
+			}
+		}
 	}
 }
 
