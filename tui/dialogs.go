@@ -432,11 +432,19 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		if e.Reason != "" && what != "" {
 			what += ": "
 		}
-		line := fmt.Sprintf("  %s  %-14s %s", e.At.In(loc).Format("01-02 15:04:05"), e.Action, what+oneLine(e.Reason))
+		text := what + oneLine(e.Reason)
 		if e.Detail != "" {
-			line += " (" + oneLine(e.Detail) + ")"
+			text += " (" + oneLine(e.Detail) + ")"
 		}
-		out = append(out, line)
+		// A reason is what the page is about: wrapped under its line, not cut.
+		const indent = 2 + 14 + 2 + 15
+		for i, l := range strings.Split(ansi.Wordwrap(text, max(width-indent, 20), " "), "\n") {
+			if i == 0 {
+				out = append(out, fmt.Sprintf("  %s  %-14s %s", e.At.In(loc).Format("01-02 15:04:05"), e.Action, l))
+			} else {
+				out = append(out, strings.Repeat(" ", indent)+l)
+			}
+		}
 	}
 	return out
 }
