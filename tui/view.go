@@ -103,10 +103,15 @@ func (m *Model) alarm() alarmText {
 	var a alarmText
 	raise := func(l model.Level) { a.level = max(a.level, min(l, model.LevelEscalated)) }
 	// A source that does not answer hides everything else it holds.
-	for _, src := range m.snap.Sources {
-		if src.Status == hub.StatusDegraded {
-			a.parts = append(a.parts, strings.ToUpper(src.Name)+" "+sourceWord(src))
+	for i := range m.snap.Sources {
+		src := &m.snap.Sources[i]
+		switch {
+		case src.Status == hub.StatusDegraded:
+			a.parts = append(a.parts, strings.ToUpper(src.Name)+" "+sourceWord(*src))
 			raise(model.LevelEscalated)
+		case m.lagging(src):
+			a.parts = append(a.parts, strings.ToUpper(src.Name)+" LAGGING")
+			raise(model.LevelUrgent)
 		}
 	}
 	for lv := levelBroken; lv > model.LevelNone; lv-- {
@@ -275,12 +280,21 @@ func (m *Model) sourceTrouble() []string {
 				hint = "fix the source's configuration; " + hint
 			}
 			out = append(out, st.Muted.Render(fit("    "+next+"; "+hint, m.width)), "")
+		case hub.StatusOK:
+			if m.lagging(&s) {
+				out = append(out, st.Warn.Render(fit(fmt.Sprintf("  %s lagging: no answer for %s (polled every %s); the rows shown may be old",
+					s.Name, ago(s.Updated, now), s.Health.Every), m.width)), "")
+			}
 		case hub.StatusConnecting:
 			out = append(out, st.Warn.Render(fit("  "+s.Name+" connecting: no poll has answered yet", m.width)), "")
 		}
 	}
 	return out
 }
+
+// lagging is a source that has stopped answering without failing, judged
+// by the hub's rule; never while paused, when nobody polls.
+func (m *Model) lagging(s *hub.SourceState) bool { return !m.paused && s.Lagging(m.now()) }
 
 // sourceWord names a degraded source's trouble as the status bar and the
 // alarm say it.
@@ -315,10 +329,12 @@ func (m *Model) footer() string {
 	var parts []string
 	for _, s := range m.snap.Sources {
 		part := st.Source(s.Name).Render(s.Name) + " "
-		switch s.Status {
-		case hub.StatusOK:
+		switch {
+		case m.lagging(&s):
+			part += st.Warn.Render("lagging")
+		case s.Status == hub.StatusOK:
 			part += st.OK.Render("ok")
-		case hub.StatusDegraded:
+		case s.Status == hub.StatusDegraded:
 			part += st.Danger.Render(strings.ToLower(sourceWord(s)))
 		default:
 			part += st.Warn.Render("connecting")

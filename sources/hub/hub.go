@@ -119,6 +119,18 @@ type SourceState struct {
 type SourceHealth struct {
 	Code  model.Code
 	Retry time.Time
+	// Every is the source's poll interval, by which lag is judged.
+	Every time.Duration
+}
+
+// lagAfter is how many poll intervals without an answer make a source that
+// is not failing lag: a poll hanging, a database stalled.
+const lagAfter = 3
+
+// Lagging reports a source that has answered before, is not known to fail,
+// and has not answered for lagAfter poll intervals.
+func (s *SourceState) Lagging(now time.Time) bool {
+	return s.Status == StatusOK && s.Health.Every > 0 && !s.Updated.IsZero() && now.Sub(s.Updated) > lagAfter*s.Health.Every
 }
 
 // Transition is a change the hub observed between two polls of a task.
@@ -229,7 +241,7 @@ func New(cfg Config) *Hub {
 		}
 		h.feeds = append(h.feeds, &feed{src: f.Source, every: every, kick: make(chan struct{}, 1),
 			tasks: map[string]*model.Task{},
-			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now}})
+			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}}})
 	}
 	return h
 }
@@ -474,14 +486,14 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 		}
 		st.Failures++
 		wait := backoff(f.every, st.Failures, h.cfg.MaxBackoff)
-		st.Health = SourceHealth{Code: model.CodeOf(err), Retry: now.Add(wait)}
+		st.Health = SourceHealth{Code: model.CodeOf(err), Retry: now.Add(wait), Every: f.every}
 		h.publish()
 		return wait
 	}
 	if st.Status != StatusOK {
 		st.Status, st.Since = StatusOK, now
 	}
-	st.Err, st.Failures, st.Updated, st.Health = "", 0, now, SourceHealth{}
+	st.Err, st.Failures, st.Updated, st.Health = "", 0, now, SourceHealth{Every: f.every}
 	f.cursor = d.Cursor
 	h.merge(f, d)
 	h.publish()

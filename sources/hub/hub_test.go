@@ -100,7 +100,7 @@ func TestFailingSourceIsDegradedThenRecoversByItself(t *testing.T) {
 	}
 	mem.FailPolls(nil)
 	s = await(t, h, "recovery", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Failures == 0 })
-	if s.Sources[0].Health != (SourceHealth{}) {
+	if h := s.Sources[0].Health; h.Code != "" || !h.Retry.IsZero() || h.Every != 5*time.Millisecond {
 		t.Fatalf("a recovered source keeps its failure: %+v", s.Sources[0].Health)
 	}
 }
@@ -227,5 +227,26 @@ func TestAFullReloadKeepsTheRecordsOfUnchangedTasks(t *testing.T) {
 	}
 	if len(h.pending) != 0 {
 		t.Fatalf("a version change alone is not a transition, got %d", len(h.pending))
+	}
+}
+
+func TestASourceThatStopsAnsweringLags(t *testing.T) {
+	at := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
+	st := SourceState{Status: StatusOK, Updated: at, Health: SourceHealth{Every: 2 * time.Second}}
+	for _, c := range []struct {
+		after time.Duration
+		want  bool
+	}{{0, false}, {6 * time.Second, false}, {6*time.Second + 1, true}, {time.Hour, true}} {
+		if got := st.Lagging(at.Add(c.after)); got != c.want {
+			t.Errorf("%v after the last answer: lagging %v, want %v", c.after, got, c.want)
+		}
+	}
+	for _, other := range []SourceState{
+		{Status: StatusDegraded, Updated: at, Health: SourceHealth{Every: time.Second}}, // failing says more than lagging
+		{Status: StatusOK, Health: SourceHealth{Every: time.Second}},                    // never answered: connecting
+	} {
+		if other.Lagging(at.Add(time.Hour)) {
+			t.Errorf("%+v lags", other)
+		}
 	}
 }
