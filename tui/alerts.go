@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/theme"
 )
 
 // Alarm is one thing that newly needs a human: a claim reaching a rung of
@@ -37,7 +38,7 @@ func (m *Model) watchLevel(t *model.Task, lv model.Level) {
 	}
 	m.rang[t.Ref()] = lv
 	m.ringing = append(m.ringing, Alarm{Title: fmt.Sprintf("%s %s", t.DisplayKey(), strings.ToUpper(lv.String())),
-		Body: fmt.Sprintf("%s on %s, held by %s", oneLine(t.Title), t.Source, t.Claim.Name)})
+		Body: fmt.Sprintf("%s on %s, held by %s", theme.Safe(t.Title), t.Source, t.Claim.Name)})
 }
 
 // watchDown queues an alarm the first time a node is seen DOWN.
@@ -93,13 +94,6 @@ func (o AlertOptions) terminal(w io.Writer) func(Alarm) {
 	}
 }
 
-// safe keeps a notification's text from carrying escape sequences or
-// separators into the terminal.
-func safe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == ';' || (r >= 0x80 && r < 0xa0) {
-			return ' '
-		}
-		return r
-	}, s)
-}
+// safe makes a notification's text harmless on the terminal (theme.Safe)
+// and keeps it from ending an OSC parameter early.
+func safe(s string) string { return strings.ReplaceAll(theme.Safe(s), ";", ",") }

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/theme"
 )
 
 // taskDialog is a task's detail as a working place: drawn from the live
@@ -116,7 +117,7 @@ func (d *taskDialog) refresh(m *Model, width int) {
 	d.title = t.DisplayKey() + " · " + t.Source
 	d.lines = taskDetail(&t, m.now(), m.pace, m.snap.Policy, m.snap.Classify(&t, m.now()), m.loc, width)
 	if d.trailErr != "" {
-		d.lines = append(d.lines, "", "full history unavailable: "+oneLine(d.trailErr))
+		d.lines = append(d.lines, "", "full history unavailable: "+theme.Safe(d.trailErr))
 	}
 }
 

@@ -57,7 +57,7 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	t := d.req.Seen
 	lines := []string{
-		st.DialogTitle.Render(oneLine(fmt.Sprintf("%s %s on %s?", actionTitles[d.req.Action], t.DisplayKey(), t.Source))),
+		st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s?", actionTitles[d.req.Action], t.DisplayKey(), t.Source))),
 		"",
 	}
 	lines = append(lines, taskSummary(t, m.now(), m.pace, st)...)
@@ -86,7 +86,7 @@ func taskSummary(t *model.Task, now time.Time, pc pace, st *theme.Styles) []stri
 		}
 	}
 	out := []string{
-		field(st, "title", oneLine(t.Title)),
+		field(st, "title", theme.Safe(t.Title)),
 		field(st, "state", t.State.String()+" ("+orDash(t.RawStatus)+")"),
 		field(st, "holder", holder),
 	}
@@ -104,7 +104,7 @@ func taskSummary(t *model.Task, now time.Time, pc pace, st *theme.Styles) []stri
 }
 
 func field(st *theme.Styles, name, value string) string {
-	return st.Field.Render(fmt.Sprintf("%-9s", name)) + oneLine(value)
+	return st.Field.Render(fmt.Sprintf("%-9s", name)) + theme.Safe(value)
 }
 
 // box draws a dialog centred in the body area, its lines cut to fit.
@@ -245,7 +245,7 @@ func (d *formDialog) submit(m *Model) tea.Cmd {
 func (d *formDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	t := d.req.Seen
-	lines := []string{st.DialogTitle.Render(oneLine(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source))), ""}
+	lines := []string{st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source))), ""}
 	lines = append(lines, taskSummary(t, m.now(), m.pace, st)...)
 	lines = append(lines, "")
 	inner := min(width-4, 76) - 11
@@ -311,14 +311,14 @@ func (d *detailDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 func (d *detailDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	var b strings.Builder
-	b.WriteString(st.DialogTitle.Render(fit(oneLine(d.title), width-22)))
+	b.WriteString(st.DialogTitle.Render(fit(theme.Safe(d.title), width-22)))
 	b.WriteString(st.Muted.Render(fitRight("esc close · ↑/↓ scroll", 22)))
 	// Scrolling past the end shows the last page, not a blank one.
 	d.offset = max(min(d.offset, len(d.lines)-height+1), 0)
 	end := min(d.offset+height-1, len(d.lines))
 	for _, l := range d.lines[d.offset:end] {
 		b.WriteByte('\n')
-		b.WriteString(fit(oneLine(l), width))
+		b.WriteString(fit(theme.Safe(l), width))
 	}
 	for i := end - d.offset; i < height-1; i++ {
 		b.WriteByte('\n')
@@ -400,12 +400,12 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 			r.For, when(r.Until), orDash(r.By), orDash(r.Priority), orDash(r.Reason))})
 	}
 	kv = append(kv,
-		[2]string{"reason", orDash(oneLine(t.Reason))}, [2]string{"unblock", orDash(oneLine(t.UnblockAction))},
-		[2]string{"next check", when(t.NextCheckAt)}, [2]string{"artifacts", orDash(oneLine(t.Artifacts))},
+		[2]string{"reason", orDash(theme.Safe(t.Reason))}, [2]string{"unblock", orDash(theme.Safe(t.UnblockAction))},
+		[2]string{"next check", when(t.NextCheckAt)}, [2]string{"artifacts", orDash(theme.Safe(t.Artifacts))},
 		[2]string{"subtasks", fmt.Sprintf("%d open", t.OpenSubtasks)}, [2]string{"version", orDash(t.Version)},
 	)
 	if t.Problem != "" {
-		kv = append(kv, [2]string{"PROBLEM", oneLine(t.Problem)})
+		kv = append(kv, [2]string{"PROBLEM", theme.Safe(t.Problem)})
 	}
 	var out []string
 	for _, e := range kv {
@@ -413,7 +413,7 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 			out = append(out, fmt.Sprintf("%-11s %s", e[0], e[1]))
 			continue
 		}
-		for i, l := range strings.Split(ansi.Wordwrap(oneLine(t.Title), max(width-12, 20), " "), "\n") {
+		for i, l := range strings.Split(ansi.Wordwrap(theme.Safe(t.Title), max(width-12, 20), " "), "\n") {
 			name := ""
 			if i == 0 {
 				name = "title"
@@ -432,9 +432,9 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		if e.Reason != "" && what != "" {
 			what += ": "
 		}
-		text := what + oneLine(e.Reason)
+		text := what + theme.Safe(e.Reason)
 		if e.Detail != "" {
-			text += " (" + oneLine(e.Detail) + ")"
+			text += " (" + theme.Safe(e.Detail) + ")"
 		}
 		// A reason is what the page is about: wrapped under its line, not cut.
 		const indent = 2 + 14 + 2 + 15
@@ -455,7 +455,7 @@ func nodeDetail(n model.Node, tasks []*model.Task, sel int, now time.Time, loc *
 		fmt.Sprintf("%-11s %s", "status", n.Status),
 		fmt.Sprintf("%-11s %s", "last seen", ago(n.LastSeen, now)),
 		fmt.Sprintf("%-11s %d", "failures", n.Failures),
-		fmt.Sprintf("%-11s %s", "last error", orDash(oneLine(n.LastErr))),
+		fmt.Sprintf("%-11s %s", "last error", orDash(theme.Safe(n.LastErr))),
 		fmt.Sprintf("%-11s %d", "queue", n.QueueDepth),
 		fmt.Sprintf("%-11s %s", "health url", orDash(n.Health)),
 	}
@@ -468,7 +468,7 @@ func nodeDetail(n model.Node, tasks []*model.Task, sel int, now time.Time, loc *
 		if i == sel {
 			mark = "› "
 		}
-		out = append(out, fmt.Sprintf("%s%-10s %-8s %-12s %s", mark, t.DisplayKey(), t.Source, t.Claim.Name, oneLine(t.Title)))
+		out = append(out, fmt.Sprintf("%s%-10s %-8s %-12s %s", mark, t.DisplayKey(), t.Source, t.Claim.Name, theme.Safe(t.Title)))
 	}
 	if len(n.ClaimedTasks) > 0 {
 		out = append(out, "", "reported by the node: "+strings.Join(n.ClaimedTasks, ", "))

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/claimdeck/claimdeck/theme"
 )
 
 // column is one column of a view's table.
@@ -212,7 +214,7 @@ func (g *grid) measure() {
 		g.need[i] = ansi.StringWidth(c.title)
 	}
 	for k, c := range g.cells {
-		if w := ansi.StringWidth(oneLine(c.text)); w > g.need[k%nc] {
+		if w := ansi.StringWidth(theme.Safe(c.text)); w > g.need[k%nc] {
 			g.need[k%nc] = w
 		}
 	}
@@ -223,7 +225,7 @@ func (g *grid) pad(s string, j int) string {
 	if g.cols[g.shown[j]].right {
 		return fitRight(s, g.widths[j])
 	}
-	return fit(oneLine(s), g.widths[j])
+	return fit(theme.Safe(s), g.widths[j])
 }
 
 // rowAt maps a screen line inside the grid (0 = header) to a data row.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/theme"
 )
 
 const appName = "claimdeck"
@@ -268,7 +269,7 @@ func (m *Model) sourceTrouble() []string {
 		case hub.StatusDegraded:
 			out = append(out, st.Danger.Render(fit(fmt.Sprintf("  %s %s since %s (%s ago), %d failed polls",
 				s.Name, sourceWord(s), s.Since.In(m.loc).Format("15:04:05"), ago(s.Since, now), s.Failures), m.width)))
-			for _, l := range strings.Split(ansi.Wordwrap("last error: "+oneLine(s.Err), max(m.width-6, 20), " "), "\n") {
+			for _, l := range strings.Split(ansi.Wordwrap("last error: "+theme.Safe(s.Err), max(m.width-6, 20), " "), "\n") {
 				out = append(out, fit("    "+l, m.width))
 			}
 			next := "next retry now"
@@ -309,13 +310,13 @@ func (m *Model) bannerLine() string {
 	st := m.styles
 	if m.banner != "" {
 		if m.bannerIsErr {
-			return st.Banner.Render(fit(" "+oneLine(m.banner), m.width))
+			return st.Banner.Render(fit(" "+theme.Safe(m.banner), m.width))
 		}
-		return st.Notice.Render(fit(" "+oneLine(m.banner), m.width))
+		return st.Notice.Render(fit(" "+theme.Safe(m.banner), m.width))
 	}
 	for _, s := range m.snap.Sources {
 		if s.Status == hub.StatusDegraded {
-			msg := " ⚠ " + s.Name + " degraded for " + ago(s.Since, m.now()) + ": " + oneLine(s.Err) + " — retrying, showing its last good data"
+			msg := " ⚠ " + s.Name + " degraded for " + ago(s.Since, m.now()) + ": " + theme.Safe(s.Err) + " — retrying, showing its last good data"
 			return st.Banner.Render(fit(msg, m.width))
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/theme"
 )
 
 // viewKind names the views; the number keys follow this order.
@@ -535,8 +536,8 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 		cells[2] = m.stateCell(t)
 		cells[3] = cell{text: t.Title}
 		cells[4] = cell{text: m.pace.ago(t.EditedAt, now)}
-		cells[5] = cell{text: orDash(oneLine(t.Reason))}
-		cells[6] = cell{text: orDash(oneLine(t.UnblockAction))}
+		cells[5] = cell{text: orDash(theme.Safe(t.Reason))}
+		cells[6] = cell{text: orDash(theme.Safe(t.UnblockAction))}
 		cells[7] = cell{text: "—"}
 		if at := t.NextCheckAt; !at.IsZero() {
 			if at.After(now) {

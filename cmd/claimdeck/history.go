@@ -10,17 +10,9 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 )
 
-// eventJSON is one line of a task's timeline.
-type eventJSON struct {
-	At     string `json:"at"`
-	Actor  string `json:"actor,omitempty"`
-	Action string `json:"action"`
-	Reason string `json:"reason,omitempty"`
-	Detail string `json:"detail,omitempty"`
-}
-
+// historyJSON is a task's timeline as the contract's answers carry it.
 func historyJSON(t *model.Task) []eventJSON {
-	out := []eventJSON{}
+	var out []eventJSON
 	for _, e := range model.Timeline(t) {
 		out = append(out, eventJSON{At: stamp(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail})
 	}
