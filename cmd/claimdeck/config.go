@@ -24,6 +24,9 @@ type Config struct {
 	Mesh       MeshConfig     `mapstructure:"mesh" json:"mesh"`
 	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
+	// Alerts ring the dashboard's terminal for a new escalation or a node
+	// gone DOWN; both off unless asked for.
+	Alerts AlertConfig `mapstructure:"alerts" json:"alerts"`
 	// Keys rebinds dashboard keys: action name → keys.
 	Keys map[string][]string `mapstructure:"keys" json:"keys,omitempty"`
 	MCP  MCPConfig           `mapstructure:"mcp" json:"mcp"`
@@ -57,8 +60,15 @@ type SourceConfig struct {
 	Token      string `mapstructure:"token" json:"token,omitempty"`
 	TokenEnv   string `mapstructure:"token_env" json:"token_env,omitempty"`
 	DatabaseID string `mapstructure:"database_id" json:"database_id,omitempty"`
-	Schema     string `mapstructure:"schema" json:"schema,omitempty"`
-	BaseURL    string `mapstructure:"base_url" json:"base_url,omitempty"`
+	// notion: which of the database's data sources holds the tasks (by id
+	// or name; needed once it has several), per-request timeout and
+	// per-command budget
+	DataSourceID  string        `mapstructure:"data_source_id" json:"data_source_id,omitempty"`
+	DataSource    string        `mapstructure:"data_source" json:"data_source,omitempty"`
+	Timeout       time.Duration `mapstructure:"timeout" json:"timeout,omitempty"`
+	CommandBudget time.Duration `mapstructure:"budget" json:"budget,omitempty"`
+	Schema        string        `mapstructure:"schema" json:"schema,omitempty"`
+	BaseURL       string        `mapstructure:"base_url" json:"base_url,omitempty"`
 	// notion: requests/s per token (default 3), claim settle delay, seed 001 Handoff Queue database
 	Rate         float64       `mapstructure:"rate" json:"rate,omitempty"`
 	Settle       time.Duration `mapstructure:"settle" json:"settle,omitempty"`
@@ -68,6 +78,12 @@ type SourceConfig struct {
 	Properties map[string]string `mapstructure:"properties" json:"properties,omitempty"`
 	Statuses   map[string]string `mapstructure:"statuses" json:"statuses,omitempty"`
 	Optional   []string          `mapstructure:"optional" json:"optional,omitempty"`
+}
+
+// AlertConfig is `alerts:`: the terminal bell and desktop notifications.
+type AlertConfig struct {
+	Bell    bool `mapstructure:"bell" json:"bell"`
+	Desktop bool `mapstructure:"desktop" json:"desktop"`
 }
 
 // LadderConfig is seed 001's escalation ladder.
