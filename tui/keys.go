@@ -16,6 +16,7 @@ type KeyMap struct {
 	// Views open each view, in views' order; their keys come from there.
 	Views                               [viewCount]key.Binding
 	Detail, Filter, Sort, Help, Refresh key.Binding
+	Command                             key.Binding
 	Claim, Release, Cancel, Handoff     key.Binding
 	Mark, MarkAll                       key.Binding
 	Copy, Back, Quit                    key.Binding
@@ -45,6 +46,7 @@ func DefaultKeyMap() KeyMap {
 		Release:  b("release", "r"),
 		Cancel:   b("cancel", "x"),
 		Handoff:  b("hand off", "h"),
+		Command:  b("command", ":"),
 		Mark:     b("mark", " "),
 		MarkAll:  b("mark all shown", "*"),
 		Copy:     b("copy id", "y"),
@@ -78,7 +80,7 @@ func (k *KeyMap) named() map[string]*key.Binding {
 		"top": &k.Top, "bottom": &k.Bottom, "next-view": &k.NextView, "prev-view": &k.PrevView,
 		"detail": &k.Detail, "filter": &k.Filter, "sort": &k.Sort, "help": &k.Help, "refresh": &k.Refresh,
 		"claim": &k.Claim, "release": &k.Release, "cancel": &k.Cancel, "handoff": &k.Handoff,
-		"mark": &k.Mark, "mark-all": &k.MarkAll,
+		"mark": &k.Mark, "mark-all": &k.MarkAll, "command": &k.Command,
 		"copy": &k.Copy, "back": &k.Back, "quit": &k.Quit,
 	}
 	for v, spec := range views {

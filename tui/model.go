@@ -119,7 +119,13 @@ type Model struct {
 	filterErr string       // why the filter as typed does not parse
 	// marks are the tasks an action applies to instead of the cursor's,
 	// each as it was when marked: a bulk action applies only to that version.
-	marks       map[string]*model.Task
+	marks map[string]*model.Task
+	// scope is the one source every view shows (:source), "" for all.
+	scope       string
+	cmdline     lineEdit
+	commanding  bool
+	cmdHistory  []string
+	cmdAt       int                       // where up/down stand in cmdHistory
 	bulk        *bulkRun                  // the bulk action under way
 	pending     map[string]model.Action   // ref → action under way
 	overrides   map[string]*actionOutcome // ref → applied result not yet polled
@@ -289,6 +295,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if m.filtering {
 		return m.filterKey(msg)
 	}
+	if m.commanding {
+		return m.commandKey(msg)
+	}
 	k := m.keys
 	p := m.pane()
 	switch {
@@ -338,6 +347,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return func() tea.Msg { m.hub.Refresh(); return nil }
 	case key.Matches(msg, k.Detail):
 		return m.openDetail()
+	case key.Matches(msg, k.Command):
+		m.commanding, m.cmdAt = true, len(m.cmdHistory)
 	case key.Matches(msg, k.Mark):
 		m.toggleMark()
 	case key.Matches(msg, k.MarkAll):
@@ -682,7 +693,7 @@ func (m *Model) freshen(p *pane) {
 		// m.acts is oldest first; the view's first order is newest first.
 		p.acts = p.acts[:0]
 		for i := range m.acts {
-			if matchActivity(&m.acts[i], m.flt) {
+			if (m.scope == "" || m.acts[i].Source == m.scope) && matchActivity(&m.acts[i], m.flt) {
 				p.acts = append(p.acts, m.acts[i])
 			}
 		}
@@ -724,12 +735,15 @@ func (m *Model) selectedTask(p *pane) *model.Task {
 // filterTasks appends the rows of src that pass the filter to dst.
 func (m *Model) filterTasks(dst, src []row) []row {
 	f := m.flt
-	if len(f.Terms) == 0 {
+	if len(f.Terms) == 0 && m.scope == "" {
 		return append(dst, src...)
 	}
 	now, standing := m.now(), f.NeedsStanding()
 	var c model.Classification
 	for _, r := range src {
+		if m.scope != "" && r.t.Source != m.scope {
+			continue
+		}
 		if standing {
 			c = m.standing(r.t, now)
 		}

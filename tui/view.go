@@ -183,12 +183,17 @@ func (m *Model) filterLine() string {
 	rw := ansi.StringWidth(right)
 	var left string
 	switch {
+	case m.commanding:
+		left = st.FilterPrompt.Render(": ") + m.cmdline.View(m.width-rw-3, true, st.Faint.Render(commandHint()))
 	case m.filtering:
 		left = st.FilterPrompt.Render("/ ") + m.filter.View(m.width-rw-3, true, st.Faint.Render("agent: state: source: node: level>= age> prio>= !word or text"))
 	case m.filter.Value() != "":
 		left = st.FilterPrompt.Render("filter ") + m.filter.Value()
 	default:
-		left = st.Faint.Render("/ to filter")
+		left = st.Faint.Render("/ to filter · : for commands")
+	}
+	if m.scope != "" {
+		left = st.Accent.Render("source "+theme.Safe(m.scope)) + " · " + left
 	}
 
 	return joinRight(left, right, m.width)
@@ -376,6 +381,9 @@ func (m *Model) helpLine() string {
 	}
 	if m.filtering {
 		return st.Muted.Render(fit("enter keep filter · esc clear filter · ctrl+w delete word", m.width))
+	}
+	if m.commanding {
+		return st.Muted.Render(fit("enter run · tab complete · ↑/↓ history · esc leave", m.width))
 	}
 	// bubbles/help can overrun its width by one item; cut it here.
 	return ansi.Truncate(h.ShortHelpView(m.pane().ShortHelp(m.keys)), m.width, "…")

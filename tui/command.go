@@ -1,0 +1,243 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// commandWords are the words the : line knows besides the views' names,
+// with what each takes.
+var commandWords = []struct{ word, args string }{
+	{"source", "NAME|all"}, {"filter", "EXPR"}, {"release", ""}, {"cancel", ""},
+	{"handoff", "[AGENT]"}, {"takeover", ""}, {"help", ""}, {"q", ""}, {"quit", ""},
+}
+
+// commandHint is the : line's placeholder: every command and its argument.
+func commandHint() string {
+	var words []string
+	for _, v := range views {
+		words = append(words, v.name)
+	}
+	for _, c := range commandWords {
+		words = append(words, strings.TrimSpace(c.word+" "+c.args))
+	}
+	return strings.Join(words, " · ")
+}
+
+// commands are every word the : line takes, views first.
+func commands() []string {
+	var out []string
+	for _, v := range views {
+		out = append(out, v.name)
+	}
+	for _, c := range commandWords {
+		out = append(out, c.word)
+	}
+	return out
+}
+
+// commandKey edits the : line: tab completes, up/down walk the history,
+// enter runs, esc leaves.
+func (m *Model) commandKey(msg tea.KeyMsg) tea.Cmd {
+	switch msg.Type {
+	case tea.KeyEsc:
+		m.commanding = false
+		m.cmdline.SetValue("")
+	case tea.KeyEnter:
+		line := strings.TrimSpace(m.cmdline.Value())
+		m.commanding = false
+		m.cmdline.SetValue("")
+		if line == "" {
+			return nil
+		}
+		if n := len(m.cmdHistory); n == 0 || m.cmdHistory[n-1] != line {
+			m.cmdHistory = append(m.cmdHistory, line)
+		}
+		m.cmdAt = len(m.cmdHistory)
+		return m.runCommand(line)
+	case tea.KeyTab:
+		m.cmdline.SetValue(m.complete(m.cmdline.Value()))
+	case tea.KeyUp, tea.KeyDown:
+		step := -1
+		if msg.Type == tea.KeyDown {
+			step = 1
+		}
+		at := min(max(m.cmdAt+step, 0), len(m.cmdHistory))
+		m.cmdAt = at
+		if at == len(m.cmdHistory) {
+			m.cmdline.SetValue("")
+		} else {
+			m.cmdline.SetValue(m.cmdHistory[at])
+		}
+	default:
+		m.cmdline.Update(msg)
+	}
+	return nil
+}
+
+// complete extends the line's last word to the longest prefix every
+// candidate shares: a command, or a source name after "source".
+func (m *Model) complete(line string) string {
+	words := strings.Fields(line)
+	var cands []string
+	var word string
+	switch {
+	case len(words) == 0:
+		return line
+	case len(words) == 1 && !strings.HasSuffix(line, " "):
+		word, cands = words[0], commands()
+	case words[0] == "source" && len(words) <= 2:
+		if len(words) == 2 {
+			word = words[1]
+		}
+		cands = []string{"all"}
+		for _, s := range m.snap.Sources {
+			cands = append(cands, s.Name)
+		}
+	default:
+		return line
+	}
+	var match []string
+	for _, c := range cands {
+		if strings.HasPrefix(c, word) {
+			match = append(match, c)
+		}
+	}
+	if len(match) == 0 {
+		return line
+	}
+	common := match[0]
+	for _, c := range match[1:] {
+		for !strings.HasPrefix(c, common) {
+			common = common[:len(common)-1]
+		}
+	}
+	if len(match) == 1 {
+		common += " "
+	}
+	return strings.TrimSuffix(line, word) + common
+}
+
+// runCommand does what a : line says, or says what to type instead.
+func (m *Model) runCommand(line string) tea.Cmd {
+	word, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	for v, spec := range views {
+		if word == spec.name {
+			m.show(viewKind(v))
+			return nil
+		}
+	}
+	switch word {
+	case "q", "quit":
+		m.quitting = true
+		return tea.Quit
+	case "help":
+		m.push(&helpDialog{})
+	case "filter":
+		m.filter.SetValue(arg)
+		m.refilter()
+	case "source":
+		m.scopeTo(arg)
+	case "release":
+		m.act(model.ActionForceRelease)
+	case "cancel":
+		m.act(model.ActionCancel)
+	case "takeover":
+		m.act(model.ActionTakeover)
+	case "handoff":
+		m.act(model.ActionHandoff)
+		if arg != "" {
+			m.presetAgent(arg)
+		}
+	default:
+		msg := "unknown command :" + word
+		if s := suggest(word, commands()); s != "" {
+			msg += " — did you mean :" + s + "?"
+		}
+		m.fail(msg + " (:help lists the keys)")
+	}
+	return nil
+}
+
+// scopeTo narrows every view to one source, or widens them again (all).
+func (m *Model) scopeTo(name string) {
+	if name == "" || name == "all" {
+		m.scope = ""
+	} else {
+		var names []string
+		for _, s := range m.snap.Sources {
+			names = append(names, s.Name)
+		}
+		if !slices.Contains(names, name) {
+			msg := ":source " + name + ": no such source (" + strings.Join(names, ", ") + " or all)"
+			if s := suggest(name, names); s != "" {
+				msg = ":source " + name + ": no such source — did you mean " + s + "?"
+			}
+			m.fail(msg)
+			return
+		}
+		m.scope = name
+	}
+	for _, p := range m.panes {
+		p.unfiltered = true
+	}
+	m.freshen(m.pane())
+}
+
+// presetAgent chooses agent in the hand-off dialog just opened.
+func (m *Model) presetAgent(agent string) {
+	n := len(m.dialogs)
+	if n == 0 {
+		return
+	}
+	switch d := m.dialogs[n-1].(type) {
+	case *bulkDialog:
+		if i := slices.Index(d.agents, agent); i >= 0 {
+			d.agent = i
+		}
+	case *formDialog:
+		for i := range d.fields {
+			if d.fields[i].name == "to" && d.fields[i].edit != nil {
+				d.fields[i].edit.SetValue(agent)
+			}
+		}
+	}
+}
+
+// suggest is the candidate nearest word by edit distance, when near
+// enough to be a slip of the finger.
+func suggest(word string, cands []string) string {
+	best, bestD := "", 3
+	for _, c := range cands {
+		if d := distance(word, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
