@@ -279,9 +279,12 @@ func (m *Model) bulkDone(s sources.BulkSummary) {
 	lines = append(lines, bulkLines(st, "refused:", s.Refused, 20)...)
 	lines = append(lines, bulkLines(st, "failed:", s.Failed, 20)...)
 	lines = append(lines, bulkLines(st, "not tried:", s.Stopped, 20)...)
-	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, max(m.width-4, 20), "…")
+	// Reasons are wrapped, not cut: what changed is the point of a refusal.
+	var wrapped []string
+	for _, l := range lines {
+		wrapped = append(wrapped, strings.Split(ansi.Wordwrap(l, max(m.width-6, 20), " "), "\n")...)
 	}
+	lines = wrapped
 	m.push(&detailDialog{title: actionTitles[s.Action] + " summary", lines: lines})
 	m.derive()
 }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTmuxBulkReleaseOfADeadNodesClaims is the runbook in the dashboard, at
+// 120×40 and 80×24: :stale, :source to one source and back, * marks every
+// stale claim of ORACLE_LOCAL (its agents' leases ran out) shown by the filter, r previews them and
+// takes one reason; one claim is heartbeated by its agent before y, and
+// the summary names it refused while the others are released.
+func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
+	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+			reg := filepath.Join(c.dir, "mesh-nodes.json")
+			if err := os.WriteFile(reg, []byte(`{"nodes": {
+  "ORACLE_LOCAL": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "down"}
+}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			conf, _ := os.ReadFile(c.conf)
+			conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n  record: %s\n  holders:\n    worker-7: ORACLE_LOCAL\n    worker-9: ORACLE_LOCAL\n",
+				reg, filepath.Join(c.dir, "sweep.json"))...)
+			if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			claim := func(source, agent, title string) (string, string) {
+				id := c.run(0, "--source", source, "create", "--title", title).Task.PageID
+				return id, c.run(0, "--source", source, "claim", "--task", id, "--agent-name", agent, "--lease", "1s").Task.LockToken
+			}
+			claim("local", "worker-7", "index shard one")
+			beat, tok := claim("local", "worker-9", "index shard two")
+			claim("locks", "worker-7", "index shard three")
+			time.Sleep(1500 * time.Millisecond) // the leases run out: the claims are stale
+
+			p := startTmux(t, sz[0], sz[1], "--config", c.conf)
+			p.await("the dashboard", func(s string) bool { return strings.Contains(s, "Queue") })
+			p.keys(":")
+			for _, r := range "stale" {
+				p.keys(string(r))
+			}
+			p.keys("Enter")
+			p.await("three stale claims", func(s string) bool { return strings.Contains(s, "sort: severity · 3 shown") })
+			p.keys(":")
+			for _, r := range "source locks" {
+				p.keys(string(r))
+			}
+			p.keys("Enter")
+			p.await("the Stale view scoped to locks", func(s string) bool {
+				return strings.Contains(s, "source locks ·") && strings.Contains(s, "1 shown")
+			})
+			p.keys(":")
+			for _, r := range "source all" {
+				p.keys(string(r))
+			}
+			p.keys("Enter", "/")
+			for _, r := range "node:oracle_local level>=stale" {
+				p.keys(string(r))
+			}
+			p.keys("Enter", "*", "r")
+			p.await("the preview", func(s string) bool {
+				return strings.Contains(s, "Force-release 3 marked tasks?") && strings.Contains(s, "local 2 · locks 1")
+			})
+			for _, r := range "node lost" {
+				p.keys(string(r))
+			}
+			p.keys("Enter")
+			p.await("the question", func(s string) bool { return strings.Contains(s, "Apply to 3 tasks, one by one?") })
+			c.run(0, "--source", "local", "heartbeat", "--task", beat, "--lock-token", tok)
+			time.Sleep(200 * time.Millisecond)
+			p.keys("y")
+			s := p.await("the summary", func(s string) bool { return strings.Contains(s, "Force-release summary") })
+			if !strings.Contains(s, "2 applied, 1 refused, 0 failed") || !strings.Contains(s, "changed since you looked") {
+				t.Fatalf("the summary does not name the changed claim refused:\n%s", s)
+			}
+			for i, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+				if n := len([]rune(l)); n > sz[0] || i >= sz[1] {
+					t.Fatalf("line %d overflows the %dx%d terminal: %q", i, sz[0], sz[1], l)
+				}
+			}
+			if got := c.run(0, "--source", "local", "get", "--task", beat).Task; got.ClaimedBy != "AGENT" {
+				t.Fatalf("the heartbeated claim was released: %+v", got)
+			}
+			p.keys("Escape", "q")
+		})
+	}
+}
