@@ -350,8 +350,10 @@ func (d *helpDialog) view(m *Model, width, height int) string {
 		lines = append(lines, strings.Split(h.FullHelpView(groups[i:min(i+2, len(groups))]), "\n")...)
 	}
 	lines = append(lines, "",
-		st.Muted.Render("filter: agent:NAME state:STATE source:NAME node:NAME, plus free text;"),
-		st.Muted.Render("every word must match. Mouse: click selects, wheel scrolls."))
+		st.Muted.Render("filter: agent: state: source: node: level>=urgent age>30m stuck>1h"),
+		st.Muted.Render("prio>=high, !word negates, plus free text; every word must match."),
+		st.Muted.Render("With marks, an action previews and applies to every marked task."),
+		st.Muted.Render("Mouse: click selects, wheel scrolls."))
 	if m.opts.ReadOnly {
 		lines = append(lines, st.Warn.Render("read-only: actions are off"))
 	}

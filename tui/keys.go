@@ -160,8 +160,9 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		append(k.viewKeys(), k.NextView, k.PrevView),
-		{k.Detail, k.Filter, k.Sort, k.Refresh, k.Copy, k.Back, k.Help, k.Quit},
+		{k.Detail, k.Filter, k.Command, k.Sort, k.Refresh, k.Copy, k.Back, k.Help, k.Quit},
 		{k.Claim, k.Release, k.Cancel, k.Handoff},
+		{k.Mark, k.MarkAll},
 	}
 }
 
