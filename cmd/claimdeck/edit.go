@@ -54,11 +54,7 @@ func (a *app) commentCommand() *cobra.Command {
 				author = a.cfg.Actor
 			}
 			return a.withWritable(cmd.Context(), "comment", tf.task, func(ctx context.Context, src sources.Source) error {
-				c, ok := src.(sources.Commenter)
-				if !ok {
-					return model.Errorf(model.CodeMisconfigured, "comment", tf.task, "source %s keeps no comments", src.Name())
-				}
-				if err := c.Comment(ctx, tf.task, sources.Note{Author: author, Text: text}); err != nil {
+				if err := src.Comment(ctx, tf.task, sources.Note{Author: author, Text: text}); err != nil {
 					return err
 				}
 				t, err := src.Get(ctx, tf.task)
@@ -127,11 +123,7 @@ canceled; claiming goes through claim.`,
 				return model.Errorf(model.CodeMisconfigured, "update", tf.task, "nothing to update: give --title, --priority, --class or --status")
 			}
 			return a.withWritable(cmd.Context(), "update", tf.task, func(ctx context.Context, src sources.Source) error {
-				ed, ok := src.(sources.Editor)
-				if !ok {
-					return model.Errorf(model.CodeMisconfigured, "update", tf.task, "source %s cannot edit tasks", src.Name())
-				}
-				t, err := ed.Update(ctx, tf.task, e)
+				t, err := src.Update(ctx, tf.task, e)
 				if err != nil {
 					return err
 				}

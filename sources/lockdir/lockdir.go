@@ -143,8 +143,12 @@ func Open(cfg Config) (*Source, error) {
 // Name is the configured source name.
 func (s *Source) Name() string { return s.cfg.Name }
 
-// Caps: claims are atomic (link), there are no sub-tasks.
-func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: true} }
+// Caps: claims are atomic (link), changes are pushed (fsnotify), there are
+// no sub-tasks.
+func (s *Source) Caps() sources.Caps {
+	return sources.Caps{AtomicClaim: true, Watch: true, Escalation: true, WriteCheck: true,
+		Lacks: []string{"sub-tasks: a lock directory records no parent task"}}
+}
 
 // Close releases the directory lock file.
 func (s *Source) Close() error {

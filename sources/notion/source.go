@@ -99,11 +99,7 @@ type Source struct {
 	claiming sync.Map
 }
 
-var (
-	_ sources.Source    = (*Source)(nil)
-	_ sources.Commenter = (*Source)(nil)
-	_ sources.Editor    = (*Source)(nil)
-)
+var _ sources.Source = (*Source)(nil)
 
 // Open connects, reads the database schema and checks it against the
 // mapping: MISCONFIGURED names every missing or mistyped property.
@@ -189,8 +185,26 @@ func orInt(n, def int) int {
 // Name is the configured source name.
 func (s *Source) Name() string { return s.name }
 
-// Caps: claims are verified by re-reading, not atomic.
-func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: false} }
+// Caps: claims are verified by re-reading, not atomic; changes are found
+// by polling; escalation needs the schema's hand-off status property.
+func (s *Source) Caps() sources.Caps {
+	c := sources.Caps{Escalation: s.m.HandoffStatus != "", Lacks: []string{
+		"atomic claims: Notion has no conditional writes, so a claim is verified by reading it back",
+		"sub-tasks: tasks are not created under a parent here",
+		"push: Notion sends no change notifications; the dashboard polls",
+		"write check: Notion cannot tell whether the integration may write without writing",
+	}}
+	if !c.Escalation {
+		c.Lacks = append(c.Lacks, "escalation marks: the database has no hand-off status property (seed 001's handoff_status)")
+	}
+	return c
+}
+
+// CheckWrite cannot tell without writing: Notion reports an integration's
+// access only by refusing a write.
+func (s *Source) CheckWrite(context.Context) error {
+	return model.Errorf(model.CodeMisconfigured, "doctor", "", "source %s: Notion cannot tell whether the integration may write without writing", s.name)
+}
 
 // Close releases nothing: the client holds no connections of its own.
 func (s *Source) Close() error { return nil }

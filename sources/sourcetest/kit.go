@@ -77,6 +77,7 @@ var cases = []struct {
 	name string
 	run  func(t *testing.T, k *kit)
 }{
+	{"every capability a source declares works, and every one it lacks is named and refused", testCaps},
 	{"a created task is polled, then seen again in an incremental poll after it changes", testPoll},
 	{"next hands out tasks in exactly the pull order of the model", testPullOrder},
 	{"claim takes a queued task with a new token and a lease from now", testClaim},

@@ -49,7 +49,8 @@ type Config struct {
 	ReconcileEvery time.Duration
 }
 
-// Store is a SQL source. It implements sources.Source and sources.Watcher.
+// Store is a SQL source. It implements sources.Source, and sources.Watcher
+// on PostgreSQL.
 type Store struct {
 	cfg        Config
 	d          dialect
@@ -66,6 +67,11 @@ type Store struct {
 	migrated bool
 	sql      statements
 }
+
+var (
+	_ sources.Source  = (*Store)(nil)
+	_ sources.Watcher = (*Store)(nil)
+)
 
 func init() {
 	// Seed 003's SQL says NOW(); SQLite has no such function. Registering it
@@ -222,8 +228,15 @@ func (s *Store) Migrated() bool {
 // Name is the configured source name.
 func (s *Store) Name() string { return s.cfg.Name }
 
-// Caps: claims are single conditional statements.
-func (s *Store) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, Subtasks: true} }
+// Caps: claims are single conditional statements; PostgreSQL pushes
+// changes (LISTEN/NOTIFY), SQLite cannot.
+func (s *Store) Caps() sources.Caps {
+	c := sources.Caps{AtomicClaim: true, Subtasks: true, Escalation: true, WriteCheck: true, Watch: s.pgPool != nil}
+	if !c.Watch {
+		c.Lacks = []string{"push: SQLite has no change notification across processes; the dashboard polls"}
+	}
+	return c
+}
 
 // Close releases the connections.
 func (s *Store) Close() error {
