@@ -28,7 +28,7 @@ func testCaps(t *testing.T, k *kit) {
 	} else if !c.WriteCheck {
 		wantCode(t, "CheckWrite on a source that cannot check", err, model.CodeMisconfigured)
 	}
-	w, isWatcher := k.src.(sources.Watcher)
+	w, isWatcher := k.raw().(sources.Watcher)
 	if !c.Watch {
 		if isWatcher {
 			if _, err := w.Watch(ctx); err == nil {
