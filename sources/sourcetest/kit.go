@@ -25,6 +25,11 @@ import (
 type Harness struct {
 	// New returns a fresh, empty source. The kit closes it.
 	New func(t testing.TB) sources.Source
+	// NewClocked, when set, is used instead of New: the source reads the
+	// time from now, which the kit moves by hand instead of sleeping
+	// through leases and reservations. Backends that compare against a
+	// database's own clock leave it nil and are waited for.
+	NewClocked func(t testing.TB, now func() time.Time) sources.Source
 	// Claimers and Tasks size the contention tests (default 64 and 1,000).
 	Claimers, Tasks int
 	// Tick is the shortest lease the backend honours reliably (default 1 s);
@@ -61,19 +66,28 @@ func Run(t *testing.T, h Harness) {
 	h.defaults()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			src := h.New(t)
+			k := &kit{h: h}
+			var src sources.Source
+			if h.NewClocked != nil {
+				k.clock = &clock{at: time.Now()}
+				src = h.NewClocked(t, k.clock.Now)
+			} else {
+				src = h.New(t)
+			}
 			t.Cleanup(func() { _ = src.Close() })
 			if !c.concurrent {
 				src = returned{Source: src, t: t}
 			}
-			c.run(t, &kit{h: h, src: src})
+			k.src = src
+			c.run(t, k)
 		})
 	}
 }
 
 type kit struct {
-	h   Harness
-	src sources.Source
+	h     Harness
+	src   sources.Source
+	clock *clock // nil: the source reads the real clock
 }
 
 var cases = []struct {
