@@ -48,7 +48,7 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	now := s.now()
 	p := patch{}
 	detail, err := build(t, p, now)
 	if err != nil {
@@ -238,7 +238,7 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if s.m.History != "" {
 		// Under seed 001 the trail is handoff_history: the note goes there too.
 		p := patch{}
-		s.appendHistory(p, t, model.Event{At: time.Now(), Actor: n.Author, Action: "comment", Reason: n.Text})
+		s.appendHistory(p, t, model.Event{At: s.now(), Actor: n.Author, Action: "comment", Reason: n.Text})
 		if _, err := s.update(ctx, op, id, p); err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 	if err != nil {
 		return nil, err
 	}
-	if err := sources.CheckEdit(t, e, time.Now()); err != nil {
+	if err := sources.CheckEdit(t, e, s.now()); err != nil {
 		var me *model.Error
 		if model.CodeOf(err) != model.CodeMisconfigured && asError(err, &me) {
 			me.Current = t
@@ -372,7 +372,7 @@ func (q *handoffQueue) record(ctx context.Context, s *Source, taskID, title stri
 		p.text("assignedAgent", h.To)
 	}
 	if q.has["stagedAt"] {
-		p.date("stagedAt", time.Now())
+		p.date("stagedAt", s.now())
 	}
 	_, err := s.client.Page.Create(ctx, &notionapi.PageCreateRequest{
 		Parent:     notionapi.Parent{Type: notionapi.ParentTypeDatabaseID, DatabaseID: q.db},

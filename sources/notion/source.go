@@ -37,6 +37,9 @@ type Config struct {
 	Rate float64
 	// Lease is the default lease (seed 002: 20 minutes).
 	Lease time.Duration
+	// Now is the clock leases and reservations are written and judged by
+	// (default time.Now); tests hand in their own.
+	Now func() time.Time
 	// Settle is the wait between a claim's update and its verifying page
 	// GET (default 1 s; negative means none).
 	Settle time.Duration
@@ -94,6 +97,7 @@ type Source struct {
 	every   time.Duration
 	redact  func(string) string
 	limit   *limiter
+	now     func() time.Time
 	// claiming holds the ids this process is claiming right now: agents
 	// sharing a source never race each other for one task.
 	claiming sync.Map
@@ -149,6 +153,10 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
 		redact: func(s string) string { return strings.ReplaceAll(s, token, "[redacted]") },
+		now:    cfg.Now,
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	if cfg.Settle < 0 {
 		s.settle = 0
