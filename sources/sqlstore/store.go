@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	sqlite3 "modernc.org/sqlite"
@@ -47,6 +48,10 @@ type Config struct {
 	Overlap time.Duration
 	// ReconcileEvery forces a full poll now and then (default 5 min).
 	ReconcileEvery time.Duration
+	// Now, on SQLite only, is the clock the store's statements read instead
+	// of the database's (tests hand in their own); PostgreSQL always judges
+	// leases by its server's clock.
+	Now func() time.Time
 }
 
 // Store is a SQL source. It implements sources.Source, and sources.Watcher
@@ -61,6 +66,7 @@ type Store struct {
 	tag        string // the table's name in the audit and tombstone tables
 	channel    string // NOTIFY channel
 	secret     string // the DSN password, scrubbed from every error
+	clock      string // the key of Config.Now in clocks; "" reads the database's clock
 
 	mu       sync.RWMutex
 	have     map[string]bool
@@ -80,7 +86,20 @@ func init() {
 	_ = sqlite3.RegisterScalarFunction("now", 0, func(*sqlite3.FunctionContext, []driver.Value) (driver.Value, error) {
 		return time.Now().UTC().Format(sqliteTime), nil
 	})
+	// A store opened with Config.Now reads its time through this, keyed by
+	// the store, so that statements stay text rendered once.
+	_ = sqlite3.RegisterScalarFunction("claimdeck_clock", 1, func(_ *sqlite3.FunctionContext, args []driver.Value) (driver.Value, error) {
+		key, _ := args[0].(string)
+		now, ok := clocks.Load(key)
+		if !ok {
+			return nil, fmt.Errorf("no clock %q", key)
+		}
+		return now.(func() time.Time)().UTC().Format(sqliteTime), nil
+	})
 }
+
+// clocks holds the Config.Now of each open SQLite store that has one.
+var clocks sync.Map
 
 // Open connects and checks the table. A table without seed 003's columns is
 // MISCONFIGURED; an unmigrated one can be read but not written.
@@ -108,6 +127,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, model.Wrap(model.CodeMisconfigured, "open", "", err)
 	}
 	s := &Store{cfg: cfg, table: table, plainTable: cfg.Table}
+	if cfg.Now != nil {
+		if cfg.Driver != "sqlite" {
+			return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %q: a clock of its own is for SQLite only", cfg.Name)
+		}
+		s.clock = uuid.NewString()
+		clocks.Store(s.clock, cfg.Now)
+	}
 	s.tag = strings.ReplaceAll(cfg.Table, ".", "_")
 	s.channel = "claimdeck_" + s.tag
 	switch cfg.Driver {
@@ -119,10 +145,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		err = model.Errorf(model.CodeMisconfigured, "open", "", "unknown SQL driver %q (want sqlite or postgres)", cfg.Driver)
 	}
 	if err != nil {
+		clocks.Delete(s.clock)
 		return nil, err
 	}
 	if err := s.prepare(ctx); err != nil {
-		s.db.close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -241,6 +268,7 @@ func (s *Store) Caps() sources.Caps {
 // Close releases the connections.
 func (s *Store) Close() error {
 	s.db.close()
+	clocks.Delete(s.clock)
 	return nil
 }
 
