@@ -79,4 +79,3 @@ func TestConformancePostgres(t *testing.T) {
 		New: func(t testing.TB) sources.Source { return openPG(t, Config{Create: true}) },
 	})
 }
-
