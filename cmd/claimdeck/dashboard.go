@@ -168,9 +168,11 @@ type unavailable struct {
 	err  error
 }
 
-func (u unavailable) Name() string       { return u.name }
-func (u unavailable) Caps() sources.Caps { return sources.Caps{} }
-func (u unavailable) Close() error       { return nil }
+func (u unavailable) Name() string { return u.name }
+func (u unavailable) Caps() sources.Caps {
+	return sources.Caps{Lacks: []string{"everything: " + u.err.Error()}}
+}
+func (u unavailable) Close() error { return nil }
 func (u unavailable) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
 	return sources.Delta{}, u.err
 }
@@ -203,3 +205,9 @@ func (u unavailable) Cancel(context.Context, string, sources.Human) (*model.Task
 func (u unavailable) Handoff(context.Context, string, sources.Handoff) (*model.Task, error) {
 	return nil, u.err
 }
+func (u unavailable) Comment(context.Context, string, sources.Note) error { return u.err }
+func (u unavailable) Update(context.Context, string, sources.Edit) (*model.Task, error) {
+	return nil, u.err
+}
+func (u unavailable) MarkEscalation(context.Context, string, string, model.Level) error { return u.err }
+func (u unavailable) CheckWrite(context.Context) error                                  { return u.err }

@@ -260,7 +260,7 @@ func (h *Hub) Run(ctx context.Context) {
 			defer wg.Done()
 			h.loop(ctx, f)
 		}()
-		if w, ok := f.src.(sources.Watcher); ok {
+		if w, ok := f.src.(sources.Watcher); ok && f.src.Caps().Watch {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -31,6 +31,9 @@ type statements struct {
 
 func (s *Store) statements(have map[string]bool) statements {
 	d, t := s.d, s.table
+	if s.clock != "" {
+		d.now = "claimdeck_clock('" + s.clock + "')" // a uuid of ours, not input
+	}
 	cols := selectList(d, have)
 	st := statements{
 		cols:       cols,
