@@ -46,6 +46,10 @@ type Config struct {
 	MaxBackoff  time.Duration
 	Debounce    time.Duration // how long a burst of push hints is gathered
 	PollTimeout time.Duration
+	// Observe, when set, sees every snapshot as it is published, with only
+	// the transitions new to it (the stats tracker). It runs under the hub's
+	// lock: it must be quick and must not call the hub.
+	Observe func(Snapshot)
 }
 
 // Status is how a source is doing.
@@ -72,11 +76,14 @@ func (s Status) String() string {
 type SourceState struct {
 	Name     string
 	Status   Status
-	Since    time.Time // when Status last changed
-	Updated  time.Time // last successful poll; zero before the first
-	Err      string    // last poll error while degraded
-	Failures int       // consecutive failed polls
-	Watching bool      // pushes arrive; polling is the fallback
+	Since    time.Time     // when Status last changed
+	Updated  time.Time     // last successful poll; zero before the first
+	Err      string        // last poll error while degraded
+	Failures int           // consecutive failed polls
+	Watching bool          // pushes arrive; polling is the fallback
+	PollTook time.Duration // how long the last poll took, failed or not
+	Polls    uint64        // polls so far
+	PollErrs uint64        // failed polls so far
 	Tasks    []*model.Task
 }
 
@@ -186,6 +193,23 @@ func (h *Hub) Run(ctx context.Context) {
 		}
 	}
 	wg.Wait()
+}
+
+// Once polls every source once, all at the same time, and returns the
+// snapshot they make: a command's single look at the queues. Run is not
+// needed; a source that fails shows degraded with its error.
+func (h *Hub) Once(ctx context.Context) Snapshot {
+	var wg sync.WaitGroup
+	for _, f := range h.feeds {
+		wg.Go(func() { h.poll(ctx, f) })
+	}
+	wg.Wait()
+	select {
+	case s := <-h.out:
+		return s
+	default:
+		return Snapshot{At: h.cfg.Now()}
+	}
 }
 
 // Refresh polls every source now, paused or not.
@@ -311,7 +335,9 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	cursor := f.cursor
 	h.mu.Unlock()
 	pctx, cancel := context.WithTimeout(ctx, h.cfg.PollTimeout)
+	start := time.Now()
 	d, err := f.src.Poll(pctx, cursor)
+	took := time.Since(start)
 	cancel()
 	if ctx.Err() != nil {
 		return 0
@@ -320,7 +346,10 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	defer h.mu.Unlock()
 	now := h.cfg.Now()
 	st := &f.state
+	st.Polls++
+	st.PollTook = took
 	if err != nil {
+		st.PollErrs++
 		if st.Status != StatusDegraded {
 			st.Status, st.Since = StatusDegraded, now
 		}
@@ -422,6 +451,11 @@ func (h *Hub) publish() {
 		}
 		s.Sources[i] = f.state
 		s.Sources[i].Tasks = f.list
+	}
+	if h.cfg.Observe != nil {
+		o := s
+		o.Transitions = h.pending
+		h.cfg.Observe(o)
 	}
 	select {
 	case old := <-h.out:
