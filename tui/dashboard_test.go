@@ -57,7 +57,7 @@ func TestNumberKeysAndTabsSwitchViews(t *testing.T) {
 	steps := []struct {
 		key  string
 		want viewKind
-	}{{"2", leasesView}, {"tab", staleView}, {"tab", nodesView}, {"shift+tab", staleView}, {"5", activityView}, {"tab", queueView}, {"shift+tab", activityView}, {"1", queueView}}
+	}{{"2", leasesView}, {"tab", staleView}, {"tab", nodesView}, {"shift+tab", staleView}, {"5", activityView}, {"tab", statsView}, {"tab", queueView}, {"shift+tab", statsView}, {"6", statsView}, {"1", queueView}}
 	for _, s := range steps {
 		r.press(s.key)
 		if r.m.active != s.want {

@@ -14,6 +14,7 @@ type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	NextView, PrevView                      key.Binding
 	Queue, Leases, Stale, Nodes, Activity   key.Binding
+	Stats                                   key.Binding
 	Detail, Filter, Sort, Help, Refresh     key.Binding
 	Claim, Release, Cancel, Handoff         key.Binding
 	Back, Quit                              key.Binding
@@ -39,6 +40,7 @@ func DefaultKeyMap() KeyMap {
 		Stale:    b("stale", "3"),
 		Nodes:    b("nodes", "4"),
 		Activity: b("activity", "5"),
+		Stats:    b("stats", "6"),
 		Detail:   b("details", "enter"),
 		Filter:   b("filter", "/"),
 		Sort:     b("sort", "s"),
@@ -58,7 +60,7 @@ func (k *KeyMap) named() map[string]*key.Binding {
 	return map[string]*key.Binding{
 		"up": &k.Up, "down": &k.Down, "page-up": &k.PageUp, "page-down": &k.PageDown,
 		"top": &k.Top, "bottom": &k.Bottom, "next-view": &k.NextView, "prev-view": &k.PrevView,
-		"queue": &k.Queue, "leases": &k.Leases, "stale": &k.Stale, "nodes": &k.Nodes, "activity": &k.Activity,
+		"queue": &k.Queue, "leases": &k.Leases, "stale": &k.Stale, "nodes": &k.Nodes, "activity": &k.Activity, "stats": &k.Stats,
 		"detail": &k.Detail, "filter": &k.Filter, "sort": &k.Sort, "help": &k.Help, "refresh": &k.Refresh,
 		"claim": &k.Claim, "release": &k.Release, "cancel": &k.Cancel, "handoff": &k.Handoff,
 		"back": &k.Back, "quit": &k.Quit,
@@ -121,7 +123,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Queue, k.Leases, k.Stale, k.Nodes, k.Activity, k.NextView, k.PrevView},
+		{k.Queue, k.Leases, k.Stale, k.Nodes, k.Activity, k.Stats, k.NextView, k.PrevView},
 		{k.Detail, k.Filter, k.Sort, k.Refresh, k.Back, k.Help, k.Quit},
 		{k.Claim, k.Release, k.Cancel, k.Handoff},
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/stats"
 	"github.com/claimdeck/claimdeck/theme"
 )
 
@@ -53,6 +54,10 @@ type Options struct {
 	Agents []string
 	// Journal is the audit trail so far, shown in Activity.
 	Journal []model.AuditRecord
+	// Stats returns the fleet's numbers at a time (the Stats view); nil
+	// leaves the view empty. It is called off the UI loop while the view is
+	// on screen, once a second.
+	Stats func(time.Time) stats.Report
 	// ActionTimeout bounds one human action (default 30 s).
 	ActionTimeout time.Duration
 	// ProgramOptions are added to Run's program (tea.WithInput,
@@ -192,6 +197,7 @@ type (
 	snapshotMsg hub.Snapshot
 	tickMsg     struct {
 		nodes []model.Node
+		stats *stats.Report
 	}
 	actionMsg struct {
 		req   sources.Request
@@ -214,12 +220,20 @@ func (m *Model) waitSnapshot() tea.Cmd {
 // tick fires once a second so countdowns move without a poll; the nodes
 // are read here, off the UI loop.
 func (m *Model) tick() tea.Cmd {
-	nodes := m.opts.Nodes
+	nodes, report, now := m.opts.Nodes, m.opts.Stats, m.now
+	if m.active != statsView {
+		report = nil
+	}
 	return tea.Tick(time.Second, func(time.Time) tea.Msg {
-		if nodes == nil {
-			return tickMsg{}
+		var msg tickMsg
+		if nodes != nil {
+			msg.nodes = nodes()
 		}
-		return tickMsg{nodes: nodes()}
+		if report != nil {
+			r := report(now())
+			msg.stats = &r
+		}
+		return msg
 	})
 }
 
@@ -237,12 +251,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.opts.Nodes != nil {
 			m.setNodes(msg.nodes)
 		}
+		if msg.stats != nil {
+			m.setStats(*msg.stats)
+		}
 		if !m.boundary.IsZero() && !m.now().Before(m.boundary) {
 			m.derive()
 		}
 		return m, m.tick()
 	case actionMsg:
 		m.actionDone(msg)
+		return m, nil
+	case statsMsg:
+		m.setStats(stats.Report(msg))
 		return m, nil
 	case tea.BlurMsg:
 		m.paused = true
@@ -276,6 +296,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	k := m.keys
 	p := m.pane()
+	was := m.active
 	switch {
 	case key.Matches(msg, k.Quit):
 		m.quitting = true
@@ -312,6 +333,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.show(nodesView)
 	case key.Matches(msg, k.Activity):
 		m.show(activityView)
+	case key.Matches(msg, k.Stats):
+		m.show(statsView)
 	case key.Matches(msg, k.Sort):
 		p.sort = (p.sort + 1) % len(p.sorts)
 		p.unsorted = true
@@ -333,6 +356,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.startAction(model.ActionCancel)
 	case key.Matches(msg, k.Handoff):
 		m.startAction(model.ActionHandoff)
+	}
+	if m.active == statsView && was != statsView {
+		return m.loadStats()
 	}
 	return nil
 }
@@ -598,6 +624,7 @@ func (m *Model) freshen(p *pane) {
 		if p.sort == 0 {
 			slices.Reverse(p.acts)
 		}
+	case statsView:
 	default:
 		if resort {
 			p.sortTasks(m.now(), m.policy.Ladder, m.down)
@@ -624,7 +651,7 @@ func (m *Model) freshen(p *pane) {
 
 // selectedTask is the task under a pane's cursor, from its last freshen.
 func (m *Model) selectedTask(p *pane) *model.Task {
-	if p.kind == nodesView || p.kind == activityView || p.grid.cursor >= len(p.shown) {
+	if p.kind == nodesView || p.kind == activityView || p.kind == statsView || p.grid.cursor >= len(p.shown) {
 		return nil
 	}
 	return p.shown[p.grid.cursor].t

@@ -12,6 +12,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/sourcetest/memsource"
+	"github.com/claimdeck/claimdeck/sources/stats"
 	"github.com/claimdeck/claimdeck/theme"
 )
 
@@ -29,6 +30,7 @@ type rig struct {
 	archive *memsource.Memory
 	now     time.Time
 	nodes   []model.Node
+	tracker *stats.Tracker // fed every snapshot the rig polls, for the Stats view
 }
 
 type rigOption func(*Options)
@@ -36,7 +38,7 @@ type rigOption func(*Options)
 func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Helper()
 	lipgloss.SetColorProfile(termenv.Ascii)
-	r := &rig{t: t, now: t0}
+	r := &rig{t: t, now: t0, tracker: stats.New()}
 	clock := func() time.Time { return r.now }
 	r.prod, r.staging, r.archive = memsource.NewMemory("prod"), memsource.NewMemory("staging"), memsource.NewMemory("archive")
 	for _, mem := range []*memsource.Memory{r.prod, r.staging, r.archive} {
@@ -52,6 +54,7 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	}
 	o := Options{Hub: r.hub, Now: clock, Location: time.UTC, Styles: theme.New(theme.Options{Mode: theme.Dark}),
 		Nodes: func() []model.Node { return r.nodes },
+		Stats: r.tracker.Report,
 		Journal: []model.AuditRecord{
 			{At: t0.Add(-50 * time.Minute), Actor: "carol", Source: "prod", Task: "6", Action: model.ActionTakeover, Reason: "payout stuck", Result: "applied"},
 			{At: t0.Add(-30 * time.Minute), Actor: "carol", Source: "prod", Task: "3", Action: model.ActionHandoff, Target: "bravo", Reason: "knows the schema", Result: "applied"},
@@ -60,6 +63,7 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	for _, f := range opts {
 		f(&o)
 	}
+	r.tracker.Overrides(o.Journal)
 	m, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +125,8 @@ func (r *rig) poll() {
 		s.Sources = append(s.Sources, hub.SourceState{Name: mem.Name(), Status: hub.StatusOK, Since: t0.Add(-time.Hour),
 			Updated: r.now.Add(-3 * time.Second), Tasks: d.Tasks})
 	}
+	s.At = r.now
+	r.tracker.Observe(s)
 	r.m.Update(snapshotMsg(s))
 }
 

@@ -47,7 +47,7 @@ func (m *Model) tabLabel(k viewKind) string {
 		if m.opts.Nodes != nil {
 			label += " " + strconv.Itoa(len(m.nodes))
 		}
-	case activityView:
+	case activityView, statsView:
 	default:
 		label += " " + strconv.Itoa(len(m.panes[k].members))
 	}
@@ -111,6 +111,7 @@ var emptyText = [viewCount]string{
 	"Nothing stale or escalated.",
 	"The mesh registry lists no nodes.",
 	"No activity yet.",
+	"No numbers yet.",
 }
 
 func (m *Model) body(b *strings.Builder, p *pane) {
@@ -135,6 +136,8 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.nodeCells(p.nodes[i], c); return false })
 	case activityView:
 		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.activityCells(p.acts[i], c); return false })
+	case statsView:
+		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.statsCells(p.stats[i], c); return false })
 	default:
 		p.grid.render(&rows, gs, func(i int, c []cell) bool {
 			t := p.shown[i].t

@@ -21,10 +21,11 @@ const (
 	staleView
 	nodesView
 	activityView
+	statsView
 	viewCount
 )
 
-var viewTitles = [viewCount]string{"Queue", "Leases", "Stale", "Nodes", "Activity"}
+var viewTitles = [viewCount]string{"Queue", "Leases", "Stale", "Nodes", "Activity", "Stats"}
 
 // row is a task in a task view with its search text: key, title and id in
 // lower case, cut from one contiguous buffer per snapshot, so a filter
@@ -59,6 +60,7 @@ type pane struct {
 	spare  []row
 	nodes  []model.Node
 	acts   []activity
+	stats  []statsRow
 
 	// unsorted and unfiltered mark a pane whose rows must be redone before
 	// it is drawn; only the pane on screen is kept fresh, so a snapshot costs
@@ -106,11 +108,15 @@ func newPanes() [viewCount]*pane {
 		{title: "WHEN", width: 8}, {title: "SOURCE", width: 8, drop: 1}, {title: "TASK", width: 10},
 		{title: "WHAT"},
 	})
+	p[statsView].sorts = []string{"group"}
+	p[statsView].grid.setColumns(statsColumns())
 	return p
 }
 
 func (p *pane) len() int {
 	switch p.kind {
+	case statsView:
+		return len(p.stats)
 	case nodesView:
 		return len(p.nodes)
 	case activityView:

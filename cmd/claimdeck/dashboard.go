@@ -15,6 +15,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/lockdir"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
+	"github.com/claimdeck/claimdeck/sources/stats"
 	"github.com/claimdeck/claimdeck/theme"
 	"github.com/claimdeck/claimdeck/tui"
 )
@@ -28,6 +29,7 @@ type dashboard struct {
 	journal string
 	every   time.Duration
 	nodes   func() []model.Node // the mesh as the poller sees it; nil: no mesh
+	metrics string              // address to serve Prometheus metrics on; "": none
 }
 
 func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) error {
@@ -48,8 +50,19 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 	for i := range d.feeds {
 		d.feeds[i].Every = d.every
 	}
-	h := hub.New(hub.Config{Feeds: d.feeds, Desk: desk})
+	f := fleetNumbers{tracker: stats.New(), journal: d.journal}
+	h := hub.New(hub.Config{Feeds: d.feeds, Desk: desk, Observe: f.tracker.Observe})
+	if d.metrics != "" {
+		ln, err := listenMetrics(d.metrics)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { _ = serveMetrics(ctx, ln, f, d.policy, d.nodes) }()
+	}
 	return tui.Run(ctx, tui.Options{
+		Stats:    f.report,
 		Hub:      h,
 		ReadOnly: a.cfg.ReadOnly,
 		Theme:    theme.Options{Mode: mode, SourceColors: d.colors}.FromEnv(),
@@ -64,7 +77,8 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 func (a *app) dashboardRun(themeName *string) func(cmd *cobra.Command, _ []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
-		d := dashboard{colors: map[string]string{}, policy: a.cfg.Policy(), journal: expand(a.cfg.AuditLog), every: 2 * time.Second}
+		d := dashboard{colors: map[string]string{}, policy: a.cfg.Policy(), journal: expand(a.cfg.AuditLog), every: 2 * time.Second,
+			metrics: a.cfg.MetricsListen}
 		srcs, err := a.openAll(ctx) // a broken source stands in with its error
 		if err != nil {
 			return err
@@ -130,6 +144,7 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 			err = a.runDashboard(ctx, *themeName, dashboard{
 				feeds: []hub.Feed{{Source: src}}, colors: map[string]string{src.Name(): "green"},
 				policy: policy, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second, nodes: nodes.Nodes,
+				metrics: a.cfg.MetricsListen,
 			})
 			cancel()
 			if simErr := <-errs; err == nil && simErr != nil && !errors.Is(simErr, context.Canceled) {

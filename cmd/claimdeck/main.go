@@ -34,6 +34,8 @@ type app struct {
 	sourceName string
 	output     string
 	readOnly   bool
+	// metricsListen is the dashboard's --metrics-listen; it wins over the config.
+	metricsListen string
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -100,6 +102,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			if a.readOnly {
 				cfg.ReadOnly = true
 			}
+			if a.metricsListen != "" {
+				cfg.MetricsListen = a.metricsListen
+			}
 			a.cfg = cfg
 			return nil
 		},
@@ -114,10 +119,12 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	})
 	var themeName string
 	root.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark (NO_COLOR is respected)")
+	root.Flags().StringVar(&a.metricsListen, "metrics-listen", "", "also serve Prometheus metrics at ADDR/metrics (metrics_listen in config)")
 	root.RunE = a.dashboardRun(&themeName)
 	root.Args = cobra.NoArgs
 	demoCmd := a.demoCommand(&themeName)
 	demoCmd.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark")
+	demoCmd.Flags().StringVar(&a.metricsListen, "metrics-listen", "", "also serve Prometheus metrics at ADDR/metrics")
 	root.AddGroup(
 		&cobra.Group{ID: "dashboard", Title: "Dashboard (claimdeck alone opens it over the configured sources):"},
 		&cobra.Group{ID: "agent", Title: "Agent commands (the ntask contract):"},
@@ -131,7 +138,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			root.AddCommand(c)
 		}
 	}
-	group("dashboard", demoCmd)
+	group("dashboard", demoCmd, a.statsCommand(), a.metricsCommand())
 	group("agent", append(a.agentCommands(), a.commentCommand(), a.updateCommand())...)
 	group("operator", a.operatorCommands()...)
 	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
