@@ -97,6 +97,7 @@ type Model struct {
 
 	snap     hub.Snapshot
 	all      []*model.Task // every task of the snapshot, with action results on top
+	subs     model.SubtaskIndex
 	hay      *hayCache
 	down     map[string]bool
 	nodes    []model.Node
@@ -490,6 +491,7 @@ func (m *Model) derive() {
 		all = append(all, m.snap.Sources[i].Tasks...)
 	}
 	m.all = m.reconcile(all)
+	m.subs = model.IndexSubtasks(m.all)
 	q, l, s := m.panes[queueView], m.panes[leasesView], m.panes[staleView]
 	q.members, l.members, s.members = q.members[:0], l.members[:0], s.members[:0]
 	var boundary time.Time
@@ -880,7 +882,7 @@ func (m *Model) openDetail() {
 			"actor   " + orDash(a.Actor), "what    " + a.What}})
 	default:
 		if t := m.selected(); t != nil {
-			m.push(&detailDialog{title: t.DisplayKey() + " · " + t.Source, lines: taskDetail(t, m.now(), m.policy, m.loc)})
+			m.push(&detailDialog{title: t.DisplayKey() + " · " + t.Source, lines: m.withFamily(t, taskDetail(t, m.now(), m.policy, m.loc))})
 		}
 	}
 }

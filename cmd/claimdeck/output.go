@@ -35,8 +35,19 @@ type taskJSON struct {
 	ReservedTil string `json:"reserved_until,omitempty"`
 	Parent      string `json:"parent,omitempty"`
 	OpenSubs    int    `json:"open_subtasks,omitempty"`
-	Version     string `json:"version,omitempty"`
-	Problem     string `json:"problem,omitempty"`
+	// Subtasks is filled by get, from sources that keep sub-tasks.
+	Subtasks []subtaskJSON `json:"subtasks,omitempty"`
+	Version  string        `json:"version,omitempty"`
+	Problem  string        `json:"problem,omitempty"`
+}
+
+// subtaskJSON is one sub-task as get lists it under its parent.
+type subtaskJSON struct {
+	PageID string `json:"page_id"`
+	TaskID string `json:"task_id"`
+	Title  string `json:"title"`
+	Status string `json:"status"`
+	State  string `json:"state"`
 }
 
 func stamp(t time.Time) string {
@@ -50,8 +61,13 @@ func toJSON(t *model.Task) *taskJSON {
 	if t == nil {
 		return nil
 	}
+	var subs []subtaskJSON
+	for _, s := range t.Subtasks {
+		subs = append(subs, subtaskJSON{PageID: s.ID, TaskID: s.Key, Title: s.Title, Status: s.RawStatus, State: s.State.String()})
+	}
 	return &taskJSON{
-		PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
+		Subtasks: subs,
+		PageID:   t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
 		Status: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
 		ClaimedBy: t.Claim.Holder.String(), Agent: t.Claim.Name, AgentRun: t.Claim.RunID, Node: t.Claim.Node,
 		LockToken: t.Claim.Token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),

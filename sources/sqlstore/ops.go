@@ -116,6 +116,13 @@ func (s *Store) Get(ctx context.Context, id string) (*model.Task, error) {
 		if err := s.db.queryRow(ctx, st.openSubs, t.ID).Scan(&t.OpenSubtasks); err != nil {
 			return nil, s.classify("get", id, err)
 		}
+		subs, err := s.scanAll(s.db.query(ctx, st.subtasks, t.ID))
+		if err != nil {
+			return nil, s.classify("get", id, err)
+		}
+		for _, sub := range subs {
+			t.Subtasks = append(t.Subtasks, model.SubtaskOf(sub))
+		}
 	}
 	return t, nil
 }
