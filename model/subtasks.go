@@ -14,25 +14,17 @@ func SubtaskOf(t *Task) Subtask {
 	return Subtask{ID: t.ID, Key: t.DisplayKey(), Title: t.Title, State: t.State, RawStatus: t.RawStatus}
 }
 
-// Open reports whether the sub-task still holds its parent back: it is
-// not done, failed or canceled.
-func (s Subtask) Open() bool { return !s.State.Final() }
-
 // SubtaskIndex finds sub-tasks among the tasks one look at the queues
 // shows: parent's Ref → its sub-tasks, in the order given.
 type SubtaskIndex map[string][]*Task
 
-// IndexSubtasks indexes the sub-tasks among tasks. Only tasks with a
-// parent cost anything, so a queue without sub-tasks builds an empty map.
-func IndexSubtasks(tasks []*Task) SubtaskIndex {
-	x := SubtaskIndex{}
-	for _, t := range tasks {
-		if t.Parent != "" {
-			ref := t.Source + "/" + t.Parent
-			x[ref] = append(x[ref], t)
-		}
+// Add indexes t if it is a sub-task; callers add every task they pass
+// over, and only sub-tasks cost anything.
+func (x SubtaskIndex) Add(t *Task) {
+	if t.Parent != "" {
+		ref := t.Source + "/" + t.Parent
+		x[ref] = append(x[ref], t)
 	}
-	return x
 }
 
 // Of returns parent's sub-tasks.

@@ -12,7 +12,10 @@ func TestOpenSubtasksCountsTheSubtasksSeenOrTheBackendsCountWhicheverIsMore(t *t
 		{Source: "prod", ID: "5", Parent: "1", State: StateCanceled},
 		{Source: "staging", ID: "6", Parent: "1", State: StateQueued}, // another source's task 1
 	}
-	x := IndexSubtasks(tasks)
+	x := SubtaskIndex{}
+	for _, task := range tasks {
+		x.Add(task)
+	}
 	if got := len(x.Of(epic)); got != 4 {
 		t.Fatalf("sub-tasks of prod/1: %d, want 4", got)
 	}
@@ -25,10 +28,10 @@ func TestOpenSubtasksCountsTheSubtasksSeenOrTheBackendsCountWhicheverIsMore(t *t
 			t.Errorf("with %d recorded open: Open = %d, want %d", c.recorded, got, c.want)
 		}
 	}
-	if n := IndexSubtasks([]*Task{epic}).Open(&Task{Source: "prod", ID: "9"}); n != 0 {
+	if n := x.Open(&Task{Source: "prod", ID: "9"}); n != 0 {
 		t.Errorf("a task without sub-tasks has %d open", n)
 	}
-	if s := SubtaskOf(tasks[2]); !s.Open() || s.Key != "3" || SubtaskOf(tasks[3]).Open() {
+	if s := SubtaskOf(tasks[2]); s.State != StateClaimed || s.Key != "3" || s.ID != "3" {
 		t.Errorf("SubtaskOf: %+v", s)
 	}
 }

@@ -491,7 +491,7 @@ func (m *Model) derive() {
 		all = append(all, m.snap.Sources[i].Tasks...)
 	}
 	m.all = m.reconcile(all)
-	m.subs = model.IndexSubtasks(m.all)
+	m.subs = model.SubtaskIndex{}
 	q, l, s := m.panes[queueView], m.panes[leasesView], m.panes[staleView]
 	q.members, l.members, s.members = q.members[:0], l.members[:0], s.members[:0]
 	var boundary time.Time
@@ -509,6 +509,7 @@ func (m *Model) derive() {
 		if at%deriveBlock == 0 {
 			touched += touchTasks(m.all[at:min(at+deriveBlock, len(m.all))])
 		}
+		m.subs.Add(t)
 		var r row
 		switch {
 		case t.Problem != "":
