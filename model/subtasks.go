@@ -9,6 +9,11 @@ type Subtask struct {
 	RawStatus string
 }
 
+// Family is what reading a task on its own tells of its relatives.
+type Family struct {
+	Subtasks []Subtask
+}
+
 // SubtaskOf is t as its parent lists it.
 func SubtaskOf(t *Task) Subtask {
 	return Subtask{ID: t.ID, Key: t.DisplayKey(), Title: t.Title, State: t.State, RawStatus: t.RawStatus}

@@ -62,8 +62,10 @@ func toJSON(t *model.Task) *taskJSON {
 		return nil
 	}
 	var subs []subtaskJSON
-	for _, s := range t.Subtasks {
-		subs = append(subs, subtaskJSON{PageID: s.ID, TaskID: s.Key, Title: s.Title, Status: s.RawStatus, State: s.State.String()})
+	if t.Family != nil {
+		for _, s := range t.Family.Subtasks {
+			subs = append(subs, subtaskJSON{PageID: s.ID, TaskID: s.Key, Title: s.Title, Status: s.RawStatus, State: s.State.String()})
+		}
 	}
 	return &taskJSON{
 		Subtasks: subs,

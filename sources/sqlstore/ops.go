@@ -120,8 +120,9 @@ func (s *Store) Get(ctx context.Context, id string) (*model.Task, error) {
 		if err != nil {
 			return nil, s.classify("get", id, err)
 		}
+		t.Family = &model.Family{}
 		for _, sub := range subs {
-			t.Subtasks = append(t.Subtasks, model.SubtaskOf(sub))
+			t.Family.Subtasks = append(t.Family.Subtasks, model.SubtaskOf(sub))
 		}
 	}
 	return t, nil
