@@ -29,7 +29,10 @@ type rig struct {
 	staging *memsource.Memory
 	archive *memsource.Memory
 	now     time.Time
+	// nodes and holders are the mesh each poll's snapshot carries; nil
+	// nodes: no mesh configured.
 	nodes   []model.Node
+	holders map[string]string
 	tracker *stats.Tracker // fed every snapshot the rig polls, for the Stats view
 }
 
@@ -53,7 +56,6 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 		{Name: "n3", Status: model.NodeDown, LastSeen: t0.Add(-9 * time.Minute), Failures: 3, LastErr: "connection refused"},
 	}
 	o := Options{Hub: r.hub, Now: clock, Location: time.UTC, Styles: theme.New(theme.Options{Mode: theme.Dark}),
-		Nodes: func() []model.Node { return r.nodes },
 		Stats: r.tracker.Report,
 		Journal: []model.AuditRecord{
 			{At: t0.Add(-50 * time.Minute), Actor: "carol", Source: "prod", Task: "6", Action: model.ActionTakeover, Reason: "payout stuck", Result: "applied"},
@@ -74,7 +76,6 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	return r
 }
 
-func withoutMesh(o *Options)    { o.Nodes = nil }
 func withReadOnly(o *Options)   { o.ReadOnly = true }
 func withLightTheme(o *Options) { o.Styles = theme.New(theme.Options{Mode: theme.Light}) }
 
@@ -124,6 +125,10 @@ func (r *rig) poll() {
 		}
 		s.Sources = append(s.Sources, hub.SourceState{Name: mem.Name(), Status: hub.StatusOK, Since: t0.Add(-time.Hour),
 			Updated: r.now.Add(-3 * time.Second), Tasks: d.Tasks})
+	}
+	s.Policy = model.DefaultPolicy()
+	if r.nodes != nil {
+		s.Mesh = model.NewMesh(r.nodes, r.holders)
 	}
 	s.At = r.now
 	r.tracker.Observe(s)

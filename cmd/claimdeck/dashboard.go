@@ -23,13 +23,11 @@ import (
 // dashboard is what the dashboard and the demo share: open sources, a desk
 // with its journal, a hub, and the Bubble Tea program.
 type dashboard struct {
-	feeds   []hub.Feed
+	hub     hub.Config // feeds, policy and mesh; the desk is added here
 	colors  map[string]string
-	policy  model.Policy
 	journal string
 	every   time.Duration
-	nodes   func() []model.Node // the mesh as the poller sees it; nil: no mesh
-	metrics string              // address to serve Prometheus metrics on; "": none
+	metrics string // address to serve Prometheus metrics on; "": none
 }
 
 func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) error {
@@ -47,11 +45,13 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		return model.Wrap(model.CodeMisconfigured, "audit", "", err)
 	}
 	desk := &sources.Desk{Actor: a.cfg.Actor, Journal: j, ReadOnly: a.cfg.readOnly}
-	for i := range d.feeds {
-		d.feeds[i].Every = d.every
+	for i := range d.hub.Feeds {
+		d.hub.Feeds[i].Every = d.every
 	}
+	d.hub.Desk = desk
 	f := fleetNumbers{tracker: stats.New(), journal: d.journal}
-	h := hub.New(hub.Config{Feeds: d.feeds, Desk: desk, Observe: f.tracker.Observe})
+	d.hub.Observe = f.tracker.Observe
+	h := hub.New(d.hub)
 	if d.metrics != "" {
 		ln, err := listenMetrics(d.metrics)
 		if err != nil {
@@ -59,7 +59,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		go func() { _ = serveMetrics(ctx, ln, f, d.policy, d.nodes) }()
+		go func() { _ = serveMetrics(ctx, ln, f) }()
 	}
 	return tui.Run(ctx, tui.Options{
 		Stats:    f.report,
@@ -67,9 +67,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		ReadOnly: a.cfg.ReadOnly,
 		Theme:    theme.Options{Mode: mode, SourceColors: d.colors}.FromEnv(),
 		Keys:     a.cfg.Keys,
-		Policy:   d.policy,
 		Journal:  history,
-		Nodes:    d.nodes,
 	})
 }
 
@@ -77,7 +75,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 func (a *app) dashboardRun(themeName *string) func(cmd *cobra.Command, _ []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
-		d := dashboard{colors: map[string]string{}, policy: a.cfg.Policy(), journal: expand(a.cfg.AuditLog), every: 2 * time.Second,
+		d := dashboard{hub: hub.Config{Policy: a.cfg.Policy()}, colors: map[string]string{}, journal: expand(a.cfg.AuditLog), every: 2 * time.Second,
 			metrics: a.cfg.MetricsListen}
 		srcs, err := a.openAll(ctx) // a broken source stands in with its error
 		if err != nil {
@@ -85,14 +83,14 @@ func (a *app) dashboardRun(themeName *string) func(cmd *cobra.Command, _ []strin
 		}
 		defer closeAll(srcs)
 		for _, src := range srcs {
-			d.feeds = append(d.feeds, hub.Feed{Source: src})
+			d.hub.Feeds = append(d.hub.Feeds, hub.Feed{Source: src})
 		}
 		for _, sc := range a.cfg.Sources {
 			if sc.Color != "" {
 				d.colors[sc.Name] = sc.Color
 			}
 		}
-		if d.nodes, err = a.startMesh(ctx, cmd, d.feeds); err != nil {
+		if err = a.startMesh(ctx, cmd, &d.hub); err != nil {
 			return err
 		}
 		return a.runDashboard(ctx, *themeName, d)
@@ -142,8 +140,8 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 			errs := make(chan error, 1)
 			go func() { errs <- demo.Run(ctx, src, o) }()
 			err = a.runDashboard(ctx, *themeName, dashboard{
-				feeds: []hub.Feed{{Source: src}}, colors: map[string]string{src.Name(): "green"},
-				policy: policy, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second, nodes: nodes.Nodes,
+				hub:    hub.Config{Feeds: []hub.Feed{{Source: src}}, Policy: policy, Nodes: nodes.Nodes},
+				colors: map[string]string{src.Name(): "green"}, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second,
 				metrics: a.cfg.MetricsListen,
 			})
 			cancel()

@@ -63,11 +63,11 @@ view and "claimdeck metrics" count every transition as it happens.`,
 			}
 			defer closeAll(srcs)
 			f := fleetNumbers{tracker: stats.New(), journal: expand(a.cfg.AuditLog)}
-			feeds := make([]hub.Feed, len(srcs))
-			for i, s := range srcs {
-				feeds[i] = hub.Feed{Source: s}
+			hc := hub.Config{Policy: a.cfg.Policy(), Holders: a.cfg.Mesh.Holders, Observe: f.tracker.Observe}
+			for _, s := range srcs {
+				hc.Feeds = append(hc.Feeds, hub.Feed{Source: s})
 			}
-			snap := hub.New(hub.Config{Feeds: feeds, Observe: f.tracker.Observe}).Once(ctx)
+			snap := hub.New(hc).Once(ctx)
 			if _, err := f.overrides(); err != nil {
 				return model.Wrap(model.CodeMisconfigured, "stats", "", err)
 			}
@@ -131,16 +131,15 @@ sources/metrics/alerts.yml.`,
 				return err
 			}
 			defer closeAll(srcs)
-			feeds := make([]hub.Feed, len(srcs))
-			for i, s := range srcs {
-				feeds[i] = hub.Feed{Source: s}
+			f := fleetNumbers{tracker: stats.New(), journal: expand(a.cfg.AuditLog)}
+			hc := hub.Config{Policy: a.cfg.Policy(), Observe: f.tracker.Observe}
+			for _, s := range srcs {
+				hc.Feeds = append(hc.Feeds, hub.Feed{Source: s})
 			}
-			nodes, err := a.startMesh(ctx, cmd, feeds)
-			if err != nil {
+			if err := a.startMesh(ctx, cmd, &hc); err != nil {
 				return err
 			}
-			f := fleetNumbers{tracker: stats.New(), journal: expand(a.cfg.AuditLog)}
-			h := hub.New(hub.Config{Feeds: feeds, Observe: f.tracker.Observe})
+			h := hub.New(hc)
 			go h.Run(ctx)
 			go drain(ctx, h)
 			ln, err := listenMetrics(listen)
@@ -148,7 +147,7 @@ sources/metrics/alerts.yml.`,
 				return err
 			}
 			fmt.Fprintf(a.stderr, "claimdeck metrics: serving http://%s/metrics\n", ln.Addr())
-			return serveMetrics(ctx, ln, f, a.cfg.Policy(), nodes)
+			return serveMetrics(ctx, ln, f)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to serve /metrics on, e.g. 127.0.0.1:9464")
@@ -176,10 +175,8 @@ func listenMetrics(addr string) (net.Listener, error) {
 }
 
 // serveMetrics serves /metrics on ln until ctx ends.
-func serveMetrics(ctx context.Context, ln net.Listener, f fleetNumbers, policy model.Policy, nodes func() []model.Node) error {
-	handler, err := metrics.Handler(metrics.New(metrics.Config{
-		Tracker: f.tracker, Policy: policy, Nodes: nodes, Journal: f.overrides,
-	}))
+func serveMetrics(ctx context.Context, ln net.Listener, f fleetNumbers) error {
+	handler, err := metrics.Handler(metrics.New(metrics.Config{Tracker: f.tracker, Journal: f.overrides}))
 	if err != nil {
 		return model.Wrap(model.CodeMisconfigured, "metrics", "", err)
 	}

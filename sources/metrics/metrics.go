@@ -21,12 +21,11 @@ import (
 // heartbeat interval, stale, lease, urgent, notify, escalated and beyond.
 var LeaseAgeBuckets = []float64{60, 300, 600, 1200, 1800, 3600, 7200, 14400}
 
-// Config wires a collector.
+// Config wires a collector. The policy and the mesh come with the hub's
+// snapshot, so stuck claims are classified as the dashboard and the sweep
+// classify them.
 type Config struct {
 	Tracker *stats.Tracker
-	Policy  model.Policy
-	// Nodes returns the mesh as the poller sees it; nil: no mesh.
-	Nodes func() []model.Node
 	// Journal reads the audit journal's records for the override counters;
 	// nil: none. It is called once per scrape.
 	Journal func() ([]model.AuditRecord, error)
@@ -43,9 +42,6 @@ func New(cfg Config) *Collector {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Policy == (model.Policy{}) {
-		cfg.Policy = model.DefaultPolicy()
-	}
 	return &Collector{cfg: cfg}
 }
 
@@ -55,7 +51,7 @@ var (
 	leaseAgeDesc = prometheus.NewDesc("claimdeck_lease_age_seconds",
 		"Age of the claims held now, from claim to scrape.", []string{"source"}, nil)
 	stuckDesc = prometheus.NewDesc("claimdeck_claims_stuck",
-		"Agent claims stuck on the escalation ladder (seed 001), by level.", []string{"source", "level"}, nil)
+		"Tasks on the escalation ladder (seed 001) by level: stuck claims, claims of a DOWN node, expired hand-offs.", []string{"source", "level"}, nil)
 	sourceUpDesc = prometheus.NewDesc("claimdeck_source_up",
 		"1 when the source's last poll succeeded.", []string{"source"}, nil)
 	pollSecondsDesc = prometheus.NewDesc("claimdeck_poll_duration_seconds",
@@ -111,7 +107,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		var sum float64
 		for _, t := range st.Tasks {
 			byState[t.State]++
-			if l := model.Escalation(t, now, c.cfg.Policy.Ladder); l != model.LevelNone {
+			if l := snap.Classify(t, now).Level; l != model.LevelNone {
 				stuck[l]++
 			}
 			if t.State != model.StateClaimed || t.Claim.ClaimedAt.IsZero() {
@@ -148,8 +144,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, tot := range c.cfg.Tracker.Totals() {
 		counter(eventsDesc, float64(tot.Count), tot.Source, tot.Kind.String())
 	}
-	if c.cfg.Nodes != nil {
-		for _, nd := range c.cfg.Nodes() {
+	if snap.Mesh != nil {
+		for _, nd := range snap.Mesh.Nodes() {
 			up := 1.0
 			if nd.Status == model.NodeDown {
 				up = 0

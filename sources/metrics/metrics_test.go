@@ -40,20 +40,19 @@ func fleet(t *testing.T, escalated, down bool) *Collector {
 		mem.Put(&model.Task{ID: "stuck", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN",
 			Token: "b", ClaimedAt: now.Add(-3 * time.Hour), HeartbeatAt: now.Add(-3 * time.Hour), Expires: now.Add(-160 * time.Minute)}})
 	}
-	tr := stats.New()
-	hub.New(hub.Config{Feeds: []hub.Feed{{Source: mem}}, Now: func() time.Time { return now }, Observe: tr.Observe}).Once(context.Background())
 	status := model.NodeHealthy
 	if down {
 		status = model.NodeDown
 	}
+	nodes := []model.Node{
+		{Name: "ops", Status: model.NodeHealthy, Latency: []time.Duration{3 * time.Millisecond, 4 * time.Millisecond}},
+		{Name: "lab", Status: status, Failures: 3},
+	}
+	tr := stats.New()
+	hub.New(hub.Config{Feeds: []hub.Feed{{Source: mem}}, Now: func() time.Time { return now }, Observe: tr.Observe,
+		Nodes: func() []model.Node { return nodes }}).Once(context.Background())
 	return New(Config{
 		Tracker: tr, Now: func() time.Time { return now },
-		Nodes: func() []model.Node {
-			return []model.Node{
-				{Name: "ops", Status: model.NodeHealthy, Latency: []time.Duration{3 * time.Millisecond, 4 * time.Millisecond}},
-				{Name: "lab", Status: status, Failures: 3},
-			}
-		},
 		Journal: func() ([]model.AuditRecord, error) {
 			return []model.AuditRecord{
 				{At: now, Source: "local", Action: model.ActionTakeover, Result: "pending", Pending: true},
@@ -77,7 +76,7 @@ func TestTheExpositionShowsTheFleetAndPassesTheClientLibrarysLint(t *testing.T) 
 		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
 	want := `
-# HELP claimdeck_claims_stuck Agent claims stuck on the escalation ladder (seed 001), by level.
+# HELP claimdeck_claims_stuck Tasks on the escalation ladder (seed 001) by level: stuck claims, claims of a DOWN node, expired hand-offs.
 # TYPE claimdeck_claims_stuck gauge
 claimdeck_claims_stuck{level="escalated",source="local"} 1
 claimdeck_claims_stuck{level="notify",source="local"} 0

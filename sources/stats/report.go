@@ -109,7 +109,7 @@ func (t *Tracker) Report(now time.Time) Report {
 			}
 			age, gap := span(c.ClaimedAt, now), span(c.LastAlive(), now)
 			var in [4]*builder
-			for _, g := range groupsOf(&in, overall, b, agents, nodes, c.Name, c.Node) {
+			for _, g := range groupsOf(&in, overall, b, agents, nodes, c.Name, nodeOf(task, t.last.Mesh)) {
 				if !c.ClaimedAt.IsZero() {
 					g.age = append(g.age, age)
 				}

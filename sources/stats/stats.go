@@ -85,11 +85,11 @@ func (t *Tracker) Observe(s hub.Snapshot) {
 		}
 		t.seen[st.Name] = true
 		for _, task := range st.Tasks {
-			t.seed(task, s.At)
+			t.seed(task, s.At, s.Mesh)
 		}
 	}
 	for _, tr := range s.Transitions {
-		t.transition(tr)
+		t.transition(tr, s.Mesh)
 	}
 	cut := s.At.Add(-Window)
 	t.events = slices.DeleteFunc(t.events, func(e event) bool { return e.at.Before(cut) })
@@ -98,13 +98,13 @@ func (t *Tracker) Observe(s hub.Snapshot) {
 
 // seed counts what a task shows of the last hour when its source is first
 // seen: a running claim at its claim time, a finish at its last edit.
-func (t *Tracker) seed(task *model.Task, now time.Time) {
+func (t *Tracker) seed(task *model.Task, now time.Time, mesh *model.Mesh) {
 	recent := func(at time.Time) bool { return !at.IsZero() && !at.After(now) && now.Sub(at) < Window }
 	c := task.Claim
 	switch task.State {
 	case model.StateClaimed:
 		if c.Holder == model.HolderAgent && recent(c.ClaimedAt) {
-			t.add(event{at: c.ClaimedAt, kind: Claim, source: task.Source, agent: c.Name, node: c.Node, took: span(task.CreatedAt, c.ClaimedAt)})
+			t.add(event{at: c.ClaimedAt, kind: Claim, source: task.Source, agent: c.Name, node: nodeOf(task, mesh), took: span(task.CreatedAt, c.ClaimedAt)})
 		}
 	case model.StateDone, model.StateFailed, model.StateBlocked:
 		if recent(task.EditedAt) {
@@ -115,13 +115,13 @@ func (t *Tracker) seed(task *model.Task, now time.Time) {
 
 // transition counts a new agent claim, and a finish with the holder that
 // ended it.
-func (t *Tracker) transition(tr hub.Transition) {
+func (t *Tracker) transition(tr hub.Transition, mesh *model.Mesh) {
 	b, a := tr.Before, tr.After
 	if a == nil {
 		return
 	}
 	if NewClaim(b, a) {
-		t.add(event{at: tr.At, kind: Claim, source: a.Source, agent: a.Claim.Name, node: a.Claim.Node,
+		t.add(event{at: tr.At, kind: Claim, source: a.Source, agent: a.Claim.Name, node: nodeOf(a, mesh),
 			took: span(a.CreatedAt, a.Claim.ClaimedAt)})
 		return
 	}
@@ -130,7 +130,7 @@ func (t *Tracker) transition(tr hub.Transition) {
 	}
 	switch a.State {
 	case model.StateDone, model.StateFailed, model.StateBlocked:
-		e := event{at: tr.At, kind: finishKind(a.State), source: a.Source, agent: b.Claim.Name, node: b.Claim.Node}
+		e := event{at: tr.At, kind: finishKind(a.State), source: a.Source, agent: b.Claim.Name, node: nodeOf(b, mesh)}
 		if e.kind == Complete && b.State == model.StateClaimed {
 			// The backend's edit time is the finish when it moved past the
 			// claim; a backend that does not keep it leaves the hub's.
@@ -142,6 +142,16 @@ func (t *Tracker) transition(tr hub.Transition) {
 		}
 		t.add(e)
 	}
+}
+
+// nodeOf is the node a task's holder runs on: where the mesh places it
+// (the claim's node, mesh.holders, a DOWN node's claimed_tasks), else the
+// claim's own word.
+func nodeOf(t *model.Task, mesh *model.Mesh) string {
+	if p := mesh.Place(t); p.Node != "" {
+		return p.Node
+	}
+	return t.Claim.Node
 }
 
 // NewClaim reports whether after is an agent's claim that before did not
