@@ -215,3 +215,19 @@ func group(t *testing.T, gs []Group, name string) Group {
 	t.Fatalf("no group %q in %d groups", name, len(gs))
 	return Group{}
 }
+
+func TestAClaimThatNamesNoNodeCountsOnTheNodeTheMeshPlacesItsAgentOn(t *testing.T) {
+	mem := memsource.NewMemory("local")
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	mem.Now = func() time.Time { return now }
+	mem.Put(&model.Task{ID: "a", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "sandman-1",
+		Token: "t", ClaimedAt: now.Add(-time.Minute), Expires: now.Add(time.Hour)}})
+	tr := New()
+	hub.New(hub.Config{Feeds: []hub.Feed{{Source: mem}}, Now: func() time.Time { return now }, Observe: tr.Observe,
+		Nodes:   func() []model.Node { return []model.Node{{Name: "SANDMAN", Status: model.NodeHealthy}} },
+		Holders: map[string]string{"sandman-1": "SANDMAN"}}).Once(context.Background())
+	rep := tr.Report(now)
+	if n := group(t, rep.Nodes, "SANDMAN"); n.Claims.Total != 1 || n.LeaseAge.N != 1 {
+		t.Errorf("node SANDMAN = claims %d, leases %d; want sandman-1's claim placed there by mesh.holders", n.Claims.Total, n.LeaseAge.N)
+	}
+}
