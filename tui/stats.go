@@ -27,10 +27,10 @@ const throughputWidth = 12
 func statsColumns() []column {
 	return []column{
 		{title: "OF", width: 6}, {title: "NAME"},
-		{title: "CLAIMS/H", width: throughputWidth + 5, drop: 4}, {title: "DONE/H", width: throughputWidth + 5, drop: 3},
-		{title: "FAIL", width: 4, right: true, drop: 6}, {title: "BLOCK", width: 5, right: true, drop: 7},
-		{title: "WAIT 50/95", width: 10, right: true, drop: 2}, {title: "WORK 50/95", width: 10, right: true, drop: 1},
-		{title: "LEASE", width: 5, right: true, drop: 5}, {title: "GAP95", width: 5, right: true, drop: 8},
+		{title: "CLAIMS/H", width: throughputWidth + 5, drop: 2}, {title: "DONE/H", width: throughputWidth + 5, drop: 1},
+		{title: "FAIL", width: 4, right: true, drop: 3}, {title: "BLOCK", width: 5, right: true, drop: 4},
+		{title: "WAIT 50/95", width: 10, right: true, drop: 5}, {title: "WORK 50/95", width: 10, right: true, drop: 6},
+		{title: "LEASE", width: 5, right: true, drop: 7}, {title: "GAP95", width: 5, right: true, drop: 8},
 		{title: "HUMAN", width: 5, right: true, drop: 9},
 	}
 }
