@@ -87,15 +87,18 @@ func (b *builder) series() [kindCount]*Series {
 // Report computes the numbers at now from the last snapshot, the events of
 // the window and the journal's overrides.
 func (t *Tracker) Report(now time.Time) Report {
+	// Copy under the lock and count outside it: the hub waits on this lock
+	// to publish, and a report of 100,000 tasks takes milliseconds.
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	last, events, overrides := t.last, slices.Clone(t.events), t.overrides
+	t.mu.Unlock()
 	all := &groups{byName: map[string]*builder{}}
 	srcs := &groups{byName: map[string]*builder{}}
 	agents := &groups{byName: map[string]*builder{}}
 	nodes := &groups{byName: map[string]*builder{}}
 	overall := all.get("")
 	overall.states = new([model.StateCanceled + 1]int)
-	for _, st := range t.last.Sources {
+	for _, st := range last.Sources {
 		b := srcs.get(st.Name)
 		b.g.Status, b.g.Error, b.states = st.Status.String(), st.Err, new([model.StateCanceled + 1]int)
 		for _, task := range st.Tasks {
@@ -109,7 +112,7 @@ func (t *Tracker) Report(now time.Time) Report {
 			}
 			age, gap := span(c.ClaimedAt, now), span(c.LastAlive(), now)
 			var in [4]*builder
-			for _, g := range groupsOf(&in, overall, b, agents, nodes, c.Name, nodeOf(task, t.last.Mesh)) {
+			for _, g := range groupsOf(&in, overall, b, agents, nodes, c.Name, nodeOf(task, last.Mesh)) {
 				if !c.ClaimedAt.IsZero() {
 					g.age = append(g.age, age)
 				}
@@ -119,7 +122,7 @@ func (t *Tracker) Report(now time.Time) Report {
 			}
 		}
 	}
-	for _, e := range t.events {
+	for _, e := range events {
 		ago := now.Sub(e.at)
 		if ago < 0 || ago >= Window {
 			continue
@@ -140,7 +143,7 @@ func (t *Tracker) Report(now time.Time) Report {
 			}
 		}
 	}
-	for _, r := range t.overrides {
+	for _, r := range overrides {
 		ago := now.Sub(r.At)
 		if r.Result != "applied" || ago < 0 || ago >= Window {
 			continue

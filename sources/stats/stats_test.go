@@ -3,6 +3,7 @@ package stats
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -229,5 +230,37 @@ func TestAClaimThatNamesNoNodeCountsOnTheNodeTheMeshPlacesItsAgentOn(t *testing.
 	rep := tr.Report(now)
 	if n := group(t, rep.Nodes, "SANDMAN"); n.Claims.Total != 1 || n.LeaseAge.N != 1 {
 		t.Errorf("node SANDMAN = claims %d, leases %d; want sandman-1's claim placed there by mesh.holders", n.Claims.Total, n.LeaseAge.N)
+	}
+}
+
+// TestReportsRunWhileTheHubObserves is for the race detector: the hub
+// observes from its poll loops while the view, a scrape and the journal
+// reader use the tracker.
+func TestReportsRunWhileTheHubObserves(t *testing.T) {
+	r := newRig(t)
+	for i := range 20 {
+		r.put(strconv.Itoa(i), r.now)
+	}
+	r.look()
+	start := r.now
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 50 {
+			r.tr.Report(start)
+			r.tr.Overrides([]model.AuditRecord{{At: start, Action: model.ActionTakeover, Result: "applied"}})
+			r.tr.Totals()
+			r.tr.OverrideTotals()
+		}
+	}()
+	// Ten minutes a look: the window moves, and old events are pruned.
+	for i := range 20 {
+		r.claim(strconv.Itoa(i), "SANDMAN", "ops")
+		r.look()
+		r.now = r.now.Add(10 * time.Minute)
+	}
+	<-done
+	if got := r.tr.Report(r.now).Overall.Claims.Total; got != 5 {
+		t.Errorf("claims in the last hour = %d, want 5 (the looks 10 to 50 minutes ago)", got)
 	}
 }
