@@ -9,14 +9,14 @@ import (
 )
 
 // familyLines are a task's parent and sub-tasks as the snapshot shows
-// them, for its detail view.
+// them, for its detail view (which makes every line safe to print).
 func (m *Model) familyLines(t *model.Task) []string {
 	var out []string
 	if t.Parent != "" {
 		parent := "not in view"
 		for _, p := range m.all {
 			if p.ID == t.Parent && p.Source == t.Source {
-				parent = p.DisplayKey() + "  " + p.State.String() + "  " + oneLine(p.Title)
+				parent = p.DisplayKey() + "  " + p.State.String() + "  " + p.Title
 				break
 			}
 		}
@@ -28,7 +28,7 @@ func (m *Model) familyLines(t *model.Task) []string {
 	}
 	out = append(out, "", fmt.Sprintf("sub-tasks (%d, %d open)", len(subs), m.subs.Open(t)))
 	for _, s := range subs {
-		out = append(out, fmt.Sprintf("  %-10s %-9s %s", s.DisplayKey(), s.State, oneLine(s.Title)))
+		out = append(out, fmt.Sprintf("  %-10s %-9s %s", s.DisplayKey(), s.State, s.Title))
 	}
 	return out
 }

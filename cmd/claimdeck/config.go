@@ -29,8 +29,12 @@ type Config struct {
 	MetricsListen string `mapstructure:"metrics_listen" json:"metrics_listen,omitempty"`
 	// Keys rebinds dashboard keys: action name → keys.
 	Keys map[string][]string `mapstructure:"keys" json:"keys,omitempty"`
+	MCP  MCPConfig           `mapstructure:"mcp" json:"mcp"`
 
 	file string // the file it came from, if any
+	// implicit is true when no configuration names any source and the
+	// embedded default queue stands in.
+	implicit bool
 }
 
 // SourceConfig is one entry of `sources:`. Fields apply by kind.
@@ -131,6 +135,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("escalation.notify_after", p.Ladder.Notify)
 	v.SetDefault("escalation.escalate_after", p.Ladder.Escalate)
 	meshDefaults(v)
+	v.SetDefault("mcp.overrides", false)
 
 	explicit := file != ""
 	if !explicit {
@@ -148,6 +153,9 @@ func loadConfig(file string) (*Config, error) {
 			}
 			return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%v", err)
 		}
+		if err := strictFile(file); err != nil {
+			return nil, err
+		}
 		v.SetConfigFile(file)
 		if filepath.Ext(file) == "" {
 			v.SetConfigType("yaml")
@@ -162,14 +170,21 @@ func loadConfig(file string) (*Config, error) {
 			cfg.file = file
 		}
 	}
+	if err := checkEnv(); err != nil {
+		return nil, err
+	}
 	if err := v.Unmarshal(cfg); err != nil {
-		return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%s: %v", file, err)
+		if cfg.file == "" {
+			return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%v", err)
+		}
+		return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%s: %v", cfg.file, err)
 	}
 	if cfg.Actor == "" {
 		cfg.Actor = loginName()
 	}
 	if len(cfg.Sources) == 0 && cfg.file == "" {
 		cfg.Sources = []SourceConfig{{Name: "local", Kind: "sqlite", Path: filepath.Join(dataDir(), "queue.db")}}
+		cfg.implicit = true
 	}
 	return cfg, cfg.validate()
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jomei/notionapi"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -213,7 +214,7 @@ func (s *Source) fail(op, id string, err error) error {
 	case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound && id == "":
 		code, msg = model.CodeMisconfigured, fmt.Sprintf("database %s not found or not shared with the integration (404 object_not_found): share it with the integration in Notion", s.db)
 	case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound:
-		msg = "no such task (404 object_not_found)"
+		return sources.NotFound(op, id)
 	case errors.As(err, &apiErr):
 		msg = fmt.Sprintf("Notion answered %d %s: %s", apiErr.Status, apiErr.Code, apiErr.Message)
 	case errors.As(err, &rateErr):
@@ -236,15 +237,15 @@ func isTimeout(err error) bool {
 // page reads one page, fresh, with a page GET (never a query: seed 002's
 // "Lock verification MUST re-read the page").
 func (s *Source) page(ctx context.Context, op, id string) (*model.Task, error) {
-	if strings.TrimSpace(id) == "" || strings.ContainsAny(id, "/?#") {
-		return nil, sources.NotFound(op, id)
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, sources.NotFound(op, id) // Notion's ids are UUIDs: asking would only earn a 400
 	}
 	p, err := s.client.Page.Get(ctx, notionapi.PageID(id))
 	if err != nil {
 		return nil, s.fail(op, id, err)
 	}
 	if p.Archived || !s.inDatabase(p) {
-		return nil, model.Errorf(model.CodeAPIError, op, id, "no such task (the page is in the trash or in another database)")
+		return nil, sources.NotFound(op, id) // in the trash or in another database
 	}
 	return decodeTask(&s.m, s.name, p), nil
 }
