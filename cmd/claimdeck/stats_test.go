@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +157,17 @@ func TestMetricsServesTheQueueOverHTTP(t *testing.T) {
 	cancel()
 	if code := <-exit; code != 0 {
 		t.Errorf("metrics exited %d after its context ended", code)
+	}
+}
+
+func TestStatsOnTheEmbeddedDefaultNeverCreatesIt(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	t.Setenv("CLAIMDECK_CONFIG", "")
+	var out, errOut bytes.Buffer
+	run(context.Background(), []string{"stats"}, strings.NewReader(""), &out, &errOut)
+	if _, err := os.Stat(filepath.Join(home, "data", "claimdeck", "queue.db")); err == nil {
+		t.Fatalf("stats created the embedded queue:\n%s", out.String())
 	}
 }
