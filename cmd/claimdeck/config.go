@@ -60,8 +60,15 @@ type SourceConfig struct {
 	Token      string `mapstructure:"token" json:"token,omitempty"`
 	TokenEnv   string `mapstructure:"token_env" json:"token_env,omitempty"`
 	DatabaseID string `mapstructure:"database_id" json:"database_id,omitempty"`
-	Schema     string `mapstructure:"schema" json:"schema,omitempty"`
-	BaseURL    string `mapstructure:"base_url" json:"base_url,omitempty"`
+	// notion: which of the database's data sources holds the tasks (by id
+	// or name; needed once it has several), per-request timeout and
+	// per-command budget
+	DataSourceID  string        `mapstructure:"data_source_id" json:"data_source_id,omitempty"`
+	DataSource    string        `mapstructure:"data_source" json:"data_source,omitempty"`
+	Timeout       time.Duration `mapstructure:"timeout" json:"timeout,omitempty"`
+	CommandBudget time.Duration `mapstructure:"budget" json:"budget,omitempty"`
+	Schema        string        `mapstructure:"schema" json:"schema,omitempty"`
+	BaseURL       string        `mapstructure:"base_url" json:"base_url,omitempty"`
 	// notion: requests/s per token (default 3), claim settle delay, seed 001 Handoff Queue database
 	Rate         float64       `mapstructure:"rate" json:"rate,omitempty"`
 	Settle       time.Duration `mapstructure:"settle" json:"settle,omitempty"`
