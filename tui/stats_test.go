@@ -11,7 +11,7 @@ import (
 
 func TestTheStatsViewShowsACompletionTheHubSawWhenItIsOpened(t *testing.T) {
 	r := newRig(t)
-	r.press("6")
+	r.press("8")
 	all := r.m.panes[statsView].stats[0]
 	if all.kind != "all" || all.g.Completions.Total != 0 {
 		t.Fatalf("first row %s with %d completions, want everything with none", all.kind, all.g.Completions.Total)
@@ -22,7 +22,7 @@ func TestTheStatsViewShowsACompletionTheHubSawWhenItIsOpened(t *testing.T) {
 	s := r.m.snap
 	s.At, s.Transitions = r.now, []hub.Transition{{At: r.now, Before: claimed, After: done}}
 	r.tracker.Observe(s)
-	r.press("1", "6")
+	r.press("1", "8")
 	all = r.m.panes[statsView].stats[0]
 	if all.g.Completions.Total != 1 || all.g.WorkTime.P50 != 420 {
 		t.Fatalf("after alpha's completion: %d completions, work p50 %v s, want 1 and 420", all.g.Completions.Total, all.g.WorkTime.P50)

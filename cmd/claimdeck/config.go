@@ -27,6 +27,9 @@ type Config struct {
 	// MetricsListen serves Prometheus metrics from the dashboard (and the
 	// demo) at this address, as `claimdeck metrics --listen` does.
 	MetricsListen string `mapstructure:"metrics_listen" json:"metrics_listen,omitempty"`
+	// Alerts ring the dashboard's terminal for a new escalation or a node
+	// gone DOWN; both off unless asked for.
+	Alerts AlertConfig `mapstructure:"alerts" json:"alerts"`
 	// Keys rebinds dashboard keys: action name → keys.
 	Keys map[string][]string `mapstructure:"keys" json:"keys,omitempty"`
 	MCP  MCPConfig           `mapstructure:"mcp" json:"mcp"`
@@ -78,6 +81,12 @@ type SourceConfig struct {
 	Properties map[string]string `mapstructure:"properties" json:"properties,omitempty"`
 	Statuses   map[string]string `mapstructure:"statuses" json:"statuses,omitempty"`
 	Optional   []string          `mapstructure:"optional" json:"optional,omitempty"`
+}
+
+// AlertConfig is `alerts:`: the terminal bell and desktop notifications.
+type AlertConfig struct {
+	Bell    bool `mapstructure:"bell" json:"bell"`
+	Desktop bool `mapstructure:"desktop" json:"desktop"`
 }
 
 // LadderConfig is seed 001's escalation ladder.
