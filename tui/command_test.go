@@ -17,10 +17,10 @@ func TestCommandLineNavigates(t *testing.T) {
 		t.Fatalf(":leases shows view %d", r.m.active)
 	}
 	r.press(":")
-	r.typeText("sta")
+	r.typeText("stal")
 	r.press("tab")
 	if got := r.m.cmdline.Value(); got != "stale " {
-		t.Fatalf("tab completed sta to %q, want the one command it starts", got)
+		t.Fatalf("tab completed stal to %q, want the one command it starts", got)
 	}
 	r.press("enter")
 	if r.m.active != staleView {
