@@ -78,6 +78,11 @@ type Caps struct {
 	AtomicClaim bool
 	// Subtasks is true when completing a task checks its open sub-tasks.
 	Subtasks bool
+	// Rescue is true when next and claim-next hand out a task whose agent's
+	// lease ended model.Policy.Grace ago. False where a seed keeps such a
+	// task out of `next` (seed 002: Status stays IN_PROGRESS); there the
+	// sweep puts it back.
+	Rescue bool
 }
 
 // Cursor is an opaque incremental-poll watermark.

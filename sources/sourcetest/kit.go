@@ -33,6 +33,11 @@ type Harness struct {
 	// Skew is how far the backend's clock may be from the test's when the kit
 	// checks a lease expiry (default 5 s).
 	Skew time.Duration
+	// Advance makes d pass for the task id without sleeping: it moves the
+	// source's injected clock forward, or, where the clock is a database's
+	// own, moves the task's claim, lease and reservation times back by d.
+	// The lease-expiry and rescue cases need it.
+	Advance func(t testing.TB, src sources.Source, id string, d time.Duration)
 	// Report receives measured figures (double claims, throughput) so a
 	// backend's tests can print or record them. Optional.
 	Report func(name string, value float64)
@@ -85,6 +90,8 @@ var cases = []struct {
 	{"heartbeat extends the lease; a wrong token gets LOST_LOCK", testHeartbeat},
 	{"complete, block, review, cancel and fail record the outcome and clear the lock", testFinish},
 	{"an agent whose lease expired loses the task to the next claimer and gets LOST_LOCK", testExpiredLease},
+	{"a token stops being current when its lease ends, even if nobody claimed the task since", testTokenExpiry},
+	{"a dead holder's task returns to the pool after the grace, recorded as a rescue naming it", testRescue},
 	{"a human takeover is never pulled, never stale, and fences out the agent", testTakeover},
 	{"force-release puts the task back and the zombie agent gets LOST_LOCK", testForceRelease},
 	{"a human cancel needs no token and fences out the agent", testHumanCancel},
@@ -99,6 +106,15 @@ var cases = []struct {
 	{"many agents claiming one task: exactly one wins", testOneTaskManyClaimers},
 	{"many agents draining the queue: no task is claimed or completed twice", testContention},
 	{"force-release racing the holder's completion: exactly one of them wins", testZombieRace},
+}
+
+// advance makes d pass for the task (see Harness.Advance).
+func (k *kit) advance(t *testing.T, id string, d time.Duration) {
+	t.Helper()
+	if k.h.Advance == nil {
+		t.Fatal("the harness has no Advance: the lease cases need a clock they can move")
+	}
+	k.h.Advance(t, k.src, id, d)
 }
 
 func (k *kit) ctx(t *testing.T) context.Context {

@@ -22,8 +22,11 @@ type Memory struct {
 	name string
 	// Now is the queue's clock; tests may replace it before first use.
 	Now func() time.Time
+	// Grace is how long an expired lease waits before the task is rescued.
+	Grace time.Duration
 
 	mu      sync.Mutex
+	ahead   time.Duration // how far Advance has moved the clock past Now
 	tasks   map[string]*model.Task
 	seq     int64            // version counter: every write bumps it
 	changed map[string]int64 // id → seq of its last write
@@ -35,7 +38,7 @@ type Memory struct {
 
 // NewMemory returns an empty queue called name.
 func NewMemory(name string) *Memory {
-	return &Memory{name: name, Now: time.Now, tasks: map[string]*model.Task{},
+	return &Memory{name: name, Now: time.Now, Grace: model.DefaultPolicy().Grace, tasks: map[string]*model.Task{},
 		changed: map[string]int64{}, removed: map[string]int64{}}
 }
 
@@ -43,7 +46,7 @@ func NewMemory(name string) *Memory {
 func (m *Memory) Name() string { return m.name }
 
 // Caps implements sources.Source.
-func (m *Memory) Caps() sources.Caps { return sources.Caps{AtomicClaim: true} }
+func (m *Memory) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, Rescue: true} }
 
 // FailPolls makes every following poll fail with err (nil heals the queue).
 func (m *Memory) FailPolls(err error) {
@@ -69,6 +72,16 @@ func (m *Memory) Put(t *model.Task) *model.Task {
 	m.store(&c)
 	return m.copyOf(c.ID)
 }
+
+// Advance moves the queue's clock forward by d.
+func (m *Memory) Advance(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ahead += d
+}
+
+// now is the queue's clock; callers hold mu.
+func (m *Memory) now() time.Time { return m.Now().Add(m.ahead) }
 
 // Remove deletes a task.
 func (m *Memory) Remove(id string) {
@@ -155,7 +168,7 @@ func (m *Memory) Create(_ context.Context, n sources.NewTask) (*model.Task, erro
 	if n.Parent != "" {
 		return nil, model.Errorf(model.CodeMisconfigured, "create", n.ID, "the in-memory source has no sub-tasks")
 	}
-	now := m.Now()
+	now := m.now()
 	m.store(&model.Task{Source: m.name, ID: n.ID, Title: n.Title, Description: n.Description,
 		State: model.StateQueued, RawStatus: "queued", Class: n.Class, Priority: n.Priority,
 		CreatedAt: now, EditedAt: now})
@@ -166,7 +179,7 @@ func (m *Memory) Create(_ context.Context, n sources.NewTask) (*model.Task, erro
 func (m *Memory) Next(_ context.Context, agent string) (*model.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if t := model.Next(m.all(), agent, m.Now()); t != nil {
+	if t := model.Next(m.all(), agent, m.now(), m.Grace); t != nil {
 		return m.copyOf(t.ID), nil
 	}
 	return nil, nil
@@ -180,7 +193,7 @@ func (m *Memory) Claim(_ context.Context, id string, c sources.ClaimRequest) (*m
 	if t == nil {
 		return nil, sources.NotFound("claim", id)
 	}
-	if !model.Claimable(t, c.Agent, m.Now()) {
+	if !model.Claimable(t, c.Agent, m.now(), m.Grace) {
 		return nil, &model.Error{Code: model.CodeConflict, Op: "claim", Task: id, Msg: "held or not claimable", Current: m.copyOf(id)}
 	}
 	m.claim(t, c)
@@ -191,7 +204,7 @@ func (m *Memory) Claim(_ context.Context, id string, c sources.ClaimRequest) (*m
 func (m *Memory) ClaimNext(_ context.Context, c sources.ClaimRequest) (*model.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := model.Next(m.all(), c.Agent, m.Now())
+	t := model.Next(m.all(), c.Agent, m.now(), m.Grace)
 	if t == nil {
 		return nil, nil
 	}
@@ -200,16 +213,17 @@ func (m *Memory) ClaimNext(_ context.Context, c sources.ClaimRequest) (*model.Ta
 }
 
 func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
-	now := m.Now()
+	now := m.now()
 	lease := c.Lease
 	if lease <= 0 {
 		lease = model.DefaultPolicy().Lease
 	}
+	ev := model.ClaimEvent(t, c.Agent, now)
 	t.State, t.RawStatus = model.StateClaimed, "claimed"
 	t.Claim = model.Claim{Holder: model.HolderAgent, Name: c.Agent, RunID: c.RunID, Node: c.Node,
 		Token: uuid.NewString(), ClaimedAt: now, HeartbeatAt: now, Expires: now.Add(lease)}
 	t.Reservation = model.Reservation{}
-	t.History = append(t.History, model.Event{At: now, Actor: c.Agent, Action: "claim"})
+	t.History = append(t.History, ev)
 	m.store(t)
 }
 
@@ -224,7 +238,7 @@ func (m *Memory) Heartbeat(_ context.Context, id, token string, lease time.Durat
 	if lease <= 0 {
 		lease = model.DefaultPolicy().Lease
 	}
-	now := m.Now()
+	now := m.now()
 	t.Claim.HeartbeatAt, t.Claim.Expires = now, now.Add(lease)
 	m.store(t)
 	return m.copyOf(id), nil
@@ -245,7 +259,7 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 	}
 	t.State, t.RawStatus = o.State, o.State.String()
 	t.Reason, t.UnblockAction, t.NextCheckAt, t.Artifacts = o.Reason, o.UnblockAction, o.NextCheckAt, o.Artifacts
-	t.History = append(t.History, model.Event{At: m.Now(), Actor: t.Claim.Name, Action: o.State.String(), Reason: o.Reason})
+	t.History = append(t.History, model.Event{At: m.now(), Actor: t.Claim.Name, Action: o.State.String(), Reason: o.Reason})
 	t.Claim = model.Claim{}
 	m.store(t)
 	return m.copyOf(id), nil
@@ -295,7 +309,7 @@ func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*mode
 	if err != nil {
 		return nil, err
 	}
-	now := m.Now()
+	now := m.now()
 	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: "handoff", Reason: h.Reason, Detail: "to " + h.To})
 	apply(t, now)
 	m.store(t)
@@ -318,7 +332,7 @@ func (m *Memory) human(op, id string, h sources.Human, apply func(*model.Task, t
 	if t.State.Final() {
 		return nil, &model.Error{Code: model.CodeConflict, Op: op, Task: id, Msg: "the task is " + t.State.String(), Current: m.copyOf(id)}
 	}
-	now := m.Now()
+	now := m.now()
 	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason})
 	apply(t, now)
 	m.store(t)
@@ -330,7 +344,7 @@ func (m *Memory) held(op, id, token string) (*model.Task, error) {
 	if t == nil {
 		return nil, sources.NotFound(op, id)
 	}
-	if token == "" || t.State != model.StateClaimed || t.Claim.Token != token {
+	if !model.TokenCurrent(t, token, m.now()) {
 		return nil, sources.Lost(op, id)
 	}
 	return t, nil
@@ -341,7 +355,7 @@ func (m *Memory) store(t *model.Task) {
 	m.seq++
 	t.Version = strconv.FormatInt(m.seq, 10)
 	if t.EditedAt.IsZero() {
-		t.EditedAt = m.Now()
+		t.EditedAt = m.now()
 	}
 	m.tasks[t.ID] = t
 	m.changed[t.ID] = m.seq
