@@ -150,8 +150,7 @@ func ClaimEvent(was *Task, agent string, at time.Time) Event {
 	if was.State != StateClaimed || was.Claim.Holder != HolderAgent {
 		return Event{At: at, Actor: agent, Action: "claim"}
 	}
-	return Event{At: at, Actor: agent, Action: ActionRescue,
-		Detail: "from " + was.Claim.Name + ", whose lease ended " + was.Claim.Expires.UTC().Format(time.RFC3339)}
+	return Event{At: at, Actor: agent, Action: ActionRescue, Detail: "from " + was.Claim.Name}
 }
 
 // LeaseHealth is how a claim stands against its lease.

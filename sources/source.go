@@ -229,7 +229,7 @@ func CheckEdit(t *model.Task, e Edit, now time.Time) error {
 	case held && e.Token == "":
 		return model.Errorf(model.CodeConflict, op, t.ID,
 			"the task is claimed by %s: only its holder may update it (give --lock-token)", c.Name)
-	case e.Token != "" && (!c.Held() || c.Token != e.Token):
+	case e.Token != "" && !model.TokenCurrent(t, e.Token, now):
 		return Lost(op, t.ID)
 	case held && e.State != model.StateUnknown:
 		return model.Errorf(model.CodeMisconfigured, op, t.ID,

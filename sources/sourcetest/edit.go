@@ -159,7 +159,8 @@ type marker interface {
 }
 
 // testEscalationMark: a mark lands only under the claim's token, is shown
-// on the task, and a heartbeat (the holder alive after all) clears it.
+// on the task, and ends the lease: the holder's token is no longer current
+// (model.TokenCurrent), so its heartbeat gets LOST_LOCK and the mark stays.
 func testEscalationMark(t *testing.T, k *kit) {
 	mk, ok := k.src.(marker)
 	if !ok {
@@ -179,11 +180,9 @@ func testEscalationMark(t *testing.T, k *kit) {
 	if got := k.get(t, task.ID); got.Escalated != model.LevelStale {
 		t.Fatalf("the task shows level %q after the mark, want stale", got.Escalated)
 	}
-	beat, err := k.src.Heartbeat(ctx, task.ID, held.Claim.Token, 0)
-	if err != nil {
-		t.Fatalf("a marked holder's heartbeat: %v", err)
-	}
-	if beat.Escalated != model.LevelNone || k.get(t, task.ID).Escalated != model.LevelNone {
-		t.Fatalf("a heartbeat left the escalation mark %q", beat.Escalated)
+	_, err := k.src.Heartbeat(ctx, task.ID, held.Claim.Token, 0)
+	wantCode(t, "a marked holder's heartbeat", err, model.CodeLostLock)
+	if got := k.get(t, task.ID); got.Escalated != model.LevelStale || got.Claim.Token != held.Claim.Token {
+		t.Fatalf("a refused heartbeat changed the marked claim: level %q, token kept %v", got.Escalated, got.Claim.Token == held.Claim.Token)
 	}
 }

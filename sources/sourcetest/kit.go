@@ -101,7 +101,7 @@ var cases = []struct {
 	{"human actions are recorded in the backend's own trail", testHistory},
 	{"a comment is kept in the task's trail", testComment},
 	{"a task with open sub-tasks cannot be completed", testSubtasks},
-	{"an escalation mark needs the claim's token and a heartbeat clears it", testEscalationMark},
+	{"an escalation mark needs the claim's token and ends the lease: the holder's heartbeat then gets LOST_LOCK", testEscalationMark},
 	{"update edits a free task, a held one only by its holder, and never the lease", testUpdate},
 	{"many agents claiming one task: exactly one wins", testOneTaskManyClaimers},
 	{"many agents draining the queue: no task is claimed or completed twice", testContention},

@@ -288,12 +288,10 @@ func testRescue(t *testing.T, k *kit) {
 	grace := model.DefaultPolicy().Grace
 	task := k.create(t, sources.NewTask{Title: "the agent was killed", Class: model.ClassExpedite})
 	dead := k.claim(t, task.ID, "SANDMAN")
+	plain := k.create(t, sources.NewTask{Title: "a queued task after it in pull order", Class: model.ClassStandard})
 	k.advance(t, task.ID, 20*time.Minute+grace/2)
-	if next, err := k.src.Next(ctx, "ORACLE"); err != nil || next != nil {
-		t.Fatalf("within the grace next = %s (err %v), want nothing", describe(next), err)
-	}
-	if got, err := k.src.ClaimNext(ctx, sources.ClaimRequest{Agent: "ORACLE"}); err != nil || got != nil {
-		t.Fatalf("within the grace claim-next = %s (err %v), want nothing", describe(got), err)
+	if next, err := k.src.Next(ctx, "ORACLE"); err != nil || next == nil || next.ID != plain.ID {
+		t.Fatalf("within the grace next = %s (err %v), want the queued task", describe(next), err)
 	}
 	_, err := k.src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "ORACLE"})
 	wantCode(t, "claim within the grace", err, model.CodeConflict)
@@ -303,13 +301,13 @@ func testRescue(t *testing.T, k *kit) {
 		t.Fatal(err)
 	}
 	if !k.src.Caps().Rescue {
-		if next != nil {
+		if next == nil || next.ID != plain.ID {
 			t.Fatalf("the source declares no rescue by next, yet next = %s", describe(next))
 		}
 		return
 	}
 	if next == nil || next.ID != task.ID {
-		t.Fatalf("a grace after the lease ended next = %s, want the dead holder's task", describe(next))
+		t.Fatalf("a grace after the lease ended next = %s, want the dead holder's task, first in pull order", describe(next))
 	}
 	got, err := k.src.ClaimNext(ctx, sources.ClaimRequest{Agent: "ORACLE", RunID: "run-ORACLE"})
 	if err != nil || got == nil || got.ID != task.ID {
@@ -327,6 +325,9 @@ func testRescue(t *testing.T, k *kit) {
 	k.zombieWrites(t, task.ID, dead.Claim.Token)
 	if _, err := k.src.Heartbeat(ctx, task.ID, got.Claim.Token, 0); err != nil {
 		t.Fatalf("the rescuer's heartbeat: %v", err)
+	}
+	if next, err := k.src.Next(ctx, "ORACLE"); err != nil || next == nil || next.ID != plain.ID {
+		t.Fatalf("after the rescue next = %s (err %v), want the queued task", describe(next), err)
 	}
 }
 

@@ -47,7 +47,7 @@ func (s *Store) MarkEscalation(ctx context.Context, id, token string, level mode
 	} else {
 		stmt = fmt.Sprintf(`UPDATE %s SET escalation = $4, %s
 			WHERE %s AND lock_token IS NULL AND $2 = 0 AND %s RETURNING %s`,
-			s.table, bump, agent, staleLease(s.d, "$5"), st.cols)
+			s.table, bump, agent, staleLease(s.d, "$5", "0"), st.cols)
 		args[1] = int64(0)
 		args = append(args, s.cfg.SeedTimeout.Milliseconds())
 	}

@@ -205,7 +205,7 @@ func (s *Store) Next(ctx context.Context, agent string) (*model.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.scanOne(s.db.queryRow(ctx, st.next, agent, s.cfg.Pool))
+	t, err := s.scanOne(s.db.queryRow(ctx, st.next, agent, s.cfg.Pool, s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds()))
 	if isNoRows(err) {
 		return nil, nil
 	}
@@ -223,7 +223,8 @@ func (s *Store) claimArgs(c sources.ClaimRequest) ([]any, error) {
 	if lease <= 0 {
 		lease = s.cfg.Lease
 	}
-	return []any{c.Agent, nullable(c.RunID), nullable(c.Node), uuid.NewString(), lease.Milliseconds(), s.cfg.Pool}, nil
+	return []any{c.Agent, nullable(c.RunID), nullable(c.Node), uuid.NewString(), lease.Milliseconds(), s.cfg.Pool,
+		s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag}, nil
 }
 
 // Claim is one conditional UPDATE … RETURNING: it succeeds only on a row
@@ -237,15 +238,14 @@ func (s *Store) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	args = append(args, id, s.cfg.SeedTimeout.Milliseconds())
-	t, err := s.scanOne(s.db.queryRow(ctx, st.claim, args...))
+	t, err := s.claimWrite(ctx, st.rescueNote, st.claim, append(args, id))
 	if isNoRows(err) {
 		return nil, s.refusal(ctx, "claim", id, model.CodeConflict, "someone else holds it, or it is not queued")
 	}
 	return t, s.classify("claim", id, err)
 }
 
-// ClaimNext claims the first eligible task in pull order in one statement.
+// ClaimNext claims the first claimable task in pull order in one statement.
 func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
 	st, err := s.writable("claim", "")
 	if err != nil {
@@ -255,11 +255,30 @@ func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.T
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.scanOne(s.db.queryRow(ctx, st.claimNext, args...))
+	t, err := s.claimWrite(ctx, st.rescueNoteNext, st.claimNext, args)
 	if isNoRows(err) {
 		return nil, nil
 	}
 	return t, s.classify("claim", "", err)
+}
+
+// claimWrite runs a claim. On PostgreSQL the statement notes a rescue in
+// the audit trail itself; SQLite, without writing CTEs, notes it first in
+// the same transaction, which its single writer keeps on the same row.
+func (s *Store) claimWrite(ctx context.Context, note, claim string, args []any) (*model.Task, error) {
+	if note == "" {
+		return s.scanOne(s.db.queryRow(ctx, claim, args...))
+	}
+	var t *model.Task
+	err := s.db.tx(ctx, func(q querier) error {
+		if _, err := q.exec(ctx, note, args...); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		var err error
+		t, err = s.scanOne(q.queryRow(ctx, claim, args...))
+		return err
+	})
+	return t, err
 }
 
 // refusal reads the row after a conditional write matched nothing, to tell

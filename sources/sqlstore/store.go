@@ -39,6 +39,9 @@ type Config struct {
 	// SeedTimeout is the lease of rows claimed by the seed's own SQL, which
 	// records only started_at (default: Lease).
 	SeedTimeout time.Duration
+	// Grace is how long an agent's expired lease waits before claim-next
+	// rescues the task (default model.DefaultPolicy().Grace).
+	Grace time.Duration
 	// Create makes the table (and migrates it) if it does not exist: the
 	// embedded default. A team's existing table is changed only by Migrate.
 	Create bool
@@ -87,6 +90,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = model.DefaultPolicy().Lease
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = model.DefaultPolicy().Grace
 	}
 	if cfg.SeedTimeout <= 0 {
 		cfg.SeedTimeout = cfg.Lease
@@ -223,7 +229,7 @@ func (s *Store) Migrated() bool {
 func (s *Store) Name() string { return s.cfg.Name }
 
 // Caps: claims are single conditional statements.
-func (s *Store) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, Subtasks: true} }
+func (s *Store) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, Rescue: true, Subtasks: true} }
 
 // Close releases the connections.
 func (s *Store) Close() error {
