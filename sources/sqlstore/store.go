@@ -229,7 +229,9 @@ func (s *Store) Migrated() bool {
 func (s *Store) Name() string { return s.cfg.Name }
 
 // Caps: claims are single conditional statements.
-func (s *Store) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, Rescue: true, Subtasks: true} }
+func (s *Store) Caps() sources.Caps {
+	return sources.Caps{AtomicClaim: true, Rescue: true, Subtasks: true}
+}
 
 // Close releases the connections.
 func (s *Store) Close() error {
