@@ -205,7 +205,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 	if err != nil {
 		return nil, err
 	}
-	lk := s.holderLock(id, h.Token)
+	lk := s.currentLock(id, h.Token)
 	if cur == nil || lk == nil || slot[kindLock] == nil || slot[kindLock].version != lk.version {
 		return nil, sources.Lost(op, id)
 	}

@@ -33,6 +33,9 @@ type Config struct {
 	// Lease is granted on claim and heartbeat when the request names none,
 	// and is assumed for lock files without expires_at. Zero means 1 h.
 	Lease time.Duration
+	// Grace is how long an agent's expired lease waits before claim-next
+	// rescues the task (default model.DefaultPolicy().Grace).
+	Grace time.Duration
 	// Now replaces the clock in tests.
 	Now func() time.Time
 }
@@ -114,6 +117,9 @@ func Open(cfg Config) (*Source, error) {
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultLease
 	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = model.DefaultPolicy().Grace
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -143,8 +149,9 @@ func Open(cfg Config) (*Source, error) {
 // Name is the configured source name.
 func (s *Source) Name() string { return s.cfg.Name }
 
-// Caps: claims are atomic (link), there are no sub-tasks.
-func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: true} }
+// Caps: claims are atomic (link), dead holders' tasks are rescued, there
+// are no sub-tasks.
+func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, Rescue: true} }
 
 // Close releases the directory lock file.
 func (s *Source) Close() error {

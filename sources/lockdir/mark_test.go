@@ -71,9 +71,13 @@ func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 		t.Error("a lower mark rewrote the lock file")
 	}
 
+	if _, err := src.Claim(ctx, "apply-prod", sources.ClaimRequest{Agent: "charlie-1", Node: "CHARLIE"}); !errors.Is(err, model.ErrConflict) {
+		t.Fatalf("a claim within the grace after the mark = %v, want CONFLICT", err)
+	}
+	backdate(t, src, "apply-prod", model.DefaultPolicy().Grace)
 	taken, err := src.Claim(ctx, "apply-prod", sources.ClaimRequest{Agent: "charlie-1", Node: "CHARLIE"})
 	if err != nil {
-		t.Fatalf("the marked claim is not claimable: %v", err)
+		t.Fatalf("the marked claim is not claimable a grace after the mark: %v", err)
 	}
 	if taken.Escalated != model.LevelNone {
 		t.Errorf("the new claim inherits level %s", taken.Escalated)

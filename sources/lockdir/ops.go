@@ -113,7 +113,7 @@ func (s *Source) appendTask(w wireEntry) error {
 	return s.tasks.appended(data, w)
 }
 
-// Claim takes a task model.Claimable allows, breaking an expired lease.
+// Claim takes a task model.Claimable allows, breaking a dead holder's lock.
 func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
 	if err := refuseID("claim", id); err != nil {
 		return nil, err
@@ -126,15 +126,15 @@ func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (
 		return nil, err
 	}
 	defer unlock()
-	t, err := s.claimLocked("claim", id, c, model.Claimable)
+	t, err := s.claimLocked("claim", id, c)
 	if errors.Is(err, errGone) {
 		return nil, sources.NotFound("claim", id)
 	}
 	return t, err
 }
 
-// ClaimNext claims the first task in pull order that is eligible for the
-// agent. A task someone else wins in the meantime is skipped.
+// ClaimNext claims the first task in pull order that model.Claimable allows
+// the agent. A task someone else wins in the meantime is skipped.
 func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, "claim-next", "", "no agent name")
@@ -146,7 +146,7 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 	now := s.now()
 	var cands []*model.Task
 	for _, t := range tasks {
-		if model.EligibleFor(t, c.Agent, now) {
+		if model.Claimable(t, c.Agent, now, s.cfg.Grace) {
 			cands = append(cands, t)
 		}
 	}
@@ -159,7 +159,7 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 		if err != nil {
 			return nil, err
 		}
-		got, err := s.claimLocked("claim-next", t.ID, c, model.EligibleFor)
+		got, err := s.claimLocked("claim-next", t.ID, c)
 		unlock()
 		if errors.Is(err, errGone) || model.CodeOf(err) == model.CodeConflict {
 			continue
@@ -169,10 +169,10 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 	return nil, nil
 }
 
-// claimLocked claims under the write lock: re-read, check, break an expired
-// lock, then link the new lock into place. EEXIST means someone outside
-// claimdeck's lock (a seed snippet) got there first.
-func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func(*model.Task, string, time.Time) bool) (*model.Task, error) {
+// claimLocked claims under the write lock: re-read, check, break a dead
+// holder's lock, then link the new lock into place. EEXIST means someone
+// outside claimdeck's lock (a seed snippet) got there first.
+func (s *Source) claimLocked(op, id string, c sources.ClaimRequest) (*model.Task, error) {
 	cur, slot, err := s.readTask(id)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 		return nil, errGone
 	}
 	now := s.now()
-	if !allowed(cur, c.Agent, now) {
+	if !model.Claimable(cur, c.Agent, now, s.cfg.Grace) {
 		return nil, conflict(op, id, cur, "%s", whyNot(cur, c.Agent, now))
 	}
 	lease := c.Lease
@@ -192,7 +192,10 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 	rec.Agent, rec.RunID, rec.Node = c.Agent, c.RunID, c.Node
 	rec.ClaimedAt, rec.ExpiresAt = now, now.Add(lease)
 	rec.LockToken, rec.HolderKind = uuid.NewString(), model.HolderAgent.String()
-	ev := model.Event{At: now, Actor: c.Agent, Action: "claim", Detail: "run " + c.RunID}
+	ev := model.ClaimEvent(cur, c.Agent, now)
+	if c.RunID != "" {
+		ev.Detail = strings.TrimPrefix(ev.Detail+"; run "+c.RunID, "; ")
+	}
 	if lk := slot[kindLock]; lk != nil {
 		// An expired lease: move the old lock aside and make sure it is still
 		// the one judged expired before anyone can link a new one.
@@ -204,7 +207,6 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 			return nil, s.freshConflict(op, id, "the expired lock changed while it was being broken")
 		}
 		s.toArchive(priv, id, "expired")
-		ev.Detail += "; broke the expired lock of " + lk.rec.Agent
 	}
 	rec.addEvent(ev)
 	data := rec.marshal()
@@ -251,10 +253,25 @@ func (s *Source) reread(op, id string) (*model.Task, error) {
 	return t, err
 }
 
-// holderLock reads the lock and checks the token; nil means LOST_LOCK.
+// holderLock reads the lock and checks that it carries token; nil means
+// LOST_LOCK. It says nothing of the lease: see currentLock.
 func (s *Source) holderLock(id, token string) *fileState {
 	lk := readFile(s.path(id, kindLock), kindLock, nil)
 	if lk == nil || lk.problem != "" || token == "" || lk.rec.LockToken != token {
+		return nil
+	}
+	return lk
+}
+
+// currentLock is holderLock for a holder's own write: the token must also
+// still be current (model.TokenCurrent), its lease running.
+func (s *Source) currentLock(id, token string) *fileState {
+	lk := s.holderLock(id, token)
+	if lk == nil {
+		return nil
+	}
+	held := &model.Task{State: model.StateClaimed, Claim: s.claimOf(lk.rec, lk.mtime)}
+	if !model.TokenCurrent(held, token, s.now()) {
 		return nil
 	}
 	return lk
@@ -272,7 +289,7 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 		return nil, err
 	}
 	defer unlock()
-	lk := s.holderLock(id, token)
+	lk := s.currentLock(id, token)
 	if lk == nil {
 		return nil, sources.Lost("heartbeat", id)
 	}
@@ -321,7 +338,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		return nil, err
 	}
 	defer unlock()
-	lk := s.holderLock(id, token)
+	lk := s.currentLock(id, token)
 	if lk == nil {
 		return nil, sources.Lost(fin.action, id)
 	}

@@ -440,11 +440,11 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	return t, nil
 }
 
-// Next is the first task in pull order eligible for agent.
+// Next is the first task in pull order model.Claimable allows agent.
 func (s *Source) Next(ctx context.Context, agent string) (*model.Task, error) {
 	tasks, err := s.snapshot()
 	if err != nil {
 		return nil, err
 	}
-	return model.Next(tasks, agent, s.now()), nil
+	return model.Next(tasks, agent, s.now(), s.cfg.Grace), nil
 }
