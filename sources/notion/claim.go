@@ -67,7 +67,7 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 		return nil, err
 	}
 	now := time.Now()
-	if !model.Claimable(t, c.Agent, now) {
+	if !model.Claimable(t, c.Agent, now, s.grace) {
 		return nil, s.refuse(op, t, c.Agent, now)
 	}
 	lease := c.Lease
@@ -175,9 +175,23 @@ func removeTask(tasks []*model.Task, id string) []*model.Task {
 	return tasks
 }
 
-// holder reads the page and checks that token is the current lock token:
-// every holder write is fenced on it (LOST_LOCK otherwise).
+// holder reads the page and checks that token is current
+// (model.TokenCurrent): every holder write is fenced on it (LOST_LOCK
+// otherwise).
 func (s *Source) holder(ctx context.Context, op, id, token string) (*model.Task, error) {
+	t, err := s.claimedWith(ctx, op, id, token)
+	if err != nil {
+		return nil, err
+	}
+	if !model.TokenCurrent(t, token, time.Now()) {
+		return nil, s.lost(op, id, t)
+	}
+	return t, nil
+}
+
+// claimedWith reads the page and checks that token names its claim, whether
+// or not the lease still runs: the sweep marks claims that are dead.
+func (s *Source) claimedWith(ctx context.Context, op, id, token string) (*model.Task, error) {
 	t, err := s.page(ctx, op, id)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,9 @@
 package notion
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/sourcetest"
@@ -26,6 +28,7 @@ func TestConformance(t *testing.T) {
 				}
 				return s
 			},
+			Advance:  backdate,
 			Claimers: 64,
 			Tasks:    32,
 		})
@@ -39,9 +42,33 @@ func TestConformance(t *testing.T) {
 					db := emu.database(tb, withExtras(presetSchema(preset), preset))
 					return emu.open(tb, emu.config(db, preset))
 				},
+				Advance:  backdate,
 				Claimers: 64,
 				Tasks:    32,
 			})
 		})
+	}
+}
+
+// backdate makes d pass for a page by writing its lease d earlier: the
+// source reads Notion's dates against its own clock.
+func backdate(t testing.TB, src sources.Source, id string, d time.Duration) {
+	t.Helper()
+	s, ok := src.(*Source)
+	if sp, spread := src.(*spread); spread {
+		s, ok = sp.all[0], true
+	}
+	if !ok {
+		t.Fatalf("backdate: %T is not a Notion source", src)
+	}
+	ctx := context.Background()
+	task, err := s.page(ctx, "backdate", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := patch{}
+	p.lease(&s.m, task.Claim.ClaimedAt.Add(-d), task.Claim.Expires.Add(-d))
+	if _, err := s.update(ctx, "backdate", id, p); err != nil {
+		t.Fatal(err)
 	}
 }

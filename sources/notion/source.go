@@ -37,6 +37,9 @@ type Config struct {
 	Rate float64
 	// Lease is the default lease (seed 002: 20 minutes).
 	Lease time.Duration
+	// Grace is how long an agent's expired lease waits before claim takes
+	// the task over (default model.DefaultPolicy().Grace).
+	Grace time.Duration
 	// Settle is the wait between a claim's update and its verifying page
 	// GET (default 1 s; negative means none).
 	Settle time.Duration
@@ -89,6 +92,7 @@ type Source struct {
 	db      notionapi.DatabaseID
 	queue   *handoffQueue
 	lease   time.Duration
+	grace   time.Duration
 	settle  time.Duration
 	overlap time.Duration
 	every   time.Duration
@@ -150,7 +154,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		client: notionapi.NewClient(notionapi.Token(token),
 			notionapi.WithHTTPClient(&http.Client{Transport: rt, Timeout: orDur(cfg.Timeout, 30*time.Second)}),
 			notionapi.WithRetry(1)),
-		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), settle: orDur(cfg.Settle, time.Second),
+		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), grace: orDur(cfg.Grace, model.DefaultPolicy().Grace), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
 		redact: func(s string) string { return strings.ReplaceAll(s, token, "[redacted]") },
 	}
@@ -189,8 +193,10 @@ func orInt(n, def int) int {
 // Name is the configured source name.
 func (s *Source) Name() string { return s.name }
 
-// Caps: claims are verified by re-reading, not atomic.
-func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: false} }
+// Caps: claims are verified by re-reading, not atomic. Next hands out no
+// dead holder's task: seed 002 keeps it IN_PROGRESS, and the sweep puts it
+// back.
+func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: false, Rescue: false} }
 
 // Close releases nothing: the client holds no connections of its own.
 func (s *Source) Close() error { return nil }
