@@ -30,6 +30,7 @@ func openNotion(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 	nc := notion.Config{
 		Name: sc.Name, Token: token, DatabaseID: sc.DatabaseID, Preset: sc.Schema, BaseURL: sc.BaseURL,
 		HandoffQueueDB: sc.HandoffQueue, Rate: sc.Rate, Settle: sc.Settle, Lease: firstSet(sc.Lease, cfg.Lease),
+		Grace: cfg.Grace,
 	}
 	if sc.Schema == "custom" || len(sc.Properties) > 0 || len(sc.Statuses) > 0 || len(sc.Optional) > 0 {
 		// A team's own database: a preset (ntask unless schema names

@@ -25,14 +25,14 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 		path := expand(sc.Path)
 		return sqlstore.Open(ctx, sqlstore.Config{
 			Name: sc.Name, Driver: sc.Kind, Path: path, DSN: dsn, Table: sc.Table, Pool: sc.Pool,
-			Lease: firstSet(sc.Lease, cfg.Lease), SeedTimeout: sc.SeedTimeout,
+			Lease: firstSet(sc.Lease, cfg.Lease), SeedTimeout: sc.SeedTimeout, Grace: cfg.Grace,
 			// The embedded queue is claimdeck's own: create it. A team's table
 			// is changed only by `claimdeck migrate`.
 			Create: sc.Kind == "sqlite" && sc.Table == "",
 		})
 	case "lockdir":
 		// Seed 004's lease is an hour unless this source says otherwise.
-		return lockdir.Open(lockdir.Config{Name: sc.Name, Path: expand(sc.Path), TasksFile: expand(sc.TasksFile), Lease: sc.Lease})
+		return lockdir.Open(lockdir.Config{Name: sc.Name, Path: expand(sc.Path), TasksFile: expand(sc.TasksFile), Lease: sc.Lease, Grace: cfg.Grace})
 	case "notion":
 		return openNotion(ctx, cfg, sc)
 	}
