@@ -117,7 +117,7 @@ func (s *Source) event(action string, h sources.Human, cur *model.Task) model.Ev
 // retire the old file to archive/ as why.
 func (s *Source) act(op, why, id string, h sources.Human, from []model.State,
 	shape func(rec *record, ev *model.Event), publish func(data []byte) error) (*model.Task, error) {
-	unlock, err := s.lock(op)
+	unlock, err := s.lockTask(op, id)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +128,9 @@ func (s *Source) act(op, why, id string, h sources.Human, from []model.State,
 	}
 	ev := s.event(op, h, sz.cur)
 	rec := recordFor(sz.cur)
+	if sz.file != nil {
+		rec.Replaces = sz.file.version
+	}
 	shape(rec, &ev)
 	rec.addEvent(ev)
 	if err := publish(rec.marshal()); err != nil {
@@ -196,7 +199,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 	if err := refuseID(op, id); err != nil {
 		return nil, err
 	}
-	unlock, err := s.lock(op)
+	unlock, err := s.lockTask(op, id)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +220,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 		return nil, sources.Lost(op, id)
 	}
 	rec := recordFor(cur)
-	rec.Status, rec.Reservation = "queued", res
+	rec.Status, rec.Reservation, rec.Replaces = "queued", res, lk.version
 	rec.addEvent(model.Event{At: s.now(), Actor: h.Actor, Action: op, Reason: h.Reason, Detail: "by the holder " + cur.Claim.Name + "; reserved for " + res.For})
 	if err := s.replace(rec.marshal(), s.path(id, kindQueued)); err != nil {
 		s.restore(priv, lk.path, id)

@@ -83,6 +83,17 @@ func (k kind) versionOf(data []byte) string {
 // locks moved aside): hidden, so the seed's `*.lock` globs never see them.
 const privatePrefix = ".cd-"
 
+// heldPrefix starts a file moved aside in the middle of a change: the
+// task's own file, named after it (see heldPath).
+const heldPrefix = privatePrefix + "held-"
+
+// tempPrefix starts a file being written before it is published.
+const tempPrefix = privatePrefix + "tmp-"
+
+// afterStep is called after every step of a multi-step change; tests set it
+// to kill the process there and check what the directory reads as.
+var afterStep = func(step string) {}
+
 // Source is a seed 004 lock directory.
 type Source struct {
 	cfg      Config
@@ -168,6 +179,13 @@ func (s *Source) Close() error {
 
 func (s *Source) now() time.Time { return s.cfg.Now().UTC() }
 
+// heldPath is where a task's file of kind k waits while a change moves it
+// aside: one name per task and kind, so a reader finds it with one lstat,
+// and until the change is published it still counts as that file.
+func (s *Source) heldPath(id string, k kind) string {
+	return filepath.Join(s.dir, heldPrefix+id+k.suffix())
+}
+
 // path is where a task's file of kind k lives.
 func (s *Source) path(id string, k kind) string {
 	if k == kindArchivedDone || k == kindArchivedFailed {
@@ -231,6 +249,56 @@ func (s *Source) lock(op string) (func(), error) {
 	}, nil
 }
 
+// lockTask takes the write lock for a change of one task, and first
+// finishes what a process that died in the middle of changing it left
+// behind: holding the lock, no live writer is mid-change.
+func (s *Source) lockTask(op, id string) (func(), error) {
+	unlock, err := s.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	s.recover(id)
+	return unlock, nil
+}
+
+// recover settles the files a dead writer left moved aside for a task. A
+// held file that a published file replaces is spent: to archive/, never
+// deleted. Otherwise the change never got published and the held file goes
+// back to its name; if that name has been taken since, to archive/.
+func (s *Source) recover(id string) {
+	var live []*fileState
+	for k := kindLock; k <= kindQueued; k++ {
+		if fs := readFile(s.path(id, k), k, nil); fs != nil {
+			live = append(live, fs)
+		}
+	}
+	for k := kindLock; k <= kindQueued; k++ {
+		held := s.heldPath(id, k)
+		fs := readFile(held, k, nil)
+		if fs == nil {
+			continue
+		}
+		switch {
+		case replaced(fs, live):
+			s.toArchive(held, id, "recovered")
+		case os.Link(held, s.path(id, k)) == nil:
+			os.Remove(held)
+		default:
+			s.toArchive(held, id, "displaced")
+		}
+	}
+}
+
+// replaced reports whether one of files was made from fs.
+func replaced(fs *fileState, files []*fileState) bool {
+	for _, f := range files {
+		if f != nil && f != fs && f.rec.Replaces != "" && f.rec.Replaces == fs.version {
+			return true
+		}
+	}
+	return false
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
@@ -241,7 +309,7 @@ func randomHex(n int) string {
 // Plain system calls: an os.File would also register with the poller, a
 // system call a claim does not need.
 func writeTemp(dir string, data []byte) (string, error) {
-	p := filepath.Join(dir, privatePrefix+"tmp-"+randomHex(8))
+	p := filepath.Join(dir, tempPrefix+randomHex(8))
 	fd, err := syscall.Open(p, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
 		return "", &os.PathError{Op: "create", Path: p, Err: err}
@@ -301,7 +369,11 @@ func (s *Source) publish(data []byte, dst string) error {
 	if err != nil {
 		return err
 	}
+	afterStep("temp written")
 	err = os.Link(tmp, dst)
+	if err == nil {
+		afterStep("published")
+	}
 	os.Remove(tmp)
 	if errors.Is(err, os.ErrExist) {
 		return errExist
@@ -316,10 +388,12 @@ func (s *Source) replace(data []byte, dst string) error {
 	if err != nil {
 		return err
 	}
+	afterStep("temp written")
 	if err := os.Rename(tmp, dst); err != nil {
 		os.Remove(tmp)
 		return err
 	}
+	afterStep("replaced")
 	return nil
 }
 

@@ -173,6 +173,7 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 // holder's lock, then link the new lock into place. EEXIST means someone
 // outside claimdeck's lock (a seed snippet) got there first.
 func (s *Source) claimLocked(op, id string, c sources.ClaimRequest) (*model.Task, error) {
+	s.recover(id)
 	cur, slot, err := s.readTask(id)
 	if err != nil {
 		return nil, err
@@ -196,9 +197,11 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest) (*model.Task
 	if c.RunID != "" {
 		ev.Detail = strings.TrimPrefix(ev.Detail+"; run "+c.RunID, "; ")
 	}
+	broken := ""
 	if lk := slot[kindLock]; lk != nil {
-		// An expired lease: move the old lock aside and make sure it is still
-		// the one judged expired before anyone can link a new one.
+		// A dead holder's lease: move the old lock aside and make sure it is
+		// still the one judged dead before anyone can link a new one. Until
+		// the new lock is published, the held one is still the lock.
 		priv, ok, err := s.takeVerified(id, lk)
 		if err != nil {
 			return nil, model.Wrap(model.CodeAPIError, op, id, err)
@@ -206,7 +209,14 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest) (*model.Task
 		if !ok {
 			return nil, s.freshConflict(op, id, "the expired lock changed while it was being broken")
 		}
-		s.toArchive(priv, id, "expired")
+		broken, rec.Replaces = priv, lk.version
+		defer func() {
+			if _, err := os.Lstat(s.path(id, kindLock)); err == nil {
+				s.toArchive(broken, id, "expired")
+			} else {
+				s.restore(broken, lk.path, id)
+			}
+		}()
 	}
 	rec.addEvent(ev)
 	data := rec.marshal()
@@ -284,7 +294,7 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	if err := refuseID("heartbeat", id); err != nil {
 		return nil, err
 	}
-	unlock, err := s.lock("heartbeat")
+	unlock, err := s.lockTask("heartbeat", id)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +343,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if err := refuseID(fin.action, id); err != nil {
 		return nil, err
 	}
-	unlock, err := s.lock(fin.action)
+	unlock, err := s.lockTask(fin.action, id)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +361,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	}
 	now := s.now()
 	rec := lk.rec.clone()
-	rec.LockToken = ""
+	rec.LockToken, rec.Replaces = "", lk.version
 	rec.Status, rec.Reason, rec.UnblockAction, rec.NextCheckAt, rec.Artifacts = fin.status, o.Reason, o.UnblockAction, o.NextCheckAt, o.Artifacts
 	if fin.kind == kindDone {
 		rec.CompletedAt = now
@@ -364,6 +374,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		return nil, model.Wrap(model.CodeAPIError, fin.action, id, err)
 	}
 	os.Remove(priv) // our own lock, verified, its content carried into the marker
+	afterStep("held removed")
 	return s.reread(fin.action, id)
 }
 
@@ -387,16 +398,17 @@ func (s *Source) publishFinal(data []byte, id string, k kind) error {
 	}
 }
 
-// takeVerified renames a file to a private name and checks that what it
+// takeVerified moves a file aside to its held name and checks that what it
 // moved is the version it read. If not, it puts the file back.
 func (s *Source) takeVerified(id string, fs *fileState) (string, bool, error) {
-	priv := filepath.Join(filepath.Dir(fs.path), privatePrefix+"held-"+randomHex(8))
+	priv := s.heldPath(id, fs.kind)
 	if err := os.Rename(fs.path, priv); err != nil {
 		if os.IsNotExist(err) {
 			return "", false, nil
 		}
 		return "", false, err
 	}
+	afterStep("moved aside")
 	if got := readFile(priv, fs.kind, nil); got != nil && got.version == fs.version {
 		return priv, true, nil
 	}
