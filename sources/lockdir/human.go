@@ -227,6 +227,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 		return nil, model.Wrap(model.CodeAPIError, op, id, err)
 	}
 	os.Remove(priv)
+	afterStep("held removed")
 	return s.reread(op, id)
 }
 

@@ -228,6 +228,7 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest) (*model.Task
 	}
 	if q := slot[kindQueued]; q != nil {
 		os.Remove(q.path) // its reservation is used up; its history lives on in the lock
+		afterStep("queued marker removed")
 		slot[kindQueued] = nil
 	}
 	return s.written(op, id, slot, kindLock, data)
@@ -437,7 +438,7 @@ func (s *Source) archiveName(id, why string) string {
 // written the file stays where it is: a private file stays private, a live
 // marker stays live, nothing is lost.
 func (s *Source) toArchive(src, id, why string) {
-	if err := os.MkdirAll(s.archive, 0o755); err == nil {
-		_ = os.Rename(src, s.archiveName(id, why))
+	if err := os.MkdirAll(s.archive, 0o755); err == nil && os.Rename(src, s.archiveName(id, why)) == nil {
+		afterStep("archived")
 	}
 }
