@@ -97,11 +97,19 @@ func (s *Source) retire(sz *seized, why string, ev model.Event) {
 	s.toArchive(sz.priv, sz.cur.ID, why)
 }
 
+// publishArchive writes data as a new file in archive/: written beside
+// the locks, then moved in through the archive directory itself, never
+// through a link.
 func (s *Source) publishArchive(data []byte, id, why string) error {
-	if err := os.MkdirAll(s.archive, 0o755); err != nil {
+	tmp, err := writeTemp(s.dir, data)
+	if err != nil {
 		return err
 	}
-	return s.publish(data, s.archiveName(id, why))
+	if err := s.intoArchive(tmp, id, why); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 func (s *Source) event(action string, h sources.Human, cur *model.Task) model.Event {

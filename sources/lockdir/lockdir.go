@@ -225,7 +225,12 @@ func refuseID(op, id string) error {
 func (s *Source) lock(op string) (func(), error) {
 	s.writeMu.Lock()
 	if s.lockFile == nil {
-		f, err := os.OpenFile(filepath.Join(s.dir, ".claimdeck.flock"), os.O_RDWR|os.O_CREATE, 0o644)
+		p := filepath.Join(s.dir, ".claimdeck.flock")
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		if errors.Is(err, syscall.ELOOP) {
+			s.writeMu.Unlock()
+			return nil, model.Errorf(model.CodeMisconfigured, op, "", "%s is a symbolic link; links are not followed in a lock directory: remove it", p)
+		}
 		if err != nil {
 			s.writeMu.Unlock()
 			return nil, model.Wrap(model.CodeAPIError, op, "", err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -438,7 +439,28 @@ func (s *Source) archiveName(id, why string) string {
 // written the file stays where it is: a private file stays private, a live
 // marker stays live, nothing is lost.
 func (s *Source) toArchive(src, id, why string) {
-	if err := os.MkdirAll(s.archive, 0o755); err == nil && os.Rename(src, s.archiveName(id, why)) == nil {
-		afterStep("archived")
-	}
+	_ = s.intoArchive(src, id, why)
 }
+
+// intoArchive moves src into archive/ under a fresh name. archive/ is
+// opened without following links, and the move goes through that open
+// directory: an archive that is a symbolic link (to anywhere) is refused,
+// and nothing is written outside the lock directory.
+func (s *Source) intoArchive(src, id, why string) error {
+	if err := os.Mkdir(s.archive, 0o755); err != nil && !os.IsExist(err) {
+		return err
+	}
+	fd, err := syscall.Open(s.archive, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: s.archive, Err: fmt.Errorf("%w (archive/ must be a directory, not a link)", err)}
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Renameat(atCWD, src, fd, filepath.Base(s.archiveName(id, why))); err != nil {
+		return &os.LinkError{Op: "rename", Old: src, New: s.archive, Err: err}
+	}
+	afterStep("archived")
+	return nil
+}
+
+// atCWD is AT_FDCWD: src paths are absolute, so the directory is unused.
+const atCWD = -100
