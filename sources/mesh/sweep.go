@@ -49,6 +49,7 @@ type Delivery struct {
 type SweepReport struct {
 	Marks      []Mark
 	Deliveries []Delivery
+	Rescues    []Rescue
 	Errors     []error // sources that could not be polled
 }
 
@@ -66,6 +67,9 @@ type Sweeper struct {
 	Nodes   func() []model.Node
 	Holders map[string]string
 	Now     func() time.Time
+	// Grace is how long an agent's expired lease waits before the sweep
+	// puts its task back (see rescueDead); zero means the default.
+	Grace time.Duration
 	// DryRun reports what a sweep would mark and whom it would notify,
 	// and writes, sends and records nothing.
 	DryRun bool
@@ -118,7 +122,11 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 			}
 		}
 	}
+	rescued := s.rescueDead(ctx, tasks, owners, now, &rep)
 	for i, t := range tasks {
+		if rescued[t.Ref()] {
+			continue
+		}
 		level := model.Escalation(t, now, s.Ladder)
 		if down[t.Ref()] {
 			level = max(level, model.LevelStale)
