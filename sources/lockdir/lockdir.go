@@ -273,15 +273,21 @@ func (s *Source) lockTask(op, id string) (func(), error) {
 func (s *Source) recover(id string) {
 	var live []*fileState
 	for k := kindLock; k <= kindQueued; k++ {
-		if fs := readFile(s.path(id, k), k, nil); fs != nil {
-			live = append(live, fs)
-		}
-	}
-	for k := kindLock; k <= kindQueued; k++ {
 		held := s.heldPath(id, k)
-		fs := readFile(held, k, nil)
+		fi, err := os.Lstat(held)
+		if err != nil {
+			continue // the usual case: one lstat per kind, nothing to settle
+		}
+		fs := readFile(held, k, fi)
 		if fs == nil {
 			continue
+		}
+		if live == nil {
+			for lk := kindLock; lk <= kindQueued; lk++ {
+				if f := readFile(s.path(id, lk), lk, nil); f != nil {
+					live = append(live, f)
+				}
+			}
 		}
 		switch {
 		case replaced(fs, live):
