@@ -32,10 +32,11 @@ const rescuer = "claimdeck sweep"
 // sources whose `next` does not hand such a task out itself (Caps.Rescue
 // false: seed 002 keeps it IN_PROGRESS). Each is a force-release
 // conditional on the version the sweep read, recorded in the backend's
-// trail with the dead holder's name. It returns the tasks it put back, by
+// trail with the dead holder's name. Policy.Grace is the grace (zero: the
+// default). It returns the tasks it put back, by
 // Ref, which the ladder then leaves alone.
 func (s *Sweeper) rescueDead(ctx context.Context, tasks []*model.Task, owners []TaskSource, now time.Time, rep *SweepReport) map[string]bool {
-	grace := s.Grace
+	grace := s.Policy.Grace
 	if grace <= 0 {
 		grace = model.DefaultPolicy().Grace
 	}

@@ -53,7 +53,7 @@ func TestSweepPutsBackADeadHoldersNotionTask(t *testing.T) {
 	grace := model.DefaultPolicy().Grace
 	at := func(d time.Duration) func() time.Time { return func() time.Time { return held.Claim.Expires.Add(d) } }
 	sweep := func(now func() time.Time, dry bool) SweepReport {
-		sw := &Sweeper{Ladder: model.DefaultPolicy().Ladder, Now: now, DryRun: dry, Grace: grace}
+		sw := &Sweeper{Policy: model.DefaultPolicy(), Now: now, DryRun: dry}
 		rep := sw.Sweep(ctx, src)
 		if len(rep.Errors) > 0 {
 			t.Fatal(rep.Errors)

@@ -38,15 +38,15 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if err != nil {
 		return nil, err
 	}
-	if token == "" && h.Expect != t.Version {
-		e := model.Errorf(model.CodeConflict, op, id, "the task changed since it was read (version %s, now %s): nothing was done", orDash(h.Expect), t.Version)
-		e.Current = t
-		return nil, e
-	}
-	if t.State.Final() {
+	if token == "" {
+		err = sources.CheckHuman(action, t, h)
+	} else if t.State.Final() {
 		e := model.Errorf(model.CodeConflict, op, id, "the task is already %s", t.State)
 		e.Current = t
-		return nil, e
+		err = e
+	}
+	if err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	p := patch{}
@@ -194,10 +194,10 @@ func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model
 // until then. With a Handoff Queue database, a record is added there too.
 func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
 	const op = "handoff"
-	to := strings.TrimSpace(h.To)
-	if to == "" {
-		return nil, model.Errorf(model.CodeMisconfigured, op, id, "a target agent (or ANY) is required")
+	if err := sources.CheckTarget(id, h.To); err != nil {
+		return nil, err
 	}
+	to := strings.TrimSpace(h.To)
 	dur := h.For
 	if dur <= 0 {
 		dur = sources.DefaultReservation
