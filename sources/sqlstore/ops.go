@@ -238,7 +238,7 @@ func (s *Store) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.claimWrite(ctx, st.rescueNote, st.claim, append(args, id))
+	t, err := s.claimWrite(ctx, st, append(args, id))
 	if isNoRows(err) {
 		return nil, s.refusal(ctx, "claim", id, model.CodeConflict, "someone else holds it, or it is not queued")
 	}
@@ -255,27 +255,41 @@ func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.T
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.claimWrite(ctx, st.rescueNoteNext, st.claimNext, args)
+	t, err := s.claimWrite(ctx, st, args)
 	if isNoRows(err) {
 		return nil, nil
 	}
 	return t, s.classify("claim", "", err)
 }
 
-// claimWrite runs a claim. On PostgreSQL the statement notes a rescue in
-// the audit trail itself; SQLite, without writing CTEs, notes it first in
-// the same transaction, which its single writer keeps on the same row.
-func (s *Store) claimWrite(ctx context.Context, note, claim string, args []any) (*model.Task, error) {
-	if note == "" {
-		return s.scanOne(s.db.queryRow(ctx, claim, args...))
+// claimWrite runs a claim: of the task id when args carry one (the tenth),
+// else of the first claimable task. On PostgreSQL one statement notes a
+// rescue in the audit trail and claims; SQLite, without writing CTEs, picks
+// the row, notes and claims in one transaction, which its single writer
+// keeps on that row.
+func (s *Store) claimWrite(ctx context.Context, st statements, args []any) (*model.Task, error) {
+	byID := len(args) == 10
+	if st.rescueNote == "" {
+		stmt := st.claimNext
+		if byID {
+			stmt = st.claim
+		}
+		return s.scanOne(s.db.queryRow(ctx, stmt, args...))
 	}
 	var t *model.Task
 	err := s.db.tx(ctx, func(q querier) error {
-		if _, err := q.exec(ctx, note, args...); err != nil {
+		if !byID {
+			var id any
+			if err := q.queryRow(ctx, st.pickNext, args...).Scan(&id); err != nil {
+				return err
+			}
+			args = append(args, id)
+		}
+		if _, err := q.exec(ctx, st.rescueNote, args...); err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
 		var err error
-		t, err = s.scanOne(q.queryRow(ctx, claim, args...))
+		t, err = s.scanOne(q.queryRow(ctx, st.claim, args...))
 		return err
 	})
 	return t, err

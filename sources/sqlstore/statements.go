@@ -20,9 +20,9 @@ type statements struct {
 	insert         string
 	next           string
 	claim          string
-	claimNext      string
-	rescueNote     string
-	rescueNoteNext string
+	claimNext  string
+	pickNext   string
+	rescueNote string
 	heartbeat      string
 	finish         string
 	agentHand      string
@@ -99,17 +99,14 @@ func (s *Store) statements(have map[string]bool) statements {
 			" first AS (SELECT cand FROM (SELECT * FROM queued UNION ALL SELECT * FROM dead) both_kinds "+keyOrder+" LIMIT 1),",
 			"WHERE id = (SELECT cand FROM first)")
 	} else {
-		// SQLite runs one writer at a time: inside one transaction the
-		// note and the claim pick the same row.
-		first := fmt.Sprintf(`(SELECT cand FROM (
+		// SQLite runs one writer at a time: in one transaction the pick
+		// chooses the row once, and the note and the claim write it by id.
+		st.pickNext = fmt.Sprintf(`SELECT cand FROM (
 			SELECT * FROM (SELECT id AS cand, %[1]s FROM %[2]s WHERE %[3]s %[5]s LIMIT 1)
-			UNION ALL SELECT * FROM (SELECT id AS cand, %[1]s FROM %[2]s WHERE %[4]s %[5]s LIMIT 1)) %[6]s LIMIT 1)`,
+			UNION ALL SELECT * FROM (SELECT id AS cand, %[1]s FROM %[2]s WHERE %[4]s %[5]s LIMIT 1)) both_kinds %[6]s LIMIT 1`,
 			sortKeys(d), t, eligible(d, "$1", "$6"), staleLease(d, "$7", "$8"), order, keyOrder)
-		note := rescueNote(d.text("id"), "assigned_worker", "status", t) + " AND "
-		st.rescueNote = note + byID
-		st.rescueNoteNext = note + "id = " + first
+		st.rescueNote = rescueNote(d.text("id"), "assigned_worker", "status", t) + " AND " + byID
 		st.claim = fmt.Sprintf(`UPDATE %s SET %s WHERE %s RETURNING %s`, t, claimSet, byID, cols)
-		st.claimNext = fmt.Sprintf(`UPDATE %s SET %s WHERE id = %s RETURNING %s`, t, claimSet, first, cols)
 	}
 	// model.TokenCurrent: the token names the claim and its lease still runs.
 	holder := fmt.Sprintf("id = $1 AND lock_token = $2 AND status = 'in_progress' AND (holder_kind = 'HUMAN' OR %s > %s)",
