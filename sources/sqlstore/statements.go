@@ -10,29 +10,29 @@ import (
 // table and set of columns. Every value is a parameter; only the validated
 // table name and fixed fragments are spliced in.
 type statements struct {
-	cols           string
-	get            string
-	full           string
-	changed        string
-	tombstones     string
-	now            string
-	history        string
-	insert         string
-	next           string
-	claim          string
+	cols       string
+	get        string
+	full       string
+	changed    string
+	tombstones string
+	now        string
+	history    string
+	insert     string
+	next       string
+	claim      string
 	claimNext  string
 	pickNext   string
 	rescueNote string
-	heartbeat      string
-	finish         string
-	agentHand      string
-	lockRow        string
-	takeover       string
-	release        string
-	cancel         string
-	handoff        string
-	audit          string
-	openSubs       string
+	heartbeat  string
+	finish     string
+	agentHand  string
+	lockRow    string
+	takeover   string
+	release    string
+	cancel     string
+	handoff    string
+	audit      string
+	openSubs   string
 }
 
 func (s *Store) statements(have map[string]bool) statements {
