@@ -80,7 +80,11 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 	p.lock(&s.m, model.HolderAgent, c.Agent, c.RunID, token, now, now.Add(lease))
 	p.date(s.m.StartedAt, now)
 	p.option(s.m.HandoffStatus, "claimed")
-	s.appendHistory(p, t, model.Event{At: now, Actor: c.Agent, Action: "claimed"})
+	ev := model.ClaimEvent(t, c.Agent, now)
+	if ev.Action != model.ActionRescue {
+		ev.Action = "claimed" // seed 001's word in handoff_history
+	}
+	s.appendHistory(p, t, ev)
 	if _, err := s.update(withSlot(ctx, slots, 1), op, t.ID, p); err != nil {
 		return nil, err
 	}
@@ -95,6 +99,10 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 		e := model.Errorf(model.CodeConflict, op, t.ID, "another claimer wrote after us: the task is held by %s", orDash(got.Claim.Name))
 		e.Current = got
 		return nil, e
+	}
+	if ev.Action == model.ActionRescue {
+		// Seed 002: a claim over a dead lock is noted in the task's comments.
+		return got, s.postAudit(ctx, op, got, auditNote(model.ActionRescue, c.Agent, "", ev.Detail, t))
 	}
 	return got, nil
 }

@@ -63,15 +63,20 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if err != nil {
 		return nil, err
 	}
-	note := auditNote(action, h.Actor, h.Reason, detail, t)
+	return got, s.postAudit(ctx, op, got, auditNote(action, h.Actor, h.Reason, detail, t))
+}
+
+// postAudit posts an audit note on the page after op was applied, leaving
+// got as the task; a note that cannot be posted is an API_ERROR carrying it.
+func (s *Source) postAudit(ctx context.Context, op string, got *model.Task, note string) error {
 	if _, err := s.client.Comment.Create(ctx, &notionapi.CommentCreateRequest{
-		Parent: notionapi.Parent{PageID: notionapi.PageID(id)}, RichText: chunks(note),
+		Parent: notionapi.Parent{PageID: notionapi.PageID(got.ID)}, RichText: chunks(note),
 	}); err != nil {
-		e := model.Errorf(model.CodeAPIError, op, id, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, id, err))
+		e := model.Errorf(model.CodeAPIError, op, got.ID, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, got.ID, err))
 		e.Current = got
-		return got, e
+		return e
 	}
-	return got, nil
+	return nil
 }
 
 // The audit comment reads "claimdeck · takeover · by alice · reason: …";

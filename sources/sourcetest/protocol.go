@@ -264,7 +264,19 @@ func testExpiredLease(t *testing.T, k *kit) {
 	if taken.Claim.Name != "ORACLE" || taken.Claim.Token == dead.Claim.Token {
 		t.Fatalf("takeover of a stale lease: holder %q token reused %v", taken.Claim.Name, taken.Claim.Token == dead.Claim.Token)
 	}
+	k.rescuedFrom(t, task.ID, "SANDMAN")
 	k.zombieWrites(t, task.ID, dead.Claim.Token)
+}
+
+// rescuedFrom checks that the task's trail records a rescue naming holder.
+func (k *kit) rescuedFrom(t *testing.T, id, holder string) {
+	t.Helper()
+	trail := k.get(t, id).History
+	if !slices.ContainsFunc(trail, func(e model.Event) bool {
+		return e.Action == model.ActionRescue && strings.Contains(e.Detail, holder)
+	}) {
+		t.Fatalf("the trail has no rescue naming the dead holder %s: %+v", holder, trail)
+	}
 }
 
 // testTokenExpiry states when a token stops being current: at the end of
@@ -316,12 +328,7 @@ func testRescue(t *testing.T, k *kit) {
 	if got.Claim.Name != "ORACLE" || got.Claim.Token == "" || got.Claim.Token == dead.Claim.Token {
 		t.Fatalf("rescued claim: holder %q, token reused %v", got.Claim.Name, got.Claim.Token == dead.Claim.Token)
 	}
-	trail := k.get(t, task.ID).History
-	if !slices.ContainsFunc(trail, func(e model.Event) bool {
-		return e.Action == model.ActionRescue && strings.Contains(e.Detail, "SANDMAN")
-	}) {
-		t.Fatalf("the trail has no rescue naming the dead holder: %+v", trail)
-	}
+	k.rescuedFrom(t, task.ID, "SANDMAN")
 	k.zombieWrites(t, task.ID, dead.Claim.Token)
 	if _, err := k.src.Heartbeat(ctx, task.ID, got.Claim.Token, 0); err != nil {
 		t.Fatalf("the rescuer's heartbeat: %v", err)
