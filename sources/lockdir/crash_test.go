@@ -245,3 +245,29 @@ func get(t *testing.T, src *Source) *model.Task {
 func describeTask(t *model.Task) string {
 	return fmt.Sprintf("%s held by %q (token %.8s)", t.State, t.Claim.Name, t.Claim.Token)
 }
+
+// A temp file is published within milliseconds or its writer died: the
+// scan removes those older than a lease and leaves younger ones alone.
+func TestScanRemovesTempFilesOlderThanALease(t *testing.T) {
+	dir := t.TempDir()
+	src := openAt(t, dir)
+	old, young := filepath.Join(dir, tempPrefix+"dead"), filepath.Join(dir, tempPrefix+"busy")
+	for _, p := range []string{old, young} {
+		if err := os.WriteFile(p, []byte("{"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-21 * time.Minute)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Poll(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(old); !os.IsNotExist(err) {
+		t.Errorf("a temp file older than the lease is still there (%v)", err)
+	}
+	if _, err := os.Lstat(young); err != nil {
+		t.Errorf("a temp file a writer may still be writing was removed: %v", err)
+	}
+}
