@@ -127,11 +127,9 @@ func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (
 		return nil, err
 	}
 	defer unlock()
-	t, err := s.claimLocked("claim", id, c)
-	if errors.Is(err, errGone) {
-		return nil, sources.NotFound("claim", id)
-	}
-	return t, err
+	// Seed 004's agents claim any id they are given: a tasks file adds a
+	// queue, it does not restrict claims.
+	return s.claimLocked("claim", id, c, true)
 }
 
 // ClaimNext claims the first task in pull order that model.Claimable allows
@@ -160,7 +158,7 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 		if err != nil {
 			return nil, err
 		}
-		got, err := s.claimLocked("claim-next", t.ID, c)
+		got, err := s.claimLocked("claim-next", t.ID, c, false)
 		unlock()
 		if errors.Is(err, errGone) || model.CodeOf(err) == model.CodeConflict {
 			continue
@@ -170,17 +168,22 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 	return nil, nil
 }
 
-// claimLocked claims under the write lock: re-read, check, break a dead
-// holder's lock, then link the new lock into place. EEXIST means someone
-// outside claimdeck's lock (a seed snippet) got there first.
-func (s *Source) claimLocked(op, id string, c sources.ClaimRequest) (*model.Task, error) {
+// claimLocked claims under the write lock: settle what a dead writer left,
+// re-read, check, break a dead holder's lock, then link the new lock into
+// place. EEXIST means someone outside claimdeck's lock (a seed snippet) got
+// there first. With adopt, an id the directory has never seen is claimed as
+// a new queued task; without, it is errGone.
+func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, adopt bool) (*model.Task, error) {
 	s.recover(id)
 	cur, slot, err := s.readTask(id)
 	if err != nil {
 		return nil, err
 	}
 	if cur == nil {
-		return nil, errGone
+		if !adopt {
+			return nil, errGone
+		}
+		cur = s.assemble(id, slot, nil)
 	}
 	now := s.now()
 	if !model.Claimable(cur, c.Agent, now, s.cfg.Grace) {
@@ -265,6 +268,15 @@ func (s *Source) reread(op, id string) (*model.Task, error) {
 	return t, err
 }
 
+// lost is the refusal of a holder write whose token does not match: an id
+// the directory has never seen is not found rather than a lost lock.
+func (s *Source) lost(op, id string) error {
+	if t, _, err := s.readTask(id); err == nil && t == nil {
+		return sources.NotFound(op, id)
+	}
+	return sources.Lost(op, id)
+}
+
 // holderLock reads the lock and checks that it carries token; nil means
 // LOST_LOCK. It says nothing of the lease: see currentLock.
 func (s *Source) holderLock(id, token string) *fileState {
@@ -303,7 +315,7 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	defer unlock()
 	lk := s.currentLock(id, token)
 	if lk == nil {
-		return nil, sources.Lost("heartbeat", id)
+		return nil, s.lost("heartbeat", id)
 	}
 	if lease <= 0 {
 		lease = s.cfg.Lease
@@ -352,7 +364,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	defer unlock()
 	lk := s.currentLock(id, token)
 	if lk == nil {
-		return nil, sources.Lost(fin.action, id)
+		return nil, s.lost(fin.action, id)
 	}
 	priv, ok, err := s.takeVerified(id, lk)
 	if err != nil {

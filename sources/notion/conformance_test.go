@@ -2,10 +2,12 @@ package notion
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
 	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 	"github.com/claimdeck/claimdeck/sources/sourcetest"
 )
 
@@ -22,6 +24,30 @@ func TestConformance(t *testing.T) {
 			New: func(tb testing.TB) sources.Source {
 				emu := newEmulator(tb)
 				db := emu.database(tb, withExtras(presetSchema(PresetNtask), PresetNtask))
+				s := &spread{}
+				for range 16 {
+					s.all = append(s.all, emu.open(tb, emu.config(db, PresetNtask)))
+				}
+				return s
+			},
+			Advance:  backdate,
+			Claimers: 64,
+			Tasks:    32,
+		})
+	})
+	t.Run("ntask/rate-limit-and-faults", func(t *testing.T) {
+		t.Parallel()
+		sourcetest.Run(t, sourcetest.Harness{
+			New: func(tb testing.TB) sources.Source {
+				emu := newEmulator(tb)
+				db := emu.database(tb, withExtras(presetSchema(PresetNtask), PresetNtask))
+				emu.srv.SetRateLimit(notionemu.RateLimit{PerSecond: 400, Burst: 40})
+				// One request in 30 fails with 504, writes after landing;
+				// writes to one page closer than 2 ms collide (409).
+				emu.srv.SetConflictWindow(2 * time.Millisecond)
+				if err := emu.srv.SetFaults(notionemu.Faults{Rate: 1.0 / 30, Status: http.StatusGatewayTimeout, Apply: true}); err != nil {
+					tb.Fatal(err)
+				}
 				s := &spread{}
 				for range 16 {
 					s.all = append(s.all, emu.open(tb, emu.config(db, PresetNtask)))
@@ -51,7 +77,8 @@ func TestConformance(t *testing.T) {
 }
 
 // backdate makes d pass for a page by writing its lease d earlier: the
-// source reads Notion's dates against its own clock.
+// source reads Notion's dates against its own clock. Under injected faults
+// a write that answered an error is checked by reading the page again.
 func backdate(t testing.TB, src sources.Source, id string, d time.Duration) {
 	t.Helper()
 	s, ok := src.(*Source)
@@ -66,9 +93,17 @@ func backdate(t testing.TB, src sources.Source, id string, d time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := task.Claim.Expires.Add(-d)
 	p := patch{}
-	p.lease(&s.m, task.Claim.ClaimedAt.Add(-d), task.Claim.Expires.Add(-d))
-	if _, err := s.update(ctx, "backdate", id, p); err != nil {
-		t.Fatal(err)
+	p.lease(&s.m, task.Claim.ClaimedAt.Add(-d), want)
+	for range 5 {
+		_, err = s.update(ctx, "backdate", id, p)
+		if err == nil {
+			return
+		}
+		if now, gerr := s.page(ctx, "backdate", id); gerr == nil && now.Claim.Expires.Sub(want).Abs() < time.Second {
+			return
+		}
 	}
+	t.Fatal(err)
 }

@@ -27,6 +27,8 @@ func (s *Source) appendHistory(p patch, t *model.Task, e model.Event) {
 // audit trail — the hand-off history and a comment on the page.
 func (s *Source) humanAction(ctx context.Context, action model.Action, id string, h sources.Human, token string,
 	build func(t *model.Task, p patch, now time.Time) (detail string, err error)) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	op := string(action)
 	var t *model.Task
 	var err error
@@ -59,24 +61,25 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if token != "" {
 		code = model.CodeLostLock
 	}
-	got, err := s.settled(ctx, op, id, p, code)
+	got, err := s.settled(ctx, op, t, p, code)
 	if err != nil {
 		return nil, err
 	}
-	return got, s.postAudit(ctx, op, got, auditNote(action, h.Actor, h.Reason, detail, t))
+	return s.audited(ctx, op, got, auditNote(action, h.Actor, h.Reason, detail, t))
 }
 
-// postAudit posts an audit note on the page after op was applied, leaving
-// got as the task; a note that cannot be posted is an API_ERROR carrying it.
-func (s *Source) postAudit(ctx context.Context, op string, got *model.Task, note string) error {
-	if _, err := s.client.Comment.Create(ctx, &notionapi.CommentCreateRequest{
-		Parent: notionapi.Parent{PageID: notionapi.PageID(got.ID)}, RichText: chunks(note),
-	}); err != nil {
+// audited posts the audit note of op, which was applied and left got. An
+// integration that may not post comments is noted in got's history; any
+// other failure is an API_ERROR carrying got.
+func (s *Source) audited(ctx context.Context, op string, got *model.Task, note string) (*model.Task, error) {
+	if err := s.postNote(ctx, got.ID, note); forbidden(err) {
+		got.History = append(got.History, noComments("post", s.fail(op, got.ID, err)))
+	} else if err != nil {
 		e := model.Errorf(model.CodeAPIError, op, got.ID, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, got.ID, err))
 		e.Current = got
-		return e
+		return got, e
 	}
-	return nil
+	return got, nil
 }
 
 // The audit comment reads "claimdeck · takeover · by alice · reason: …";
@@ -142,7 +145,10 @@ func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error)
 	var out []model.Event
 	pg := &notionapi.Pagination{PageSize: 100}
 	for {
-		res, err := s.client.Comment.Get(ctx, notionapi.BlockID(id), pg)
+		res, err := s.api.comments(ctx, id, pg.StartCursor.String())
+		if forbidden(err) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, s.fail("get", id, err)
 		}
@@ -154,7 +160,7 @@ func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error)
 		if !res.HasMore || res.NextCursor == "" {
 			return out, nil
 		}
-		pg.StartCursor = res.NextCursor
+		pg.StartCursor = notionapi.Cursor(res.NextCursor)
 	}
 }
 
@@ -198,6 +204,8 @@ func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model
 // field holds the reservation's end, so seed agents see the task as taken
 // until then. With a Handoff Queue database, a record is added there too.
 func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "handoff"
 	if err := sources.CheckTarget(id, h.To); err != nil {
 		return nil, err
@@ -232,6 +240,8 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 
 // Comment posts a note on the page.
 func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "comment"
 	if strings.TrimSpace(n.Text) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "the comment is empty")
@@ -252,10 +262,7 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if n.Author != "" {
 		text = n.Author + ": " + text
 	}
-	_, err = s.client.Comment.Create(ctx, &notionapi.CommentCreateRequest{
-		Parent: notionapi.Parent{PageID: notionapi.PageID(id)}, RichText: chunks(text),
-	})
-	if err != nil {
+	if err := s.postNote(ctx, id, text); err != nil {
 		return s.fail(op, id, err)
 	}
 	return nil
@@ -264,6 +271,8 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 // Update edits the title, priority, class or status under sources.CheckEdit,
 // checked against the page as it reads now.
 func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "update"
 	t, err := s.page(ctx, op, id)
 	if err != nil {
@@ -307,7 +316,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 
 // handoffQueue is seed 001's Handoff Queue database.
 type handoffQueue struct {
-	db    notionapi.DatabaseID
+	db    string // its data source
 	title string
 	has   map[string]bool
 }
@@ -328,13 +337,20 @@ var handoffFields = []struct {
 	{"stagedAt", notionapi.PropertyConfigTypeDate},
 }
 
-func (s *Source) openQueue(ctx context.Context, id notionapi.DatabaseID) (*handoffQueue, error) {
+func (s *Source) openQueue(ctx context.Context, id string) (*handoffQueue, error) {
 	const op = "open"
-	db, err := s.client.Database.Get(ctx, id)
+	refs, err := s.api.dataSources(ctx, id)
 	if err != nil {
 		return nil, s.fail(op, "", fmt.Errorf("handoff queue database: %w", err))
 	}
-	q := &handoffQueue{db: id, has: map[string]bool{}}
+	if len(refs) != 1 {
+		return nil, model.Errorf(model.CodeMisconfigured, op, "", "handoff queue database %s has %d data sources, want one", id, len(refs))
+	}
+	db, err := s.api.schema(ctx, refs[0].ID)
+	if err != nil {
+		return nil, s.fail(op, "", fmt.Errorf("handoff queue data source: %w", err))
+	}
+	q := &handoffQueue{db: refs[0].ID, has: map[string]bool{}}
 	var problems []string
 	for name, cfg := range db.Properties {
 		if cfg.GetType() == notionapi.PropertyConfigTypeTitle {
@@ -379,11 +395,7 @@ func (q *handoffQueue) record(ctx context.Context, s *Source, taskID, title stri
 	if q.has["stagedAt"] {
 		p.date("stagedAt", time.Now())
 	}
-	_, err := s.client.Page.Create(ctx, &notionapi.PageCreateRequest{
-		Parent:     notionapi.Parent{Type: notionapi.ParentTypeDatabaseID, DatabaseID: q.db},
-		Properties: notionapi.Properties(p),
-	})
-	if err != nil {
+	if _, err := s.api.createPage(ctx, q.db, notionapi.Properties(p)); err != nil {
 		return s.fail("handoff", taskID, err)
 	}
 	return nil
