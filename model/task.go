@@ -148,6 +148,20 @@ func PriorityName(p int) string {
 	return strconv.Itoa(p)
 }
 
+// HandoffPriority is seed 001's hand-off priority (normal, urgent,
+// critical) for a task priority, so a person picks in the tasks' own words
+// and the Handoff Queue gets its own: ParsePriority reads it back as high
+// for urgent and medium for normal.
+func HandoffPriority(p int) string {
+	switch {
+	case p >= PriorityCritical:
+		return "critical"
+	case p == PriorityHigh:
+		return "urgent"
+	}
+	return "normal"
+}
+
 // HolderKind says who holds a claim. Seed 002's `Claimed By` select.
 type HolderKind int
 

@@ -71,7 +71,7 @@ func benchModel(b *testing.B) (*Model, hub.Snapshot) {
 
 func BenchmarkView100k(b *testing.B) {
 	for _, v := range []viewKind{queueView, leasesView, staleView} {
-		b.Run(viewTitles[v], func(b *testing.B) {
+		b.Run(views[v].title, func(b *testing.B) {
 			m, _ := benchModel(b)
 			m.show(v)
 			m.pane().grid.Select(5000)

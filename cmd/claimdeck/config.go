@@ -25,6 +25,9 @@ type Config struct {
 	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
 	Grace      time.Duration  `mapstructure:"grace" json:"grace"`
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
+	// Alerts ring the dashboard's terminal for a new escalation or a node
+	// gone DOWN; both off unless asked for.
+	Alerts AlertConfig `mapstructure:"alerts" json:"alerts"`
 	// Keys rebinds dashboard keys: action name → keys.
 	Keys map[string][]string `mapstructure:"keys" json:"keys,omitempty"`
 	MCP  MCPConfig           `mapstructure:"mcp" json:"mcp"`
@@ -76,6 +79,12 @@ type SourceConfig struct {
 	Properties map[string]string `mapstructure:"properties" json:"properties,omitempty"`
 	Statuses   map[string]string `mapstructure:"statuses" json:"statuses,omitempty"`
 	Optional   []string          `mapstructure:"optional" json:"optional,omitempty"`
+}
+
+// AlertConfig is `alerts:`: the terminal bell and desktop notifications.
+type AlertConfig struct {
+	Bell    bool `mapstructure:"bell" json:"bell"`
+	Desktop bool `mapstructure:"desktop" json:"desktop"`
 }
 
 // LadderConfig is seed 001's escalation ladder.

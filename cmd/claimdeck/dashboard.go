@@ -26,6 +26,7 @@ type dashboard struct {
 	colors  map[string]string
 	journal string
 	every   time.Duration
+	speed   float64 // the demo's: task times are shown in its time
 }
 
 func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) error {
@@ -54,6 +55,8 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		Theme:    theme.Options{Mode: mode, SourceColors: d.colors}.FromEnv(),
 		Keys:     a.cfg.Keys,
 		Journal:  history,
+		Alerts:   tui.AlertOptions{Bell: a.cfg.Alerts.Bell, Desktop: a.cfg.Alerts.Desktop},
+		Speed:    d.speed,
 	})
 }
 
@@ -97,6 +100,9 @@ escalation ladder shows in two minutes). Try the human actions on it:
 c claim as HUMAN, r force-release, x cancel, h hand off.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Check(); err != nil {
+				return model.Errorf(model.CodeMisconfigured, "demo", "", "%v", err)
+			}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
 			dir, err := os.MkdirTemp("", "claimdeck-demo-")
@@ -104,9 +110,6 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 				return model.Wrap(model.CodeMisconfigured, "demo", "", err)
 			}
 			defer os.RemoveAll(dir)
-			if o.Speed <= 0 {
-				return model.Errorf(model.CodeMisconfigured, "demo", "", "--speed must be positive")
-			}
 			policy := demo.Policy(o.Speed)
 			src, err := openDemoSource(ctx, backend, dir, policy.Lease)
 			if err != nil {
@@ -127,6 +130,7 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 			err = a.runDashboard(ctx, *themeName, dashboard{
 				hub:    hub.Config{Feeds: []hub.Feed{{Source: src}}, Policy: policy, Nodes: nodes.Nodes},
 				colors: map[string]string{src.Name(): "green"}, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second,
+				speed: o.Speed,
 			})
 			cancel()
 			if simErr := <-errs; err == nil && simErr != nil && !errors.Is(simErr, context.Canceled) {

@@ -140,7 +140,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 		}
 	}
 	group("dashboard", demoCmd)
-	group("agent", append(a.agentCommands(), a.mcpCommand())...)
+	group("agent", append(a.agentCommands(), a.historyCommand(), a.mcpCommand())...)
 	group("operator", a.operatorCommands()...)
 	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
 	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })

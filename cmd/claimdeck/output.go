@@ -44,11 +44,11 @@ type taskJSON struct {
 	Level       string `json:"level,omitempty"`
 	NodeDown    bool   `json:"node_down,omitempty"`
 	StaleReason string `json:"stale_reason,omitempty"`
-	// History is the trail the backend keeps, where it keeps one.
+	// History is the task's timeline (model.Timeline), newest last.
 	History []eventJSON `json:"history,omitempty"`
 }
 
-// eventJSON is one entry of a task's trail.
+// eventJSON is one line of a task's timeline.
 type eventJSON struct {
 	At     string `json:"at"`
 	Actor  string `json:"actor"`
@@ -68,12 +68,8 @@ func toJSON(t *model.Task) *taskJSON {
 	if t == nil {
 		return nil
 	}
-	var history []eventJSON
-	for _, e := range t.History {
-		history = append(history, eventJSON{At: stamp(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail})
-	}
 	return &taskJSON{
-		History: history, PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
+		History: historyJSON(t), PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
 		Status: t.State.Contract(), NativeStatus: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
 		ClaimedBy: t.Claim.Holder.String(), Agent: t.Claim.Name, AgentRun: t.Claim.RunID, Node: t.Claim.Node,
 		LockToken: t.Claim.Token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),
@@ -118,7 +114,10 @@ func (p printer) task(t *model.Task) error {
 			_, err := fmt.Fprintln(p.w, "no task")
 			return err
 		}
-		return p.tasks([]*model.Task{t})
+		if err := p.tasks([]*model.Task{t}); err != nil {
+			return err
+		}
+		return p.timeline(t)
 	}
 	return p.json(answer{task: t, classify: p.classify}.payload())
 }

@@ -106,8 +106,31 @@ type SourceState struct {
 	Updated  time.Time // last successful poll; zero before the first
 	Err      string    // last poll error while degraded
 	Failures int       // consecutive failed polls
-	Watching bool      // pushes arrive; polling is the fallback
+	// Health is what a degraded source's error means and when it is
+	// polled again, for views that must say why they are empty.
+	Health   SourceHealth
+	Watching bool // pushes arrive; polling is the fallback
 	Tasks    []*model.Task
+}
+
+// SourceHealth says how a degraded source failed: the error's code
+// (MISCONFIGURED needs a human, API_ERROR may pass) and when the next
+// poll is due.
+type SourceHealth struct {
+	Code  model.Code
+	Retry time.Time
+	// Every is the source's poll interval, by which lag is judged.
+	Every time.Duration
+}
+
+// lagAfter is how many poll intervals without an answer make a source that
+// is not failing lag: a poll hanging, a database stalled.
+const lagAfter = 3
+
+// Lagging reports a source that has answered before, is not known to fail,
+// and has not answered for lagAfter poll intervals.
+func (s *SourceState) Lagging(now time.Time) bool {
+	return s.Status == StatusOK && s.Health.Every > 0 && !s.Updated.IsZero() && now.Sub(s.Updated) > lagAfter*s.Health.Every
 }
 
 // Transition is a change the hub observed between two polls of a task.
@@ -218,7 +241,7 @@ func New(cfg Config) *Hub {
 		}
 		h.feeds = append(h.feeds, &feed{src: f.Source, every: every, kick: make(chan struct{}, 1),
 			tasks: map[string]*model.Task{},
-			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now}})
+			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}}})
 	}
 	return h
 }
@@ -358,6 +381,17 @@ func (h *Hub) Actor() string {
 	return h.cfg.Desk.Actor
 }
 
+// Get reads one task afresh from its source, with the whole trail the
+// backend keeps (polls carry only what is cheap to read). Call it from a
+// goroutine (a tea.Cmd).
+func (h *Hub) Get(ctx context.Context, source, id string) (*model.Task, error) {
+	f := h.feed(source)
+	if f == nil {
+		return nil, model.Errorf(model.CodeMisconfigured, "get", id, "no source named %q", source)
+	}
+	return f.src.Get(ctx, id)
+}
+
 // Apply runs one human action through the desk against the task's own
 // source. On success the result is merged at once and a snapshot published,
 // then the source is polled to reconcile. Call it from a goroutine (a
@@ -451,13 +485,15 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 			st.Err = "poll timed out after " + h.cfg.PollTimeout.String()
 		}
 		st.Failures++
+		wait := backoff(f.every, st.Failures, h.cfg.MaxBackoff)
+		st.Health = SourceHealth{Code: model.CodeOf(err), Retry: now.Add(wait), Every: f.every}
 		h.publish()
-		return backoff(f.every, st.Failures, h.cfg.MaxBackoff)
+		return wait
 	}
 	if st.Status != StatusOK {
 		st.Status, st.Since = StatusOK, now
 	}
-	st.Err, st.Failures, st.Updated = "", 0, now
+	st.Err, st.Failures, st.Updated, st.Health = "", 0, now, SourceHealth{Every: f.every}
 	f.cursor = d.Cursor
 	h.merge(f, d)
 	h.publish()

@@ -95,8 +95,24 @@ func TestFailingSourceIsDegradedThenRecoversByItself(t *testing.T) {
 	if !strings.Contains(st.Err, "connection refused") || st.Since.IsZero() || len(st.Tasks) != 1 {
 		t.Fatalf("degraded state %+v: want the error, since when, and the last good tasks kept", st)
 	}
+	if st.Health.Code != model.CodeAPIError || !st.Health.Retry.After(st.Since.Add(-time.Nanosecond)) {
+		t.Fatalf("degraded health %+v: want API_ERROR and the next poll's time", st.Health)
+	}
 	mem.FailPolls(nil)
-	await(t, h, "recovery", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Failures == 0 })
+	s = await(t, h, "recovery", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Failures == 0 })
+	if h := s.Sources[0].Health; h.Code != "" || !h.Retry.IsZero() || h.Every != 5*time.Millisecond {
+		t.Fatalf("a recovered source keeps its failure: %+v", s.Sources[0].Health)
+	}
+}
+
+func TestAMisconfiguredSourceSaysSo(t *testing.T) {
+	mem := memsource.NewMemory("bad")
+	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 5 * time.Millisecond}}, MaxBackoff: 20 * time.Millisecond})
+	mem.FailPolls(model.Errorf(model.CodeMisconfigured, "poll", "", "table governance_tasks has no column status"))
+	s := await(t, h, "degraded", func(s Snapshot) bool { return s.Sources[0].Status == StatusDegraded })
+	if h := s.Sources[0].Health; h.Code != model.CodeMisconfigured || h.Retry.IsZero() {
+		t.Fatalf("health %+v: want MISCONFIGURED with a retry time", h)
+	}
 }
 
 func TestBackoffDoublesUpToTheLimit(t *testing.T) {
@@ -211,5 +227,26 @@ func TestAFullReloadKeepsTheRecordsOfUnchangedTasks(t *testing.T) {
 	}
 	if len(h.pending) != 0 {
 		t.Fatalf("a version change alone is not a transition, got %d", len(h.pending))
+	}
+}
+
+func TestASourceThatStopsAnsweringLags(t *testing.T) {
+	at := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
+	st := SourceState{Status: StatusOK, Updated: at, Health: SourceHealth{Every: 2 * time.Second}}
+	for _, c := range []struct {
+		after time.Duration
+		want  bool
+	}{{0, false}, {6 * time.Second, false}, {6*time.Second + 1, true}, {time.Hour, true}} {
+		if got := st.Lagging(at.Add(c.after)); got != c.want {
+			t.Errorf("%v after the last answer: lagging %v, want %v", c.after, got, c.want)
+		}
+	}
+	for _, other := range []SourceState{
+		{Status: StatusDegraded, Updated: at, Health: SourceHealth{Every: time.Second}}, // failing says more than lagging
+		{Status: StatusOK, Health: SourceHealth{Every: time.Second}},                    // never answered: connecting
+	} {
+		if other.Lagging(at.Add(time.Hour)) {
+			t.Errorf("%+v lags", other)
+		}
 	}
 }

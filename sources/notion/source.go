@@ -368,23 +368,24 @@ func (s *Source) query(ctx context.Context, op string, filter notionapi.Filter) 
 }
 
 // Get reads one task with its history: the hand-off history property when
-// the schema has one, else claimdeck's comments on the page. Without the
-// Read comments capability the history is left out and says why.
+// the schema has one, and the comments on the page, an action kept in
+// both once. Without the Read comments capability the comments are left
+// out and the history says why.
 func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	ctx, done := s.begin(ctx)
 	defer done()
 	t, err := s.page(ctx, "get", id)
-	if err != nil || s.m.History != "" {
-		return t, err
-	}
-	t.History, err = s.comments(ctx, id)
-	if forbidden(err) {
-		t.History = []model.Event{noComments("read", err)}
-		return t, nil
-	}
 	if err != nil {
 		return nil, err
 	}
+	notes, err := s.comments(ctx, id)
+	switch {
+	case forbidden(err):
+		notes = []model.Event{noComments("read", err)}
+	case err != nil:
+		return nil, err
+	}
+	t.History = model.MergeHistory(t.History, notes)
 	return t, nil
 }
 
