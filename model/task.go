@@ -272,6 +272,10 @@ type Task struct {
 	// OpenSubtasks counts sub-tasks not yet done, failed or canceled; a
 	// task with any cannot be completed (INCOMPLETE_SUBTASKS).
 	OpenSubtasks int
+	// Family holds the sub-tasks where the backend keeps them and the task
+	// was read on its own (Source.Get); nil from a poll. A pointer, so the
+	// 100,000 tasks of a poll stay in their allocation size class.
+	Family *Family
 
 	// Escalated is the escalation level the backend has recorded, so that
 	// enforcement acts once per level.

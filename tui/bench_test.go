@@ -46,7 +46,7 @@ func bigQueue(n int, rng *rand.Rand) hub.Snapshot {
 		}
 		srcs[i%2] = append(srcs[i%2], t)
 	}
-	s := hub.Snapshot{Seq: 1, At: t0}
+	s := hub.Snapshot{Seq: 1, At: t0, Policy: model.DefaultPolicy()}
 	for i, name := range []string{"prod", "staging"} {
 		s.Sources = append(s.Sources, hub.SourceState{Name: name, Status: hub.StatusOK, Updated: t0, Tasks: srcs[i]})
 	}

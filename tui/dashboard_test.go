@@ -111,7 +111,7 @@ func TestNumberKeysAndTabsSwitchViews(t *testing.T) {
 	steps := []struct {
 		key  string
 		want viewKind
-	}{{"2", leasesView}, {"tab", staleView}, {"tab", nodesView}, {"shift+tab", staleView}, {"5", activityView}, {"tab", parkedView}, {"7", allView}, {"tab", queueView}, {"shift+tab", allView}, {"6", parkedView}, {"1", queueView}}
+	}{{"2", leasesView}, {"tab", staleView}, {"tab", nodesView}, {"shift+tab", staleView}, {"5", activityView}, {"tab", parkedView}, {"7", allView}, {"tab", statsView}, {"tab", queueView}, {"shift+tab", statsView}, {"shift+tab", allView}, {"6", parkedView}, {"8", statsView}, {"1", queueView}}
 	for _, s := range steps {
 		r.press(s.key)
 		if r.m.active != s.want {

@@ -28,6 +28,7 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/stats"
 	"github.com/claimdeck/claimdeck/theme"
 )
 
@@ -55,6 +56,10 @@ type Options struct {
 	Agents []string
 	// Journal is the audit trail so far, shown in Activity.
 	Journal []model.AuditRecord
+	// Stats returns the fleet's numbers at a time (the Stats view); nil
+	// leaves the view empty. It is called off the UI loop while the view is
+	// on screen, once a second.
+	Stats func(time.Time) stats.Report
 	// ActionTimeout bounds one human action (default 30 s).
 	ActionTimeout time.Duration
 	// Alert rings for a new escalation or a node gone DOWN (opt-in: nil
@@ -102,6 +107,7 @@ type Model struct {
 	snap hub.Snapshot
 	all  []*model.Task // every task of the snapshot, with action results on top
 	hay  *hayCache
+	subs model.SubtaskIndex
 	// class holds the Stale view's members' classifications, from the
 	// snapshot, as of the last derive.
 	class    map[*model.Task]model.Classification
@@ -207,8 +213,10 @@ func Run(ctx context.Context, o Options) error {
 // Messages.
 type (
 	snapshotMsg hub.Snapshot
-	tickMsg     struct{}
-	actionMsg   struct {
+	tickMsg     struct {
+		stats *stats.Report
+	}
+	actionMsg struct {
 		req   sources.Request
 		after *model.Task
 		err   error
@@ -228,7 +236,17 @@ func (m *Model) waitSnapshot() tea.Cmd {
 
 // tick fires once a second so countdowns move without a poll.
 func (m *Model) tick() tea.Cmd {
-	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
+	report, now := m.opts.Stats, m.now
+	if m.active != statsView {
+		report = nil
+	}
+	return tea.Tick(time.Second, func(time.Time) tea.Msg {
+		if report == nil {
+			return tickMsg{}
+		}
+		r := report(now())
+		return tickMsg{stats: &r}
+	})
 }
 
 // Update handles one message. Dialogs see keys first.
@@ -244,6 +262,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case trailMsg:
 		m.gotTrail(msg)
 	case tickMsg:
+		if msg.stats != nil {
+			m.setStats(*msg.stats)
+		}
 		if !m.boundary.IsZero() && !m.now().Before(m.boundary) {
 			m.derive()
 		}
@@ -251,6 +272,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(m.tick(), m.ring())
 	case actionMsg:
 		m.actionDone(msg)
+		return m, nil
+	case statsMsg:
+		m.setStats(stats.Report(msg))
 		return m, nil
 	case tea.BlurMsg:
 		m.paused = true
@@ -284,6 +308,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	k := m.keys
 	p := m.pane()
+	was := m.active
 	switch {
 	case key.Matches(msg, k.Quit):
 		m.quitting = true
@@ -343,6 +368,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 				break
 			}
 		}
+	}
+	if m.active == statsView && was != statsView {
+		return m.loadStats()
 	}
 	return nil
 }
@@ -535,6 +563,7 @@ func (m *Model) derive() {
 		all = append(all, m.snap.Sources[i].Tasks...)
 	}
 	m.all = m.reconcile(all)
+	m.subs = model.SubtaskIndex{}
 	q, l, s := m.panes[queueView], m.panes[leasesView], m.panes[staleView]
 	q.members, l.members, s.members = q.members[:0], l.members[:0], s.members[:0]
 	pk, every := m.panes[parkedView], m.panes[allView]
@@ -555,6 +584,7 @@ func (m *Model) derive() {
 		if at%deriveBlock == 0 {
 			touched += touchTasks(m.all[at:min(at+deriveBlock, len(m.all))])
 		}
+		m.subs.Add(t)
 		c := m.snap.Classify(t, now)
 		soonest(c.Changes)
 		r := row{t: t}
@@ -672,6 +702,7 @@ func (m *Model) freshen(p *pane) {
 		if p.sort == 0 {
 			slices.Reverse(p.acts)
 		}
+	case statsView:
 	default:
 		if resort {
 			p.sortTasks(m.class)
@@ -698,7 +729,7 @@ func (m *Model) freshen(p *pane) {
 
 // selectedTask is the task under a pane's cursor, from its last freshen.
 func (m *Model) selectedTask(p *pane) *model.Task {
-	if p.kind == nodesView || p.kind == activityView || p.grid.cursor >= len(p.shown) {
+	if p.kind == nodesView || p.kind == activityView || p.kind == statsView || p.grid.cursor >= len(p.shown) {
 		return nil
 	}
 	return p.shown[p.grid.cursor].t

@@ -12,6 +12,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/sourcetest/memsource"
+	"github.com/claimdeck/claimdeck/sources/stats"
 	"github.com/claimdeck/claimdeck/theme"
 )
 
@@ -32,6 +33,7 @@ type rig struct {
 	// nodes: no mesh configured.
 	nodes   []model.Node
 	holders map[string]string
+	tracker *stats.Tracker // fed every snapshot the rig polls, for the Stats view
 }
 
 type rigOption func(*Options)
@@ -43,7 +45,7 @@ var rigProfile = termenv.Ascii
 func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Helper()
 	lipgloss.SetColorProfile(rigProfile)
-	r := &rig{t: t, now: t0}
+	r := &rig{t: t, now: t0, tracker: stats.New()}
 	clock := func() time.Time { return r.now }
 	r.prod, r.staging, r.archive = memsource.NewMemory("prod"), memsource.NewMemory("staging"), memsource.NewMemory("archive")
 	for _, mem := range []*memsource.Memory{r.prod, r.staging, r.archive} {
@@ -58,6 +60,7 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 		{Name: "n3", Status: model.NodeDown, LastSeen: t0.Add(-9 * time.Minute), Failures: 3, LastErr: "connection refused"},
 	}
 	o := Options{Hub: r.hub, Now: clock, Location: time.UTC, Styles: theme.New(theme.Options{Mode: theme.Dark}),
+		Stats: r.tracker.Report,
 		Journal: []model.AuditRecord{
 			{At: t0.Add(-50 * time.Minute), Actor: "carol", Source: "prod", Task: "6", Action: model.ActionTakeover, Reason: "payout stuck", Result: "applied"},
 			{At: t0.Add(-30 * time.Minute), Actor: "carol", Source: "prod", Task: "3", Action: model.ActionHandoff, Target: "bravo", Reason: "knows the schema", Result: "applied"},
@@ -66,6 +69,7 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	for _, f := range opts {
 		f(&o)
 	}
+	r.tracker.Overrides(o.Journal)
 	m, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +140,8 @@ func (r *rig) poll() {
 	if r.nodes != nil {
 		s.Mesh = model.NewMesh(r.nodes, r.holders)
 	}
+	s.At = r.now
+	r.tracker.Observe(s)
 	// As Update does, keeping its commands (the next wait, the alarms) for the test.
 	r.m.applySnapshot(s)
 }

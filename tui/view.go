@@ -57,7 +57,7 @@ func (m *Model) tabLabelOf(k viewKind, compact bool) string {
 		if m.snap.Mesh != nil {
 			label += " " + strconv.Itoa(len(m.snap.Mesh.Nodes()))
 		}
-	case activityView:
+	case activityView, statsView:
 	default:
 		label += " " + strconv.Itoa(len(m.panes[k].members))
 	}
@@ -164,7 +164,8 @@ func (m *Model) tabs() string {
 	}
 	var flags []string
 	a := m.alarm()
-	if text := fitAlarm(a.parts, m.width-m.tabsWidth(compact)-m.flagsWidth()); text != "" {
+	// joinRight keeps a column between the tabs and the flags.
+	if text := fitAlarm(a.parts, m.width-m.tabsWidth(compact)-m.flagsWidth()-1); text != "" {
 		flags = append(flags, st.Level(int(a.level)).Render(text))
 	}
 	if m.opts.ReadOnly {
@@ -226,6 +227,8 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.nodeCells(p.nodes[i], c); return false })
 	case activityView:
 		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.activityCells(p.acts[i], c); return false })
+	case statsView:
+		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.statsCells(p.stats[i], c); return false })
 	default:
 		p.grid.render(&rows, gs, func(i int, c []cell) bool {
 			t := p.shown[i].t

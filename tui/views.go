@@ -24,6 +24,7 @@ const (
 	activityView
 	parkedView // blocked, review and failed: work waiting on someone
 	allView    // every task, whatever its state
+	statsView  // throughput and times by source, agent and node
 	viewCount
 )
 
@@ -93,6 +94,8 @@ var views = [viewCount]viewSpec{
 			{title: "TITLE"}, {title: "HOLDER", width: 14, drop: 1}, {title: "PRI", width: 8, drop: 3},
 			{title: "AGE", width: 4, right: true},
 		}},
+	statsView: {title: "Stats", name: "stats", key: "8", help: "stats", empty: "No numbers yet.",
+		sorts: []string{"group"}, cols: statsColumns()},
 }
 
 // row is a task in a task view with its search text: key, title and id in
@@ -128,6 +131,7 @@ type pane struct {
 	spare  []row
 	nodes  []model.Node
 	acts   []activity
+	stats  []statsRow
 
 	// unsorted and unfiltered mark a pane whose rows must be redone before
 	// it is drawn; only the pane on screen is kept fresh, so a snapshot costs
@@ -149,6 +153,8 @@ func newPanes() [viewCount]*pane {
 
 func (p *pane) len() int {
 	switch p.kind {
+	case statsView:
+		return len(p.stats)
 	case nodesView:
 		return len(p.nodes)
 	case activityView:
@@ -481,7 +487,7 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 	cells[1] = cell{text: t.DisplayKey()}
 	switch p.kind {
 	case queueView:
-		cells[2] = cell{text: t.Title}
+		cells[2] = cell{text: m.waitingMark(t) + t.Title}
 		cells[3] = cell{text: t.Class.String()}
 		cells[4] = cell{text: model.PriorityName(t.Priority)}
 		cells[5] = cell{text: m.pace.ago(t.CreatedAt, now)}

@@ -25,6 +25,9 @@ type Config struct {
 	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
 	Grace      time.Duration  `mapstructure:"grace" json:"grace"`
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
+	// MetricsListen serves Prometheus metrics from the dashboard (and the
+	// demo) at this address, as `claimdeck metrics --listen` does.
+	MetricsListen string `mapstructure:"metrics_listen" json:"metrics_listen,omitempty"`
 	// Alerts ring the dashboard's terminal for a new escalation or a node
 	// gone DOWN; both off unless asked for.
 	Alerts AlertConfig `mapstructure:"alerts" json:"alerts"`
@@ -145,6 +148,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("lease", p.Lease)
 	v.SetDefault("grace", p.Grace)
 	v.SetDefault("heartbeat_every", p.HeartbeatEvery)
+	v.SetDefault("metrics_listen", "")
 	v.SetDefault("escalation.stale_after", p.Ladder.Stale)
 	v.SetDefault("escalation.urgent_after", p.Ladder.Urgent)
 	v.SetDefault("escalation.notify_after", p.Ladder.Notify)

@@ -40,6 +40,8 @@ type taskJSON struct {
 	OpenSubs     int    `json:"open_subtasks,omitempty"`
 	Version      string `json:"version,omitempty"`
 	Problem      string `json:"problem,omitempty"`
+	// Subtasks is filled by get, from sources that keep sub-tasks.
+	Subtasks []subtaskJSON `json:"subtasks,omitempty"`
 	// The task's standing (model.Classify), in list, get and next.
 	Level       string `json:"level,omitempty"`
 	NodeDown    bool   `json:"node_down,omitempty"`
@@ -57,6 +59,17 @@ type eventJSON struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// subtaskJSON is one sub-task as get lists it under its parent, its status
+// in the contract's word as the task's own.
+type subtaskJSON struct {
+	PageID       string `json:"page_id"`
+	TaskID       string `json:"task_id"`
+	Title        string `json:"title"`
+	Status       string `json:"status"`
+	NativeStatus string `json:"native_status"`
+	State        string `json:"state"`
+}
+
 func stamp(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -68,8 +81,14 @@ func toJSON(t *model.Task) *taskJSON {
 	if t == nil {
 		return nil
 	}
+	var subs []subtaskJSON
+	if t.Family != nil {
+		for _, s := range t.Family.Subtasks {
+			subs = append(subs, subtaskJSON{PageID: s.ID, TaskID: s.Key, Title: s.Title, Status: s.State.Contract(), NativeStatus: s.RawStatus, State: s.State.String()})
+		}
+	}
 	return &taskJSON{
-		History: historyJSON(t), PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
+		History: historyJSON(t), Subtasks: subs, PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
 		Status: t.State.Contract(), NativeStatus: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
 		ClaimedBy: t.Claim.Holder.String(), Agent: t.Claim.Name, AgentRun: t.Claim.RunID, Node: t.Claim.Node,
 		LockToken: t.Claim.Token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),

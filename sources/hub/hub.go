@@ -53,6 +53,10 @@ type Config struct {
 	MaxBackoff  time.Duration
 	Debounce    time.Duration // how long a burst of push hints is gathered
 	PollTimeout time.Duration
+	// Observe, when set, sees every snapshot as it is published, with only
+	// the transitions new to it (the stats tracker). It runs under the hub's
+	// lock: it must be quick and must not call the hub.
+	Observe func(Snapshot)
 
 	// Policy classifies tasks in every snapshot (zero: model.DefaultPolicy).
 	Policy model.Policy
@@ -109,7 +113,10 @@ type SourceState struct {
 	// Health is what a degraded source's error means and when it is
 	// polled again, for views that must say why they are empty.
 	Health   SourceHealth
-	Watching bool // pushes arrive; polling is the fallback
+	Watching bool          // pushes arrive; polling is the fallback
+	PollTook time.Duration // how long the last poll took, failed or not
+	Polls    uint64        // polls so far
+	PollErrs uint64        // failed polls so far
 	Tasks    []*model.Task
 }
 
@@ -260,7 +267,7 @@ func (h *Hub) Run(ctx context.Context) {
 			defer wg.Done()
 			h.loop(ctx, f)
 		}()
-		if w, ok := f.src.(sources.Watcher); ok {
+		if w, ok := f.src.(sources.Watcher); ok && f.src.Caps().Watch {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -283,6 +290,23 @@ func (h *Hub) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Once polls every source once, all at the same time, and returns the
+// snapshot they make: a command's single look at the queues. Run is not
+// needed; a source that fails shows degraded with its error.
+func (h *Hub) Once(ctx context.Context) Snapshot {
+	var wg sync.WaitGroup
+	for _, f := range h.feeds {
+		wg.Go(func() { h.poll(ctx, f) })
+	}
+	wg.Wait()
+	select {
+	case s := <-h.out:
+		return s
+	default:
+		return Snapshot{At: h.cfg.Now()}
+	}
 }
 
 // every runs f each interval until ctx ends.
@@ -467,7 +491,9 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	cursor := f.cursor
 	h.mu.Unlock()
 	pctx, cancel := context.WithTimeout(ctx, h.cfg.PollTimeout)
+	start := time.Now()
 	d, err := f.src.Poll(pctx, cursor)
+	took := time.Since(start)
 	cancel()
 	if ctx.Err() != nil {
 		return 0
@@ -476,7 +502,10 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	defer h.mu.Unlock()
 	now := h.cfg.Now()
 	st := &f.state
+	st.Polls++
+	st.PollTook = took
 	if err != nil {
+		st.PollErrs++
 		if st.Status != StatusDegraded {
 			st.Status, st.Since = StatusDegraded, now
 		}
@@ -582,6 +611,11 @@ func (h *Hub) publish() {
 		s.Sources[i].Tasks = f.list
 	}
 	h.last = s
+	if h.cfg.Observe != nil {
+		o := s
+		o.Transitions = h.pending
+		h.cfg.Observe(o)
+	}
 	select {
 	case old := <-h.out:
 		h.pending = append(old.Transitions, h.pending...)

@@ -1,7 +1,6 @@
 package lockdir
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -25,31 +24,12 @@ func TestConformance(t *testing.T) {
 	sourcetest.Run(t, sourcetest.Harness{
 		// The kit asserts seed 002's 20 minute default lease; seed 004's is
 		// 1 h, so the harness configures 20 minutes explicitly.
-		New:     func(t testing.TB) sources.Source { return openTemp(t, 20*time.Minute) },
-		Advance: backdate,
+		NewClocked: func(t testing.TB, now func() time.Time) sources.Source {
+			src, err := Open(Config{Name: "locks", Path: t.TempDir(), Lease: 20 * time.Minute, Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return src
+		},
 	})
-}
-
-// backdate makes d pass for a task's lock: a lease is judged on the file's
-// times and on its mtime (the kernel's clock, which no test can move), so
-// both move back by d.
-func backdate(t testing.TB, src sources.Source, id string, d time.Duration) {
-	t.Helper()
-	p := src.(*Source).path(id, kindLock)
-	fs := readFile(p, kindLock, nil)
-	if fs == nil || fs.problem != "" {
-		t.Fatalf("backdate %s: no readable lock", id)
-	}
-	rec := fs.rec.clone()
-	for _, at := range []*time.Time{&rec.ClaimedAt, &rec.ExpiresAt, &rec.Heartbeat} {
-		if !at.IsZero() {
-			*at = at.Add(-d)
-		}
-	}
-	if err := os.WriteFile(p, rec.marshal(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(p, fs.mtime.Add(-d), fs.mtime.Add(-d)); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -271,3 +271,28 @@ func TestScanRemovesTempFilesOlderThanALease(t *testing.T) {
 		t.Errorf("a temp file a writer may still be writing was removed: %v", err)
 	}
 }
+
+// backdate makes d pass for a task's lock where no injected clock reaches:
+// the crash test's child process opens the directory on the real clock. A
+// lease is judged on the file's times and on its mtime (the kernel's clock,
+// which no test can move), so both move back by d.
+func backdate(t testing.TB, src sources.Source, id string, d time.Duration) {
+	t.Helper()
+	p := src.(*Source).path(id, kindLock)
+	fs := readFile(p, kindLock, nil)
+	if fs == nil || fs.problem != "" {
+		t.Fatalf("backdate %s: no readable lock", id)
+	}
+	rec := fs.rec.clone()
+	for _, at := range []*time.Time{&rec.ClaimedAt, &rec.ExpiresAt, &rec.Heartbeat} {
+		if !at.IsZero() {
+			*at = at.Add(-d)
+		}
+	}
+	if err := os.WriteFile(p, rec.marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, fs.mtime.Add(-d), fs.mtime.Add(-d)); err != nil {
+		t.Fatal(err)
+	}
+}

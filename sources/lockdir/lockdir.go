@@ -39,7 +39,10 @@ type Config struct {
 	// Grace is how long an agent's expired lease waits before claim-next
 	// rescues the task (default model.DefaultPolicy().Grace).
 	Grace time.Duration
-	// Now replaces the clock in tests.
+	// Now replaces the clock in tests. A source given one judges leases by
+	// it alone: the rule that ends a lease a whole lease after its file
+	// last changed reads the file's mtime, which is on the kernel's clock,
+	// and applies only where the source reads that clock too.
 	Now func() time.Time
 }
 
@@ -100,6 +103,7 @@ var afterStep = func(step string) {}
 // Source is a seed 004 lock directory.
 type Source struct {
 	cfg      Config
+	kernel   bool // cfg.Now is the real clock: file mtimes can be compared with it
 	dir      string
 	archive  string
 	instance string
@@ -134,7 +138,8 @@ func Open(cfg Config) (*Source, error) {
 	if cfg.Grace <= 0 {
 		cfg.Grace = model.DefaultPolicy().Grace
 	}
-	if cfg.Now == nil {
+	kernel := cfg.Now == nil
+	if kernel {
 		cfg.Now = time.Now
 	}
 	dir, err := filepath.Abs(cfg.Path)
@@ -154,7 +159,7 @@ func Open(cfg Config) (*Source, error) {
 	if tasks == "" {
 		tasks = filepath.Join(dir, "tasks.json")
 	}
-	s := &Source{cfg: cfg, dir: dir, archive: filepath.Join(dir, "archive"), instance: randomHex(6)}
+	s := &Source{cfg: cfg, kernel: kernel, dir: dir, archive: filepath.Join(dir, "archive"), instance: randomHex(6)}
 	s.tasks.path = tasks
 	s.view.init()
 	if err := s.loadTasks(); err != nil {
@@ -166,10 +171,12 @@ func Open(cfg Config) (*Source, error) {
 // Name is the configured source name.
 func (s *Source) Name() string { return s.cfg.Name }
 
-// Caps: claims are atomic (link), dead holders' tasks are rescued, any id
-// can be claimed, there are no sub-tasks.
+// Caps: claims are atomic (link) and take any id as a new task, dead
+// holders' tasks are rescued, changes are pushed (fsnotify), there are no
+// sub-tasks.
 func (s *Source) Caps() sources.Caps {
-	return sources.Caps{AtomicClaim: true, Rescue: true, ClaimsAnyID: true}
+	return sources.Caps{AtomicClaim: true, Rescue: true, ClaimsAnyID: true, Watch: true, Escalation: true, WriteCheck: true,
+		Lacks: []string{"sub-tasks: a lock directory records no parent task"}}
 }
 
 // Close releases the directory lock file.

@@ -19,7 +19,8 @@ import (
 func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	src, err := Open(Config{Name: "locks", Path: dir, Lease: time.Hour})
+	clock := time.Now()
+	src, err := Open(Config{Name: "locks", Path: dir, Lease: time.Hour, Now: func() time.Time { return clock }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 	if _, err := src.Claim(ctx, "apply-prod", sources.ClaimRequest{Agent: "charlie-1", Node: "CHARLIE"}); !errors.Is(err, model.ErrConflict) {
 		t.Fatalf("a claim within the grace after the mark = %v, want CONFLICT", err)
 	}
-	backdate(t, src, "apply-prod", model.DefaultPolicy().Grace)
+	clock = clock.Add(model.DefaultPolicy().Grace)
 	taken, err := src.Claim(ctx, "apply-prod", sources.ClaimRequest{Agent: "charlie-1", Node: "CHARLIE"})
 	if err != nil {
 		t.Fatalf("the marked claim is not claimable a grace after the mark: %v", err)

@@ -387,7 +387,9 @@ var (
 // claimOf reads the claim of a lock file. The lease ends at the earlier of
 // expires_at and a whole lease after the file last changed on this host's
 // clock (the Kubernetes Lease rule): a writer whose clock runs far ahead,
-// or an expires_at in the next century, cannot hold a task forever.
+// or an expires_at in the next century, cannot hold a task forever. A
+// source on a Config.Now clock has no common frame with the kernel's mtimes
+// and judges by the file's times alone.
 func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 	c := model.Claim{
 		Holder: model.HolderAgent, Name: r.Agent, RunID: r.RunID, Node: r.Node, Token: r.LockToken,
@@ -408,7 +410,7 @@ func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 	} else if !alive.IsZero() && exp.After(alive) {
 		lease = exp.Sub(alive)
 	}
-	if quiet := mtime.Add(lease); !mtime.IsZero() && quiet.Before(exp) {
+	if quiet := mtime.Add(lease); s.kernel && !mtime.IsZero() && quiet.Before(exp) {
 		exp = quiet
 	}
 	c.Expires = exp

@@ -1,7 +1,6 @@
 package notion
 
 import (
-	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -21,16 +20,17 @@ func TestConformance(t *testing.T) {
 	t.Run("ntask/separate-processes", func(t *testing.T) {
 		t.Parallel()
 		sourcetest.Run(t, sourcetest.Harness{
-			New: func(tb testing.TB) sources.Source {
+			NewClocked: func(tb testing.TB, now func() time.Time) sources.Source {
 				emu := newEmulator(tb)
 				db := emu.database(tb, withExtras(presetSchema(PresetNtask), PresetNtask))
+				cfg := emu.config(db, PresetNtask)
+				cfg.Now = now
 				s := &spread{}
 				for range 16 {
-					s.all = append(s.all, emu.open(tb, emu.config(db, PresetNtask)))
+					s.all = append(s.all, emu.open(tb, cfg))
 				}
 				return s
 			},
-			Advance:  backdate,
 			Claimers: 64,
 			Tasks:    32,
 		})
@@ -38,9 +38,11 @@ func TestConformance(t *testing.T) {
 	t.Run("ntask/rate-limit-and-faults", func(t *testing.T) {
 		t.Parallel()
 		sourcetest.Run(t, sourcetest.Harness{
-			New: func(tb testing.TB) sources.Source {
+			NewClocked: func(tb testing.TB, now func() time.Time) sources.Source {
 				emu := newEmulator(tb)
 				db := emu.database(tb, withExtras(presetSchema(PresetNtask), PresetNtask))
+				cfg := emu.config(db, PresetNtask)
+				cfg.Now = now
 				emu.srv.SetRateLimit(notionemu.RateLimit{PerSecond: 400, Burst: 40})
 				// One request in 30 fails with 504, writes after landing;
 				// writes to one page closer than 2 ms collide (409).
@@ -50,11 +52,10 @@ func TestConformance(t *testing.T) {
 				}
 				s := &spread{}
 				for range 16 {
-					s.all = append(s.all, emu.open(tb, emu.config(db, PresetNtask)))
+					s.all = append(s.all, emu.open(tb, cfg))
 				}
 				return s
 			},
-			Advance:  backdate,
 			Claimers: 64,
 			Tasks:    32,
 		})
@@ -63,47 +64,16 @@ func TestConformance(t *testing.T) {
 		t.Run(preset, func(t *testing.T) {
 			t.Parallel()
 			sourcetest.Run(t, sourcetest.Harness{
-				New: func(tb testing.TB) sources.Source {
+				NewClocked: func(tb testing.TB, now func() time.Time) sources.Source {
 					emu := newEmulator(tb)
 					db := emu.database(tb, withExtras(presetSchema(preset), preset))
-					return emu.open(tb, emu.config(db, preset))
+					cfg := emu.config(db, preset)
+					cfg.Now = now
+					return emu.open(tb, cfg)
 				},
-				Advance:  backdate,
 				Claimers: 64,
 				Tasks:    32,
 			})
 		})
 	}
-}
-
-// backdate makes d pass for a page by writing its lease d earlier: the
-// source reads Notion's dates against its own clock. Under injected faults
-// a write that answered an error is checked by reading the page again.
-func backdate(t testing.TB, src sources.Source, id string, d time.Duration) {
-	t.Helper()
-	s, ok := src.(*Source)
-	if sp, spread := src.(*spread); spread {
-		s, ok = sp.all[0], true
-	}
-	if !ok {
-		t.Fatalf("backdate: %T is not a Notion source", src)
-	}
-	ctx := context.Background()
-	task, err := s.page(ctx, "backdate", id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := task.Claim.Expires.Add(-d)
-	p := patch{}
-	p.lease(&s.m, task.Claim.ClaimedAt.Add(-d), want)
-	for range 5 {
-		_, err = s.update(ctx, "backdate", id, p)
-		if err == nil {
-			return
-		}
-		if now, gerr := s.page(ctx, "backdate", id); gerr == nil && now.Claim.Expires.Sub(want).Abs() < time.Second {
-			return
-		}
-	}
-	t.Fatal(err)
 }

@@ -45,6 +45,9 @@ type Config struct {
 	// Grace is how long an agent's expired lease waits before claim takes
 	// the task over (default model.DefaultPolicy().Grace).
 	Grace time.Duration
+	// Now is the clock leases and reservations are written and judged by
+	// (default time.Now); tests hand in their own.
+	Now func() time.Time
 	// Settle is the wait between a claim's update and its verifying page
 	// GET (default 1 s; negative means none).
 	Settle time.Duration
@@ -110,16 +113,13 @@ type Source struct {
 	every   time.Duration
 	redact  func(string) string
 	limit   *limiter
+	now     func() time.Time
 	// claiming holds the ids this process is claiming right now: agents
 	// sharing a source never race each other for one task.
 	claiming sync.Map
 }
 
-var (
-	_ sources.Source    = (*Source)(nil)
-	_ sources.Commenter = (*Source)(nil)
-	_ sources.Editor    = (*Source)(nil)
-)
+var _ sources.Source = (*Source)(nil)
 
 // Open connects, reads the database schema and checks it against the
 // mapping: MISCONFIGURED names every missing or mistyped property.
@@ -166,6 +166,10 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), grace: orDur(cfg.Grace, model.DefaultPolicy().Grace), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
 		redact: func(s string) string { return strings.ReplaceAll(s, token, "[redacted]") },
+		now:    cfg.Now,
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	if cfg.Settle < 0 {
 		s.settle = 0
@@ -252,10 +256,21 @@ func orInt(n, def int) int {
 // Name is the configured source name.
 func (s *Source) Name() string { return s.name }
 
-// Caps: claims are verified by re-reading, not atomic. Next hands out no
-// dead holder's task: seed 002 keeps it IN_PROGRESS, and the sweep puts it
-// back.
-func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: false, Rescue: false} }
+// Caps: claims are verified by re-reading, not atomic; changes are found
+// by polling; escalation needs the schema's hand-off status property;
+// CheckWrite checks what reads reveal (caps.go). Next hands out no dead
+// holder's task: seed 002 keeps it IN_PROGRESS, and the sweep puts it back.
+func (s *Source) Caps() sources.Caps {
+	c := sources.Caps{Rescue: false, Escalation: s.m.HandoffStatus != "", WriteCheck: true, Lacks: []string{
+		"atomic claims: Notion has no conditional writes, so a claim is verified by reading it back",
+		"sub-tasks: tasks are not created under a parent here",
+		"push: Notion sends no change notifications; the dashboard polls",
+	}}
+	if !c.Escalation {
+		c.Lacks = append(c.Lacks, "escalation marks: the database has no hand-off status property (seed 001's handoff_status)")
+	}
+	return c
+}
 
 // Close releases nothing: the client holds no connections of its own.
 func (s *Source) Close() error { return nil }

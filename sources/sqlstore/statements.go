@@ -33,10 +33,21 @@ type statements struct {
 	handoff    string
 	audit      string
 	openSubs   string
+	subtasks   string
+}
+
+// clocked is the store's dialect with its time read from Config.Now when
+// the store has one: every statement that writes or judges a time uses it.
+func (s *Store) clocked() dialect {
+	d := s.d
+	if s.clock != "" {
+		d.now = "claimdeck_clock('" + s.clock + "')" // a uuid of ours, not input
+	}
+	return d
 }
 
 func (s *Store) statements(have map[string]bool) statements {
-	d, t := s.d, s.table
+	d, t := s.clocked(), s.table
 	cols := selectList(d, have)
 	st := statements{
 		cols:       cols,
@@ -78,6 +89,7 @@ func (s *Store) statements(have map[string]bool) statements {
 		VALUES ($1, $2, $3, $4, $5, 'pending', $6, %s, $7, $8, 0, %s) RETURNING %s`, t, now, now, cols)
 	openSub := fmt.Sprintf("SELECT 1 FROM %s sub WHERE sub.parent_id = %%s AND sub.status NOT IN ('completed', 'failed', 'canceled', 'cancelled')", t)
 	st.openSubs = "SELECT count(*) FROM (" + fmt.Sprintf(openSub, "$1") + ") open_subtasks"
+	st.subtasks = fmt.Sprintf("SELECT %s FROM %s WHERE parent_id = $1 ORDER BY created_at, id", cols, t)
 	st.next = fmt.Sprintf("SELECT %s FROM %s WHERE (%s OR %s) %s LIMIT 1", cols, t, eligible(d, "$1", "$2"), staleLease(d, "$3", "$4"), order)
 	byID := fmt.Sprintf("id = $10 AND %s", claimable)
 	if d.name == postgres.name {

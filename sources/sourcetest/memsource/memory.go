@@ -8,6 +8,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +27,6 @@ type Memory struct {
 	Grace time.Duration
 
 	mu      sync.Mutex
-	ahead   time.Duration // how far Advance has moved the clock past Now
 	tasks   map[string]*model.Task
 	seq     int64            // version counter: every write bumps it
 	changed map[string]int64 // id → seq of its last write
@@ -45,8 +45,16 @@ func NewMemory(name string) *Memory {
 // Name implements sources.Source.
 func (m *Memory) Name() string { return m.name }
 
+var (
+	_ sources.Source  = (*Memory)(nil)
+	_ sources.Watcher = (*Memory)(nil)
+)
+
 // Caps implements sources.Source.
-func (m *Memory) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, Rescue: true} }
+func (m *Memory) Caps() sources.Caps {
+	return sources.Caps{AtomicClaim: true, Rescue: true, Watch: true, Escalation: true, WriteCheck: true,
+		Lacks: []string{"sub-tasks: the in-memory queue records no parent task"}}
+}
 
 // FailPolls makes every following poll fail with err (nil heals the queue).
 func (m *Memory) FailPolls(err error) {
@@ -72,16 +80,6 @@ func (m *Memory) Put(t *model.Task) *model.Task {
 	m.store(&c)
 	return m.copyOf(c.ID)
 }
-
-// Advance moves the queue's clock forward by d.
-func (m *Memory) Advance(d time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.ahead += d
-}
-
-// now is the queue's clock; callers hold mu.
-func (m *Memory) now() time.Time { return m.Now().Add(m.ahead) }
 
 // Remove deletes a task.
 func (m *Memory) Remove(id string) {
@@ -168,7 +166,7 @@ func (m *Memory) Create(_ context.Context, n sources.NewTask) (*model.Task, erro
 	if n.Parent != "" {
 		return nil, model.Errorf(model.CodeMisconfigured, "create", n.ID, "the in-memory source has no sub-tasks")
 	}
-	now := m.now()
+	now := m.Now()
 	m.store(&model.Task{Source: m.name, ID: n.ID, Title: n.Title, Description: n.Description,
 		State: model.StateQueued, RawStatus: "queued", Class: n.Class, Priority: n.Priority,
 		CreatedAt: now, EditedAt: now})
@@ -179,7 +177,7 @@ func (m *Memory) Create(_ context.Context, n sources.NewTask) (*model.Task, erro
 func (m *Memory) Next(_ context.Context, agent string) (*model.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if t := model.Next(m.all(), agent, m.now(), m.Grace); t != nil {
+	if t := model.Next(m.all(), agent, m.Now(), m.Grace); t != nil {
 		return m.copyOf(t.ID), nil
 	}
 	return nil, nil
@@ -193,7 +191,7 @@ func (m *Memory) Claim(_ context.Context, id string, c sources.ClaimRequest) (*m
 	if t == nil {
 		return nil, sources.NotFound("claim", id)
 	}
-	if !model.Claimable(t, c.Agent, m.now(), m.Grace) {
+	if !model.Claimable(t, c.Agent, m.Now(), m.Grace) {
 		return nil, &model.Error{Code: model.CodeConflict, Op: "claim", Task: id, Msg: "held or not claimable", Current: m.copyOf(id)}
 	}
 	m.claim(t, c)
@@ -204,7 +202,7 @@ func (m *Memory) Claim(_ context.Context, id string, c sources.ClaimRequest) (*m
 func (m *Memory) ClaimNext(_ context.Context, c sources.ClaimRequest) (*model.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := model.Next(m.all(), c.Agent, m.now(), m.Grace)
+	t := model.Next(m.all(), c.Agent, m.Now(), m.Grace)
 	if t == nil {
 		return nil, nil
 	}
@@ -213,7 +211,7 @@ func (m *Memory) ClaimNext(_ context.Context, c sources.ClaimRequest) (*model.Ta
 }
 
 func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
-	now := m.now()
+	now := m.Now()
 	lease := c.Lease
 	if lease <= 0 {
 		lease = model.DefaultPolicy().Lease
@@ -238,8 +236,9 @@ func (m *Memory) Heartbeat(_ context.Context, id, token string, lease time.Durat
 	if lease <= 0 {
 		lease = model.DefaultPolicy().Lease
 	}
-	now := m.now()
+	now := m.Now()
 	t.Claim.HeartbeatAt, t.Claim.Expires = now, now.Add(lease)
+	t.Escalated = model.LevelNone // the holder is alive after all
 	m.store(t)
 	return m.copyOf(id), nil
 }
@@ -259,7 +258,7 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 	}
 	t.State, t.RawStatus = o.State, o.State.String()
 	t.Reason, t.UnblockAction, t.NextCheckAt, t.Artifacts = o.Reason, o.UnblockAction, o.NextCheckAt, o.Artifacts
-	t.History = append(t.History, model.Event{At: m.now(), Actor: t.Claim.Name, Action: o.State.String(), Reason: o.Reason})
+	t.History = append(t.History, model.Event{At: m.Now(), Actor: t.Claim.Name, Action: o.State.String(), Reason: o.Reason})
 	t.Claim = model.Claim{}
 	m.store(t)
 	return m.copyOf(id), nil
@@ -312,12 +311,88 @@ func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*mode
 	if err != nil {
 		return nil, err
 	}
-	now := m.now()
+	now := m.Now()
 	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: "handoff", Reason: h.Reason, Detail: "to " + h.To})
 	apply(t, now)
 	m.store(t)
 	return m.copyOf(id), nil
 }
+
+// Comment implements sources.Source: the note joins the task's history.
+func (m *Memory) Comment(_ context.Context, id string, n sources.Note) error {
+	if strings.TrimSpace(n.Text) == "" {
+		return model.Errorf(model.CodeMisconfigured, "comment", id, "the comment is empty")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.tasks[id]
+	if t == nil {
+		return sources.NotFound("comment", id)
+	}
+	t.History = append(t.History, model.Event{At: m.Now(), Actor: n.Author, Action: "comment", Reason: n.Text})
+	m.store(t)
+	return nil
+}
+
+// Update implements sources.Source, checked with sources.CheckEdit.
+func (m *Memory) Update(_ context.Context, id string, e sources.Edit) (*model.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.tasks[id]
+	if t == nil {
+		return nil, sources.NotFound("update", id)
+	}
+	now := m.Now()
+	if err := sources.CheckEdit(t, e, now); err != nil {
+		return nil, err
+	}
+	if e.Title != nil {
+		t.Title = *e.Title
+	}
+	if e.Priority != nil {
+		t.Priority = *e.Priority
+	}
+	if e.Class != nil {
+		t.Class = *e.Class
+	}
+	if e.State != model.StateUnknown {
+		t.State, t.RawStatus, t.Reason, t.Claim = e.State, e.State.String(), e.Reason, model.Claim{}
+	}
+	t.History = append(t.History, model.Event{At: now, Actor: e.Actor, Action: "update", Reason: e.Reason, Detail: sources.EditDetail(e)})
+	m.store(t)
+	return m.copyOf(id), nil
+}
+
+// MarkEscalation implements sources.Source: the level is recorded under the
+// claim's token and a running lease ends now, as the real backends do.
+func (m *Memory) MarkEscalation(_ context.Context, id, token string, level model.Level) error {
+	const op = "escalate"
+	if level <= model.LevelNone || level > model.LevelEscalated {
+		return model.Errorf(model.CodeMisconfigured, op, id, "escalation level %d is not on the ladder", int(level))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.held(op, id, token)
+	if err != nil {
+		return err
+	}
+	if t.Claim.Holder != model.HolderAgent {
+		return sources.Lost(op, id)
+	}
+	if t.Escalated >= level {
+		return nil
+	}
+	now := m.Now()
+	t.Escalated = level
+	if t.Claim.Expires.After(now) {
+		t.Claim.Expires = now
+	}
+	m.store(t)
+	return nil
+}
+
+// CheckWrite implements sources.Source: memory is always writable.
+func (m *Memory) CheckWrite(context.Context) error { return nil }
 
 // Close implements sources.Source.
 func (m *Memory) Close() error { return nil }
@@ -332,7 +407,7 @@ func (m *Memory) human(op, id string, h sources.Human, apply func(*model.Task, t
 	if err := sources.CheckHuman(model.Action(op), m.copyOf(id), h); err != nil {
 		return nil, err
 	}
-	now := m.now()
+	now := m.Now()
 	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason})
 	apply(t, now)
 	m.store(t)
@@ -344,7 +419,7 @@ func (m *Memory) held(op, id, token string) (*model.Task, error) {
 	if t == nil {
 		return nil, sources.NotFound(op, id)
 	}
-	if !model.TokenCurrent(t, token, m.now()) {
+	if !model.TokenCurrent(t, token, m.Now()) {
 		return nil, sources.Lost(op, id)
 	}
 	return t, nil
@@ -355,7 +430,7 @@ func (m *Memory) store(t *model.Task) {
 	m.seq++
 	t.Version = strconv.FormatInt(m.seq, 10)
 	if t.EditedAt.IsZero() {
-		t.EditedAt = m.now()
+		t.EditedAt = m.Now()
 	}
 	m.tasks[t.ID] = t
 	m.changed[t.ID] = m.seq

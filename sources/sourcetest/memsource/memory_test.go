@@ -12,9 +12,10 @@ import (
 // protocol as the real backends.
 func TestConformance(t *testing.T) {
 	sourcetest.Run(t, sourcetest.Harness{
-		New: func(testing.TB) sources.Source { return NewMemory("mem") },
-		Advance: func(_ testing.TB, src sources.Source, _ string, d time.Duration) {
-			src.(*Memory).Advance(d)
+		NewClocked: func(_ testing.TB, now func() time.Time) sources.Source {
+			m := NewMemory("mem")
+			m.Now = now
+			return m
 		},
 		Claimers: 16, Tasks: 200,
 	})
