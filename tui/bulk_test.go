@@ -3,12 +3,13 @@ package tui
 import (
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/claimdeck/claimdeck/sources"
 )
 
 // TestBulkReleaseOfMarkedStaleClaims: * marks every stale claim the
 // filter shows, r previews them (count, sources), asks one reason and y/N,
-// and applies them one by one; TASK-5, heartbeated by its agent after the
+// and applies them one by one; TASK-5, taken over by carol after the
 // preview, is refused and named in the summary, which stays in Activity.
 func TestBulkReleaseOfMarkedStaleClaims(t *testing.T) {
 	r := newRig(t)
@@ -30,7 +31,11 @@ func TestBulkReleaseOfMarkedStaleClaims(t *testing.T) {
 	}
 	r.typeText("node lost")
 	r.press("enter")
-	if _, err := r.prod.Heartbeat(t.Context(), "5", "tok-r-9", time.Hour); err != nil {
+	seen, err := r.prod.Get(t.Context(), "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.prod.Takeover(t.Context(), "5", sources.Human{Actor: "carol", Expect: seen.Version}); err != nil {
 		t.Fatal(err)
 	}
 	r.press("y")

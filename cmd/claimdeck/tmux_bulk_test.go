@@ -12,7 +12,7 @@ import (
 // TestTmuxBulkReleaseOfADeadNodesClaims is the runbook in the dashboard, at
 // 120×40 and 80×24: :stale, :source to one source and back, * marks every
 // stale claim of ORACLE_LOCAL (its agents' leases ran out) shown by the filter, r previews them and
-// takes one reason; one claim is heartbeated by its agent before y, and
+// takes one reason; one claim is taken over by a person before y, and
 // the summary names it refused while the others are released.
 func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
 	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
@@ -30,12 +30,13 @@ func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
 			if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			claim := func(source, agent, title string) (string, string) {
+			claim := func(source, agent, title string) string {
 				id := c.run(0, "--source", source, "create", "--title", title).Task.PageID
-				return id, c.run(0, "--source", source, "claim", "--task", id, "--agent-name", agent, "--lease", "1s").Task.LockToken
+				c.run(0, "--source", source, "claim", "--task", id, "--agent-name", agent, "--lease", "1s")
+				return id
 			}
 			claim("local", "worker-7", "index shard one")
-			beat, tok := claim("local", "worker-9", "index shard two")
+			beat := claim("local", "worker-9", "index shard two")
 			claim("locks", "worker-7", "index shard three")
 			time.Sleep(1500 * time.Millisecond) // the leases run out: the claims are stale
 
@@ -72,7 +73,7 @@ func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
 			}
 			p.keys("Enter")
 			p.await("the question", func(s string) bool { return strings.Contains(s, "Apply to 3 tasks, one by one?") })
-			c.run(0, "--source", "local", "heartbeat", "--task", beat, "--lock-token", tok)
+			c.run(0, "--source", "local", "takeover", "--task", beat, "--yes")
 			time.Sleep(200 * time.Millisecond)
 			p.keys("y")
 			s := p.await("the summary", func(s string) bool { return strings.Contains(s, "Force-release summary") })
@@ -84,8 +85,8 @@ func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
 					t.Fatalf("line %d overflows the %dx%d terminal: %q", i, sz[0], sz[1], l)
 				}
 			}
-			if got := c.run(0, "--source", "local", "get", "--task", beat).Task; got.ClaimedBy != "AGENT" {
-				t.Fatalf("the heartbeated claim was released: %+v", got)
+			if got := c.run(0, "--source", "local", "get", "--task", beat).Task; got.ClaimedBy != "HUMAN" {
+				t.Fatalf("the claim taken over midway was released: %+v", got)
 			}
 			p.keys("Escape", "q")
 		})
