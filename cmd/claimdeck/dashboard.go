@@ -170,8 +170,11 @@ type unavailable struct {
 func (u unavailable) Name() string       { return u.name }
 func (u unavailable) Caps() sources.Caps { return sources.Caps{} }
 func (u unavailable) Close() error       { return nil }
-func (u unavailable) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
+func (u unavailable) Poll(context.Context, sources.Cursor, ...sources.PollOption) (sources.Delta, error) {
 	return sources.Delta{}, u.err
+}
+func (u unavailable) Archive(context.Context, sources.ArchiveQuery) ([]*model.Task, error) {
+	return nil, u.err
 }
 func (u unavailable) Get(context.Context, string) (*model.Task, error) { return nil, u.err }
 func (u unavailable) Create(context.Context, sources.NewTask) (*model.Task, error) {

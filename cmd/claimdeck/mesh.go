@@ -317,8 +317,8 @@ or a notification not delivered; 3 for a bad registry or configuration.`,
 type readOnlySource struct{ src sources.Source }
 
 func (r readOnlySource) Name() string { return r.src.Name() }
-func (r readOnlySource) Poll(ctx context.Context, c sources.Cursor) (sources.Delta, error) {
-	return r.src.Poll(ctx, c)
+func (r readOnlySource) Poll(ctx context.Context, c sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
+	return r.src.Poll(ctx, c, opt...)
 }
 
 func (a *app) nodeServeCommand() *cobra.Command {

@@ -87,7 +87,7 @@ type memSource struct {
 
 func (s *memSource) Name() string { return s.name }
 
-func (s *memSource) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
+func (s *memSource) Poll(context.Context, sources.Cursor, ...sources.PollOption) (sources.Delta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]*model.Task, len(s.tasks))

@@ -16,7 +16,7 @@ import (
 // Every sources.Source is one.
 type TaskSource interface {
 	Name() string
-	Poll(ctx context.Context, since sources.Cursor) (sources.Delta, error)
+	Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error)
 }
 
 // Marker is implemented by sources that can record an escalation level on a

@@ -137,6 +137,10 @@ func (s *Store) migration(have map[string]bool) []string {
 		// The pull order itself, over pending rows only, so claim-next walks an
 		// index instead of sorting the queue on every claim.
 		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_pull_idx ON %s (%s) WHERE status = 'pending'", idx, s.table, pullOrder(s.d)),
+		// Live work apart from history, so the dashboard's full poll reads
+		// the live rows and the recent finished ones, not a year of them.
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_live_idx ON %s (status) WHERE status NOT IN %s", idx, s.table, finalStatuses),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_finished_idx ON %s (updated_at) WHERE status IN %s", idx, s.table, finalStatuses),
 	)
 	serial := "bigserial PRIMARY KEY"
 	if !pg {

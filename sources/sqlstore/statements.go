@@ -27,7 +27,14 @@ type statements struct {
 	handoff    string
 	audit      string
 	openSubs   string
+	live       string
+	archived   string
+	archive    string
 }
+
+// finalStatuses are the statuses stateOfStatus reads as final, as an SQL
+// list: the partial indexes and every query over history share this text.
+const finalStatuses = "('completed', 'failed', 'canceled', 'cancelled')"
 
 func (s *Store) statements(have map[string]bool) statements {
 	d, t := s.d, s.table
@@ -61,7 +68,18 @@ func (s *Store) statements(have map[string]bool) statements {
 
 	st.insert = fmt.Sprintf(`INSERT INTO %s (id, title, description, priority, task_type, status, assigned_worker, created_at, class, parent_id, version, updated_at)
 		VALUES ($1, $2, $3, $4, $5, 'pending', $6, %s, $7, $8, 0, %s) RETURNING %s`, t, now, now, cols)
-	openSub := fmt.Sprintf("SELECT 1 FROM %s sub WHERE sub.parent_id = %%s AND sub.status NOT IN ('completed', 'failed', 'canceled', 'cancelled')", t)
+	// Live work and recent history ($1, the horizon): each branch walks a
+	// partial index, so a year of completed rows costs nothing.
+	st.live = fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE status NOT IN %[3]s
+		UNION ALL SELECT %[1]s FROM %[2]s WHERE status IS NULL
+		UNION ALL SELECT %[1]s FROM %[2]s WHERE status IN %[3]s AND updated_at >= $1`, cols, t, finalStatuses)
+	st.archived = fmt.Sprintf("SELECT count(*) FROM %s WHERE status IN %s AND updated_at < $1", t, finalStatuses)
+	// $1 horizon, $2 status ('' for any final one), $3 LIKE pattern, $4 limit.
+	st.archive = fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE status IN %[3]s AND updated_at < $1
+		AND ($2 = '' OR status = $2 OR ($2 = 'canceled' AND status = 'cancelled'))
+		AND ($3 = '' OR lower(%[4]s) LIKE $3 ESCAPE '\' OR lower(title) LIKE $3 ESCAPE '\')
+		ORDER BY updated_at DESC, %[5]s LIMIT $4`, cols, t, finalStatuses, d.text("id"), idOrder(d))
+	openSub := fmt.Sprintf("SELECT 1 FROM %s sub WHERE sub.parent_id = %%s AND sub.status NOT IN %s", t, finalStatuses)
 	st.openSubs = "SELECT count(*) FROM (" + fmt.Sprintf(openSub, "$1") + ") open_subtasks"
 	st.next = fmt.Sprintf("SELECT %s FROM %s WHERE %s %s LIMIT 1", cols, t, eligible(d, "$1", "$2"), order)
 	st.claim = fmt.Sprintf(`UPDATE %s SET %s WHERE id = $7 AND (%s OR %s) RETURNING %s`,
