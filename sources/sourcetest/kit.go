@@ -92,6 +92,7 @@ var cases = []struct {
 	{"an agent may hand off its own task, naming its token", testAgentHandoff},
 	{"a human action on a task that changed since it was read gets CONFLICT", testStaleHumanAction},
 	{"human actions are recorded in the backend's own trail", testHistory},
+	{"a poll with a horizon leaves history out and counts it; Archive reads it on demand", testWindow},
 	{"a comment is kept in the task's trail", testComment},
 	{"a task with open sub-tasks cannot be completed", testSubtasks},
 	{"an escalation mark needs the claim's token and a heartbeat clears it", testEscalationMark},
