@@ -25,6 +25,8 @@ const (
 	DefaultMaxBackoff  = time.Minute
 	DefaultDebounce    = 100 * time.Millisecond
 	DefaultPollTimeout = 30 * time.Second
+	// DefaultWindow is how long finished tasks stay in memory.
+	DefaultWindow = 24 * time.Hour
 	// maxTransitions bounds the observed transitions a snapshot carries when
 	// the dashboard falls behind; the oldest are dropped first.
 	maxTransitions = 1000
@@ -46,6 +48,10 @@ type Config struct {
 	MaxBackoff  time.Duration
 	Debounce    time.Duration // how long a burst of push hints is gathered
 	PollTimeout time.Duration
+	// Window keeps tasks that finished within it beside the live ones;
+	// older history is counted and read on demand (LoadArchive). Zero is
+	// DefaultWindow, negative keeps all history in memory.
+	Window time.Duration
 }
 
 // Status is how a source is doing.
@@ -77,6 +83,9 @@ type SourceState struct {
 	Err      string    // last poll error while degraded
 	Failures int       // consecutive failed polls
 	Watching bool      // pushes arrive; polling is the fallback
+	// Archived counts the finished tasks older than the window, as of the
+	// last full poll; LoadArchive brings the ones a filter asks for.
+	Archived int
 	Tasks    []*model.Task
 }
 
@@ -128,10 +137,12 @@ type feed struct {
 	// Guarded by Hub.mu.
 	cursor sources.Cursor
 	tasks  map[string]*model.Task
-	list   []*model.Task // tasks as a slice, rebuilt only when they change
-	dirty  bool
-	loaded bool // the first load is not activity
-	state  SourceState
+	// archive holds the history LoadArchive brought, shown beside tasks.
+	archive map[string]*model.Task
+	list    []*model.Task // tasks and archive as a slice, rebuilt only when they change
+	dirty   bool
+	loaded  bool // the first load is not activity
+	state   SourceState
 }
 
 // New builds a hub; Run starts it.
@@ -147,6 +158,9 @@ func New(cfg Config) *Hub {
 	}
 	if cfg.PollTimeout <= 0 {
 		cfg.PollTimeout = DefaultPollTimeout
+	}
+	if cfg.Window == 0 {
+		cfg.Window = DefaultWindow
 	}
 	h := &Hub{cfg: cfg, out: make(chan Snapshot, 1), resume: make(chan struct{})}
 	close(h.resume)
@@ -311,7 +325,7 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	cursor := f.cursor
 	h.mu.Unlock()
 	pctx, cancel := context.WithTimeout(ctx, h.cfg.PollTimeout)
-	d, err := f.src.Poll(pctx, cursor)
+	d, err := f.src.Poll(pctx, cursor, sources.PollOption{FinishedAfter: h.horizon()})
 	cancel()
 	if ctx.Err() != nil {
 		return 0
@@ -336,10 +350,56 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 		st.Status, st.Since = StatusOK, now
 	}
 	st.Err, st.Failures, st.Updated = "", 0, now
+	if d.Full {
+		st.Archived = d.Archived
+	}
 	f.cursor = d.Cursor
 	h.merge(f, d)
 	h.publish()
 	return f.every
+}
+
+// horizon is when finished tasks become history: zero keeps them all.
+func (h *Hub) horizon() time.Time {
+	if h.cfg.Window < 0 {
+		return time.Time{}
+	}
+	return h.cfg.Now().Add(-h.cfg.Window)
+}
+
+// LoadArchive brings the history q asks for (q.Before is set to the
+// window's horizon) from every source into the snapshots, replacing what
+// an earlier call brought; a nil q drops it. Call it from a tea.Cmd.
+func (h *Hub) LoadArchive(ctx context.Context, q *sources.ArchiveQuery) error {
+	found := make([][]*model.Task, len(h.feeds))
+	var errs []error
+	if q != nil {
+		q.Before = h.horizon()
+		if q.Before.IsZero() {
+			return nil // every task is in memory already
+		}
+		for i, f := range h.feeds {
+			tasks, err := f.src.Archive(ctx, *q)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			found[i] = tasks
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, f := range h.feeds {
+		if len(f.archive) == 0 && len(found[i]) == 0 {
+			continue
+		}
+		f.archive = make(map[string]*model.Task, len(found[i]))
+		for _, t := range found[i] {
+			f.archive[t.ID] = t
+		}
+		f.dirty = true
+	}
+	h.publish()
+	return errors.Join(errs...)
 }
 
 func backoff(every time.Duration, failures int, limit time.Duration) time.Duration {
@@ -371,9 +431,10 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 			next[t.ID] = t
 			note(old, t)
 		}
+		horizon := h.horizon()
 		for id, t := range f.tasks {
-			if next[id] == nil {
-				note(t, nil)
+			if next[id] == nil && !model.Archived(t, horizon) {
+				note(t, nil) // gone; a task aging into history is not activity
 			}
 		}
 		f.tasks = next
@@ -414,9 +475,14 @@ func (h *Hub) publish() {
 	s := Snapshot{Seq: h.seq, At: h.cfg.Now(), Sources: make([]SourceState, len(h.feeds))}
 	for i, f := range h.feeds {
 		if f.dirty {
-			f.list = make([]*model.Task, 0, len(f.tasks))
+			f.list = make([]*model.Task, 0, len(f.tasks)+len(f.archive))
 			for _, t := range f.tasks {
 				f.list = append(f.list, t)
+			}
+			for id, t := range f.archive {
+				if f.tasks[id] == nil {
+					f.list = append(f.list, t)
+				}
 			}
 			f.dirty = false
 		}
