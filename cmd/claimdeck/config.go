@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/hub"
 )
 
 // Config is the whole configuration file (SPEC §6).
@@ -24,6 +25,9 @@ type Config struct {
 	Mesh       MeshConfig     `mapstructure:"mesh" json:"mesh"`
 	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
+	// HistoryWindow is how long the dashboard keeps finished tasks in
+	// memory; older ones stay in the backend until a filter asks.
+	HistoryWindow time.Duration `mapstructure:"history_window" json:"history_window"`
 	// Keys rebinds dashboard keys: action name → keys.
 	Keys map[string][]string `mapstructure:"keys" json:"keys,omitempty"`
 
@@ -122,6 +126,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("audit_log", filepath.Join(dataDir(), "audit.jsonl"))
 	v.SetDefault("lease", p.Lease)
 	v.SetDefault("heartbeat_every", p.HeartbeatEvery)
+	v.SetDefault("history_window", hub.DefaultWindow)
 	v.SetDefault("escalation.stale_after", p.Ladder.Stale)
 	v.SetDefault("escalation.urgent_after", p.Ladder.Urgent)
 	v.SetDefault("escalation.notify_after", p.Ladder.Notify)
@@ -200,6 +205,9 @@ func (c *Config) validate() error {
 	}
 	if c.Lease <= 0 {
 		problems = append(problems, "lease must be positive")
+	}
+	if c.HistoryWindow <= 0 {
+		problems = append(problems, "history_window must be positive (how long finished tasks stay on the dashboard, e.g. 24h)")
 	}
 	problems = append(problems, c.Mesh.problems()...)
 	if len(problems) > 0 {

@@ -48,7 +48,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 	for i := range d.feeds {
 		d.feeds[i].Every = d.every
 	}
-	h := hub.New(hub.Config{Feeds: d.feeds, Desk: desk})
+	h := hub.New(hub.Config{Feeds: d.feeds, Desk: desk, Window: a.cfg.HistoryWindow})
 	return tui.Run(ctx, tui.Options{
 		Hub:      h,
 		ReadOnly: a.cfg.ReadOnly,
