@@ -99,16 +99,18 @@ type Model struct {
 	boundary time.Time // the next time a task changes view by the clock alone
 	touched  int       // keeps derive's touching loop from being optimized away
 
-	filter      lineEdit
-	filtering   bool
-	terms       []term
-	pending     map[string]model.Action   // ref → action under way
-	overrides   map[string]*actionOutcome // ref → applied result not yet polled
-	dialogs     []dialog
-	banner      string
-	bannerIsErr bool
-	paused      bool
-	quitting    bool
+	filter    lineEdit
+	filtering bool
+	terms     []term
+	// archiveAsked: the kept filter brought history from the backends.
+	archiveAsked bool
+	pending      map[string]model.Action   // ref → action under way
+	overrides    map[string]*actionOutcome // ref → applied result not yet polled
+	dialogs      []dialog
+	banner       string
+	bannerIsErr  bool
+	paused       bool
+	quitting     bool
 }
 
 type actionOutcome struct {
@@ -244,6 +246,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case actionMsg:
 		m.actionDone(msg)
 		return m, nil
+	case archiveMsg:
+		m.archiveDone(msg)
+		return m, nil
 	case tea.BlurMsg:
 		m.paused = true
 		m.hub.Pause()
@@ -285,6 +290,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		if m.filter.Value() != "" {
 			m.filter.SetValue("")
 			m.refilter()
+			return m.askArchive()
 		}
 	case key.Matches(msg, k.Up):
 		m.move(-1)
@@ -343,10 +349,12 @@ func (m *Model) filterKey(msg tea.KeyMsg) tea.Cmd {
 	switch msg.Type {
 	case tea.KeyEnter:
 		m.filtering = false
+		return m.askArchive()
 	case tea.KeyEsc:
 		m.filtering = false
 		m.filter.SetValue("")
 		m.refilter()
+		return m.askArchive()
 	default:
 		if m.filter.Update(msg) {
 			m.refilter()
