@@ -126,8 +126,15 @@ func (s *Store) migration(have map[string]bool) []string {
 		out = append(out, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", s.table, c.name, typ))
 	}
 	if !have["updated_at"] {
-		// SQLite cannot add a column with a non-constant default: fill it once.
-		out = append(out, fmt.Sprintf("UPDATE %s SET updated_at = %s WHERE updated_at IS NULL", s.table, s.d.now))
+		// SQLite cannot add a column with a non-constant default: fill it
+		// once, from when each row last moved, so that history stays old.
+		last := "COALESCE(completed_at, started_at, created_at)"
+		if pg {
+			last = "COALESCE(completed_at::timestamptz, started_at::timestamptz, created_at::timestamptz, now())"
+		} else {
+			last = fmt.Sprintf("COALESCE(strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', %s), %s)", last, s.d.now)
+		}
+		out = append(out, fmt.Sprintf("UPDATE %s SET updated_at = %s WHERE updated_at IS NULL", s.table, last))
 	}
 	idx := strings.ReplaceAll(s.plainTable, ".", "_")
 	out = append(out,
