@@ -15,6 +15,10 @@ type PollOption struct {
 	// this horizon; a full poll counts them in Delta.Archived. Zero keeps
 	// every task.
 	FinishedAfter time.Time
+	// Uncounted lets a backend skip counting what it left out, when that
+	// costs more than reading the live tasks (SQL: a year of history); the
+	// caller then ignores Delta.Archived. The dashboard's first poll sets it.
+	Uncounted bool
 }
 
 // Horizon is the latest FinishedAfter of opts, zero when none sets one.
@@ -26,6 +30,16 @@ func Horizon(opts []PollOption) time.Time {
 		}
 	}
 	return h
+}
+
+// Uncounted reports whether any of opts lets the count be skipped.
+func Uncounted(opts []PollOption) bool {
+	for _, o := range opts {
+		if o.Uncounted {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultArchiveLimit bounds an ArchiveQuery that names no Limit.

@@ -57,14 +57,17 @@ func embeddedQueue(tb testing.TB, n int) string {
 // starts: it opens the queue, builds the hub and the model, prints
 // "frame" once the first View shows tasks, then its memory, and exits.
 func TestDashboardProcess(t *testing.T) {
-	path := os.Getenv("CLAIMDECK_FIRST_FRAME_DB")
-	if path == "" {
-		t.Skip("run by BenchmarkStartToFirstFrame")
+	cfg := sqlstore.Config{Name: "local", Driver: "sqlite", Path: os.Getenv("CLAIMDECK_FIRST_FRAME_DB")}
+	if table := os.Getenv("CLAIMDECK_FIRST_FRAME_PG_TABLE"); table != "" {
+		cfg = sqlstore.Config{Name: "team", Driver: "postgres", DSN: os.Getenv("CLAIMDECK_TEST_PG_DSN"), Table: table}
+	}
+	if cfg.Path == "" && cfg.Table == "" {
+		t.Skip("run by BenchmarkStartToFirstFrame and BenchmarkStartWithHistory")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	lipgloss.SetColorProfile(termenv.ANSI256)
-	store, err := sqlstore.Open(ctx, sqlstore.Config{Name: "local", Driver: "sqlite", Path: path})
+	store, err := sqlstore.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,41 +119,46 @@ func procStatus(field string) int {
 func BenchmarkStartToFirstFrame(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			path := embeddedQueue(b, n)
-			var rss, peak, apply float64
-			b.ResetTimer()
-			for b.Loop() {
-				cmd := exec.Command(os.Args[0], "-test.run=^TestDashboardProcess$", "-test.v")
-				cmd.Env = append(os.Environ(), "CLAIMDECK_FIRST_FRAME_DB="+path)
-				out, err := cmd.StdoutPipe()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := cmd.Start(); err != nil {
-					b.Fatal(err)
-				}
-				lines := bufio.NewScanner(out)
-				for lines.Scan() && lines.Text() != "frame" {
-				}
-				b.StopTimer()
-				for lines.Scan() {
-					var kb, hwm, tasks, us int
-					if _, err := fmt.Sscanf(lines.Text(), "memory %d %d %d %d", &kb, &hwm, &tasks, &us); err == nil {
-						if tasks != n {
-							b.Fatalf("the first frame had %d tasks, want %d", tasks, n)
-						}
-						rss, peak = max(rss, float64(kb)/1024), max(peak, float64(hwm)/1024)
-						apply += float64(us) / 1000
-					}
-				}
-				if err := cmd.Wait(); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-			}
-			b.ReportMetric(apply/float64(b.N), "dashboard-ms")
-			b.ReportMetric(rss, "rss-MB")
-			b.ReportMetric(peak, "peak-MB")
+			firstFrames(b, n, "CLAIMDECK_FIRST_FRAME_DB="+embeddedQueue(b, n))
 		})
 	}
+}
+
+// firstFrames starts the dashboard process b.N times with env added and
+// times each start to its first frame, which must show want tasks.
+func firstFrames(b *testing.B, want int, env ...string) {
+	var rss, peak, apply float64
+	b.ResetTimer()
+	for b.Loop() {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDashboardProcess$", "-test.v")
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		lines := bufio.NewScanner(out)
+		for lines.Scan() && lines.Text() != "frame" {
+		}
+		b.StopTimer()
+		for lines.Scan() {
+			var kb, hwm, tasks, us int
+			if _, err := fmt.Sscanf(lines.Text(), "memory %d %d %d %d", &kb, &hwm, &tasks, &us); err == nil {
+				if tasks != want {
+					b.Fatalf("the first frame had %d tasks, want %d", tasks, want)
+				}
+				rss, peak = max(rss, float64(kb)/1024), max(peak, float64(hwm)/1024)
+				apply += float64(us) / 1000
+			}
+		}
+		if err := cmd.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(apply/float64(b.N), "dashboard-ms")
+	b.ReportMetric(rss, "rss-MB")
+	b.ReportMetric(peak, "peak-MB")
 }

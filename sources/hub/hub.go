@@ -322,10 +322,12 @@ func (h *Hub) loop(ctx context.Context, f *feed) {
 // poll runs one poll and returns how long to wait before the next.
 func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	h.mu.Lock()
-	cursor := f.cursor
+	// The first load paints the first frame: history is counted at the
+	// next full poll.
+	cursor, uncounted := f.cursor, !f.loaded
 	h.mu.Unlock()
 	pctx, cancel := context.WithTimeout(ctx, h.cfg.PollTimeout)
-	d, err := f.src.Poll(pctx, cursor, sources.PollOption{FinishedAfter: h.horizon()})
+	d, err := f.src.Poll(pctx, cursor, sources.PollOption{FinishedAfter: h.horizon(), Uncounted: uncounted})
 	cancel()
 	if ctx.Err() != nil {
 		return 0
@@ -350,7 +352,7 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 		st.Status, st.Since = StatusOK, now
 	}
 	st.Err, st.Failures, st.Updated = "", 0, now
-	if d.Full {
+	if d.Full && !uncounted {
 		st.Archived = d.Archived
 	}
 	f.cursor = d.Cursor

@@ -70,7 +70,7 @@ func (s *Store) Poll(ctx context.Context, since sources.Cursor, opt ...sources.P
 	case full && migrated && !horizon.IsZero():
 		h := s.d.timeArg(horizon)
 		d.Tasks, err = s.scanAll(s.db.query(ctx, st.live, h))
-		if err == nil {
+		if err == nil && !sources.Uncounted(opt) {
 			err = s.db.queryRow(ctx, st.archived, h).Scan(&d.Archived)
 		}
 		c.Full = time.Now()

@@ -146,8 +146,10 @@ func (s *Store) migration(have map[string]bool) []string {
 		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_pull_idx ON %s (%s) WHERE status = 'pending'", idx, s.table, pullOrder(s.d)),
 		// Live work apart from history, so the dashboard's full poll reads
 		// the live rows and the recent finished ones, not a year of them.
-		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_live_idx ON %s (status) WHERE status NOT IN %s", idx, s.table, finalStatuses),
-		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_finished_idx ON %s (updated_at) WHERE status IN %s", idx, s.table, finalStatuses),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_live_idx ON %s (status) WHERE %s", idx, s.table, liveStatus),
+		// Status first, so history is a range per final status and counting
+		// it never leaves the index.
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_finished_idx ON %s (status, updated_at)", idx, s.table),
 	)
 	serial := "bigserial PRIMARY KEY"
 	if !pg {

@@ -36,6 +36,11 @@ type statements struct {
 // list: the partial indexes and every query over history share this text.
 const finalStatuses = "('completed', 'failed', 'canceled', 'cancelled')"
 
+// liveStatus is the predicate of the partial index over live rows: a
+// query uses that index only when it repeats this text. (NULL is neither,
+// and is found through the indexes that lead with status.)
+const liveStatus = "status NOT IN " + finalStatuses
+
 func (s *Store) statements(have map[string]bool) statements {
 	d, t := s.d, s.table
 	cols := selectList(d, have)
@@ -68,11 +73,11 @@ func (s *Store) statements(have map[string]bool) statements {
 
 	st.insert = fmt.Sprintf(`INSERT INTO %s (id, title, description, priority, task_type, status, assigned_worker, created_at, class, parent_id, version, updated_at)
 		VALUES ($1, $2, $3, $4, $5, 'pending', $6, %s, $7, $8, 0, %s) RETURNING %s`, t, now, now, cols)
-	// Live work and recent history ($1, the horizon): each branch walks a
-	// partial index, so a year of completed rows costs nothing.
-	st.live = fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE status NOT IN %[3]s
+	// Live work and recent history ($1, the horizon): each branch walks an
+	// index that holds no old history, so a year of it costs nothing.
+	st.live = fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE %[3]s
 		UNION ALL SELECT %[1]s FROM %[2]s WHERE status IS NULL
-		UNION ALL SELECT %[1]s FROM %[2]s WHERE status IN %[3]s AND updated_at >= $1`, cols, t, finalStatuses)
+		UNION ALL SELECT %[1]s FROM %[2]s WHERE status IN %[4]s AND updated_at >= $1`, cols, t, liveStatus, finalStatuses)
 	st.archived = fmt.Sprintf("SELECT count(*) FROM %s WHERE status IN %s AND updated_at < $1", t, finalStatuses)
 	// $1 horizon, $2 status ('' for any final one), $3 LIKE pattern, $4 limit.
 	st.archive = fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE status IN %[3]s AND updated_at < $1
