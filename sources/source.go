@@ -96,6 +96,9 @@ type Delta struct {
 	// Archived counts, on a full poll with FinishedAfter, the final tasks
 	// it left out; Archive reads them.
 	Archived int
+	// Partial marks the first screen a PollOption.First asked for: some
+	// tasks, nothing removed, and no cursor; the full poll follows.
+	Partial bool
 }
 
 // NewTask is a task to create. An empty ID lets the backend choose one.

@@ -19,6 +19,19 @@ type PollOption struct {
 	// costs more than reading the live tasks (SQL: a year of history); the
 	// caller then ignores Delta.Archived. The dashboard's first poll sets it.
 	Uncounted bool
+	// First asks a full poll for a first screen: at most this many queued
+	// tasks in pull order, from an index, as a Delta with Partial set. A
+	// backend that cannot answer it cheaply returns everything instead.
+	First int
+}
+
+// FirstPage is the First of opts, 0 when none asks for a first screen.
+func FirstPage(opts []PollOption) int {
+	n := 0
+	for _, o := range opts {
+		n = max(n, o.First)
+	}
+	return n
 }
 
 // Horizon is the latest FinishedAfter of opts, zero when none sets one.

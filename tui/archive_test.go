@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +67,23 @@ func TestAFilterForDoneTasksReadsTheArchive(t *testing.T) {
 	case <-r.hub.Snapshots():
 		t.Fatal("a filter that names no final state read the archive")
 	default:
+	}
+}
+
+// The footer says when a source is still loading past its first screen,
+// and how much history stays in the backend.
+func TestFooterSaysLoadingAndCountsHistory(t *testing.T) {
+	r := newRig(t)
+	s := hub.Snapshot{Sources: []hub.SourceState{{Name: "prod", Status: hub.StatusOK, Updated: r.now, Loading: true, Archived: 1234,
+		Tasks: []*model.Task{{Source: "prod", ID: "1", Key: "TASK-1", Title: "Rotate TLS", State: model.StateQueued}}}}}
+	r.m.Update(snapshotMsg(s))
+	r.size(160, 24)
+	if screen := r.screen(); !strings.Contains(screen, "loading…") || !strings.Contains(screen, "1234 finished earlier") {
+		t.Fatalf("the footer of a source still loading, with history in the backend:\n%s", screen)
+	}
+	s.Sources[0].Loading, s.Sources[0].Archived = false, 0
+	r.m.Update(snapshotMsg(s))
+	if screen := r.screen(); strings.Contains(screen, "loading…") || strings.Contains(screen, "finished earlier") {
+		t.Fatalf("the footer once loaded, without history:\n%s", screen)
 	}
 }

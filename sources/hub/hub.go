@@ -27,6 +27,9 @@ const (
 	DefaultPollTimeout = 30 * time.Second
 	// DefaultWindow is how long finished tasks stay in memory.
 	DefaultWindow = 24 * time.Hour
+	// DefaultFirstPage is how many queued tasks the first screen asks for
+	// before the full load: more than any terminal shows.
+	DefaultFirstPage = 200
 	// maxTransitions bounds the observed transitions a snapshot carries when
 	// the dashboard falls behind; the oldest are dropped first.
 	maxTransitions = 1000
@@ -52,6 +55,10 @@ type Config struct {
 	// older history is counted and read on demand (LoadArchive). Zero is
 	// DefaultWindow, negative keeps all history in memory.
 	Window time.Duration
+	// FirstPage is how many tasks in pull order a source's first load
+	// paints before the rest arrives (zero: DefaultFirstPage, negative:
+	// wait for the full load).
+	FirstPage int
 }
 
 // Status is how a source is doing.
@@ -83,6 +90,8 @@ type SourceState struct {
 	Err      string    // last poll error while degraded
 	Failures int       // consecutive failed polls
 	Watching bool      // pushes arrive; polling is the fallback
+	// Loading: Tasks is a first screen; the full load is under way.
+	Loading bool
 	// Archived counts the finished tasks older than the window, as of the
 	// last full poll; LoadArchive brings the ones a filter asks for.
 	Archived int
@@ -161,6 +170,9 @@ func New(cfg Config) *Hub {
 	}
 	if cfg.Window == 0 {
 		cfg.Window = DefaultWindow
+	}
+	if cfg.FirstPage == 0 {
+		cfg.FirstPage = DefaultFirstPage
 	}
 	h := &Hub{cfg: cfg, out: make(chan Snapshot, 1), resume: make(chan struct{})}
 	close(h.resume)
@@ -325,9 +337,13 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	// The first load paints the first frame: history is counted at the
 	// next full poll.
 	cursor, uncounted := f.cursor, !f.loaded
+	first := 0
+	if !f.loaded && !f.state.Loading {
+		first = max(h.cfg.FirstPage, 0)
+	}
 	h.mu.Unlock()
 	pctx, cancel := context.WithTimeout(ctx, h.cfg.PollTimeout)
-	d, err := f.src.Poll(pctx, cursor, sources.PollOption{FinishedAfter: h.horizon(), Uncounted: uncounted})
+	d, err := f.src.Poll(pctx, cursor, sources.PollOption{FinishedAfter: h.horizon(), Uncounted: uncounted, First: first})
 	cancel()
 	if ctx.Err() != nil {
 		return 0
@@ -355,9 +371,13 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	if d.Full && !uncounted {
 		st.Archived = d.Archived
 	}
-	f.cursor = d.Cursor
+	st.Loading = d.Partial
 	h.merge(f, d)
 	h.publish()
+	if d.Partial {
+		return 0 // the first screen is painted: load the rest at once
+	}
+	f.cursor = d.Cursor
 	return f.every
 }
 
@@ -456,7 +476,7 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 		h.pending = slices.Delete(h.pending, 0, n-maxTransitions)
 	}
 	f.dirty = f.dirty || d.Full || len(d.Tasks) > 0 || len(d.Removed) > 0
-	f.loaded = true
+	f.loaded = f.loaded || !d.Partial
 }
 
 // transitioned says whether a change is worth a line in the activity view:

@@ -28,6 +28,7 @@ type statements struct {
 	audit      string
 	openSubs   string
 	live       string
+	first      string
 	archived   string
 	archive    string
 }
@@ -78,6 +79,8 @@ func (s *Store) statements(have map[string]bool) statements {
 	st.live = fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE %[3]s
 		UNION ALL SELECT %[1]s FROM %[2]s WHERE status IS NULL
 		UNION ALL SELECT %[1]s FROM %[2]s WHERE status IN %[4]s AND updated_at >= $1`, cols, t, liveStatus, finalStatuses)
+	// The first screen of the Queue, from the pull-order index ($1 rows).
+	st.first = fmt.Sprintf("SELECT %s FROM %s WHERE status = 'pending' %s LIMIT $1", cols, t, order)
 	st.archived = fmt.Sprintf("SELECT count(*) FROM %s WHERE status IN %s AND updated_at < $1", t, finalStatuses)
 	// $1 horizon, $2 status ('' for any final one), $3 LIKE pattern, $4 limit.
 	st.archive = fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE status IN %[3]s AND updated_at < $1
