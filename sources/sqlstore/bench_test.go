@@ -198,7 +198,7 @@ func BenchmarkSQLiteClaimComplete4Processes(b *testing.B) {
 // changed, at 10,000 and 1,000,000 rows: it must cost the same.
 func BenchmarkIdlePoll(b *testing.B) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
-		for _, rows := range []int{10_000, 1_000_000} {
+		for _, rows := range []int{1_000, 10_000, 100_000, 1_000_000} {
 			b.Run(fmt.Sprintf("%s/%d", dialect, rows), func(b *testing.B) {
 				var s *Store
 				if dialect == "sqlite" {
