@@ -80,7 +80,7 @@ func (s *Store) statements(have map[string]bool) statements {
 		UNION ALL SELECT %[1]s FROM %[2]s WHERE status IS NULL
 		UNION ALL SELECT %[1]s FROM %[2]s WHERE status IN %[4]s AND updated_at >= $1`, cols, t, liveStatus, finalStatuses)
 	// The first screen of the Queue, from the pull-order index ($1 rows).
-	st.first = fmt.Sprintf("SELECT %s FROM %s WHERE status = 'pending' %s LIMIT $1", cols, t, order)
+	st.first = fmt.Sprintf("SELECT %s FROM %s WHERE %s %s LIMIT $1", cols, t, d.pending, order)
 	st.archived = fmt.Sprintf("SELECT count(*) FROM %s WHERE status IN %s AND updated_at < $1", t, finalStatuses)
 	// $1 horizon, $2 status ('' for any final one), $3 LIKE pattern, $4 limit.
 	st.archive = fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE status IN %[3]s AND updated_at < $1
@@ -139,10 +139,10 @@ func handoffSet(d dialect, first int, clearLock, bump string) string {
 // or reserved for this agent, or whose reservation has run out.
 func eligible(d dialect, agent, pool string) string {
 	now := d.ts(d.now)
-	return fmt.Sprintf(`(status = 'pending' AND COALESCE(holder_kind, '') <> 'HUMAN' AND (
+	return fmt.Sprintf(`(%[5]s AND COALESCE(holder_kind, '') <> 'HUMAN' AND (
 		(reserved_for IS NULL AND (COALESCE(assigned_worker, '') IN ('', %[2]s) OR lower(assigned_worker) = lower(%[1]s)))
 		OR reserved_for = 'ANY' OR lower(reserved_for) = lower(%[1]s) OR %[3]s <= %[4]s))`,
-		agent, pool, d.ts("reserved_until"), now)
+		agent, pool, d.ts("reserved_until"), now, d.pending)
 }
 
 // staleLease is the other half of model.Claimable: an agent's lease that
