@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/theme"
 )
 
 const appName = "claimdeck"
@@ -45,8 +46,8 @@ func (m *Model) tabLabel(k viewKind) string {
 	label := strconv.Itoa(int(k)+1) + " " + viewTitles[k]
 	switch k {
 	case nodesView:
-		if m.opts.Nodes != nil {
-			label += " " + strconv.Itoa(len(m.nodes))
+		if m.snap.Mesh != nil {
+			label += " " + strconv.Itoa(len(m.snap.Mesh.Nodes()))
 		}
 	case activityView:
 	default:
@@ -116,7 +117,7 @@ var emptyText = [viewCount]string{
 
 func (m *Model) body(b *strings.Builder, p *pane) {
 	st := m.styles
-	if p.kind == nodesView && m.opts.Nodes == nil {
+	if p.kind == nodesView && m.snap.Mesh == nil {
 		lines := []string{"", "  No mesh is configured, so there are no nodes to show.",
 			"  Set mesh.registry in the config to watch the machines your agents run on."}
 		for i := range p.grid.height {
@@ -162,13 +163,13 @@ func (m *Model) bannerLine() string {
 	st := m.styles
 	if m.banner != "" {
 		if m.bannerIsErr {
-			return st.Banner.Render(fit(" "+oneLine(m.banner), m.width))
+			return st.Banner.Render(fit(" "+theme.Safe(m.banner), m.width))
 		}
-		return st.Notice.Render(fit(" "+oneLine(m.banner), m.width))
+		return st.Notice.Render(fit(" "+theme.Safe(m.banner), m.width))
 	}
 	for _, s := range m.snap.Sources {
 		if s.Status == hub.StatusDegraded {
-			msg := " ⚠ " + s.Name + " degraded for " + ago(s.Since, m.now()) + ": " + oneLine(s.Err) + " — retrying, showing its last good data"
+			msg := " ⚠ " + s.Name + " degraded for " + ago(s.Since, m.now()) + ": " + theme.Safe(s.Err) + " — retrying, showing its last good data"
 			return st.Banner.Render(fit(msg, m.width))
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,7 +32,7 @@ own SQL keeps working. Running it twice is harmless.`,
 			if a.cfg.readOnly(sc.Name) {
 				return model.Errorf(model.CodeMisconfigured, "migrate", "", "source %q is read-only", sc.Name)
 			}
-			src, err := openSource(cmd.Context(), a.cfg, sc)
+			src, err := openSource(cmd.Context(), a.cfg, sc, true)
 			if err != nil {
 				return err
 			}
@@ -52,7 +53,7 @@ func (a *app) configCommand() *cobra.Command {
 		Short: "Print the configuration in effect, secrets redacted",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return a.out().json(map[string]any{"ok": true, "file": a.cfg.file, "config": redacted(a.cfg)})
+			return a.out().json(map[string]any{"ok": true, "file": a.cfg.file, "config": showable(reflect.ValueOf(redacted(a.cfg)))})
 		},
 	})
 	cfg.AddCommand(&cobra.Command{

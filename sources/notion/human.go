@@ -27,6 +27,8 @@ func (s *Source) appendHistory(p patch, t *model.Task, e model.Event) {
 // audit trail — the hand-off history and a comment on the page.
 func (s *Source) humanAction(ctx context.Context, action model.Action, id string, h sources.Human, token string,
 	build func(t *model.Task, p patch, now time.Time) (detail string, err error)) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	op := string(action)
 	var t *model.Task
 	var err error
@@ -38,15 +40,15 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if err != nil {
 		return nil, err
 	}
-	if token == "" && h.Expect != t.Version {
-		e := model.Errorf(model.CodeConflict, op, id, "the task changed since it was read (version %s, now %s): nothing was done", orDash(h.Expect), t.Version)
-		e.Current = t
-		return nil, e
-	}
-	if t.State.Final() {
+	if token == "" {
+		err = sources.CheckHuman(action, t, h)
+	} else if t.State.Final() {
 		e := model.Errorf(model.CodeConflict, op, id, "the task is already %s", t.State)
 		e.Current = t
-		return nil, e
+		err = e
+	}
+	if err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	p := patch{}
@@ -59,14 +61,14 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if token != "" {
 		code = model.CodeLostLock
 	}
-	got, err := s.settled(ctx, op, id, p, code)
+	got, err := s.settled(ctx, op, t, p, code)
 	if err != nil {
 		return nil, err
 	}
 	note := auditNote(action, h.Actor, h.Reason, detail, t)
-	if _, err := s.client.Comment.Create(ctx, &notionapi.CommentCreateRequest{
-		Parent: notionapi.Parent{PageID: notionapi.PageID(id)}, RichText: chunks(note),
-	}); err != nil {
+	if err := s.postNote(ctx, id, note); forbidden(err) {
+		got.History = append(got.History, noComments("post", s.fail(op, id, err)))
+	} else if err != nil {
 		e := model.Errorf(model.CodeAPIError, op, id, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, id, err))
 		e.Current = got
 		return got, e
@@ -137,7 +139,10 @@ func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error)
 	var out []model.Event
 	pg := &notionapi.Pagination{PageSize: 100}
 	for {
-		res, err := s.client.Comment.Get(ctx, notionapi.BlockID(id), pg)
+		res, err := s.api.comments(ctx, id, pg.StartCursor.String())
+		if forbidden(err) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, s.fail("get", id, err)
 		}
@@ -149,7 +154,7 @@ func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error)
 		if !res.HasMore || res.NextCursor == "" {
 			return out, nil
 		}
-		pg.StartCursor = res.NextCursor
+		pg.StartCursor = notionapi.Cursor(res.NextCursor)
 	}
 }
 
@@ -193,11 +198,13 @@ func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model
 // field holds the reservation's end, so seed agents see the task as taken
 // until then. With a Handoff Queue database, a record is added there too.
 func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "handoff"
-	to := strings.TrimSpace(h.To)
-	if to == "" {
-		return nil, model.Errorf(model.CodeMisconfigured, op, id, "a target agent (or ANY) is required")
+	if err := sources.CheckTarget(id, h.To); err != nil {
+		return nil, err
 	}
+	to := strings.TrimSpace(h.To)
 	dur := h.For
 	if dur <= 0 {
 		dur = sources.DefaultReservation
@@ -227,6 +234,8 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 
 // Comment posts a note on the page.
 func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "comment"
 	if strings.TrimSpace(n.Text) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "the comment is empty")
@@ -247,10 +256,7 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if n.Author != "" {
 		text = n.Author + ": " + text
 	}
-	_, err = s.client.Comment.Create(ctx, &notionapi.CommentCreateRequest{
-		Parent: notionapi.Parent{PageID: notionapi.PageID(id)}, RichText: chunks(text),
-	})
-	if err != nil {
+	if err := s.postNote(ctx, id, text); err != nil {
 		return s.fail(op, id, err)
 	}
 	return nil
@@ -259,6 +265,8 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 // Update edits the title, priority, class or status under sources.CheckEdit,
 // checked against the page as it reads now.
 func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "update"
 	t, err := s.page(ctx, op, id)
 	if err != nil {
@@ -302,7 +310,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 
 // handoffQueue is seed 001's Handoff Queue database.
 type handoffQueue struct {
-	db    notionapi.DatabaseID
+	db    string // its data source
 	title string
 	has   map[string]bool
 }
@@ -323,13 +331,20 @@ var handoffFields = []struct {
 	{"stagedAt", notionapi.PropertyConfigTypeDate},
 }
 
-func (s *Source) openQueue(ctx context.Context, id notionapi.DatabaseID) (*handoffQueue, error) {
+func (s *Source) openQueue(ctx context.Context, id string) (*handoffQueue, error) {
 	const op = "open"
-	db, err := s.client.Database.Get(ctx, id)
+	refs, err := s.api.dataSources(ctx, id)
 	if err != nil {
 		return nil, s.fail(op, "", fmt.Errorf("handoff queue database: %w", err))
 	}
-	q := &handoffQueue{db: id, has: map[string]bool{}}
+	if len(refs) != 1 {
+		return nil, model.Errorf(model.CodeMisconfigured, op, "", "handoff queue database %s has %d data sources, want one", id, len(refs))
+	}
+	db, err := s.api.schema(ctx, refs[0].ID)
+	if err != nil {
+		return nil, s.fail(op, "", fmt.Errorf("handoff queue data source: %w", err))
+	}
+	q := &handoffQueue{db: refs[0].ID, has: map[string]bool{}}
 	var problems []string
 	for name, cfg := range db.Properties {
 		if cfg.GetType() == notionapi.PropertyConfigTypeTitle {
@@ -374,11 +389,7 @@ func (q *handoffQueue) record(ctx context.Context, s *Source, taskID, title stri
 	if q.has["stagedAt"] {
 		p.date("stagedAt", time.Now())
 	}
-	_, err := s.client.Page.Create(ctx, &notionapi.PageCreateRequest{
-		Parent:     notionapi.Parent{Type: notionapi.ParentTypeDatabaseID, DatabaseID: q.db},
-		Properties: notionapi.Properties(p),
-	})
-	if err != nil {
+	if _, err := s.api.createPage(ctx, q.db, notionapi.Properties(p)); err != nil {
 		return s.fail("handoff", taskID, err)
 	}
 	return nil

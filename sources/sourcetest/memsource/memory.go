@@ -279,6 +279,9 @@ func (m *Memory) Cancel(_ context.Context, id string, h sources.Human) (*model.T
 // Handoff implements sources.Source: a human names the version seen, an
 // agent its token.
 func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	if err := sources.CheckTarget(id, h.To); err != nil {
+		return nil, err
+	}
 	apply := func(t *model.Task, now time.Time) {
 		until := time.Time{}
 		if h.For > 0 {
@@ -313,11 +316,8 @@ func (m *Memory) human(op, id string, h sources.Human, apply func(*model.Task, t
 	if t == nil {
 		return nil, sources.NotFound(op, id)
 	}
-	if h.Expect != "" && h.Expect != t.Version {
-		return nil, &model.Error{Code: model.CodeConflict, Op: op, Task: id, Msg: "the task changed", Current: m.copyOf(id)}
-	}
-	if t.State.Final() {
-		return nil, &model.Error{Code: model.CodeConflict, Op: op, Task: id, Msg: "the task is " + t.State.String(), Current: m.copyOf(id)}
+	if err := sources.CheckHuman(model.Action(op), m.copyOf(id), h); err != nil {
+		return nil, err
 	}
 	now := m.Now()
 	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason})
