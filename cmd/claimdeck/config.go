@@ -28,6 +28,12 @@ type Config struct {
 	// HistoryWindow is how long the dashboard keeps finished tasks in
 	// memory; older ones stay in the backend until a filter asks.
 	HistoryWindow time.Duration `mapstructure:"history_window" json:"history_window"`
+	// MetricsListen serves Prometheus metrics from the dashboard (and the
+	// demo) at this address, as `claimdeck metrics --listen` does.
+	MetricsListen string `mapstructure:"metrics_listen" json:"metrics_listen,omitempty"`
+	// Alerts ring the dashboard's terminal for a new escalation or a node
+	// gone DOWN; both off unless asked for.
+	Alerts AlertConfig `mapstructure:"alerts" json:"alerts"`
 	// Keys rebinds dashboard keys: action name → keys.
 	Keys map[string][]string `mapstructure:"keys" json:"keys,omitempty"`
 	MCP  MCPConfig           `mapstructure:"mcp" json:"mcp"`
@@ -79,6 +85,12 @@ type SourceConfig struct {
 	Properties map[string]string `mapstructure:"properties" json:"properties,omitempty"`
 	Statuses   map[string]string `mapstructure:"statuses" json:"statuses,omitempty"`
 	Optional   []string          `mapstructure:"optional" json:"optional,omitempty"`
+}
+
+// AlertConfig is `alerts:`: the terminal bell and desktop notifications.
+type AlertConfig struct {
+	Bell    bool `mapstructure:"bell" json:"bell"`
+	Desktop bool `mapstructure:"desktop" json:"desktop"`
 }
 
 // LadderConfig is seed 001's escalation ladder.
@@ -138,6 +150,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("lease", p.Lease)
 	v.SetDefault("heartbeat_every", p.HeartbeatEvery)
 	v.SetDefault("history_window", hub.DefaultWindow)
+	v.SetDefault("metrics_listen", "")
 	v.SetDefault("escalation.stale_after", p.Ladder.Stale)
 	v.SetDefault("escalation.urgent_after", p.Ladder.Urgent)
 	v.SetDefault("escalation.notify_after", p.Ladder.Notify)

@@ -31,6 +31,7 @@ type statements struct {
 	first      string
 	archived   string
 	archive    string
+	subtasks   string
 }
 
 // finalStatuses are the statuses stateOfStatus reads as final, as an SQL
@@ -44,6 +45,9 @@ const liveStatus = "status NOT IN " + finalStatuses
 
 func (s *Store) statements(have map[string]bool) statements {
 	d, t := s.d, s.table
+	if s.clock != "" {
+		d.now = "claimdeck_clock('" + s.clock + "')" // a uuid of ours, not input
+	}
 	cols := selectList(d, have)
 	st := statements{
 		cols:       cols,
@@ -89,6 +93,7 @@ func (s *Store) statements(have map[string]bool) statements {
 		ORDER BY updated_at DESC, %[5]s LIMIT $4`, cols, t, finalStatuses, d.text("id"), idOrder(d))
 	openSub := fmt.Sprintf("SELECT 1 FROM %s sub WHERE sub.parent_id = %%s AND sub.status NOT IN %s", t, finalStatuses)
 	st.openSubs = "SELECT count(*) FROM (" + fmt.Sprintf(openSub, "$1") + ") open_subtasks"
+	st.subtasks = fmt.Sprintf("SELECT %s FROM %s WHERE parent_id = $1 ORDER BY created_at, id", cols, t)
 	st.next = fmt.Sprintf("SELECT %s FROM %s WHERE %s %s LIMIT 1", cols, t, eligible(d, "$1", "$2"), order)
 	st.claim = fmt.Sprintf(`UPDATE %s SET %s WHERE id = $7 AND (%s OR %s) RETURNING %s`,
 		t, claimSet, eligible(d, "$1", "$6"), staleLease(d, "$8"), cols)
