@@ -24,6 +24,7 @@ type Config struct {
 	Escalation LadderConfig   `mapstructure:"escalation" json:"escalation"`
 	Mesh       MeshConfig     `mapstructure:"mesh" json:"mesh"`
 	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
+	Grace      time.Duration  `mapstructure:"grace" json:"grace"`
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
 	// HistoryWindow is how long the dashboard keeps finished tasks in
 	// memory; older ones stay in the backend until a filter asks.
@@ -106,6 +107,7 @@ func (c *Config) Policy() model.Policy {
 	return model.Policy{
 		Lease:          c.Lease,
 		HeartbeatEvery: c.Heartbeat,
+		Grace:          c.Grace,
 		Ladder: model.Ladder{
 			Stale: c.Escalation.StaleAfter, Urgent: c.Escalation.UrgentAfter,
 			Notify: c.Escalation.NotifyAfter, Escalate: c.Escalation.EscalateAfter,
@@ -148,6 +150,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("read_only", false)
 	v.SetDefault("audit_log", filepath.Join(dataDir(), "audit.jsonl"))
 	v.SetDefault("lease", p.Lease)
+	v.SetDefault("grace", p.Grace)
 	v.SetDefault("heartbeat_every", p.HeartbeatEvery)
 	v.SetDefault("history_window", hub.DefaultWindow)
 	v.SetDefault("metrics_listen", "")
@@ -243,6 +246,9 @@ func (c *Config) validate() error {
 	}
 	if c.HistoryWindow <= 0 {
 		problems = append(problems, "history_window must be positive (how long finished tasks stay on the dashboard, e.g. 24h)")
+	}
+	if c.Grace <= 0 {
+		problems = append(problems, "grace must be positive: how long a dead holder's expired lease waits before its task is rescued")
 	}
 	problems = append(problems, c.Mesh.problems()...)
 	if len(problems) > 0 {

@@ -98,7 +98,8 @@ func claimComplete(b *testing.B, agents int) {
 		b.ResetTimer()
 		cycles(b, agents, func(agent string) bool {
 			token := uuid.NewString()
-			rows, err := pool.Query(ctx, st.claimNext, agent, nil, nil, token, s.cfg.Lease.Milliseconds(), s.cfg.Pool)
+			rows, err := pool.Query(ctx, st.claimNext, agent, nil, nil, token, s.cfg.Lease.Milliseconds(), s.cfg.Pool,
+				s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag)
 			if err != nil {
 				b.Error(err)
 				return false
