@@ -302,3 +302,9 @@ func (t *Task) DisplayKey() string {
 
 // Ref names a task across sources.
 func (t *Task) Ref() string { return t.Source + "/" + t.ID }
+
+// Archived reports whether t is history at horizon: final, and last changed
+// before it. The dashboard keeps only what is not; a zero horizon keeps all.
+func Archived(t *Task, horizon time.Time) bool {
+	return !horizon.IsZero() && t.State.Final() && t.EditedAt.Before(horizon)
+}

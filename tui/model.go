@@ -119,17 +119,19 @@ type Model struct {
 	rungs    [levelBroken + 1]int // stale rows by severity, for the alarm in the top bar
 	touched  int                  // keeps derive's touching loop from being optimized away
 
-	filter      lineEdit
-	filtering   bool
-	terms       []term
-	pending     map[string]model.Action   // ref → action under way
-	overrides   map[string]*actionOutcome // ref → applied result not yet polled
-	dialogs     []dialog
-	banner      string
-	bannerIsErr bool
-	bannerAt    time.Time
-	paused      bool
-	quitting    bool
+	filter    lineEdit
+	filtering bool
+	terms     []term
+	// archiveAsked: the kept filter brought history from the backends.
+	archiveAsked bool
+	pending      map[string]model.Action   // ref → action under way
+	overrides    map[string]*actionOutcome // ref → applied result not yet polled
+	dialogs      []dialog
+	banner       string
+	bannerIsErr  bool
+	bannerAt     time.Time
+	paused       bool
+	quitting     bool
 }
 
 type actionOutcome struct {
@@ -273,6 +275,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case actionMsg:
 		m.actionDone(msg)
 		return m, nil
+	case archiveMsg:
+		m.archiveDone(msg)
+		return m, nil
 	case statsMsg:
 		m.setStats(stats.Report(msg))
 		return m, nil
@@ -318,6 +323,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		if m.filter.Value() != "" {
 			m.filter.SetValue("")
 			m.refilter()
+			return m.askArchive()
 		}
 	case key.Matches(msg, k.Up):
 		m.move(-1)
@@ -386,10 +392,12 @@ func (m *Model) filterKey(msg tea.KeyMsg) tea.Cmd {
 	switch msg.Type {
 	case tea.KeyEnter:
 		m.filtering = false
+		return m.askArchive()
 	case tea.KeyEsc:
 		m.filtering = false
 		m.filter.SetValue("")
 		m.refilter()
+		return m.askArchive()
 	default:
 		if m.filter.Update(msg) {
 			m.refilter()

@@ -362,8 +362,8 @@ func (r readOnlySource) Caps() sources.Caps {
 	c.Escalation, c.Lacks = false, append(c.Lacks, "escalation marks: read-only by configuration")
 	return c
 }
-func (r readOnlySource) Poll(ctx context.Context, c sources.Cursor) (sources.Delta, error) {
-	return r.src.Poll(ctx, c)
+func (r readOnlySource) Poll(ctx context.Context, c sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
+	return r.src.Poll(ctx, c, opt...)
 }
 func (r readOnlySource) MarkEscalation(_ context.Context, id, _ string, _ model.Level) error {
 	return model.Errorf(model.CodeMisconfigured, "escalate", id, "source %q is read-only", r.src.Name())

@@ -434,7 +434,7 @@ func (s *Source) snapshot() ([]*model.Task, error) {
 // Poll returns what changed since the cursor. The cursor names this Source
 // instance and a generation; one from elsewhere gets a full snapshot. The
 // tasks returned are shared: treat them as read-only.
-func (s *Source) Poll(ctx context.Context, since sources.Cursor) (sources.Delta, error) {
+func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	if err := ctx.Err(); err != nil {
 		return sources.Delta{}, model.Wrap(model.CodeAPIError, "poll", "", err)
 	}
@@ -456,8 +456,22 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor) (sources.Delta,
 				d.Removed = append(d.Removed, id)
 			}
 		}
+	} else {
+		d.Tasks, d.Archived = sources.Window(d.Tasks, opt)
 	}
 	return d, nil
+}
+
+// Archive answers from a fresh scan: the directory is read whole anyway.
+func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.Task, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	tasks, err := s.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return sources.ArchiveOf(tasks, q)
 }
 
 func (s *Source) parseCursor(c sources.Cursor) (uint64, bool) {

@@ -93,7 +93,7 @@ func (m *Memory) Remove(id string) {
 }
 
 // Poll implements sources.Source: the cursor is the version counter.
-func (m *Memory) Poll(_ context.Context, since sources.Cursor) (sources.Delta, error) {
+func (m *Memory) Poll(_ context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.polls++
@@ -106,6 +106,7 @@ func (m *Memory) Poll(_ context.Context, since sources.Cursor) (sources.Delta, e
 		for id := range m.tasks {
 			d.Tasks = append(d.Tasks, m.copyOf(id))
 		}
+		d.Tasks, d.Archived = sources.Window(d.Tasks, opt)
 		return d, nil
 	}
 	from, err := strconv.ParseInt(string(since), 10, 64)
@@ -461,4 +462,15 @@ func (m *Memory) copyOf(id string) *model.Task {
 	c := *m.tasks[id]
 	c.History = slices.Clone(c.History)
 	return &c
+}
+
+// Archive implements sources.Source over every stored task.
+func (m *Memory) Archive(_ context.Context, q sources.ArchiveQuery) ([]*model.Task, error) {
+	m.mu.Lock()
+	tasks := make([]*model.Task, 0, len(m.tasks))
+	for id := range m.tasks {
+		tasks = append(tasks, m.copyOf(id))
+	}
+	m.mu.Unlock()
+	return sources.ArchiveOf(tasks, q)
 }
