@@ -1,8 +1,8 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -52,7 +52,11 @@ func (a *app) configCommand() *cobra.Command {
 		Short: "Print the configuration in effect, secrets redacted",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return a.out().json(map[string]any{"ok": true, "file": a.cfg.file, "config": redacted(a.cfg)})
+			shown, err := redacted(a.cfg)
+			if err != nil {
+				return err
+			}
+			return a.out().json(map[string]any{"ok": true, "file": a.cfg.file, "config": shown})
 		},
 	})
 	cfg.AddCommand(&cobra.Command{
@@ -67,42 +71,37 @@ func (a *app) configCommand() *cobra.Command {
 	return cfg
 }
 
-// redacted copies the configuration with every secret replaced: tokens,
-// and the password inside a DSN.
-func redacted(c *Config) *Config {
-	out := *c
-	out.Sources = make([]SourceConfig, len(c.Sources))
-	for i, s := range c.Sources {
-		if s.Token != "" {
-			s.Token = "[redacted]"
-		}
-		if s.DSN != "" {
-			s.DSN = redactDSN(s.DSN)
-		}
-		out.Sources[i] = s
+// redacted is the configuration as JSON values with every secret hidden:
+// a field named like a secret (token, password, …) entirely, and every
+// other string through model.Redact (DSN passwords, URL userinfo, token
+// query parameters), so a field added later is covered too.
+func redacted(c *Config) (any, error) {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
 	}
-	return &out
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return redactValue("", v), nil
 }
 
-// redactDSN hides the password of a URL or key=value DSN.
-func redactDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		rest := dsn[i+3:]
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			creds := rest[:at]
-			if c := strings.IndexByte(creds, ':'); c >= 0 {
-				return dsn[:i+3] + creds[:c] + ":[redacted]" + rest[at:]
-			}
+func redactValue(key string, v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = redactValue(k, e)
 		}
-	}
-	fields := strings.Fields(dsn)
-	for i, f := range fields {
-		if strings.HasPrefix(strings.ToLower(f), "password=") {
-			fields[i] = "password=[redacted]"
+	case []any:
+		for i, e := range x {
+			x[i] = redactValue(key, e)
 		}
+	case string:
+		if x != "" && model.SecretName(key) {
+			return model.Redacted
+		}
+		return model.Redact(x)
 	}
-	if strings.Contains(dsn, "=") && !strings.Contains(dsn, "://") {
-		return strings.Join(fields, " ")
-	}
-	return dsn
+	return v
 }

@@ -103,7 +103,7 @@ func (a *app) registry() (*mesh.Registry, error) {
 		return nil, model.Wrap(model.CodeMisconfigured, "mesh", "", err)
 	}
 	for _, w := range warns {
-		fmt.Fprintln(a.stderr, "warning:", w)
+		fmt.Fprintln(a.stderr, "warning:", model.Redact(fmt.Sprint(w)))
 	}
 	return reg, nil
 }

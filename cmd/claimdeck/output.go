@@ -110,10 +110,11 @@ func (p printer) json(v any) error {
 // fail prints an error in the contract's shape and returns its exit status.
 func (p printer) fail(err error) int {
 	code := model.CodeOf(err)
+	msg := model.Redact(err.Error()) // not every error is a *model.Error
 	if p.table {
-		fmt.Fprintf(p.w, "error: %v\n", err)
+		fmt.Fprintf(p.w, "error: %s\n", msg)
 	} else {
-		_ = p.json(map[string]any{"ok": false, "error": map[string]string{"code": string(code), "message": err.Error()}})
+		_ = p.json(map[string]any{"ok": false, "error": map[string]string{"code": string(code), "message": msg}})
 	}
 	return code.ExitStatus()
 }

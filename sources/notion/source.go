@@ -152,7 +152,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			notionapi.WithRetry(1)),
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
-		redact: func(s string) string { return strings.ReplaceAll(s, token, "[redacted]") },
+		redact: func(s string) string { return model.RedactAll(s, token) },
 	}
 	if cfg.Settle < 0 {
 		s.settle = 0

@@ -261,10 +261,7 @@ func (s *Store) classify(op, id string, err error) error {
 			code, hint = model.CodeMisconfigured, "the database file cannot be opened: "
 		}
 	}
-	msg := hint + err.Error()
-	if s.secret != "" {
-		msg = strings.ReplaceAll(msg, s.secret, "xxxxx")
-	}
+	msg := model.RedactAll(hint+err.Error(), s.secret)
 	return &model.Error{Code: code, Op: op, Task: id, Msg: fmt.Sprintf("source %s: %s", s.cfg.Name, msg)}
 }
 
