@@ -143,6 +143,9 @@ var notFinal = []model.State{model.StateQueued, model.StateClaimed, model.StateB
 
 // Takeover claims the task as HUMAN:<actor>, with a new token and no expiry.
 func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("takeover", id); err != nil {
+		return nil, err
+	}
 	return s.act(string(model.ActionTakeover), "taken-over", id, h, notFinal,
 		func(rec *record, ev *model.Event) {
 			rec.Agent, rec.HolderKind = model.HumanPrefix+h.Actor, model.HolderHuman.String()
@@ -154,6 +157,9 @@ func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*mod
 // ForceRelease puts the task back in the queue; the old lock goes to
 // archive/ with who, when and why, and its token dies with it.
 func (s *Source) ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("force-release", id); err != nil {
+		return nil, err
+	}
 	return s.requeue(string(model.ActionForceRelease), "released", id, h, nil,
 		model.StateClaimed, model.StateBlocked, model.StateReview, model.StateFailed)
 }
@@ -161,6 +167,9 @@ func (s *Source) ForceRelease(ctx context.Context, id string, h sources.Human) (
 // Handoff releases the task and reserves it for one agent (or ANY). A human
 // names the version they saw; an agent names its lock token.
 func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	if err := h.Check("handoff", id); err != nil {
+		return nil, err
+	}
 	const op = string(model.ActionHandoff)
 	if strings.TrimSpace(h.To) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, op, id, "a target agent (or ANY) is required")
@@ -230,6 +239,9 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 // Cancel ends the task as canceled: a .done with status "canceled", so the
 // seed's agents, which skip tasks that have a .done, leave it alone.
 func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("cancel", id); err != nil {
+		return nil, err
+	}
 	return s.act(string(model.ActionCancel), "canceled", id, h, notFinal,
 		func(rec *record, ev *model.Event) {
 			rec.Agent = model.HumanPrefix + h.Actor

@@ -60,6 +60,9 @@ func recordFor(t *model.Task) *record {
 
 // Create adds a task to the tasks file (see the package doc).
 func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, error) {
+	if err := n.Check("create"); err != nil {
+		return nil, err
+	}
 	id := n.ID
 	if id == "" {
 		id = "t-" + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")[:20]
@@ -115,6 +118,9 @@ func (s *Source) appendTask(w wireEntry) error {
 
 // Claim takes a task model.Claimable allows, breaking an expired lease.
 func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", id); err != nil {
+		return nil, err
+	}
 	if err := refuseID("claim", id); err != nil {
 		return nil, err
 	}
@@ -136,6 +142,9 @@ func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (
 // ClaimNext claims the first task in pull order that is eligible for the
 // agent. A task someone else wins in the meantime is skipped.
 func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", ""); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, "claim-next", "", "no agent name")
 	}
@@ -264,6 +273,9 @@ func (s *Source) holderLock(id, token string) *fileState {
 // write lock and the new lock replaces the old by rename, never leaving the
 // name empty (a moment without a lock would look like a free task).
 func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	if err := sources.CheckHeartbeat("heartbeat", id, token, lease); err != nil {
+		return nil, err
+	}
 	if err := refuseID("heartbeat", id); err != nil {
 		return nil, err
 	}
@@ -309,6 +321,9 @@ var finishes = map[model.State]struct {
 // token checked there, and only then is the .done or .failed published with
 // link(), which never overwrites.
 func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	if err := o.Check("finish", id, token); err != nil {
+		return nil, err
+	}
 	fin, ok := finishes[o.State]
 	if !ok {
 		return nil, model.Errorf(model.CodeMisconfigured, "finish", id, "%s is not an outcome (want done, blocked, review, canceled or failed)", o.State)

@@ -155,6 +155,9 @@ func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error)
 
 // Takeover claims the task as HUMAN:<actor> with a new token and no expiry.
 func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("takeover", id); err != nil {
+		return nil, err
+	}
 	return s.humanAction(ctx, model.ActionTakeover, id, h, "", func(t *model.Task, p patch, now time.Time) (string, error) {
 		p.option(s.m.Status, s.m.States[model.StateClaimed])
 		p.lock(&s.m, model.HolderHuman, model.HumanPrefix+h.Actor, "", uuid.NewString(), now, time.Time{})
@@ -165,6 +168,9 @@ func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*mod
 
 // ForceRelease puts the task back in the queue; the old token dies.
 func (s *Source) ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("force-release", id); err != nil {
+		return nil, err
+	}
 	return s.humanAction(ctx, model.ActionForceRelease, id, h, "", func(t *model.Task, p patch, now time.Time) (string, error) {
 		s.release(p)
 		return "", nil
@@ -179,6 +185,9 @@ func (s *Source) release(p patch) {
 
 // Cancel ends the task as canceled with the human's reason.
 func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("cancel", id); err != nil {
+		return nil, err
+	}
 	return s.humanAction(ctx, model.ActionCancel, id, h, "", func(t *model.Task, p patch, now time.Time) (string, error) {
 		p.option(s.m.Status, s.m.States[model.StateCanceled])
 		p.lock(&s.m, model.HolderNone, "", "", "", time.Time{}, time.Time{})
@@ -193,6 +202,9 @@ func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model
 // field holds the reservation's end, so seed agents see the task as taken
 // until then. With a Handoff Queue database, a record is added there too.
 func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	if err := h.Check("handoff", id); err != nil {
+		return nil, err
+	}
 	const op = "handoff"
 	to := strings.TrimSpace(h.To)
 	if to == "" {
@@ -227,6 +239,9 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 
 // Comment posts a note on the page.
 func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
+	if err := n.Check("comment", id); err != nil {
+		return err
+	}
 	const op = "comment"
 	if strings.TrimSpace(n.Text) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "the comment is empty")
@@ -259,6 +274,9 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 // Update edits the title, priority, class or status under sources.CheckEdit,
 // checked against the page as it reads now.
 func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.Task, error) {
+	if err := e.Check("update", id); err != nil {
+		return nil, err
+	}
 	const op = "update"
 	t, err := s.page(ctx, op, id)
 	if err != nil {

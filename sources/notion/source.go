@@ -299,6 +299,9 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 
 // Create adds a queued task. Notion chooses the page id.
 func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, error) {
+	if err := n.Check("create"); err != nil {
+		return nil, err
+	}
 	const op = "create"
 	if strings.TrimSpace(n.Title) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, op, "", "a task needs a title")

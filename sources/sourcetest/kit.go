@@ -96,6 +96,7 @@ var cases = []struct {
 	{"a task with open sub-tasks cannot be completed", testSubtasks},
 	{"an escalation mark needs the claim's token and a heartbeat clears it", testEscalationMark},
 	{"update edits a free task, a held one only by its holder, and never the lease", testUpdate},
+	{"bad input is MISCONFIGURED on every operation and writes nothing", testBadInput},
 	{"many agents claiming one task: exactly one wins", testOneTaskManyClaimers},
 	{"many agents draining the queue: no task is claimed or completed twice", testContention},
 	{"force-release racing the holder's completion: exactly one of them wins", testZombieRace},

@@ -156,6 +156,9 @@ func nullable(s string) any {
 
 // Create inserts a pending task in the pool.
 func (s *Store) Create(ctx context.Context, n sources.NewTask) (*model.Task, error) {
+	if err := n.Check("create"); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("create", n.ID)
 	if err != nil {
 		return nil, err
@@ -229,6 +232,9 @@ func (s *Store) claimArgs(c sources.ClaimRequest) ([]any, error) {
 // Claim is one conditional UPDATE … RETURNING: it succeeds only on a row
 // model.Claimable allows, judged on the database clock.
 func (s *Store) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", id); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("claim", id)
 	if err != nil {
 		return nil, err
@@ -247,6 +253,9 @@ func (s *Store) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*
 
 // ClaimNext claims the first eligible task in pull order in one statement.
 func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", ""); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("claim", "")
 	if err != nil {
 		return nil, err
@@ -280,6 +289,9 @@ func (s *Store) refusal(ctx context.Context, op, id string, code model.Code, why
 
 // Heartbeat extends the lease of the holder of token.
 func (s *Store) Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	if err := sources.CheckHeartbeat("heartbeat", id, token, lease); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("heartbeat", id)
 	if err != nil {
 		return nil, err
@@ -308,6 +320,9 @@ var finalStates = map[model.State]bool{model.StateDone: true, model.StateFailed:
 
 // Finish ends or parks the holder's claim, keyed on its token.
 func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	if err := o.Check("finish", id, token); err != nil {
+		return nil, err
+	}
 	op := "finish"
 	st, err := s.writable(op, id)
 	if err != nil {
@@ -345,6 +360,9 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 // Handoff: a human's is checked against the version they saw, an agent's
 // against its token.
 func (s *Store) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	if err := h.Check("handoff", id); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("handoff", id)
 	if err != nil {
 		return nil, err
@@ -394,6 +412,9 @@ func (s *Store) agentHandoff(ctx context.Context, st statements, id string, h so
 
 // Takeover claims the task as HUMAN:<actor> with a new token and no expiry.
 func (s *Store) Takeover(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("takeover", id); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("takeover", id)
 	if err != nil {
 		return nil, err
@@ -406,6 +427,9 @@ func (s *Store) Takeover(ctx context.Context, id string, h sources.Human) (*mode
 // ForceRelease returns the task to the pool exactly as seed 003's release
 // statement does, and clears the lock.
 func (s *Store) ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("force-release", id); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("force-release", id)
 	if err != nil {
 		return nil, err
@@ -417,6 +441,9 @@ func (s *Store) ForceRelease(ctx context.Context, id string, h sources.Human) (*
 
 // Cancel ends the task as canceled with the human's reason.
 func (s *Store) Cancel(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("cancel", id); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("cancel", id)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 
 // The endpoints the emulator answers, as method and path patterns. Stats
@@ -148,10 +150,7 @@ func (s *Server) SetComputed(pageID, property string, raw json.RawMessage) error
 
 // Serve answers requests on ln until ctx is done.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	stopped := context.AfterFunc(ctx, func() { _ = srv.Shutdown(context.Background()) })
-	defer stopped()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	if err := webserver.New(s, webserver.Limits{MaxBody: 8 << 20}).Serve(ctx, ln); err != nil {
 		return fmt.Errorf("notionemu: serving: %w", err)
 	}
 	return nil

@@ -144,6 +144,9 @@ func (m *Memory) Get(_ context.Context, id string) (*model.Task, error) {
 
 // Create implements sources.Source.
 func (m *Memory) Create(_ context.Context, n sources.NewTask) (*model.Task, error) {
+	if err := n.Check("create"); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if n.ID == "" {
@@ -174,6 +177,9 @@ func (m *Memory) Next(_ context.Context, agent string) (*model.Task, error) {
 
 // Claim implements sources.Source.
 func (m *Memory) Claim(_ context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", id); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.tasks[id]
@@ -189,6 +195,9 @@ func (m *Memory) Claim(_ context.Context, id string, c sources.ClaimRequest) (*m
 
 // ClaimNext implements sources.Source.
 func (m *Memory) ClaimNext(_ context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", ""); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := model.Next(m.all(), c.Agent, m.Now())
@@ -215,6 +224,9 @@ func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
 
 // Heartbeat implements sources.Source.
 func (m *Memory) Heartbeat(_ context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	if err := sources.CheckHeartbeat("heartbeat", id, token, lease); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, err := m.held("heartbeat", id, token)
@@ -232,6 +244,9 @@ func (m *Memory) Heartbeat(_ context.Context, id, token string, lease time.Durat
 
 // Finish implements sources.Source.
 func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	if err := o.Check("finish", id, token); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, err := m.held("finish", id, token)
@@ -253,6 +268,9 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 
 // Takeover implements sources.Source.
 func (m *Memory) Takeover(_ context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("takeover", id); err != nil {
+		return nil, err
+	}
 	return m.human("takeover", id, h, func(t *model.Task, now time.Time) {
 		t.State, t.RawStatus = model.StateClaimed, "claimed"
 		t.Claim = model.Claim{Holder: model.HolderHuman, Name: model.HumanPrefix + h.Actor,
@@ -263,6 +281,9 @@ func (m *Memory) Takeover(_ context.Context, id string, h sources.Human) (*model
 
 // ForceRelease implements sources.Source.
 func (m *Memory) ForceRelease(_ context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("force-release", id); err != nil {
+		return nil, err
+	}
 	return m.human("force-release", id, h, func(t *model.Task, _ time.Time) {
 		t.State, t.RawStatus, t.Claim = model.StateQueued, "queued", model.Claim{}
 	})
@@ -270,6 +291,9 @@ func (m *Memory) ForceRelease(_ context.Context, id string, h sources.Human) (*m
 
 // Cancel implements sources.Source.
 func (m *Memory) Cancel(_ context.Context, id string, h sources.Human) (*model.Task, error) {
+	if err := h.Check("cancel", id); err != nil {
+		return nil, err
+	}
 	return m.human("cancel", id, h, func(t *model.Task, _ time.Time) {
 		t.State, t.RawStatus, t.Reason, t.Claim = model.StateCanceled, "canceled", h.Reason, model.Claim{}
 	})
@@ -278,6 +302,9 @@ func (m *Memory) Cancel(_ context.Context, id string, h sources.Human) (*model.T
 // Handoff implements sources.Source: a human names the version seen, an
 // agent its token.
 func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	if err := h.Check("handoff", id); err != nil {
+		return nil, err
+	}
 	apply := func(t *model.Task, now time.Time) {
 		until := time.Time{}
 		if h.For > 0 {
