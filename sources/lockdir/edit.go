@@ -148,7 +148,7 @@ func (s *Source) rewrite(op, id string, change func(cur *model.Task, rec *record
 	}
 	replaced, err := s.replaceUnchanged(file, rec.marshal())
 	if err != nil {
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
+		return nil, sources.StorageErr(op, id, err)
 	}
 	if !replaced {
 		return nil, s.freshConflict(op, id, "the task changed while it was being updated")

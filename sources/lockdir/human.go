@@ -55,7 +55,7 @@ func (s *Source) seize(op, id string, h sources.Human, from ...model.State) (*se
 	}
 	priv, ok, err := s.takeVerified(id, sz.file)
 	if err != nil {
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
+		return nil, sources.StorageErr(op, id, err)
 	}
 	if !ok {
 		return nil, s.freshConflict(op, id, "the task changed since it was read")
@@ -220,7 +220,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 	}
 	priv, ok, err := s.takeVerified(id, lk)
 	if err != nil {
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
+		return nil, sources.StorageErr(op, id, err)
 	}
 	if !ok {
 		return nil, sources.Lost(op, id)
@@ -230,7 +230,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 	rec.addEvent(model.Event{At: s.now(), Actor: h.Actor, Action: op, Reason: h.Reason, Detail: "by the holder " + cur.Claim.Name + "; reserved for " + res.For})
 	if err := s.replace(rec.marshal(), s.path(id, kindQueued)); err != nil {
 		s.restore(priv, lk.path, id)
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
+		return nil, sources.StorageErr(op, id, err)
 	}
 	os.Remove(priv)
 	return s.reread(op, id)
@@ -254,5 +254,5 @@ func (s *Source) publishFailed(op, id string, err error) error {
 	if err == errExist {
 		return s.freshConflict(op, id, "someone else wrote the task's file at the same moment")
 	}
-	return model.Wrap(model.CodeAPIError, op, id, err)
+	return sources.StorageErr(op, id, err)
 }

@@ -203,7 +203,7 @@ func (s *Source) lock(op string) (func(), error) {
 		f, err := os.OpenFile(filepath.Join(s.dir, ".claimdeck.flock"), os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			s.writeMu.Unlock()
-			return nil, model.Wrap(model.CodeAPIError, op, "", err)
+			return nil, sources.StorageErr(op, "", err)
 		}
 		s.lockFile = f
 	}
@@ -215,7 +215,7 @@ func (s *Source) lock(op string) (func(), error) {
 		}
 		if !errors.Is(err, syscall.EINTR) {
 			s.writeMu.Unlock()
-			return nil, model.Wrap(model.CodeAPIError, op, "", err)
+			return nil, sources.StorageErr(op, "", err)
 		}
 	}
 	return func() {

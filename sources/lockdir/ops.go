@@ -89,7 +89,7 @@ func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, er
 	}
 	w := wireEntry{ID: id, Title: n.Title, Description: n.Description, Priority: n.Priority, Class: class, CreatedAt: formatTime(s.now())}
 	if err := s.appendTask(w); err != nil {
-		return nil, model.Wrap(model.CodeAPIError, "create", id, err)
+		return nil, sources.StorageErr("create", id, err)
 	}
 	t, _, err := s.readTask(id)
 	if err == nil && t == nil {
@@ -162,7 +162,7 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 	model.SortPullOrder(cands)
 	for _, t := range cands {
 		if err := ctx.Err(); err != nil {
-			return nil, model.Wrap(model.CodeAPIError, "claim-next", "", err)
+			return nil, sources.StorageErr("claim-next", "", err)
 		}
 		unlock, err := s.lock("claim-next")
 		if err != nil {
@@ -207,7 +207,7 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 		// the one judged expired before anyone can link a new one.
 		priv, ok, err := s.takeVerified(id, lk)
 		if err != nil {
-			return nil, model.Wrap(model.CodeAPIError, op, id, err)
+			return nil, sources.StorageErr(op, id, err)
 		}
 		if !ok {
 			return nil, s.freshConflict(op, id, "the expired lock changed while it was being broken")
@@ -221,7 +221,7 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 		if errors.Is(err, errExist) {
 			return nil, s.freshConflict(op, id, "claimed by someone else at the same moment")
 		}
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
+		return nil, sources.StorageErr(op, id, err)
 	}
 	if q := slot[kindQueued]; q != nil {
 		os.Remove(q.path) // its reservation is used up; its history lives on in the lock
@@ -342,7 +342,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	}
 	priv, ok, err := s.takeVerified(id, lk)
 	if err != nil {
-		return nil, model.Wrap(model.CodeAPIError, fin.action, id, err)
+		return nil, sources.StorageErr(fin.action, id, err)
 	}
 	if !ok {
 		return nil, sources.Lost(fin.action, id)
@@ -359,7 +359,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	rec.addEvent(model.Event{At: now, Actor: rec.Agent, Action: fin.action, Reason: o.Reason})
 	if err := s.publishFinal(rec.marshal(), id, fin.kind); err != nil {
 		s.restore(priv, lk.path, id)
-		return nil, model.Wrap(model.CodeAPIError, fin.action, id, err)
+		return nil, sources.StorageErr(fin.action, id, err)
 	}
 	os.Remove(priv) // our own lock, verified, its content carried into the marker
 	return s.reread(fin.action, id)
