@@ -66,16 +66,7 @@ type world struct {
 }
 
 func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *world {
-	return &world{t: t, bin: claimdeck, conf: conf, env: env, lease: lease, grace: grace(), running: map[*os.Process]bool{}}
-}
-
-// grace is how long after a lease ends a dead holder's task is handed out
-// again (claimdeck's default: one minute); FAULTS_GRACE overrides it.
-func grace() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("FAULTS_GRACE")); err == nil {
-		return d
-	}
-	return time.Minute
+	return &world{t: t, bin: claimdeck, conf: conf, env: env, lease: lease, grace: grace, running: map[*os.Process]bool{}}
 }
 
 // run runs one claimdeck command; killed says SIGKILL ended it.
@@ -200,11 +191,13 @@ func (w *world) load(agents int, d time.Duration, disrupt ...func(ctx context.Co
 }
 
 // drain is a healthy agent left after the faults: it takes and completes
-// what it can until every task is done or a lease and a grace (and a
-// margin) have passed since the faults stopped.
+// tasks for as long as it gets any, and stops once every task is done or
+// it has been refused (no eligible task) a lease and a grace, plus a
+// margin, after the faults stopped. What is not done then is stuck.
 func (w *world) drain(total int) {
-	ctx, cancel := context.WithTimeout(context.Background(), w.lease+w.grace+15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
+	giveUp := time.Now().Add(w.lease + w.grace + 5*time.Second)
 	for ctx.Err() == nil {
 		start := time.Now()
 		a, _ := w.run(ctx, "claim", "--agent-name", "drainer", "--lease", w.lease.String())
@@ -221,7 +214,11 @@ func (w *world) drain(total int) {
 			}
 			continue
 		}
-		if done, _ := w.doneCount(ctx); done == total {
+		if !a.OK && time.Now().Before(giveUp.Add(time.Minute)) {
+			time.Sleep(250 * time.Millisecond) // a storm's failure, not a refusal
+			continue
+		}
+		if done, _ := w.doneCount(ctx); done == total || time.Now().After(giveUp) {
 			return
 		}
 		time.Sleep(250 * time.Millisecond)
