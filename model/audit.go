@@ -5,7 +5,7 @@ import "time"
 // Action names a human (operator) action.
 type Action string
 
-// Human actions of SPEC §3.
+// Human actions: the overrides a person applies through the desk.
 const (
 	ActionTakeover     Action = "takeover"
 	ActionForceRelease Action = "force-release"

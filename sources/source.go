@@ -2,7 +2,7 @@
 // implements, the desk through which human overrides are applied and
 // audited, and the hub that polls sources for the dashboard.
 //
-// It knows the lease protocol (SPEC §3) but no backend's schema: SQL rows,
+// It knows the lease protocol but no backend's schema: SQL rows,
 // Notion properties and lock files stay inside their own packages.
 package sources
 

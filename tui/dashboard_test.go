@@ -416,12 +416,12 @@ func TestCountdownsTickWithoutPolling(t *testing.T) {
 	r.press("2")
 	polls := r.prod.Polls()
 	r.now = r.now.Add(61 * time.Second)
-	r.m.Update(tickMsg{nodes: r.nodes})
+	r.m.Update(tickMsg{})
 	if row := rowOf(t, r, "TASK-9"); !strings.Contains(row, "1:59") {
 		t.Fatalf("countdown after 61 s: %q", row)
 	}
 	r.now = t0.Add(3*time.Minute + time.Second)
-	r.m.Update(tickMsg{nodes: r.nodes})
+	r.m.Update(tickMsg{})
 	r.press("3")
 	rowOf(t, r, "TASK-9") // its lease ran out: now it is stale
 	if r.prod.Polls() != polls {
@@ -488,7 +488,9 @@ func TestObservedTransitionsShowInActivity(t *testing.T) {
 }
 
 func TestNoMeshSaysSoPlainly(t *testing.T) {
-	r := newRig(t, withoutMesh)
+	r := newRig(t)
+	r.nodes = nil
+	r.poll()
 	r.press("4")
 	if !strings.Contains(r.screen(), "No mesh is configured") {
 		t.Fatalf("nodes view without a mesh:\n%s", r.screen())
@@ -588,5 +590,40 @@ func TestActivityKeepsTheNewestLines(t *testing.T) {
 	}
 	if first := r.m.pane().acts[0]; !first.At.Equal(t0.Add(time.Duration(3*maxActivity-1) * time.Second)) {
 		t.Fatalf("the first line is from %s, want the newest", first.At)
+	}
+}
+
+// TestNodesDownByHolderMappingShowStale is the case where the dashboard once
+// said "Nothing stale" while the sweep marked both claims: holders place
+// worker-7 on "oracle" (the registry spells it ORACLE) and worker-8 on
+// SANDMAN, both DOWN, both leases still running.
+func TestNodesDownByHolderMappingShowStale(t *testing.T) {
+	r := newRig(t)
+	r.size(120, 40)
+	for _, w := range []string{"worker-7", "worker-8"} {
+		r.prod.Put(&model.Task{ID: w, Key: "W-" + w[len(w)-1:], Title: "job of " + w, State: model.StateClaimed, RawStatus: "claimed",
+			Claim: model.Claim{Holder: model.HolderAgent, Name: w, Token: "tok-" + w, ClaimedAt: t0.Add(-2 * time.Minute), Expires: t0.Add(18 * time.Minute)}})
+	}
+	r.nodes = []model.Node{{Name: "ORACLE", Status: model.NodeDown}, {Name: "SANDMAN", Status: model.NodeDown}}
+	r.holders = map[string]string{"worker-7": "oracle", "worker-8": "SANDMAN"}
+	r.poll()
+	r.press("3")
+	for key, node := range map[string]string{"W-7": "ORACLE", "W-8": "SANDMAN"} {
+		if row := rowOf(t, r, key); !strings.Contains(row, "STALE") || !strings.Contains(row, "node "+node+" DOWN") {
+			t.Errorf("%s in the Stale view: %q, want STALE and node %s DOWN", key, row, node)
+		}
+	}
+}
+
+// TestSweepNoticesReachActivity: what enforcement did arrives in the hub's
+// snapshot and is a line in Activity, failures marked as such.
+func TestSweepNoticesReachActivity(t *testing.T) {
+	r := newRig(t)
+	r.size(120, 40)
+	r.m.Update(snapshotMsg(hub.Snapshot{Sources: r.m.snap.Sources, Policy: r.m.snap.Policy, Mesh: r.m.snap.Mesh,
+		Notices: []hub.Notice{{At: t0, Source: "prod", Task: "5", What: "marked urgent"}}}))
+	r.press("5")
+	if row := rowOf(t, r, "prod     5"); !strings.Contains(row, "marked urgent") {
+		t.Fatalf("activity row: %q", row)
 	}
 }

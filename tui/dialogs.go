@@ -308,7 +308,7 @@ func (d *helpDialog) view(m *Model, width, height int) string {
 }
 
 // taskDetail lists every field of a task and its history.
-func taskDetail(t *model.Task, now time.Time, p model.Policy, loc *time.Location) []string {
+func taskDetail(t *model.Task, now time.Time, p model.Policy, c model.Classification, loc *time.Location) []string {
 	when := func(at time.Time) string {
 		if at.IsZero() {
 			return "—"
@@ -338,7 +338,8 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, loc *time.Location
 	}
 	kv = append(kv,
 		[2]string{"lease", model.Health(t, now, p).String()},
-		[2]string{"escalation", orDash(model.Escalation(t, now, p.Ladder).String())},
+		[2]string{"escalation", orDash(c.Level.String())},
+		[2]string{"standing", orDash(c.Reason)},
 		[2]string{"recorded", orDash(t.Escalated.String())},
 	)
 	if r := t.Reservation; r.For != "" {

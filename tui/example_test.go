@@ -27,15 +27,14 @@ func Example() {
 	}
 	history, _ := sources.ReadJournal(journal.Path())
 	desk := &sources.Desk{Actor: "alice", Journal: journal, ReadOnly: func(source string) bool { return false }}
-	h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: store}}, Desk: desk})
+	// Policy and mesh ride in the hub's snapshots; no Nodes: no mesh configured, and the Nodes view says so.
+	h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: store}}, Desk: desk, Policy: model.DefaultPolicy()})
 	mode, _ := theme.ParseMode("dark") // --theme
 	err = tui.Run(ctx, tui.Options{
 		Hub:     h,
 		Theme:   theme.Options{Mode: mode, SourceColors: map[string]string{"local": "green"}},
 		Keys:    map[string][]string{"handoff": {"H"}}, // from config; Rebind checks it
-		Policy:  model.DefaultPolicy(),
 		Journal: history,
-		Nodes:   nil, // no mesh configured: the Nodes view says so
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -19,7 +19,7 @@ type KeyMap struct {
 	Back, Quit                              key.Binding
 }
 
-// DefaultKeyMap is the key map of SPEC §5. No destructive action sits on a
+// DefaultKeyMap is the dashboard's key map. No destructive action sits on a
 // ctrl-key: a slip of the finger must not release a production lease.
 func DefaultKeyMap() KeyMap {
 	b := func(help string, keys ...string) key.Binding {

@@ -3,8 +3,10 @@
 // plain components, dialogs as a stack that sees keys first, and the human
 // actions sent to the hub as commands.
 //
-// It never talks to a backend: it renders the snapshot it holds, and every
-// wait (a snapshot, an action, the clock) is a tea.Cmd.
+// It never talks to a backend and decides nothing about tasks: it renders
+// the snapshot it holds, reading each task's standing from
+// Snapshot.Classify, and every wait (a snapshot, an action, the clock) is a
+// tea.Cmd.
 package tui
 
 import (
@@ -44,10 +46,6 @@ type Options struct {
 	// Now is the clock; tests pin it so screens are stable.
 	Now      func() time.Time
 	Location *time.Location // for wall-clock times; default Local
-	Policy   model.Policy   // zero: model.DefaultPolicy()
-	// Nodes returns the mesh nodes as the poller last saw them; nil means
-	// no mesh is configured. It is called off the UI loop, once a second.
-	Nodes func() []model.Node
 	// Agents are known agent names offered for hand-offs besides those seen
 	// holding tasks.
 	Agents []string
@@ -84,17 +82,17 @@ type Model struct {
 	paints *paints
 	now    func() time.Time
 	loc    *time.Location
-	policy model.Policy
 
 	width, height int
 	panes         [viewCount]*pane
 	active        viewKind
 
-	snap     hub.Snapshot
-	all      []*model.Task // every task of the snapshot, with action results on top
-	hay      *hayCache
-	down     map[string]bool
-	nodes    []model.Node
+	snap hub.Snapshot
+	all  []*model.Task // every task of the snapshot, with action results on top
+	hay  *hayCache
+	// class holds the Stale view's members' classifications, from the
+	// snapshot, as of the last derive.
+	class    map[*model.Task]model.Classification
 	acts     []activity
 	boundary time.Time // the next time a task changes view by the clock alone
 	touched  int       // keeps derive's touching loop from being optimized away
@@ -130,9 +128,6 @@ func New(o Options) (*Model, error) {
 	if o.Location == nil {
 		o.Location = time.Local
 	}
-	if o.Policy == (model.Policy{}) {
-		o.Policy = model.DefaultPolicy()
-	}
 	if o.ActionTimeout <= 0 {
 		o.ActionTimeout = 30 * time.Second
 	}
@@ -141,8 +136,8 @@ func New(o Options) (*Model, error) {
 		st = theme.New(o.Theme.FromEnv())
 	}
 	m := &Model{
-		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, policy: o.Policy,
-		panes: newPanes(), filter: lineEdit{limit: 200}, down: map[string]bool{},
+		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location,
+		panes: newPanes(), filter: lineEdit{limit: 200}, class: map[*model.Task]model.Classification{},
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,
 	}
@@ -150,9 +145,6 @@ func New(o Options) (*Model, error) {
 		if !r.Pending {
 			m.acts = append(m.acts, recordActivity(r))
 		}
-	}
-	if o.Nodes != nil {
-		m.setNodes(o.Nodes())
 	}
 	m.layout()
 	m.syncKeys()
@@ -190,10 +182,8 @@ func Run(ctx context.Context, o Options) error {
 // Messages.
 type (
 	snapshotMsg hub.Snapshot
-	tickMsg     struct {
-		nodes []model.Node
-	}
-	actionMsg struct {
+	tickMsg     struct{}
+	actionMsg   struct {
 		req   sources.Request
 		after *model.Task
 		err   error
@@ -211,16 +201,9 @@ func (m *Model) waitSnapshot() tea.Cmd {
 	return func() tea.Msg { return snapshotMsg(<-ch) }
 }
 
-// tick fires once a second so countdowns move without a poll; the nodes
-// are read here, off the UI loop.
+// tick fires once a second so countdowns move without a poll.
 func (m *Model) tick() tea.Cmd {
-	nodes := m.opts.Nodes
-	return tea.Tick(time.Second, func(time.Time) tea.Msg {
-		if nodes == nil {
-			return tickMsg{}
-		}
-		return tickMsg{nodes: nodes()}
-	})
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
 // Update handles one message. Dialogs see keys first.
@@ -234,9 +217,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.applySnapshot(hub.Snapshot(msg))
 		return m, m.waitSnapshot()
 	case tickMsg:
-		if m.opts.Nodes != nil {
-			m.setNodes(msg.nodes)
-		}
 		if !m.boundary.IsZero() && !m.now().Before(m.boundary) {
 			m.derive()
 		}
@@ -422,17 +402,44 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 // applySnapshot takes a new snapshot: sources, transitions, then the
 // views.
 func (m *Model) applySnapshot(s hub.Snapshot) {
-	same := sameTasks(m.snap, s)
+	same := sameTasks(m.snap, s) && sameMesh(m.snap.Mesh, s.Mesh)
+	nodesChanged := m.snap.Mesh != s.Mesh
 	m.snap = s
 	for _, tr := range s.Transitions {
 		m.addActivity(transitionActivity(tr))
+	}
+	for _, n := range s.Notices {
+		m.addActivity(activity{At: n.At, Source: n.Source, Task: n.Task, Actor: "sweep", What: n.What, Failed: n.Failed})
 	}
 	if m.active == activityView {
 		m.freshen(m.pane())
 	}
 	if !same {
 		m.derive()
+	} else if nodesChanged {
+		m.panes[nodesView].unsorted = true
+		if m.active == nodesView {
+			m.freshen(m.pane())
+		}
 	}
+}
+
+// sameMesh reports whether two meshes hold the same nodes DOWN, the only
+// thing about them that moves a task between views.
+func sameMesh(a, b *model.Mesh) bool {
+	if a == b {
+		return true
+	}
+	x, y := a.Nodes(), b.Nodes()
+	if (a == nil) != (b == nil) || len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if x[i].Name != y[i].Name || (x[i].Status == model.NodeDown) != (y[i].Status == model.NodeDown) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameTasks reports whether two snapshots share every source's task list.
@@ -472,7 +479,7 @@ func (m *Model) derive() {
 			boundary = t
 		}
 	}
-	ladder := m.policy.Ladder
+	clear(m.class)
 	// The Queue's pull keys are packed here, while each task is in the
 	// cache, rather than by the sort in a second pass over the heap.
 	q.keys, q.packed = q.keys[:0], q.sort == 0
@@ -481,38 +488,25 @@ func (m *Model) derive() {
 		if at%deriveBlock == 0 {
 			touched += touchTasks(m.all[at:min(at+deriveBlock, len(m.all))])
 		}
-		var r row
+		c := m.snap.Classify(t, now)
+		soonest(c.Changes)
+		r := row{t: t}
 		switch {
 		case t.Problem != "":
-			r = row{t: t}
-			s.members = append(s.members, r)
 		case model.Eligible(t, now):
-			r = row{t: t}
 			if q.packed {
 				k, ok := pack(t, len(q.members))
 				q.keys, q.packed = append(q.keys, k), ok
 			}
 			q.members = append(q.members, r)
-			if handoffExpired(t, now) {
-				s.members = append(s.members, r)
-			} else if t.Reservation.Active(now) && !t.Reservation.Until.IsZero() {
-				soonest(t.Reservation.Until)
-			}
 		case t.State == model.StateClaimed && t.Claim.Held():
-			r = row{t: t}
-			if severity(t, now, ladder, m.down) > model.LevelNone {
-				s.members = append(s.members, r)
-				if alive := t.Claim.LastAlive(); !alive.IsZero() {
-					for _, d := range []time.Duration{ladder.Urgent, ladder.Notify, ladder.Escalate} {
-						soonest(alive.Add(d))
-					}
-				}
-			} else {
+			if !c.Stale() {
 				l.members = append(l.members, r)
-				if !t.Claim.Expires.IsZero() {
-					soonest(t.Claim.Expires)
-				}
 			}
+		}
+		if c.Stale() {
+			s.members = append(s.members, r)
+			m.class[t] = c
 		}
 	}
 	m.boundary, m.touched = boundary, touched
@@ -581,9 +575,10 @@ func (m *Model) freshen(p *pane) {
 	switch p.kind {
 	case nodesView:
 		p.nodes = p.nodes[:0]
-		for i := range m.nodes {
-			if matchNode(&m.nodes[i], m.terms) {
-				p.nodes = append(p.nodes, m.nodes[i])
+		nodes := m.snap.Mesh.Nodes()
+		for i := range nodes {
+			if matchNode(&nodes[i], m.terms) {
+				p.nodes = append(p.nodes, nodes[i])
 			}
 		}
 		p.sortNodes()
@@ -600,7 +595,7 @@ func (m *Model) freshen(p *pane) {
 		}
 	default:
 		if resort {
-			p.sortTasks(m.now(), m.policy.Ladder, m.down)
+			p.sortTasks(m.class)
 		}
 		if freeText(m.terms) && !p.hayReady {
 			m.buildHay(p)
@@ -664,29 +659,6 @@ func (m *Model) refilter() {
 		return
 	}
 	m.freshen(p)
-}
-
-func (m *Model) setNodes(nodes []model.Node) {
-	m.nodes = nodes
-	down := map[string]bool{}
-	for _, n := range nodes {
-		if n.Status == model.NodeDown {
-			down[n.Name] = true
-		}
-	}
-	changed := len(down) != len(m.down)
-	for n := range down {
-		changed = changed || !m.down[n]
-	}
-	m.down = down
-	if changed {
-		m.derive()
-		return
-	}
-	m.panes[nodesView].unsorted = true
-	if m.active == nodesView {
-		m.freshen(m.pane())
-	}
 }
 
 // knownAgents are the hand-off targets on offer: configured agents and
@@ -853,7 +825,7 @@ func (m *Model) openDetail() {
 			"actor   " + orDash(a.Actor), "what    " + a.What}})
 	default:
 		if t := m.selected(); t != nil {
-			m.push(&detailDialog{title: t.DisplayKey() + " · " + t.Source, lines: taskDetail(t, m.now(), m.policy, m.loc)})
+			m.push(&detailDialog{title: t.DisplayKey() + " · " + t.Source, lines: taskDetail(t, m.now(), m.snap.Policy, m.snap.Classify(t, m.now()), m.loc)})
 		}
 	}
 }

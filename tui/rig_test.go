@@ -28,7 +28,10 @@ type rig struct {
 	staging *memsource.Memory
 	archive *memsource.Memory
 	now     time.Time
+	// nodes and holders are the mesh each poll's snapshot carries; nil
+	// nodes: no mesh configured.
 	nodes   []model.Node
+	holders map[string]string
 }
 
 type rigOption func(*Options)
@@ -51,7 +54,6 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 		{Name: "n3", Status: model.NodeDown, LastSeen: t0.Add(-9 * time.Minute), Failures: 3, LastErr: "connection refused"},
 	}
 	o := Options{Hub: r.hub, Now: clock, Location: time.UTC, Styles: theme.New(theme.Options{Mode: theme.Dark}),
-		Nodes: func() []model.Node { return r.nodes },
 		Journal: []model.AuditRecord{
 			{At: t0.Add(-50 * time.Minute), Actor: "carol", Source: "prod", Task: "6", Action: model.ActionTakeover, Reason: "payout stuck", Result: "applied"},
 			{At: t0.Add(-30 * time.Minute), Actor: "carol", Source: "prod", Task: "3", Action: model.ActionHandoff, Target: "bravo", Reason: "knows the schema", Result: "applied"},
@@ -70,7 +72,6 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	return r
 }
 
-func withoutMesh(o *Options)    { o.Nodes = nil }
 func withReadOnly(o *Options)   { o.ReadOnly = true }
 func withLightTheme(o *Options) { o.Styles = theme.New(theme.Options{Mode: theme.Light}) }
 
@@ -120,6 +121,10 @@ func (r *rig) poll() {
 		}
 		s.Sources = append(s.Sources, hub.SourceState{Name: mem.Name(), Status: hub.StatusOK, Since: t0.Add(-time.Hour),
 			Updated: r.now.Add(-3 * time.Second), Tasks: d.Tasks})
+	}
+	s.Policy = model.DefaultPolicy()
+	if r.nodes != nil {
+		s.Mesh = model.NewMesh(r.nodes, r.holders)
 	}
 	r.m.Update(snapshotMsg(s))
 }

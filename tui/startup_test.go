@@ -105,9 +105,9 @@ func procStatus(field string) int {
 }
 
 // BenchmarkStartToFirstFrame starts a dashboard process over an embedded
-// SQLite queue and times it until its first frame shows tasks (SPEC §7:
+// SQLite queue and times it until its first frame shows tasks (target:
 // ≤ 200 ms), then reports the process's resident memory then (rss-MB) and
-// at its peak (peak-MB; SPEC §7: ≤ 200 MB at 100,000 tasks), and how much
+// at its peak (peak-MB; target: ≤ 200 MB at 100,000 tasks), and how much
 // of the time was the dashboard's own (dashboard-ms: applying the first
 // snapshot and drawing it; the rest is the process, the store and the
 // source's first poll). The process

@@ -44,8 +44,8 @@ func (m *Model) tabLabel(k viewKind) string {
 	label := strconv.Itoa(int(k)+1) + " " + viewTitles[k]
 	switch k {
 	case nodesView:
-		if m.opts.Nodes != nil {
-			label += " " + strconv.Itoa(len(m.nodes))
+		if m.snap.Mesh != nil {
+			label += " " + strconv.Itoa(len(m.snap.Mesh.Nodes()))
 		}
 	case activityView:
 	default:
@@ -115,7 +115,7 @@ var emptyText = [viewCount]string{
 
 func (m *Model) body(b *strings.Builder, p *pane) {
 	st := m.styles
-	if p.kind == nodesView && m.opts.Nodes == nil {
+	if p.kind == nodesView && m.snap.Mesh == nil {
 		lines := []string{"", "  No mesh is configured, so there are no nodes to show.",
 			"  Set mesh.registry in the config to watch the machines your agents run on."}
 		for i := range p.grid.height {

@@ -136,7 +136,7 @@ func (p *pane) FullHelp(k KeyMap) [][]key.Binding { return k.FullHelp() }
 
 // sortTasks orders a task pane by its chosen sort. The Queue's first order
 // is exactly the model's pull order.
-func (p *pane) sortTasks(now time.Time, l model.Ladder, down map[string]bool) {
+func (p *pane) sortTasks(class map[*model.Task]model.Classification) {
 	t := p.members
 	switch p.kind {
 	case queueView:
@@ -165,12 +165,12 @@ func (p *pane) sortTasks(now time.Time, l model.Ladder, down map[string]bool) {
 		switch p.sort {
 		case 0:
 			slices.SortFunc(t, by(func(a, b *model.Task) int {
-				return cmp.Or(cmp.Compare(severity(b, now, l, down), severity(a, now, l, down)),
-					cmp.Compare(model.Stuck(b, now), model.Stuck(a, now)), refCompare(a, b))
+				ca, cb := class[a], class[b]
+				return cmp.Or(cmp.Compare(severity(cb), severity(ca)), cmp.Compare(cb.Stuck, ca.Stuck), refCompare(a, b))
 			}))
 		case 1:
 			slices.SortFunc(t, by(func(a, b *model.Task) int {
-				return cmp.Or(cmp.Compare(model.Stuck(b, now), model.Stuck(a, now)), refCompare(a, b))
+				return cmp.Or(cmp.Compare(class[b].Stuck, class[a].Stuck), refCompare(a, b))
 			}))
 		default:
 			slices.SortFunc(t, by(refCompare))
@@ -366,43 +366,12 @@ func refCompare(a, b *model.Task) int {
 // can act on it until a human looks.
 const levelBroken = model.LevelEscalated + 1
 
-// severity ranks a stale row: its ladder level, and at least stale for a
-// claim on a DOWN node or an expired hand-off (seed 001).
-func severity(t *model.Task, now time.Time, l model.Ladder, down map[string]bool) model.Level {
-	if t.Problem != "" {
+// severity ranks a stale row: its ladder level, a broken task above all.
+func severity(c model.Classification) model.Level {
+	if c.Cause == model.CauseBroken {
 		return levelBroken
 	}
-	lv := model.Escalation(t, now, l)
-	if lv == model.LevelNone && (onDownNode(t, down) || handoffExpired(t, now)) {
-		return model.LevelStale
-	}
-	return lv
-}
-
-func onDownNode(t *model.Task, down map[string]bool) bool {
-	return t.State == model.StateClaimed && t.Claim.Node != "" && down[t.Claim.Node]
-}
-
-// handoffExpired is a hand-off nobody picked up before its reservation ran
-// out: the task waits in the queue, but its target never came.
-func handoffExpired(t *model.Task, now time.Time) bool {
-	r := t.Reservation
-	return t.State == model.StateQueued && r.For != "" && !r.Until.IsZero() && !now.Before(r.Until)
-}
-
-// whyStale says in words why a task is in the Stale view.
-func whyStale(t *model.Task, now time.Time, down map[string]bool) string {
-	switch {
-	case t.Problem != "":
-		return t.Problem
-	case onDownNode(t, down):
-		return "node " + t.Claim.Node + " DOWN"
-	case handoffExpired(t, now):
-		return "hand-off to " + t.Reservation.For + " expired"
-	case model.Inconsistent(t):
-		return "AGENT, no expiry"
-	}
-	return "lease expired"
+	return c.Level
 }
 
 // sortNodes orders the Nodes pane: DOWN first, or by name.
@@ -464,38 +433,26 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 		}
 		left := model.Remaining(t, now)
 		cells[8] = cell{text: clock(left)}
-		cells[9] = cell{text: bar(left, m.policy.Lease, 10), paint: &ps.barFull}
-		if model.Health(t, now, m.policy) == model.LeaseExpiring {
+		cells[9] = cell{text: bar(left, m.snap.Policy.Lease, 10), paint: &ps.barFull}
+		if model.Health(t, now, m.snap.Policy) == model.LeaseExpiring {
 			cells[8].paint, cells[9].paint = &ps.warn, &ps.warn
 		}
 	case staleView:
-		down := m.down
-		lv := severity(t, now, m.policy.Ladder, down)
+		c := m.class[t]
+		lv := severity(c)
 		label := strings.ToUpper(lv.String())
+		cells[3] = cell{text: span(c.Stuck)}
 		if lv == levelBroken {
-			label = "BROKEN"
+			label, cells[3].text = "BROKEN", "—"
 		}
 		cells[2] = cell{text: label, paint: &ps.levels[lv]}
-		stuck := model.Stuck(t, now)
-		switch {
-		case handoffExpired(t, now):
-			stuck = now.Sub(t.Reservation.Until)
-		case stuck == 0 && onDownNode(t, down):
-			// The lease still runs, but its node is gone: count from the
-			// last sign of life.
-			stuck = now.Sub(t.Claim.LastAlive())
-		}
-		cells[3] = cell{text: span(stuck)}
-		if lv == levelBroken {
-			cells[3].text = "—"
-		}
 		holder := t.Claim.Name
 		if holder == "" {
 			holder = t.Reservation.For
 		}
 		cells[4] = cell{text: holder}
-		cells[5] = cell{text: t.Claim.Node}
-		cells[6] = cell{text: whyStale(t, now, down)}
+		cells[5] = cell{text: c.Placement.Node}
+		cells[6] = cell{text: c.Reason}
 	}
 }
 

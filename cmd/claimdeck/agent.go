@@ -128,11 +128,19 @@ func (a *app) taskCommand(use, short string, flags []string, fn func(ctx context
 				if !readCommands[use] && a.cfg.readOnly(src.Name()) {
 					return model.Errorf(model.CodeMisconfigured, use, tf.task, "source %q is read-only", src.Name())
 				}
+				out := a.out()
+				if readCommands[use] {
+					c, err := a.standing()
+					if err != nil {
+						return err
+					}
+					out.classify = c
+				}
 				t, err := fn(cmd.Context(), src, tf)
 				if err != nil {
 					return err
 				}
-				return a.out().task(t)
+				return out.task(t)
 			})
 		},
 	}
@@ -192,7 +200,11 @@ func (a *app) agentCommands() []*cobra.Command {
 				}
 			}
 			model.SortPullOrder(out)
-			return a.out().tasks(out)
+			p := a.out()
+			if p.classify, err = a.standing(); err != nil {
+				return err
+			}
+			return p.tasks(out)
 		})
 	}
 

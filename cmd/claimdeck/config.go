@@ -14,7 +14,7 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 )
 
-// Config is the whole configuration file (SPEC §6).
+// Config is the whole configuration file.
 type Config struct {
 	Actor      string         `mapstructure:"actor" json:"actor"`
 	ReadOnly   bool           `mapstructure:"read_only" json:"read_only"`

@@ -22,12 +22,10 @@ import (
 // dashboard is what the dashboard and the demo share: open sources, a desk
 // with its journal, a hub, and the Bubble Tea program.
 type dashboard struct {
-	feeds   []hub.Feed
+	hub     hub.Config // feeds, policy and mesh; the desk is added here
 	colors  map[string]string
-	policy  model.Policy
 	journal string
 	every   time.Duration
-	nodes   func() []model.Node // the mesh as the poller sees it; nil: no mesh
 }
 
 func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) error {
@@ -45,18 +43,17 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		return model.Wrap(model.CodeMisconfigured, "audit", "", err)
 	}
 	desk := &sources.Desk{Actor: a.cfg.Actor, Journal: j, ReadOnly: a.cfg.readOnly}
-	for i := range d.feeds {
-		d.feeds[i].Every = d.every
+	for i := range d.hub.Feeds {
+		d.hub.Feeds[i].Every = d.every
 	}
-	h := hub.New(hub.Config{Feeds: d.feeds, Desk: desk})
+	d.hub.Desk = desk
+	h := hub.New(d.hub)
 	return tui.Run(ctx, tui.Options{
 		Hub:      h,
 		ReadOnly: a.cfg.ReadOnly,
 		Theme:    theme.Options{Mode: mode, SourceColors: d.colors}.FromEnv(),
 		Keys:     a.cfg.Keys,
-		Policy:   d.policy,
 		Journal:  history,
-		Nodes:    d.nodes,
 	})
 }
 
@@ -64,21 +61,21 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 func (a *app) dashboardRun(themeName *string) func(cmd *cobra.Command, _ []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
-		d := dashboard{colors: map[string]string{}, policy: a.cfg.Policy(), journal: expand(a.cfg.AuditLog), every: 2 * time.Second}
+		d := dashboard{hub: hub.Config{Policy: a.cfg.Policy()}, colors: map[string]string{}, journal: expand(a.cfg.AuditLog), every: 2 * time.Second}
 		srcs, err := a.openAll(ctx) // a broken source stands in with its error
 		if err != nil {
 			return err
 		}
 		defer closeAll(srcs)
 		for _, src := range srcs {
-			d.feeds = append(d.feeds, hub.Feed{Source: src})
+			d.hub.Feeds = append(d.hub.Feeds, hub.Feed{Source: src})
 		}
 		for _, sc := range a.cfg.Sources {
 			if sc.Color != "" {
 				d.colors[sc.Name] = sc.Color
 			}
 		}
-		if d.nodes, err = a.startMesh(ctx, cmd, d.feeds); err != nil {
+		if err = a.startMesh(ctx, cmd, &d.hub); err != nil {
 			return err
 		}
 		return a.runDashboard(ctx, *themeName, d)
@@ -128,8 +125,8 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 			errs := make(chan error, 1)
 			go func() { errs <- demo.Run(ctx, src, o) }()
 			err = a.runDashboard(ctx, *themeName, dashboard{
-				feeds: []hub.Feed{{Source: src}}, colors: map[string]string{src.Name(): "green"},
-				policy: policy, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second, nodes: nodes.Nodes,
+				hub:    hub.Config{Feeds: []hub.Feed{{Source: src}}, Policy: policy, Nodes: nodes.Nodes},
+				colors: map[string]string{src.Name(): "green"}, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second,
 			})
 			cancel()
 			if simErr := <-errs; err == nil && simErr != nil && !errors.Is(simErr, context.Canceled) {

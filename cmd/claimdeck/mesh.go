@@ -158,7 +158,7 @@ func (a *app) sweeper(reg *mesh.Registry, nodes func() []model.Node, from string
 	if err != nil {
 		return nil, model.Wrap(model.CodeMisconfigured, "sweep", "", err)
 	}
-	sw := &mesh.Sweeper{Ladder: a.cfg.Policy().Ladder, Record: rec, Nodes: nodes, Holders: m.Holders, DryRun: dryRun}
+	sw := &mesh.Sweeper{Policy: a.cfg.Policy(), Record: rec, Nodes: nodes, Holders: m.Holders, DryRun: dryRun}
 	if reg != nil || m.Webhook != "" {
 		n := &mesh.Notifier{From: from, Extra: m.Webhook, Timeout: m.Timeout}
 		if reg != nil {
@@ -170,6 +170,22 @@ func (a *app) sweeper(reg *mesh.Registry, nodes func() []model.Node, from string
 		sw.Notifier = n
 	}
 	return sw, nil
+}
+
+// standing classifies tasks for list, get and next as a sweep run from cron
+// would: node health as the registry records it, the holders mapping and
+// the configured policy, at one instant.
+func (a *app) standing() (func(*model.Task) model.Classification, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return nil, err
+	}
+	var nodes []model.Node
+	if f := registryNodes(reg); f != nil {
+		nodes = f()
+	}
+	m, p, now := model.NewMesh(nodes, a.cfg.Mesh.Holders), a.cfg.Policy(), time.Now()
+	return func(t *model.Task) model.Classification { return model.Classify(t, now, p, m) }, nil
 }
 
 // registryNodes is the mesh as the registry file records it: what a sweep
@@ -395,54 +411,71 @@ func (a *app) nodeToken(name, tokenEnv string) (mesh.Token, error) {
 		"no token for node %s: give it token or token_env in the registry, or --token-env; an endpoint without one is not served", name)
 }
 
-// startMesh runs the health poller when a registry is configured, and the
-// escalation sweep when enforcement is on, until ctx ends. It returns the
-// poller's view for the Nodes view, or nil without a registry.
-func (a *app) startMesh(ctx context.Context, cmd *cobra.Command, feeds []hub.Feed) (func() []model.Node, error) {
+// startMesh runs the health poller when a registry is configured and puts
+// it in the hub's configuration with the holders mapping; with enforcement
+// on, the hub also hands each snapshot to the sweep, for every source not
+// read-only, and shows what it did in Activity.
+func (a *app) startMesh(ctx context.Context, cmd *cobra.Command, hc *hub.Config) error {
 	enforce, _ := cmd.Flags().GetBool("enforce")
 	enforce = enforce || a.cfg.Mesh.Enforce
 	if enforce && a.cfg.ReadOnly {
-		return nil, model.Errorf(model.CodeMisconfigured, "", "", "--enforce writes escalation marks: not in read-only mode")
+		return model.Errorf(model.CodeMisconfigured, "", "", "--enforce writes escalation marks: not in read-only mode")
 	}
 	reg, err := a.registry()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var nodes func() []model.Node
+	m := a.cfg.Mesh
+	hc.Holders = m.Holders
 	if reg != nil {
-		m := a.cfg.Mesh
 		p := mesh.NewPoller(reg, mesh.PollerConfig{Every: m.PingEvery, Timeout: m.Timeout, DownAfter: m.DownAfter})
 		go func() { _ = p.Run(ctx) }()
-		nodes = p.Nodes
+		hc.Nodes = p.Nodes
 	}
 	if !enforce {
-		return nodes, nil
+		return nil
 	}
-	sw, err := a.sweeper(reg, nodes, a.cfg.Mesh.Node, false)
+	sw, err := a.sweeper(reg, hc.Nodes, m.Node, false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var srcs []mesh.TaskSource
-	for _, f := range feeds {
+	for _, f := range hc.Feeds {
 		if !a.cfg.readOnly(f.Source.Name()) {
 			srcs = append(srcs, f.Source)
 		}
 	}
-	go enforceLoop(ctx, sw, a.cfg.Mesh.SweepEvery, srcs)
-	return nodes, nil
+	hc.EnforceEvery = m.SweepEvery
+	hc.Enforce = func(ctx context.Context, s hub.Snapshot) []hub.Notice {
+		var tasks []*model.Task
+		for _, st := range s.Sources {
+			tasks = append(tasks, st.Tasks...)
+		}
+		return sweepNotices(sw.SweepTasks(ctx, tasks, s.Mesh, srcs...), s.At)
+	}
+	return nil
 }
 
-// enforceLoop sweeps every interval until ctx ends. What it marks shows in
-// the dashboard through the sources themselves.
-func enforceLoop(ctx context.Context, sw *mesh.Sweeper, every time.Duration, srcs []mesh.TaskSource) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		sw.Sweep(ctx, srcs...)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+// sweepNotices puts what a sweep did in Activity's words: each mark, each
+// notification, each failure.
+func sweepNotices(rep mesh.SweepReport, at time.Time) []hub.Notice {
+	var out []hub.Notice
+	for _, m := range rep.Marks {
+		n := hub.Notice{At: at, Source: m.Source, Task: m.Task, What: "marked " + m.Level.String()}
+		if m.Err != nil {
+			n.What, n.Failed = "mark "+m.Level.String()+" failed: "+m.Err.Error(), !errors.Is(m.Err, model.ErrLostLock)
 		}
+		out = append(out, n)
 	}
+	for _, d := range rep.Deliveries {
+		n := hub.Notice{At: at, Source: d.Source, Task: d.Task, What: "notified " + d.Target}
+		if d.Err != nil {
+			n.What, n.Failed = "not notified "+d.Target+": "+d.Err.Error(), !errors.Is(d.Err, mesh.ErrNodeDown)
+		}
+		out = append(out, n)
+	}
+	for _, err := range rep.Errors {
+		out = append(out, hub.Notice{At: at, What: "sweep failed: " + err.Error(), Failed: true})
+	}
+	return out
 }

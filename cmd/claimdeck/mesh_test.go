@@ -338,10 +338,14 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	nodes, err := a.startMesh(ctx, root, []hub.Feed{{Source: src}})
-	if err != nil || nodes == nil {
-		t.Fatalf("startMesh: %v, nodes func %v", err, nodes != nil)
+	hc := hub.Config{Feeds: []hub.Feed{{Source: src, Every: 10 * time.Millisecond}}, Policy: cfg.Policy()}
+	if err := a.startMesh(ctx, root, &hc); err != nil || hc.Nodes == nil || hc.Enforce == nil {
+		t.Fatalf("startMesh: %v, nodes func %v, enforce %v", err, hc.Nodes != nil, hc.Enforce != nil)
 	}
+	nodes := hc.Nodes
+	// Enforcement reads the hub's snapshots, as the dashboard's does.
+	h := hub.New(hc)
+	go h.Run(ctx)
 	// The ladder here is milliseconds long, so the mark may pass stale on
 	// its way up; what matters is that it lands, and that the poller holds
 	// both nodes DOWN once each has failed three pings.
@@ -366,7 +370,55 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 		}
 	}
 	cfg.ReadOnly = true
-	if _, err := a.startMesh(ctx, root, nil); model.CodeOf(err) != model.CodeMisconfigured {
+	if err := a.startMesh(ctx, root, &hub.Config{}); model.CodeOf(err) != model.CodeMisconfigured {
 		t.Errorf("--enforce in read-only mode: %v", err)
+	}
+}
+
+// TestNodesDownShowStaleInListGetAndSweep is the issue's case: both nodes
+// DOWN in the registry, holders {worker-7: oracle, worker-8: SANDMAN}, the
+// registry spelling the first ORACLE. list, get and sweep --dry-run agree
+// that both claims, their leases still running, are stale.
+func TestNodesDownShowStaleInListGetAndSweep(t *testing.T) {
+	c := newCLI(t, sqliteSource)
+	reg := filepath.Join(c.dir, "mesh-nodes.json")
+	if err := os.WriteFile(reg, []byte(`{"nodes": {
+  "ORACLE": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "down"},
+  "SANDMAN": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "down"}
+}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf, _ := os.ReadFile(c.conf)
+	conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n  record: %s\n  holders:\n    worker-7: oracle\n    worker-8: SANDMAN\n",
+		reg, filepath.Join(c.dir, "sweep.json"))...)
+	if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for agent, node := range map[string]string{"worker-7": "ORACLE", "worker-8": "SANDMAN"} {
+		id := c.run(0, "create", "--title", "job of "+agent).Task.PageID
+		c.run(0, "claim", "--task", id, "--agent-name", agent, "--lease", "1h")
+		want[id] = "node " + node + " DOWN"
+		if got := c.run(0, "get", "--task", id).Task; got.Level != "stale" || !got.NodeDown || got.StaleReason != want[id] {
+			t.Errorf("get %s: level %q node_down %v reason %q, want stale, true, %q", agent, got.Level, got.NodeDown, got.StaleReason, want[id])
+		}
+	}
+	for _, got := range c.run(0, "list").Tasks {
+		if got.Level != "stale" || got.StaleReason != want[got.PageID] {
+			t.Errorf("list %s: level %q reason %q, want stale, %q", got.Agent, got.Level, got.StaleReason, want[got.PageID])
+		}
+	}
+	m := &meshCLI{cli: c}
+	dry, _ := m.sweep(0, "--dry-run")
+	marked := map[string]bool{}
+	for _, mk := range dry.Marks {
+		if mk.Level == "stale" {
+			marked[mk.Task] = true
+		}
+	}
+	for id := range want {
+		if !marked[id] {
+			t.Errorf("sweep --dry-run did not mark %s stale: %+v", id, dry.Marks)
+		}
 	}
 }

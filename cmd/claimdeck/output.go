@@ -37,6 +37,10 @@ type taskJSON struct {
 	OpenSubs    int    `json:"open_subtasks,omitempty"`
 	Version     string `json:"version,omitempty"`
 	Problem     string `json:"problem,omitempty"`
+	// The task's standing (model.Classify), in list and get.
+	Level       string `json:"level,omitempty"`
+	NodeDown    bool   `json:"node_down,omitempty"`
+	StaleReason string `json:"stale_reason,omitempty"`
 }
 
 func stamp(t time.Time) string {
@@ -65,6 +69,20 @@ func toJSON(t *model.Task) *taskJSON {
 type printer struct {
 	w     io.Writer
 	table bool
+	// classify, when set, adds each task's standing (list, get).
+	classify func(*model.Task) model.Classification
+}
+
+func (p printer) toJSON(t *model.Task) *taskJSON {
+	j := toJSON(t)
+	if j != nil && p.classify != nil {
+		c := p.classify(t)
+		if c.Level != model.LevelNone {
+			j.Level = c.Level.String()
+		}
+		j.NodeDown, j.StaleReason = c.Placement.Down, c.Reason
+	}
+	return j
 }
 
 func (p printer) task(t *model.Task) error {
@@ -75,26 +93,36 @@ func (p printer) task(t *model.Task) error {
 		}
 		return p.tasks([]*model.Task{t})
 	}
-	return p.json(map[string]any{"ok": true, "task": toJSON(t)})
+	return p.json(map[string]any{"ok": true, "task": p.toJSON(t)})
 }
 
 func (p printer) tasks(ts []*model.Task) error {
 	if !p.table {
 		out := make([]*taskJSON, len(ts))
 		for i, t := range ts {
-			out[i] = toJSON(t)
+			out[i] = p.toJSON(t)
 		}
 		return p.json(map[string]any{"ok": true, "tasks": out})
 	}
 	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SOURCE\tID\tSTATE\tCLASS\tPRIO\tHOLDER\tEXPIRES\tTITLE")
+	header := "SOURCE\tID\tSTATE\tCLASS\tPRIO\tHOLDER\tEXPIRES\tTITLE"
+	if p.classify != nil {
+		header += "\tSTANDING"
+	}
+	fmt.Fprintln(tw, header)
 	for _, t := range ts {
 		holder := t.Claim.Name
 		if t.Problem != "" {
 			holder = "BROKEN: " + t.Problem
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Source, t.DisplayKey(), t.State, t.Class,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", t.Source, t.DisplayKey(), t.State, t.Class,
 			model.PriorityName(t.Priority), holder, stamp(t.Claim.Expires), oneLine(t.Title))
+		if p.classify != nil {
+			if c := p.classify(t); c.Stale() && c.Cause != model.CauseBroken {
+				fmt.Fprintf(tw, "\t%s: %s", c.Level, c.Reason)
+			}
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

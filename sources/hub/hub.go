@@ -1,16 +1,20 @@
-// Package hub feeds the dashboard: it polls every source on its own
+// Package hub is the dashboard's only feed: it polls every source on its own
 // interval (and on each push hint from sources that can watch), merges the
 // deltas into one task map per source, tracks how each source is doing, and
-// publishes immutable snapshots. Human actions go through the sources.Desk,
-// so read-only mode, the journal and CONFLICT explanations hold here too.
+// publishes immutable snapshots that also carry the mesh's node health and
+// the policy, so Snapshot.Classify answers every question about a task's
+// standing. Enforcement, when configured, is handed the same snapshots.
+// Human actions go through the sources.Desk, so read-only mode, the journal
+// and CONFLICT explanations hold here too.
 //
-// It knows nothing of the terminal: the dashboard drains Snapshots and
-// calls Apply from its own commands.
+// It knows nothing of the terminal, and no backend or mesh package: the
+// dashboard drains Snapshots and calls Apply from its own commands.
 package hub
 
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -25,6 +29,9 @@ const (
 	DefaultMaxBackoff  = time.Minute
 	DefaultDebounce    = 100 * time.Millisecond
 	DefaultPollTimeout = 30 * time.Second
+	DefaultNodesEvery  = time.Second
+	// DefaultEnforceEvery is how often Enforce runs.
+	DefaultEnforceEvery = 30 * time.Second
 	// maxTransitions bounds the observed transitions a snapshot carries when
 	// the dashboard falls behind; the oldest are dropped first.
 	maxTransitions = 1000
@@ -46,6 +53,29 @@ type Config struct {
 	MaxBackoff  time.Duration
 	Debounce    time.Duration // how long a burst of push hints is gathered
 	PollTimeout time.Duration
+
+	// Policy classifies tasks in every snapshot (zero: model.DefaultPolicy).
+	Policy model.Policy
+	// Nodes returns the mesh as the health poller last saw it; nil means no
+	// mesh is configured. The hub reads it every NodesEvery and publishes
+	// a snapshot when it changed.
+	Nodes      func() []model.Node
+	NodesEvery time.Duration // zero: DefaultNodesEvery
+	// Holders places agents on nodes (mesh.holders), for classification.
+	Holders map[string]string
+	// Enforce, when set, is handed the latest snapshot every EnforceEvery
+	// (escalation enforcement); what it reports travels to the dashboard
+	// in the next snapshot's Notices.
+	Enforce      func(ctx context.Context, s Snapshot) []Notice
+	EnforceEvery time.Duration // zero: DefaultEnforceEvery
+}
+
+// Notice is one thing enforcement did or failed to do, for the Activity view.
+type Notice struct {
+	At           time.Time
+	Source, Task string
+	What         string
+	Failed       bool
 }
 
 // Status is how a source is doing.
@@ -94,8 +124,21 @@ type Snapshot struct {
 	At      time.Time
 	Sources []SourceState
 	// Transitions holds what changed since the previous snapshot the
-	// dashboard received, so coalescing never loses activity.
+	// dashboard received, so coalescing never loses activity; Notices
+	// likewise holds what enforcement did since.
 	Transitions []Transition
+	Notices     []Notice
+	// Policy and Mesh classify every task (Classify). Mesh is nil when no
+	// mesh is configured; its nodes are the Nodes view.
+	Policy model.Policy
+	Mesh   *model.Mesh
+}
+
+// Classify is the task's standing at now (model.Classify with the
+// snapshot's policy and mesh): the dashboard's one source of stale, DOWN
+// and escalated.
+func (s *Snapshot) Classify(t *model.Task, now time.Time) model.Classification {
+	return model.Classify(t, now, s.Policy, s.Mesh)
 }
 
 // Len is the number of tasks over all sources.
@@ -118,6 +161,10 @@ type Hub struct {
 	paused  bool
 	resume  chan struct{} // closed on Resume
 	pending []Transition
+	notices []Notice
+	mesh    *model.Mesh
+	nodes   []model.Node // as last read, to tell a change
+	last    Snapshot     // the latest published, for Enforce
 }
 
 type feed struct {
@@ -148,8 +195,21 @@ func New(cfg Config) *Hub {
 	if cfg.PollTimeout <= 0 {
 		cfg.PollTimeout = DefaultPollTimeout
 	}
+	if cfg.Policy == (model.Policy{}) {
+		cfg.Policy = model.DefaultPolicy()
+	}
+	if cfg.NodesEvery <= 0 {
+		cfg.NodesEvery = DefaultNodesEvery
+	}
+	if cfg.EnforceEvery <= 0 {
+		cfg.EnforceEvery = DefaultEnforceEvery
+	}
 	h := &Hub{cfg: cfg, out: make(chan Snapshot, 1), resume: make(chan struct{})}
 	close(h.resume)
+	if cfg.Nodes != nil {
+		h.nodes = cfg.Nodes()
+		h.mesh = model.NewMesh(h.nodes, cfg.Holders)
+	}
 	now := cfg.Now()
 	for _, f := range cfg.Feeds {
 		every := f.Every
@@ -185,7 +245,69 @@ func (h *Hub) Run(ctx context.Context) {
 			}()
 		}
 	}
+	if h.cfg.Nodes != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.every(ctx, h.cfg.NodesEvery, h.readNodes)
+		}()
+	}
+	if h.cfg.Enforce != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.every(ctx, h.cfg.EnforceEvery, h.enforce)
+		}()
+	}
 	wg.Wait()
+}
+
+// every runs f each interval until ctx ends.
+func (h *Hub) every(ctx context.Context, interval time.Duration, f func(context.Context)) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			f(ctx)
+		}
+	}
+}
+
+// readNodes publishes the mesh when the poller's view of it changed.
+func (h *Hub) readNodes(context.Context) {
+	nodes := h.cfg.Nodes()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if reflect.DeepEqual(nodes, h.nodes) {
+		return
+	}
+	h.nodes, h.mesh = nodes, model.NewMesh(nodes, h.cfg.Holders)
+	h.publish()
+}
+
+// enforce hands Enforce the latest snapshot, then publishes its notices
+// and polls every source, so the marks it wrote show at once.
+func (h *Hub) enforce(ctx context.Context) {
+	h.mu.Lock()
+	s := h.last
+	h.mu.Unlock()
+	if s.Seq == 0 {
+		return // nothing read yet
+	}
+	notices := h.cfg.Enforce(ctx, s)
+	if len(notices) > 0 {
+		h.mu.Lock()
+		h.notices = append(h.notices, notices...)
+		if n := len(h.notices); n > maxTransitions {
+			h.notices = slices.Delete(h.notices, 0, n-maxTransitions)
+		}
+		h.publish()
+		h.mu.Unlock()
+	}
+	h.Refresh()
 }
 
 // Refresh polls every source now, paused or not.
@@ -411,7 +533,7 @@ func transitioned(before, after *model.Task) bool {
 // sender and the second send cannot block.
 func (h *Hub) publish() {
 	h.seq++
-	s := Snapshot{Seq: h.seq, At: h.cfg.Now(), Sources: make([]SourceState, len(h.feeds))}
+	s := Snapshot{Seq: h.seq, At: h.cfg.Now(), Sources: make([]SourceState, len(h.feeds)), Policy: h.cfg.Policy, Mesh: h.mesh}
 	for i, f := range h.feeds {
 		if f.dirty {
 			f.list = make([]*model.Task, 0, len(f.tasks))
@@ -423,12 +545,15 @@ func (h *Hub) publish() {
 		s.Sources[i] = f.state
 		s.Sources[i].Tasks = f.list
 	}
+	h.last = s
 	select {
 	case old := <-h.out:
 		h.pending = append(old.Transitions, h.pending...)
+		h.notices = append(old.Notices, h.notices...)
 	default:
 	}
 	s.Transitions, h.pending = h.pending, nil
+	s.Notices, h.notices = h.notices, nil
 	h.out <- s
 }
 

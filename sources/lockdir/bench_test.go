@@ -39,7 +39,7 @@ func queuedDir(b *testing.B, n int) (*Source, []string) {
 	return src, ids
 }
 
-// BenchmarkClaim is one Claim of a queued task (SPEC §7: ≤ 200 µs).
+// BenchmarkClaim is one Claim of a queued task (target: ≤ 200 µs).
 func BenchmarkClaim(b *testing.B) {
 	src, ids := queuedDir(b, b.N)
 	ctx := context.Background()
@@ -104,7 +104,7 @@ func lockDir10k(b *testing.B) string {
 	return dir
 }
 
-// BenchmarkScan10k scans a directory of 10,000 lock files (SPEC §7:
+// BenchmarkScan10k scans a directory of 10,000 lock files (target:
 // ≤ 100 ms): cold (every file read and parsed), idle (nothing changed: a
 // readdir and an lstat per file), and with one file rewritten.
 func BenchmarkScan10k(b *testing.B) {
@@ -172,7 +172,7 @@ func BenchmarkScan10k(b *testing.B) {
 }
 
 // BenchmarkWatchLatency measures how long a lock file written by another
-// process takes to be in a Poll result, through Watch (SPEC §7: ≤ 100 ms).
+// process takes to be in a Poll result, through Watch (target: ≤ 100 ms).
 func BenchmarkWatchLatency(b *testing.B) {
 	dir := b.TempDir()
 	src, err := Open(Config{Name: "bench", Path: dir})

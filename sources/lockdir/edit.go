@@ -83,7 +83,17 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 		k, status = fin.kind, fin.status
 	}
 	h := sources.Human{Actor: e.Actor, Reason: e.Reason, Expect: cur.Version}
-	return s.act(op, "updated", id, h, []model.State{cur.State},
+	seen := cur.Version
+	return s.actChecked(op, "updated", id, h,
+		func(now *model.Task) error {
+			switch {
+			case now.Version != seen:
+				return conflict(op, id, now, "the task changed since it was read")
+			case now.Problem != "":
+				return conflict(op, id, now, "the task's files are broken (%s); repair or move them by hand", now.Problem)
+			}
+			return nil
+		},
 		func(rec *record, ev *model.Event) {
 			shape(rec)
 			rec.Status, rec.Reason = status, e.Reason

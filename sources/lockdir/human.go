@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -23,14 +21,11 @@ type seized struct {
 }
 
 // seize is the common start of every human action, under the write lock:
-// re-read, refuse unless the task is still the version the human saw and
-// in a state the action applies to, then move its deciding file aside.
-func (s *Source) seize(op, id string, h sources.Human, from ...model.State) (*seized, error) {
+// re-read, refuse what check refuses, then move the task's deciding file
+// aside.
+func (s *Source) seize(op, id string, check func(cur *model.Task) error) (*seized, error) {
 	if err := refuseID(op, id); err != nil {
 		return nil, err
-	}
-	if strings.TrimSpace(h.Actor) == "" {
-		return nil, model.Errorf(model.CodeMisconfigured, op, id, "no actor")
 	}
 	cur, slot, err := s.readTask(id)
 	if err != nil {
@@ -39,15 +34,8 @@ func (s *Source) seize(op, id string, h sources.Human, from ...model.State) (*se
 	if cur == nil {
 		return nil, sources.NotFound(op, id)
 	}
-	switch {
-	case h.Expect == "":
-		return nil, model.Errorf(model.CodeMisconfigured, op, id, "a human action needs the version the human saw")
-	case cur.Version != h.Expect:
-		return nil, conflict(op, id, cur, "the task changed since it was read")
-	case cur.Problem != "":
-		return nil, conflict(op, id, cur, "the task's files are broken (%s); repair or move them by hand", cur.Problem)
-	case !slices.Contains(from, cur.State):
-		return nil, conflict(op, id, cur, "the task is %s", cur.State)
+	if err := check(cur); err != nil {
+		return nil, err
 	}
 	sz := &seized{cur: cur, file: deciding(slot)}
 	if sz.file == nil {
@@ -113,16 +101,22 @@ func (s *Source) event(action string, h sources.Human, cur *model.Task) model.Ev
 }
 
 // act is what every human action does under the write lock: seize the
-// task, shape the file that replaces its deciding file, publish it, and
-// retire the old file to archive/ as why.
-func (s *Source) act(op, why, id string, h sources.Human, from []model.State,
+// task as sources.CheckHuman allows, shape the file that replaces its
+// deciding file, publish it, and retire the old file to archive/ as why.
+func (s *Source) act(action model.Action, why, id string, h sources.Human,
+	shape func(rec *record, ev *model.Event), publish func(data []byte) error) (*model.Task, error) {
+	return s.actChecked(string(action), why, id, h, func(cur *model.Task) error { return sources.CheckHuman(action, cur, h) }, shape, publish)
+}
+
+// actChecked is act with its own check of the task as read.
+func (s *Source) actChecked(op, why, id string, h sources.Human, check func(cur *model.Task) error,
 	shape func(rec *record, ev *model.Event), publish func(data []byte) error) (*model.Task, error) {
 	unlock, err := s.lock(op)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sz, err := s.seize(op, id, h, from...)
+	sz, err := s.seize(op, id, check)
 	if err != nil {
 		return nil, err
 	}
@@ -138,15 +132,9 @@ func (s *Source) act(op, why, id string, h sources.Human, from []model.State,
 	return s.reread(op, id)
 }
 
-// notFinal are the states a takeover, cancel or hand-off applies to.
-var notFinal = []model.State{model.StateQueued, model.StateClaimed, model.StateBlocked, model.StateReview}
-
 // Takeover claims the task as HUMAN:<actor>, with a new token and no expiry.
 func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("takeover", id); err != nil {
-		return nil, err
-	}
-	return s.act(string(model.ActionTakeover), "taken-over", id, h, notFinal,
+	return s.act(model.ActionTakeover, "taken-over", id, h,
 		func(rec *record, ev *model.Event) {
 			rec.Agent, rec.HolderKind = model.HumanPrefix+h.Actor, model.HolderHuman.String()
 			rec.ClaimedAt, rec.LockToken = ev.At, uuid.NewString()
@@ -157,11 +145,7 @@ func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*mod
 // ForceRelease puts the task back in the queue; the old lock goes to
 // archive/ with who, when and why, and its token dies with it.
 func (s *Source) ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("force-release", id); err != nil {
-		return nil, err
-	}
-	return s.requeue(string(model.ActionForceRelease), "released", id, h, nil,
-		model.StateClaimed, model.StateBlocked, model.StateReview, model.StateFailed)
+	return s.requeue(model.ActionForceRelease, "released", id, h, nil)
 }
 
 // Handoff releases the task and reserves it for one agent (or ANY). A human
@@ -170,9 +154,8 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 	if err := h.Check("handoff", id); err != nil {
 		return nil, err
 	}
-	const op = string(model.ActionHandoff)
-	if strings.TrimSpace(h.To) == "" {
-		return nil, model.Errorf(model.CodeMisconfigured, op, id, "a target agent (or ANY) is required")
+	if err := sources.CheckTarget(id, h.To); err != nil {
+		return nil, err
 	}
 	dur := h.For
 	if dur <= 0 {
@@ -180,15 +163,15 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 	}
 	res := &wireReservation{For: h.To, Until: formatTime(s.now().Add(dur)), By: h.Actor, Reason: h.Reason, Priority: h.Priority}
 	if h.Token == "" {
-		return s.requeue(op, "handed-off", id, h.Human, res, notFinal...)
+		return s.requeue(model.ActionHandoff, "handed-off", id, h.Human, res)
 	}
 	return s.agentHandoff(id, h, res)
 }
 
 // requeue is force-release (res nil) and a human hand-off: the task gets a
 // queued marker, with the reservation if there is one.
-func (s *Source) requeue(op, why, id string, h sources.Human, res *wireReservation, from ...model.State) (*model.Task, error) {
-	return s.act(op, why, id, h, from,
+func (s *Source) requeue(action model.Action, why, id string, h sources.Human, res *wireReservation) (*model.Task, error) {
+	return s.act(action, why, id, h,
 		func(rec *record, ev *model.Event) {
 			rec.Status, rec.Reservation = "queued", res
 			if res != nil {
@@ -239,10 +222,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 // Cancel ends the task as canceled: a .done with status "canceled", so the
 // seed's agents, which skip tasks that have a .done, leave it alone.
 func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("cancel", id); err != nil {
-		return nil, err
-	}
-	return s.act(string(model.ActionCancel), "canceled", id, h, notFinal,
+	return s.act(model.ActionCancel, "canceled", id, h,
 		func(rec *record, ev *model.Event) {
 			rec.Agent = model.HumanPrefix + h.Actor
 			rec.Status, rec.Reason, rec.CompletedAt = "canceled", h.Reason, ev.At

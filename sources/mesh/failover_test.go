@@ -110,7 +110,7 @@ func TestFailoverOverSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw := &Sweeper{
-		Ladder: model.DefaultPolicy().Ladder, Record: rec, Nodes: p.Nodes, Now: ahead,
+		Policy: model.DefaultPolicy(), Record: rec, Nodes: p.Nodes, Now: ahead,
 		Notifier: &Notifier{From: "OPS", Nodes: reg.Nodes, Extra: extra.srv.URL + "/hooks/agent", ExtraToken: Token(extra.token), Timeout: time.Second},
 	}
 	var reports []SweepReport

@@ -185,8 +185,11 @@ func TestMeshKilledHangingFlapping(t *testing.T) {
 	}}}
 
 	var down []string
-	for _, c := range DownClaims(src.tasks, p.Nodes(), nil) {
-		down = append(down, c.Task.ID+" by "+c.By)
+	placed := model.NewMesh(p.Nodes(), nil)
+	for _, task := range src.tasks {
+		if pl := placed.Place(task); pl.Down {
+			down = append(down, task.ID+" by "+pl.By)
+		}
 	}
 	if fmt.Sprint(down) != "[t-a1 by claim node t-a2 by claimed_tasks]" {
 		t.Errorf("down claims = %v", down)
@@ -198,7 +201,7 @@ func TestMeshKilledHangingFlapping(t *testing.T) {
 		t.Fatal(err)
 	}
 	notifier := &Notifier{From: "CHARLIE", Nodes: registryOf(alpha, bravo, charlie).Nodes, Extra: extra.srv.URL + "/hooks/agent", ExtraToken: Token(extra.token), Timeout: time.Second}
-	sw := &Sweeper{Ladder: model.DefaultPolicy().Ladder, Notifier: notifier, Record: rec, Nodes: p.Nodes}
+	sw := &Sweeper{Policy: model.DefaultPolicy(), Notifier: notifier, Record: rec, Nodes: p.Nodes}
 	first := sw.Sweep(ctx, src)
 	if len(first.Errors) > 0 {
 		t.Fatal(first.Errors)
@@ -227,7 +230,7 @@ func TestMeshKilledHangingFlapping(t *testing.T) {
 	}
 	// Without the poller's view it tries the nodes it skipped as DOWN: the
 	// killed one fails, the hanging one (whose webhook works) is told now.
-	blind := &Sweeper{Ladder: model.DefaultPolicy().Ladder, Notifier: notifier, Record: rec2}
+	blind := &Sweeper{Policy: model.DefaultPolicy(), Notifier: notifier, Record: rec2}
 	third := blind.Sweep(ctx, plain)
 	for _, d := range third.Deliveries {
 		if ok := d.Err == nil; d.Target == "extra" || ok != (d.Target == "BRAVO") {

@@ -58,11 +58,13 @@ type SweepReport struct {
 // Notifications are idempotent through Record, keyed by task, claim and
 // target, so a task re-claimed and stuck again is a new incident.
 type Sweeper struct {
-	Ladder   model.Ladder
+	// Policy places each task on the ladder (model.Classify).
+	Policy   model.Policy
 	Notifier *Notifier // nil: no notifications
 	Record   *Record   // nil: an in-memory record kept by the Sweeper
 	// Nodes, when set, gives the poller's view: claims of DOWN nodes are at
-	// least stale whatever their lease says. Holders maps agent → node.
+	// least stale whatever their lease says. Holders maps agent → node
+	// (both as model.NewMesh reads them).
 	Nodes   func() []model.Node
 	Holders map[string]string
 	Now     func() time.Time
@@ -76,22 +78,7 @@ type Sweeper struct {
 // Sweep polls every source in full and acts on what it finds. A source that
 // fails to poll is reported and skipped; the others are swept.
 func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.Record == nil {
-		s.Record, _ = OpenRecord("") // an in-memory record cannot fail to open
-	}
 	var rep SweepReport
-	release, err := s.Record.Hold()
-	if err != nil {
-		rep.Errors = append(rep.Errors, err)
-		return rep
-	}
-	defer release()
-	now := time.Now()
-	if s.Now != nil {
-		now = s.Now()
-	}
 	var tasks []*model.Task
 	var owners []TaskSource // owners[i] polled tasks[i]
 	for _, src := range srcs {
@@ -105,32 +92,62 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 			owners = append(owners, src)
 		}
 	}
-	down := map[string]bool{}      // task refs held by DOWN nodes
-	downNodes := map[string]bool{} // not notified: each would only cost a timeout
+	var nodes []model.Node
 	if s.Nodes != nil {
-		nodes := s.Nodes()
-		for _, c := range DownClaims(tasks, nodes, s.Holders) {
-			down[c.Task.Ref()] = true
-		}
-		for _, n := range nodes {
-			if n.Status == model.NodeDown {
-				downNodes[strings.ToUpper(n.Name)] = true
-			}
+		nodes = s.Nodes()
+	}
+	s.act(ctx, tasks, owners, model.NewMesh(nodes, s.Holders), &rep)
+	return rep
+}
+
+// SweepTasks acts on tasks already read, as Sweep acts on its own poll: the
+// dashboard's enforcement hands it the hub's snapshot, whose mesh classifies
+// them. Each task's marks go to the source of its name among srcs; tasks of
+// other sources (read-only ones) are left alone.
+func (s *Sweeper) SweepTasks(ctx context.Context, tasks []*model.Task, mesh *model.Mesh, srcs ...TaskSource) SweepReport {
+	byName := map[string]TaskSource{}
+	for _, src := range srcs {
+		byName[src.Name()] = src
+	}
+	var mine []*model.Task
+	var owners []TaskSource
+	for _, t := range tasks {
+		if src := byName[t.Source]; src != nil {
+			mine, owners = append(mine, t), append(owners, src)
 		}
 	}
+	var rep SweepReport
+	s.act(ctx, mine, owners, mesh, &rep)
+	return rep
+}
+
+// act climbs the ladder for every task; owners[i] is tasks[i]'s source.
+func (s *Sweeper) act(ctx context.Context, tasks []*model.Task, owners []TaskSource, mesh *model.Mesh, rep *SweepReport) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Record == nil {
+		s.Record, _ = OpenRecord("") // an in-memory record cannot fail to open
+	}
+	release, err := s.Record.Hold()
+	if err != nil {
+		rep.Errors = append(rep.Errors, err)
+		return
+	}
+	defer release()
+	now := time.Now()
+	if s.Now != nil {
+		now = s.Now()
+	}
 	for i, t := range tasks {
-		level := model.Escalation(t, now, s.Ladder)
-		if down[t.Ref()] {
-			level = max(level, model.LevelStale)
-		}
+		level := model.Classify(t, now, s.Policy, mesh).Enforced()
 		if t.Escalated >= model.LevelNotify && level >= model.LevelNotify {
 			// Told before: a target that was DOWN or failed then is told
 			// now, once; the others are in the record.
-			s.notify(ctx, t, now, downNodes, true, &rep)
+			s.notify(ctx, t, now, mesh, true, rep)
 		}
 		for l := t.Escalated + 1; l <= level; l++ {
 			if l == model.LevelNotify {
-				s.notify(ctx, t, now, downNodes, false, &rep)
+				s.notify(ctx, t, now, mesh, false, rep)
 			}
 			m := Mark{Source: t.Source, Task: t.ID, Level: l}
 			if !s.DryRun {
@@ -142,7 +159,6 @@ func (s *Sweeper) Sweep(ctx context.Context, srcs ...TaskSource) SweepReport {
 			}
 		}
 	}
-	return rep
 }
 
 func mark(ctx context.Context, src TaskSource, t *model.Task, l model.Level) Mark {
@@ -160,7 +176,7 @@ var ErrNodeDown = errors.New("node is DOWN: not notified")
 // notify tells every target that has not yet been told about this claim.
 // Targets the poller holds DOWN are skipped and not recorded, and reported
 // as skipped unless this is a retry of the backlog.
-func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, downNodes map[string]bool, retry bool, rep *SweepReport) {
+func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, mesh *model.Mesh, retry bool, rep *SweepReport) {
 	if s.Notifier == nil {
 		return
 	}
@@ -171,7 +187,7 @@ func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, down
 		if s.Record.Has(key) {
 			continue
 		}
-		if downNodes[strings.ToUpper(target.Name)] {
+		if mesh.Down(target.Name) {
 			if retry {
 				continue
 			}

@@ -42,7 +42,7 @@ func TestSweepStopsClimbingOnLostLock(t *testing.T) {
 	now := time.Now()
 	node := newTestNode(t, "ORACLE")
 	src := &markingSource{memSource: memSource{name: "q", tasks: []*model.Task{stuckTask("t-1", 3*time.Hour, now)}}}
-	sw := &Sweeper{Ladder: model.DefaultPolicy().Ladder, Notifier: &Notifier{From: "SANDMAN", Nodes: registryOf(node).Nodes}, Now: func() time.Time { return now }}
+	sw := &Sweeper{Policy: model.DefaultPolicy(), Notifier: &Notifier{From: "SANDMAN", Nodes: registryOf(node).Nodes}, Now: func() time.Time { return now }}
 	rep := sw.Sweep(t.Context(), staleView{src}, brokenSource{})
 	if len(rep.Marks) != 1 || !errors.Is(rep.Marks[0].Err, model.ErrLostLock) || rep.Marks[0].Applied {
 		t.Errorf("marks = %+v, want one LOST_LOCK", rep.Marks)
@@ -86,7 +86,7 @@ func TestConcurrentSweepsSharingARecordNotifyOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sweepers[i] = &Sweeper{Ladder: model.DefaultPolicy().Ladder, Record: rec,
+		sweepers[i] = &Sweeper{Policy: model.DefaultPolicy(), Record: rec,
 			Notifier: &Notifier{From: "SANDMAN", Nodes: registryOf(node).Nodes}, Now: func() time.Time { return now }}
 	}
 	src := &markingSource{memSource: memSource{name: "q", tasks: tasks}} // the one queue they share

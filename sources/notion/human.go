@@ -38,15 +38,15 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if err != nil {
 		return nil, err
 	}
-	if token == "" && h.Expect != t.Version {
-		e := model.Errorf(model.CodeConflict, op, id, "the task changed since it was read (version %s, now %s): nothing was done", orDash(h.Expect), t.Version)
-		e.Current = t
-		return nil, e
-	}
-	if t.State.Final() {
+	if token == "" {
+		err = sources.CheckHuman(action, t, h)
+	} else if t.State.Final() {
 		e := model.Errorf(model.CodeConflict, op, id, "the task is already %s", t.State)
 		e.Current = t
-		return nil, e
+		err = e
+	}
+	if err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	p := patch{}
@@ -155,9 +155,6 @@ func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error)
 
 // Takeover claims the task as HUMAN:<actor> with a new token and no expiry.
 func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("takeover", id); err != nil {
-		return nil, err
-	}
 	return s.humanAction(ctx, model.ActionTakeover, id, h, "", func(t *model.Task, p patch, now time.Time) (string, error) {
 		p.option(s.m.Status, s.m.States[model.StateClaimed])
 		p.lock(&s.m, model.HolderHuman, model.HumanPrefix+h.Actor, "", uuid.NewString(), now, time.Time{})
@@ -168,9 +165,6 @@ func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*mod
 
 // ForceRelease puts the task back in the queue; the old token dies.
 func (s *Source) ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("force-release", id); err != nil {
-		return nil, err
-	}
 	return s.humanAction(ctx, model.ActionForceRelease, id, h, "", func(t *model.Task, p patch, now time.Time) (string, error) {
 		s.release(p)
 		return "", nil
@@ -185,9 +179,6 @@ func (s *Source) release(p patch) {
 
 // Cancel ends the task as canceled with the human's reason.
 func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("cancel", id); err != nil {
-		return nil, err
-	}
 	return s.humanAction(ctx, model.ActionCancel, id, h, "", func(t *model.Task, p patch, now time.Time) (string, error) {
 		p.option(s.m.Status, s.m.States[model.StateCanceled])
 		p.lock(&s.m, model.HolderNone, "", "", "", time.Time{}, time.Time{})
@@ -206,10 +197,10 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 		return nil, err
 	}
 	const op = "handoff"
-	to := strings.TrimSpace(h.To)
-	if to == "" {
-		return nil, model.Errorf(model.CodeMisconfigured, op, id, "a target agent (or ANY) is required")
+	if err := sources.CheckTarget(id, h.To); err != nil {
+		return nil, err
 	}
+	to := strings.TrimSpace(h.To)
 	dur := h.For
 	if dur <= 0 {
 		dur = sources.DefaultReservation

@@ -1,4 +1,4 @@
-// Package sourcetest is the conformance kit: the lease protocol of SPEC §3
+// Package sourcetest is the conformance kit: the lease protocol
 // stated once, as tests that any backend runs with one call:
 //
 //	func TestConformance(t *testing.T) {
@@ -91,6 +91,7 @@ var cases = []struct {
 	{"hand-off reserves the task for its target until the reservation expires", testHandoff},
 	{"an agent may hand off its own task, naming its token", testAgentHandoff},
 	{"a human action on a task that changed since it was read gets CONFLICT", testStaleHumanAction},
+	{"every backend refuses the same human actions with the same code and changes nothing", testHumanRefusals},
 	{"human actions are recorded in the backend's own trail", testHistory},
 	{"a comment is kept in the task's trail", testComment},
 	{"a task with open sub-tasks cannot be completed", testSubtasks},

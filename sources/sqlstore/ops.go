@@ -367,10 +367,10 @@ func (s *Store) Handoff(ctx context.Context, id string, h sources.Handoff) (*mod
 	if err != nil {
 		return nil, err
 	}
-	to := strings.TrimSpace(h.To)
-	if to == "" {
-		return nil, model.Errorf(model.CodeMisconfigured, "handoff", id, "a target agent (or ANY) is required")
+	if err := sources.CheckTarget(id, h.To); err != nil {
+		return nil, err
 	}
+	to := strings.TrimSpace(h.To)
 	worker := to
 	if strings.EqualFold(to, model.AnyAgent) {
 		to, worker = model.AnyAgent, s.cfg.Pool // seed agents querying the pool find it again
@@ -380,7 +380,7 @@ func (s *Store) Handoff(ctx context.Context, id string, h sources.Handoff) (*mod
 		dur = sources.DefaultReservation
 	}
 	args := []any{worker, to, dur.Milliseconds(), nullable(h.Actor), nullable(h.Reason), nullable(h.Priority)}
-	if h.Token != "" || h.Expect == "" {
+	if h.Token != "" {
 		return s.agentHandoff(ctx, st, id, h, args)
 	}
 	return s.humanAction(ctx, model.ActionHandoff, id, h.Human, "to "+to, func(q querier) (*model.Task, error) {
@@ -389,9 +389,6 @@ func (s *Store) Handoff(ctx context.Context, id string, h sources.Handoff) (*mod
 }
 
 func (s *Store) agentHandoff(ctx context.Context, st statements, id string, h sources.Handoff, args []any) (*model.Task, error) {
-	if h.Token == "" {
-		return nil, sources.Lost("handoff", id)
-	}
 	var out *model.Task
 	err := s.db.tx(ctx, func(q querier) error {
 		t, err := s.scanOne(q.queryRow(ctx, st.agentHand, append([]any{id, h.Token}, args...)...))
@@ -412,9 +409,6 @@ func (s *Store) agentHandoff(ctx context.Context, st statements, id string, h so
 
 // Takeover claims the task as HUMAN:<actor> with a new token and no expiry.
 func (s *Store) Takeover(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("takeover", id); err != nil {
-		return nil, err
-	}
 	st, err := s.writable("takeover", id)
 	if err != nil {
 		return nil, err
@@ -427,9 +421,6 @@ func (s *Store) Takeover(ctx context.Context, id string, h sources.Human) (*mode
 // ForceRelease returns the task to the pool exactly as seed 003's release
 // statement does, and clears the lock.
 func (s *Store) ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("force-release", id); err != nil {
-		return nil, err
-	}
 	st, err := s.writable("force-release", id)
 	if err != nil {
 		return nil, err
@@ -441,15 +432,9 @@ func (s *Store) ForceRelease(ctx context.Context, id string, h sources.Human) (*
 
 // Cancel ends the task as canceled with the human's reason.
 func (s *Store) Cancel(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("cancel", id); err != nil {
-		return nil, err
-	}
 	st, err := s.writable("cancel", id)
 	if err != nil {
 		return nil, err
-	}
-	if strings.TrimSpace(h.Reason) == "" {
-		return nil, model.Errorf(model.CodeMisconfigured, "cancel", id, "a reason is required")
 	}
 	return s.humanAction(ctx, model.ActionCancel, id, h, "", func(q querier) (*model.Task, error) {
 		return s.scanOne(q.queryRow(ctx, st.cancel, id, h.Reason))
@@ -457,14 +442,11 @@ func (s *Store) Cancel(ctx context.Context, id string, h sources.Human) (*model.
 }
 
 // humanAction runs one override in a short transaction: lock the row,
-// refuse unless it is still the version the human saw, write, audit.
+// refuse what sources.CheckHuman refuses, write, audit.
 func (s *Store) humanAction(ctx context.Context, action model.Action, id string, h sources.Human, detail string,
 	write func(q querier) (*model.Task, error)) (*model.Task, error) {
 	op := string(action)
 	st, _ := s.stmts()
-	if strings.TrimSpace(h.Actor) == "" {
-		return nil, model.Errorf(model.CodeMisconfigured, op, id, "no actor")
-	}
 	var out *model.Task
 	err := s.db.tx(ctx, func(q querier) error {
 		cur, err := s.scanOne(q.queryRow(ctx, st.lockRow, id))
@@ -474,18 +456,8 @@ func (s *Store) humanAction(ctx context.Context, action model.Action, id string,
 		if err != nil {
 			return err
 		}
-		if cur.Version != h.Expect {
-			e := model.Errorf(model.CodeConflict, op, id, "the task changed since it was read (version %s, now %s)", h.Expect, cur.Version)
-			e.Current = cur
-			return e
-		}
-		if cur.State.Final() {
-			e := model.Errorf(model.CodeConflict, op, id, "the task is already %s", cur.State)
-			e.Current = cur
-			return e
-		}
-		if cur.Problem != "" {
-			return model.Errorf(model.CodeMisconfigured, op, id, "the row is broken: %s", cur.Problem)
+		if err := sources.CheckHuman(action, cur, h); err != nil {
+			return err
 		}
 		if out, err = write(q); err != nil {
 			return err

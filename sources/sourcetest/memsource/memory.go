@@ -268,9 +268,6 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 
 // Takeover implements sources.Source.
 func (m *Memory) Takeover(_ context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("takeover", id); err != nil {
-		return nil, err
-	}
 	return m.human("takeover", id, h, func(t *model.Task, now time.Time) {
 		t.State, t.RawStatus = model.StateClaimed, "claimed"
 		t.Claim = model.Claim{Holder: model.HolderHuman, Name: model.HumanPrefix + h.Actor,
@@ -281,9 +278,6 @@ func (m *Memory) Takeover(_ context.Context, id string, h sources.Human) (*model
 
 // ForceRelease implements sources.Source.
 func (m *Memory) ForceRelease(_ context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("force-release", id); err != nil {
-		return nil, err
-	}
 	return m.human("force-release", id, h, func(t *model.Task, _ time.Time) {
 		t.State, t.RawStatus, t.Claim = model.StateQueued, "queued", model.Claim{}
 	})
@@ -291,9 +285,6 @@ func (m *Memory) ForceRelease(_ context.Context, id string, h sources.Human) (*m
 
 // Cancel implements sources.Source.
 func (m *Memory) Cancel(_ context.Context, id string, h sources.Human) (*model.Task, error) {
-	if err := h.Check("cancel", id); err != nil {
-		return nil, err
-	}
 	return m.human("cancel", id, h, func(t *model.Task, _ time.Time) {
 		t.State, t.RawStatus, t.Reason, t.Claim = model.StateCanceled, "canceled", h.Reason, model.Claim{}
 	})
@@ -303,6 +294,9 @@ func (m *Memory) Cancel(_ context.Context, id string, h sources.Human) (*model.T
 // agent its token.
 func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*model.Task, error) {
 	if err := h.Check("handoff", id); err != nil {
+		return nil, err
+	}
+	if err := sources.CheckTarget(id, h.To); err != nil {
 		return nil, err
 	}
 	apply := func(t *model.Task, now time.Time) {
@@ -339,11 +333,8 @@ func (m *Memory) human(op, id string, h sources.Human, apply func(*model.Task, t
 	if t == nil {
 		return nil, sources.NotFound(op, id)
 	}
-	if h.Expect != "" && h.Expect != t.Version {
-		return nil, &model.Error{Code: model.CodeConflict, Op: op, Task: id, Msg: "the task changed", Current: m.copyOf(id)}
-	}
-	if t.State.Final() {
-		return nil, &model.Error{Code: model.CodeConflict, Op: op, Task: id, Msg: "the task is " + t.State.String(), Current: m.copyOf(id)}
+	if err := sources.CheckHuman(model.Action(op), m.copyOf(id), h); err != nil {
+		return nil, err
 	}
 	now := m.Now()
 	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason})

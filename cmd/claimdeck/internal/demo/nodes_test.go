@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
-	"github.com/claimdeck/claimdeck/sources/mesh"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -67,9 +66,10 @@ func TestMeshLosesANode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range mesh.DownClaims(d.Tasks, nodes, nil) {
-		if c.Node != victim {
-			t.Errorf("%s counted as a DOWN claim of %s", c.Task.ID, c.Node)
+	placed := model.NewMesh(nodes, nil)
+	for _, task := range d.Tasks {
+		if pl := placed.Place(task); pl.Down && pl.Node != victim {
+			t.Errorf("%s counted as a DOWN claim of %s", task.ID, pl.Node)
 		}
 	}
 }
