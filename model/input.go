@@ -36,13 +36,13 @@ func CheckLease(d time.Duration) error {
 	if d >= 0 && d <= MaxLease {
 		return nil
 	}
-	return fmt.Errorf("lease %s is out of range: give a positive duration up to %s (or none for the default)", d, MaxLease)
+	return fmt.Errorf("lease %s is out of range (want a positive duration up to %s, or none for the default)", d, MaxLease)
 }
 
 // CheckPriority refuses a priority the backends cannot store.
 func CheckPriority(p int) error {
 	if p < MinPriority || p > MaxPriority {
-		return fmt.Errorf("priority %d is out of range: give between %d and %d", p, MinPriority, MaxPriority)
+		return fmt.Errorf("priority %d is out of range (want a number from %d to %d)", p, MinPriority, MaxPriority)
 	}
 	return nil
 }

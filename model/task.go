@@ -130,7 +130,7 @@ func ParsePriority(s string) (int, error) {
 		return PriorityNone, fmt.Errorf("unknown priority %q (want a number or critical, high, medium, low)", s)
 	}
 	if err != nil {
-		return PriorityNone, fmt.Errorf("priority %s is out of range: give between %d and %d", v, MinPriority, MaxPriority)
+		return PriorityNone, fmt.Errorf("priority %s is out of range (want a number from %d to %d)", v, MinPriority, MaxPriority)
 	}
 	if err := CheckPriority(n); err != nil {
 		return PriorityNone, err
