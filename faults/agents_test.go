@@ -66,7 +66,11 @@ type world struct {
 }
 
 func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *world {
-	return &world{t: t, bin: claimdeck, conf: conf, env: env, lease: lease, grace: grace, running: map[*os.Process]bool{}}
+	g := grace
+	if graceLine() == "" {
+		g = time.Minute // claimdeck's default, were it to know one
+	}
+	return &world{t: t, bin: claimdeck, conf: conf, env: env, lease: lease, grace: g, running: map[*os.Process]bool{}}
 }
 
 // run runs one claimdeck command; killed says SIGKILL ended it.

@@ -9,7 +9,7 @@ import (
 // every refusal says what was wanted, and what they accept prints back to
 // a word they read as the same value.
 func FuzzParseWords(f *testing.F) {
-	for _, s := range []string{"", "critical", "URGENT", "7", "-1", "99999999999999999999", "EXPEDITE", "fixed-date", "queued", "done", "stale", "escalated", " high "} {
+	for _, s := range []string{"", "critical", "URGENT", "7", "-1", "99999999999999999999", "EXPEDITE", "fixed-date", "queued", "done", "stale", "escalated", " high ", "In Progress", "CANCELLED"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -33,6 +33,13 @@ func FuzzParseWords(f *testing.F) {
 			}
 		} else if !strings.Contains(err.Error(), "want") {
 			t.Fatalf("state refusal does not say what is wanted: %v", err)
+		}
+		if st, err := ParseStatus(s); err == nil {
+			if back, _ := ParseStatus(st.Contract()); back != st {
+				t.Fatalf("status %q → %s → %s", s, st.Contract(), back)
+			}
+		} else if !strings.Contains(err.Error(), "want") {
+			t.Fatalf("status refusal does not say what is wanted: %v", err)
 		}
 		if l, ok := ParseLevel(s); ok {
 			if back, ok := ParseLevel(l.String()); !ok || back != l {

@@ -333,3 +333,31 @@ func TestChanges(t *testing.T) {
 		t.Fatalf("an edit that touched nothing we show: %q", got)
 	}
 }
+
+func TestContractStatusWords(t *testing.T) {
+	for s := StateQueued; s <= StateCanceled; s++ {
+		back, err := ParseStatus(s.Contract())
+		if err != nil || back != s {
+			t.Errorf("ParseStatus(%s.Contract() = %q) = %v, %v", s, s.Contract(), back, err)
+		}
+		if back, err := ParseStatus(s.String()); err != nil || back != s {
+			t.Errorf("ParseStatus(%q) = %v, %v", s.String(), back, err)
+		}
+	}
+	for word, want := range map[string]State{
+		"In Progress": StateClaimed, "in_progress": StateClaimed, "Ready": StateQueued, "pending": StateQueued,
+		"CANCELLED": StateCanceled, "Canceled": StateCanceled, "completed": StateDone, "Done": StateDone,
+	} {
+		if got, err := ParseStatus(word); err != nil || got != want {
+			t.Errorf("ParseStatus(%q) = %v, %v; want %v", word, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "wip", "UNKNOWN", "in progress now"} {
+		if _, err := ParseStatus(bad); err == nil {
+			t.Errorf("ParseStatus(%q) accepted a word no seed uses", bad)
+		}
+	}
+	if StateUnknown.Contract() != "UNKNOWN" || State(99).Contract() != "UNKNOWN" {
+		t.Error("a state outside the vocabulary must read UNKNOWN")
+	}
+}

@@ -78,6 +78,10 @@ type Caps struct {
 	AtomicClaim bool
 	// Subtasks is true when completing a task checks its open sub-tasks.
 	Subtasks bool
+	// ClaimsAnyID is true when a claim of an id the backend has never seen
+	// takes it as a new task (seed 004's lock directories); otherwise such
+	// a claim is NotFound.
+	ClaimsAnyID bool
 }
 
 // Cursor is an opaque incremental-poll watermark.
@@ -147,9 +151,10 @@ func Lost(op, id string) error {
 	return model.Errorf(model.CodeLostLock, op, id, "the lock token is no longer current (released, taken over or expired)")
 }
 
-// NotFound is the error for a task id the backend does not have.
+// NotFound is the error for a task id the backend does not have: an answer
+// to act on (fix the id), not a fault to retry, hence MISCONFIGURED.
 func NotFound(op, id string) error {
-	return model.Errorf(model.CodeAPIError, op, id, "%w", model.ErrNoSuchTask)
+	return model.Errorf(model.CodeMisconfigured, op, id, "%w: check the id (claimdeck list shows them)", model.ErrNoSuchTask)
 }
 
 // WriteChecker is implemented by sources that can tell, without changing

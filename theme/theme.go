@@ -1,6 +1,7 @@
 // Package theme holds every colour and style of the dashboard: a light and
-// a dark palette, the choice between them, NO_COLOR, and the colour that
-// labels each source. Nothing else: no layout, no widgets.
+// a dark palette, the choice between them, NO_COLOR, the colour that labels
+// each source, and Safe, which makes outside text fit to print on any
+// terminal. Nothing else: no layout, no widgets.
 package theme
 
 import (

@@ -562,12 +562,13 @@ func TestDialogScreens(t *testing.T) {
 // Text from a backend is data, never terminal commands.
 func TestEscapeSequencesInTaskTextAreNotPassedToTheTerminal(t *testing.T) {
 	r := newRig(t)
-	r.prod.Put(&model.Task{ID: "evil", Key: "EVIL-1", Title: "\x1b]0;pwned\x07\x1b[2Jclear me\nand \u009b31m", State: model.StateQueued, Priority: 9})
+	r.prod.Put(&model.Task{ID: "evil", Key: "EVIL-1", Title: "\x1b]0;pwned\x07\x1b[2Jclear me\nand \u009b31m gpj.\u202eexe", State: model.StateQueued, Priority: 9,
+		Reason: "\u2066reason\u2069"})
 	r.poll()
 	r.selectKey(queueView, "EVIL-1")
 	for _, k := range []string{"enter", "esc", "c"} {
 		r.press(k)
-		if s := r.screen(); strings.ContainsAny(s, "\x1b\x07\u009b") {
+		if s := r.screen(); strings.ContainsAny(s, "\x1b\x07\u009b\u202e\u2066\u2069") {
 			t.Fatalf("after %q a control character reached the screen: %q", k, s)
 		}
 	}

@@ -56,7 +56,7 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	t := d.req.Seen
 	lines := []string{
-		st.DialogTitle.Render(oneLine(fmt.Sprintf("%s %s on %s?", actionTitles[d.req.Action], t.DisplayKey(), t.Source))),
+		st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s?", actionTitles[d.req.Action], t.DisplayKey(), t.Source))),
 		"",
 	}
 	lines = append(lines, taskSummary(t, m.now(), st)...)
@@ -84,7 +84,7 @@ func taskSummary(t *model.Task, now time.Time, st *theme.Styles) []string {
 		}
 	}
 	out := []string{
-		field(st, "title", oneLine(t.Title)),
+		field(st, "title", theme.Safe(t.Title)),
 		field(st, "state", t.State.String()+" ("+orDash(t.RawStatus)+")"),
 		field(st, "holder", holder),
 	}
@@ -102,7 +102,7 @@ func taskSummary(t *model.Task, now time.Time, st *theme.Styles) []string {
 }
 
 func field(st *theme.Styles, name, value string) string {
-	return st.Field.Render(fmt.Sprintf("%-9s", name)) + oneLine(value)
+	return st.Field.Render(fmt.Sprintf("%-9s", name)) + theme.Safe(value)
 }
 
 // box draws a dialog centred in the body area, its lines cut to fit.
@@ -214,7 +214,7 @@ func (d *formDialog) submit(m *Model) tea.Cmd {
 func (d *formDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	t := d.req.Seen
-	lines := []string{st.DialogTitle.Render(oneLine(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source))), ""}
+	lines := []string{st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source))), ""}
 	lines = append(lines, taskSummary(t, m.now(), st)...)
 	lines = append(lines, "")
 	inner := min(width-4, 76) - 11
@@ -266,14 +266,14 @@ func (d *detailDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 func (d *detailDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	var b strings.Builder
-	b.WriteString(st.DialogTitle.Render(fit(oneLine(d.title), width-22)))
+	b.WriteString(st.DialogTitle.Render(fit(theme.Safe(d.title), width-22)))
 	b.WriteString(st.Muted.Render(fitRight("esc close · ↑/↓ scroll", 22)))
 	// Scrolling past the end shows the last page, not a blank one.
 	d.offset = max(min(d.offset, len(d.lines)-height+1), 0)
 	end := min(d.offset+height-1, len(d.lines))
 	for _, l := range d.lines[d.offset:end] {
 		b.WriteByte('\n')
-		b.WriteString(fit(oneLine(l), width))
+		b.WriteString(fit(theme.Safe(l), width))
 	}
 	for i := end - d.offset; i < height-1; i++ {
 		b.WriteByte('\n')
@@ -324,7 +324,7 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, c model.Classifica
 		token = ansi.Truncate(t.Claim.Token, 8, "…")
 	}
 	kv := [][2]string{
-		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", oneLine(t.Title)},
+		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", theme.Safe(t.Title)},
 		{"state", t.State.String() + " (raw " + orDash(t.RawStatus) + ")"},
 		{"class", t.Class.String()}, {"priority", orDash(model.PriorityName(t.Priority))},
 		{"created", when(t.CreatedAt)}, {"edited", when(t.EditedAt)},
@@ -347,12 +347,12 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, c model.Classifica
 			r.For, when(r.Until), orDash(r.By), orDash(r.Priority), orDash(r.Reason))})
 	}
 	kv = append(kv,
-		[2]string{"reason", orDash(oneLine(t.Reason))}, [2]string{"unblock", orDash(oneLine(t.UnblockAction))},
-		[2]string{"next check", when(t.NextCheckAt)}, [2]string{"artifacts", orDash(oneLine(t.Artifacts))},
+		[2]string{"reason", orDash(theme.Safe(t.Reason))}, [2]string{"unblock", orDash(theme.Safe(t.UnblockAction))},
+		[2]string{"next check", when(t.NextCheckAt)}, [2]string{"artifacts", orDash(theme.Safe(t.Artifacts))},
 		[2]string{"subtasks", fmt.Sprintf("%d open", t.OpenSubtasks)}, [2]string{"version", orDash(t.Version)},
 	)
 	if t.Problem != "" {
-		kv = append(kv, [2]string{"PROBLEM", oneLine(t.Problem)})
+		kv = append(kv, [2]string{"PROBLEM", theme.Safe(t.Problem)})
 	}
 	var out []string
 	for _, e := range kv {
@@ -366,10 +366,10 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, c model.Classifica
 	for _, e := range t.History {
 		line := fmt.Sprintf("  %s  %-14s %s", e.At.In(loc).Format("01-02 15:04:05"), e.Action, e.Actor)
 		if e.Reason != "" {
-			line += ": " + oneLine(e.Reason)
+			line += ": " + theme.Safe(e.Reason)
 		}
 		if e.Detail != "" {
-			line += " (" + oneLine(e.Detail) + ")"
+			line += " (" + theme.Safe(e.Detail) + ")"
 		}
 		out = append(out, line)
 	}
@@ -382,7 +382,7 @@ func nodeDetail(n model.Node, tasks []*model.Task, now time.Time, loc *time.Loca
 		fmt.Sprintf("%-11s %s", "status", n.Status),
 		fmt.Sprintf("%-11s %s", "last seen", ago(n.LastSeen, now)),
 		fmt.Sprintf("%-11s %d", "failures", n.Failures),
-		fmt.Sprintf("%-11s %s", "last error", orDash(oneLine(n.LastErr))),
+		fmt.Sprintf("%-11s %s", "last error", orDash(theme.Safe(n.LastErr))),
 		fmt.Sprintf("%-11s %d", "queue", n.QueueDepth),
 		fmt.Sprintf("%-11s %s", "health url", orDash(n.Health)),
 	}
@@ -391,7 +391,7 @@ func nodeDetail(n model.Node, tasks []*model.Task, now time.Time, loc *time.Loca
 	}
 	out = append(out, "", fmt.Sprintf("claimed here (%d)", len(tasks)))
 	for _, t := range tasks {
-		out = append(out, fmt.Sprintf("  %-10s %-8s %-12s %s", t.DisplayKey(), t.Source, t.Claim.Name, oneLine(t.Title)))
+		out = append(out, fmt.Sprintf("  %-10s %-8s %-12s %s", t.DisplayKey(), t.Source, t.Claim.Name, theme.Safe(t.Title)))
 	}
 	if len(n.ClaimedTasks) > 0 {
 		out = append(out, "", "reported by the node: "+strings.Join(n.ClaimedTasks, ", "))

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -77,30 +76,6 @@ func fitRight(s string, width int) string {
 		return ansi.Truncate(s, width, "…")
 	}
 	return strings.Repeat(" ", width-ansi.StringWidth(s)) + s
-}
-
-// oneLine makes text from outside (titles, reasons, names, errors) safe to
-// draw on one line: newlines and tabs become spaces, and every other control
-// character, escape sequences included, becomes "?", so a task title cannot
-// move the cursor, recolour the screen or retitle the terminal.
-func oneLine(s string) string {
-	clean := true
-	for i := 0; i < len(s) && clean; i++ {
-		c := s[i]
-		clean = c >= 0x20 && c != 0x7f && !(c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f)
-	}
-	if clean {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			return ' '
-		case unicode.IsControl(r):
-			return '?'
-		}
-		return r
-	}, s)
 }
 
 // orDash shows empty values as a dash.

@@ -1,6 +1,10 @@
 package tui
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/claimdeck/claimdeck/theme"
+)
 
 // column is one column of a view's table.
 type column struct {
@@ -182,7 +186,7 @@ func (g *grid) pad(s string, j int) string {
 	if g.cols[g.shown[j]].right {
 		return fitRight(s, g.widths[j])
 	}
-	return fit(oneLine(s), g.widths[j])
+	return fit(theme.Safe(s), g.widths[j])
 }
 
 // rowAt maps a screen line inside the grid (0 = header) to a data row.

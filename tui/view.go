@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/theme"
 )
 
 const appName = "claimdeck"
@@ -161,13 +162,13 @@ func (m *Model) bannerLine() string {
 	st := m.styles
 	if m.banner != "" {
 		if m.bannerIsErr {
-			return st.Banner.Render(fit(" "+oneLine(m.banner), m.width))
+			return st.Banner.Render(fit(" "+theme.Safe(m.banner), m.width))
 		}
-		return st.Notice.Render(fit(" "+oneLine(m.banner), m.width))
+		return st.Notice.Render(fit(" "+theme.Safe(m.banner), m.width))
 	}
 	for _, s := range m.snap.Sources {
 		if s.Status == hub.StatusDegraded {
-			msg := " ⚠ " + s.Name + " degraded for " + ago(s.Since, m.now()) + ": " + oneLine(s.Err) + " — retrying, showing its last good data"
+			msg := " ⚠ " + s.Name + " degraded for " + ago(s.Since, m.now()) + ": " + theme.Safe(s.Err) + " — retrying, showing its last good data"
 			return st.Banner.Render(fit(msg, m.width))
 		}
 	}

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
+	"reflect"
 
 	"github.com/spf13/cobra"
 
@@ -31,7 +31,7 @@ own SQL keeps working. Running it twice is harmless.`,
 			if a.cfg.readOnly(sc.Name) {
 				return model.Errorf(model.CodeMisconfigured, "migrate", "", "source %q is read-only", sc.Name)
 			}
-			src, err := openSource(cmd.Context(), a.cfg, sc)
+			src, err := openSource(cmd.Context(), a.cfg, sc, true)
 			if err != nil {
 				return err
 			}
@@ -52,11 +52,7 @@ func (a *app) configCommand() *cobra.Command {
 		Short: "Print the configuration in effect, secrets redacted",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			shown, err := redacted(a.cfg)
-			if err != nil {
-				return err
-			}
-			return a.out().json(map[string]any{"ok": true, "file": a.cfg.file, "config": shown})
+			return a.out().json(map[string]any{"ok": true, "file": a.cfg.file, "config": redacted(a.cfg)})
 		},
 	})
 	cfg.AddCommand(&cobra.Command{
@@ -71,20 +67,13 @@ func (a *app) configCommand() *cobra.Command {
 	return cfg
 }
 
-// redacted is the configuration as JSON values with every secret hidden:
-// a field named like a secret (token, password, …) entirely, and every
-// other string through model.Redact (DSN passwords, URL userinfo, token
-// query parameters), so a field added later is covered too.
-func redacted(c *Config) (any, error) {
-	raw, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return redactValue("", v), nil
+// redacted is the configuration as `config show` prints it (showable) with
+// every secret hidden: a field named like a secret (token, password, …)
+// entirely, and every other string through model.Redact (DSN passwords,
+// URL userinfo, token query parameters), so a field added later is
+// covered too.
+func redacted(c *Config) any {
+	return redactValue("", showable(reflect.ValueOf(c)))
 }
 
 func redactValue(key string, v any) any {
@@ -97,6 +86,12 @@ func redactValue(key string, v any) any {
 		for i, e := range x {
 			x[i] = redactValue(key, e)
 		}
+	case map[string]string:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = redactValue(k, e)
+		}
+		return out
 	case string:
 		if x != "" && model.SecretName(key) {
 			return model.Redacted

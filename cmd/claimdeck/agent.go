@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -15,11 +18,31 @@ import (
 // taskFlags are the ntask contract's flags (seed 002).
 type taskFlags struct {
 	task, runID, agent, token  string
+	tokenFile, body            string
 	reason, unblock, nextCheck string
 	artifacts, status, title   string
 	priority, class, desc      string
 	parent                     string
 	lease                      time.Duration
+	// given names the flags set on this call: update changes only those.
+	given map[string]bool
+}
+
+// value is the flag's value as text, for the required-argument check.
+func (tf *taskFlags) value(name string) string {
+	switch name {
+	case "task":
+		return tf.task
+	case "agent-name":
+		return tf.agent
+	case "reason":
+		return tf.reason
+	case "title":
+		return tf.title
+	case "body":
+		return tf.body
+	}
+	return ""
 }
 
 func (tf *taskFlags) bind(cmd *cobra.Command, names ...string) {
@@ -34,7 +57,8 @@ func (tf *taskFlags) bind(cmd *cobra.Command, names ...string) {
 		case "agent-name":
 			f.StringVar(&tf.agent, "agent-name", "", "the agent's name")
 		case "lock-token":
-			f.StringVar(&tf.token, "lock-token", "", "the lock token claim returned")
+			f.StringVar(&tf.token, "lock-token", "", "the lock token claim returned (or $CLAIMDECK_LOCK_TOKEN, or --lock-token-file)")
+			f.StringVar(&tf.tokenFile, "lock-token-file", "", "read the lock token from this file, so it does not show in ps")
 		case "reason":
 			f.StringVar(&tf.reason, "reason", "", "why")
 		case "unblock-action":
@@ -44,7 +68,7 @@ func (tf *taskFlags) bind(cmd *cobra.Command, names ...string) {
 		case "artifacts":
 			f.StringVar(&tf.artifacts, "artifacts", "", "links or notes produced")
 		case "status":
-			f.StringVar(&tf.status, "status", "", "filter by state (queued, claimed, blocked, review, done, failed, canceled)")
+			f.StringVar(&tf.status, "status", "", "filter by status: READY, IN_PROGRESS, BLOCKED, REVIEW, DONE, FAILED, CANCELED")
 		case "title":
 			f.StringVar(&tf.title, "title", "", "task title")
 		case "priority":
@@ -55,6 +79,8 @@ func (tf *taskFlags) bind(cmd *cobra.Command, names ...string) {
 			f.StringVar(&tf.desc, "description", "", "task description")
 		case "parent":
 			f.StringVar(&tf.parent, "parent", "", "make the new task a sub-task of this task id")
+		case "body":
+			f.StringVar(&tf.body, "body", "", "the comment")
 		case "lease":
 			f.DurationVar(&tf.lease, "lease", 0, "lease to take or extend (default: the configured lease)")
 		}
@@ -68,17 +94,57 @@ func required(flag, value string) error {
 	return nil
 }
 
+// lockTokenEnv holds the lock token for agents that keep it out of argv.
+const lockTokenEnv = "CLAIMDECK_LOCK_TOKEN"
+
+// checkToken resolves the lock token (--lock-token, else --lock-token-file,
+// else $CLAIMDECK_LOCK_TOKEN) and checks it is a UUID, naming where it came
+// from when it is not.
 func (tf *taskFlags) checkToken() error {
 	if err := required("task", tf.task); err != nil {
 		return err
 	}
-	if err := required("lock-token", tf.token); err != nil {
-		return err
+	from := "--lock-token"
+	switch {
+	case tf.token != "":
+	case tf.tokenFile != "":
+		from = "--lock-token-file " + tf.tokenFile
+		b, err := os.ReadFile(tf.tokenFile)
+		if err != nil {
+			return model.Errorf(model.CodeMisconfigured, "", "", "--lock-token-file: %v", err)
+		}
+		tf.token = strings.TrimSpace(string(b))
+	case os.Getenv(lockTokenEnv) != "":
+		from = "$" + lockTokenEnv
+		tf.token = strings.TrimSpace(os.Getenv(lockTokenEnv))
+	default:
+		return model.Errorf(model.CodeMisconfigured, "", "", "--lock-token is required (or --lock-token-file, or $%s)", lockTokenEnv)
 	}
 	if _, err := uuid.Parse(tf.token); err != nil {
-		return model.Errorf(model.CodeMisconfigured, "", "", "--lock-token %q is not a UUID", tf.token)
+		return model.Errorf(model.CodeMisconfigured, "", "", "the lock token from %s is not a UUID", from)
 	}
 	return nil
+}
+
+// recordRun notes in the task's trail which agent run made a holder write:
+// the contract's --run-id identifies the run, the lock token stays the
+// fence. A heartbeat from the run that claimed adds nothing worth a note.
+func (tf *taskFlags) recordRun(ctx context.Context, src sources.Source, op string, t *model.Task) error {
+	if tf.runID == "" || (op == "heartbeat" && t != nil && t.Claim.RunID == tf.runID) {
+		return nil
+	}
+	c, ok := src.(sources.Commenter)
+	if !ok {
+		return nil
+	}
+	author := tf.agent
+	if author == "" && t != nil {
+		author = t.Claim.Name
+	}
+	if author == "" {
+		author = "run " + tf.runID
+	}
+	return c.Comment(ctx, tf.task, sources.Note{Author: author, Text: op + " by run " + tf.runID})
 }
 
 // withSource opens the chosen source for the length of one command.
@@ -87,7 +153,7 @@ func (a *app) withSource(ctx context.Context, fn func(src sources.Source) error)
 	if err != nil {
 		return err
 	}
-	src, err := openSource(ctx, a.cfg, sc)
+	src, err := openSource(ctx, a.cfg, sc, a.create)
 	if err != nil {
 		return err
 	}
@@ -95,13 +161,20 @@ func (a *app) withSource(ctx context.Context, fn func(src sources.Source) error)
 	return fn(src)
 }
 
-// retrying runs an idempotent call again on API_ERROR with exponential
-// backoff; CONFLICT, LOST_LOCK and MISCONFIGURED are answers, not faults.
+// transient reports a fault worth trying again: API_ERROR is a transport,
+// storage or rate-limit failure. CONFLICT, LOST_LOCK, MISCONFIGURED and an
+// unknown task id are answers, not faults.
+func transient(err error) bool {
+	return model.CodeOf(err) == model.CodeAPIError && !errors.Is(err, model.ErrNoSuchTask)
+}
+
+// retrying runs an idempotent call again on a transient fault with
+// exponential backoff, four tries in all.
 func retrying[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	wait := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		v, err := call()
-		if err == nil || model.CodeOf(err) != model.CodeAPIError || attempt == 4 {
+		if err == nil || !transient(err) || attempt == 4 {
 			return v, err
 		}
 		select {
@@ -113,151 +186,46 @@ func retrying[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	}
 }
 
-// readCommands change nothing; every other task command is refused on a
-// read-only source.
-var readCommands = map[string]bool{"get": true, "next": true}
+// readCommands change nothing: they are allowed on a read-only source and
+// never create a missing queue.
+var readCommands = map[string]bool{"get": true, "next": true, "list": true, "doctor": true}
 
-func (a *app) taskCommand(use, short string, flags []string, fn func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error)) *cobra.Command {
+// opCommand is the cobra command of an agent command.
+func (a *app) opCommand(op agentOp) (*cobra.Command, *taskFlags) {
 	tf := &taskFlags{}
 	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
+		Use:   op.name,
+		Short: op.short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withSource(cmd.Context(), func(src sources.Source) error {
-				if !readCommands[use] && a.cfg.readOnly(src.Name()) {
-					return model.Errorf(model.CodeMisconfigured, use, tf.task, "source %q is read-only", src.Name())
-				}
-				out := a.out()
-				if readCommands[use] {
-					c, err := a.standing()
-					if err != nil {
-						return err
-					}
-					out.classify = c
-				}
-				t, err := fn(cmd.Context(), src, tf)
-				if err != nil {
-					return err
-				}
-				return out.task(t)
-			})
+			tf.given = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { tf.given[f.Name] = true })
+			an, err := a.runOp(cmd.Context(), op, tf)
+			if err != nil {
+				return err
+			}
+			return a.out().answer(an)
 		},
 	}
-	tf.bind(cmd, flags...)
-	return cmd
+	tf.bind(cmd, op.args...)
+	return cmd, tf
 }
 
-func (a *app) finishCommand(use, short string, state model.State, flags ...string) *cobra.Command {
-	return a.taskCommand(use, short, append([]string{"task", "lock-token"}, flags...),
-		func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-			if err := tf.checkToken(); err != nil {
-				return nil, err
-			}
-			o := sources.Outcome{State: state, Reason: tf.reason, UnblockAction: tf.unblock, Artifacts: tf.artifacts}
-			if tf.nextCheck != "" {
-				at, err := time.Parse(time.RFC3339, tf.nextCheck)
-				if err != nil {
-					return nil, model.Errorf(model.CodeMisconfigured, "", "", "--next-check-at %q is not an RFC 3339 time (e.g. 2026-02-01T09:00:00Z)", tf.nextCheck)
-				}
-				o.NextCheckAt = at
-			}
-			if state == model.StateBlocked {
-				if err := required("reason", tf.reason); err != nil {
-					return nil, err
-				}
-			}
-			return src.Finish(ctx, tf.task, tf.token, o)
-		})
-}
-
+// agentCommands are the agent commands; comment, update and cancel add
+// what only a person at a shell needs.
 func (a *app) agentCommands() []*cobra.Command {
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List tasks in pull order",
-		Args:  cobra.NoArgs,
-	}
-	lf := &taskFlags{}
-	lf.bind(list, "status")
-	list.RunE = func(cmd *cobra.Command, _ []string) error {
-		var want model.State
-		if lf.status != "" {
-			s, err := model.ParseState(lf.status)
-			if err != nil {
-				return model.Errorf(model.CodeMisconfigured, "", "", "--status: %v", err)
-			}
-			want = s
+	var out []*cobra.Command
+	for _, op := range a.agentOps() {
+		cmd, tf := a.opCommand(op)
+		switch op.name {
+		case "comment":
+			a.commentExtras(cmd, op, tf)
+		case "update":
+			updateExtras(cmd)
+		case "cancel":
+			a.cancelExtras(cmd, tf)
 		}
-		return a.withSource(cmd.Context(), func(src sources.Source) error {
-			d, err := retrying(cmd.Context(), func() (sources.Delta, error) { return src.Poll(cmd.Context(), "") })
-			if err != nil {
-				return err
-			}
-			var out []*model.Task
-			for _, t := range d.Tasks {
-				if want == model.StateUnknown || t.State == want {
-					out = append(out, t)
-				}
-			}
-			model.SortPullOrder(out)
-			p := a.out()
-			if p.classify, err = a.standing(); err != nil {
-				return err
-			}
-			return p.tasks(out)
-		})
+		out = append(out, cmd)
 	}
-
-	return []*cobra.Command{
-		list,
-		a.taskCommand("get", "Read one task, fresh", []string{"task"},
-			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-				if err := required("task", tf.task); err != nil {
-					return nil, err
-				}
-				return retrying(ctx, func() (*model.Task, error) { return src.Get(ctx, tf.task) })
-			}),
-		a.taskCommand("next", "Show the first task eligible for this agent (claims nothing)", []string{"agent-name"},
-			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-				return retrying(ctx, func() (*model.Task, error) { return src.Next(ctx, tf.agent) })
-			}),
-		a.taskCommand("claim", "Claim a task (or, without --task, the next eligible one)", []string{"task", "agent-name", "run-id", "lease"},
-			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-				if err := required("agent-name", tf.agent); err != nil {
-					return nil, err
-				}
-				req := sources.ClaimRequest{Agent: tf.agent, RunID: tf.runID, Lease: tf.lease}
-				if tf.task == "" {
-					return src.ClaimNext(ctx, req)
-				}
-				return src.Claim(ctx, tf.task, req)
-			}),
-		a.taskCommand("heartbeat", "Extend the lease of a claimed task", []string{"task", "lock-token", "lease"},
-			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-				if err := tf.checkToken(); err != nil {
-					return nil, err
-				}
-				return retrying(ctx, func() (*model.Task, error) { return src.Heartbeat(ctx, tf.task, tf.token, tf.lease) })
-			}),
-		a.finishCommand("complete", "Mark a claimed task done", model.StateDone, "artifacts"),
-		a.finishCommand("block", "Park a claimed task as blocked", model.StateBlocked, "reason", "unblock-action", "next-check-at"),
-		a.finishCommand("review", "Hand a claimed task to review", model.StateReview, "artifacts"),
-		a.finishCommand("fail", "Mark a claimed task failed", model.StateFailed, "reason"),
-		a.cancelCommand(),
-		a.taskCommand("create", "Add a task to the queue", []string{"title", "priority", "class", "description", "parent"},
-			func(ctx context.Context, src sources.Source, tf *taskFlags) (*model.Task, error) {
-				if err := required("title", tf.title); err != nil {
-					return nil, err
-				}
-				prio, err := model.ParsePriority(tf.priority)
-				if err != nil {
-					return nil, model.Errorf(model.CodeMisconfigured, "", "", "--priority: %v", err)
-				}
-				class, err := model.ParseClass(tf.class)
-				if err != nil {
-					return nil, model.Errorf(model.CodeMisconfigured, "", "", "--class: %v", err)
-				}
-				return src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent})
-			}),
-	}
+	return out
 }

@@ -26,8 +26,12 @@ type Config struct {
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
 	// Keys rebinds dashboard keys: action name → keys.
 	Keys map[string][]string `mapstructure:"keys" json:"keys,omitempty"`
+	MCP  MCPConfig           `mapstructure:"mcp" json:"mcp"`
 
 	file string // the file it came from, if any
+	// implicit is true when no configuration names any source and the
+	// embedded default queue stands in.
+	implicit bool
 }
 
 // SourceConfig is one entry of `sources:`. Fields apply by kind.
@@ -53,8 +57,15 @@ type SourceConfig struct {
 	Token      string `mapstructure:"token" json:"token,omitempty"`
 	TokenEnv   string `mapstructure:"token_env" json:"token_env,omitempty"`
 	DatabaseID string `mapstructure:"database_id" json:"database_id,omitempty"`
-	Schema     string `mapstructure:"schema" json:"schema,omitempty"`
-	BaseURL    string `mapstructure:"base_url" json:"base_url,omitempty"`
+	// notion: which of the database's data sources holds the tasks (by id
+	// or name; needed once it has several), per-request timeout and
+	// per-command budget
+	DataSourceID  string        `mapstructure:"data_source_id" json:"data_source_id,omitempty"`
+	DataSource    string        `mapstructure:"data_source" json:"data_source,omitempty"`
+	Timeout       time.Duration `mapstructure:"timeout" json:"timeout,omitempty"`
+	CommandBudget time.Duration `mapstructure:"budget" json:"budget,omitempty"`
+	Schema        string        `mapstructure:"schema" json:"schema,omitempty"`
+	BaseURL       string        `mapstructure:"base_url" json:"base_url,omitempty"`
 	// notion: requests/s per token (default 3), claim settle delay, seed 001 Handoff Queue database
 	Rate         float64       `mapstructure:"rate" json:"rate,omitempty"`
 	Settle       time.Duration `mapstructure:"settle" json:"settle,omitempty"`
@@ -127,6 +138,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("escalation.notify_after", p.Ladder.Notify)
 	v.SetDefault("escalation.escalate_after", p.Ladder.Escalate)
 	meshDefaults(v)
+	v.SetDefault("mcp.overrides", false)
 
 	explicit := file != ""
 	if !explicit {
@@ -144,6 +156,9 @@ func loadConfig(file string) (*Config, error) {
 			}
 			return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%v", err)
 		}
+		if err := strictFile(file); err != nil {
+			return nil, err
+		}
 		v.SetConfigFile(file)
 		if filepath.Ext(file) == "" {
 			v.SetConfigType("yaml")
@@ -158,14 +173,21 @@ func loadConfig(file string) (*Config, error) {
 			cfg.file = file
 		}
 	}
+	if err := checkEnv(); err != nil {
+		return nil, err
+	}
 	if err := v.Unmarshal(cfg); err != nil {
-		return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%s: %v", file, err)
+		if cfg.file == "" {
+			return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%v", err)
+		}
+		return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%s: %v", cfg.file, err)
 	}
 	if cfg.Actor == "" {
 		cfg.Actor = loginName()
 	}
 	if len(cfg.Sources) == 0 && cfg.file == "" {
 		cfg.Sources = []SourceConfig{{Name: "local", Kind: "sqlite", Path: filepath.Join(dataDir(), "queue.db")}}
+		cfg.implicit = true
 	}
 	return cfg, cfg.validate()
 }

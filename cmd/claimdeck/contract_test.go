@@ -173,7 +173,7 @@ func contract(t *testing.T, c *cli) {
 	if r := c.run(3, "--read-only", "claim", "--task", low, "--agent-name", "x"); !strings.Contains(r.Error.Message, "read-only") {
 		t.Fatalf("a claim in read-only mode: %+v", r.Error)
 	}
-	if r := c.run(5, "get", "--task", "no-such-task"); r.Error.Code != "API_ERROR" {
+	if r := c.run(3, "get", "--task", "no-such-task"); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "no such task") {
 		t.Fatalf("get of an unknown task: %+v", r.Error)
 	}
 

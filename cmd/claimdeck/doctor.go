@@ -66,7 +66,9 @@ nothing. The report is JSON; the exit status is 3 when any check fails.`,
 				ok = ok && r.OK
 				reports = append(reports, r)
 			}
-			out := map[string]any{"ok": ok, "config": a.cfg.file, "actor": a.cfg.Actor, "sources": reports}
+			// checks.db_accessible is the ntask contract's summary line.
+			out := map[string]any{"ok": ok, "config": a.cfg.file, "actor": a.cfg.Actor, "sources": reports,
+				"checks": map[string]any{"db_accessible": ok}}
 			if a.output == "table" {
 				a.printDoctor(reports)
 			} else if err := a.out().json(out); err != nil {
@@ -90,7 +92,7 @@ func (a *app) diagnose(ctx context.Context, sc SourceConfig) sourceReport {
 	if !r.add("credentials", credentials(sc), credentialDetail(sc)) {
 		return fail()
 	}
-	src, err := openSource(ctx, a.cfg, sc)
+	src, err := openSource(ctx, a.cfg, sc, a.create)
 	if !r.add("reachable", err, "opened") {
 		// A schema refusal at open (Notion's property check) is the
 		// schema's fault, not the network's: say so on the right line.

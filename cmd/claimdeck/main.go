@@ -34,13 +34,16 @@ type app struct {
 	sourceName string
 	output     string
 	readOnly   bool
+	createFlag bool
+	// create lets this command make a missing SQLite file or lock directory.
+	create bool
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	cfg            *Config
 }
 
-func (a *app) out() printer { return printer{w: a.stdout, table: a.output == "table"} }
+func (a *app) out() printer { return printer{w: a.stdout, errw: a.stderr, table: a.output == "table"} }
 
 // run executes one command line and returns the exit status of the ntask
 // contract: 0 ok, 2 CONFLICT, 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.
@@ -101,6 +104,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 				cfg.ReadOnly = true
 			}
 			a.cfg = cfg
+			// The embedded default queue is made by the first command that
+			// writes to it; a configured path only by --create or migrate.
+			a.create = a.createFlag || (cfg.implicit && !readCommands[cmd.Name()])
 			return nil
 		},
 	}
@@ -109,13 +115,15 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	f.StringVar(&a.sourceName, "source", "", "the configured source to act on (default: the only one)")
 	f.StringVarP(&a.output, "output", "o", "json", "output format: json or table")
 	f.BoolVar(&a.readOnly, "read-only", false, "refuse every write")
+	f.BoolVar(&a.createFlag, "create", false, "create a missing SQLite file or lock directory (otherwise a missing one is MISCONFIGURED)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
 	})
 	var themeName string
 	root.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark (NO_COLOR is respected)")
+	// No Args validator on the root: cobra's own check names an unknown
+	// command with its "Did you mean" suggestions.
 	root.RunE = a.dashboardRun(&themeName)
-	root.Args = cobra.NoArgs
 	demoCmd := a.demoCommand(&themeName)
 	demoCmd.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark")
 	root.AddGroup(
@@ -132,13 +140,26 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 		}
 	}
 	group("dashboard", demoCmd)
-	group("agent", append(a.agentCommands(), a.commentCommand(), a.updateCommand())...)
+	group("agent", append(a.agentCommands(), a.mcpCommand())...)
 	group("operator", a.operatorCommands()...)
 	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
 	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })
 	root.SetHelpCommandGroupID("admin")
 	root.SetCompletionCommandGroupID("admin")
 	root.CompletionOptions.HiddenDefaultCmd = false
+	root.SetOut(a.stdout) // cobra's completion commands keep the writer they are built with
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Args = cobra.MaximumNArgs(1)
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return cmd.Help()
+				}
+				return model.Errorf(model.CodeMisconfigured, "completion", "", "unknown shell %q: want bash, zsh, fish or powershell", args[0])
+			}
+		}
+	}
 	_ = root.RegisterFlagCompletionFunc("source", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		cfg, err := loadConfig(a.configFile)
 		if err != nil {

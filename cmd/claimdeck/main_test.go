@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,8 @@ func newCLI(t *testing.T, sourcesYAML string) *cli {
 	if err := os.WriteFile(conf, []byte(strings.ReplaceAll(body, "DIR", dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Make the sources' files as a team would once, with --create.
+	run(context.Background(), []string{"--config", conf, "--create", "doctor"}, strings.NewReader(""), io.Discard, io.Discard)
 	return &cli{t: t, conf: conf, dir: dir}
 }
 

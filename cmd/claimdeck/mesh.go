@@ -116,7 +116,7 @@ func (a *app) openAll(ctx context.Context) ([]sources.Source, error) {
 		if a.sourceName != "" && sc.Name != a.sourceName {
 			continue
 		}
-		src, err := openSource(ctx, a.cfg, sc)
+		src, err := openSource(ctx, a.cfg, sc, a.create)
 		if err != nil {
 			src = unavailable{name: sc.Name, err: err}
 		}

@@ -333,7 +333,7 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 	a.cfg = cfg
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	src, err := openSource(ctx, cfg, cfg.Sources[0])
+	src, err := openSource(ctx, cfg, cfg.Sources[0], true)
 	if err != nil {
 		t.Fatal(err)
 	}

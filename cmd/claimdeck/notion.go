@@ -29,6 +29,7 @@ func openNotion(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 	}
 	nc := notion.Config{
 		Name: sc.Name, Token: token, DatabaseID: sc.DatabaseID, Preset: sc.Schema, BaseURL: sc.BaseURL,
+		DataSourceID: sc.DataSourceID, DataSource: sc.DataSource, Timeout: sc.Timeout, Budget: sc.CommandBudget,
 		HandoffQueueDB: sc.HandoffQueue, Rate: sc.Rate, Settle: sc.Settle, Lease: firstSet(sc.Lease, cfg.Lease),
 	}
 	if sc.Schema == "custom" || len(sc.Properties) > 0 || len(sc.Statuses) > 0 || len(sc.Optional) > 0 {
@@ -127,6 +128,7 @@ printed on stderr; point a notion source's base_url at the address.`,
 	cmd.Flags().Float64Var(&faults.Rate, "fault-rate", 0, "share of requests (0 to 1) answered with --fault-status instead, for fault drills")
 	cmd.Flags().IntVar(&faults.Status, "fault-status", 503, "the status of injected faults (500, 502, 503, 504, 529)")
 	cmd.Flags().DurationVar(&faults.Latency, "fault-latency", 0, "latency added to every request")
+	cmd.Flags().BoolVar(&faults.Apply, "fault-apply", false, "let a faulted write take effect before its error, as a gateway timeout after Notion committed")
 	return cmd
 }
 

@@ -31,18 +31,28 @@ func (a *app) desk() (*sources.Desk, func(), error) {
 	return d, func() { _ = j.Close() }, nil
 }
 
-// applyOverride reads the task, checks --expect-token, asks on a terminal,
-// and applies the action through the Desk.
-func (a *app) applyOverride(ctx context.Context, action model.Action, o *override) error {
-	if err := required("task", o.task); err != nil {
-		return err
-	}
-	desk, closeDesk, err := a.desk()
+// printOverride applies an operator command and prints the task after it.
+func (a *app) printOverride(ctx context.Context, action model.Action, o *override) error {
+	t, err := a.applyOverride(ctx, action, o)
 	if err != nil {
 		return err
 	}
+	return a.out().task(t)
+}
+
+// applyOverride reads the task, checks --expect-token, asks on a terminal
+// unless --yes, and applies the action through the Desk.
+func (a *app) applyOverride(ctx context.Context, action model.Action, o *override) (*model.Task, error) {
+	if err := required("task", o.task); err != nil {
+		return nil, err
+	}
+	desk, closeDesk, err := a.desk()
+	if err != nil {
+		return nil, err
+	}
 	defer closeDesk()
-	return a.withSource(ctx, func(src sources.Source) error {
+	var after *model.Task
+	err = a.withSource(ctx, func(src sources.Source) error {
 		if desk.ReadOnly(src.Name()) {
 			return model.Errorf(model.CodeMisconfigured, string(action), o.task, "source %q is read-only", src.Name())
 		}
@@ -55,15 +65,18 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 			e.Current = seen
 			return e
 		}
-		if !o.yes && isTerminal(a.stdin) && !a.confirm(action, seen, o) {
-			return model.Errorf(model.CodeConflict, string(action), o.task, "not confirmed; nothing was done")
+		if !o.yes {
+			if !isTerminal(a.stdin) {
+				return model.Errorf(model.CodeMisconfigured, string(action), o.task, "no terminal to confirm on: pass --yes to act without asking; nothing was done")
+			}
+			if !a.confirm(action, seen, o) {
+				return model.Errorf(model.CodeMisconfigured, string(action), o.task, "not confirmed; nothing was done")
+			}
 		}
-		after, err := desk.Apply(ctx, src, sources.Request{Action: action, Seen: seen, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority})
-		if err != nil {
-			return err
-		}
-		return a.out().task(after)
+		after, err = desk.Apply(ctx, src, sources.Request{Action: action, Seen: seen, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority})
+		return err
 	})
+	return after, err
 }
 
 func isTerminal(r any) bool {
@@ -107,7 +120,7 @@ func (a *app) operatorCommands() []*cobra.Command {
 		Short: "Claim a task as HUMAN (operator; audited)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.applyOverride(cmd.Context(), model.ActionTakeover, take)
+			return a.printOverride(cmd.Context(), model.ActionTakeover, take)
 		},
 	}
 	a.overrideFlags(takeover, take)
@@ -121,7 +134,7 @@ func (a *app) operatorCommands() []*cobra.Command {
 			if !rel.force {
 				return model.Errorf(model.CodeMisconfigured, "release", rel.task, "releasing someone else's claim needs --force")
 			}
-			return a.applyOverride(cmd.Context(), model.ActionForceRelease, rel)
+			return a.printOverride(cmd.Context(), model.ActionForceRelease, rel)
 		},
 	}
 	a.overrideFlags(release, rel)
@@ -141,7 +154,7 @@ func (a *app) operatorCommands() []*cobra.Command {
 			default:
 				return model.Errorf(model.CodeMisconfigured, "handoff", hand.task, "--priority %q: want normal, urgent or critical", hand.priority)
 			}
-			return a.applyOverride(cmd.Context(), model.ActionHandoff, hand)
+			return a.printOverride(cmd.Context(), model.ActionHandoff, hand)
 		},
 	}
 	a.overrideFlags(handoff, hand)
@@ -151,39 +164,23 @@ func (a *app) operatorCommands() []*cobra.Command {
 	return []*cobra.Command{takeover, release, handoff}
 }
 
-// cancelCommand is the agent's cancel (with its lock token) and the
-// operator's (--force, a reason, audited).
-func (a *app) cancelCommand() *cobra.Command {
-	tf := &taskFlags{}
+// cancelExtras adds the operator's cancel (--force, a reason, audited) to
+// the holder's.
+func (a *app) cancelExtras(cmd *cobra.Command, tf *taskFlags) {
 	o := &override{}
-	cmd := &cobra.Command{
-		Use:   "cancel",
-		Short: "Cancel a task: the holder with --lock-token, an operator with --force --reason",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.task, o.reason = tf.task, tf.reason
-			if o.force {
-				if err := required("reason", o.reason); err != nil {
-					return err
-				}
-				return a.applyOverride(cmd.Context(), model.ActionCancel, o)
-			}
-			if err := tf.checkToken(); err != nil {
-				return err
-			}
-			return a.withWritable(cmd.Context(), "cancel", tf.task, func(ctx context.Context, src sources.Source) error {
-				t, err := src.Finish(ctx, tf.task, tf.token, sources.Outcome{State: model.StateCanceled, Reason: tf.reason})
-				if err != nil {
-					return err
-				}
-				return a.out().task(t)
-			})
-		},
+	run := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if !o.force {
+			return run(cmd, args)
+		}
+		o.task, o.reason = tf.task, tf.reason
+		if err := required("reason", o.reason); err != nil {
+			return err
+		}
+		return a.printOverride(cmd.Context(), model.ActionCancel, o)
 	}
-	tf.bind(cmd, "task", "lock-token", "reason")
 	f := cmd.Flags()
 	f.BoolVar(&o.force, "force", false, "cancel as an operator, whoever holds the task")
 	f.StringVar(&o.expect, "expect-token", "", "with --force: refuse with CONFLICT unless the task still holds this lock token")
 	f.BoolVarP(&o.yes, "yes", "y", false, "with --force: do not ask for confirmation")
-	return cmd
 }

@@ -9,38 +9,52 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/theme"
 )
 
 // taskJSON is a task in the ntask contract's shape (seed 002 names), plus
-// what claimdeck adds.
+// what claimdeck adds. Status is the contract's word on every backend; the
+// backend's own word is NativeStatus.
 type taskJSON struct {
-	PageID      string `json:"page_id"`
-	TaskID      string `json:"task_id"`
-	Source      string `json:"source"`
-	Title       string `json:"title"`
-	Status      string `json:"status"`
-	State       string `json:"state"`
-	Priority    int    `json:"priority"`
-	Class       string `json:"class"`
-	ClaimedBy   string `json:"claimed_by"`
-	Agent       string `json:"agent"`
-	AgentRun    string `json:"agent_run"`
-	Node        string `json:"node,omitempty"`
-	LockToken   string `json:"lock_token"`
-	LockExpires string `json:"lock_expires"`
-	ClaimedAt   string `json:"claimed_at,omitempty"`
-	Reason      string `json:"reason"`
-	Artifacts   string `json:"artifacts,omitempty"`
-	ReservedFor string `json:"reserved_for,omitempty"`
-	ReservedTil string `json:"reserved_until,omitempty"`
-	Parent      string `json:"parent,omitempty"`
-	OpenSubs    int    `json:"open_subtasks,omitempty"`
-	Version     string `json:"version,omitempty"`
-	Problem     string `json:"problem,omitempty"`
-	// The task's standing (model.Classify), in list and get.
+	PageID       string `json:"page_id"`
+	TaskID       string `json:"task_id"`
+	Source       string `json:"source"`
+	Title        string `json:"title"`
+	Status       string `json:"status"`
+	NativeStatus string `json:"native_status"`
+	State        string `json:"state"`
+	Priority     int    `json:"priority"`
+	Class        string `json:"class"`
+	ClaimedBy    string `json:"claimed_by"`
+	Agent        string `json:"agent"`
+	AgentRun     string `json:"agent_run"`
+	Node         string `json:"node,omitempty"`
+	LockToken    string `json:"lock_token"`
+	LockExpires  string `json:"lock_expires"`
+	ClaimedAt    string `json:"claimed_at,omitempty"`
+	Reason       string `json:"reason"`
+	Artifacts    string `json:"artifacts,omitempty"`
+	ReservedFor  string `json:"reserved_for,omitempty"`
+	ReservedTil  string `json:"reserved_until,omitempty"`
+	Parent       string `json:"parent,omitempty"`
+	OpenSubs     int    `json:"open_subtasks,omitempty"`
+	Version      string `json:"version,omitempty"`
+	Problem      string `json:"problem,omitempty"`
+	// The task's standing (model.Classify), in list, get and next.
 	Level       string `json:"level,omitempty"`
 	NodeDown    bool   `json:"node_down,omitempty"`
 	StaleReason string `json:"stale_reason,omitempty"`
+	// History is the trail the backend keeps, where it keeps one.
+	History []eventJSON `json:"history,omitempty"`
+}
+
+// eventJSON is one entry of a task's trail.
+type eventJSON struct {
+	At     string `json:"at"`
+	Actor  string `json:"actor"`
+	Action string `json:"action"`
+	Reason string `json:"reason,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 func stamp(t time.Time) string {
@@ -54,9 +68,13 @@ func toJSON(t *model.Task) *taskJSON {
 	if t == nil {
 		return nil
 	}
+	var history []eventJSON
+	for _, e := range t.History {
+		history = append(history, eventJSON{At: stamp(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail})
+	}
 	return &taskJSON{
-		PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
-		Status: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
+		History: history, PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
+		Status: t.State.Contract(), NativeStatus: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
 		ClaimedBy: t.Claim.Holder.String(), Agent: t.Claim.Name, AgentRun: t.Claim.RunID, Node: t.Claim.Node,
 		LockToken: t.Claim.Token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),
 		Reason: t.Reason, Artifacts: t.Artifacts,
@@ -65,12 +83,21 @@ func toJSON(t *model.Task) *taskJSON {
 	}
 }
 
-// printer writes results as JSON (the default, for agents) or a table.
+// printer writes results as JSON (the default, for agents) or a table. In
+// table mode errors go to errw, so a pipe of the table holds only rows.
 type printer struct {
-	w     io.Writer
-	table bool
-	// classify, when set, adds each task's standing (list, get).
+	w, errw io.Writer
+	table   bool
+	// classify, when set, adds each task's standing (list, get, next).
 	classify func(*model.Task) model.Classification
+}
+
+func (p printer) answer(an answer) error {
+	p.classify = an.classify
+	if an.list {
+		return p.tasks(an.tasks)
+	}
+	return p.task(an.task)
 }
 
 func (p printer) toJSON(t *model.Task) *taskJSON {
@@ -93,19 +120,15 @@ func (p printer) task(t *model.Task) error {
 		}
 		return p.tasks([]*model.Task{t})
 	}
-	return p.json(map[string]any{"ok": true, "task": p.toJSON(t)})
+	return p.json(answer{task: t, classify: p.classify}.payload())
 }
 
 func (p printer) tasks(ts []*model.Task) error {
 	if !p.table {
-		out := make([]*taskJSON, len(ts))
-		for i, t := range ts {
-			out[i] = p.toJSON(t)
-		}
-		return p.json(map[string]any{"ok": true, "tasks": out})
+		return p.json(answer{tasks: ts, list: true, classify: p.classify}.payload())
 	}
 	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
-	header := "SOURCE\tID\tSTATE\tCLASS\tPRIO\tHOLDER\tEXPIRES\tTITLE"
+	header := "SOURCE\tID\tSTATUS\tCLASS\tPRIO\tHOLDER\tEXPIRES\tTITLE"
 	if p.classify != nil {
 		header += "\tSTANDING"
 	}
@@ -115,11 +138,11 @@ func (p printer) tasks(ts []*model.Task) error {
 		if t.Problem != "" {
 			holder = "BROKEN: " + t.Problem
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", t.Source, t.DisplayKey(), t.State, t.Class,
-			model.PriorityName(t.Priority), holder, stamp(t.Claim.Expires), oneLine(t.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", oneLine(t.Source), oneLine(t.DisplayKey()), t.State.Contract(), t.Class,
+			model.PriorityName(t.Priority), oneLine(holder), stamp(t.Claim.Expires), oneLine(t.Title))
 		if p.classify != nil {
 			if c := p.classify(t); c.Stale() && c.Cause != model.CauseBroken {
-				fmt.Fprintf(tw, "\t%s: %s", c.Level, c.Reason)
+				fmt.Fprintf(tw, "\t%s: %s", c.Level, oneLine(c.Reason))
 			}
 		}
 		fmt.Fprintln(tw)
@@ -135,20 +158,25 @@ func (p printer) json(v any) error {
 	return enc.Encode(v)
 }
 
-// fail prints an error in the contract's shape and returns its exit status.
-func (p printer) fail(err error) int {
-	code := model.CodeOf(err)
-	msg := model.Redact(err.Error()) // not every error is a *model.Error
-	if p.table {
-		fmt.Fprintf(p.w, "error: %s\n", msg)
-	} else {
-		_ = p.json(map[string]any{"ok": false, "error": map[string]string{"code": string(code), "message": msg}})
-	}
-	return code.ExitStatus()
+// failPayload is an error in the contract's JSON shape.
+func failPayload(err error) map[string]any {
+	// Redact again: not every error is a *model.Error.
+	return map[string]any{"ok": false, "error": map[string]string{"code": string(model.CodeOf(err)), "message": model.Redact(err.Error())}}
 }
 
+// fail prints an error in the contract's shape and returns its exit status.
+func (p printer) fail(err error) int {
+	if p.table {
+		fmt.Fprintf(p.errw, "error: %s\n", theme.Safe(model.Redact(err.Error())))
+	} else {
+		_ = p.json(failPayload(err))
+	}
+	return model.CodeOf(err).ExitStatus()
+}
+
+// oneLine is outside text made safe for the terminal and cut to a table cell.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(theme.Safe(s)), " ")
 	if r := []rune(s); len(r) > 60 {
 		return string(r[:59]) + "…"
 	}

@@ -11,8 +11,10 @@ import (
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
-// openSource turns one configured source into a Source.
-func openSource(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Source, error) {
+// openSource turns one configured source into a Source. Without create a
+// missing SQLite file or lock directory is MISCONFIGURED: only migrate,
+// --create, or a write to the embedded default queue makes one.
+func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) (sources.Source, error) {
 	switch sc.Kind {
 	case "sqlite", "postgres":
 		dsn := sc.DSN
@@ -26,13 +28,13 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 		return sqlstore.Open(ctx, sqlstore.Config{
 			Name: sc.Name, Driver: sc.Kind, Path: path, DSN: dsn, Table: sc.Table, Pool: sc.Pool,
 			Lease: firstSet(sc.Lease, cfg.Lease), SeedTimeout: sc.SeedTimeout,
-			// The embedded queue is claimdeck's own: create it. A team's table
+			// claimdeck's own table is made where it may create; a team's table
 			// is changed only by `claimdeck migrate`.
-			Create: sc.Kind == "sqlite" && sc.Table == "",
+			Create: create && sc.Kind == "sqlite" && sc.Table == "", MustExist: !create,
 		})
 	case "lockdir":
 		// Seed 004's lease is an hour unless this source says otherwise.
-		return lockdir.Open(lockdir.Config{Name: sc.Name, Path: expand(sc.Path), TasksFile: expand(sc.TasksFile), Lease: sc.Lease})
+		return lockdir.Open(lockdir.Config{Name: sc.Name, Path: expand(sc.Path), TasksFile: expand(sc.TasksFile), Lease: sc.Lease, MustExist: !create})
 	case "notion":
 		return openNotion(ctx, cfg, sc)
 	}

@@ -24,8 +24,11 @@ const DefaultLease = time.Hour
 type Config struct {
 	Name string
 	// Path is the lock directory (seed 004's project/.locks). It is created
-	// if missing.
+	// if missing, unless MustExist.
 	Path string
+	// MustExist refuses a missing directory with MISCONFIGURED naming it,
+	// so a mistyped path is reported rather than made.
+	MustExist bool
 	// TasksFile is the optional JSON or YAML list of tasks (id, title,
 	// description, priority, class) that are not claimed yet. Empty means
 	// claimdeck keeps its own tasks.json inside Path.
@@ -121,6 +124,9 @@ func Open(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, model.Wrap(model.CodeMisconfigured, "open", "", err)
 	}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && cfg.MustExist {
+		return nil, model.Errorf(model.CodeMisconfigured, "open", "", "lockdir source %q: the directory %s does not exist (check path; --create makes it)", cfg.Name, dir)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, model.Wrap(model.CodeMisconfigured, "open", "", err)
 	}
@@ -144,7 +150,7 @@ func Open(cfg Config) (*Source, error) {
 func (s *Source) Name() string { return s.cfg.Name }
 
 // Caps: claims are atomic (link), there are no sub-tasks.
-func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: true} }
+func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, ClaimsAnyID: true} }
 
 // Close releases the directory lock file.
 func (s *Source) Close() error {

@@ -132,11 +132,9 @@ func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (
 		return nil, err
 	}
 	defer unlock()
-	t, err := s.claimLocked("claim", id, c, model.Claimable)
-	if errors.Is(err, errGone) {
-		return nil, sources.NotFound("claim", id)
-	}
-	return t, err
+	// Seed 004's agents claim any id they are given: a tasks file adds a
+	// queue, it does not restrict claims.
+	return s.claimLocked("claim", id, c, model.Claimable, true)
 }
 
 // ClaimNext claims the first task in pull order that is eligible for the
@@ -168,7 +166,7 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 		if err != nil {
 			return nil, err
 		}
-		got, err := s.claimLocked("claim-next", t.ID, c, model.EligibleFor)
+		got, err := s.claimLocked("claim-next", t.ID, c, model.EligibleFor, false)
 		unlock()
 		if errors.Is(err, errGone) || model.CodeOf(err) == model.CodeConflict {
 			continue
@@ -180,14 +178,19 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 
 // claimLocked claims under the write lock: re-read, check, break an expired
 // lock, then link the new lock into place. EEXIST means someone outside
-// claimdeck's lock (a seed snippet) got there first.
-func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func(*model.Task, string, time.Time) bool) (*model.Task, error) {
+// claimdeck's lock (a seed snippet) got there first. With adopt, an id the
+// directory has never seen is claimed as a new queued task; without, it is
+// errGone.
+func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func(*model.Task, string, time.Time) bool, adopt bool) (*model.Task, error) {
 	cur, slot, err := s.readTask(id)
 	if err != nil {
 		return nil, err
 	}
 	if cur == nil {
-		return nil, errGone
+		if !adopt {
+			return nil, errGone
+		}
+		cur = s.assemble(id, slot, nil)
 	}
 	now := s.now()
 	if !allowed(cur, c.Agent, now) {
@@ -260,6 +263,15 @@ func (s *Source) reread(op, id string) (*model.Task, error) {
 	return t, err
 }
 
+// lost is the refusal of a holder write whose token does not match: an id
+// the directory has never seen is not found rather than a lost lock.
+func (s *Source) lost(op, id string) error {
+	if t, _, err := s.readTask(id); err == nil && t == nil {
+		return sources.NotFound(op, id)
+	}
+	return sources.Lost(op, id)
+}
+
 // holderLock reads the lock and checks the token; nil means LOST_LOCK.
 func (s *Source) holderLock(id, token string) *fileState {
 	lk := readFile(s.path(id, kindLock), kindLock, nil)
@@ -286,7 +298,7 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	defer unlock()
 	lk := s.holderLock(id, token)
 	if lk == nil {
-		return nil, sources.Lost("heartbeat", id)
+		return nil, s.lost("heartbeat", id)
 	}
 	if lease <= 0 {
 		lease = s.cfg.Lease
@@ -338,7 +350,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	defer unlock()
 	lk := s.holderLock(id, token)
 	if lk == nil {
-		return nil, sources.Lost(fin.action, id)
+		return nil, s.lost(fin.action, id)
 	}
 	priv, ok, err := s.takeVerified(id, lk)
 	if err != nil {

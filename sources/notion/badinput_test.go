@@ -161,7 +161,7 @@ func TestA429StormIsRetriedAfterRetryAfter(t *testing.T) {
 	}
 }
 
-func TestTransientFailuresAreRetriedWithTheBodyReplayed(t *testing.T) {
+func TestFailedWritesAreReReadNotReplayed(t *testing.T) {
 	emu := newEmulator(t)
 	src := emu.open(t, emu.config(emu.database(t, withExtras(notionemu.PresetNtask(), PresetNtask)), PresetNtask))
 	ctx := context.Background()

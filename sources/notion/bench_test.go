@@ -183,17 +183,26 @@ func BenchmarkContendedClaims(b *testing.B) {
 		name   string
 		settle time.Duration
 		shared bool
+		faults bool // a rate limit answering 429, 409 to writes 2 ms apart, one request in 30 failing with 504 after landing
 	}
-	modes := []mode{{"shared/settle=25ms", 25 * time.Millisecond, true}}
+	modes := []mode{{"shared/settle=25ms", 25 * time.Millisecond, true, false}}
 	for _, d := range []time.Duration{-1, 25 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond} {
-		modes = append(modes, mode{fmt.Sprintf("separate/settle=%v", max(d, 0)), d, false})
+		modes = append(modes, mode{fmt.Sprintf("separate/settle=%v", max(d, 0)), d, false, false})
 	}
+	modes = append(modes, mode{"separate/settle=25ms/429+504-after-write", 25 * time.Millisecond, false, true})
 	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
 			var doubles, tasks, elapsed float64
+			var faulted [3]float64 // answers 429, 409 and 504
 			for range b.N {
 				emu, src := seeded(b, 200, func(c *Config) { c.Settle = m.settle })
-				if err := emu.srv.SetFaults(notionemu.Faults{Latency: 5 * time.Millisecond}); err != nil {
+				f := notionemu.Faults{Latency: 5 * time.Millisecond}
+				if m.faults {
+					f.Rate, f.Status, f.Apply = 1.0/30, http.StatusGatewayTimeout, true
+					emu.srv.SetRateLimit(notionemu.RateLimit{PerSecond: 400, Burst: 40})
+					emu.srv.SetConflictWindow(2 * time.Millisecond)
+				}
+				if err := emu.srv.SetFaults(f); err != nil {
 					b.Fatal(err)
 				}
 				agents := make([]*Source, 64)
@@ -229,6 +238,10 @@ func BenchmarkContendedClaims(b *testing.B) {
 				}
 				wg.Wait()
 				elapsed += time.Since(start).Seconds()
+				st := emu.srv.Stats().ByStatus
+				faulted[0] += float64(st[http.StatusTooManyRequests])
+				faulted[1] += float64(st[http.StatusConflict])
+				faulted[2] += float64(st[http.StatusGatewayTimeout])
 				claims.Range(func(_, v any) bool {
 					tasks++
 					doubles += float64(v.(*atomic.Int64).Load() - 1)
@@ -237,6 +250,9 @@ func BenchmarkContendedClaims(b *testing.B) {
 			}
 			b.ReportMetric(100*doubles/tasks, "double-claims/100tasks")
 			b.ReportMetric(tasks/elapsed, "tasks/s")
+			b.ReportMetric(faulted[0]/float64(b.N), "429s/op")
+			b.ReportMetric(faulted[1]/float64(b.N), "409s/op")
+			b.ReportMetric(faulted[2]/float64(b.N), "504s/op")
 		})
 	}
 }
@@ -255,7 +271,7 @@ func BenchmarkFirstLoad1000Baseline(b *testing.B) {
 		n := 0
 		req := &notionapi.DatabaseQueryRequest{PageSize: 100}
 		for {
-			res, err := client.Database.Query(context.Background(), src.db, req)
+			res, err := client.Database.Query(context.Background(), notionapi.DatabaseID(src.db), req)
 			if err != nil {
 				b.Fatal(err)
 			}

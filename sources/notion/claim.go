@@ -2,12 +2,13 @@ package notion
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jomei/notionapi"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -17,9 +18,7 @@ import (
 // pull order. The order is computed here: Notion sorts a select by its
 // option order and cannot rank a missing class as STANDARD.
 func (s *Source) eligible(ctx context.Context, op, agent string) ([]*model.Task, error) {
-	tasks, err := s.query(ctx, op, &notionapi.PropertyFilter{
-		Property: s.m.Status, Select: &notionapi.SelectFilterCondition{Equals: s.m.States[model.StateQueued]},
-	})
+	tasks, err := s.query(ctx, op, s.m.optionFilter(s.m.Status, s.m.States[model.StateQueued]))
 	if err != nil {
 		return nil, err
 	}
@@ -36,6 +35,8 @@ func (s *Source) eligible(ctx context.Context, op, agent string) ([]*model.Task,
 
 // Next is seed 002's next: the first eligible task in pull order, or nil.
 func (s *Source) Next(ctx context.Context, agent string) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	tasks, err := s.eligible(ctx, "next", agent)
 	if err != nil || len(tasks) == 0 {
 		return nil, err
@@ -60,6 +61,8 @@ func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (
 
 func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
 	const op = "claim"
+	ctx, done := s.begin(ctx)
+	defer done()
 	if _, busy := s.claiming.LoadOrStore(id, struct{}{}); busy {
 		return nil, model.Errorf(model.CodeConflict, op, id, "another claim of this task from this process is in progress")
 	}
@@ -69,37 +72,71 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	if !model.Claimable(t, c.Agent, now) {
-		return nil, s.refuse(op, t, c.Agent, now)
+	for attempt := 1; ; attempt++ {
+		now := time.Now()
+		if !model.Claimable(t, c.Agent, now) {
+			return nil, s.refuse(op, t, c.Agent, now)
+		}
+		lease := c.Lease
+		if lease <= 0 {
+			lease = s.lease
+		}
+		token := uuid.NewString()
+		p := patch{}
+		p.option(s.m.Status, s.m.States[model.StateClaimed])
+		p.lock(&s.m, model.HolderAgent, c.Agent, c.RunID, token, now, now.Add(lease))
+		p.date(s.m.StartedAt, now)
+		p.option(s.m.HandoffStatus, "claimed")
+		s.appendHistory(p, t, model.Event{At: now, Actor: c.Agent, Action: "claimed"})
+		_, werr := s.write(withSlot(ctx, slots, 1), t.ID, p)
+		slots = nil
+		if werr != nil && !ambiguous(ctx, werr) {
+			return nil, s.fail(op, t.ID, werr)
+		}
+		if werr != nil {
+			// Never sent again blindly: the write may have landed, or
+			// another claimer may have come in while we waited. Re-read;
+			// a claim that is not ours starts the cycle over, and the
+			// check above refuses a task someone else now holds.
+			if err := s.waitAfter(ctx, attempt, werr); err != nil {
+				return nil, s.fail(op, t.ID, err)
+			}
+			if t, err = s.page(ctx, op, t.ID); err != nil {
+				return nil, err
+			}
+			if t.Claim.Token != token {
+				if attempt >= claimAttempts {
+					return nil, s.gaveUp(op, t, werr)
+				}
+				continue
+			}
+		}
+		if err := sleep(ctx, s.settle); err != nil {
+			return nil, s.fail(op, t.ID, err)
+		}
+		got, err := s.page(ctx, op, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		if got.Claim.Token != token {
+			e := model.Errorf(model.CodeConflict, op, t.ID, "another claimer wrote after us: the task is held by %s", orDash(got.Claim.Name))
+			e.Current = got
+			return nil, e
+		}
+		return got, nil
 	}
-	lease := c.Lease
-	if lease <= 0 {
-		lease = s.lease
+}
+
+// gaveUp ends a claim whose writes kept failing: after 409 conflict_error
+// the task is contended, which is CONFLICT (ClaimNext moves on).
+func (s *Source) gaveUp(op string, t *model.Task, err error) error {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
+		e := model.Errorf(model.CodeConflict, op, t.ID, "Notion kept answering 409 conflict_error: the task is contended (request_id %s)", orDash(ae.RequestID))
+		e.Current = t
+		return e
 	}
-	token := uuid.NewString()
-	p := patch{}
-	p.option(s.m.Status, s.m.States[model.StateClaimed])
-	p.lock(&s.m, model.HolderAgent, c.Agent, c.RunID, token, now, now.Add(lease))
-	p.date(s.m.StartedAt, now)
-	p.option(s.m.HandoffStatus, "claimed")
-	s.appendHistory(p, t, model.Event{At: now, Actor: c.Agent, Action: "claimed"})
-	if _, err := s.update(withSlot(ctx, slots, 1), op, t.ID, p); err != nil {
-		return nil, err
-	}
-	if err := sleep(ctx, s.settle); err != nil {
-		return nil, s.fail(op, t.ID, err)
-	}
-	got, err := s.page(ctx, op, t.ID)
-	if err != nil {
-		return nil, err
-	}
-	if got.Claim.Token != token {
-		e := model.Errorf(model.CodeConflict, op, t.ID, "another claimer wrote after us: the task is held by %s", orDash(got.Claim.Name))
-		e.Current = got
-		return nil, e
-	}
-	return got, nil
+	return s.fail(op, t.ID, err)
 }
 
 // refuse explains why a task cannot be claimed.
@@ -139,6 +176,8 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 	if err := c.Check("claim", ""); err != nil {
 		return nil, err
 	}
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "claim-next"
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, op, "", "no agent name")
@@ -209,20 +248,32 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 		return nil, err
 	}
 	const op = "heartbeat"
-	t, err := s.holder(ctx, op, id, token)
-	if err != nil {
-		return nil, err
-	}
+	ctx, done := s.begin(ctx)
+	defer done()
 	if lease <= 0 {
 		lease = s.lease
 	}
-	now := time.Now()
-	p := patch{}
-	p.lease(&s.m, now, now.Add(lease))
-	if t.Escalated > model.LevelNone {
-		p.option(s.m.HandoffStatus, "claimed") // alive after all: the sweep judges it afresh
+	for attempt := 1; ; attempt++ {
+		// The token is checked before every try: a heartbeat that failed
+		// is sent again only while the claim is still ours.
+		t, err := s.holder(ctx, op, id, token)
+		if err != nil {
+			return nil, err
+		}
+		now := time.Now()
+		p := patch{}
+		p.lease(&s.m, now, now.Add(lease))
+		if t.Escalated > model.LevelNone {
+			p.option(s.m.HandoffStatus, "claimed") // alive after all: the sweep judges it afresh
+		}
+		got, err := s.write(ctx, id, p)
+		if err == nil || !ambiguous(ctx, err) || attempt >= claimAttempts {
+			return got, s.failOrNil(op, id, err)
+		}
+		if err := s.waitAfter(ctx, attempt, err); err != nil {
+			return nil, s.fail(op, id, err)
+		}
 	}
-	return s.update(ctx, op, id, p)
 }
 
 // finals are the outcomes a holder may end with.
@@ -236,6 +287,8 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if err := o.Check("finish", id, token); err != nil {
 		return nil, err
 	}
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "finish"
 	action, ok := finals[o.State]
 	if !ok {
@@ -244,6 +297,11 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	t, err := s.holder(ctx, op, id, token)
 	if err != nil {
 		return nil, err
+	}
+	if o.State == model.StateDone {
+		if t.OpenSubtasks, err = s.openSubtasks(ctx, id, t.OpenSubtasks); err != nil {
+			return nil, s.fail(op, id, err)
+		}
 	}
 	if o.State == model.StateDone && t.OpenSubtasks > 0 {
 		// Seed 002: "Sub-task completion is enforced at done time via the
@@ -277,18 +335,51 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		delete(p, s.m.Reason)
 	}
 	s.appendHistory(p, t, model.Event{At: now, Actor: t.Claim.Name, Action: action, Reason: o.Reason})
-	return s.settled(ctx, op, id, p, model.CodeLostLock)
+	return s.settled(ctx, op, t, p, model.CodeLostLock)
 }
 
-// settled writes a patch, waits Settle and reads the page again. When a
-// concurrent write replaced what we wrote (another status or holder), the
-// write lost: code says how to report it, with the task as it is now. So
-// two racing writers agree on who won unless the loser's write lands after
-// the winner's verifying read — the race Notion leaves open.
-func (s *Source) settled(ctx context.Context, op, id string, p patch, code model.Code) (*model.Task, error) {
-	wrote, err := s.update(ctx, op, id, p)
-	if err != nil {
-		return nil, err
+// settled writes a patch over before, waits Settle and reads the page
+// again. When a concurrent write replaced what we wrote (another status or
+// holder), the write lost: code says how to report it, with the task as it
+// is now. So two racing writers agree on who won unless the loser's write
+// lands after the winner's verifying read — the race Notion leaves open.
+//
+// A write that failed is never sent again blindly: the page is re-read.
+// Unchanged, the write did not land and is tried again; changed by our
+// write, it landed; changed otherwise, a holder write goes on only while
+// the token is still ours, and a human action, whose human saw the older
+// version, stops with code.
+func (s *Source) settled(ctx context.Context, op string, before *model.Task, p patch, code model.Code) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
+	id := before.ID
+	var wrote *model.Task
+	for attempt := 1; wrote == nil; attempt++ {
+		w, err := s.write(ctx, id, p)
+		if err == nil {
+			wrote = w
+			break
+		}
+		if !ambiguous(ctx, err) || attempt >= claimAttempts {
+			return nil, s.fail(op, id, err)
+		}
+		if err := s.waitAfter(ctx, attempt, err); err != nil {
+			return nil, s.fail(op, id, err)
+		}
+		now, raw, rerr := s.pageRaw(ctx, op, id)
+		switch {
+		case rerr != nil:
+			return nil, rerr
+		case now.Version == before.Version:
+		case p.shows(raw):
+			wrote = now
+		case code == model.CodeLostLock && now.Claim.Held() && now.Claim.Token == before.Claim.Token && now.State == model.StateClaimed:
+			before = now
+		default:
+			e := model.Errorf(code, op, id, "the task changed while our write was failing: it is now %s, held by %s; nothing was written", now.State, orDash(now.Claim.Name))
+			e.Current = now
+			return nil, e
+		}
 	}
 	if err := sleep(ctx, s.settle); err != nil {
 		return nil, s.fail(op, id, err)

@@ -1,9 +1,12 @@
 package notion
 
 import (
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 	"github.com/claimdeck/claimdeck/sources/sourcetest"
 )
 
@@ -20,6 +23,29 @@ func TestConformance(t *testing.T) {
 			New: func(tb testing.TB) sources.Source {
 				emu := newEmulator(tb)
 				db := emu.database(tb, withExtras(presetSchema(PresetNtask), PresetNtask))
+				s := &spread{}
+				for range 16 {
+					s.all = append(s.all, emu.open(tb, emu.config(db, PresetNtask)))
+				}
+				return s
+			},
+			Claimers: 64,
+			Tasks:    32,
+		})
+	})
+	t.Run("ntask/rate-limit-and-faults", func(t *testing.T) {
+		t.Parallel()
+		sourcetest.Run(t, sourcetest.Harness{
+			New: func(tb testing.TB) sources.Source {
+				emu := newEmulator(tb)
+				db := emu.database(tb, withExtras(presetSchema(PresetNtask), PresetNtask))
+				emu.srv.SetRateLimit(notionemu.RateLimit{PerSecond: 400, Burst: 40})
+				// One request in 30 fails with 504, writes after landing;
+				// writes to one page closer than 2 ms collide (409).
+				emu.srv.SetConflictWindow(2 * time.Millisecond)
+				if err := emu.srv.SetFaults(notionemu.Faults{Rate: 1.0 / 30, Status: http.StatusGatewayTimeout, Apply: true}); err != nil {
+					tb.Fatal(err)
+				}
 				s := &spread{}
 				for range 16 {
 					s.all = append(s.all, emu.open(tb, emu.config(db, PresetNtask)))

@@ -87,13 +87,13 @@ func withExtras(schema notionemu.DatabaseSchema, preset string) notionemu.Databa
 	var extra []notionemu.Property
 	switch preset {
 	case PresetNtask:
-		extra = []notionemu.Property{text("Description")}
+		extra = []notionemu.Property{text("Description"), text("Create Key")}
 	case PresetClaimProtocol:
 		extra = []notionemu.Property{text("details"), class("class"), {Name: "priority", Type: notionemu.TypeNumber},
-			text("run_id"), text("artifacts"), text("reason"), text("unblock_action"), date("next_check_at"), date("started_at")}
+			text("run_id"), text("artifacts"), text("reason"), text("unblock_action"), date("next_check_at"), date("started_at"), text("create_key")}
 	case PresetMeshHandoff:
 		extra = []notionemu.Property{text("details"), class("class"), text("lock_token"), text("run_id"),
-			text("artifacts"), text("reason"), text("unblock_action"), date("next_check_at")}
+			text("artifacts"), text("reason"), text("unblock_action"), date("next_check_at"), text("create_key")}
 	}
 	schema.Properties = append(schema.Properties, extra...)
 	return schema

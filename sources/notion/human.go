@@ -27,6 +27,8 @@ func (s *Source) appendHistory(p patch, t *model.Task, e model.Event) {
 // audit trail — the hand-off history and a comment on the page.
 func (s *Source) humanAction(ctx context.Context, action model.Action, id string, h sources.Human, token string,
 	build func(t *model.Task, p patch, now time.Time) (detail string, err error)) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	op := string(action)
 	var t *model.Task
 	var err error
@@ -59,14 +61,14 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if token != "" {
 		code = model.CodeLostLock
 	}
-	got, err := s.settled(ctx, op, id, p, code)
+	got, err := s.settled(ctx, op, t, p, code)
 	if err != nil {
 		return nil, err
 	}
 	note := auditNote(action, h.Actor, h.Reason, detail, t)
-	if _, err := s.client.Comment.Create(ctx, &notionapi.CommentCreateRequest{
-		Parent: notionapi.Parent{PageID: notionapi.PageID(id)}, RichText: chunks(note),
-	}); err != nil {
+	if err := s.postNote(ctx, id, note); forbidden(err) {
+		got.History = append(got.History, noComments("post", s.fail(op, id, err)))
+	} else if err != nil {
 		e := model.Errorf(model.CodeAPIError, op, id, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, id, err))
 		e.Current = got
 		return got, e
@@ -137,7 +139,10 @@ func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error)
 	var out []model.Event
 	pg := &notionapi.Pagination{PageSize: 100}
 	for {
-		res, err := s.client.Comment.Get(ctx, notionapi.BlockID(id), pg)
+		res, err := s.api.comments(ctx, id, pg.StartCursor.String())
+		if forbidden(err) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, s.fail("get", id, err)
 		}
@@ -149,7 +154,7 @@ func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error)
 		if !res.HasMore || res.NextCursor == "" {
 			return out, nil
 		}
-		pg.StartCursor = res.NextCursor
+		pg.StartCursor = notionapi.Cursor(res.NextCursor)
 	}
 }
 
@@ -196,6 +201,8 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 	if err := h.Check("handoff", id); err != nil {
 		return nil, err
 	}
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "handoff"
 	if err := sources.CheckTarget(id, h.To); err != nil {
 		return nil, err
@@ -233,6 +240,8 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if err := n.Check("comment", id); err != nil {
 		return err
 	}
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "comment"
 	if strings.TrimSpace(n.Text) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "the comment is empty")
@@ -253,10 +262,7 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if n.Author != "" {
 		text = n.Author + ": " + text
 	}
-	_, err = s.client.Comment.Create(ctx, &notionapi.CommentCreateRequest{
-		Parent: notionapi.Parent{PageID: notionapi.PageID(id)}, RichText: chunks(text),
-	})
-	if err != nil {
+	if err := s.postNote(ctx, id, text); err != nil {
 		return s.fail(op, id, err)
 	}
 	return nil
@@ -268,6 +274,8 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 	if err := e.Check("update", id); err != nil {
 		return nil, err
 	}
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "update"
 	t, err := s.page(ctx, op, id)
 	if err != nil {
@@ -311,7 +319,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 
 // handoffQueue is seed 001's Handoff Queue database.
 type handoffQueue struct {
-	db    notionapi.DatabaseID
+	db    string // its data source
 	title string
 	has   map[string]bool
 }
@@ -332,13 +340,20 @@ var handoffFields = []struct {
 	{"stagedAt", notionapi.PropertyConfigTypeDate},
 }
 
-func (s *Source) openQueue(ctx context.Context, id notionapi.DatabaseID) (*handoffQueue, error) {
+func (s *Source) openQueue(ctx context.Context, id string) (*handoffQueue, error) {
 	const op = "open"
-	db, err := s.client.Database.Get(ctx, id)
+	refs, err := s.api.dataSources(ctx, id)
 	if err != nil {
 		return nil, s.fail(op, "", fmt.Errorf("handoff queue database: %w", err))
 	}
-	q := &handoffQueue{db: id, has: map[string]bool{}}
+	if len(refs) != 1 {
+		return nil, model.Errorf(model.CodeMisconfigured, op, "", "handoff queue database %s has %d data sources, want one", id, len(refs))
+	}
+	db, err := s.api.schema(ctx, refs[0].ID)
+	if err != nil {
+		return nil, s.fail(op, "", fmt.Errorf("handoff queue data source: %w", err))
+	}
+	q := &handoffQueue{db: refs[0].ID, has: map[string]bool{}}
 	var problems []string
 	for name, cfg := range db.Properties {
 		if cfg.GetType() == notionapi.PropertyConfigTypeTitle {
@@ -383,11 +398,7 @@ func (q *handoffQueue) record(ctx context.Context, s *Source, taskID, title stri
 	if q.has["stagedAt"] {
 		p.date("stagedAt", time.Now())
 	}
-	_, err := s.client.Page.Create(ctx, &notionapi.PageCreateRequest{
-		Parent:     notionapi.Parent{Type: notionapi.ParentTypeDatabaseID, DatabaseID: q.db},
-		Properties: notionapi.Properties(p),
-	})
-	if err != nil {
+	if _, err := s.api.createPage(ctx, q.db, notionapi.Properties(p)); err != nil {
 		return s.fail("handoff", taskID, err)
 	}
 	return nil

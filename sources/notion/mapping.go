@@ -56,7 +56,17 @@ type Mapping struct {
 	History       string // rich_text holding a JSON array (seed 001's handoff_history)
 	Subtasks      string // rollup counting open sub-tasks
 
+	// CreateKey is a rich_text property each create fills with a fresh
+	// key, so that a create whose answer was lost can look for its page
+	// before creating again.
+	CreateKey string
+
 	Optional []string
+
+	// kinds and ids are the bound properties' types and ids, read from
+	// the data source.
+	kinds map[string]notionapi.PropertyConfigType
+	ids   map[string]string
 }
 
 // The preset names a source config can give.
@@ -94,14 +104,14 @@ func ntask() Mapping {
 		ClaimedBy: "Claimed By", Holder: "Agent", Run: "Agent Run", Token: "Lock Token", Expires: "Lock Expires",
 		StartedAt: "StartedAt", DoneAt: "DoneAt",
 		Artifacts: "Artifacts", Reason: "BlockerReason", UnblockAction: "UnblockAction", NextCheckAt: "NextCheckAt",
-		Subtasks: "Dependencies",
-		Optional: []string{"Description", "ID", "StartedAt", "DoneAt", "NextCheckAt", "Dependencies"},
+		Subtasks: "Dependencies", CreateKey: "Create Key",
+		Optional: []string{"Description", "ID", "StartedAt", "DoneAt", "NextCheckAt", "Dependencies", "Create Key"},
 	}
 }
 
 // seed0Extras are properties claimdeck uses when a seed 000/001 database
 // has them: the seeds keep no description, class, reason or artifacts.
-var seed0Extras = []string{"details", "class", "priority", "lock_token", "run_id", "artifacts", "reason", "unblock_action", "next_check_at", "started_at", "done_at"}
+var seed0Extras = []string{"details", "class", "priority", "lock_token", "run_id", "artifacts", "reason", "unblock_action", "next_check_at", "started_at", "done_at", "create_key"}
 
 // claimProtocol is seed 000's database: OPEN tasks claimed by name, the
 // lease being claimed_at + claim_timeout_minutes (default 30).
@@ -119,7 +129,8 @@ func claimProtocol() Mapping {
 		ClaimedAt: "claimed_at", Timeout: "claim_timeout_minutes", DefaultTimeout: 30 * time.Minute,
 		StartedAt: "started_at", DoneAt: "done_at",
 		Artifacts: "artifacts", Reason: "reason", UnblockAction: "unblock_action", NextCheckAt: "next_check_at",
-		Optional: seed0Extras,
+		CreateKey: "create_key",
+		Optional:  seed0Extras,
 	}
 }
 
@@ -153,6 +164,7 @@ func (m *Mapping) roles() []role {
 		text     = notionapi.PropertyConfigTypeRichText
 		num      = notionapi.PropertyConfigTypeNumber
 		sel      = notionapi.PropertyConfigTypeSelect
+		status   = notionapi.PropertyConfigStatus
 		date     = notionapi.PropertyConfigTypeDate
 		uniqueID = notionapi.PropertyConfigUniqueID
 		rollup   = notionapi.PropertyConfigTypeRollup
@@ -162,10 +174,10 @@ func (m *Mapping) roles() []role {
 		{"title", &m.Title, []notionapi.PropertyConfigType{title}},
 		{"key", &m.Key, []notionapi.PropertyConfigType{uniqueID}},
 		{"description", &m.Description, []notionapi.PropertyConfigType{text}},
-		{"status", &m.Status, []notionapi.PropertyConfigType{sel}},
-		{"class", &m.Class, []notionapi.PropertyConfigType{sel}},
-		{"priority", &m.Priority, []notionapi.PropertyConfigType{num, sel}},
-		{"claimed by", &m.ClaimedBy, []notionapi.PropertyConfigType{sel}},
+		{"status", &m.Status, []notionapi.PropertyConfigType{sel, status}},
+		{"class", &m.Class, []notionapi.PropertyConfigType{sel, status}},
+		{"priority", &m.Priority, []notionapi.PropertyConfigType{num, sel, status}},
+		{"claimed by", &m.ClaimedBy, []notionapi.PropertyConfigType{sel, status}},
 		{"holder", &m.Holder, []notionapi.PropertyConfigType{text}},
 		{"run", &m.Run, []notionapi.PropertyConfigType{text}},
 		{"lock token", &m.Token, []notionapi.PropertyConfigType{text}},
@@ -178,9 +190,10 @@ func (m *Mapping) roles() []role {
 		{"reason", &m.Reason, []notionapi.PropertyConfigType{text}},
 		{"unblock action", &m.UnblockAction, []notionapi.PropertyConfigType{text}},
 		{"next check", &m.NextCheckAt, []notionapi.PropertyConfigType{date}},
-		{"hand-off status", &m.HandoffStatus, []notionapi.PropertyConfigType{sel}},
+		{"hand-off status", &m.HandoffStatus, []notionapi.PropertyConfigType{sel, status}},
 		{"history", &m.History, []notionapi.PropertyConfigType{text}},
 		{"open sub-tasks", &m.Subtasks, []notionapi.PropertyConfigType{rollup, formula, num}},
+		{"create key", &m.CreateKey, []notionapi.PropertyConfigType{text}},
 	}
 }
 
@@ -188,12 +201,16 @@ func (m *Mapping) roles() []role {
 // optional roles the database lacks. Every problem is named at once.
 func (m *Mapping) bind(schema notionapi.PropertyConfigs) error {
 	var problems []string
+	m.kinds, m.ids = map[string]notionapi.PropertyConfigType{}, map[string]string{}
 	for _, r := range m.roles() {
 		name := *r.name
 		if name == "" {
 			continue
 		}
 		cfg, ok := schema[name]
+		if ok {
+			m.kinds[name], m.ids[name] = cfg.GetType(), string(cfg.GetID())
+		}
 		if !ok {
 			if slices.Contains(m.Optional, name) {
 				*r.name = ""
@@ -267,4 +284,31 @@ func (m *Mapping) priorityOption(p int) string {
 		}
 	}
 	return m.PriorityOptions[pick]
+}
+
+// fit turns the select values of a patch into status values for the
+// properties the data source types as status: Notion writes a status as
+// {"status":{"name":…}} (https://developers.notion.com/reference/page-property-values#status).
+func (m *Mapping) fit(p patch) notionapi.Properties {
+	for name, v := range p {
+		if m.kinds[name] != notionapi.PropertyConfigStatus {
+			continue
+		}
+		switch x := v.(type) {
+		case notionapi.SelectProperty:
+			p[name] = notionapi.StatusProperty{Status: x.Select}
+		case null:
+			p[name] = null(notionapi.PropertyTypeStatus)
+		}
+	}
+	return notionapi.Properties(p)
+}
+
+// optionFilter selects the pages whose select or status property name
+// has the value.
+func (m *Mapping) optionFilter(name, value string) notionapi.Filter {
+	if m.kinds[name] == notionapi.PropertyConfigStatus {
+		return &notionapi.PropertyFilter{Property: name, Status: &notionapi.StatusFilterCondition{Equals: value}}
+	}
+	return &notionapi.PropertyFilter{Property: name, Select: &notionapi.SelectFilterCondition{Equals: value}}
 }

@@ -17,6 +17,8 @@ import (
 // A database without handoff_status has nowhere to keep the level:
 // MISCONFIGURED, and the sweep reports it instead of marking.
 func (s *Source) MarkEscalation(ctx context.Context, id, token string, level model.Level) error {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "escalate"
 	if level <= model.LevelNone || level > model.LevelEscalated {
 		return model.Errorf(model.CodeMisconfigured, op, id, "escalation level %d is not on the ladder", int(level))

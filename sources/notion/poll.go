@@ -51,6 +51,8 @@ func (st pollState) cursor() sources.Cursor {
 // less the overlap, and drops those it already reported unchanged. An idle
 // poll is one request whatever the size of the database.
 func (s *Source) Poll(ctx context.Context, since sources.Cursor) (sources.Delta, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	const op = "poll"
 	now := time.Now()
 	st, ok := decodeCursor(since)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -245,14 +246,65 @@ func decodeHistory(raw string) []model.Event {
 	return out
 }
 
-// maxHistory bounds the hand-off history kept on a page: a rich text holds
-// at most 100 × 2,000 characters.
-const maxHistory = 50
+// maxHistory bounds the hand-off history kept on a page by entries;
+// historyRoom by UTF-16 units, what 100 text objects hold when chunks
+// leaves each one a unit short (a character it will not split).
+const (
+	maxHistory  = 50
+	historyRoom = maxChunks * (maxChunk - 1)
+)
 
+// actionTrimmed is the history entry that says how many older entries
+// were dropped to stay within Notion's limits.
+const actionTrimmed = "history-trimmed"
+
+// encodeHistory writes the history as seed 001's JSON array, dropping the
+// oldest whole entries until it fits one rich text value and saying so in
+// a first entry, so the array is never cut mid-JSON (which would lose it
+// all on the next read). A single entry too long by itself has its reason
+// and detail shortened.
 func encodeHistory(events []model.Event) string {
+	dropped := 0
+	if len(events) > 0 && events[0].Action == actionTrimmed {
+		_, _ = fmt.Sscanf(events[0].Detail, "%d", &dropped)
+		events = events[1:]
+	}
 	if len(events) > maxHistory {
+		dropped += len(events) - maxHistory
 		events = events[len(events)-maxHistory:]
 	}
+	events = slices.Clone(events)
+	for {
+		out := events
+		if dropped > 0 {
+			var at time.Time
+			if len(events) > 0 {
+				at = events[0].At
+			}
+			note := model.Event{At: at, Actor: "claimdeck", Action: actionTrimmed,
+				Detail: fmt.Sprintf("%d older entries dropped to fit Notion's limit of %d text objects", dropped, maxChunks)}
+			out = append([]model.Event{note}, events...)
+		}
+		raw := marshalHistory(out)
+		switch {
+		case len(utf16Units(raw)) <= historyRoom:
+			return raw
+		case len(events) > 1:
+			events, dropped = events[1:], dropped+1
+		default:
+			last := &events[0]
+			last.Reason, last.Detail = halve(last.Reason), halve(last.Detail)
+		}
+	}
+}
+
+// halve keeps the first half of s, whole characters only.
+func halve(s string) string {
+	r := []rune(s)
+	return string(r[:len(r)/2])
+}
+
+func marshalHistory(events []model.Event) string {
 	entries := make([]historyEntry, len(events))
 	for i, e := range events {
 		entries[i] = historyEntry{Node: e.Actor, Action: e.Action, At: e.At.UTC().Format(time.RFC3339), Reason: e.Reason, Detail: e.Detail}
@@ -419,3 +471,44 @@ func (p patch) lease(m *Mapping, from, until time.Time) {
 }
 
 func utf16Units(s string) []uint16 { return utf16.Encode([]rune(s)) }
+
+// shows reports whether the page carries every text and option the patch
+// writes: after a failed write, whether it landed. Dates and numbers are
+// left out: Notion may render them otherwise than we sent them.
+func (p patch) shows(pg *page) bool {
+	v := values(pg.Properties)
+	for name, w := range p {
+		switch w.(type) {
+		case notionapi.SelectProperty:
+			if v.option(name) != p.wrote(name) {
+				return false
+			}
+		case notionapi.RichTextProperty, notionapi.TitleProperty:
+			if v.text(name) != p.wrote(name) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// wrote is the text or option a patch writes to a property ("" when it
+// clears it or leaves it alone).
+func (p patch) wrote(name string) string {
+	var parts []notionapi.RichText
+	switch v := p[name].(type) {
+	case notionapi.SelectProperty:
+		return v.Select.Name
+	case notionapi.RichTextProperty:
+		parts = v.RichText
+	case notionapi.TitleProperty:
+		parts = v.Title
+	}
+	var b strings.Builder
+	for _, r := range parts {
+		if r.Text != nil {
+			b.WriteString(r.Text.Content)
+		}
+	}
+	return b.String()
+}

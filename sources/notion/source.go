@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jomei/notionapi"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -22,6 +23,10 @@ type Config struct {
 	Name       string
 	Token      string
 	DatabaseID string
+	// DataSourceID or DataSource (its name) picks one of the database's
+	// data sources; either is needed once the database has several.
+	DataSourceID string
+	DataSource   string
 	// Preset is ntask (seed 002), claim-protocol (seed 000) or mesh-handoff
 	// (seed 001); Mapping, when set, replaces it.
 	Preset  string
@@ -47,13 +52,19 @@ type Config struct {
 	// ReconcileEvery is how often a poll reloads the whole database to notice
 	// pages that were archived or trashed (default 5 min).
 	ReconcileEvery time.Duration
-	// Timeout bounds one request, retries excluded (default 30 s).
+	// Timeout bounds one request (default 30 s).
 	Timeout time.Duration
-	// Retries is how many times a 429/5xx/529 is tried again (default 5);
-	// RetryBase is the first backoff (default 500 ms), doubling each time.
+	// Budget bounds one command, every request, retry and wait included
+	// (default 3 min): a Retry-After longer than what is left ends the
+	// command at once, saying so.
+	Budget time.Duration
+	// Retries is how many times a read that met a 429/5xx/529 or timed out
+	// is tried again (default 5); RetryBase is the first backoff (default
+	// 500 ms), doubling each time. Writes are never sent again blindly.
 	Retries   int
 	RetryBase time.Duration
-	// RetryMax caps one wait, Retry-After included (default 1 min).
+	// RetryMax caps one backoff (default 1 min); a Retry-After is honoured
+	// in full.
 	RetryMax time.Duration
 	// Transport carries the requests (default http.DefaultTransport).
 	Transport http.RoundTripper
@@ -65,7 +76,7 @@ func (c Config) String() string {
 	if c.Token != "" {
 		token = "[redacted]"
 	}
-	return fmt.Sprintf("notion source %q (database %s, schema %s, token %s)", c.Name, c.DatabaseID, c.schemaName(), token)
+	return fmt.Sprintf("notion source %q (database %s, data source %s, schema %s, token %s)", c.Name, c.DatabaseID, orDash(c.DataSourceID+c.DataSource), c.schemaName(), token)
 }
 
 func (c Config) schemaName() string {
@@ -85,8 +96,9 @@ func (c Config) GoString() string { return c.String() }
 type Source struct {
 	name    string
 	m       Mapping
-	client  *notionapi.Client
-	db      notionapi.DatabaseID
+	api     *api
+	db      string
+	ds      string // the data source holding the tasks
 	queue   *handoffQueue
 	lease   time.Duration
 	settle  time.Duration
@@ -140,16 +152,13 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	if rate == 0 {
 		rate = 3
 	}
-	rt := &transport{base: u, next: next, limit: limiterFor(cfg.Token, rate), retry: retryPolicy{
-		attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: orDur(cfg.RetryMax, time.Minute),
-	}}
+	rt := &transport{base: u, next: next, limit: limiterFor(cfg.Token, rate)}
 	token := cfg.Token
 	s := &Source{
 		limit: rt.limit,
-		name:  cfg.Name, m: m, db: notionapi.DatabaseID(cfg.DatabaseID),
-		client: notionapi.NewClient(notionapi.Token(token),
-			notionapi.WithHTTPClient(&http.Client{Transport: rt, Timeout: orDur(cfg.Timeout, 30*time.Second)}),
-			notionapi.WithRetry(1)),
+		name:  cfg.Name, m: m, db: cfg.DatabaseID,
+		api: &api{hc: &http.Client{Transport: rt}, token: token, timeout: orDur(cfg.Timeout, 30*time.Second), budget: orDur(cfg.Budget, 3*time.Minute),
+			retry: retryPolicy{attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: orDur(cfg.RetryMax, time.Minute)}},
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
 		redact: func(s string) string { return model.RedactAll(s, token) },
@@ -157,19 +166,69 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	if cfg.Settle < 0 {
 		s.settle = 0
 	}
-	db, err := s.client.Database.Get(ctx, s.db)
+	ctx, done := s.begin(ctx)
+	defer done()
+	if s.ds, err = s.pickDataSource(ctx, cfg); err != nil {
+		return nil, err
+	}
+	sc, err := s.api.schema(ctx, s.ds)
 	if err != nil {
 		return nil, s.fail(op, "", err)
 	}
-	if err := s.m.bind(db.Properties); err != nil {
-		return nil, model.Errorf(model.CodeMisconfigured, op, "", "source %s, database %s: %v", cfg.Name, cfg.DatabaseID, err)
+	if err := s.m.bind(sc.Properties); err != nil {
+		return nil, model.Errorf(model.CodeMisconfigured, op, "", "source %s, database %s, data source %s: %v", cfg.Name, cfg.DatabaseID, s.ds, err)
 	}
 	if cfg.HandoffQueueDB != "" {
-		if s.queue, err = s.openQueue(ctx, notionapi.DatabaseID(cfg.HandoffQueueDB)); err != nil {
+		if s.queue, err = s.openQueue(ctx, cfg.HandoffQueueDB); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// pickDataSource finds the database's data source for the tasks: the one
+// named in the config, or the only one. Several and none named is
+// MISCONFIGURED, listing each.
+func (s *Source) pickDataSource(ctx context.Context, cfg Config) (string, error) {
+	const op = "open"
+	list, err := s.api.dataSources(ctx, cfg.DatabaseID)
+	if err != nil {
+		return "", s.fail(op, "", err)
+	}
+	var names []string
+	for _, d := range list {
+		if (cfg.DataSourceID != "" && sameID(d.ID, cfg.DataSourceID)) || (cfg.DataSourceID == "" && cfg.DataSource != "" && d.Name == cfg.DataSource) {
+			return d.ID, nil
+		}
+		names = append(names, fmt.Sprintf("%s (%q)", d.ID, d.Name))
+	}
+	switch {
+	case len(list) == 1 && cfg.DataSourceID == "" && cfg.DataSource == "":
+		return list[0].ID, nil
+	case len(list) == 0:
+		return "", model.Errorf(model.CodeMisconfigured, op, "", "source %s: database %s has no data source", cfg.Name, cfg.DatabaseID)
+	case cfg.DataSourceID == "" && cfg.DataSource == "":
+		return "", model.Errorf(model.CodeMisconfigured, op, "", "source %s: database %s has %d data sources; set data_source_id or data_source to one of: %s",
+			cfg.Name, cfg.DatabaseID, len(list), strings.Join(names, ", "))
+	}
+	return "", model.Errorf(model.CodeMisconfigured, op, "", "source %s: database %s has no data source %s; it has: %s",
+		cfg.Name, cfg.DatabaseID, orDash(cfg.DataSourceID+cfg.DataSource), strings.Join(names, ", "))
+}
+
+func sameID(a, b string) bool {
+	return strings.EqualFold(strings.ReplaceAll(a, "-", ""), strings.ReplaceAll(b, "-", ""))
+}
+
+// budgetKey marks a context that already carries a command's budget.
+type budgetKey struct{}
+
+// begin starts a command: its requests, retries and waits share one
+// budget. A command run inside another keeps the outer budget.
+func (s *Source) begin(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Value(budgetKey{}) != nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(context.WithValue(ctx, budgetKey{}, true), s.api.budget, errBudgetTimeout)
 }
 
 func orDur(d, def time.Duration) time.Duration {
@@ -195,35 +254,44 @@ func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: false} }
 // Close releases nothing: the client holds no connections of its own.
 func (s *Source) Close() error { return nil }
 
-// fail turns a client error into a protocol error with a clear message
-// and without the token. id is empty for database-level calls.
+// fail turns a client error into a protocol error with a clear message,
+// Notion's request_id when there is one, and without the token. id is
+// empty for database-level calls.
 func (s *Source) fail(op, id string, err error) error {
 	var me *model.Error
 	if errors.As(err, &me) {
 		return err
 	}
 	code, msg := model.CodeAPIError, ""
-	var apiErr *notionapi.Error
-	var rateErr *notionapi.RateLimitedError
-	switch {
-	case errors.As(err, &apiErr) && apiErr.Status == http.StatusUnauthorized:
-		code, msg = model.CodeMisconfigured, "Notion rejected the integration token (401 unauthorized): check the token or token_env"
-	case errors.As(err, &apiErr) && apiErr.Status == http.StatusForbidden:
-		code, msg = model.CodeMisconfigured, "the integration lacks this capability (403 "+string(apiErr.Code)+"): "+apiErr.Message
-	case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound && id == "":
-		code, msg = model.CodeMisconfigured, fmt.Sprintf("database %s not found or not shared with the integration (404 object_not_found): share it with the integration in Notion", s.db)
-	case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound:
-		msg = "no such task (404 object_not_found)"
-	case errors.As(err, &apiErr):
-		msg = fmt.Sprintf("Notion answered %d %s: %s", apiErr.Status, apiErr.Code, apiErr.Message)
-	case errors.As(err, &rateErr):
-		msg = "Notion kept answering 429 rate_limited; gave up after the retries"
-	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
-		msg = "the request to Notion timed out"
-	case errors.Is(err, context.Canceled):
-		msg = "canceled"
-	default:
-		msg = err.Error()
+	var ae *apiError
+	var te *timeoutError
+	if errors.As(err, &ae) {
+		ref := " (request_id " + orDash(ae.RequestID) + ")"
+		switch {
+		case ae.Status == http.StatusUnauthorized:
+			code, msg = model.CodeMisconfigured, "Notion rejected the integration token (401 unauthorized): check the token or token_env"+ref
+		case ae.Status == http.StatusForbidden:
+			code, msg = model.CodeMisconfigured, "the integration lacks this capability (403 "+ae.Code+"): "+ae.Message+ref
+		case ae.Status == http.StatusNotFound && id == "":
+			code, msg = model.CodeMisconfigured, fmt.Sprintf("database %s not found or not shared with the integration (404 object_not_found): share it with the integration in Notion%s", s.db, ref)
+		case ae.Status == http.StatusNotFound:
+			return sources.NotFound(op, id)
+		case ae.Status == http.StatusTooManyRequests:
+			msg = fmt.Sprintf("Notion kept answering 429 rate_limited; gave up after the retries%s", ref)
+		default:
+			msg = ae.Error()
+		}
+	} else {
+		switch {
+		case errors.As(err, &te):
+			msg = te.msg
+		case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+			msg = "the request to Notion timed out"
+		case errors.Is(err, context.Canceled):
+			msg = "canceled"
+		default:
+			msg = err.Error()
+		}
 	}
 	return model.Errorf(code, op, id, "%s", s.redact(msg))
 }
@@ -236,73 +304,109 @@ func isTimeout(err error) bool {
 // page reads one page, fresh, with a page GET (never a query: seed 002's
 // "Lock verification MUST re-read the page").
 func (s *Source) page(ctx context.Context, op, id string) (*model.Task, error) {
-	if strings.TrimSpace(id) == "" || strings.ContainsAny(id, "/?#") {
-		return nil, sources.NotFound(op, id)
+	t, _, err := s.pageRaw(ctx, op, id)
+	return t, err
+}
+
+// pageRaw is page with the page as Notion sent it.
+func (s *Source) pageRaw(ctx context.Context, op, id string) (*model.Task, *page, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, nil, sources.NotFound(op, id) // Notion's ids are UUIDs: asking would only earn a 400
 	}
-	p, err := s.client.Page.Get(ctx, notionapi.PageID(id))
+	p, err := s.api.getPage(ctx, id)
 	if err != nil {
-		return nil, s.fail(op, id, err)
+		return nil, nil, s.fail(op, id, err)
 	}
-	if p.Archived || !s.inDatabase(p) {
-		return nil, model.Errorf(model.CodeAPIError, op, id, "no such task (the page is in the trash or in another database)")
+	if p.trashed || !sameID(p.dataSource, s.ds) {
+		return nil, nil, sources.NotFound(op, id) // in the trash or in another data source
 	}
-	return decodeTask(&s.m, s.name, p), nil
+	return decodeTask(&s.m, s.name, &p.Page), p, nil
 }
 
-func (s *Source) inDatabase(p *notionapi.Page) bool {
-	return strings.ReplaceAll(string(p.Parent.DatabaseID), "-", "") == strings.ReplaceAll(string(s.db), "-", "")
-}
-
-// update writes a patch and returns the page as Notion answers it.
+// update writes a patch and returns the page as Notion answers it. It is
+// sent once: after a failure the caller re-reads and decides.
 func (s *Source) update(ctx context.Context, op, id string, p patch) (*model.Task, error) {
-	res, err := s.client.Page.Update(ctx, notionapi.PageID(id), &notionapi.PageUpdateRequest{Properties: notionapi.Properties(p)})
-	if err != nil {
-		return nil, s.fail(op, id, err)
-	}
-	return decodeTask(&s.m, s.name, res), nil
+	t, err := s.write(ctx, id, p)
+	return t, s.failOrNil(op, id, err)
 }
 
-// query returns every page the filter selects, 100 per request.
+// write sends a page update once and returns Notion's error as it is, for
+// the caller to judge with ambiguous.
+func (s *Source) write(ctx context.Context, id string, p patch) (*model.Task, error) {
+	res, err := s.api.updatePage(ctx, id, s.m.fit(p))
+	if err != nil {
+		return nil, err
+	}
+	return decodeTask(&s.m, s.name, &res.Page), nil
+}
+
+func (s *Source) failOrNil(op, id string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return s.fail(op, id, err)
+}
+
+// query returns every page the filter selects.
 func (s *Source) query(ctx context.Context, op string, filter notionapi.Filter) ([]*model.Task, error) {
 	var out []*model.Task
-	req := &notionapi.DatabaseQueryRequest{Filter: filter, PageSize: 100}
-	for {
-		res, err := s.client.Database.Query(ctx, s.db, req)
-		if err != nil {
-			return nil, s.fail(op, "", err)
+	err := s.api.queryPages(ctx, s.ds, filter, func(p *page) {
+		if !p.trashed {
+			out = append(out, decodeTask(&s.m, s.name, &p.Page))
 		}
-		for i := range res.Results {
-			if !res.Results[i].Archived {
-				out = append(out, decodeTask(&s.m, s.name, &res.Results[i]))
-			}
-		}
-		if !res.HasMore || res.NextCursor == "" {
-			return out, nil
-		}
-		req.StartCursor = res.NextCursor
+	})
+	if err != nil {
+		return nil, s.fail(op, "", err)
 	}
+	return out, nil
 }
 
 // Get reads one task with its history: the hand-off history property when
-// the schema has one, else claimdeck's comments on the page.
+// the schema has one, else claimdeck's comments on the page. Without the
+// Read comments capability the history is left out and says why.
 func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
+	ctx, done := s.begin(ctx)
+	defer done()
 	t, err := s.page(ctx, "get", id)
 	if err != nil || s.m.History != "" {
 		return t, err
 	}
 	t.History, err = s.comments(ctx, id)
+	if forbidden(err) {
+		t.History = []model.Event{noComments("read", err)}
+		return t, nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// Create adds a queued task. Notion chooses the page id.
+// forbidden reports a 403: the integration lacks a capability.
+func forbidden(err error) bool {
+	var ae *apiError
+	var me *model.Error
+	return errors.As(err, &ae) && ae.Status == http.StatusForbidden ||
+		errors.As(err, &me) && me.Code == model.CodeMisconfigured && strings.Contains(me.Msg, "(403 ")
+}
+
+// noComments is the history entry that stands for comments the
+// integration may not read or post.
+func noComments(what string, err error) model.Event {
+	return model.Event{At: time.Now(), Actor: "claimdeck", Action: "history-unavailable",
+		Detail: fmt.Sprintf("the integration may not %s comments (turn on the comment capabilities in Notion's integration settings): %v", what, err)}
+}
+
+// Create adds a queued task. Notion chooses the page id. A create is sent
+// once: when its answer is lost, the page it may have made is looked for
+// by its create key before it is sent again.
 func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, error) {
 	if err := n.Check("create"); err != nil {
 		return nil, err
 	}
 	const op = "create"
+	ctx, done := s.begin(ctx)
+	defer done()
 	if strings.TrimSpace(n.Title) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, op, "", "a task needs a title")
 	}
@@ -323,14 +427,60 @@ func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, er
 		p.class(&s.m, n.Class)
 	}
 	p.option(s.m.HandoffStatus, "available")
-	res, err := s.client.Page.Create(ctx, &notionapi.PageCreateRequest{
-		Parent:     notionapi.Parent{Type: notionapi.ParentTypeDatabaseID, DatabaseID: s.db},
-		Properties: notionapi.Properties(p),
-	})
-	if err != nil {
-		return nil, s.fail(op, "", err)
+	key := uuid.NewString()
+	p.text(s.m.CreateKey, key)
+	for attempt := 1; ; attempt++ {
+		res, err := s.api.createPage(ctx, s.ds, s.m.fit(p))
+		if err == nil {
+			return decodeTask(&s.m, s.name, &res.Page), nil
+		}
+		if !ambiguous(ctx, err) || attempt > s.api.retry.attempts {
+			return nil, s.fail(op, "", err)
+		}
+		if s.m.CreateKey == "" {
+			return nil, model.Errorf(model.CodeAPIError, op, "", "the task may or may not have been created (%v): look in the database before creating it again; a rich_text property %q would let claimdeck check by itself",
+				s.fail(op, "", err), "Create Key")
+		}
+		var found *model.Task
+		if err := s.api.queryPages(ctx, s.ds, &notionapi.PropertyFilter{Property: s.m.CreateKey, RichText: &notionapi.TextFilterCondition{Equals: key}}, func(pg *page) {
+			found = decodeTask(&s.m, s.name, &pg.Page)
+		}); err != nil {
+			return nil, s.fail(op, "", err)
+		}
+		if found != nil {
+			return found, nil
+		}
+		if err := s.waitAfter(ctx, attempt, err); err != nil {
+			return nil, s.fail(op, "", err)
+		}
 	}
-	return decodeTask(&s.m, s.name, res), nil
+}
+
+// ambiguous reports a failed write that may have landed or may be worth
+// sending again after a re-read: 409, 429, 5xx, a timeout or a broken
+// connection, while the command still has time.
+func ambiguous(ctx context.Context, err error) bool {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.Status == http.StatusConflict || retryable(ae.Status)
+	}
+	return ctx.Err() == nil
+}
+
+// waitAfter waits before a write is tried again: the Retry-After of a 429,
+// else a backoff; within the command's budget.
+func (s *Source) waitAfter(ctx context.Context, attempt int, err error) error {
+	var ae *apiError
+	errors.As(err, &ae)
+	wait := s.api.retry.backoff(attempt, ae)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+		return newTimeout("Notion asked to wait %s, longer than the %s left of the command's time budget (%s): %v",
+			wait.Round(time.Second), time.Until(dl).Round(time.Second), s.api.budget, err)
+	}
+	if err := sleep(ctx, wait); err != nil {
+		return s.api.ctxError(ctx, err)
+	}
+	return nil
 }
 
 func asError(err error, target **model.Error) bool { return errors.As(err, target) }

@@ -3,6 +3,7 @@ package notion
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -45,5 +46,33 @@ func TestCompleteRefusesOpenSubtasksFromTheRollup(t *testing.T) {
 	done, err := src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateDone})
 	if err != nil || done.State != model.StateDone {
 		t.Fatalf("complete once the rollup says none are open: %v %v", done, err)
+	}
+}
+
+// Past 25 relations the page object's rollup is inaccurate; the page
+// property endpoint has the exact count, and completion goes by it.
+func TestCompleteCountsSubtasksExactlyPast25Relations(t *testing.T) {
+	ctx := context.Background()
+	e := newEmulator(t)
+	src := e.open(t, e.config(e.database(t, withExtras(presetSchema(PresetNtask), PresetNtask)), PresetNtask))
+	task, err := src.Create(ctx, sources.NewTask{Title: "epic"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, _ := json.Marshal(map[string]any{"type": "number", "number": 3, "function": "count"})
+	shown, _ := json.Marshal(map[string]any{"type": "number", "number": 0, "function": "count"})
+	if err := e.srv.SetComputed(task.ID, "Dependencies", exact); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.SetComputedPageView(task.ID, "Dependencies", shown); err != nil {
+		t.Fatal(err)
+	}
+	held, err := src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "SANDMAN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateDone})
+	if model.CodeOf(err) != model.CodeIncompleteSubtasks || !strings.Contains(err.Error(), "3 sub-task") {
+		t.Fatalf("complete with 3 open sub-tasks the page object hides: %v, want INCOMPLETE_SUBTASKS", err)
 	}
 }

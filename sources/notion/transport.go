@@ -8,10 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,23 +115,21 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// retryPolicy bounds our own retries; notionapi's are turned off
-// (WithRetry(1)) because it re-sends consumed bodies and ignores 5xx.
+// retryPolicy bounds the retries of reads; notionapi's are unused
+// because it re-sends consumed bodies and ignores 5xx.
 type retryPolicy struct {
 	attempts int           // total tries, first included
 	base     time.Duration // first backoff; doubles each try
-	max      time.Duration // longest single wait, Retry-After included
+	max      time.Duration // longest backoff without a Retry-After
 }
 
 // transport is the RoundTripper every request of a source goes through:
-// base URL rewrite, the token's rate limiter on every attempt, bounded
-// retries with a replayed body, and the request and response repairs that
-// keep notionapi usable.
+// base URL rewrite, the token's rate limiter on every request, and the
+// request and response repairs that keep notionapi's types usable.
 type transport struct {
 	base  *url.URL
 	next  http.RoundTripper
 	limit *limiter
-	retry retryPolicy
 }
 
 // retryable are the statuses Notion documents as transient.
@@ -160,59 +156,33 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		body = withoutTrashFlags(body)
 	}
 	ctx := req.Context()
-	for attempt := 1; ; attempt++ {
-		out := req.Clone(ctx)
-		out.URL.Scheme, out.URL.Host, out.Host = t.base.Scheme, t.base.Host, t.base.Host
-		if body != nil {
-			out.Body = io.NopCloser(bytes.NewReader(body))
-			out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-			out.ContentLength = int64(len(body))
-		}
-		var err error
-		if at, ok := ctx.Value(slotKey{}).(time.Time); ok && attempt == 1 {
-			err = sleep(ctx, time.Until(at))
-		} else {
-			err = t.limit.wait(ctx)
-		}
-		if err != nil {
-			return nil, err
-		}
-		res, err := t.next.RoundTrip(out)
-		if err != nil {
-			return nil, err
-		}
-		if !retryable(res.StatusCode) || attempt >= t.retry.attempts {
-			noteServerTime(ctx, res)
-			return repairResponse(res)
-		}
-		wait := t.backoff(attempt, res)
-		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<16))
-		_ = res.Body.Close()
-		if err := sleep(ctx, wait); err != nil {
-			return nil, err
-		}
+	out := req.Clone(ctx)
+	out.URL.Scheme, out.URL.Host, out.Host = t.base.Scheme, t.base.Host, t.base.Host
+	if body != nil {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		out.ContentLength = int64(len(body))
 	}
-}
-
-// backoff honours Retry-After (whole seconds, as Notion sends it) as the
-// least wait, spread over up to twice that so that the clients a 429 storm
-// sent back together do not return together; otherwise it waits
-// base·2^(attempt-1) with jitter. Never over max.
-func (t *transport) backoff(attempt int, res *http.Response) time.Duration {
-	if s, err := strconv.Atoi(strings.TrimSpace(res.Header.Get("Retry-After"))); err == nil && s >= 0 {
-		d := max(time.Duration(s)*time.Second, t.retry.base)
-		return min(d+rand.N(d), t.retry.max)
+	var err error
+	if at, ok := ctx.Value(slotKey{}).(time.Time); ok {
+		err = sleep(ctx, time.Until(at))
+	} else {
+		err = t.limit.wait(ctx)
 	}
-	d := t.retry.base << (attempt - 1)
-	if d <= 0 || d > t.retry.max {
-		d = t.retry.max
+	if err != nil {
+		return nil, err
 	}
-	return d/2 + rand.N(d/2+1)
+	res, err := t.next.RoundTrip(out)
+	if err != nil {
+		return nil, err
+	}
+	noteServerTime(ctx, res)
+	return repairResponse(res)
 }
 
 // withoutTrashFlags drops "archived" and "in_trash" from a page update:
-// notionapi always sends "archived": false, which would restore a page a
-// person had put in the trash.
+// sending "archived": false would restore a page a person had put in the
+// trash, so no update may carry either.
 func withoutTrashFlags(body []byte) []byte {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(body, &obj) != nil {

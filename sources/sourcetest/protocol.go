@@ -1,6 +1,7 @@
 package sourcetest
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -168,12 +169,21 @@ func testClaimHeld(t *testing.T, k *kit) {
 }
 
 func testClaimUnknown(t *testing.T, k *kit) {
-	_, err := k.src.Claim(k.ctx(t), "no-such-task", sources.ClaimRequest{Agent: "SANDMAN"})
-	if err == nil {
-		t.Fatal("claim of an unknown task succeeded")
+	if _, err := k.src.Get(k.ctx(t), "no-such-task"); !errors.Is(err, model.ErrNoSuchTask) {
+		t.Fatalf("get of an unknown task = %v, want no such task", err)
 	}
-	if _, err := k.src.Get(k.ctx(t), "no-such-task"); err == nil {
-		t.Fatal("get of an unknown task succeeded")
+	got, err := k.src.Claim(k.ctx(t), "no-such-task", sources.ClaimRequest{Agent: "SANDMAN"})
+	if !k.src.Caps().ClaimsAnyID {
+		if !errors.Is(err, model.ErrNoSuchTask) {
+			t.Fatalf("claim of an unknown task = %v, want no such task", err)
+		}
+		return
+	}
+	if err != nil || got.ID != "no-such-task" || got.State != model.StateClaimed {
+		t.Fatalf("a source that claims any id refused or mangled one: %v %+v", err, got)
+	}
+	if again, err := k.src.Get(k.ctx(t), "no-such-task"); err != nil || again.Claim.Token != got.Claim.Token {
+		t.Fatalf("the claimed new id does not read back: %v", err)
 	}
 }
 

@@ -124,7 +124,7 @@ func testMarkEscalation(t *testing.T, s *Store) {
 		t.Errorf("seed row after the mark: level %s, lease %s", got.Escalated, got.Claim.Expires)
 	}
 
-	if err := s.MarkEscalation(ctx, "no-such-task", "tok", model.LevelStale); model.CodeOf(err) != model.CodeAPIError {
+	if err := s.MarkEscalation(ctx, "no-such-task", "tok", model.LevelStale); !errors.Is(err, model.ErrNoSuchTask) {
 		t.Errorf("unknown task = %v", err)
 	}
 	if err := s.MarkEscalation(ctx, seed, "", model.LevelNone); model.CodeOf(err) != model.CodeMisconfigured {

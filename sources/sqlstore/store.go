@@ -42,6 +42,9 @@ type Config struct {
 	// Create makes the table (and migrates it) if it does not exist: the
 	// embedded default. A team's existing table is changed only by Migrate.
 	Create bool
+	// MustExist refuses a missing SQLite file with MISCONFIGURED naming it,
+	// so a mistyped path is reported rather than made into an empty queue.
+	MustExist bool
 	// Overlap is how far back an incremental poll looks past its watermark,
 	// for transactions that commit after a poll ran (default 5 s).
 	Overlap time.Duration
@@ -125,6 +128,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 func (s *Store) openSQLite(path string) error {
 	if path == "" {
 		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: no path for the SQLite file", s.cfg.Name)
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && s.cfg.MustExist {
+		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: the SQLite file %s does not exist (check path; claimdeck migrate or --create makes it)", s.cfg.Name, path)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return model.Wrap(model.CodeMisconfigured, "open", "", err)

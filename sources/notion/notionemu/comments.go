@@ -17,7 +17,7 @@ type comment struct {
 
 func (c *comment) cursor() string { return c.id }
 
-func (c *comment) objectJSON() map[string]any {
+func (c *comment) objectJSON(string) map[string]any {
 	return map[string]any{
 		"object":           "comment",
 		"id":               c.id,
@@ -73,7 +73,7 @@ func (s *Server) createComment(r *http.Request, token string) (any, error) {
 		}
 	}
 	s.comments[c.page.id] = append(s.comments[c.page.id], c)
-	return c.objectJSON(), nil
+	return c.objectJSON(""), nil
 }
 
 // lockedDiscussion finds the page a discussion belongs to; the caller holds
@@ -109,5 +109,5 @@ func (s *Server) listComments(r *http.Request, token string) (any, error) {
 		}
 		thread = thread[from:]
 	}
-	return listJSON(thread, size, "comment"), nil
+	return listJSON(thread, size, "comment", ""), nil
 }

@@ -11,26 +11,33 @@ type apiError struct {
 	Status  int
 	Code    string
 	Message string
+	// Additional is Notion's "additional_data" object, when it sends one.
+	Additional map[string]any
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
 
-func (e *apiError) body() map[string]any {
-	return map[string]any{
-		"object":  "error",
-		"status":  e.Status,
-		"code":    e.Code,
-		"message": e.Message,
+func (e *apiError) body(requestID string) map[string]any {
+	out := map[string]any{
+		"object":     "error",
+		"status":     e.Status,
+		"code":       e.Code,
+		"message":    e.Message,
+		"request_id": requestID,
 	}
+	if e.Additional != nil {
+		out["additional_data"] = e.Additional
+	}
+	return out
 }
 
 func validationError(format string, args ...any) *apiError {
-	return &apiError{http.StatusBadRequest, "validation_error", fmt.Sprintf(format, args...)}
+	return newAPIError(http.StatusBadRequest, "validation_error", fmt.Sprintf(format, args...))
 }
 
 func notFound(kind, id string) *apiError {
-	return &apiError{http.StatusNotFound, "object_not_found", fmt.Sprintf(
-		"Could not find %s with ID: %s. Make sure the relevant pages and databases are shared with your integration.", kind, id)}
+	return newAPIError(http.StatusNotFound, "object_not_found", fmt.Sprintf(
+		"Could not find %s with ID: %s. Make sure the relevant pages and databases are shared with your integration.", kind, id))
 }
 
 // faultCodes are the failures that fault injection may answer with, and the
@@ -41,8 +48,14 @@ var faultCodes = map[int]string{
 	http.StatusServiceUnavailable:  "service_unavailable",
 	http.StatusGatewayTimeout:      "gateway_timeout",
 	StatusServiceOverload:          "service_overload",
+	http.StatusTooManyRequests:     "rate_limited",
+	http.StatusConflict:            "conflict_error",
 }
 
 // StatusServiceOverload is the non-standard status Notion answers with when
 // it sheds load; its code is "service_overload".
 const StatusServiceOverload = 529
+
+func newAPIError(status int, code, message string) *apiError {
+	return &apiError{Status: status, Code: code, Message: message}
+}

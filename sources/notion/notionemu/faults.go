@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -17,6 +18,9 @@ type Faults struct {
 	Rate float64
 	// Status is 500, 502, 503, 504 or 529 (StatusServiceOverload).
 	Status int
+	// Apply lets a failing write take effect first, as a gateway timeout
+	// after Notion committed does.
+	Apply bool
 }
 
 // SetFaults replaces the random faults and the latency; the zero Faults
@@ -25,7 +29,7 @@ func (s *Server) SetFaults(f Faults) error {
 	if f.Rate < 0 || f.Rate > 1 {
 		return fmt.Errorf("notionemu: fault rate %v is not a probability", f.Rate)
 	}
-	if _, ok := faultCodes[f.Status]; !ok && f.Rate > 0 {
+	if _, ok := faultCodes[f.Status]; (!ok || f.Status < 500) && f.Rate > 0 {
 		return fmt.Errorf("notionemu: cannot inject status %d", f.Status)
 	}
 	if f.Latency < 0 {
@@ -40,13 +44,37 @@ func (s *Server) SetFaults(f Faults) error {
 // FailNext makes the next n requests that pass authentication and the rate
 // limit fail with status, before any random fault.
 func (s *Server) FailNext(n int, status int) error {
-	if _, ok := faultCodes[status]; !ok {
-		return fmt.Errorf("notionemu: cannot inject status %d", status)
+	return s.Inject(n, Fault{Status: status})
+}
+
+// Fault is one injected failure.
+type Fault struct {
+	// Endpoint is the Endpoint… constant the fault waits for; empty means
+	// the next request of any kind.
+	Endpoint string
+	// Status is 409, 429, 500, 502, 503, 504 or 529.
+	Status int
+	// Apply makes the request take effect before it answers Status: a
+	// write that landed although its client was told it failed.
+	Apply bool
+	// RetryAfter is a 429's Retry-After (default 1 s). Notion documents it
+	// as "an integer number of seconds" and sends more than 60 under load
+	// (https://developers.notion.com/reference/request-limits).
+	RetryAfter time.Duration
+}
+
+// Inject queues n copies of f, before any random fault.
+func (s *Server) Inject(n int, f Fault) error {
+	if _, ok := faultCodes[f.Status]; !ok {
+		return fmt.Errorf("notionemu: cannot inject status %d", f.Status)
+	}
+	if f.RetryAfter < 0 {
+		return fmt.Errorf("notionemu: negative Retry-After %v", f.RetryAfter)
 	}
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	for range n {
-		s.faults.queue = append(s.faults.queue, status)
+		s.faults.queue = append(s.faults.queue, f)
 	}
 	return nil
 }
@@ -54,7 +82,7 @@ func (s *Server) FailNext(n int, status int) error {
 type faultInjector struct {
 	mu     sync.Mutex
 	random Faults
-	queue  []int
+	queue  []Fault
 }
 
 // delay waits out the configured latency; false means the client gave up.
@@ -75,20 +103,37 @@ func (f *faultInjector) delay(ctx context.Context) bool {
 	}
 }
 
-// next returns the failure the current request must answer with, if any.
-func (f *faultInjector) next() *apiError {
+// next returns the fault the current request to endpoint must answer
+// with, if any: the first queued one waiting for it, else a random one.
+func (f *faultInjector) next(endpoint string) *Fault {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	status := 0
-	switch {
-	case len(f.queue) > 0:
-		status, f.queue = f.queue[0], f.queue[1:]
-	case f.random.Rate > 0 && rand.Float64() < f.random.Rate:
-		status = f.random.Status
-	default:
-		return nil
+	for i, q := range f.queue {
+		if q.Endpoint == "" || q.Endpoint == endpoint {
+			f.queue = append(f.queue[:i:i], f.queue[i+1:]...)
+			return &q
+		}
 	}
-	return &apiError{status, faultCodes[status], "notionemu: injected fault."}
+	if f.random.Rate > 0 && rand.Float64() < f.random.Rate {
+		return &Fault{Status: f.random.Status, Apply: f.random.Apply && isWrite(endpoint)}
+	}
+	return nil
+}
+
+func isWrite(endpoint string) bool {
+	return endpoint == EndpointPageCreate || endpoint == EndpointPageUpdate || endpoint == EndpointCommentCreate
+}
+
+func (f *Fault) apiError() *apiError {
+	if f.Status == http.StatusConflict {
+		// https://developers.notion.com/reference/status-codes
+		return newAPIError(f.Status, "conflict_error",
+			"Conflict occurred while saving. Please try again.")
+	}
+	if f.Status == http.StatusTooManyRequests {
+		return newAPIError(f.Status, "rate_limited", "You have been rate limited. Please try again in a few minutes.")
+	}
+	return newAPIError(f.Status, faultCodes[f.Status], "notionemu: injected fault.")
 }
 
 // Stats counts the requests a Server has received since it started or

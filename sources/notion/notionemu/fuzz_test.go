@@ -11,9 +11,13 @@ import (
 // checkAnswer holds for any request body: the emulator never panics, and it
 // either succeeds or answers 400 with Notion's error object.
 func checkAnswer(t *testing.T, srv *Server, method, path string, body []byte) {
+	checkAnswerAs(t, srv, NotionVersion, method, path, body)
+}
+
+func checkAnswerAs(t *testing.T, srv *Server, version, method, path string, body []byte) {
 	req := httptest.NewRequest(method, path, strings.NewReader(string(body)))
 	req.Header.Set("Authorization", "Bearer "+testToken)
-	req.Header.Set("Notion-Version", NotionVersion)
+	req.Header.Set("Notion-Version", version)
 	rec := httptest.NewRecorder()
 	srv.ServeHTTP(rec, req)
 	var answer map[string]any
@@ -30,6 +34,10 @@ func checkAnswer(t *testing.T, srv *Server, method, path string, body []byte) {
 		if answer["object"] != "error" || answer["status"] != 400.0 || answer["message"] == "" ||
 			(code != "validation_error" && code != "invalid_json") {
 			t.Fatalf("400 without the documented error shape: %v", answer)
+		}
+	case http.StatusNotFound:
+		if answer["code"] != "object_not_found" {
+			t.Fatalf("404 without object_not_found: %v", answer)
 		}
 	default:
 		t.Fatalf("status %d for body %q: %s", rec.Code, body, rec.Body)
@@ -69,5 +77,23 @@ func FuzzPagePatch(f *testing.F) {
 	id := h.createTask(titled("fuzzed"))["id"].(string)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkAnswer(t, h.srv, "PATCH", "/v1/pages/"+id, body)
+	})
+}
+
+// FuzzPageCreate covers the parents of 2025-09-03: a data source, or a
+// database that must then have exactly one.
+func FuzzPageCreate(f *testing.F) {
+	h := newHarness(f)
+	ds := h.srv.DataSources(h.db)[0]
+	for _, seed := range []string{
+		`{"parent":{"type":"data_source_id","data_source_id":"` + ds + `"},"properties":{"Name":{"title":[{"text":{"content":"x"}}]}}}`,
+		`{"parent":{"database_id":"` + h.db + `"},"properties":{}}`,
+		`{"parent":{"data_source_id":"` + ds + `","database_id":"` + h.db + `"},"properties":{"Status":{"status":{"name":"READY"}}}}`,
+		`{"parent":{"data_source_id":7}}`, `{"parent":null}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkAnswerAs(t, h.srv, DataSourceVersion, "POST", "/v1/pages", body)
 	})
 }

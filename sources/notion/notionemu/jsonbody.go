@@ -24,7 +24,7 @@ type object map[string]json.RawMessage
 func readObject(r *http.Request, allowed ...string) (object, error) {
 	data, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
-		return nil, &apiError{http.StatusBadRequest, "invalid_request", fmt.Sprintf("reading request body: %v", err)}
+		return nil, newAPIError(http.StatusBadRequest, "invalid_request", fmt.Sprintf("reading request body: %v", err))
 	}
 	if len(data) > maxBodyBytes {
 		return nil, validationError("Request body too large: the limit is %d bytes.", maxBodyBytes)
@@ -33,7 +33,7 @@ func readObject(r *http.Request, allowed ...string) (object, error) {
 		return object{}, nil
 	}
 	if !json.Valid(data) {
-		return nil, &apiError{http.StatusBadRequest, "invalid_json", "Error parsing JSON body."}
+		return nil, newAPIError(http.StatusBadRequest, "invalid_json", "Error parsing JSON body.")
 	}
 	body, err := asObject(data, "body")
 	if err != nil {

@@ -16,7 +16,25 @@ const maxPageSize = 100
 // ordering compares two pages for a query's sort order.
 type ordering func(a, b *page) int
 
+// queryDatabase answers POST /v1/databases/{id}/query, which 2025-09-03
+// replaced with the data source query: under it (or with several data
+// sources under an older version) the request is refused.
 func (s *Server) queryDatabase(r *http.Request, token string) (any, error) {
+	if v := r.Header.Get("Notion-Version"); dataSources(v) {
+		return nil, newAPIError(http.StatusBadRequest, "invalid_request_url",
+			"Invalid request URL: query the data source (POST /v1/data_sources/{id}/query) from Notion-Version "+DataSourceVersion+" on.")
+	}
+	return s.query(r, token, func() (*database, error) {
+		c, err := s.lockedDatabase(r.PathValue("id"), token)
+		if err != nil {
+			return nil, err
+		}
+		return c.sole()
+	})
+}
+
+// query runs a query on the data source find returns; find runs under s.mu.
+func (s *Server) query(r *http.Request, token string, find func() (*database, error)) (any, error) {
 	body, err := readObject(r, "filter", "sorts", "start_cursor", "page_size")
 	if err != nil {
 		return nil, err
@@ -28,7 +46,7 @@ func (s *Server) queryDatabase(r *http.Request, token string) (any, error) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	db, err := s.lockedDatabase(r.PathValue("id"), token)
+	db, err := find()
 	if err != nil {
 		return nil, err
 	}
@@ -66,12 +84,12 @@ func (s *Server) queryDatabase(r *http.Request, token string) (any, error) {
 		from, _ := slices.BinarySearchFunc(results, at, order)
 		results = results[from:]
 	}
-	return listJSON(results, size, "page_or_database"), nil
+	return listJSON(results, size, "page_or_database", r.Header.Get("Notion-Version")), nil
 }
 
 // listed is what a paginated list holds: pages or comments.
 type listed interface {
-	objectJSON() map[string]any
+	objectJSON(version string) map[string]any
 	cursor() string
 }
 
@@ -79,11 +97,11 @@ type listed interface {
 // e.g. {"object":"list","results":[…],"next_cursor":null,"has_more":false,
 // "type":"page_or_database","page_or_database":{}}. The next cursor is the
 // id of the first item left out.
-func listJSON[T listed](all []T, size int, kind string) map[string]any {
+func listJSON[T listed](all []T, size int, kind, version string) map[string]any {
 	shown := all[:min(size, len(all))]
 	items := make([]any, len(shown))
 	for i, item := range shown {
-		items[i] = item.objectJSON()
+		items[i] = item.objectJSON(version)
 	}
 	var next any
 	if len(all) > size {

@@ -13,6 +13,14 @@ type RateLimit struct {
 	PerSecond float64
 	// Burst is how many requests a full bucket allows at once; at least 1.
 	Burst int
+	// Window, when set, replaces the bucket with fixed windows of this
+	// length holding PerSecond×Window requests each: a 429's Retry-After is
+	// then the time left in the window, up to a minute and more, as Notion
+	// answers when an integration has spent its budget
+	// (https://developers.notion.com/reference/request-limits: "respecting
+	// the Retry-After response header value, which is set as an integer
+	// number of seconds").
+	Window time.Duration
 }
 
 // DefaultRateLimit is Notion's documented average of three requests per
@@ -26,7 +34,7 @@ func (s *Server) SetRateLimit(limit RateLimit) {
 
 type bucket struct {
 	tokens float64
-	at     time.Time
+	at     time.Time // last refill; with a Window, when the window opened
 }
 
 type limiter struct {
@@ -58,6 +66,9 @@ func (l *limiter) allow(token string, now time.Time) (retryAfter time.Duration, 
 	if l.limit.PerSecond <= 0 {
 		return 0, true
 	}
+	if l.limit.Window > 0 {
+		return l.windowed(token, now)
+	}
 	burst := float64(l.limit.Burst)
 	b, found := l.buckets[token]
 	if !found {
@@ -74,4 +85,19 @@ func (l *limiter) allow(token string, now time.Time) (retryAfter time.Duration, 
 	}
 	seconds := math.Max(1, math.Ceil((1-b.tokens)/l.limit.PerSecond))
 	return time.Duration(seconds) * time.Second, false
+}
+
+// windowed counts requests in fixed windows; the caller holds l.mu.
+func (l *limiter) windowed(token string, now time.Time) (time.Duration, bool) {
+	b, found := l.buckets[token]
+	if !found || now.Sub(b.at) >= l.limit.Window {
+		b = &bucket{tokens: math.Max(1, math.Floor(l.limit.PerSecond*l.limit.Window.Seconds())), at: now}
+		l.buckets[token] = b
+	}
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0, true
+	}
+	left := b.at.Add(l.limit.Window).Sub(now)
+	return max(time.Second, left.Round(time.Second)), false
 }

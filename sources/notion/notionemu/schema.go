@@ -97,8 +97,11 @@ type column struct {
 	value   json.RawMessage
 }
 
+// database is one data source: a schema and its pages. Before 2025-09-03
+// the API showed it under its container's id, as "the" database.
 type database struct {
 	id         string
+	container  *container
 	title      string
 	created    time.Time
 	columns    []*column // in schema order
@@ -275,15 +278,17 @@ func nullable(s string) any {
 	return s
 }
 
-// objectJSON renders the database object as GET /v1/databases/{id} returns it.
-func (db *database) objectJSON(owner string) map[string]any {
+// objectJSON renders the data source as GET /v1/data_sources/{id} returns
+// it (https://developers.notion.com/reference/data-source), or, before
+// 2025-09-03, as GET /v1/databases/{id} returned its database.
+func (db *database) objectJSON(owner, version string) map[string]any {
 	props := make(map[string]any, len(db.columns))
 	for _, c := range db.columns {
 		props[c.name] = c.schemaJSON()
 	}
-	return map[string]any{
+	obj := map[string]any{
 		"object":           "database",
-		"id":               db.id,
+		"id":               db.container.id,
 		"created_time":     notionTime(db.created),
 		"last_edited_time": notionTime(db.created),
 		"created_by":       userJSON(owner),
@@ -294,12 +299,17 @@ func (db *database) objectJSON(owner string) map[string]any {
 		"cover":            nil,
 		"properties":       props,
 		"parent":           map[string]any{"type": "workspace", "workspace": true},
-		"url":              notionURL(db.id),
+		"url":              notionURL(db.container.id),
 		"public_url":       nil,
-		"archived":         false,
-		"in_trash":         false,
 		"is_inline":        false,
 	}
+	if dataSources(version) {
+		obj["object"], obj["id"] = "data_source", db.id
+		obj["parent"] = map[string]any{"type": "database_id", "database_id": db.container.id}
+		obj["database_parent"] = map[string]any{"type": "workspace", "workspace": true}
+		delete(obj, "is_inline")
+	}
+	return trash(version, false, obj)
 }
 
 func notionURL(id string) string {

@@ -20,16 +20,32 @@ const (
 	EndpointDatabaseRetrieve = "GET /v1/databases/{id}"
 	EndpointDatabaseQuery    = "POST /v1/databases/{id}/query"
 	EndpointPageRetrieve     = "GET /v1/pages/{id}"
+	EndpointPropertyRetrieve = "GET /v1/pages/{id}/properties/{property}"
 	EndpointPageCreate       = "POST /v1/pages"
 	EndpointPageUpdate       = "PATCH /v1/pages/{id}"
 	EndpointCommentCreate    = "POST /v1/comments"
 	EndpointCommentList      = "GET /v1/comments"
+	// The data source endpoints exist from Notion-Version 2025-09-03 on.
+	EndpointDataSourceRetrieve = "GET /v1/data_sources/{id}"
+	EndpointDataSourceQuery    = "POST /v1/data_sources/{id}/query"
 	// EndpointUnknown counts requests for URLs the emulator does not have.
 	EndpointUnknown = ""
 )
 
-// NotionVersion is the only Notion-Version the emulator speaks.
-const NotionVersion = "2022-06-28"
+// The Notion-Version values the emulator speaks. NotionVersion sees a
+// database and its one data source as one object and refuses a database
+// with several; DataSourceVersion splits them
+// (https://developers.notion.com/docs/upgrade-guide-2025-09-03);
+// TrashVersion also drops "archived" for "in_trash"
+// (https://developers.notion.com/page/changelog, 2026-03-11).
+const (
+	NotionVersion     = "2022-06-28"
+	DataSourceVersion = "2025-09-03"
+	TrashVersion      = "2026-03-11"
+)
+
+// dataSources reports whether version is 2025-09-03 or later.
+func dataSources(version string) bool { return version >= DataSourceVersion }
 
 // Options configure a Server. The zero value is a server on the wall clock
 // with Notion's default rate limit.
@@ -52,10 +68,15 @@ type Server struct {
 
 	mu        sync.Mutex
 	bots      map[string]string // integration token → its bot user id
-	databases map[string]*database
+	caps      map[string]Capabilities
+	databases map[string]*container // by database id
+	sources   map[string]*database  // by data source id
 	pages     map[string]*page
 	comments  map[string][]*comment // by page id, in creation order
 	seq       int
+	// conflictWindow is how soon after a write another write to the page
+	// answers 409.
+	conflictWindow time.Duration
 }
 
 // New returns an empty workspace with no tokens and no databases.
@@ -64,7 +85,9 @@ func New(opts Options) *Server {
 		now:       opts.Now,
 		mux:       http.NewServeMux(),
 		bots:      map[string]string{},
-		databases: map[string]*database{},
+		caps:      map[string]Capabilities{},
+		databases: map[string]*container{},
+		sources:   map[string]*database{},
 		pages:     map[string]*page{},
 		comments:  map[string][]*comment{},
 	}
@@ -78,13 +101,16 @@ func New(opts Options) *Server {
 	s.limiter = newLimiter(limit)
 	s.stats.reset()
 	routes := map[string]endpoint{
-		EndpointDatabaseRetrieve: s.retrieveDatabase,
-		EndpointDatabaseQuery:    s.queryDatabase,
-		EndpointPageRetrieve:     s.retrievePage,
-		EndpointPageCreate:       s.createPage,
-		EndpointPageUpdate:       s.updatePage,
-		EndpointCommentCreate:    s.createComment,
-		EndpointCommentList:      s.listComments,
+		EndpointDatabaseRetrieve:   s.retrieveDatabase,
+		EndpointDatabaseQuery:      s.queryDatabase,
+		EndpointPageRetrieve:       s.retrievePage,
+		EndpointPropertyRetrieve:   s.retrieveProperty,
+		EndpointPageCreate:         s.createPage,
+		EndpointPageUpdate:         s.updatePage,
+		EndpointCommentCreate:      s.createComment,
+		EndpointCommentList:        s.listComments,
+		EndpointDataSourceRetrieve: s.retrieveDataSource,
+		EndpointDataSourceQuery:    s.queryDataSource,
 	}
 	for pattern, e := range routes {
 		s.mux.Handle(pattern, e)
@@ -102,27 +128,80 @@ func (s *Server) AddToken(token string) {
 	}
 }
 
-// CreateDatabase creates a database from schema, shared with the given
-// tokens (each added with AddToken first); other tokens get 404 for it, as
-// Notion answers for a database not shared with an integration.
+// CreateDatabase creates a database holding one data source made from
+// schema, shared with the given tokens (each added with AddToken first);
+// other tokens get 404 for it, as Notion answers for a database not shared
+// with an integration. The id returned is the database's; its data source
+// has an id of its own (DataSources lists it).
 func (s *Server) CreateDatabase(schema DatabaseSchema, sharedWith ...string) (id string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	db, err := newDatabase(schema, s.stamp())
-	if err != nil {
-		return "", fmt.Errorf("notionemu: creating database: %w", err)
+	c := &container{id: newID(), title: schema.Title, created: s.stamp(), shared: map[string]bool{}}
+	if schema.ID != "" {
+		var ok bool
+		if c.id, ok = normalizeID(schema.ID); !ok {
+			return "", fmt.Errorf("notionemu: creating database: database id %q is not a UUID", schema.ID)
+		}
 	}
-	if _, taken := s.databases[db.id]; taken {
-		return "", fmt.Errorf("notionemu: creating database: id %s already exists", db.id)
+	if _, taken := s.databases[c.id]; taken {
+		return "", fmt.Errorf("notionemu: creating database: id %s already exists", c.id)
 	}
 	for _, token := range sharedWith {
 		if _, ok := s.bots[token]; !ok {
 			return "", fmt.Errorf("notionemu: creating database %q: token not added", schema.Title)
 		}
-		db.shared[token] = true
+		c.shared[token] = true
 	}
-	s.databases[db.id] = db
-	return db.id, nil
+	schema.ID = ""
+	if _, err := s.lockedAddSource(c, schema); err != nil {
+		return "", err
+	}
+	s.databases[c.id] = c
+	return c.id, nil
+}
+
+// AddDataSource adds a data source made from schema to a database, as a
+// person does in Notion with "Add data source"; schema.Title is its name
+// and schema.ID, when set, its id. It returns the data source id.
+func (s *Server) AddDataSource(databaseID string, schema DatabaseSchema) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, _ := normalizeID(databaseID)
+	c, ok := s.databases[id]
+	if !ok {
+		return "", fmt.Errorf("notionemu: no database %s", databaseID)
+	}
+	return s.lockedAddSource(c, schema)
+}
+
+// DataSources lists a database's data source ids, oldest first.
+func (s *Server) DataSources(databaseID string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, _ := normalizeID(databaseID)
+	c, ok := s.databases[id]
+	if !ok {
+		return nil
+	}
+	out := make([]string, len(c.sources))
+	for i, ds := range c.sources {
+		out[i] = ds.id
+	}
+	return out
+}
+
+func (s *Server) lockedAddSource(c *container, schema DatabaseSchema) (string, error) {
+	ds, err := newDatabase(schema, c.created)
+	if err != nil {
+		return "", fmt.Errorf("notionemu: creating data source: %w", err)
+	}
+	if _, taken := s.sources[ds.id]; taken || s.databases[ds.id] != nil || ds.id == c.id {
+		return "", fmt.Errorf("notionemu: creating data source: id %s already exists", ds.id)
+	}
+	ds.container, ds.shared = c, c.shared
+	c.sources = append(c.sources, ds)
+	s.sources[ds.id] = ds
+	return ds.id, nil
 }
 
 // SetComputed sets the value a page shows for a property whose type the
@@ -130,6 +209,19 @@ func (s *Server) CreateDatabase(schema DatabaseSchema, sharedWith ...string) (id
 // {"type":"number","number":2,"function":"count"} for a rollup. Those values
 // are computed by Notion and cannot be written through the API.
 func (s *Server) SetComputed(pageID, property string, raw json.RawMessage) error {
+	return s.setComputed(pageID, property, raw, false)
+}
+
+// SetComputedPageView sets what the page object alone shows for such a
+// property, while the page property endpoint keeps the value SetComputed
+// set: Notion computes a page object's rollups "based on a maximum of 25
+// relations" and sends the exact value only from "Retrieve a page property
+// item" (https://developers.notion.com/reference/retrieve-a-page-property).
+func (s *Server) SetComputedPageView(pageID, property string, raw json.RawMessage) error {
+	return s.setComputed(pageID, property, raw, true)
+}
+
+func (s *Server) setComputed(pageID, property string, raw json.RawMessage, pageView bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, _ := normalizeID(pageID)
@@ -144,7 +236,12 @@ func (s *Server) SetComputed(pageID, property string, raw json.RawMessage) error
 	if !json.Valid(raw) {
 		return fmt.Errorf("notionemu: value for %q is not JSON", property)
 	}
-	p.values[c] = value{raw: raw}
+	if pageView {
+		p.shown[c] = raw
+	} else {
+		p.values[c] = value{raw: raw}
+		delete(p.shown, c)
+	}
 	return nil
 }
 
@@ -169,41 +266,61 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() { s.stats.end(rec.status) }()
 
 	if !s.faults.delay(r.Context()) {
-		writeError(rec, &apiError{http.StatusGatewayTimeout, "gateway_timeout", "Request canceled while delayed."})
+		writeError(rec, newAPIError(http.StatusGatewayTimeout, "gateway_timeout", "Request canceled while delayed."))
 		return
 	}
 	if !s.knows(bearer(r)) {
-		writeError(rec, &apiError{http.StatusUnauthorized, "unauthorized", "API token is invalid."})
+		writeError(rec, newAPIError(http.StatusUnauthorized, "unauthorized", "API token is invalid."))
 		return
 	}
-	switch v := r.Header.Get("Notion-Version"); {
-	case v == "":
-		writeError(rec, &apiError{http.StatusBadRequest, "missing_version",
-			"Notion-Version header failed validation: Notion-Version header should be defined, instead was `undefined`."})
+	switch v := r.Header.Get("Notion-Version"); v {
+	case "":
+		writeError(rec, newAPIError(http.StatusBadRequest, "missing_version",
+			"Notion-Version header failed validation: Notion-Version header should be defined, instead was `undefined`."))
 		return
-	case v != NotionVersion:
-		writeError(rec, validationError("notionemu speaks Notion-Version %s only, not %q.", NotionVersion, v))
+	case NotionVersion, DataSourceVersion, TrashVersion:
+	default:
+		writeError(rec, validationError("notionemu speaks Notion-Version %s, %s and %s, not %q.", NotionVersion, DataSourceVersion, TrashVersion, v))
+		return
+	}
+	if err := s.allowed(bearer(r), pattern); err != nil {
+		writeError(rec, err)
 		return
 	}
 	if wait, ok := s.limiter.allow(bearer(r), s.now()); !ok {
 		rec.Header().Set("Retry-After", fmt.Sprint(int(wait/time.Second)))
-		writeError(rec, &apiError{http.StatusTooManyRequests, "rate_limited",
-			"You have been rate limited. Please try again in a few minutes."})
+		writeError(rec, newAPIError(http.StatusTooManyRequests, "rate_limited",
+			"You have been rate limited. Please try again in a few minutes."))
 		return
 	}
-	if err := s.faults.next(); err != nil {
-		if err.Status == http.StatusServiceUnavailable || err.Status == StatusServiceOverload {
-			rec.Header().Set("Retry-After", "1")
-		}
-		writeError(rec, err)
-		return
+	f := s.faults.next(pattern)
+	if f != nil && f.Status == http.StatusTooManyRequests {
+		rec.Header().Set("Retry-After", fmt.Sprint(int(max(f.RetryAfter, time.Second)/time.Second)))
+	} else if f != nil && (f.Status == http.StatusServiceUnavailable || f.Status == StatusServiceOverload) {
+		rec.Header().Set("Retry-After", "1")
 	}
-	if pattern == EndpointUnknown {
-		writeError(rec, &apiError{http.StatusBadRequest, "invalid_request_url", "Invalid request URL."})
-		return
+	switch {
+	case f != nil && f.Apply:
+		// The write is made, then the answer is lost: what a client sees
+		// when a gateway times out after Notion committed.
+		s.mux.ServeHTTP(discard{header: http.Header{}}, r)
+		writeError(rec, f.apiError())
+	case f != nil:
+		writeError(rec, f.apiError())
+	case pattern == EndpointUnknown:
+		writeError(rec, newAPIError(http.StatusBadRequest, "invalid_request_url", "Invalid request URL."))
+	default:
+		s.mux.ServeHTTP(rec, r)
 	}
-	s.mux.ServeHTTP(rec, r)
 }
+
+// discard is a ResponseWriter that drops the answer of a write whose
+// response an injected fault replaces.
+type discard struct{ header http.Header }
+
+func (d discard) Header() http.Header         { return d.header }
+func (d discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d discard) WriteHeader(int)             {}
 
 // knows reports whether token was added with AddToken.
 func (s *Server) knows(token string) bool {
@@ -237,9 +354,10 @@ func (e endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func writeError(w http.ResponseWriter, err error) {
 	var apiErr *apiError
 	if !errors.As(err, &apiErr) {
-		apiErr = &apiError{http.StatusInternalServerError, "internal_server_error", err.Error()}
+		apiErr = newAPIError(http.StatusInternalServerError, "internal_server_error", err.Error())
 	}
-	writeJSON(w, apiErr.Status, apiErr.body())
+	// Every Notion error carries a request_id for its support to trace.
+	writeJSON(w, apiErr.Status, apiErr.body(newID()))
 }
 
 func writeJSON(w http.ResponseWriter, status int, body any) {
@@ -265,16 +383,30 @@ func (w *statusWriter) WriteHeader(status int) {
 }
 
 // lockedDatabase finds a database the token may see; the caller holds s.mu.
-func (s *Server) lockedDatabase(rawID, token string) (*database, error) {
+func (s *Server) lockedDatabase(rawID, token string) (*container, error) {
 	id, ok := normalizeID(rawID)
 	if !ok {
 		return nil, validationError("path failed validation: path.database_id should be a valid uuid, instead was `%q`.", rawID)
 	}
-	db, ok := s.databases[id]
-	if !ok || !db.shared[token] {
+	c, ok := s.databases[id]
+	if !ok || !c.shared[token] {
 		return nil, notFound("database", id)
 	}
-	return db, nil
+	return c, nil
+}
+
+// lockedDataSource finds a data source the token may see; the caller holds
+// s.mu.
+func (s *Server) lockedDataSource(rawID, token string) (*database, error) {
+	id, ok := normalizeID(rawID)
+	if !ok {
+		return nil, validationError("path failed validation: path.data_source_id should be a valid uuid, instead was `%q`.", rawID)
+	}
+	ds, ok := s.sources[id]
+	if !ok || !ds.shared[token] {
+		return nil, notFound("data_source", id)
+	}
+	return ds, nil
 }
 
 // lockedPage finds a page the token may see; the caller holds s.mu.
@@ -290,12 +422,25 @@ func (s *Server) lockedPage(rawID, token, path string) (*page, error) {
 	return p, nil
 }
 
+// retrieveDatabase answers GET /v1/databases/{id}. Under 2025-09-03 and
+// later it lists the data sources and carries no schema: "the properties
+// field has moved to the data source object"
+// (https://developers.notion.com/reference/database-retrieve). Before, it
+// is the one data source's schema, or the multi-source 400.
 func (s *Server) retrieveDatabase(r *http.Request, token string) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	db, err := s.lockedDatabase(r.PathValue("id"), token)
+	c, err := s.lockedDatabase(r.PathValue("id"), token)
 	if err != nil {
 		return nil, err
 	}
-	return db.objectJSON(s.bots[token]), nil
+	v := r.Header.Get("Notion-Version")
+	if dataSources(v) {
+		return c.objectJSON(s.bots[token], v), nil
+	}
+	ds, err := c.sole()
+	if err != nil {
+		return nil, err
+	}
+	return ds.objectJSON(s.bots[token], v), nil
 }

@@ -29,8 +29,11 @@ type page struct {
 	createdBy string
 	editedBy  string
 	archived  bool
+	written   time.Time // last update, on the wall clock, for conflicts
 	unique    int
 	values    map[*column]value
+	shown     map[*column]json.RawMessage // computed values the page object shows otherwise
+
 }
 
 // propertiesJSON renders the page's properties as Notion returns them,
@@ -44,6 +47,14 @@ func (p *page) propertiesJSON() map[string]any {
 }
 
 func (p *page) valueJSON(c *column) any {
+	if raw, ok := p.shown[c]; ok {
+		return raw
+	}
+	return p.exactJSON(c)
+}
+
+// exactJSON is the value as the page property endpoint sends it.
+func (p *page) exactJSON(c *column) any {
 	v := p.values[c]
 	switch c.typ {
 	case TypeTitle, TypeRichText:
@@ -82,8 +93,16 @@ func (p *page) valueJSON(c *column) any {
 
 func (p *page) cursor() string { return p.id }
 
-func (p *page) objectJSON() map[string]any {
-	return map[string]any{
+// objectJSON renders the page as the page endpoints return it. From
+// 2025-09-03 a database page's parent is its data source: {"type":
+// "data_source_id", "data_source_id": …, "database_id": …}
+// (https://developers.notion.com/reference/parent-object).
+func (p *page) objectJSON(version string) map[string]any {
+	parent := map[string]any{"type": "database_id", "database_id": p.db.container.id}
+	if dataSources(version) {
+		parent = map[string]any{"type": "data_source_id", "data_source_id": p.db.id, "database_id": p.db.container.id}
+	}
+	return trash(version, p.archived, map[string]any{
 		"object":           "page",
 		"id":               p.id,
 		"created_time":     notionTime(p.created),
@@ -92,13 +111,11 @@ func (p *page) objectJSON() map[string]any {
 		"last_edited_by":   userJSON(p.editedBy),
 		"cover":            nil,
 		"icon":             nil,
-		"parent":           map[string]any{"type": "database_id", "database_id": p.db.id},
-		"archived":         p.archived,
-		"in_trash":         p.archived,
+		"parent":           parent,
 		"properties":       p.propertiesJSON(),
 		"url":              notionURL(p.id),
 		"public_url":       nil,
-	}
+	})
 }
 
 func userJSON(id string) map[string]any {

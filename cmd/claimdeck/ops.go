@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// agentOp is one agent command as both doors serve it: the CLI builds a
+// cobra command from it and `claimdeck mcp` a tool, so the two never
+// disagree on what a command does.
+type agentOp struct {
+	name, short string
+	// args are the taskFlags names it takes; required ones must be given.
+	args, required []string
+	run            func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error)
+}
+
+// answer is what an agent command prints: one task (possibly none) or a
+// list.
+type answer struct {
+	task  *model.Task
+	tasks []*model.Task
+	list  bool
+	// classify adds each task's standing to what a read command prints.
+	classify func(*model.Task) model.Classification
+}
+
+// payload is the answer in the ntask contract's JSON shape.
+func (an answer) payload() map[string]any {
+	p := printer{classify: an.classify}
+	if an.list {
+		out := make([]*taskJSON, len(an.tasks))
+		for i, t := range an.tasks {
+			out[i] = p.toJSON(t)
+		}
+		return map[string]any{"ok": true, "tasks": out}
+	}
+	return map[string]any{"ok": true, "task": p.toJSON(an.task)}
+}
+
+func one(t *model.Task, err error) (answer, error) { return answer{task: t}, err }
+
+// agentOps are the agent commands, in the contract's order.
+func (a *app) agentOps() []agentOp {
+	finish := func(name, short string, state model.State, args ...string) agentOp {
+		req := []string{"task"}
+		if state == model.StateBlocked || state == model.StateCanceled {
+			req = append(req, "reason")
+		}
+		return agentOp{name: name, short: short, required: req,
+			args: append([]string{"task", "lock-token", "run-id", "agent-name"}, args...),
+			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
+				if err := tf.checkToken(); err != nil {
+					return answer{}, err
+				}
+				o := sources.Outcome{State: state, Reason: tf.reason, UnblockAction: tf.unblock, Artifacts: tf.artifacts}
+				if tf.nextCheck != "" {
+					at, err := time.Parse(time.RFC3339, tf.nextCheck)
+					if err != nil {
+						return answer{}, model.Errorf(model.CodeMisconfigured, "", "", "--next-check-at %q is not an RFC 3339 time (e.g. 2026-02-01T09:00:00Z)", tf.nextCheck)
+					}
+					o.NextCheckAt = at
+				}
+				return one(finishClaim(ctx, src, tf, name, o))
+			}}
+	}
+	return []agentOp{
+		{name: "next", short: "Show the first task eligible for this agent (claims nothing)", args: []string{"agent-name"},
+			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
+				return one(retrying(ctx, func() (*model.Task, error) { return src.Next(ctx, tf.agent) }))
+			}},
+		{name: "claim", short: "Claim a task (or, without --task, the next eligible one)", args: []string{"task", "agent-name", "run-id", "lease"}, required: []string{"agent-name"},
+			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
+				req := sources.ClaimRequest{Agent: tf.agent, RunID: tf.runID, Lease: tf.lease}
+				if tf.task == "" {
+					return one(src.ClaimNext(ctx, req))
+				}
+				return one(src.Claim(ctx, tf.task, req))
+			}},
+		{name: "heartbeat", short: "Extend the lease of a claimed task", args: []string{"task", "lock-token", "run-id", "agent-name", "lease"}, required: []string{"task"},
+			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
+				if err := tf.checkToken(); err != nil {
+					return answer{}, err
+				}
+				t, err := retrying(ctx, func() (*model.Task, error) { return src.Heartbeat(ctx, tf.task, tf.token, tf.lease) })
+				if err != nil {
+					return answer{}, err
+				}
+				return one(t, tf.recordRun(ctx, src, "heartbeat", t))
+			}},
+		finish("complete", "Mark a claimed task done", model.StateDone, "artifacts"),
+		finish("block", "Park a claimed task as blocked", model.StateBlocked, "reason", "unblock-action", "next-check-at"),
+		finish("review", "Hand a claimed task to review", model.StateReview, "artifacts"),
+		finish("fail", "Mark a claimed task failed", model.StateFailed, "reason"),
+		finish("cancel", "Cancel a task: the holder with --lock-token, an operator with --force --reason", model.StateCanceled, "reason"),
+		{name: "comment", short: "Add a comment to a task's trail (a Notion comment, the SQL audit table, the lock file's history)",
+			args: []string{"task", "agent-name", "body"}, required: []string{"task", "body"},
+			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
+				c, ok := src.(sources.Commenter)
+				if !ok {
+					return answer{}, model.Errorf(model.CodeMisconfigured, "comment", tf.task, "source %s keeps no comments", src.Name())
+				}
+				author := tf.agent
+				if author == "" {
+					author = a.cfg.Actor
+				}
+				if err := c.Comment(ctx, tf.task, sources.Note{Author: author, Text: tf.body}); err != nil {
+					return answer{}, err
+				}
+				return one(src.Get(ctx, tf.task))
+			}},
+		{name: "get", short: "Read one task, fresh", args: []string{"task"}, required: []string{"task"},
+			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
+				return one(retrying(ctx, func() (*model.Task, error) { return src.Get(ctx, tf.task) }))
+			}},
+		{name: "list", short: "List tasks in pull order", args: []string{"status"},
+			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
+				var want model.State
+				if tf.status != "" {
+					s, err := parseStatus(tf.status)
+					if err != nil {
+						return answer{}, err
+					}
+					want = s
+				}
+				d, err := retrying(ctx, func() (sources.Delta, error) { return src.Poll(ctx, "") })
+				if err != nil {
+					return answer{}, err
+				}
+				out := []*model.Task{}
+				for _, t := range d.Tasks {
+					if want == model.StateUnknown || t.State == want {
+						out = append(out, t)
+					}
+				}
+				model.SortPullOrder(out)
+				return answer{tasks: out, list: true}, nil
+			}},
+		{name: "create", short: "Add a task to the queue", args: []string{"title", "priority", "class", "description", "parent"}, required: []string{"title"},
+			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
+				prio, err := model.ParsePriority(tf.priority)
+				if err != nil {
+					return answer{}, model.Errorf(model.CodeMisconfigured, "", "", "--priority: %v", err)
+				}
+				class, err := model.ParseClass(tf.class)
+				if err != nil {
+					return answer{}, model.Errorf(model.CodeMisconfigured, "", "", "--class: %v", err)
+				}
+				return one(src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent}))
+			}},
+		{name: "update", short: "Edit a task's title, priority, class or status (a claimed task only by its holder)",
+			args: []string{"task", "lock-token", "run-id", "agent-name", "title", "priority", "class", "status", "reason"}, required: []string{"task"},
+			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
+				e, err := tf.edit(a.cfg.Actor)
+				if err != nil {
+					return answer{}, err
+				}
+				ed, ok := src.(sources.Editor)
+				if !ok {
+					return answer{}, model.Errorf(model.CodeMisconfigured, "update", tf.task, "source %s cannot edit tasks", src.Name())
+				}
+				t, err := ed.Update(ctx, tf.task, e)
+				if err != nil {
+					return answer{}, err
+				}
+				return one(t, tf.recordRun(ctx, src, "update", t))
+			}},
+	}
+}
+
+// edit is the update the flags ask for; only the fields given change.
+func (tf *taskFlags) edit(actor string) (sources.Edit, error) {
+	e := sources.Edit{Actor: actor, Reason: tf.reason}
+	if tf.agent != "" {
+		e.Actor = tf.agent
+	}
+	if tf.token != "" || tf.tokenFile != "" {
+		if err := tf.checkToken(); err != nil {
+			return e, err
+		}
+		e.Token = tf.token
+	}
+	if tf.given["title"] {
+		e.Title = &tf.title
+	}
+	if tf.given["priority"] {
+		p, err := model.ParsePriority(tf.priority)
+		if err != nil {
+			return e, model.Errorf(model.CodeMisconfigured, "", "", "--priority: %v", err)
+		}
+		e.Priority = &p
+	}
+	if tf.given["class"] {
+		c, err := model.ParseClass(tf.class)
+		if err != nil {
+			return e, model.Errorf(model.CodeMisconfigured, "", "", "--class: %v", err)
+		}
+		e.Class = &c
+	}
+	if tf.given["status"] {
+		st, err := parseStatus(tf.status)
+		if err != nil {
+			return e, err
+		}
+		e.State = st
+	}
+	if e.Empty() {
+		return e, model.Errorf(model.CodeMisconfigured, "update", tf.task, "nothing to update: give --title, --priority, --class or --status")
+	}
+	return e, nil
+}
+
+// finishClaim is every holder's way out of a claim: the write keyed on the
+// token, then the run noted in the trail.
+func finishClaim(ctx context.Context, src sources.Source, tf *taskFlags, op string, o sources.Outcome) (*model.Task, error) {
+	t, err := src.Finish(ctx, tf.task, tf.token, o)
+	if err != nil {
+		return nil, err
+	}
+	return t, tf.recordRun(ctx, src, op, t)
+}
+
+// runOp applies one agent command to the chosen source: required
+// arguments, read-only mode, then the command itself.
+func (a *app) runOp(ctx context.Context, op agentOp, tf *taskFlags) (answer, error) {
+	for _, r := range op.required {
+		if err := required(r, tf.value(r)); err != nil {
+			return answer{}, err
+		}
+	}
+	var an answer
+	err := a.withSource(ctx, func(src sources.Source) error {
+		if !readCommands[op.name] && a.cfg.readOnly(src.Name()) {
+			return model.Errorf(model.CodeMisconfigured, op.name, tf.task, "source %q is read-only", src.Name())
+		}
+		var err error
+		if an, err = op.run(ctx, src, tf); err != nil || !readCommands[op.name] {
+			return err
+		}
+		an.classify, err = a.standing()
+		return err
+	})
+	return an, err
+}

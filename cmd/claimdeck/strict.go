@@ -1,0 +1,225 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// unknownKeys reads a YAML (or JSON) configuration file and names every key
+// the Config type does not have, with its line and the nearest known key:
+// viper would ignore them, and a typo would silently mean a default.
+func unknownKeys(file string, data []byte) []string {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return nil // viper reports a file it cannot parse
+	}
+	var out []string
+	walkKeys(doc.Content[0], reflect.TypeFor[Config](), "", func(n *yaml.Node, where string, known []string) {
+		msg := fmt.Sprintf("%s:%d: unknown key %q", file, n.Line, n.Value)
+		if where != "" {
+			msg += " in " + where
+		}
+		if near := nearest(n.Value, known); near != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		out = append(out, msg)
+	})
+	return out
+}
+
+// walkKeys matches a mapping node against a struct type's mapstructure
+// tags, recursing into nested structs and lists of structs. Maps (keys,
+// holders, properties) hold the user's own names and are not checked.
+func walkKeys(n *yaml.Node, t reflect.Type, where string, unknown func(n *yaml.Node, where string, known []string)) {
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
+		return
+	}
+	fields := map[string]reflect.Type{}
+	var known []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ","); tag != "" && f.IsExported() {
+			fields[tag] = f.Type
+			known = append(known, tag)
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		ft, ok := fields[key.Value]
+		if !ok {
+			unknown(key, where, known)
+			continue
+		}
+		path := key.Value
+		if where != "" {
+			path = where + "." + key.Value
+		}
+		switch {
+		case ft.Kind() == reflect.Struct:
+			walkKeys(val, ft, path, unknown)
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && val.Kind == yaml.SequenceNode:
+			for j, item := range val.Content {
+				walkKeys(item, ft.Elem(), fmt.Sprintf("%s[%d]", path, j), unknown)
+			}
+		}
+	}
+}
+
+// nearest is the known key closest to key by edit distance, if any is
+// close enough to be a plausible typo.
+func nearest(key string, known []string) string {
+	best, bestD := "", len(key)/2+2
+	sort.Strings(known)
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(key), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// checkEnv parses every CLAIMDECK_* variable that sets a typed scalar key,
+// so a bad value is reported naming the variable rather than as a fault of
+// some configuration file.
+func checkEnv() error {
+	var problems []string
+	envLeaves(reflect.TypeFor[Config](), "", func(key string, t reflect.Type) {
+		name := "CLAIMDECK_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+		v, ok := os.LookupEnv(name)
+		if !ok || v == "" {
+			return
+		}
+		var err error
+		want := ""
+		switch {
+		case t == durationType:
+			_, err = time.ParseDuration(v)
+			want = "a duration such as 10m or 1h30m"
+		case t.Kind() == reflect.Bool:
+			_, err = strconv.ParseBool(v)
+			want = "true or false"
+		case t.Kind() == reflect.Int:
+			_, err = strconv.Atoi(v)
+			want = "a whole number"
+		case t.Kind() == reflect.Float64:
+			_, err = strconv.ParseFloat(v, 64)
+			want = "a number"
+		}
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("$%s=%q: want %s", name, v, want))
+		}
+	})
+	if len(problems) > 0 {
+		return model.Errorf(model.CodeMisconfigured, "config", "", "%s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// envLeaves calls fn for every scalar key outside lists and maps: the keys
+// an environment variable can set.
+func envLeaves(t reflect.Type, prefix string, fn func(key string, t reflect.Type)) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if tag == "" || !f.IsExported() {
+			continue
+		}
+		key := tag
+		if prefix != "" {
+			key = prefix + "." + tag
+		}
+		switch {
+		case f.Type.Kind() == reflect.Struct:
+			envLeaves(f.Type, key, fn)
+		case f.Type.Kind() != reflect.Slice && f.Type.Kind() != reflect.Map:
+			fn(key, f.Type)
+		}
+	}
+}
+
+// strictFile refuses a configuration file with unknown keys.
+func strictFile(file string) error {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case "", ".yaml", ".yml", ".json":
+	default:
+		return nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil // the read that follows reports it
+	}
+	if unknown := unknownKeys(file, data); len(unknown) > 0 {
+		return model.Errorf(model.CodeMisconfigured, "config", "", "%s", strings.Join(unknown, "; "))
+	}
+	return nil
+}
+
+// showable is v with every duration written as Go writes it (10m0s) rather
+// than in nanoseconds, keyed by the json tags, for `config show`.
+func showable(v reflect.Value) any {
+	switch {
+	case v.Type() == durationType:
+		return time.Duration(v.Int()).String()
+	case v.Kind() == reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return showable(v.Elem())
+	case v.Kind() == reflect.Struct:
+		out := map[string]any{}
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || name == "-" || name == "" {
+				continue
+			}
+			if strings.Contains(opts, "omitempty") && v.Field(i).IsZero() {
+				continue
+			}
+			out[name] = showable(v.Field(i))
+		}
+		return out
+	case v.Kind() == reflect.Slice:
+		if v.IsNil() {
+			return nil
+		}
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = showable(v.Index(i))
+		}
+		return out
+	}
+	return v.Interface()
+}

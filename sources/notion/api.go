@@ -1,0 +1,298 @@
+package notion
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jomei/notionapi"
+)
+
+// notionVersion is the first API version with data sources: older ones
+// refuse a database as soon as a person adds a second data source to it
+// (https://developers.notion.com/docs/upgrade-guide-2025-09-03).
+// jomei/notionapi sends 2022-06-28 and has no data source calls (its issue
+// #195, PR #196 unmerged), so every request goes through api below, which
+// keeps notionapi's page and property types.
+const notionVersion = "2025-09-03"
+
+// apiError is Notion's error object with what notionapi.Error drops: the
+// request_id Notion's support traces a request by, additional_data, and
+// the Retry-After of a 429.
+type apiError struct {
+	Status     int             `json:"status"`
+	Code       string          `json:"code"`
+	Message    string          `json:"message"`
+	RequestID  string          `json:"request_id"`
+	Additional json.RawMessage `json:"additional_data"`
+	RetryAfter time.Duration   `json:"-"`
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("Notion answered %d %s: %s (request_id %s)", e.Status, e.Code, e.Message, orDash(e.RequestID))
+}
+
+// timeoutError says which of the two clocks ran out.
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string     { return e.msg }
+func (e *timeoutError) Timeout() bool     { return true }
+func (e *timeoutError) Unwrap() error     { return context.DeadlineExceeded }
+func newTimeout(f string, a ...any) error { return &timeoutError{fmt.Sprintf(f, a...)} }
+
+var (
+	errAttemptTimeout = errors.New("request timeout")
+	errBudgetTimeout  = errors.New("command budget")
+)
+
+// api sends requests to Notion. Reads (GETs and queries) are retried on
+// 429, 5xx and 529 and on a request that timed out; writes never are:
+// the caller re-reads and decides, since a write that failed may have
+// landed (see claim and settled).
+type api struct {
+	hc      *http.Client
+	token   string
+	retry   retryPolicy
+	timeout time.Duration // per request
+	budget  time.Duration // per command
+}
+
+// idempotent reports whether a request may be sent again blindly.
+func idempotent(method, path string) bool {
+	return method == http.MethodGet || (method == http.MethodPost && strings.HasSuffix(path, "/query"))
+}
+
+// do sends one call and decodes the answer into out.
+func (a *api) do(ctx context.Context, method, path string, in, out any) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		actx := ctx
+		if attempt > 1 {
+			actx = context.WithValue(ctx, slotKey{}, nil) // a retry queues at the limiter
+		}
+		err := a.once(actx, method, path, body, out)
+		if err == nil {
+			return nil
+		}
+		var ae *apiError
+		var te *timeoutError
+		again := errors.As(err, &ae) && retryable(ae.Status) || ae == nil && errors.As(err, &te) && ctx.Err() == nil
+		if !idempotent(method, path) || !again || attempt >= a.retry.attempts {
+			return err
+		}
+		wait := a.retry.backoff(attempt, ae)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			if ae != nil && ae.RetryAfter > 0 {
+				return newTimeout("Notion asked to wait %s (Retry-After), longer than the %s left of the command's time budget (%s): %v",
+					ae.RetryAfter, time.Until(dl).Round(time.Second), a.budget, err)
+			}
+			return err
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return a.ctxError(ctx, err)
+		}
+	}
+}
+
+// ctxError names the clock that ended ctx.
+func (a *api) ctxError(ctx context.Context, err error) error {
+	switch context.Cause(ctx) {
+	case errBudgetTimeout:
+		return newTimeout("the command's time budget (%s) ran out", a.budget)
+	case errAttemptTimeout:
+		return newTimeout("one request took longer than the per-request timeout (%s)", a.timeout)
+	}
+	return err
+}
+
+func (a *api) once(ctx context.Context, method, path string, body []byte, out any) error {
+	actx, cancel := context.WithTimeoutCause(ctx, a.timeout, errAttemptTimeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(actx, method, "https://api.notion.com"+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	req.Header.Set("Notion-Version", notionVersion)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := a.hc.Do(req)
+	if err != nil {
+		if actx.Err() != nil {
+			return a.ctxError(actx, err)
+		}
+		return err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+	if err != nil {
+		return a.ctxError(actx, err)
+	}
+	if res.StatusCode != http.StatusOK {
+		e := &apiError{}
+		_ = json.Unmarshal(raw, e)
+		e.Status = res.StatusCode
+		if s, err := strconv.Atoi(strings.TrimSpace(res.Header.Get("Retry-After"))); err == nil && s >= 0 {
+			e.RetryAfter = time.Duration(s) * time.Second
+		}
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("decoding Notion's answer to %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+// backoff honours Retry-After in full (Notion sends more than a minute
+// under load), plus up to a tenth more so that the clients a 429 storm sent
+// back together do not return together; otherwise it waits
+// base·2^(attempt-1) with jitter, never over max.
+func (r retryPolicy) backoff(attempt int, e *apiError) time.Duration {
+	if e != nil && e.RetryAfter > 0 {
+		return e.RetryAfter + rand.N(e.RetryAfter/10+1)
+	}
+	d := r.base << (attempt - 1)
+	if d <= 0 || d > r.max {
+		d = r.max
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// page is a page as claimdeck reads it: notionapi's page, plus what
+// notionapi does not know — the data source parent and in_trash.
+type page struct {
+	notionapi.Page
+	trashed    bool
+	dataSource string
+}
+
+func (p *page) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &p.Page); err != nil {
+		return err
+	}
+	var extra struct {
+		InTrash bool `json:"in_trash"`
+		Parent  struct {
+			DataSourceID string `json:"data_source_id"`
+		} `json:"parent"`
+	}
+	if err := json.Unmarshal(b, &extra); err != nil {
+		return err
+	}
+	p.trashed = p.Archived || extra.InTrash
+	p.dataSource = extra.Parent.DataSourceID
+	return nil
+}
+
+type pageList struct {
+	Results    []page `json:"results"`
+	HasMore    bool   `json:"has_more"`
+	NextCursor string `json:"next_cursor"`
+}
+
+// dataSourceRef is one entry of a database's data_sources list.
+type dataSourceRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// schema is a data source's title and properties.
+type schema struct {
+	ID         string                    `json:"id"`
+	Properties notionapi.PropertyConfigs `json:"properties"`
+}
+
+func (a *api) getPage(ctx context.Context, id string) (*page, error) {
+	var p page
+	return &p, a.do(ctx, http.MethodGet, "/v1/pages/"+id, nil, &p)
+}
+
+func (a *api) updatePage(ctx context.Context, id string, props notionapi.Properties) (*page, error) {
+	var p page
+	return &p, a.do(ctx, http.MethodPatch, "/v1/pages/"+id, map[string]any{"properties": props}, &p)
+}
+
+// createPage makes a page in a data source: from 2025-09-03 the parent is
+// {"type":"data_source_id","data_source_id":…}
+// (https://developers.notion.com/reference/post-page).
+func (a *api) createPage(ctx context.Context, dataSource string, props notionapi.Properties) (*page, error) {
+	var p page
+	parent := map[string]string{"type": "data_source_id", "data_source_id": dataSource}
+	return &p, a.do(ctx, http.MethodPost, "/v1/pages", map[string]any{"parent": parent, "properties": props}, &p)
+}
+
+// queryPages runs a data source query, 100 pages per request.
+func (a *api) queryPages(ctx context.Context, dataSource string, filter notionapi.Filter, each func(*page)) error {
+	req := map[string]any{"page_size": 100}
+	if filter != nil {
+		req["filter"] = filter
+	}
+	for {
+		var res pageList
+		if err := a.do(ctx, http.MethodPost, "/v1/data_sources/"+dataSource+"/query", req, &res); err != nil {
+			return err
+		}
+		for i := range res.Results {
+			each(&res.Results[i])
+		}
+		if !res.HasMore || res.NextCursor == "" {
+			return nil
+		}
+		req["start_cursor"] = res.NextCursor
+	}
+}
+
+// dataSources lists a database's data sources
+// (https://developers.notion.com/reference/database-retrieve).
+func (a *api) dataSources(ctx context.Context, database string) ([]dataSourceRef, error) {
+	var db struct {
+		DataSources []dataSourceRef `json:"data_sources"`
+	}
+	return db.DataSources, a.do(ctx, http.MethodGet, "/v1/databases/"+database, nil, &db)
+}
+
+func (a *api) schema(ctx context.Context, dataSource string) (*schema, error) {
+	var s schema
+	return &s, a.do(ctx, http.MethodGet, "/v1/data_sources/"+dataSource, nil, &s)
+}
+
+type commentList struct {
+	Results    []notionapi.Comment `json:"results"`
+	HasMore    bool                `json:"has_more"`
+	NextCursor string              `json:"next_cursor"`
+}
+
+func (a *api) comments(ctx context.Context, pageID, cursor string) (*commentList, error) {
+	var l commentList
+	path := "/v1/comments?page_size=100&block_id=" + pageID
+	if cursor != "" {
+		path += "&start_cursor=" + cursor
+	}
+	return &l, a.do(ctx, http.MethodGet, path, nil, &l)
+}
+
+func (a *api) comment(ctx context.Context, pageID string, text []notionapi.RichText) error {
+	return a.do(ctx, http.MethodPost, "/v1/comments", map[string]any{"parent": map[string]string{"page_id": pageID}, "rich_text": text}, nil)
+}
