@@ -358,7 +358,8 @@ func (m *Model) pop() {
 
 func (m *Model) note(s string) { m.banner, m.bannerIsErr = s, false }
 
-func (m *Model) fail(s string) { m.banner, m.bannerIsErr = s, true }
+// fail shows an error banner; what it quotes from outside is redacted here.
+func (m *Model) fail(s string) { m.banner, m.bannerIsErr = model.Redact(s), true }
 
 // selected is the task under the cursor, or nil.
 func (m *Model) selected() *model.Task { return m.selectedTask(m.pane()) }
@@ -783,12 +784,12 @@ func (m *Model) actionDone(msg actionMsg) {
 	r := model.AuditRecord{At: m.now(), Actor: m.hub.Actor(), Source: msg.req.Seen.Source, Task: msg.req.Seen.DisplayKey(),
 		Action: msg.req.Action, Reason: msg.req.Reason, Target: msg.req.To, Result: "applied"}
 	if msg.err != nil {
-		r.Result, r.Error = string(model.CodeOf(msg.err)), msg.err.Error()
+		r.Result, r.Error = string(model.CodeOf(msg.err)), model.Redact(msg.err.Error())
 		m.fail(fmt.Sprintf("%s %s refused: %s", msg.req.Action, msg.req.Seen.DisplayKey(), msg.err))
 		// A refusal is worth more than one cut-off line: the whole reason,
 		// with what changed, until the human dismisses it.
 		m.push(&detailDialog{title: fmt.Sprintf("%s %s refused", actionTitles[msg.req.Action], msg.req.Seen.DisplayKey()),
-			lines: strings.Split(ansi.Wordwrap(msg.err.Error(), max(m.width-2, 20), " "), "\n")})
+			lines: strings.Split(ansi.Wordwrap(model.Redact(msg.err.Error()), max(m.width-2, 20), " "), "\n")})
 	} else {
 		m.note(fmt.Sprintf("%s %s applied", msg.req.Action, msg.req.Seen.DisplayKey()))
 	}
