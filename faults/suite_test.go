@@ -51,7 +51,7 @@ func sizeOf() size {
 	if os.Getenv("FAULTS_LONG") != "" {
 		return size{tasks: 1000, agents: 8, load: 3 * time.Minute, killEvery: 40 * time.Millisecond, restartEvery: 8 * time.Second}
 	}
-	return size{tasks: 120, agents: 4, load: 12 * time.Second, killEvery: 60 * time.Millisecond, restartEvery: 4 * time.Second}
+	return size{tasks: 120, agents: 4, load: 10 * time.Second, killEvery: 60 * time.Millisecond, restartEvery: 4 * time.Second}
 }
 
 // lease is short so that dead holders' leases end within the run, and the
