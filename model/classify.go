@@ -51,8 +51,21 @@ func (m *Mesh) Down(node string) bool {
 	if m == nil {
 		return false
 	}
-	n := m.nodes[strings.ToUpper(node)]
+	n := m.node(node)
 	return n != nil && n.Status == NodeDown
+}
+
+// node finds a node by name in any case; the dashboard classifies every
+// task on each snapshot, so a name already in the registry's case is
+// found without building its upper-case copy.
+func (m *Mesh) node(name string) *Node {
+	if len(m.nodes) == 0 {
+		return nil
+	}
+	if n := m.nodes[name]; n != nil {
+		return n
+	}
+	return m.nodes[strings.ToUpper(name)]
 }
 
 // Placement says which node runs a task's holder and how that is known.
@@ -76,15 +89,18 @@ func (m *Mesh) Place(t *Task) Placement {
 		m = &noMesh
 	}
 	node, by := t.Claim.Node, "claim node"
-	if node == "" {
+	if node == "" && len(m.holders) > 0 {
 		node, by = m.holders[strings.ToUpper(t.Claim.Name)], "holder mapping"
 	}
 	if node != "" {
 		p := Placement{Node: node, By: by}
-		if n := m.nodes[strings.ToUpper(node)]; n != nil {
+		if n := m.node(node); n != nil {
 			p.Node, p.Down = n.Name, n.Status == NodeDown
 		}
 		return p
+	}
+	if len(m.listedBy) == 0 {
+		return Placement{} // nobody reported claimed_tasks: spare building the ref
 	}
 	var down []string
 	for _, id := range []string{t.ID, t.Key, t.Ref()} {

@@ -155,6 +155,20 @@ func PriorityName(p int) string {
 	return strconv.Itoa(p)
 }
 
+// HandoffPriority is seed 001's hand-off priority (normal, urgent,
+// critical) for a task priority, so a person picks in the tasks' own words
+// and the Handoff Queue gets its own: ParsePriority reads it back as high
+// for urgent and medium for normal.
+func HandoffPriority(p int) string {
+	switch {
+	case p >= PriorityCritical:
+		return "critical"
+	case p == PriorityHigh:
+		return "urgent"
+	}
+	return "normal"
+}
+
 // HolderKind says who holds a claim. Seed 002's `Claimed By` select.
 type HolderKind int
 
@@ -265,6 +279,10 @@ type Task struct {
 	// OpenSubtasks counts sub-tasks not yet done, failed or canceled; a
 	// task with any cannot be completed (INCOMPLETE_SUBTASKS).
 	OpenSubtasks int
+	// Family holds the sub-tasks where the backend keeps them and the task
+	// was read on its own (Source.Get); nil from a poll. A pointer, so the
+	// 100,000 tasks of a poll stay in their allocation size class.
+	Family *Family
 
 	// Escalated is the escalation level the backend has recorded, so that
 	// enforcement acts once per level.

@@ -58,13 +58,29 @@ type Source interface {
 	// Handoff releases the task and reserves it for one agent (or ANY).
 	Handoff(ctx context.Context, id string, h Handoff) (*model.Task, error)
 
+	// Comment keeps a note in the task's own trail (a Notion comment, a row
+	// of the SQL audit trail, a line in the lock directory's history).
+	Comment(ctx context.Context, id string, n Note) error
+	// Update edits a task's descriptive fields outside the lease protocol,
+	// checked with CheckEdit against the task as read in the same write.
+	Update(ctx context.Context, id string, e Edit) (*model.Task, error)
+	// MarkEscalation records seed 001's level on an agent's stuck claim,
+	// conditional on token still being its lock token (LOST_LOCK
+	// otherwise); a heartbeat clears it. Without Caps.Escalation it is
+	// MISCONFIGURED and Caps.Lacks says why.
+	MarkEscalation(ctx context.Context, id, token string, level model.Level) error
+	// CheckWrite says, changing no task, whether this process may write
+	// (`claimdeck doctor`). Without Caps.WriteCheck it is MISCONFIGURED:
+	// the backend cannot tell without writing.
+	CheckWrite(ctx context.Context) error
+
 	Close() error
 }
 
-// Watcher is implemented by sources that can push a hint that something
-// changed (PostgreSQL LISTEN/NOTIFY, fsnotify). The hub polls on each hint;
-// polling on a timer stays the fallback. The channel closes when ctx ends
-// or watching fails for good.
+// Watcher is implemented by sources that declare Caps.Watch: they push a
+// hint that something changed (PostgreSQL LISTEN/NOTIFY, fsnotify). The hub
+// polls on each hint; polling on a timer stays the fallback. The channel
+// closes when ctx ends or watching fails for good.
 type Watcher interface {
 	Watch(ctx context.Context) (<-chan struct{}, error)
 }
@@ -78,6 +94,16 @@ type Caps struct {
 	AtomicClaim bool
 	// Subtasks is true when completing a task checks its open sub-tasks.
 	Subtasks bool
+	// Watch is true when the source pushes change hints (it is a Watcher);
+	// false, the hub finds changes by polling alone.
+	Watch bool
+	// Escalation is true when MarkEscalation records levels.
+	Escalation bool
+	// WriteCheck is true when CheckWrite can tell without writing.
+	WriteCheck bool
+	// Lacks says, in a person's words, what this configured source cannot
+	// do and why: one line for each capability above that is false.
+	Lacks []string
 	// ClaimsAnyID is true when a claim of an id the backend has never seen
 	// takes it as a new task (seed 004's lock directories); otherwise such
 	// a claim is NotFound.
@@ -157,30 +183,10 @@ func NotFound(op, id string) error {
 	return model.Errorf(model.CodeMisconfigured, op, id, "%w: check the id (claimdeck list shows them)", model.ErrNoSuchTask)
 }
 
-// WriteChecker is implemented by sources that can tell, without changing
-// any task, whether this process may write (`claimdeck doctor`).
-type WriteChecker interface {
-	CheckWrite(ctx context.Context) error
-}
-
-// Commenter is implemented by sources that keep notes on a task: a Notion
-// comment, a row of the SQL audit trail, a line in the lock directory's
-// history. `claimdeck comment` writes through it.
-type Commenter interface {
-	Comment(ctx context.Context, id string, n Note) error
-}
-
 // Note is one comment on a task.
 type Note struct {
 	Author string
 	Text   string
-}
-
-// Editor is implemented by sources whose descriptive fields can be edited
-// outside the lease protocol (`claimdeck update`). Every backend checks the
-// edit with CheckEdit against the task as it reads it in the same write.
-type Editor interface {
-	Update(ctx context.Context, id string, e Edit) (*model.Task, error)
 }
 
 // Edit changes a task's descriptive fields; nil leaves a field alone and
@@ -236,6 +242,16 @@ func CheckEdit(t *model.Task, e Edit, now time.Time) error {
 			"the task is claimed: end the claim with complete, block, review or cancel instead of --status")
 	}
 	return nil
+}
+
+// EditApplied reports whether t already shows every change e makes: after
+// a write whose answer was lost, the edit landed and must not be sent again.
+func EditApplied(t *model.Task, e Edit) bool {
+	return !e.Empty() &&
+		(e.Title == nil || t.Title == *e.Title) &&
+		(e.Priority == nil || t.Priority == *e.Priority) &&
+		(e.Class == nil || t.Class == *e.Class) &&
+		(e.State == model.StateUnknown || t.State == e.State)
 }
 
 // EditDetail says what an edit changes, for the backend's trail.

@@ -46,7 +46,7 @@ func bigQueue(n int, rng *rand.Rand) hub.Snapshot {
 		}
 		srcs[i%2] = append(srcs[i%2], t)
 	}
-	s := hub.Snapshot{Seq: 1, At: t0}
+	s := hub.Snapshot{Seq: 1, At: t0, Policy: model.DefaultPolicy()}
 	for i, name := range []string{"prod", "staging"} {
 		s.Sources = append(s.Sources, hub.SourceState{Name: name, Status: hub.StatusOK, Updated: t0, Tasks: srcs[i]})
 	}
@@ -71,7 +71,7 @@ func benchModel(b *testing.B) (*Model, hub.Snapshot) {
 
 func BenchmarkView100k(b *testing.B) {
 	for _, v := range []viewKind{queueView, leasesView, staleView} {
-		b.Run(viewTitles[v], func(b *testing.B) {
+		b.Run(views[v].title, func(b *testing.B) {
 			m, _ := benchModel(b)
 			m.show(v)
 			m.pane().grid.Select(5000)

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/muesli/termenv"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -25,7 +27,7 @@ func TestScreens(t *testing.T) {
 	}{{"dark", func(*Options) {}}, {"light", withLightTheme}} {
 		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
 			for k := range viewCount {
-				t.Run(fmt.Sprintf("%s_%dx%d_%s", viewTitles[k], sz[0], sz[1], th.name), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s_%dx%d_%s", views[k].title, sz[0], sz[1], th.name), func(t *testing.T) {
 					r := newRig(t, th.opt)
 					r.size(sz[0], sz[1])
 					r.press(fmt.Sprint(int(k) + 1))
@@ -33,6 +35,58 @@ func TestScreens(t *testing.T) {
 					checkFits(t, screen, sz[0], sz[1])
 					golden.RequireEqual(t, []byte(screen))
 				})
+				t.Run(fmt.Sprintf("%s_%dx%d_%s_colour", views[k].title, sz[0], sz[1], th.name), func(t *testing.T) {
+					rigProfile = termenv.ANSI256
+					defer func() { rigProfile = termenv.Ascii }()
+					r := newRig(t, th.opt)
+					r.size(sz[0], sz[1])
+					r.press(fmt.Sprint(int(k) + 1))
+					screen := r.screen()
+					checkFits(t, ansi.Strip(screen), sz[0], sz[1])
+					golden.RequireEqual(t, []byte(screen))
+				})
+			}
+		}
+	}
+}
+
+// Golden screens of the on-call questions at both sizes, light and dark,
+// in colour and stripped: a source that does not answer, a blocked task's
+// timeline in its detail, and a hand-off to an agent whose node is DOWN.
+func TestTroubleScreens(t *testing.T) {
+	scenes := map[string]func(r *rig){
+		"unreachable": func(r *rig) { r.sick(model.CodeAPIError, "dial tcp 10.0.0.5:5432: connect: connection refused") },
+		"timeline":    func(r *rig) { r.selectKey(parkedView, "TASK-10"); r.press("enter", "end") },
+		"handoff_down": func(r *rig) {
+			r.selectKey(queueView, "TASK-1")
+			r.press("h")
+			r.typeText("delta")
+		},
+	}
+	for name, scene := range scenes {
+		for _, th := range []struct {
+			name string
+			opt  rigOption
+		}{{"dark", func(*Options) {}}, {"light", withLightTheme}} {
+			for _, colour := range []bool{false, true} {
+				for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+					label := fmt.Sprintf("%s_%dx%d_%s", name, sz[0], sz[1], th.name)
+					if colour {
+						label += "_colour"
+					}
+					t.Run(label, func(t *testing.T) {
+						if colour {
+							rigProfile = termenv.ANSI256
+							defer func() { rigProfile = termenv.Ascii }()
+						}
+						r := newRig(t, th.opt)
+						r.size(sz[0], sz[1])
+						scene(r)
+						screen := r.screen()
+						checkFits(t, ansi.Strip(screen), sz[0], sz[1])
+						golden.RequireEqual(t, []byte(screen))
+					})
+				}
 			}
 		}
 	}
@@ -57,11 +111,11 @@ func TestNumberKeysAndTabsSwitchViews(t *testing.T) {
 	steps := []struct {
 		key  string
 		want viewKind
-	}{{"2", leasesView}, {"tab", staleView}, {"tab", nodesView}, {"shift+tab", staleView}, {"5", activityView}, {"tab", queueView}, {"shift+tab", activityView}, {"1", queueView}}
+	}{{"2", leasesView}, {"tab", staleView}, {"tab", nodesView}, {"shift+tab", staleView}, {"5", activityView}, {"tab", parkedView}, {"7", allView}, {"tab", statsView}, {"tab", queueView}, {"shift+tab", statsView}, {"shift+tab", allView}, {"6", parkedView}, {"8", statsView}, {"1", queueView}}
 	for _, s := range steps {
 		r.press(s.key)
 		if r.m.active != s.want {
-			t.Fatalf("after %q the view is %s, want %s", s.key, viewTitles[r.m.active], viewTitles[s.want])
+			t.Fatalf("after %q the view is %s, want %s", s.key, views[r.m.active].title, views[s.want].title)
 		}
 	}
 }
@@ -109,7 +163,7 @@ func (r *rig) selectKey(view viewKind, key string) {
 			return
 		}
 	}
-	r.t.Fatalf("%s is not in %s: %v", key, viewTitles[view], rowKeys(p.shown))
+	r.t.Fatalf("%s is not in %s: %v", key, views[view].title, rowKeys(p.shown))
 }
 
 func (r *rig) get(id string) *model.Task {
@@ -127,7 +181,7 @@ func TestConfirmationDefaultsToNo(t *testing.T) {
 			r := newRig(t)
 			r.selectKey(leasesView, "TASK-4")
 			before := r.get("4")
-			r.press("r")
+			r.press("r", "enter") // no reason: it is optional
 			screen := r.screen()
 			for _, want := range []string{"Force-release TASK-4 on prod?", "AGENT alpha · run r-17 · node n1", "[y/N]"} {
 				if !strings.Contains(screen, want) {
@@ -153,7 +207,7 @@ func TestClaimAsHumanUpdatesTheRowAtOnceAndIsReconciledByThePoll(t *testing.T) {
 		t.Fatalf("backend holder %s %s, want HUMAN:alice", got.Claim.Holder, got.Claim.Name)
 	}
 	// No poll yet: the row shows the result the action returned.
-	if row := rowOf(t, r, "TASK-4"); !strings.Contains(row, "HUMAN  HUMAN:alice") {
+	if row := rowOf(t, r, "TASK-4"); !strings.Contains(row, "HUMAN:alice") {
 		t.Fatalf("row before the poll: %q", row)
 	}
 	if !strings.Contains(r.screen(), "takeover TASK-4 applied") {
@@ -184,7 +238,7 @@ func rowOf(t *testing.T, r *rig, key string) string {
 func TestForceReleasePutsTheTaskBackInTheQueue(t *testing.T) {
 	r := newRig(t)
 	r.selectKey(staleView, "TASK-5")
-	r.press("r", "y")
+	r.press("r", "enter", "y")
 	if got := r.get("5"); got.State != model.StateQueued || got.Claim.Held() {
 		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim.Name)
 	}
@@ -214,13 +268,13 @@ func TestHandOffPicksAgentReasonAndPriority(t *testing.T) {
 	r := newRig(t)
 	r.selectKey(staleView, "TASK-5")
 	r.press("h")
-	if !strings.Contains(r.screen(), "‹ ANY ›") {
+	if !strings.Contains(r.screen(), "to       ANY") {
 		t.Fatalf("the hand-off does not start at ANY:\n%s", r.screen())
 	}
 	r.press("right") // ANY → alpha, the first known agent
 	r.press("tab")
 	r.typeText("bravo is stuck")
-	r.press("tab", "right", "right") // normal → urgent → critical
+	r.press("tab", "right", "right") // medium → high → critical
 	r.press("enter")
 	if !strings.Contains(r.screen(), "alpha, priority critical") {
 		t.Fatalf("the confirmation lacks target and priority:\n%s", r.screen())
@@ -240,7 +294,7 @@ func TestActionOnATaskThatChangedIsRefusedAndSaysWhatChanged(t *testing.T) {
 	if _, err := r.prod.Takeover(context.Background(), "4", sources.Human{Actor: "bob", Expect: seen.Version}); err != nil {
 		t.Fatal(err)
 	}
-	r.press("r", "y")
+	r.press("r", "enter", "y")
 	if got := r.get("4"); got.Claim.Name != "HUMAN:bob" || got.State != model.StateClaimed {
 		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim.Name)
 	}
@@ -329,6 +383,63 @@ func TestFilterByFieldAndText(t *testing.T) {
 	})
 }
 
+func TestEveryTaskIsFindable(t *testing.T) {
+	cases := []struct {
+		view   viewKind
+		filter string
+		want   []string
+	}{
+		{parkedView, "", []string{"TASK-12", "TASK-10", "TASK-11"}}, // failed check overdue, then the blocked one's, then none
+		{parkedView, "state:blocked", []string{"TASK-10"}},
+		{allView, "state:done", []string{"TASK-8"}},
+		{allView, "state:canceled", []string{"TASK-13"}},
+		{allView, "sdk", []string{"TASK-10"}},
+	}
+	for _, c := range cases {
+		t.Run(views[c.view].title+" "+c.filter, func(t *testing.T) {
+			r := newRig(t)
+			r.press(fmt.Sprint(int(c.view) + 1))
+			if c.filter != "" {
+				r.press("/")
+				r.typeText(c.filter)
+				r.press("enter")
+			}
+			if got := rowKeys(r.m.pane().shown); !slices.Equal(got, c.want) {
+				t.Fatalf("%s %q shows %v, want %v", views[c.view].title, c.filter, got, c.want)
+			}
+		})
+	}
+}
+
+func TestParkedShowsTheBlockerReasonUnblockActionAndNextCheck(t *testing.T) {
+	r := newRig(t)
+	r.size(160, 30)
+	r.press("6")
+	row := rowOf(t, r, "TASK-10")
+	for _, want := range []string{"blocked", "Upgrade the payments SDK", "needs the vendor's sandbox key", "ask finance for the key", "in 20m"} {
+		if !strings.Contains(row, want) {
+			t.Fatalf("the blocked row lacks %q: %q", want, row)
+		}
+	}
+	if row := rowOf(t, r, "TASK-12"); !strings.Contains(row, "due 5m") {
+		t.Fatalf("an overdue check must say so: %q", row)
+	}
+}
+
+func TestFilteringMovesTheCursorToTheFirstMatch(t *testing.T) {
+	r := newRig(t)
+	r.press("7", "G") // TASK-13, canceled, is last and matches the filter too
+	r.press("/")
+	r.typeText("task-1")
+	if sel := r.m.selected(); sel == nil || sel.DisplayKey() != "TASK-1" {
+		t.Fatalf("after filtering the cursor is on %v, want the first match TASK-1", sel)
+	}
+	r.press("G", "backspace")
+	if r.m.pane().grid.cursor != 0 {
+		t.Fatalf("widening the filter left the cursor at %d", r.m.pane().grid.cursor)
+	}
+}
+
 func TestSortCycles(t *testing.T) {
 	r := newRig(t)
 	r.press("s")
@@ -349,7 +460,7 @@ func TestDetailShowsEveryFieldAndTheHistory(t *testing.T) {
 	screen := r.screen()
 	r.press("end")
 	screen += r.screen()
-	for _, want := range []string{"TASK-4 · prod", "run         r-17", "node        n1", "lock token  tok-r-17", "left        12:00", "(in 12m)", "history (1)", "claim"} {
+	for _, want := range []string{"TASK-4 · prod", "run         r-17", "node        n1", "lock token  tok-r-17", "left        12:00", "(in 12m)", "history (2, newest last)", "claim", "heartbeat      alpha (last sign of life)"} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("detail lacks %q:\n%s", want, screen)
 		}
@@ -404,7 +515,7 @@ func TestMouseSelectsAndScrolls(t *testing.T) {
 	if r.m.pane().grid.cursor != 3 {
 		t.Fatal("the wheel did not scroll down")
 	}
-	x := strings.Index(r.screen(), "3 Stale")
+	x := strings.Index(r.screen(), "  3 ") + 2 // compact tabs: the number and count
 	r.m.Update(tea.MouseMsg{X: x, Y: 0, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
 	if r.m.active != staleView {
 		t.Fatal("a click on a tab must switch to it")
@@ -463,13 +574,90 @@ func TestDegradedSourceBannerNeverCoversTheTable(t *testing.T) {
 	if len(hl) != len(sl) {
 		t.Fatalf("the banner changed the screen's height: %d → %d lines", len(hl), len(sl))
 	}
-	for i := range hl[:len(hl)-3] {
-		if hl[i] != sl[i] {
-			t.Fatalf("line %d changed under the banner:\n%q\n%q", i, hl[i], sl[i])
+	// Line 0 carries the alarm; staging's rows are marked as old data, and
+	// every row stays on its line.
+	for i := 3; i < len(hl)-3; i++ {
+		f := strings.Fields(hl[i])
+		if len(f) < 2 {
+			continue
+		}
+		if !strings.Contains(sl[i], " "+f[1]+" ") {
+			t.Fatalf("line %d lost its row under the banner:\n%q\n%q", i, hl[i], sl[i])
+		}
+		if strings.Contains(hl[i], "staging") != strings.Contains(sl[i], "⚠") {
+			t.Fatalf("line %d: only the degraded source's rows are marked:\n%q", i, sl[i])
 		}
 	}
 	if !strings.Contains(screen, "staging degraded for 2m: dial tcp: connection refused") {
 		t.Fatalf("no banner:\n%s", screen)
+	}
+	if top := sl[0]; !strings.Contains(top, "STAGING UNREACHABLE") {
+		t.Fatalf("the top bar does not name the unreachable source: %q", top)
+	}
+	if !strings.Contains(screen, "staging unreachable") {
+		t.Fatalf("the status bar does not say staging is unreachable:\n%s", screen)
+	}
+}
+
+// sick makes every source fail its polls, as the hub reports it.
+func (r *rig) sick(code model.Code, err string) {
+	s := r.m.snap
+	s.Sources = slices.Clone(s.Sources)
+	for i := range s.Sources {
+		s.Sources[i].Status, s.Sources[i].Err, s.Sources[i].Since = hub.StatusDegraded, err, t0.Add(-7*time.Minute)
+		s.Sources[i].Failures, s.Sources[i].Tasks = 4, nil
+		s.Sources[i].Health = hub.SourceHealth{Code: code, Retry: t0.Add(16 * time.Second)}
+	}
+	r.m.Update(snapshotMsg(s))
+}
+
+func TestAnUnreachableSourceFillsItsViewsWithWhatIsWrong(t *testing.T) {
+	for _, c := range []struct {
+		code model.Code
+		word string
+	}{{model.CodeAPIError, "UNREACHABLE"}, {model.CodeMisconfigured, "MISCONFIGURED"}} {
+		r := newRig(t)
+		r.sick(c.code, "dial tcp 10.0.0.5:5432: connect: connection refused")
+		for _, view := range []string{"1", "2", "3", "6", "7"} {
+			r.press(view)
+			screen := r.screen()
+			for _, want := range []string{"prod " + c.word + " since 02:53:00 (7m ago), 4 failed polls", "last error: dial tcp 10.0.0.5:5432", "next retry in 16s", "staging " + c.word} {
+				if !strings.Contains(screen, want) {
+					t.Fatalf("view %s lacks %q:\n%s", view, want, screen)
+				}
+			}
+			for _, v := range views {
+				quiet := v.empty
+				if strings.Contains(screen, quiet) {
+					t.Fatalf("view %s says %q while its sources are down:\n%s", view, quiet, screen)
+				}
+			}
+		}
+	}
+}
+
+func TestTheTopBarNamesTheWorstThingFromAnyView(t *testing.T) {
+	r := newRig(t)
+	r.size(120, 40)
+	for k := range viewCount {
+		r.press(fmt.Sprint(int(k) + 1))
+		top := strings.Split(r.screen(), "\n")[0]
+		if !strings.Contains(top, "1 ESCALATED · 1 URGENT · 1 STALE · N3 DOWN") {
+			t.Fatalf("view %s: the top bar does not carry the alarm: %q", views[k].title, top)
+		}
+	}
+	r.size(80, 24)
+	if top := strings.Split(r.screen(), "\n")[0]; !strings.Contains(top, "1 ESCALATED") || !strings.Contains(top, "+") {
+		t.Fatalf("at 80 columns the worst must stay and the rest be counted: %q", top)
+	}
+	r.nodes = nil
+	r.m.Update(tickMsg{})
+	r.prod.Remove("5")
+	r.prod.Remove("s2")
+	r.staging.Remove("s2")
+	r.poll()
+	if top := strings.Split(r.screen(), "\n")[0]; strings.Contains(top, "ESCALATED") || strings.Contains(top, "DOWN") {
+		t.Fatalf("the alarm stays after its cause is gone: %q", top)
 	}
 }
 
@@ -542,7 +730,7 @@ func TestAPendingActionMarksItsRowAtOnce(t *testing.T) {
 // Golden screens of the dialogs at the smallest size they must work at.
 func TestDialogScreens(t *testing.T) {
 	for name, keys := range map[string][]string{
-		"confirm_release": {"2", "down", "r"},
+		"confirm_release": {"2", "down", "r", "enter"},
 		"cancel_reason":   {"x"},
 		"handoff":         {"3", "h"},
 		"help":            {"?"},
@@ -624,7 +812,19 @@ func TestSweepNoticesReachActivity(t *testing.T) {
 	r.m.Update(snapshotMsg(hub.Snapshot{Sources: r.m.snap.Sources, Policy: r.m.snap.Policy, Mesh: r.m.snap.Mesh,
 		Notices: []hub.Notice{{At: t0, Source: "prod", Task: "5", What: "marked urgent"}}}))
 	r.press("5")
-	if row := rowOf(t, r, "prod     5"); !strings.Contains(row, "marked urgent") {
+	if row := strings.Fields(rowOf(t, r, "marked urgent")); len(row) < 4 || row[2] != "prod" || row[3] != "5" {
 		t.Fatalf("activity row: %q", row)
+	}
+}
+
+func TestViewKeysRebindByTheViewsName(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.Keys = map[string][]string{"parked": {"p"}} })
+	r.press("p")
+	if r.m.active != parkedView {
+		t.Fatalf("p opened %s, want Parked", views[r.m.active].title)
+	}
+	r.press("?")
+	if s := r.screen(); !strings.Contains(s, "p         parked") {
+		t.Fatalf("help does not show the rebound view key:\n%s", s)
 	}
 }

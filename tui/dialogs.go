@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,9 +60,10 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 		st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s?", actionTitles[d.req.Action], t.DisplayKey(), t.Source))),
 		"",
 	}
-	lines = append(lines, taskSummary(t, m.now(), st)...)
+	lines = append(lines, taskSummary(t, m.now(), m.pace, st)...)
 	if d.req.Action == model.ActionHandoff {
-		lines = append(lines, field(st, "to", d.req.To+", priority "+d.req.Priority))
+		p, _ := model.ParsePriority(d.req.Priority)
+		lines = append(lines, field(st, "to", d.req.To+", priority "+model.PriorityName(p)))
 	}
 	if d.req.Reason != "" {
 		lines = append(lines, field(st, "reason", d.req.Reason))
@@ -72,7 +74,7 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 
 // taskSummary is what a human must see before acting: the task and who
 // holds it now.
-func taskSummary(t *model.Task, now time.Time, st *theme.Styles) []string {
+func taskSummary(t *model.Task, now time.Time, pc pace, st *theme.Styles) []string {
 	holder := "nobody"
 	if t.Claim.Held() {
 		holder = t.Claim.Holder.String() + " " + t.Claim.Name
@@ -90,9 +92,9 @@ func taskSummary(t *model.Task, now time.Time, st *theme.Styles) []string {
 	}
 	if !t.Claim.Expires.IsZero() {
 		if left := model.Remaining(t, now); left >= 0 {
-			out = append(out, field(st, "lease", clock(left)+" left"))
+			out = append(out, field(st, "lease", pc.clock(left)+" left"))
 		} else {
-			out = append(out, field(st, "lease", "expired "+clock(-left)+" ago"))
+			out = append(out, field(st, "lease", "expired "+pc.clock(-left)+" ago"))
 		}
 	}
 	if r := t.Reservation; r.Active(now) {
@@ -108,8 +110,11 @@ func field(st *theme.Styles, name, value string) string {
 // box draws a dialog centred in the body area, its lines cut to fit.
 func box(st *theme.Styles, lines []string, width, height int) string {
 	inner := min(width-4, 76)
-	if len(lines) > height-2 {
-		lines = lines[:max(height-2, 1)]
+	if room := max(height-2, 2); len(lines) > room {
+		// Never hide part of a dialog silently: say what is missing and
+		// what would show it.
+		hidden := len(lines) - room + 1
+		lines = append(lines[:room-1:room-1], st.Warn.Render(fmt.Sprintf("%d more lines: the terminal needs %d rows for all of this", hidden, len(lines)+7)))
 	}
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, inner, "…")
@@ -140,14 +145,28 @@ func newReasonForm(req sources.Request, _ *theme.Styles) *formDialog {
 	return &formDialog{req: req, fields: []formField{{name: "reason", edit: &lineEdit{limit: 500}}}, required: "reason"}
 }
 
-// handoffPriorities are seed 001's hand-off priorities.
-var handoffPriorities = []string{"normal", "urgent", "critical"}
+// newReleaseForm asks for an optional reason before a force-release.
+func newReleaseForm(req sources.Request) *formDialog {
+	return &formDialog{req: req, fields: []formField{{name: "reason", edit: &lineEdit{limit: 500}}}}
+}
 
+// handoffPriorities are the tasks' own priority words that seed 001's
+// hand-off priorities (normal, urgent, critical) stand for.
+var handoffPriorities = []string{"medium", "high", "critical"}
+
+// newHandoffForm asks for the target (typed, or picked with ←/→ among the
+// known agents), a reason and a priority in the tasks' words, starting at
+// the task's own.
 func newHandoffForm(req sources.Request, agents []string, _ *theme.Styles) *formDialog {
-	return &formDialog{req: req, fields: []formField{
-		{name: "to", choices: agents},
+	prio := slices.Index(handoffPriorities, model.PriorityName(req.Seen.Priority))
+	to := &lineEdit{limit: 100}
+	if len(agents) > 0 {
+		to.SetValue(agents[0])
+	}
+	return &formDialog{req: req, required: "to", fields: []formField{
+		{name: "to", edit: to, choices: agents},
 		{name: "reason", edit: &lineEdit{limit: 500}},
-		{name: "priority", choices: handoffPriorities},
+		{name: "priority", choices: handoffPriorities, choice: max(prio, 0)},
 	}}
 }
 
@@ -167,14 +186,22 @@ func (d *formDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 	case tea.KeyEnter:
 		return d.submit(m)
 	case tea.KeyLeft, tea.KeyRight:
-		if f.choices != nil {
+		if len(f.choices) > 0 {
 			step := 1
 			if msg.Type == tea.KeyLeft {
 				step = len(f.choices) - 1
 			}
-			f.choice = (f.choice + step) % len(f.choices)
+			f.choice = (max(f.choice, 0) + step) % len(f.choices)
+			if f.edit != nil {
+				// A pick fills the text in; typing replaces it.
+				f.edit.SetValue(f.choices[f.choice])
+			}
+			d.problem = ""
 			return nil
 		}
+	}
+	if f.edit != nil && len(f.choices) > 0 && msg.Type == tea.KeyRunes && f.edit.Value() == f.choices[f.choice] {
+		f.edit.SetValue("") // typing replaces a pick
 	}
 	if f.edit != nil && f.edit.Update(msg) {
 		d.problem = ""
@@ -190,6 +217,9 @@ func (d *formDialog) value(name string) string {
 		if f.edit != nil {
 			return strings.TrimSpace(f.edit.Value())
 		}
+		if f.choice < 0 || f.choice >= len(f.choices) {
+			return ""
+		}
 		return f.choices[f.choice]
 	}
 	return ""
@@ -204,7 +234,8 @@ func (d *formDialog) submit(m *Model) tea.Cmd {
 	req := d.req
 	req.Reason = d.value("reason")
 	if req.Action == model.ActionHandoff {
-		req.To, req.Priority = d.value("to"), d.value("priority")
+		p, _ := model.ParsePriority(d.value("priority"))
+		req.To, req.Priority = d.value("to"), model.HandoffPriority(p)
 	}
 	m.pop()
 	m.push(&confirmDialog{req: req})
@@ -215,7 +246,7 @@ func (d *formDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	t := d.req.Seen
 	lines := []string{st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source))), ""}
-	lines = append(lines, taskSummary(t, m.now(), st)...)
+	lines = append(lines, taskSummary(t, m.now(), m.pace, st)...)
 	lines = append(lines, "")
 	inner := min(width-4, 76) - 11
 	for i, f := range d.fields {
@@ -224,12 +255,26 @@ func (d *formDialog) view(m *Model, width, height int) string {
 			mark = st.Cursor.Render("› ")
 		}
 		v := ""
-		if f.edit != nil {
-			v = f.edit.View(inner, i == d.focus, "")
-		} else {
+		switch {
+		case f.edit != nil && len(f.choices) > 0:
+			v = f.edit.View(inner-14, i == d.focus, "type a name") + st.Muted.Render("  ←/→ pick")
+		case f.edit != nil:
+			placeholder := ""
+			if d.required != f.name {
+				placeholder = "optional"
+			}
+			v = f.edit.View(inner, i == d.focus, placeholder)
+		default:
 			v = "‹ " + f.choices[f.choice] + " ›"
 		}
 		lines = append(lines, mark+field(st, f.name, v))
+	}
+	if d.req.Action == model.ActionHandoff {
+		if to := d.value("to"); to != "" && to != model.AnyAgent {
+			if node := m.agentNode(to); node != "" && m.snap.Mesh.Down(node) {
+				lines = append(lines, "", st.Danger.Render("⚠ "+to+" runs on node "+node+", which is DOWN: it may never pick this up"))
+			}
+		}
 	}
 	if d.problem != "" {
 		lines = append(lines, "", st.Danger.Render(d.problem))
@@ -296,7 +341,14 @@ func (d *helpDialog) view(m *Model, width, height int) string {
 	h.Styles.FullKey, h.Styles.FullDesc, h.Styles.FullSeparator = st.Key, st.KeyDesc, st.Faint
 	h.Width = width
 	lines := []string{st.DialogTitle.Render("Keys"), ""}
-	lines = append(lines, strings.Split(h.FullHelpView(m.pane().FullHelp(m.keys)), "\n")...)
+	groups := m.pane().FullHelp(m.keys)
+	// Two groups a row: four side by side do not fit 80 columns.
+	for i := 0; i < len(groups); i += 2 {
+		if i > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, strings.Split(h.FullHelpView(groups[i:min(i+2, len(groups))]), "\n")...)
+	}
 	lines = append(lines, "",
 		st.Muted.Render("filter: agent:NAME state:STATE source:NAME node:NAME, plus free text;"),
 		st.Muted.Render("every word must match. Mouse: click selects, wheel scrolls."))
@@ -307,16 +359,17 @@ func (d *helpDialog) view(m *Model, width, height int) string {
 	return box(st, lines, width, height)
 }
 
-// taskDetail lists every field of a task and its history.
-func taskDetail(t *model.Task, now time.Time, p model.Policy, c model.Classification, loc *time.Location) []string {
+// taskDetail lists every field of a task and its history; the title is
+// wrapped in full to the width.
+func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.Classification, loc *time.Location, width int) []string {
 	when := func(at time.Time) string {
 		if at.IsZero() {
 			return "—"
 		}
 		if at.After(now) {
-			return at.In(loc).Format("2006-01-02 15:04:05") + " (in " + span(at.Sub(now)) + ")"
+			return at.In(loc).Format("2006-01-02 15:04:05") + " (in " + pc.span(at.Sub(now)) + ")"
 		}
-		return at.In(loc).Format("2006-01-02 15:04:05") + " (" + ago(at, now) + " ago)"
+		return at.In(loc).Format("2006-01-02 15:04:05") + " (" + pc.ago(at, now) + " ago)"
 	}
 	token := "—"
 	if t.Claim.Token != "" {
@@ -324,7 +377,7 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, c model.Classifica
 		token = ansi.Truncate(t.Claim.Token, 8, "…")
 	}
 	kv := [][2]string{
-		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", theme.Safe(t.Title)},
+		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", ""},
 		{"state", t.State.String() + " (raw " + orDash(t.RawStatus) + ")"},
 		{"class", t.Class.String()}, {"priority", orDash(model.PriorityName(t.Priority))},
 		{"created", when(t.CreatedAt)}, {"edited", when(t.EditedAt)},
@@ -334,7 +387,7 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, c model.Classifica
 		{"expires", when(t.Claim.Expires)},
 	}
 	if !t.Claim.Expires.IsZero() {
-		kv = append(kv, [2]string{"left", clock(model.Remaining(t, now))})
+		kv = append(kv, [2]string{"left", pc.clock(model.Remaining(t, now))})
 	}
 	kv = append(kv,
 		[2]string{"lease", model.Health(t, now, p).String()},
@@ -356,28 +409,48 @@ func taskDetail(t *model.Task, now time.Time, p model.Policy, c model.Classifica
 	}
 	var out []string
 	for _, e := range kv {
-		out = append(out, fmt.Sprintf("%-11s %s", e[0], e[1]))
+		if e[0] != "title" {
+			out = append(out, fmt.Sprintf("%-11s %s", e[0], e[1]))
+			continue
+		}
+		for i, l := range strings.Split(ansi.Wordwrap(theme.Safe(t.Title), max(width-12, 20), " "), "\n") {
+			name := ""
+			if i == 0 {
+				name = "title"
+			}
+			out = append(out, fmt.Sprintf("%-11s %s", name, l))
+		}
 	}
 	if t.Description != "" {
 		out = append(out, "", "description")
 		out = append(out, strings.Split(ansi.Wordwrap(t.Description, 76, ""), "\n")...)
 	}
-	out = append(out, "", fmt.Sprintf("history (%d)", len(t.History)))
-	for _, e := range t.History {
-		line := fmt.Sprintf("  %s  %-14s %s", e.At.In(loc).Format("01-02 15:04:05"), e.Action, e.Actor)
-		if e.Reason != "" {
-			line += ": " + theme.Safe(e.Reason)
+	history := model.Timeline(t)
+	out = append(out, "", fmt.Sprintf("history (%d, newest last)", len(history)))
+	for _, e := range history {
+		what := e.Actor
+		if e.Reason != "" && what != "" {
+			what += ": "
 		}
+		text := what + theme.Safe(e.Reason)
 		if e.Detail != "" {
-			line += " (" + theme.Safe(e.Detail) + ")"
+			text += " (" + theme.Safe(e.Detail) + ")"
 		}
-		out = append(out, line)
+		// A reason is what the page is about: wrapped under its line, not cut.
+		const indent = 2 + 14 + 2 + 15
+		for i, l := range strings.Split(ansi.Wordwrap(text, max(width-indent, 20), " "), "\n") {
+			if i == 0 {
+				out = append(out, fmt.Sprintf("  %s  %-14s %s", e.At.In(loc).Format("01-02 15:04:05"), e.Action, l))
+			} else {
+				out = append(out, strings.Repeat(" ", indent)+l)
+			}
+		}
 	}
 	return out
 }
 
-// nodeDetail shows a node and the tasks claimed on it.
-func nodeDetail(n model.Node, tasks []*model.Task, now time.Time, loc *time.Location) []string {
+// nodeDetail shows a node and the tasks claimed on it, sel marked.
+func nodeDetail(n model.Node, tasks []*model.Task, sel int, now time.Time, loc *time.Location) []string {
 	out := []string{
 		fmt.Sprintf("%-11s %s", "status", n.Status),
 		fmt.Sprintf("%-11s %s", "last seen", ago(n.LastSeen, now)),
@@ -390,8 +463,12 @@ func nodeDetail(n model.Node, tasks []*model.Task, now time.Time, loc *time.Loca
 		out = append(out, fmt.Sprintf("%-11s %s", "last task", n.LastTaskAt.In(loc).Format(time.RFC3339)))
 	}
 	out = append(out, "", fmt.Sprintf("claimed here (%d)", len(tasks)))
-	for _, t := range tasks {
-		out = append(out, fmt.Sprintf("  %-10s %-8s %-12s %s", t.DisplayKey(), t.Source, t.Claim.Name, theme.Safe(t.Title)))
+	for i, t := range tasks {
+		mark := "  "
+		if i == sel {
+			mark = "› "
+		}
+		out = append(out, fmt.Sprintf("%s%-10s %-8s %-12s %s", mark, t.DisplayKey(), t.Source, t.Claim.Name, theme.Safe(t.Title)))
 	}
 	if len(n.ClaimedTasks) > 0 {
 		out = append(out, "", "reported by the node: "+strings.Join(n.ClaimedTasks, ", "))

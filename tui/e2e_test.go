@@ -138,7 +138,7 @@ func TestE2EForceRelease(t *testing.T) {
 	e := startE2E(t)
 	e.keys("2")
 	e.see("SANDMAN")
-	e.keys("r", "y")
+	e.keys("r", "enter", "y")
 	e.see("force-release deploy-1 applied")
 	if got := e.task("deploy-1"); got.State != model.StateQueued || got.Claim.Held() {
 		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim.Name)
@@ -168,9 +168,9 @@ func TestE2EHandOff(t *testing.T) {
 	e.keys("2")
 	e.see("SANDMAN")
 	e.keys("h")
-	e.see("‹ ANY ›")
+	e.see("to       ANY")
 	e.keys("tab", "s", "t", "u", "c", "k", "enter")
-	e.see("ANY, priority normal")
+	e.see("ANY, priority medium")
 	e.keys("y")
 	e.see("handoff deploy-1 applied")
 	if got := e.task("deploy-1"); got.Reservation.For != model.AnyAgent || got.Claim.Held() {
@@ -192,7 +192,7 @@ func TestE2EActionOnAChangedTaskIsRefused(t *testing.T) {
 	if _, err := e.store.Heartbeat(context.Background(), "deploy-1", held.Claim.Token, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	e.keys("r", "y")
+	e.keys("r", "enter", "y")
 	e.see("Force-release deploy-1 refused", "lease extended by a heartbeat", "force-release deploy-1 refused: CONFLICT")
 	if got := e.task("deploy-1"); got.Claim.Name != "SANDMAN" || got.State != model.StateClaimed {
 		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim.Name)

@@ -8,6 +8,28 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
+// pace turns durations measured on the wall clock into the time of a
+// simulation running faster (the demo), so its columns read in task time:
+// a 20 minute lease counts down from 20:00, not from 0:20.
+type pace float64
+
+func (p pace) scale(d time.Duration) time.Duration {
+	if p <= 1 {
+		return d
+	}
+	return time.Duration(float64(d) * float64(p))
+}
+
+func (p pace) ago(t, now time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return span(p.scale(now.Sub(t)))
+}
+
+func (p pace) span(d time.Duration) string  { return span(p.scale(d)) }
+func (p pace) clock(d time.Duration) string { return clock(p.scale(d)) }
+
 // ago is a compact age: 42s, 5m, 3h, 2d. Zero times print as a dash.
 func ago(t, now time.Time) string {
 	if t.IsZero() {

@@ -1,7 +1,10 @@
 package tui
 
 import (
+	"slices"
 	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/theme"
 )
@@ -9,7 +12,10 @@ import (
 // column is one column of a view's table.
 type column struct {
 	title string
-	width int  // cells; 0 makes it the flexible column that takes the rest
+	// width is the most cells the column takes; it shrinks to what the
+	// rows on screen need. 0 makes it the flexible column that takes the
+	// rest (the title, wherever there is one).
+	width int
 	right bool // numbers align right
 	// drop orders which columns go first when the terminal is narrow
 	// (highest first); 0 never goes.
@@ -34,6 +40,12 @@ type grid struct {
 	width, height  int // height counts the header line
 	n              int
 	cursor, offset int
+
+	// need is each column's width for the rows on screen (nil: its
+	// width), measured by render; cells and pending hold those rows.
+	need    []int
+	cells   []cell
+	pending []bool
 }
 
 // cell is one cell to draw: its text and, unless the row is selected, its
@@ -65,12 +77,16 @@ func (g *grid) layout() {
 			if dropped[i] {
 				continue
 			}
+			w := c.width
+			if w > 0 && len(g.need) == len(g.cols) {
+				w = min(w, g.need[i])
+			}
 			g.shown = append(g.shown, i)
-			g.widths = append(g.widths, c.width)
+			g.widths = append(g.widths, w)
 			if c.width == 0 {
 				flex = len(g.widths) - 1
 			} else {
-				fixed += c.width
+				fixed += w
 			}
 			fixed++ // the space after every column
 		}
@@ -133,6 +149,15 @@ func (g *grid) clamp() {
 // data row i (one per column, in column order) and says whether an action
 // on it is pending.
 func (g *grid) render(b *strings.Builder, ps *paints, row func(i int, cells []cell) bool) {
+	end := min(g.offset+g.rows(), g.n)
+	nc := len(g.cols)
+	g.cells = slices.Grow(g.cells[:0], (end-g.offset)*nc)[:(end-g.offset)*nc]
+	g.pending = slices.Grow(g.pending[:0], end-g.offset)[:end-g.offset]
+	clear(g.cells)
+	for i := g.offset; i < end; i++ {
+		g.pending[i-g.offset] = row(i, g.cells[(i-g.offset)*nc:(i-g.offset+1)*nc])
+	}
+	g.measure()
 	var line strings.Builder
 	line.WriteString(strings.Repeat(" ", gutter))
 	for j, ci := range g.shown {
@@ -140,12 +165,10 @@ func (g *grid) render(b *strings.Builder, ps *paints, row func(i int, cells []ce
 		line.WriteByte(' ')
 	}
 	ps.header.write(b, line.String())
-	cells := make([]cell, len(g.cols))
-	end := min(g.offset+g.rows(), g.n)
 	for i := g.offset; i < end; i++ {
 		b.WriteByte('\n')
-		clear(cells)
-		pending := row(i, cells)
+		cells := g.cells[(i-g.offset)*nc : (i-g.offset+1)*nc]
+		pending := g.pending[i-g.offset]
 		mark := "  "
 		switch {
 		case i == g.cursor && pending:
@@ -180,6 +203,22 @@ func (g *grid) render(b *strings.Builder, ps *paints, row func(i int, cells []ce
 	for i := end - g.offset; i < g.rows(); i++ {
 		b.WriteByte('\n')
 	}
+}
+
+// measure sizes each column to the widest of its title and the cells on
+// screen, so the title column gets what the others do not use.
+func (g *grid) measure() {
+	nc := len(g.cols)
+	g.need = slices.Grow(g.need[:0], nc)[:nc]
+	for i, c := range g.cols {
+		g.need[i] = ansi.StringWidth(c.title)
+	}
+	for k, c := range g.cells {
+		if w := ansi.StringWidth(theme.Safe(c.text)); w > g.need[k%nc] {
+			g.need[k%nc] = w
+		}
+	}
+	g.layout()
 }
 
 func (g *grid) pad(s string, j int) string {

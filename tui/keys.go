@@ -13,19 +13,20 @@ import (
 type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	NextView, PrevView                      key.Binding
-	Queue, Leases, Stale, Nodes, Activity   key.Binding
-	Detail, Filter, Sort, Help, Refresh     key.Binding
-	Claim, Release, Cancel, Handoff         key.Binding
-	Back, Quit                              key.Binding
+	// Views open each view, in views' order; their keys come from there.
+	Views                               [viewCount]key.Binding
+	Detail, Filter, Sort, Help, Refresh key.Binding
+	Claim, Release, Cancel, Handoff     key.Binding
+	Copy, Back, Quit                    key.Binding
 }
 
 // DefaultKeyMap is the dashboard's key map. No destructive action sits on a
 // ctrl-key: a slip of the finger must not release a production lease.
 func DefaultKeyMap() KeyMap {
 	b := func(help string, keys ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keys[0], help))
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keysHelp(keys), help))
 	}
-	return KeyMap{
+	k := KeyMap{
 		Up:       b("up", "up", "k"),
 		Down:     b("down", "down", "j"),
 		PageUp:   b("page up", "pgup", "ctrl+u"),
@@ -34,11 +35,6 @@ func DefaultKeyMap() KeyMap {
 		Bottom:   b("bottom", "end", "G"),
 		NextView: b("next view", "tab"),
 		PrevView: b("previous view", "shift+tab"),
-		Queue:    b("queue", "1"),
-		Leases:   b("leases", "2"),
-		Stale:    b("stale", "3"),
-		Nodes:    b("nodes", "4"),
-		Activity: b("activity", "5"),
 		Detail:   b("details", "enter"),
 		Filter:   b("filter", "/"),
 		Sort:     b("sort", "s"),
@@ -48,21 +44,43 @@ func DefaultKeyMap() KeyMap {
 		Release:  b("release", "r"),
 		Cancel:   b("cancel", "x"),
 		Handoff:  b("hand off", "h"),
+		Copy:     b("copy id", "y"),
 		Back:     b("back", "esc"),
 		Quit:     b("quit", "q", "ctrl+c"),
 	}
+	for v, spec := range views {
+		k.Views[v] = b(spec.help, spec.key)
+	}
+	return k
+}
+
+// keysHelp names a binding's first two keys, so help lists j/k and g/G
+// beside the arrows.
+func keysHelp(keys []string) string {
+	keys = keys[:min(len(keys), 2)]
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k
+		if k == " " {
+			names[i] = "space"
+		}
+	}
+	return strings.Join(names, "/")
 }
 
 // named lists the bindings by the names a config file uses.
 func (k *KeyMap) named() map[string]*key.Binding {
-	return map[string]*key.Binding{
+	named := map[string]*key.Binding{
 		"up": &k.Up, "down": &k.Down, "page-up": &k.PageUp, "page-down": &k.PageDown,
 		"top": &k.Top, "bottom": &k.Bottom, "next-view": &k.NextView, "prev-view": &k.PrevView,
-		"queue": &k.Queue, "leases": &k.Leases, "stale": &k.Stale, "nodes": &k.Nodes, "activity": &k.Activity,
 		"detail": &k.Detail, "filter": &k.Filter, "sort": &k.Sort, "help": &k.Help, "refresh": &k.Refresh,
 		"claim": &k.Claim, "release": &k.Release, "cancel": &k.Cancel, "handoff": &k.Handoff,
-		"back": &k.Back, "quit": &k.Quit,
+		"copy": &k.Copy, "back": &k.Back, "quit": &k.Quit,
 	}
+	for v, spec := range views {
+		named[spec.name] = &k.Views[v]
+	}
+	return named
 }
 
 // destructive names the actions that change a task.
@@ -93,7 +111,7 @@ func (k KeyMap) Rebind(keys map[string][]string) (KeyMap, error) {
 			}
 		}
 		b.SetKeys(ks...)
-		b.SetHelp(ks[0], b.Help().Desc)
+		b.SetHelp(keysHelp(ks), b.Help().Desc)
 	}
 	owner := map[string]string{}
 	all := make([]string, 0, len(named))
@@ -112,17 +130,31 @@ func (k KeyMap) Rebind(keys map[string][]string) (KeyMap, error) {
 	return k, nil
 }
 
+// viewKeys are the keys that open each view, in the views' order.
+func (k KeyMap) viewKeys() []key.Binding { return k.Views[:] }
+
 // ShortHelp is the one-line help under the table.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Claim, k.Release, k.Cancel, k.Handoff, k.Filter, k.Detail, k.Sort, k.Help, k.Quit}
+	return short(k.Claim, k.Release, k.Cancel, k.Handoff, k.Filter, k.Detail, k.Sort, k.Help, k.Quit)
+}
+
+// short names each binding by its first key only: the one-line help has
+// no room for the others, the full help lists them.
+func short(bs ...key.Binding) []key.Binding {
+	for i := range bs {
+		if ks := bs[i].Keys(); len(ks) > 0 {
+			bs[i].SetHelp(keysHelp(ks[:1]), bs[i].Help().Desc)
+		}
+	}
+	return bs
 }
 
 // FullHelp is the help screen, one column per kind of key.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Queue, k.Leases, k.Stale, k.Nodes, k.Activity, k.NextView, k.PrevView},
-		{k.Detail, k.Filter, k.Sort, k.Refresh, k.Back, k.Help, k.Quit},
+		append(k.viewKeys(), k.NextView, k.PrevView),
+		{k.Detail, k.Filter, k.Sort, k.Refresh, k.Copy, k.Back, k.Help, k.Quit},
 		{k.Claim, k.Release, k.Cancel, k.Handoff},
 	}
 }

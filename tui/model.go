@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/stats"
 	"github.com/claimdeck/claimdeck/theme"
 )
 
@@ -46,13 +48,27 @@ type Options struct {
 	// Now is the clock; tests pin it so screens are stable.
 	Now      func() time.Time
 	Location *time.Location // for wall-clock times; default Local
+	// Speed is how much faster than the wall clock the tasks' time runs
+	// (the demo's --speed); task times are shown in theirs. 0 or 1: real time.
+	Speed float64
 	// Agents are known agent names offered for hand-offs besides those seen
 	// holding tasks.
 	Agents []string
 	// Journal is the audit trail so far, shown in Activity.
 	Journal []model.AuditRecord
+	// Stats returns the fleet's numbers at a time (the Stats view); nil
+	// leaves the view empty. It is called off the UI loop while the view is
+	// on screen, once a second.
+	Stats func(time.Time) stats.Report
 	// ActionTimeout bounds one human action (default 30 s).
 	ActionTimeout time.Duration
+	// Alert rings for a new escalation or a node gone DOWN (opt-in: nil
+	// rings nothing); Run builds it from Alerts when nil.
+	Alert  func(Alarm)
+	Alerts AlertOptions
+	// Copy puts text on the clipboard; Run copies through the terminal
+	// (OSC 52) when it is nil.
+	Copy func(text string)
 	// ProgramOptions are added to Run's program (tea.WithInput,
 	// tea.WithOutput, …), after its defaults.
 	ProgramOptions []tea.ProgramOption
@@ -82,6 +98,7 @@ type Model struct {
 	paints *paints
 	now    func() time.Time
 	loc    *time.Location
+	pace   pace
 
 	width, height int
 	panes         [viewCount]*pane
@@ -90,12 +107,17 @@ type Model struct {
 	snap hub.Snapshot
 	all  []*model.Task // every task of the snapshot, with action results on top
 	hay  *hayCache
+	subs model.SubtaskIndex
 	// class holds the Stale view's members' classifications, from the
 	// snapshot, as of the last derive.
 	class    map[*model.Task]model.Classification
+	sick     map[string]bool        // sources whose last poll failed: their rows are marked
+	rang     map[string]model.Level // what has rung: task ref or "node:NAME" → level
+	ringing  []Alarm                // new alarms waiting for the next ring
 	acts     []activity
-	boundary time.Time // the next time a task changes view by the clock alone
-	touched  int       // keeps derive's touching loop from being optimized away
+	boundary time.Time            // the next time a task changes view by the clock alone
+	rungs    [levelBroken + 1]int // stale rows by severity, for the alarm in the top bar
+	touched  int                  // keeps derive's touching loop from being optimized away
 
 	filter      lineEdit
 	filtering   bool
@@ -105,6 +127,7 @@ type Model struct {
 	dialogs     []dialog
 	banner      string
 	bannerIsErr bool
+	bannerAt    time.Time
 	paused      bool
 	quitting    bool
 }
@@ -136,8 +159,9 @@ func New(o Options) (*Model, error) {
 		st = theme.New(o.Theme.FromEnv())
 	}
 	m := &Model{
-		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location,
+		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, pace: pace(o.Speed),
 		panes: newPanes(), filter: lineEdit{limit: 200}, class: map[*model.Task]model.Classification{},
+		sick: map[string]bool{}, rang: map[string]model.Level{},
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,
 	}
@@ -167,6 +191,13 @@ func Run(ctx context.Context, o Options) error {
 		lipgloss.SetColorProfile(termenv.ANSI)
 		m.paints = newPaints(m.styles) // taken under the old profile
 	}
+	if m.opts.Alert == nil {
+		m.opts.Alert = o.Alerts.terminal(os.Stdout)
+	}
+	if m.opts.Copy == nil {
+		out := termenv.NewOutput(os.Stdout)
+		m.opts.Copy = func(s string) { out.Copy(s) }
+	}
 	done := make(chan struct{})
 	go func() { o.Hub.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
@@ -182,8 +213,10 @@ func Run(ctx context.Context, o Options) error {
 // Messages.
 type (
 	snapshotMsg hub.Snapshot
-	tickMsg     struct{}
-	actionMsg   struct {
+	tickMsg     struct {
+		stats *stats.Report
+	}
+	actionMsg struct {
 		req   sources.Request
 		after *model.Task
 		err   error
@@ -203,7 +236,17 @@ func (m *Model) waitSnapshot() tea.Cmd {
 
 // tick fires once a second so countdowns move without a poll.
 func (m *Model) tick() tea.Cmd {
-	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
+	report, now := m.opts.Stats, m.now
+	if m.active != statsView {
+		report = nil
+	}
+	return tea.Tick(time.Second, func(time.Time) tea.Msg {
+		if report == nil {
+			return tickMsg{}
+		}
+		r := report(now())
+		return tickMsg{stats: &r}
+	})
 }
 
 // Update handles one message. Dialogs see keys first.
@@ -215,14 +258,23 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case snapshotMsg:
 		m.applySnapshot(hub.Snapshot(msg))
-		return m, m.waitSnapshot()
+		return m, tea.Batch(m.waitSnapshot(), m.ring())
+	case trailMsg:
+		m.gotTrail(msg)
 	case tickMsg:
+		if msg.stats != nil {
+			m.setStats(*msg.stats)
+		}
 		if !m.boundary.IsZero() && !m.now().Before(m.boundary) {
 			m.derive()
 		}
-		return m, m.tick()
+		m.expireBanner()
+		return m, tea.Batch(m.tick(), m.ring())
 	case actionMsg:
 		m.actionDone(msg)
+		return m, nil
+	case statsMsg:
+		m.setStats(stats.Report(msg))
 		return m, nil
 	case tea.BlurMsg:
 		m.paused = true
@@ -256,6 +308,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	k := m.keys
 	p := m.pane()
+	was := m.active
 	switch {
 	case key.Matches(msg, k.Quit):
 		m.quitting = true
@@ -282,16 +335,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.show((m.active + 1) % viewCount)
 	case key.Matches(msg, k.PrevView):
 		m.show((m.active + viewCount - 1) % viewCount)
-	case key.Matches(msg, k.Queue):
-		m.show(queueView)
-	case key.Matches(msg, k.Leases):
-		m.show(leasesView)
-	case key.Matches(msg, k.Stale):
-		m.show(staleView)
-	case key.Matches(msg, k.Nodes):
-		m.show(nodesView)
-	case key.Matches(msg, k.Activity):
-		m.show(activityView)
+	case viewKey(msg, k) >= 0:
+		m.show(viewKey(msg, k))
 	case key.Matches(msg, k.Sort):
 		p.sort = (p.sort + 1) % len(p.sorts)
 		p.unsorted = true
@@ -304,7 +349,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.note("refreshing every source…")
 		return func() tea.Msg { m.hub.Refresh(); return nil }
 	case key.Matches(msg, k.Detail):
-		m.openDetail()
+		return m.openDetail()
 	case key.Matches(msg, k.Claim):
 		m.startAction(model.ActionTakeover)
 	case key.Matches(msg, k.Release):
@@ -313,8 +358,26 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.startAction(model.ActionCancel)
 	case key.Matches(msg, k.Handoff):
 		m.startAction(model.ActionHandoff)
+	case key.Matches(msg, k.Copy):
+		if t := m.selected(); t != nil {
+			return m.copyID(t)
+		}
+	default:
+		for _, b := range []key.Binding{k.Claim, k.Release, k.Cancel, k.Handoff} {
+			if m.readOnlyKey(msg, b) {
+				break
+			}
+		}
+	}
+	if m.active == statsView && was != statsView {
+		return m.loadStats()
 	}
 	return nil
+}
+
+// viewKey is the view a key opens, or -1.
+func viewKey(msg tea.KeyMsg, k KeyMap) viewKind {
+	return viewKind(slices.IndexFunc(k.viewKeys(), func(b key.Binding) bool { return key.Matches(msg, b) }))
 }
 
 // filterKey edits the filter; every keystroke re-filters the pane on
@@ -356,10 +419,28 @@ func (m *Model) pop() {
 	}
 }
 
-func (m *Model) note(s string) { m.banner, m.bannerIsErr = s, false }
+func (m *Model) note(s string) { m.banner, m.bannerIsErr, m.bannerAt = s, false, m.now() }
 
 // fail shows an error banner; what it quotes from outside is redacted here.
-func (m *Model) fail(s string) { m.banner, m.bannerIsErr = model.Redact(s), true }
+func (m *Model) fail(s string) { m.banner, m.bannerIsErr, m.bannerAt = model.Redact(s), true, m.now() }
+
+// How long a status message stays: a refusal long enough to be read
+// twice, a note long enough to be seen.
+const (
+	noteLife  = 5 * time.Second
+	errorLife = 30 * time.Second
+)
+
+// expireBanner clears a status message that has had its time.
+func (m *Model) expireBanner() {
+	life := noteLife
+	if m.bannerIsErr {
+		life = errorLife
+	}
+	if m.banner != "" && m.now().Sub(m.bannerAt) >= life {
+		m.banner = ""
+	}
+}
 
 // selected is the task under the cursor, or nil.
 func (m *Model) selected() *model.Task { return m.selectedTask(m.pane()) }
@@ -404,8 +485,19 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 // views.
 func (m *Model) applySnapshot(s hub.Snapshot) {
 	same := sameTasks(m.snap, s) && sameMesh(m.snap.Mesh, s.Mesh)
+	for _, n := range s.Mesh.Nodes() {
+		if n.Status == model.NodeDown {
+			m.watchDown(n.Name)
+		}
+	}
 	nodesChanged := m.snap.Mesh != s.Mesh
 	m.snap = s
+	clear(m.sick)
+	for i := range s.Sources {
+		if s.Sources[i].Status == hub.StatusDegraded {
+			m.sick[s.Sources[i].Name] = true
+		}
+	}
 	for _, tr := range s.Transitions {
 		m.addActivity(transitionActivity(tr))
 	}
@@ -472,8 +564,11 @@ func (m *Model) derive() {
 		all = append(all, m.snap.Sources[i].Tasks...)
 	}
 	m.all = m.reconcile(all)
+	m.subs = model.SubtaskIndex{}
 	q, l, s := m.panes[queueView], m.panes[leasesView], m.panes[staleView]
 	q.members, l.members, s.members = q.members[:0], l.members[:0], s.members[:0]
+	pk, every := m.panes[parkedView], m.panes[allView]
+	pk.members, every.members = pk.members[:0], every.members[:0]
 	var boundary time.Time
 	soonest := func(t time.Time) {
 		if t.After(now) && (boundary.IsZero() || t.Before(boundary)) {
@@ -485,13 +580,19 @@ func (m *Model) derive() {
 	// cache, rather than by the sort in a second pass over the heap.
 	q.keys, q.packed = q.keys[:0], q.sort == 0
 	var touched int
+	var rungs [levelBroken + 1]int
 	for at, t := range m.all {
 		if at%deriveBlock == 0 {
 			touched += touchTasks(m.all[at:min(at+deriveBlock, len(m.all))])
 		}
+		m.subs.Add(t)
 		c := m.snap.Classify(t, now)
 		soonest(c.Changes)
 		r := row{t: t}
+		every.members = append(every.members, r)
+		if parked(t) {
+			pk.members = append(pk.members, r)
+		}
 		switch {
 		case t.Problem != "":
 		case model.Eligible(t, now):
@@ -508,14 +609,22 @@ func (m *Model) derive() {
 		if c.Stale() {
 			s.members = append(s.members, r)
 			m.class[t] = c
+			lv := severity(c)
+			rungs[lv]++
+			m.watchLevel(t, lv)
 		}
 	}
-	m.boundary, m.touched = boundary, touched
+	m.boundary, m.touched, m.rungs = boundary, touched, rungs
 	for _, p := range m.panes {
 		p.unsorted, p.hayReady = true, false
 	}
 	m.hay.prune(m.all)
 	m.freshen(m.pane())
+}
+
+// parked is work waiting on someone: blocked, in review or failed.
+func parked(t *model.Task) bool {
+	return t.State == model.StateBlocked || t.State == model.StateReview || t.State == model.StateFailed
 }
 
 // deriveBlock is how many tasks derive touches ahead of classifying them.
@@ -594,6 +703,7 @@ func (m *Model) freshen(p *pane) {
 		if p.sort == 0 {
 			slices.Reverse(p.acts)
 		}
+	case statsView:
 	default:
 		if resort {
 			p.sortTasks(m.class)
@@ -620,7 +730,7 @@ func (m *Model) freshen(p *pane) {
 
 // selectedTask is the task under a pane's cursor, from its last freshen.
 func (m *Model) selectedTask(p *pane) *model.Task {
-	if p.kind == nodesView || p.kind == activityView || p.grid.cursor >= len(p.shown) {
+	if p.kind == nodesView || p.kind == activityView || p.kind == statsView || p.grid.cursor >= len(p.shown) {
 		return nil
 	}
 	return p.shown[p.grid.cursor].t
@@ -656,10 +766,24 @@ func (m *Model) refilter() {
 		p.unfiltered = false
 		p.shown = filterTasks(p.shown[:0], p.shown, terms)
 		p.grid.SetLen(len(p.shown))
+		p.grid.Select(0)
 		m.syncKeys()
 		return
 	}
 	m.freshen(p)
+	// The first match is what the human typed for.
+	p.grid.Select(0)
+	m.syncKeys()
+}
+
+// agentNode is the node an agent was last seen claiming on, or "".
+func (m *Model) agentNode(agent string) string {
+	for _, t := range m.all {
+		if t.Claim.Node != "" && strings.EqualFold(t.Claim.Name, agent) {
+			return t.Claim.Node
+		}
+	}
+	return ""
 }
 
 // knownAgents are the hand-off targets on offer: configured agents and
@@ -739,8 +863,10 @@ func transitionActivity(tr hub.Transition) activity {
 }
 
 // startAction opens the first dialog of an action on the selected task.
-func (m *Model) startAction(a model.Action) {
-	t := m.selected()
+func (m *Model) startAction(a model.Action) { m.startActionOn(m.selected(), a) }
+
+// startActionOn opens the first dialog of an action on t.
+func (m *Model) startActionOn(t *model.Task, a model.Action) {
 	if t == nil {
 		return
 	}
@@ -756,6 +882,8 @@ func (m *Model) startAction(a model.Action) {
 	switch a {
 	case model.ActionCancel:
 		m.push(newReasonForm(req, m.styles))
+	case model.ActionForceRelease:
+		m.push(newReleaseForm(req))
 	case model.ActionHandoff:
 		m.push(newHandoffForm(req, m.knownAgents(), m.styles))
 	default:
@@ -801,12 +929,12 @@ func (m *Model) actionDone(msg actionMsg) {
 }
 
 // openDetail shows every field of the selected task, or a node's tasks.
-func (m *Model) openDetail() {
+func (m *Model) openDetail() tea.Cmd {
 	p := m.pane()
 	switch p.kind {
 	case nodesView:
 		if p.len() == 0 {
-			return
+			return nil
 		}
 		n := p.nodes[p.grid.cursor]
 		var tasks []*model.Task
@@ -815,20 +943,26 @@ func (m *Model) openDetail() {
 				tasks = append(tasks, t)
 			}
 		}
-		m.push(&detailDialog{title: "node " + n.Name, lines: nodeDetail(n, tasks, m.now(), m.loc)})
+		m.push(&nodeDialog{node: n, tasks: tasks})
+		return nil
 	case activityView:
 		if p.len() == 0 {
-			return
+			return nil
 		}
 		a := p.acts[p.grid.cursor]
+		if t := m.findKey(a.Source, a.Task); t != nil {
+			return m.openTask(t)
+		}
 		m.push(&detailDialog{title: "activity", lines: []string{
 			"when    " + a.At.In(m.loc).Format(time.RFC3339), "source  " + a.Source, "task    " + a.Task,
 			"actor   " + orDash(a.Actor), "what    " + a.What}})
+		return nil
 	default:
 		if t := m.selected(); t != nil {
-			m.push(&detailDialog{title: t.DisplayKey() + " · " + t.Source, lines: taskDetail(t, m.now(), m.snap.Policy, m.snap.Classify(t, m.now()), m.loc)})
+			return m.openTask(t)
 		}
 	}
+	return nil
 }
 
 // tableTop is the screen line of the table's header: under the tabs and

@@ -12,6 +12,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/sourcetest/memsource"
+	"github.com/claimdeck/claimdeck/sources/stats"
 	"github.com/claimdeck/claimdeck/theme"
 )
 
@@ -32,14 +33,19 @@ type rig struct {
 	// nodes: no mesh configured.
 	nodes   []model.Node
 	holders map[string]string
+	tracker *stats.Tracker // fed every snapshot the rig polls, for the Stats view
 }
 
 type rigOption func(*Options)
 
+// rigProfile is the colour profile screens are drawn in: none, so that
+// goldens read as text, unless a test asks for colour.
+var rigProfile = termenv.Ascii
+
 func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Helper()
-	lipgloss.SetColorProfile(termenv.Ascii)
-	r := &rig{t: t, now: t0}
+	lipgloss.SetColorProfile(rigProfile)
+	r := &rig{t: t, now: t0, tracker: stats.New()}
 	clock := func() time.Time { return r.now }
 	r.prod, r.staging, r.archive = memsource.NewMemory("prod"), memsource.NewMemory("staging"), memsource.NewMemory("archive")
 	for _, mem := range []*memsource.Memory{r.prod, r.staging, r.archive} {
@@ -54,6 +60,7 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 		{Name: "n3", Status: model.NodeDown, LastSeen: t0.Add(-9 * time.Minute), Failures: 3, LastErr: "connection refused"},
 	}
 	o := Options{Hub: r.hub, Now: clock, Location: time.UTC, Styles: theme.New(theme.Options{Mode: theme.Dark}),
+		Stats: r.tracker.Report,
 		Journal: []model.AuditRecord{
 			{At: t0.Add(-50 * time.Minute), Actor: "carol", Source: "prod", Task: "6", Action: model.ActionTakeover, Reason: "payout stuck", Result: "applied"},
 			{At: t0.Add(-30 * time.Minute), Actor: "carol", Source: "prod", Task: "3", Action: model.ActionHandoff, Target: "bravo", Reason: "knows the schema", Result: "applied"},
@@ -62,6 +69,7 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	for _, f := range opts {
 		f(&o)
 	}
+	r.tracker.Overrides(o.Journal)
 	m, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +112,12 @@ func seed(r *rig) {
 	put(r.prod, model.Task{ID: "7", Key: "TASK-7", Title: "Warm caches after deploy", State: model.StateClaimed, CreatedAt: min(-15), Claim: agent("delta", "r-2", "n3", -10, -9, 15)})
 	put(r.prod, model.Task{ID: "8", Key: "TASK-8", Title: "Ship release notes", State: model.StateDone, CreatedAt: min(-300)})
 	put(r.prod, model.Task{ID: "9", Key: "TASK-9", Title: "Renew the DNS zone", State: model.StateClaimed, CreatedAt: min(-25), Claim: agent("alpha", "r-18", "n1", -17, -2, 3)})
+	put(r.prod, model.Task{ID: "10", Key: "TASK-10", Title: "Upgrade the payments SDK to v5 across every checkout service", State: model.StateBlocked, CreatedAt: min(-180), EditedAt: min(-40),
+		Reason: "needs the vendor's sandbox key", UnblockAction: "ask finance for the key", NextCheckAt: min(20)})
+	put(r.prod, model.Task{ID: "11", Key: "TASK-11", Title: "Review the retry policy change", State: model.StateReview, CreatedAt: min(-100), EditedAt: min(-12)})
+	put(r.prod, model.Task{ID: "12", Key: "TASK-12", Title: "Purge expired sessions", State: model.StateFailed, CreatedAt: min(-70), EditedAt: min(-65),
+		Reason: "disk full on db-2", NextCheckAt: min(-5)})
+	put(r.prod, model.Task{ID: "13", Key: "TASK-13", Title: "Duplicate of TASK-2", State: model.StateCanceled, CreatedAt: min(-55), Reason: "dup"})
 	put(r.staging, model.Task{ID: "s1", Key: "S-1", Title: "Smoke test the staging deploy", Priority: 3, CreatedAt: min(-10)})
 	put(r.staging, model.Task{ID: "s2", Key: "S-2", Title: "Load test checkout", State: model.StateClaimed, CreatedAt: min(-240), Claim: agent("echo", "r-1", "", -200, -180, -160)})
 	put(r.archive, model.Task{ID: "a1", Key: "A-1", Title: "Old archived chore", CreatedAt: min(-600)})
@@ -126,7 +140,10 @@ func (r *rig) poll() {
 	if r.nodes != nil {
 		s.Mesh = model.NewMesh(r.nodes, r.holders)
 	}
-	r.m.Update(snapshotMsg(s))
+	s.At = r.now
+	r.tracker.Observe(s)
+	// As Update does, keeping its commands (the next wait, the alarms) for the test.
+	r.m.applySnapshot(s)
 }
 
 func (r *rig) size(w, h int) { r.m.Update(tea.WindowSizeMsg{Width: w, Height: h}) }
@@ -134,7 +151,7 @@ func (r *rig) size(w, h int) { r.m.Update(tea.WindowSizeMsg{Width: w, Height: h}
 var namedKeys = map[string]tea.KeyType{
 	"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
 	"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
-	"backspace": tea.KeyBackspace, "ctrl+r": tea.KeyCtrlR, "ctrl+c": tea.KeyCtrlC, "pgdown": tea.KeyPgDown,
+	"backspace": tea.KeyBackspace, "ctrl+w": tea.KeyCtrlW, "ctrl+r": tea.KeyCtrlR, "ctrl+c": tea.KeyCtrlC, "pgdown": tea.KeyPgDown,
 	"home": tea.KeyHome, "end": tea.KeyEnd, "space": tea.KeySpace,
 }
 

@@ -1,12 +1,14 @@
 package tui
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/theme"
 )
@@ -41,34 +43,131 @@ func (m *Model) View() string {
 	return b.String()
 }
 
-func (m *Model) tabLabel(k viewKind) string {
-	label := strconv.Itoa(int(k)+1) + " " + viewTitles[k]
+func (m *Model) tabLabel(k viewKind) string { return m.tabLabelOf(k, m.compactTabs()) }
+
+// tabLabelOf is a view's tab: its number, title and count; compact tabs
+// title only the view on screen.
+func (m *Model) tabLabelOf(k viewKind, compact bool) string {
+	label := strconv.Itoa(int(k)+1) + " " + views[k].title
+	if compact && k != m.active {
+		label = strconv.Itoa(int(k) + 1)
+	}
 	switch k {
 	case nodesView:
 		if m.snap.Mesh != nil {
 			label += " " + strconv.Itoa(len(m.snap.Mesh.Nodes()))
 		}
-	case activityView:
+	case activityView, statsView:
 	default:
 		label += " " + strconv.Itoa(len(m.panes[k].members))
 	}
 	return label
 }
 
+// tabsWidth is the width of the app name and the tabs.
+func (m *Model) tabsWidth(compact bool) int {
+	w := ansi.StringWidth(appName) + 2
+	for k := range viewCount {
+		w += ansi.StringWidth(m.tabLabelOf(k, compact)) + 2
+	}
+	return w
+}
+
+// compactTabs says every title does not fit beside the alarm and flags.
+func (m *Model) compactTabs() bool {
+	return m.tabsWidth(false)+ansi.StringWidth(strings.Join(m.alarm().parts, alarmSep))+m.flagsWidth() > m.width
+}
+
+func (m *Model) flagsWidth() int {
+	w := 0
+	if m.opts.ReadOnly {
+		w += len(" READ-ONLY")
+	}
+	if m.paused {
+		w += len(" paused")
+	}
+	return w
+}
+
+const alarmSep = " · "
+
+// alarmText is what is wrong anywhere, worst first, and how bad the
+// worst of it is.
+type alarmText struct {
+	parts []string
+	level model.Level // LevelNone: all quiet
+}
+
+// alarm names what needs a human, seen from every view: unreachable
+// sources, broken and stuck claims by rung, DOWN nodes.
+func (m *Model) alarm() alarmText {
+	var a alarmText
+	raise := func(l model.Level) { a.level = max(a.level, min(l, model.LevelEscalated)) }
+	// A source that does not answer hides everything else it holds.
+	for i := range m.snap.Sources {
+		src := &m.snap.Sources[i]
+		switch {
+		case src.Status == hub.StatusDegraded:
+			a.parts = append(a.parts, strings.ToUpper(src.Name)+" "+sourceWord(*src))
+			raise(model.LevelEscalated)
+		case m.lagging(src):
+			a.parts = append(a.parts, strings.ToUpper(src.Name)+" LAGGING")
+			raise(model.LevelUrgent)
+		}
+	}
+	for lv := levelBroken; lv > model.LevelNone; lv-- {
+		if n := m.rungs[lv]; n > 0 {
+			word := strings.ToUpper(lv.String())
+			if lv == levelBroken {
+				word = "BROKEN"
+			}
+			a.parts = append(a.parts, strconv.Itoa(n)+" "+word)
+			raise(lv)
+		}
+	}
+	for _, n := range m.snap.Mesh.Nodes() {
+		if n.Status == model.NodeDown {
+			a.parts = append(a.parts, strings.ToUpper(n.Name)+" DOWN")
+			raise(model.LevelEscalated)
+		}
+	}
+	return a
+}
+
+// fitAlarm keeps the worst parts that fit in width, counting the rest.
+func fitAlarm(parts []string, width int) string {
+	for n := len(parts); n > 0; n-- {
+		s := strings.Join(parts[:n], alarmSep)
+		if n < len(parts) {
+			s += " +" + strconv.Itoa(len(parts)-n)
+		}
+		if ansi.StringWidth(s) <= width {
+			return s
+		}
+	}
+	return ""
+}
+
 func (m *Model) tabs() string {
 	st := m.styles
+	compact := m.compactTabs()
 	var b strings.Builder
 	b.WriteString(st.Title.Render(appName))
 	b.WriteString("  ")
 	for k := range viewCount {
 		if k == m.active {
-			b.WriteString(st.TabActive.Render(m.tabLabel(k)))
+			b.WriteString(st.TabActive.Render(m.tabLabelOf(k, compact)))
 		} else {
-			b.WriteString(st.Tab.Render(m.tabLabel(k)))
+			b.WriteString(st.Tab.Render(m.tabLabelOf(k, compact)))
 		}
 		b.WriteString("  ")
 	}
 	var flags []string
+	a := m.alarm()
+	// joinRight keeps a column between the tabs and the flags.
+	if text := fitAlarm(a.parts, m.width-m.tabsWidth(compact)-m.flagsWidth()-1); text != "" {
+		flags = append(flags, st.Level(int(a.level)).Render(text))
+	}
 	if m.opts.ReadOnly {
 		flags = append(flags, st.Warn.Render("READ-ONLY"))
 	}
@@ -106,14 +205,6 @@ func joinRight(left, right string, width int) string {
 	return left + strings.Repeat(" ", width-ansi.StringWidth(left)-rw) + right
 }
 
-var emptyText = [viewCount]string{
-	"No eligible tasks: the queue is empty or everything is claimed.",
-	"No active leases.",
-	"Nothing stale or escalated.",
-	"The mesh registry lists no nodes.",
-	"No activity yet.",
-}
-
 func (m *Model) body(b *strings.Builder, p *pane) {
 	st := m.styles
 	if p.kind == nodesView && m.snap.Mesh == nil {
@@ -136,6 +227,8 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.nodeCells(p.nodes[i], c); return false })
 	case activityView:
 		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.activityCells(p.acts[i], c); return false })
+	case statsView:
+		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.statsCells(p.stats[i], c); return false })
 	default:
 		p.grid.render(&rows, gs, func(i int, c []cell) bool {
 			t := p.shown[i].t
@@ -146,16 +239,74 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 	}
 	out := rows.String()
 	if p.len() == 0 {
-		msg := emptyText[p.kind]
+		msgs := []string{st.Muted.Render(fit("  "+views[p.kind].empty, m.width))}
 		if len(m.terms) > 0 {
-			msg = "Nothing matches the filter (esc clears it)."
+			msgs = []string{st.Muted.Render(fit("  Nothing matches the filter (esc clears it).", m.width))}
+		}
+		if p.kind != nodesView && p.kind != activityView {
+			if sick := m.sourceTrouble(); len(sick) > 0 {
+				// An empty view over a failing source is not an empty queue.
+				msgs = sick
+			}
 		}
 		if lines := strings.Split(out, "\n"); len(lines) > 1 {
-			lines[1] = st.Muted.Render(fit("  "+msg, m.width))
+			for i, msg := range msgs {
+				if i+1 < len(lines) {
+					lines[i+1] = msg
+				}
+			}
 			out = strings.Join(lines, "\n")
 		}
 	}
 	b.WriteString(out)
+}
+
+// sourceTrouble says, for each source not answering, what is wrong, since
+// when, its last error and when it is tried again.
+func (m *Model) sourceTrouble() []string {
+	st := m.styles
+	now := m.now()
+	var out []string
+	for _, s := range m.snap.Sources {
+		switch s.Status {
+		case hub.StatusDegraded:
+			out = append(out, st.Danger.Render(fit(fmt.Sprintf("  %s %s since %s (%s ago), %d failed polls",
+				s.Name, sourceWord(s), s.Since.In(m.loc).Format("15:04:05"), ago(s.Since, now), s.Failures), m.width)))
+			for _, l := range strings.Split(ansi.Wordwrap("last error: "+theme.Safe(s.Err), max(m.width-6, 20), " "), "\n") {
+				out = append(out, fit("    "+l, m.width))
+			}
+			next := "next retry now"
+			if r := s.Health.Retry; r.After(now) {
+				next = "next retry in " + span(r.Sub(now))
+			}
+			hint := "its rows are missing from this view until it answers"
+			if s.Health.Code == model.CodeMisconfigured {
+				hint = "fix the source's configuration; " + hint
+			}
+			out = append(out, st.Muted.Render(fit("    "+next+"; "+hint, m.width)), "")
+		case hub.StatusOK:
+			if m.lagging(&s) {
+				out = append(out, st.Warn.Render(fit(fmt.Sprintf("  %s lagging: no answer for %s (polled every %s); the rows shown may be old",
+					s.Name, ago(s.Updated, now), s.Health.Every), m.width)), "")
+			}
+		case hub.StatusConnecting:
+			out = append(out, st.Warn.Render(fit("  "+s.Name+" connecting: no poll has answered yet", m.width)), "")
+		}
+	}
+	return out
+}
+
+// lagging is a source that has stopped answering without failing, judged
+// by the hub's rule; never while paused, when nobody polls.
+func (m *Model) lagging(s *hub.SourceState) bool { return !m.paused && s.Lagging(m.now()) }
+
+// sourceWord names a degraded source's trouble as the status bar and the
+// alarm say it.
+func sourceWord(s hub.SourceState) string {
+	if s.Health.Code == model.CodeMisconfigured {
+		return "MISCONFIGURED"
+	}
+	return "UNREACHABLE"
 }
 
 func (m *Model) bannerLine() string {
@@ -182,11 +333,13 @@ func (m *Model) footer() string {
 	var parts []string
 	for _, s := range m.snap.Sources {
 		part := st.Source(s.Name).Render(s.Name) + " "
-		switch s.Status {
-		case hub.StatusOK:
+		switch {
+		case m.lagging(&s):
+			part += st.Warn.Render("lagging")
+		case s.Status == hub.StatusOK:
 			part += st.OK.Render("ok")
-		case hub.StatusDegraded:
-			part += st.Danger.Render("degraded")
+		case s.Status == hub.StatusDegraded:
+			part += st.Danger.Render(strings.ToLower(sourceWord(s)))
 		default:
 			part += st.Warn.Render("connecting")
 		}

@@ -10,9 +10,10 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/theme"
 )
 
-// viewKind names the five views; the number keys follow this order.
+// viewKind names the views; the number keys follow this order.
 type viewKind int
 
 const (
@@ -21,10 +22,81 @@ const (
 	staleView
 	nodesView
 	activityView
+	parkedView // blocked, review and failed: work waiting on someone
+	allView    // every task, whatever its state
+	statsView  // throughput and times by source, agent and node
 	viewCount
 )
 
-var viewTitles = [viewCount]string{"Queue", "Leases", "Stale", "Nodes", "Activity"}
+// viewSpec is everything about a view that is not how its rows are made:
+// adding a view is a line here, its members in derive and its cells.
+type viewSpec struct {
+	title string
+	name  string // its key's name in a config's keys:
+	key   string
+	help  string
+	empty string // what an empty view says
+	sorts []string
+	cols  []column
+}
+
+var views = [viewCount]viewSpec{
+	queueView: {title: "Queue", name: "queue", key: "1", help: "queue",
+		empty: "No eligible tasks: the queue is empty or everything is claimed.",
+		sorts: []string{"pull order", "oldest first", "newest first"},
+		cols: []column{
+			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"},
+			{title: "CLASS", width: 10, drop: 3}, {title: "PRI", width: 8, drop: 4}, {title: "AGE", width: 4, right: true},
+			{title: "RESERVED", width: 14, drop: 1},
+		}},
+	leasesView: {title: "Leases", name: "leases", key: "2", help: "leases", empty: "No active leases.",
+		sorts: []string{"time left", "claimed first", "agent"},
+		cols: []column{
+			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"}, {title: "HOLDER", width: 6, drop: 6},
+			{title: "AGENT", width: 16}, {title: "RUN", width: 8, drop: 4}, {title: "NODE", width: 8, drop: 3},
+			{title: "CLAIMED", width: 7, right: true, drop: 5}, {title: "BEAT", width: 4, right: true},
+			{title: "LEFT", width: 7, right: true}, {title: "LEASE", width: 10, drop: 1},
+		}},
+	staleView: {title: "Stale", name: "stale", key: "3", help: "stale", empty: "Nothing stale or escalated.",
+		sorts: []string{"severity", "stuck longest", "source"},
+		cols: []column{
+			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"}, {title: "LEVEL", width: 9},
+			{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER", width: 18}, {title: "NODE", width: 12, drop: 3},
+			{title: "WHY", width: 40, drop: 1},
+		}},
+	nodesView: {title: "Nodes", name: "nodes", key: "4", help: "nodes", empty: "The mesh registry lists no nodes.",
+		sorts: []string{"status", "name"},
+		cols: []column{
+			{title: "NODE", width: 16}, {title: "STATUS", width: 8}, {title: "SEEN", width: 4, right: true},
+			{title: "FAILS", width: 5, right: true}, {title: "LATENCY", width: 7, right: true, drop: 2},
+			{title: "TREND", width: sparkWidth, drop: 4},
+			{title: "QUEUE", width: 5, right: true, drop: 3}, {title: "CLAIMED", width: 7, right: true, drop: 1},
+			{title: "LAST ERROR"},
+		}},
+	activityView: {title: "Activity", name: "activity", key: "5", help: "activity", empty: "No activity yet.",
+		sorts: []string{"newest first", "oldest first"},
+		cols: []column{
+			{title: "WHEN", width: 8}, {title: "SOURCE", width: 8, drop: 1}, {title: "TASK", width: 10},
+			{title: "WHAT"},
+		}},
+	parkedView: {title: "Parked", name: "parked", key: "6", help: "parked",
+		empty: "Nothing parked: no task is blocked, in review or failed.",
+		sorts: []string{"next check", "parked longest", "state"},
+		cols: []column{
+			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "STATE", width: 7},
+			{title: "TITLE"}, {title: "PARKED", width: 6, right: true, drop: 4}, {title: "REASON", width: 40},
+			{title: "UNBLOCK", width: 30, drop: 1}, {title: "NEXT CHECK", width: 10, right: true, drop: 3},
+		}},
+	allView: {title: "All", name: "all", key: "7", help: "all tasks", empty: "No tasks in any source.",
+		sorts: []string{"state", "newest first", "pull order"},
+		cols: []column{
+			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "STATE", width: 8},
+			{title: "TITLE"}, {title: "HOLDER", width: 14, drop: 1}, {title: "PRI", width: 8, drop: 3},
+			{title: "AGE", width: 4, right: true},
+		}},
+	statsView: {title: "Stats", name: "stats", key: "8", help: "stats", empty: "No numbers yet.",
+		sorts: []string{"group"}, cols: statsColumns()},
+}
 
 // row is a task in a task view with its search text: key, title and id in
 // lower case, cut from one contiguous buffer per snapshot, so a filter
@@ -59,6 +131,7 @@ type pane struct {
 	spare  []row
 	nodes  []model.Node
 	acts   []activity
+	stats  []statsRow
 
 	// unsorted and unfiltered mark a pane whose rows must be redone before
 	// it is drawn; only the pane on screen is kept fresh, so a snapshot costs
@@ -72,45 +145,16 @@ type pane struct {
 func newPanes() [viewCount]*pane {
 	var p [viewCount]*pane
 	for k := range viewCount {
-		p[k] = &pane{kind: k, unsorted: true, unfiltered: true}
+		p[k] = &pane{kind: k, unsorted: true, unfiltered: true, sorts: views[k].sorts}
+		p[k].grid.setColumns(views[k].cols)
 	}
-	p[queueView].sorts = []string{"pull order", "oldest first", "newest first"}
-	p[queueView].grid.setColumns([]column{
-		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"},
-		{title: "CLASS", width: 10, drop: 3}, {title: "PRI", width: 8, drop: 4}, {title: "AGE", width: 4, right: true},
-		{title: "RESERVED", width: 14, drop: 1},
-	})
-	p[leasesView].sorts = []string{"time left", "claimed first", "agent"}
-	p[leasesView].grid.setColumns([]column{
-		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "HOLDER", width: 6},
-		{title: "AGENT"}, {title: "RUN", width: 8, drop: 4}, {title: "NODE", width: 8, drop: 3},
-		{title: "CLAIMED", width: 7, right: true, drop: 5}, {title: "BEAT", width: 4, right: true},
-		{title: "LEFT", width: 7, right: true}, {title: "LEASE", width: 10, drop: 1},
-	})
-	p[staleView].sorts = []string{"severity", "stuck longest", "source"}
-	p[staleView].grid.setColumns([]column{
-		{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "LEVEL", width: 9},
-		{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER", width: 18}, {title: "NODE", width: 12, drop: 3},
-		{title: "WHY", drop: 1},
-	})
-	p[nodesView].sorts = []string{"status", "name"}
-	p[nodesView].grid.setColumns([]column{
-		{title: "NODE", width: 16}, {title: "STATUS", width: 8}, {title: "SEEN", width: 4, right: true},
-		{title: "FAILS", width: 5, right: true}, {title: "LATENCY", width: 7, right: true, drop: 2},
-		{title: "TREND", width: sparkWidth, drop: 4},
-		{title: "QUEUE", width: 5, right: true, drop: 3}, {title: "CLAIMED", width: 7, right: true, drop: 1},
-		{title: "LAST ERROR"},
-	})
-	p[activityView].sorts = []string{"newest first", "oldest first"}
-	p[activityView].grid.setColumns([]column{
-		{title: "WHEN", width: 8}, {title: "SOURCE", width: 8, drop: 1}, {title: "TASK", width: 10},
-		{title: "WHAT"},
-	})
 	return p
 }
 
 func (p *pane) len() int {
 	switch p.kind {
+	case statsView:
+		return len(p.stats)
 	case nodesView:
 		return len(p.nodes)
 	case activityView:
@@ -126,7 +170,7 @@ func (p *pane) SetSize(w, h int) { p.grid.SetSize(w, h) }
 // only where there are tasks to act on.
 func (p *pane) ShortHelp(k KeyMap) []key.Binding {
 	if p.kind == nodesView || p.kind == activityView {
-		return []key.Binding{k.Detail, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit}
+		return short(k.Detail, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit)
 	}
 	return k.ShortHelp()
 }
@@ -175,7 +219,40 @@ func (p *pane) sortTasks(class map[*model.Task]model.Classification) {
 		default:
 			slices.SortFunc(t, by(refCompare))
 		}
+	case parkedView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(nextCheckCompare(a, b), refCompare(a, b)) }))
+		case 1:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(a.EditedAt.Compare(b.EditedAt), refCompare(a, b)) }))
+		default:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(cmp.Compare(a.State, b.State), refCompare(a, b)) }))
+		}
+	case allView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(cmp.Compare(a.State, b.State), model.PullCompare(a, b)) }))
+		case 1:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), refCompare(a, b)) }))
+		default:
+			slices.SortFunc(t, by(model.PullCompare))
+		}
 	}
+}
+
+// nextCheckCompare puts the parked task due to be looked at first on top;
+// those with no next check go last.
+func nextCheckCompare(a, b *model.Task) int {
+	na, nb := a.NextCheckAt, b.NextCheckAt
+	switch {
+	case na.IsZero() && nb.IsZero():
+		return 0
+	case na.IsZero():
+		return 1
+	case nb.IsZero():
+		return -1
+	}
+	return na.Compare(nb)
 }
 
 // pullKey packs a task's pull-order fields into one integer (class rank,
@@ -403,57 +480,103 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 	now := m.now()
 	ps := m.paints
 	cells[0] = cell{text: t.Source, paint: ps.source(t.Source)}
+	if m.sick[t.Source] {
+		// Its last poll failed: the row is the last good data, maybe old.
+		cells[0] = cell{text: "⚠ " + t.Source, paint: &ps.warn}
+	}
 	cells[1] = cell{text: t.DisplayKey()}
 	switch p.kind {
 	case queueView:
-		cells[2] = cell{text: t.Title}
+		cells[2] = cell{text: m.waitingMark(t) + t.Title}
 		cells[3] = cell{text: t.Class.String()}
 		cells[4] = cell{text: model.PriorityName(t.Priority)}
-		cells[5] = cell{text: ago(t.CreatedAt, now)}
+		cells[5] = cell{text: m.pace.ago(t.CreatedAt, now)}
 		if r := t.Reservation; r.Active(now) {
 			until := ""
 			if !r.Until.IsZero() {
-				until = " " + span(r.Until.Sub(now))
+				until = " " + m.pace.span(r.Until.Sub(now))
 			}
 			cells[6] = cell{text: "→ " + r.For + until, paint: &ps.info}
 		}
 	case leasesView:
-		cells[2] = cell{text: t.Claim.Holder.String()}
+		cells[2] = cell{text: t.Title}
+		c := cells[3:]
+		c[0] = cell{text: t.Claim.Holder.String()}
 		if t.Claim.Holder == model.HolderHuman {
-			cells[2].paint = &ps.accent
+			c[0].paint = &ps.accent
 		}
-		cells[3] = cell{text: t.Claim.Name}
-		cells[4] = cell{text: t.Claim.RunID}
-		cells[5] = cell{text: t.Claim.Node}
-		cells[6] = cell{text: ago(t.Claim.ClaimedAt, now)}
-		cells[7] = cell{text: ago(t.Claim.HeartbeatAt, now)}
+		c[1] = cell{text: t.Claim.Name}
+		c[2] = cell{text: t.Claim.RunID}
+		c[3] = cell{text: t.Claim.Node}
+		c[4] = cell{text: m.pace.ago(t.Claim.ClaimedAt, now)}
+		c[5] = cell{text: m.pace.ago(t.Claim.HeartbeatAt, now)}
 		if t.Claim.Holder == model.HolderHuman || t.Claim.Expires.IsZero() {
-			cells[8] = cell{text: "—"}
+			c[6] = cell{text: "—"}
 			break
 		}
 		left := model.Remaining(t, now)
-		cells[8] = cell{text: clock(left)}
-		cells[9] = cell{text: bar(left, m.snap.Policy.Lease, 10), paint: &ps.barFull}
+		c[6] = cell{text: m.pace.clock(left)}
+		c[7] = cell{text: bar(left, m.snap.Policy.Lease, 10), paint: &ps.barFull}
 		if model.Health(t, now, m.snap.Policy) == model.LeaseExpiring {
-			cells[8].paint, cells[9].paint = &ps.warn, &ps.warn
+			c[6].paint, c[7].paint = &ps.warn, &ps.warn
 		}
 	case staleView:
-		c := m.class[t]
-		lv := severity(c)
+		cells[2] = cell{text: t.Title}
+		c := cells[3:]
+		cl := m.class[t]
+		lv := severity(cl)
 		label := strings.ToUpper(lv.String())
-		cells[3] = cell{text: span(c.Stuck)}
+		c[1] = cell{text: m.pace.span(cl.Stuck)}
 		if lv == levelBroken {
-			label, cells[3].text = "BROKEN", "—"
+			label, c[1].text = "BROKEN", "—"
 		}
-		cells[2] = cell{text: label, paint: &ps.levels[lv]}
+		c[0] = cell{text: label, paint: &ps.levels[lv]}
 		holder := t.Claim.Name
 		if holder == "" {
 			holder = t.Reservation.For
 		}
-		cells[4] = cell{text: holder}
-		cells[5] = cell{text: c.Placement.Node}
-		cells[6] = cell{text: c.Reason}
+		c[2] = cell{text: holder}
+		c[3] = cell{text: cl.Placement.Node}
+		c[4] = cell{text: cl.Reason}
+	case parkedView:
+		cells[2] = m.stateCell(t)
+		cells[3] = cell{text: t.Title}
+		cells[4] = cell{text: m.pace.ago(t.EditedAt, now)}
+		cells[5] = cell{text: orDash(theme.Safe(t.Reason))}
+		cells[6] = cell{text: orDash(theme.Safe(t.UnblockAction))}
+		cells[7] = cell{text: "—"}
+		if at := t.NextCheckAt; !at.IsZero() {
+			if at.After(now) {
+				cells[7] = cell{text: "in " + m.pace.span(at.Sub(now))}
+			} else {
+				cells[7] = cell{text: "due " + m.pace.span(now.Sub(at)), paint: &ps.warn}
+			}
+		}
+	case allView:
+		cells[2] = m.stateCell(t)
+		cells[3] = cell{text: t.Title}
+		cells[4] = cell{text: t.Claim.Name}
+		cells[5] = cell{text: model.PriorityName(t.Priority)}
+		cells[6] = cell{text: m.pace.ago(t.CreatedAt, now)}
 	}
+}
+
+// stateCell names a task's state, painted by how much it needs a human.
+func (m *Model) stateCell(t *model.Task) cell {
+	ps := m.paints
+	c := cell{text: t.State.String()}
+	switch t.State {
+	case model.StateBlocked, model.StateFailed, model.StateUnknown:
+		c.paint = &ps.danger
+	case model.StateReview:
+		c.paint = &ps.warn
+	case model.StateDone, model.StateCanceled:
+		c.paint = &ps.muted
+	}
+	if t.Problem != "" {
+		c.text, c.paint = "BROKEN", &ps.danger
+	}
+	return c
 }
 
 // bar draws the lease left as a bar of width cells; a lease longer than

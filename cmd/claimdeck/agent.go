@@ -133,10 +133,6 @@ func (tf *taskFlags) recordRun(ctx context.Context, src sources.Source, op strin
 	if tf.runID == "" || (op == "heartbeat" && t != nil && t.Claim.RunID == tf.runID) {
 		return nil
 	}
-	c, ok := src.(sources.Commenter)
-	if !ok {
-		return nil
-	}
 	author := tf.agent
 	if author == "" && t != nil {
 		author = t.Claim.Name
@@ -144,7 +140,7 @@ func (tf *taskFlags) recordRun(ctx context.Context, src sources.Source, op strin
 	if author == "" {
 		author = "run " + tf.runID
 	}
-	return c.Comment(ctx, tf.task, sources.Note{Author: author, Text: op + " by run " + tf.runID})
+	return src.Comment(ctx, tf.task, sources.Note{Author: author, Text: op + " by run " + tf.runID})
 }
 
 // withSource opens the chosen source for the length of one command.
@@ -188,7 +184,7 @@ func retrying[T any](ctx context.Context, call func() (T, error)) (T, error) {
 
 // readCommands change nothing: they are allowed on a read-only source and
 // never create a missing queue.
-var readCommands = map[string]bool{"get": true, "next": true, "list": true, "doctor": true}
+var readCommands = map[string]bool{"get": true, "next": true, "list": true, "doctor": true, "stats": true, "metrics": true}
 
 // opCommand is the cobra command of an agent command.
 func (a *app) opCommand(op agentOp) (*cobra.Command, *taskFlags) {

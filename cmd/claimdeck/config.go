@@ -24,6 +24,12 @@ type Config struct {
 	Mesh       MeshConfig     `mapstructure:"mesh" json:"mesh"`
 	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
+	// MetricsListen serves Prometheus metrics from the dashboard (and the
+	// demo) at this address, as `claimdeck metrics --listen` does.
+	MetricsListen string `mapstructure:"metrics_listen" json:"metrics_listen,omitempty"`
+	// Alerts ring the dashboard's terminal for a new escalation or a node
+	// gone DOWN; both off unless asked for.
+	Alerts AlertConfig `mapstructure:"alerts" json:"alerts"`
 	// Keys rebinds dashboard keys: action name → keys.
 	Keys map[string][]string `mapstructure:"keys" json:"keys,omitempty"`
 	MCP  MCPConfig           `mapstructure:"mcp" json:"mcp"`
@@ -75,6 +81,12 @@ type SourceConfig struct {
 	Properties map[string]string `mapstructure:"properties" json:"properties,omitempty"`
 	Statuses   map[string]string `mapstructure:"statuses" json:"statuses,omitempty"`
 	Optional   []string          `mapstructure:"optional" json:"optional,omitempty"`
+}
+
+// AlertConfig is `alerts:`: the terminal bell and desktop notifications.
+type AlertConfig struct {
+	Bell    bool `mapstructure:"bell" json:"bell"`
+	Desktop bool `mapstructure:"desktop" json:"desktop"`
 }
 
 // LadderConfig is seed 001's escalation ladder.
@@ -133,6 +145,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("audit_log", filepath.Join(dataDir(), "audit.jsonl"))
 	v.SetDefault("lease", p.Lease)
 	v.SetDefault("heartbeat_every", p.HeartbeatEvery)
+	v.SetDefault("metrics_listen", "")
 	v.SetDefault("escalation.stale_after", p.Ladder.Stale)
 	v.SetDefault("escalation.urgent_after", p.Ladder.Urgent)
 	v.SetDefault("escalation.notify_after", p.Ladder.Notify)

@@ -247,7 +247,16 @@ func subtasks(t *testing.T, c *cli) {
 	if g := c.run(0, "get", "--task", epic); g.Task.OpenSubs != 1 || g.Task.LockToken != tok {
 		t.Fatalf("after the refused completion: %+v", g.Task)
 	}
+	listed := func(state string) {
+		t.Helper()
+		subs := c.run(0, "get", "--task", epic).Task.Subtasks
+		if len(subs) != 1 || subs[0].PageID != child.PageID || subs[0].Title != "child" || subs[0].State != state {
+			t.Fatalf("get lists the sub-tasks %+v, want child %s", subs, state)
+		}
+	}
+	listed("queued")
 	ct := c.run(0, "claim", "--task", child.PageID, "--agent-name", "ORACLE").Task.LockToken
 	c.run(0, "complete", "--task", child.PageID, "--lock-token", ct)
+	listed("done")
 	c.run(0, "complete", "--task", epic, "--lock-token", tok)
 }

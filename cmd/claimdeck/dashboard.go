@@ -15,6 +15,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/lockdir"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
+	"github.com/claimdeck/claimdeck/sources/stats"
 	"github.com/claimdeck/claimdeck/theme"
 	"github.com/claimdeck/claimdeck/tui"
 )
@@ -26,6 +27,8 @@ type dashboard struct {
 	colors  map[string]string
 	journal string
 	every   time.Duration
+	speed   float64 // the demo's: task times are shown in its time
+	metrics string  // address to serve Prometheus metrics on; "": none
 }
 
 func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) error {
@@ -47,13 +50,27 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		d.hub.Feeds[i].Every = d.every
 	}
 	d.hub.Desk = desk
+	f := fleetNumbers{tracker: stats.New(), journal: d.journal}
+	d.hub.Observe = f.tracker.Observe
 	h := hub.New(d.hub)
+	if d.metrics != "" {
+		ln, err := listenMetrics(d.metrics)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { _ = serveMetrics(ctx, ln, f) }()
+	}
 	return tui.Run(ctx, tui.Options{
+		Stats:    f.report,
 		Hub:      h,
 		ReadOnly: a.cfg.ReadOnly,
 		Theme:    theme.Options{Mode: mode, SourceColors: d.colors}.FromEnv(),
 		Keys:     a.cfg.Keys,
 		Journal:  history,
+		Alerts:   tui.AlertOptions{Bell: a.cfg.Alerts.Bell, Desktop: a.cfg.Alerts.Desktop},
+		Speed:    d.speed,
 	})
 }
 
@@ -61,7 +78,8 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 func (a *app) dashboardRun(themeName *string) func(cmd *cobra.Command, _ []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
-		d := dashboard{hub: hub.Config{Policy: a.cfg.Policy()}, colors: map[string]string{}, journal: expand(a.cfg.AuditLog), every: 2 * time.Second}
+		d := dashboard{hub: hub.Config{Policy: a.cfg.Policy()}, colors: map[string]string{}, journal: expand(a.cfg.AuditLog), every: 2 * time.Second,
+			metrics: a.cfg.MetricsListen}
 		srcs, err := a.openAll(ctx) // a broken source stands in with its error
 		if err != nil {
 			return err
@@ -97,6 +115,9 @@ escalation ladder shows in two minutes). Try the human actions on it:
 c claim as HUMAN, r force-release, x cancel, h hand off.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Check(); err != nil {
+				return model.Errorf(model.CodeMisconfigured, "demo", "", "%v", err)
+			}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
 			dir, err := os.MkdirTemp("", "claimdeck-demo-")
@@ -104,9 +125,6 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 				return model.Wrap(model.CodeMisconfigured, "demo", "", err)
 			}
 			defer os.RemoveAll(dir)
-			if o.Speed <= 0 {
-				return model.Errorf(model.CodeMisconfigured, "demo", "", "--speed must be positive")
-			}
 			policy := demo.Policy(o.Speed)
 			src, err := openDemoSource(ctx, backend, dir, policy.Lease)
 			if err != nil {
@@ -127,6 +145,7 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 			err = a.runDashboard(ctx, *themeName, dashboard{
 				hub:    hub.Config{Feeds: []hub.Feed{{Source: src}}, Policy: policy, Nodes: nodes.Nodes},
 				colors: map[string]string{src.Name(): "green"}, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second,
+				speed: o.Speed, metrics: a.cfg.MetricsListen,
 			})
 			cancel()
 			if simErr := <-errs; err == nil && simErr != nil && !errors.Is(simErr, context.Canceled) {
@@ -164,9 +183,11 @@ type unavailable struct {
 	err  error
 }
 
-func (u unavailable) Name() string       { return u.name }
-func (u unavailable) Caps() sources.Caps { return sources.Caps{} }
-func (u unavailable) Close() error       { return nil }
+func (u unavailable) Name() string { return u.name }
+func (u unavailable) Caps() sources.Caps {
+	return sources.Caps{Lacks: []string{"everything: " + u.err.Error()}}
+}
+func (u unavailable) Close() error { return nil }
 func (u unavailable) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
 	return sources.Delta{}, u.err
 }
@@ -199,3 +220,9 @@ func (u unavailable) Cancel(context.Context, string, sources.Human) (*model.Task
 func (u unavailable) Handoff(context.Context, string, sources.Handoff) (*model.Task, error) {
 	return nil, u.err
 }
+func (u unavailable) Comment(context.Context, string, sources.Note) error { return u.err }
+func (u unavailable) Update(context.Context, string, sources.Edit) (*model.Task, error) {
+	return nil, u.err
+}
+func (u unavailable) MarkEscalation(context.Context, string, string, model.Level) error { return u.err }
+func (u unavailable) CheckWrite(context.Context) error                                  { return u.err }

@@ -118,12 +118,11 @@ func (a *app) diagnose(ctx context.Context, sc SourceConfig) sourceReport {
 		r.add("write", nil, "read-only by configuration: not checked")
 		return r
 	}
-	wc, can := src.(sources.WriteChecker)
-	if !can {
+	if !src.Caps().WriteCheck {
 		r.add("write", nil, "this backend cannot check without writing: not checked")
 		return r
 	}
-	if !r.add("write", wc.CheckWrite(ctx), "this process may write") {
+	if !r.add("write", src.CheckWrite(ctx), "this process may write") {
 		return fail()
 	}
 	return r

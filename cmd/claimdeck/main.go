@@ -34,7 +34,9 @@ type app struct {
 	sourceName string
 	output     string
 	readOnly   bool
-	createFlag bool
+	// metricsListen is the dashboard's --metrics-listen; it wins over the config.
+	metricsListen string
+	createFlag    bool
 	// create lets this command make a missing SQLite file or lock directory.
 	create bool
 
@@ -103,6 +105,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			if a.readOnly {
 				cfg.ReadOnly = true
 			}
+			if a.metricsListen != "" {
+				cfg.MetricsListen = a.metricsListen
+			}
 			a.cfg = cfg
 			// The embedded default queue is made by the first command that
 			// writes to it; a configured path only by --create or migrate.
@@ -121,11 +126,13 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	})
 	var themeName string
 	root.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark (NO_COLOR is respected)")
+	root.Flags().StringVar(&a.metricsListen, "metrics-listen", "", "also serve Prometheus metrics at ADDR/metrics (metrics_listen in config)")
 	// No Args validator on the root: cobra's own check names an unknown
 	// command with its "Did you mean" suggestions.
 	root.RunE = a.dashboardRun(&themeName)
 	demoCmd := a.demoCommand(&themeName)
 	demoCmd.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark")
+	demoCmd.Flags().StringVar(&a.metricsListen, "metrics-listen", "", "also serve Prometheus metrics at ADDR/metrics")
 	root.AddGroup(
 		&cobra.Group{ID: "dashboard", Title: "Dashboard (claimdeck alone opens it over the configured sources):"},
 		&cobra.Group{ID: "agent", Title: "Agent commands (the ntask contract):"},
@@ -139,8 +146,8 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			root.AddCommand(c)
 		}
 	}
-	group("dashboard", demoCmd)
-	group("agent", append(a.agentCommands(), a.mcpCommand())...)
+	group("dashboard", demoCmd, a.statsCommand(), a.metricsCommand())
+	group("agent", append(a.agentCommands(), a.historyCommand(), a.mcpCommand())...)
 	group("operator", a.operatorCommands()...)
 	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
 	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })

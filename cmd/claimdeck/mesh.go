@@ -329,12 +329,21 @@ or a notification not delivered; 3 for a bad registry or configuration.`,
 	return cmd
 }
 
-// readOnlySource hides a read-only source's Marker from the sweep.
+// readOnlySource is a source read-only by configuration, as the sweep sees
+// it: polled, its marks shown unapplied.
 type readOnlySource struct{ src sources.Source }
 
 func (r readOnlySource) Name() string { return r.src.Name() }
+func (r readOnlySource) Caps() sources.Caps {
+	c := r.src.Caps()
+	c.Escalation, c.Lacks = false, append(c.Lacks, "escalation marks: read-only by configuration")
+	return c
+}
 func (r readOnlySource) Poll(ctx context.Context, c sources.Cursor) (sources.Delta, error) {
 	return r.src.Poll(ctx, c)
+}
+func (r readOnlySource) MarkEscalation(_ context.Context, id, _ string, _ model.Level) error {
+	return model.Errorf(model.CodeMisconfigured, "escalate", id, "source %q is read-only", r.src.Name())
 }
 
 func (a *app) nodeServeCommand() *cobra.Command {

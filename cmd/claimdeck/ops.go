@@ -99,15 +99,11 @@ func (a *app) agentOps() []agentOp {
 		{name: "comment", short: "Add a comment to a task's trail (a Notion comment, the SQL audit table, the lock file's history)",
 			args: []string{"task", "agent-name", "body"}, required: []string{"task", "body"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
-				c, ok := src.(sources.Commenter)
-				if !ok {
-					return answer{}, model.Errorf(model.CodeMisconfigured, "comment", tf.task, "source %s keeps no comments", src.Name())
-				}
 				author := tf.agent
 				if author == "" {
 					author = a.cfg.Actor
 				}
-				if err := c.Comment(ctx, tf.task, sources.Note{Author: author, Text: tf.body}); err != nil {
+				if err := src.Comment(ctx, tf.task, sources.Note{Author: author, Text: tf.body}); err != nil {
 					return answer{}, err
 				}
 				return one(src.Get(ctx, tf.task))
@@ -158,11 +154,7 @@ func (a *app) agentOps() []agentOp {
 				if err != nil {
 					return answer{}, err
 				}
-				ed, ok := src.(sources.Editor)
-				if !ok {
-					return answer{}, model.Errorf(model.CodeMisconfigured, "update", tf.task, "source %s cannot edit tasks", src.Name())
-				}
-				t, err := ed.Update(ctx, tf.task, e)
+				t, err := src.Update(ctx, tf.task, e)
 				if err != nil {
 					return answer{}, err
 				}

@@ -40,21 +40,34 @@ type taskJSON struct {
 	OpenSubs     int    `json:"open_subtasks,omitempty"`
 	Version      string `json:"version,omitempty"`
 	Problem      string `json:"problem,omitempty"`
+	// Subtasks is filled by get, from sources that keep sub-tasks.
+	Subtasks []subtaskJSON `json:"subtasks,omitempty"`
 	// The task's standing (model.Classify), in list, get and next.
 	Level       string `json:"level,omitempty"`
 	NodeDown    bool   `json:"node_down,omitempty"`
 	StaleReason string `json:"stale_reason,omitempty"`
-	// History is the trail the backend keeps, where it keeps one.
+	// History is the task's timeline (model.Timeline), newest last.
 	History []eventJSON `json:"history,omitempty"`
 }
 
-// eventJSON is one entry of a task's trail.
+// eventJSON is one line of a task's timeline.
 type eventJSON struct {
 	At     string `json:"at"`
 	Actor  string `json:"actor"`
 	Action string `json:"action"`
 	Reason string `json:"reason,omitempty"`
 	Detail string `json:"detail,omitempty"`
+}
+
+// subtaskJSON is one sub-task as get lists it under its parent, its status
+// in the contract's word as the task's own.
+type subtaskJSON struct {
+	PageID       string `json:"page_id"`
+	TaskID       string `json:"task_id"`
+	Title        string `json:"title"`
+	Status       string `json:"status"`
+	NativeStatus string `json:"native_status"`
+	State        string `json:"state"`
 }
 
 func stamp(t time.Time) string {
@@ -68,12 +81,14 @@ func toJSON(t *model.Task) *taskJSON {
 	if t == nil {
 		return nil
 	}
-	var history []eventJSON
-	for _, e := range t.History {
-		history = append(history, eventJSON{At: stamp(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail})
+	var subs []subtaskJSON
+	if t.Family != nil {
+		for _, s := range t.Family.Subtasks {
+			subs = append(subs, subtaskJSON{PageID: s.ID, TaskID: s.Key, Title: s.Title, Status: s.State.Contract(), NativeStatus: s.RawStatus, State: s.State.String()})
+		}
 	}
 	return &taskJSON{
-		History: history, PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
+		History: historyJSON(t), Subtasks: subs, PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
 		Status: t.State.Contract(), NativeStatus: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
 		ClaimedBy: t.Claim.Holder.String(), Agent: t.Claim.Name, AgentRun: t.Claim.RunID, Node: t.Claim.Node,
 		LockToken: t.Claim.Token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),
@@ -118,7 +133,10 @@ func (p printer) task(t *model.Task) error {
 			_, err := fmt.Fprintln(p.w, "no task")
 			return err
 		}
-		return p.tasks([]*model.Task{t})
+		if err := p.tasks([]*model.Task{t}); err != nil {
+			return err
+		}
+		return p.timeline(t)
 	}
 	return p.json(answer{task: t, classify: p.classify}.payload())
 }

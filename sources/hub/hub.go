@@ -53,6 +53,10 @@ type Config struct {
 	MaxBackoff  time.Duration
 	Debounce    time.Duration // how long a burst of push hints is gathered
 	PollTimeout time.Duration
+	// Observe, when set, sees every snapshot as it is published, with only
+	// the transitions new to it (the stats tracker). It runs under the hub's
+	// lock: it must be quick and must not call the hub.
+	Observe func(Snapshot)
 
 	// Policy classifies tasks in every snapshot (zero: model.DefaultPolicy).
 	Policy model.Policy
@@ -106,8 +110,34 @@ type SourceState struct {
 	Updated  time.Time // last successful poll; zero before the first
 	Err      string    // last poll error while degraded
 	Failures int       // consecutive failed polls
-	Watching bool      // pushes arrive; polling is the fallback
+	// Health is what a degraded source's error means and when it is
+	// polled again, for views that must say why they are empty.
+	Health   SourceHealth
+	Watching bool          // pushes arrive; polling is the fallback
+	PollTook time.Duration // how long the last poll took, failed or not
+	Polls    uint64        // polls so far
+	PollErrs uint64        // failed polls so far
 	Tasks    []*model.Task
+}
+
+// SourceHealth says how a degraded source failed: the error's code
+// (MISCONFIGURED needs a human, API_ERROR may pass) and when the next
+// poll is due.
+type SourceHealth struct {
+	Code  model.Code
+	Retry time.Time
+	// Every is the source's poll interval, by which lag is judged.
+	Every time.Duration
+}
+
+// lagAfter is how many poll intervals without an answer make a source that
+// is not failing lag: a poll hanging, a database stalled.
+const lagAfter = 3
+
+// Lagging reports a source that has answered before, is not known to fail,
+// and has not answered for lagAfter poll intervals.
+func (s *SourceState) Lagging(now time.Time) bool {
+	return s.Status == StatusOK && s.Health.Every > 0 && !s.Updated.IsZero() && now.Sub(s.Updated) > lagAfter*s.Health.Every
 }
 
 // Transition is a change the hub observed between two polls of a task.
@@ -218,7 +248,7 @@ func New(cfg Config) *Hub {
 		}
 		h.feeds = append(h.feeds, &feed{src: f.Source, every: every, kick: make(chan struct{}, 1),
 			tasks: map[string]*model.Task{},
-			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now}})
+			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}}})
 	}
 	return h
 }
@@ -237,7 +267,7 @@ func (h *Hub) Run(ctx context.Context) {
 			defer wg.Done()
 			h.loop(ctx, f)
 		}()
-		if w, ok := f.src.(sources.Watcher); ok {
+		if w, ok := f.src.(sources.Watcher); ok && f.src.Caps().Watch {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -260,6 +290,23 @@ func (h *Hub) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Once polls every source once, all at the same time, and returns the
+// snapshot they make: a command's single look at the queues. Run is not
+// needed; a source that fails shows degraded with its error.
+func (h *Hub) Once(ctx context.Context) Snapshot {
+	var wg sync.WaitGroup
+	for _, f := range h.feeds {
+		wg.Go(func() { h.poll(ctx, f) })
+	}
+	wg.Wait()
+	select {
+	case s := <-h.out:
+		return s
+	default:
+		return Snapshot{At: h.cfg.Now()}
+	}
 }
 
 // every runs f each interval until ctx ends.
@@ -358,6 +405,17 @@ func (h *Hub) Actor() string {
 	return h.cfg.Desk.Actor
 }
 
+// Get reads one task afresh from its source, with the whole trail the
+// backend keeps (polls carry only what is cheap to read). Call it from a
+// goroutine (a tea.Cmd).
+func (h *Hub) Get(ctx context.Context, source, id string) (*model.Task, error) {
+	f := h.feed(source)
+	if f == nil {
+		return nil, model.Errorf(model.CodeMisconfigured, "get", id, "no source named %q", source)
+	}
+	return f.src.Get(ctx, id)
+}
+
 // Apply runs one human action through the desk against the task's own
 // source. On success the result is merged at once and a snapshot published,
 // then the source is polled to reconcile. Call it from a goroutine (a
@@ -433,7 +491,9 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	cursor := f.cursor
 	h.mu.Unlock()
 	pctx, cancel := context.WithTimeout(ctx, h.cfg.PollTimeout)
+	start := time.Now()
 	d, err := f.src.Poll(pctx, cursor)
+	took := time.Since(start)
 	cancel()
 	if ctx.Err() != nil {
 		return 0
@@ -442,7 +502,10 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	defer h.mu.Unlock()
 	now := h.cfg.Now()
 	st := &f.state
+	st.Polls++
+	st.PollTook = took
 	if err != nil {
+		st.PollErrs++
 		if st.Status != StatusDegraded {
 			st.Status, st.Since = StatusDegraded, now
 		}
@@ -451,13 +514,15 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 			st.Err = "poll timed out after " + h.cfg.PollTimeout.String()
 		}
 		st.Failures++
+		wait := backoff(f.every, st.Failures, h.cfg.MaxBackoff)
+		st.Health = SourceHealth{Code: model.CodeOf(err), Retry: now.Add(wait), Every: f.every}
 		h.publish()
-		return backoff(f.every, st.Failures, h.cfg.MaxBackoff)
+		return wait
 	}
 	if st.Status != StatusOK {
 		st.Status, st.Since = StatusOK, now
 	}
-	st.Err, st.Failures, st.Updated = "", 0, now
+	st.Err, st.Failures, st.Updated, st.Health = "", 0, now, SourceHealth{Every: f.every}
 	f.cursor = d.Cursor
 	h.merge(f, d)
 	h.publish()
@@ -546,6 +611,11 @@ func (h *Hub) publish() {
 		s.Sources[i].Tasks = f.list
 	}
 	h.last = s
+	if h.cfg.Observe != nil {
+		o := s
+		o.Transitions = h.pending
+		h.cfg.Observe(o)
+	}
 	select {
 	case old := <-h.out:
 		h.pending = append(old.Transitions, h.pending...)

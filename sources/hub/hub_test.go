@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -23,7 +24,9 @@ func start(t *testing.T, cfg Config) *Hub {
 	return h
 }
 
-// await drains snapshots until ok accepts one.
+// await drains snapshots until ok accepts one. Tests call it inside a
+// synctest bubble, where the deadline is the bubble's clock: it passes only
+// when every goroutine is stuck.
 func await(t *testing.T, h *Hub, what string, ok func(Snapshot) bool) Snapshot {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
@@ -54,49 +57,71 @@ func find(s Snapshot, source, id string) *model.Task {
 }
 
 func TestPollsMergeDeltasAndRecordTransitions(t *testing.T) {
-	mem := memsource.NewMemory("local")
-	mem.Put(&model.Task{ID: "a", Title: "first", State: model.StateQueued})
-	mem.Put(&model.Task{ID: "b", Title: "second", State: model.StateQueued})
-	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 10 * time.Millisecond}}})
+	synctest.Test(t, func(t *testing.T) {
+		mem := memsource.NewMemory("local")
+		mem.Put(&model.Task{ID: "a", Title: "first", State: model.StateQueued})
+		mem.Put(&model.Task{ID: "b", Title: "second", State: model.StateQueued})
+		h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 10 * time.Millisecond}}})
 
-	s := await(t, h, "the first load", func(s Snapshot) bool { return s.Len() == 2 })
-	if s.Sources[0].Status != StatusOK || len(s.Transitions) != 0 {
-		t.Fatalf("first load: status %s, %d transitions; want ok and none", s.Sources[0].Status, len(s.Transitions))
-	}
-	if _, err := mem.Claim(context.Background(), "a", sources.ClaimRequest{Agent: "SANDMAN"}); err != nil {
-		t.Fatal(err)
-	}
-	mem.Remove("b")
-	var trans []Transition
-	s = await(t, h, "the claim and the removal", func(s Snapshot) bool {
-		trans = append(trans, s.Transitions...)
-		a := find(s, "local", "a")
-		return s.Len() == 1 && a != nil && a.State == model.StateClaimed
+		s := await(t, h, "the first load", func(s Snapshot) bool { return s.Len() == 2 })
+		if s.Sources[0].Status != StatusOK || len(s.Transitions) != 0 {
+			t.Fatalf("first load: status %s, %d transitions; want ok and none", s.Sources[0].Status, len(s.Transitions))
+		}
+		if _, err := mem.Claim(context.Background(), "a", sources.ClaimRequest{Agent: "SANDMAN"}); err != nil {
+			t.Fatal(err)
+		}
+		mem.Remove("b")
+		var trans []Transition
+		s = await(t, h, "the claim and the removal", func(s Snapshot) bool {
+			trans = append(trans, s.Transitions...)
+			a := find(s, "local", "a")
+			return s.Len() == 1 && a != nil && a.State == model.StateClaimed
+		})
+		var claimed, removed bool
+		for _, tr := range trans {
+			claimed = claimed || tr.After != nil && tr.After.ID == "a" && tr.After.Claim.Name == "SANDMAN"
+			removed = removed || tr.After == nil && tr.Before.ID == "b"
+		}
+		if !claimed || !removed {
+			t.Fatalf("transitions %+v lack the claim of a or the removal of b", trans)
+		}
 	})
-	var claimed, removed bool
-	for _, tr := range trans {
-		claimed = claimed || tr.After != nil && tr.After.ID == "a" && tr.After.Claim.Name == "SANDMAN"
-		removed = removed || tr.After == nil && tr.Before.ID == "b"
-	}
-	if !claimed || !removed {
-		t.Fatalf("transitions %+v lack the claim of a or the removal of b", trans)
-	}
 }
 
 func TestFailingSourceIsDegradedThenRecoversByItself(t *testing.T) {
-	mem := memsource.NewMemory("flaky")
-	mem.Put(&model.Task{ID: "a", State: model.StateQueued})
-	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 5 * time.Millisecond}}, MaxBackoff: 20 * time.Millisecond})
-	await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK })
+	synctest.Test(t, func(t *testing.T) {
+		mem := memsource.NewMemory("flaky")
+		mem.Put(&model.Task{ID: "a", State: model.StateQueued})
+		h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 5 * time.Millisecond}}, MaxBackoff: 20 * time.Millisecond})
+		await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK })
 
-	mem.FailPolls(errors.New("connection refused"))
-	s := await(t, h, "degraded", func(s Snapshot) bool { return s.Sources[0].Status == StatusDegraded })
-	st := s.Sources[0]
-	if !strings.Contains(st.Err, "connection refused") || st.Since.IsZero() || len(st.Tasks) != 1 {
-		t.Fatalf("degraded state %+v: want the error, since when, and the last good tasks kept", st)
-	}
-	mem.FailPolls(nil)
-	await(t, h, "recovery", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Failures == 0 })
+		mem.FailPolls(errors.New("connection refused"))
+		s := await(t, h, "degraded", func(s Snapshot) bool { return s.Sources[0].Status == StatusDegraded })
+		st := s.Sources[0]
+		if !strings.Contains(st.Err, "connection refused") || st.Since.IsZero() || len(st.Tasks) != 1 {
+			t.Fatalf("degraded state %+v: want the error, since when, and the last good tasks kept", st)
+		}
+		if st.Health.Code != model.CodeAPIError || !st.Health.Retry.After(st.Since.Add(-time.Nanosecond)) {
+			t.Fatalf("degraded health %+v: want API_ERROR and the next poll's time", st.Health)
+		}
+		mem.FailPolls(nil)
+		s = await(t, h, "recovery", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Failures == 0 })
+		if h := s.Sources[0].Health; h.Code != "" || !h.Retry.IsZero() || h.Every != 5*time.Millisecond {
+			t.Fatalf("a recovered source keeps its failure: %+v", s.Sources[0].Health)
+		}
+	})
+}
+
+func TestAMisconfiguredSourceSaysSo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memsource.NewMemory("bad")
+		h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 5 * time.Millisecond}}, MaxBackoff: 20 * time.Millisecond})
+		mem.FailPolls(model.Errorf(model.CodeMisconfigured, "poll", "", "table governance_tasks has no column status"))
+		s := await(t, h, "degraded", func(s Snapshot) bool { return s.Sources[0].Status == StatusDegraded })
+		if h := s.Sources[0].Health; h.Code != model.CodeMisconfigured || h.Retry.IsZero() {
+			t.Fatalf("health %+v: want MISCONFIGURED with a retry time", h)
+		}
+	})
 }
 
 func TestBackoffDoublesUpToTheLimit(t *testing.T) {
@@ -111,32 +136,34 @@ func TestBackoffDoublesUpToTheLimit(t *testing.T) {
 }
 
 func TestPauseStopsPollingAndResumePollsAtOnce(t *testing.T) {
-	mem := memsource.NewMemory("local")
-	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 5 * time.Millisecond}}})
-	await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK })
-	h.Pause()
-	time.Sleep(20 * time.Millisecond) // let a poll already under way finish
-	before := mem.Polls()
-	time.Sleep(50 * time.Millisecond)
-	if n := mem.Polls() - before; n != 0 {
-		t.Fatalf("%d polls while paused, want 0", n)
-	}
-	h.Resume()
-	deadline := time.Now().Add(2 * time.Second)
-	for mem.Polls() == before {
-		if time.Now().After(deadline) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memsource.NewMemory("local")
+		h := start(t, Config{Feeds: []Feed{{Source: mem, Every: 5 * time.Millisecond}}})
+		await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK })
+		h.Pause()
+		synctest.Wait() // a poll already under way finishes
+		before := mem.Polls()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := mem.Polls() - before; n != 0 {
+			t.Fatalf("%d polls in a second while paused, want 0", n)
+		}
+		h.Resume()
+		synctest.Wait()
+		if mem.Polls() == before {
 			t.Fatal("no poll after Resume")
 		}
-		time.Sleep(time.Millisecond)
-	}
+	})
 }
 
 func TestPushHintPollsBeforeTheInterval(t *testing.T) {
-	mem := memsource.NewMemory("watched")
-	h := start(t, Config{Feeds: []Feed{{Source: mem, Every: time.Hour}}, Debounce: time.Millisecond})
-	await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Watching })
-	mem.Put(&model.Task{ID: "pushed", State: model.StateQueued})
-	await(t, h, "the pushed task", func(s Snapshot) bool { return find(s, "watched", "pushed") != nil })
+	synctest.Test(t, func(t *testing.T) {
+		mem := memsource.NewMemory("watched")
+		h := start(t, Config{Feeds: []Feed{{Source: mem, Every: time.Hour}}, Debounce: time.Millisecond})
+		await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Watching })
+		mem.Put(&model.Task{ID: "pushed", State: model.StateQueued})
+		await(t, h, "the pushed task", func(s Snapshot) bool { return find(s, "watched", "pushed") != nil })
+	})
 }
 
 func TestSnapshotsCoalesceWithoutLosingTransitions(t *testing.T) {
@@ -211,5 +238,26 @@ func TestAFullReloadKeepsTheRecordsOfUnchangedTasks(t *testing.T) {
 	}
 	if len(h.pending) != 0 {
 		t.Fatalf("a version change alone is not a transition, got %d", len(h.pending))
+	}
+}
+
+func TestASourceThatStopsAnsweringLags(t *testing.T) {
+	at := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
+	st := SourceState{Status: StatusOK, Updated: at, Health: SourceHealth{Every: 2 * time.Second}}
+	for _, c := range []struct {
+		after time.Duration
+		want  bool
+	}{{0, false}, {6 * time.Second, false}, {6*time.Second + 1, true}, {time.Hour, true}} {
+		if got := st.Lagging(at.Add(c.after)); got != c.want {
+			t.Errorf("%v after the last answer: lagging %v, want %v", c.after, got, c.want)
+		}
+	}
+	for _, other := range []SourceState{
+		{Status: StatusDegraded, Updated: at, Health: SourceHealth{Every: time.Second}}, // failing says more than lagging
+		{Status: StatusOK, Health: SourceHealth{Every: time.Second}},                    // never answered: connecting
+	} {
+		if other.Lagging(at.Add(time.Hour)) {
+			t.Errorf("%+v lags", other)
+		}
 	}
 }

@@ -24,6 +24,12 @@ func TestConformance(t *testing.T) {
 	sourcetest.Run(t, sourcetest.Harness{
 		// The kit asserts seed 002's 20 minute default lease; seed 004's is
 		// 1 h, so the harness configures 20 minutes explicitly.
-		New: func(t testing.TB) sources.Source { return openTemp(t, 20*time.Minute) },
+		NewClocked: func(t testing.TB, now func() time.Time) sources.Source {
+			src, err := Open(Config{Name: "locks", Path: t.TempDir(), Lease: 20 * time.Minute, Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return src
+		},
 	})
 }

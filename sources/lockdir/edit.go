@@ -9,11 +9,6 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 )
 
-var (
-	_ sources.Commenter = (*Source)(nil)
-	_ sources.Editor    = (*Source)(nil)
-)
-
 // Comment adds a note to the history of the file that decides the task's
 // state (a task nobody has touched yet gets a queued marker to carry it).
 func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {

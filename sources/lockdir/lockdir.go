@@ -149,8 +149,12 @@ func Open(cfg Config) (*Source, error) {
 // Name is the configured source name.
 func (s *Source) Name() string { return s.cfg.Name }
 
-// Caps: claims are atomic (link), there are no sub-tasks.
-func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, ClaimsAnyID: true} }
+// Caps: claims are atomic (link) and take any id as a new task, changes
+// are pushed (fsnotify), there are no sub-tasks.
+func (s *Source) Caps() sources.Caps {
+	return sources.Caps{AtomicClaim: true, ClaimsAnyID: true, Watch: true, Escalation: true, WriteCheck: true,
+		Lacks: []string{"sub-tasks: a lock directory records no parent task"}}
+}
 
 // Close releases the directory lock file.
 func (s *Source) Close() error {

@@ -87,6 +87,14 @@ type memSource struct {
 
 func (s *memSource) Name() string { return s.name }
 
+func (s *memSource) Caps() sources.Caps {
+	return sources.Caps{Lacks: []string{"escalation marks: a bare task list"}}
+}
+
+func (s *memSource) MarkEscalation(_ context.Context, id, _ string, _ model.Level) error {
+	return model.Errorf(model.CodeMisconfigured, "escalate", id, "this list records no escalation")
+}
+
 func (s *memSource) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -102,6 +110,8 @@ type markingSource struct {
 	memSource
 	marks []string
 }
+
+func (s *markingSource) Caps() sources.Caps { return sources.Caps{Escalation: true} }
 
 func (s *markingSource) MarkEscalation(_ context.Context, id, token string, level model.Level) error {
 	s.mu.Lock()
@@ -243,7 +253,7 @@ func TestMeshKilledHangingFlapping(t *testing.T) {
 		}
 	}
 	if len(third.Marks) == 0 || third.Marks[0].Applied {
-		t.Errorf("a source without Marker should report unapplied marks, got %+v", third.Marks)
+		t.Errorf("a source without escalation should report unapplied marks, got %+v", third.Marks)
 	}
 
 	for _, n := range []*testNode{bravo, extra} {

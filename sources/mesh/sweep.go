@@ -12,23 +12,18 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 )
 
-// TaskSource is what the sweep needs of a source: its name and a full poll.
-// Every sources.Source is one.
+// TaskSource is what the sweep needs of a source: its name, what it can do,
+// a full poll and escalation marks. Every sources.Source is one.
 type TaskSource interface {
 	Name() string
+	Caps() sources.Caps
 	Poll(ctx context.Context, since sources.Cursor) (sources.Delta, error)
-}
-
-// Marker is implemented by sources that can record an escalation level on a
-// task (seed 001's handoff_status stale / escalated, priority urgent). The
-// write must be conditional on token still being the task's lock token, so a
-// task re-claimed since the sweep read it is left alone (LOST_LOCK).
-type Marker interface {
 	MarkEscalation(ctx context.Context, id, token string, level model.Level) error
 }
 
 // Mark is one escalation level written, or that would be written: in a
-// dry run, or when the source is not a Marker (Applied false, no Err).
+// dry run, or when the source declares no escalation (Applied false, no
+// Err; the ladder climbs on, so the mesh is still notified).
 type Mark struct {
 	Source, Task string
 	Level        model.Level
@@ -54,7 +49,8 @@ type SweepReport struct {
 
 // Sweeper climbs the escalation ladder for every stuck claim, once per
 // level: for each level a task reached above the one its source records, it
-// marks the task (through Marker) and, at LevelNotify, notifies the mesh.
+// marks the task (when its source declares Caps.Escalation) and, at
+// LevelNotify, notifies the mesh.
 // Notifications are idempotent through Record, keyed by task, claim and
 // target, so a task re-claimed and stuck again is a new incident.
 type Sweeper struct {
@@ -163,8 +159,8 @@ func (s *Sweeper) act(ctx context.Context, tasks []*model.Task, owners []TaskSou
 
 func mark(ctx context.Context, src TaskSource, t *model.Task, l model.Level) Mark {
 	m := Mark{Source: t.Source, Task: t.ID, Level: l}
-	if mk, ok := src.(Marker); ok {
-		m.Err = mk.MarkEscalation(ctx, t.ID, t.Claim.Token, l)
+	if src.Caps().Escalation {
+		m.Err = src.MarkEscalation(ctx, t.ID, t.Claim.Token, l)
 		m.Applied = m.Err == nil
 	}
 	return m

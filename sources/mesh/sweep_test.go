@@ -23,10 +23,10 @@ func (s staleView) Poll(ctx context.Context, c sources.Cursor) (sources.Delta, e
 	return d, err
 }
 
-type brokenSource struct{}
+type brokenSource struct{ memSource }
 
-func (brokenSource) Name() string { return "broken" }
-func (brokenSource) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
+func (*brokenSource) Name() string { return "broken" }
+func (*brokenSource) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
 	return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "database unreachable")
 }
 
@@ -43,7 +43,7 @@ func TestSweepStopsClimbingOnLostLock(t *testing.T) {
 	node := newTestNode(t, "ORACLE")
 	src := &markingSource{memSource: memSource{name: "q", tasks: []*model.Task{stuckTask("t-1", 3*time.Hour, now)}}}
 	sw := &Sweeper{Policy: model.DefaultPolicy(), Notifier: &Notifier{From: "SANDMAN", Nodes: registryOf(node).Nodes}, Now: func() time.Time { return now }}
-	rep := sw.Sweep(t.Context(), staleView{src}, brokenSource{})
+	rep := sw.Sweep(t.Context(), staleView{src}, &brokenSource{})
 	if len(rep.Marks) != 1 || !errors.Is(rep.Marks[0].Err, model.ErrLostLock) || rep.Marks[0].Applied {
 		t.Errorf("marks = %+v, want one LOST_LOCK", rep.Marks)
 	}

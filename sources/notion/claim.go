@@ -22,7 +22,7 @@ func (s *Source) eligible(ctx context.Context, op, agent string) ([]*model.Task,
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	now := s.now()
 	out := tasks[:0]
 	for _, t := range tasks {
 		if model.EligibleFor(t, agent, now) {
@@ -73,7 +73,7 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		now := time.Now()
+		now := s.now()
 		if !model.Claimable(t, c.Agent, now) {
 			return nil, s.refuse(op, t, c.Agent, now)
 		}
@@ -260,7 +260,7 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 		if err != nil {
 			return nil, err
 		}
-		now := time.Now()
+		now := s.now()
 		p := patch{}
 		p.lease(&s.m, now, now.Add(lease))
 		if t.Escalated > model.LevelNone {
@@ -310,7 +310,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		e.Current = t
 		return nil, e
 	}
-	now := time.Now()
+	now := s.now()
 	p := patch{}
 	p.option(s.m.Status, s.m.States[o.State])
 	p.lock(&s.m, model.HolderNone, "", "", "", time.Time{}, time.Time{})

@@ -20,12 +20,14 @@ func TestConformance(t *testing.T) {
 	t.Run("ntask/separate-processes", func(t *testing.T) {
 		t.Parallel()
 		sourcetest.Run(t, sourcetest.Harness{
-			New: func(tb testing.TB) sources.Source {
+			NewClocked: func(tb testing.TB, now func() time.Time) sources.Source {
 				emu := newEmulator(tb)
 				db := emu.database(tb, withExtras(presetSchema(PresetNtask), PresetNtask))
+				cfg := emu.config(db, PresetNtask)
+				cfg.Now = now
 				s := &spread{}
 				for range 16 {
-					s.all = append(s.all, emu.open(tb, emu.config(db, PresetNtask)))
+					s.all = append(s.all, emu.open(tb, cfg))
 				}
 				return s
 			},
@@ -60,10 +62,12 @@ func TestConformance(t *testing.T) {
 		t.Run(preset, func(t *testing.T) {
 			t.Parallel()
 			sourcetest.Run(t, sourcetest.Harness{
-				New: func(tb testing.TB) sources.Source {
+				NewClocked: func(tb testing.TB, now func() time.Time) sources.Source {
 					emu := newEmulator(tb)
 					db := emu.database(tb, withExtras(presetSchema(preset), preset))
-					return emu.open(tb, emu.config(db, preset))
+					cfg := emu.config(db, preset)
+					cfg.Now = now
+					return emu.open(tb, cfg)
 				},
 				Claimers: 64,
 				Tasks:    32,

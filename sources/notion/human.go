@@ -50,7 +50,7 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	now := s.now()
 	p := patch{}
 	detail, err := build(t, p, now)
 	if err != nil {
@@ -253,7 +253,7 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if s.m.History != "" {
 		// Under seed 001 the trail is handoff_history: the note goes there too.
 		p := patch{}
-		s.appendHistory(p, t, model.Event{At: time.Now(), Actor: n.Author, Action: "comment", Reason: n.Text})
+		s.appendHistory(p, t, model.Event{At: s.now(), Actor: n.Author, Action: "comment", Reason: n.Text})
 		if _, err := s.update(ctx, op, id, p); err != nil {
 			return err
 		}
@@ -277,11 +277,37 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 	ctx, done := s.begin(ctx)
 	defer done()
 	const op = "update"
-	t, err := s.page(ctx, op, id)
-	if err != nil {
-		return nil, err
+	// Sent once per attempt: after a 409, 429 or 5xx the page is read again
+	// and the edit, checked afresh, is sent again only if it did not land.
+	for attempt := 1; ; attempt++ {
+		t, err := s.page(ctx, op, id)
+		if err != nil {
+			return nil, err
+		}
+		if attempt > 1 && sources.EditApplied(t, e) {
+			return t, nil
+		}
+		p, err := s.editPatch(op, t, e)
+		if err != nil {
+			return nil, err
+		}
+		w, err := s.write(ctx, id, p)
+		if err == nil {
+			return w, nil
+		}
+		if !ambiguous(ctx, err) || attempt >= claimAttempts {
+			return nil, s.fail(op, id, err)
+		}
+		if err := s.waitAfter(ctx, attempt, err); err != nil {
+			return nil, s.fail(op, id, err)
+		}
 	}
-	if err := sources.CheckEdit(t, e, time.Now()); err != nil {
+}
+
+// editPatch checks e against t as just read and builds its patch.
+func (s *Source) editPatch(op string, t *model.Task, e sources.Edit) (patch, error) {
+	id := t.ID
+	if err := sources.CheckEdit(t, e, s.now()); err != nil {
 		var me *model.Error
 		if model.CodeOf(err) != model.CodeMisconfigured && asError(err, &me) {
 			me.Current = t
@@ -314,7 +340,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 			p.text(s.m.Reason, e.Reason)
 		}
 	}
-	return s.update(ctx, op, id, p)
+	return p, nil
 }
 
 // handoffQueue is seed 001's Handoff Queue database.
@@ -396,7 +422,7 @@ func (q *handoffQueue) record(ctx context.Context, s *Source, taskID, title stri
 		p.text("assignedAgent", h.To)
 	}
 	if q.has["stagedAt"] {
-		p.date("stagedAt", time.Now())
+		p.date("stagedAt", s.now())
 	}
 	if _, err := s.api.createPage(ctx, q.db, notionapi.Properties(p)); err != nil {
 		return s.fail("handoff", taskID, err)

@@ -2,7 +2,6 @@ package notion
 
 import (
 	"context"
-	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -45,7 +44,7 @@ func (s *Source) MarkEscalation(ctx context.Context, id, token string, level mod
 	if level >= model.LevelUrgent && s.m.PriorityOptions != nil && t.Priority < model.PriorityHigh {
 		p.priority(&s.m, model.PriorityHigh)
 	}
-	s.appendHistory(p, t, model.Event{At: time.Now(), Actor: "claimdeck sweep", Action: op, Detail: "level " + level.String()})
+	s.appendHistory(p, t, model.Event{At: s.now(), Actor: "claimdeck sweep", Action: op, Detail: "level " + level.String()})
 	_, err = s.update(ctx, op, id, p)
 	return err
 }

@@ -42,6 +42,9 @@ type Config struct {
 	Rate float64
 	// Lease is the default lease (seed 002: 20 minutes).
 	Lease time.Duration
+	// Now is the clock leases and reservations are written and judged by
+	// (default time.Now); tests hand in their own.
+	Now func() time.Time
 	// Settle is the wait between a claim's update and its verifying page
 	// GET (default 1 s; negative means none).
 	Settle time.Duration
@@ -106,16 +109,13 @@ type Source struct {
 	every   time.Duration
 	redact  func(string) string
 	limit   *limiter
+	now     func() time.Time
 	// claiming holds the ids this process is claiming right now: agents
 	// sharing a source never race each other for one task.
 	claiming sync.Map
 }
 
-var (
-	_ sources.Source    = (*Source)(nil)
-	_ sources.Commenter = (*Source)(nil)
-	_ sources.Editor    = (*Source)(nil)
-)
+var _ sources.Source = (*Source)(nil)
 
 // Open connects, reads the database schema and checks it against the
 // mapping: MISCONFIGURED names every missing or mistyped property.
@@ -162,6 +162,10 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
 		redact: func(s string) string { return model.RedactAll(s, token) },
+		now:    cfg.Now,
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	if cfg.Settle < 0 {
 		s.settle = 0
@@ -248,8 +252,20 @@ func orInt(n, def int) int {
 // Name is the configured source name.
 func (s *Source) Name() string { return s.name }
 
-// Caps: claims are verified by re-reading, not atomic.
-func (s *Source) Caps() sources.Caps { return sources.Caps{AtomicClaim: false} }
+// Caps: claims are verified by re-reading, not atomic; changes are found
+// by polling; escalation needs the schema's hand-off status property;
+// CheckWrite checks what reads reveal (caps.go).
+func (s *Source) Caps() sources.Caps {
+	c := sources.Caps{Escalation: s.m.HandoffStatus != "", WriteCheck: true, Lacks: []string{
+		"atomic claims: Notion has no conditional writes, so a claim is verified by reading it back",
+		"sub-tasks: tasks are not created under a parent here",
+		"push: Notion sends no change notifications; the dashboard polls",
+	}}
+	if !c.Escalation {
+		c.Lacks = append(c.Lacks, "escalation marks: the database has no hand-off status property (seed 001's handoff_status)")
+	}
+	return c
+}
 
 // Close releases nothing: the client holds no connections of its own.
 func (s *Source) Close() error { return nil }
@@ -362,23 +378,24 @@ func (s *Source) query(ctx context.Context, op string, filter notionapi.Filter) 
 }
 
 // Get reads one task with its history: the hand-off history property when
-// the schema has one, else claimdeck's comments on the page. Without the
-// Read comments capability the history is left out and says why.
+// the schema has one, and the comments on the page, an action kept in
+// both once. Without the Read comments capability the comments are left
+// out and the history says why.
 func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	ctx, done := s.begin(ctx)
 	defer done()
 	t, err := s.page(ctx, "get", id)
-	if err != nil || s.m.History != "" {
-		return t, err
-	}
-	t.History, err = s.comments(ctx, id)
-	if forbidden(err) {
-		t.History = []model.Event{noComments("read", err)}
-		return t, nil
-	}
 	if err != nil {
 		return nil, err
 	}
+	notes, err := s.comments(ctx, id)
+	switch {
+	case forbidden(err):
+		notes = []model.Event{noComments("read", err)}
+	case err != nil:
+		return nil, err
+	}
+	t.History = model.MergeHistory(t.History, notes)
 	return t, nil
 }
 

@@ -66,3 +66,15 @@ func (s *spread) Cancel(ctx context.Context, id string, h sources.Human) (*model
 func (s *spread) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
 	return s.pick().Handoff(ctx, id, h)
 }
+func (s *spread) Comment(ctx context.Context, id string, n sources.Note) error {
+	return s.pick().Comment(ctx, id, n)
+}
+func (s *spread) Update(ctx context.Context, id string, e sources.Edit) (*model.Task, error) {
+	return s.pick().Update(ctx, id, e)
+}
+func (s *spread) MarkEscalation(ctx context.Context, id, token string, level model.Level) error {
+	return s.pick().MarkEscalation(ctx, id, token, level)
+}
+func (s *spread) CheckWrite(ctx context.Context) error { return s.pick().CheckWrite(ctx) }
+
+var _ sources.Source = (*spread)(nil)

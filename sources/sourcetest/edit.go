@@ -1,7 +1,6 @@
 package sourcetest
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -12,10 +11,7 @@ import (
 // testComment: a comment lands in the task's own trail; an empty one and
 // one on an unknown task are refused.
 func testComment(t *testing.T, k *kit) {
-	c, ok := k.src.(sources.Commenter)
-	if !ok {
-		t.Skip("the backend keeps no comments (not a sources.Commenter)")
-	}
+	c := k.src
 	ctx := k.ctx(t)
 	task := k.create(t, sources.NewTask{Title: "commented"})
 	if err := c.Comment(ctx, task.ID, sources.Note{Author: "SANDMAN", Text: "lock was inconsistent: claimed by AGENT with no expiry"}); err != nil {
@@ -47,10 +43,7 @@ func testComment(t *testing.T, k *kit) {
 // testUpdate: fields of a free task are edited by anyone; a held task only
 // by its holder, and never its state; a state moves only outside claims.
 func testUpdate(t *testing.T, k *kit) {
-	ed, ok := k.src.(sources.Editor)
-	if !ok {
-		t.Skip("the backend does not edit tasks (not a sources.Editor)")
-	}
+	ed := k.src
 	ctx := k.ctx(t)
 	title, prio, class := "renamed", model.PriorityCritical, model.ClassExpedite
 	task := k.create(t, sources.NewTask{Title: "draft", Priority: model.PriorityLow})
@@ -153,24 +146,20 @@ func testSubtasks(t *testing.T, k *kit) {
 	}
 }
 
-// marker is mesh.Marker, named here so the kit needs no mesh import.
-type marker interface {
-	MarkEscalation(ctx context.Context, id, token string, level model.Level) error
-}
-
 // testEscalationMark: a mark lands only under the claim's token, is shown
-// on the task, and a heartbeat (the holder alive after all) clears it.
+// on the task, and a heartbeat (the holder alive after all) clears it. A
+// source that declares no escalation refuses every mark and changes nothing.
 func testEscalationMark(t *testing.T, k *kit) {
-	mk, ok := k.src.(marker)
-	if !ok {
-		t.Skip("the backend records no escalation (not a mesh.Marker)")
-	}
+	mk := k.src
 	ctx := k.ctx(t)
 	task := k.create(t, sources.NewTask{Title: "stuck"})
 	held := k.claim(t, task.ID, "SANDMAN")
-	if err := mk.MarkEscalation(ctx, task.ID, held.Claim.Token, model.LevelStale); model.CodeOf(err) == model.CodeMisconfigured {
-		t.Skipf("this source's schema cannot record escalation: %v", err)
-	} else if err != nil {
+	if !k.src.Caps().Escalation {
+		wantCode(t, "a mark on a source without escalation", mk.MarkEscalation(ctx, task.ID, held.Claim.Token, model.LevelStale), model.CodeMisconfigured)
+		k.unchanged(t, held, "a refused mark")
+		return
+	}
+	if err := mk.MarkEscalation(ctx, task.ID, held.Claim.Token, model.LevelStale); err != nil {
 		t.Fatalf("mark: %v", err)
 	}
 	if err := mk.MarkEscalation(ctx, task.ID, "not-the-token", model.LevelUrgent); model.CodeOf(err) != model.CodeLostLock {

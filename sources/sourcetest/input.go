@@ -75,15 +75,11 @@ func testBadInput(t *testing.T, k *kit) {
 	} {
 		wantCode(t, c.what, c.try(), model.CodeMisconfigured)
 	}
-	if ed, ok := k.src.(sources.Editor); ok {
-		_, err := ed.Update(ctx, free.ID, sources.Edit{Actor: "alice", Title: &title})
-		wantCode(t, "update with an invalid UTF-8 title", err, model.CodeMisconfigured)
-		_, err = ed.Update(ctx, free.ID, sources.Edit{Actor: "alice", Priority: &prio})
-		wantCode(t, "update with priority 2147483648", err, model.CodeMisconfigured)
-	}
-	if cm, ok := k.src.(sources.Commenter); ok {
-		wantCode(t, "comment with invalid UTF-8", cm.Comment(ctx, free.ID, sources.Note{Author: "alice", Text: bad}), model.CodeMisconfigured)
-	}
+	_, err = k.src.Update(ctx, free.ID, sources.Edit{Actor: "alice", Title: &title})
+	wantCode(t, "update with an invalid UTF-8 title", err, model.CodeMisconfigured)
+	_, err = k.src.Update(ctx, free.ID, sources.Edit{Actor: "alice", Priority: &prio})
+	wantCode(t, "update with priority 2147483648", err, model.CodeMisconfigured)
+	wantCode(t, "comment with invalid UTF-8", k.src.Comment(ctx, free.ID, sources.Note{Author: "alice", Text: bad}), model.CodeMisconfigured)
 	k.unchanged(t, heldBefore, "bad input")
 	k.unchanged(t, freeBefore, "bad input")
 	after, err := k.src.Poll(ctx, "")

@@ -25,6 +25,11 @@ import (
 type Harness struct {
 	// New returns a fresh, empty source. The kit closes it.
 	New func(t testing.TB) sources.Source
+	// NewClocked, when set, is used instead of New: the source reads the
+	// time from now, which the kit moves by hand instead of sleeping
+	// through leases and reservations. Backends that compare against a
+	// database's own clock leave it nil and are waited for.
+	NewClocked func(t testing.TB, now func() time.Time) sources.Source
 	// Claimers and Tasks size the contention tests (default 64 and 1,000).
 	Claimers, Tasks int
 	// Tick is the shortest lease the backend honours reliably (default 1 s);
@@ -61,46 +66,62 @@ func Run(t *testing.T, h Harness) {
 	h.defaults()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			src := h.New(t)
+			k := &kit{h: h}
+			var src sources.Source
+			if h.NewClocked != nil {
+				k.clock = &clock{at: time.Now()}
+				src = h.NewClocked(t, k.clock.Now)
+			} else {
+				src = h.New(t)
+			}
 			t.Cleanup(func() { _ = src.Close() })
-			c.run(t, &kit{h: h, src: src})
+			if !c.concurrent {
+				src = returned{Source: src, t: t}
+			}
+			k.src = src
+			c.run(t, k)
 		})
 	}
 }
 
 type kit struct {
-	h   Harness
-	src sources.Source
+	h     Harness
+	src   sources.Source
+	clock *clock // nil: the source reads the real clock
 }
 
 var cases = []struct {
 	name string
 	run  func(t *testing.T, k *kit)
+	// concurrent cases write from many goroutines, so what a write returns
+	// cannot be compared with a later Get.
+	concurrent bool
 }{
-	{"a created task is polled, then seen again in an incremental poll after it changes", testPoll},
-	{"next hands out tasks in exactly the pull order of the model", testPullOrder},
-	{"claim takes a queued task with a new token and a lease from now", testClaim},
-	{"claim of a task someone else holds is CONFLICT and changes nothing", testClaimHeld},
-	{"claim of an unknown task is an error", testClaimUnknown},
-	{"heartbeat extends the lease; a wrong token gets LOST_LOCK", testHeartbeat},
-	{"complete, block, review, cancel and fail record the outcome and clear the lock", testFinish},
-	{"an agent whose lease expired loses the task to the next claimer and gets LOST_LOCK", testExpiredLease},
-	{"a human takeover is never pulled, never stale, and fences out the agent", testTakeover},
-	{"force-release puts the task back and the zombie agent gets LOST_LOCK", testForceRelease},
-	{"a human cancel needs no token and fences out the agent", testHumanCancel},
-	{"hand-off reserves the task for its target until the reservation expires", testHandoff},
-	{"an agent may hand off its own task, naming its token", testAgentHandoff},
-	{"a human action on a task that changed since it was read gets CONFLICT", testStaleHumanAction},
-	{"every backend refuses the same human actions with the same code and changes nothing", testHumanRefusals},
-	{"human actions are recorded in the backend's own trail", testHistory},
-	{"a comment is kept in the task's trail", testComment},
-	{"a task with open sub-tasks cannot be completed", testSubtasks},
-	{"an escalation mark needs the claim's token and a heartbeat clears it", testEscalationMark},
-	{"update edits a free task, a held one only by its holder, and never the lease", testUpdate},
-	{"bad input is MISCONFIGURED on every operation and writes nothing", testBadInput},
-	{"many agents claiming one task: exactly one wins", testOneTaskManyClaimers},
-	{"many agents draining the queue: no task is claimed or completed twice", testContention},
-	{"force-release racing the holder's completion: exactly one of them wins", testZombieRace},
+	{name: "every capability a source declares works, and every one it lacks is named and refused", run: testCaps},
+	{name: "a created task is polled, then seen again in an incremental poll after it changes", run: testPoll},
+	{name: "next hands out tasks in exactly the pull order of the model", run: testPullOrder},
+	{name: "claim takes a queued task with a new token and a lease from now", run: testClaim},
+	{name: "claim of a task someone else holds is CONFLICT and changes nothing", run: testClaimHeld},
+	{name: "claim of an unknown task is an error", run: testClaimUnknown},
+	{name: "heartbeat extends the lease; a wrong token gets LOST_LOCK", run: testHeartbeat},
+	{name: "complete, block, review, cancel and fail record the outcome and clear the lock", run: testFinish},
+	{name: "an agent whose lease expired loses the task to the next claimer and gets LOST_LOCK", run: testExpiredLease},
+	{name: "a human takeover is never pulled, never stale, and fences out the agent", run: testTakeover},
+	{name: "force-release puts the task back and the zombie agent gets LOST_LOCK", run: testForceRelease},
+	{name: "a human cancel needs no token and fences out the agent", run: testHumanCancel},
+	{name: "hand-off reserves the task for its target until the reservation expires", run: testHandoff},
+	{name: "an agent may hand off its own task, naming its token", run: testAgentHandoff},
+	{name: "a human action on a task that changed since it was read gets CONFLICT", run: testStaleHumanAction},
+	{name: "every backend refuses the same human actions with the same code and changes nothing", run: testHumanRefusals},
+	{name: "human actions are recorded in the backend's own trail", run: testHistory},
+	{name: "a comment is kept in the task's trail", run: testComment},
+	{name: "a task with open sub-tasks cannot be completed", run: testSubtasks},
+	{name: "an escalation mark needs the claim's token and a heartbeat clears it", run: testEscalationMark},
+	{name: "update edits a free task, a held one only by its holder, and never the lease", run: testUpdate},
+	{name: "bad input is MISCONFIGURED on every operation and writes nothing", run: testBadInput},
+	{name: "many agents claiming one task: exactly one wins", run: testOneTaskManyClaimers, concurrent: true},
+	{name: "many agents draining the queue: no task is claimed or completed twice", run: testContention, concurrent: true},
+	{name: "force-release racing the holder's completion: exactly one of them wins", run: testZombieRace, concurrent: true},
 }
 
 func (k *kit) ctx(t *testing.T) context.Context {

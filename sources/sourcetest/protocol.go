@@ -79,7 +79,7 @@ func testPullOrder(t *testing.T, k *kit) {
 	}
 	var want []*model.Task
 	for _, task := range d.Tasks {
-		if model.Eligible(task, time.Now()) {
+		if model.Eligible(task, k.now()) {
 			want = append(want, task)
 		}
 	}
@@ -122,7 +122,7 @@ func titles(ts []*model.Task) string {
 func testClaim(t *testing.T, k *kit) {
 	task := k.create(t, sources.NewTask{Title: "claim me"})
 	lease := 7 * time.Minute
-	before := time.Now()
+	before := k.now()
 	got, err := k.src.Claim(k.ctx(t), task.ID, sources.ClaimRequest{Agent: "SANDMAN", RunID: "run-42", Node: "sandman-vps", Lease: lease})
 	if err != nil {
 		t.Fatalf("claim: %v", err)
@@ -134,14 +134,14 @@ func testClaim(t *testing.T, k *kit) {
 	if c.Token == "" {
 		t.Fatal("a claim must hand out a lock token")
 	}
-	lo, hi := before.Add(lease-k.h.Skew), time.Now().Add(lease+k.h.Skew)
+	lo, hi := before.Add(lease-k.h.Skew), k.now().Add(lease+k.h.Skew)
 	if c.Expires.Before(lo) || c.Expires.After(hi) {
 		t.Fatalf("lease expires %v, want now+%v (between %v and %v)", c.Expires, lease, lo, hi)
 	}
 	if c.ClaimedAt.IsZero() {
 		t.Fatal("claimed-at is not recorded")
 	}
-	if h := model.Health(got, time.Now(), model.DefaultPolicy()); h != model.LeaseHealthy {
+	if h := model.Health(got, k.now(), model.DefaultPolicy()); h != model.LeaseHealthy {
 		t.Fatalf("a fresh 7 min lease is %s, want healthy", h)
 	}
 	fresh := k.get(t, task.ID)
@@ -150,7 +150,7 @@ func testClaim(t *testing.T, k *kit) {
 	}
 	again := k.create(t, sources.NewTask{Title: "default lease"})
 	def := k.claim(t, again.ID, "ORACLE")
-	if l := time.Until(def.Claim.Expires); l < 20*time.Minute-k.h.Skew || l > 20*time.Minute+k.h.Skew {
+	if l := def.Claim.Expires.Sub(k.now()); l < 20*time.Minute-k.h.Skew || l > 20*time.Minute+k.h.Skew {
 		t.Fatalf("default lease is %v, want seed 002's 20 minutes", l)
 	}
 	if def.Claim.Token == c.Token {
@@ -211,7 +211,7 @@ func testHeartbeat(t *testing.T, k *kit) {
 
 func testFinish(t *testing.T, k *kit) {
 	ctx := k.ctx(t)
-	next := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Second)
+	next := k.now().Add(3 * time.Hour).UTC().Truncate(time.Second)
 	outcomes := []sources.Outcome{
 		{State: model.StateDone, Artifacts: "https://example.test/pr/1"},
 		{State: model.StateBlocked, Reason: "waiting on credentials", UnblockAction: "ask ops for the key", NextCheckAt: next},
@@ -245,7 +245,7 @@ func testFinish(t *testing.T, k *kit) {
 		if !o.NextCheckAt.IsZero() && !got.NextCheckAt.Equal(o.NextCheckAt) {
 			t.Fatalf("block: next check %v, want %v", got.NextCheckAt, o.NextCheckAt)
 		}
-		if model.Eligible(got, time.Now()) {
+		if model.Eligible(got, k.now()) {
 			t.Fatalf("a %s task is eligible for pull", o.State)
 		}
 		_, err = k.src.Finish(ctx, task.ID, held.Claim.Token, o)
@@ -268,9 +268,9 @@ func testExpiredLease(t *testing.T, k *kit) {
 	}
 	_, err = k.src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "ORACLE"})
 	wantCode(t, "claim before the lease ran out", err, model.CodeConflict)
-	time.Sleep(2*k.h.Tick + 100*time.Millisecond)
-	if got := k.get(t, task.ID); model.Health(got, time.Now(), model.DefaultPolicy()) != model.LeaseExpired {
-		t.Fatalf("after its lease the claim is %s, want expired", model.Health(got, time.Now(), model.DefaultPolicy()))
+	k.wait(2*k.h.Tick + 100*time.Millisecond)
+	if got := k.get(t, task.ID); model.Health(got, k.now(), model.DefaultPolicy()) != model.LeaseExpired {
+		t.Fatalf("after its lease the claim is %s, want expired", model.Health(got, k.now(), model.DefaultPolicy()))
 	}
 	taken, err := k.src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "ORACLE"})
 	if err != nil {
@@ -298,7 +298,7 @@ func testTakeover(t *testing.T, k *kit) {
 	if got.Claim.Token == "" || got.Claim.Token == agent.Claim.Token {
 		t.Fatal("takeover must issue a new token")
 	}
-	later := time.Now().Add(1000 * time.Hour)
+	later := k.now().Add(1000 * time.Hour)
 	if model.Health(got, later, model.DefaultPolicy()) != model.LeaseHealthy || model.Escalation(got, later, model.DefaultPolicy().Ladder) != model.LevelNone {
 		t.Fatal("a human claim went stale")
 	}
@@ -331,7 +331,7 @@ func testForceRelease(t *testing.T, k *kit) {
 	if got.State != model.StateQueued || got.Claim.Held() || got.Claim.Token != "" {
 		t.Fatalf("after force-release: %s token %q, want queued and free", describe(got), got.Claim.Token)
 	}
-	if !model.Eligible(got, time.Now()) {
+	if !model.Eligible(got, k.now()) {
 		t.Fatal("a released task must be eligible again")
 	}
 	k.zombieWrites(t, task.ID, agent.Claim.Token)
@@ -370,7 +370,7 @@ func testHandoff(t *testing.T, k *kit) {
 	agent := k.claim(t, task.ID, "SANDMAN")
 	seen := k.get(t, task.ID)
 	hold := 3 * k.h.Tick
-	start := time.Now()
+	start := k.now()
 	_, err := k.src.Handoff(ctx, task.ID, sources.Handoff{
 		Human: sources.Human{Actor: "alice", Reason: "Oracle has the context", Expect: seen.Version},
 		To:    "ORACLE", For: hold, Priority: "urgent",
@@ -388,13 +388,13 @@ func testHandoff(t *testing.T, k *kit) {
 	}
 	_, err = k.src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "CASSIAN"})
 	wantCode(t, "claim of a task reserved for someone else", err, model.CodeConflict)
-	if time.Since(start) >= hold {
+	if k.clock == nil && time.Since(start) >= hold {
 		t.Fatalf("the checks took longer than the %v reservation; raise Harness.Tick", hold)
 	}
 	if next, err := k.src.Next(ctx, "ORACLE"); err != nil || next == nil || next.ID != task.ID {
 		t.Fatalf("next for the hand-off target = %s, %v", describe(next), err)
 	}
-	time.Sleep(time.Until(start.Add(hold + k.h.Tick)))
+	k.wait(start.Add(hold + k.h.Tick).Sub(k.now()))
 	if next, err := k.src.Next(ctx, "CASSIAN"); err != nil || next == nil || next.ID != task.ID {
 		t.Fatalf("after the reservation expired, next for anyone = %s, %v", describe(next), err)
 	}

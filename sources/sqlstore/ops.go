@@ -116,6 +116,14 @@ func (s *Store) Get(ctx context.Context, id string) (*model.Task, error) {
 		if err := s.db.queryRow(ctx, st.openSubs, t.ID).Scan(&t.OpenSubtasks); err != nil {
 			return nil, s.classify("get", id, err)
 		}
+		subs, err := s.scanAll(s.db.query(ctx, st.subtasks, t.ID))
+		if err != nil {
+			return nil, s.classify("get", id, err)
+		}
+		t.Family = &model.Family{}
+		for _, sub := range subs {
+			t.Family.Subtasks = append(t.Family.Subtasks, model.SubtaskOf(sub))
+		}
 	}
 	return t, nil
 }

@@ -27,10 +27,14 @@ type statements struct {
 	handoff    string
 	audit      string
 	openSubs   string
+	subtasks   string
 }
 
 func (s *Store) statements(have map[string]bool) statements {
 	d, t := s.d, s.table
+	if s.clock != "" {
+		d.now = "claimdeck_clock('" + s.clock + "')" // a uuid of ours, not input
+	}
 	cols := selectList(d, have)
 	st := statements{
 		cols:       cols,
@@ -63,6 +67,7 @@ func (s *Store) statements(have map[string]bool) statements {
 		VALUES ($1, $2, $3, $4, $5, 'pending', $6, %s, $7, $8, 0, %s) RETURNING %s`, t, now, now, cols)
 	openSub := fmt.Sprintf("SELECT 1 FROM %s sub WHERE sub.parent_id = %%s AND sub.status NOT IN ('completed', 'failed', 'canceled', 'cancelled')", t)
 	st.openSubs = "SELECT count(*) FROM (" + fmt.Sprintf(openSub, "$1") + ") open_subtasks"
+	st.subtasks = fmt.Sprintf("SELECT %s FROM %s WHERE parent_id = $1 ORDER BY created_at, id", cols, t)
 	st.next = fmt.Sprintf("SELECT %s FROM %s WHERE %s %s LIMIT 1", cols, t, eligible(d, "$1", "$2"), order)
 	st.claim = fmt.Sprintf(`UPDATE %s SET %s WHERE id = $7 AND (%s OR %s) RETURNING %s`,
 		t, claimSet, eligible(d, "$1", "$6"), staleLease(d, "$8"), cols)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	sqlite3 "modernc.org/sqlite"
@@ -50,9 +51,14 @@ type Config struct {
 	Overlap time.Duration
 	// ReconcileEvery forces a full poll now and then (default 5 min).
 	ReconcileEvery time.Duration
+	// Now, on SQLite only, is the clock the store's statements read instead
+	// of the database's (tests hand in their own); PostgreSQL always judges
+	// leases by its server's clock.
+	Now func() time.Time
 }
 
-// Store is a SQL source. It implements sources.Source and sources.Watcher.
+// Store is a SQL source. It implements sources.Source, and sources.Watcher
+// on PostgreSQL.
 type Store struct {
 	cfg        Config
 	d          dialect
@@ -63,12 +69,18 @@ type Store struct {
 	tag        string // the table's name in the audit and tombstone tables
 	channel    string // NOTIFY channel
 	secret     string // the DSN password, scrubbed from every error
+	clock      string // the key of Config.Now in clocks; "" reads the database's clock
 
 	mu       sync.RWMutex
 	have     map[string]bool
 	migrated bool
 	sql      statements
 }
+
+var (
+	_ sources.Source  = (*Store)(nil)
+	_ sources.Watcher = (*Store)(nil)
+)
 
 func init() {
 	// Seed 003's SQL says NOW(); SQLite has no such function. Registering it
@@ -77,7 +89,20 @@ func init() {
 	_ = sqlite3.RegisterScalarFunction("now", 0, func(*sqlite3.FunctionContext, []driver.Value) (driver.Value, error) {
 		return time.Now().UTC().Format(sqliteTime), nil
 	})
+	// A store opened with Config.Now reads its time through this, keyed by
+	// the store, so that statements stay text rendered once.
+	_ = sqlite3.RegisterScalarFunction("claimdeck_clock", 1, func(_ *sqlite3.FunctionContext, args []driver.Value) (driver.Value, error) {
+		key, _ := args[0].(string)
+		now, ok := clocks.Load(key)
+		if !ok {
+			return nil, fmt.Errorf("no clock %q", key)
+		}
+		return now.(func() time.Time)().UTC().Format(sqliteTime), nil
+	})
 }
+
+// clocks holds the Config.Now of each open SQLite store that has one.
+var clocks sync.Map
 
 // Open connects and checks the table. A table without seed 003's columns is
 // MISCONFIGURED; an unmigrated one can be read but not written.
@@ -105,6 +130,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, model.Wrap(model.CodeMisconfigured, "open", "", err)
 	}
 	s := &Store{cfg: cfg, table: table, plainTable: cfg.Table}
+	if cfg.Now != nil {
+		if cfg.Driver != "sqlite" {
+			return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %q: a clock of its own is for SQLite only", cfg.Name)
+		}
+		s.clock = uuid.NewString()
+		clocks.Store(s.clock, cfg.Now)
+	}
 	s.tag = strings.ReplaceAll(cfg.Table, ".", "_")
 	s.channel = "claimdeck_" + s.tag
 	switch cfg.Driver {
@@ -116,10 +148,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		err = model.Errorf(model.CodeMisconfigured, "open", "", "unknown SQL driver %q (want sqlite or postgres)", cfg.Driver)
 	}
 	if err != nil {
+		clocks.Delete(s.clock)
 		return nil, err
 	}
 	if err := s.prepare(ctx); err != nil {
-		s.db.close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -228,12 +261,20 @@ func (s *Store) Migrated() bool {
 // Name is the configured source name.
 func (s *Store) Name() string { return s.cfg.Name }
 
-// Caps: claims are single conditional statements.
-func (s *Store) Caps() sources.Caps { return sources.Caps{AtomicClaim: true, Subtasks: true} }
+// Caps: claims are single conditional statements; PostgreSQL pushes
+// changes (LISTEN/NOTIFY), SQLite cannot.
+func (s *Store) Caps() sources.Caps {
+	c := sources.Caps{AtomicClaim: true, Subtasks: true, Escalation: true, WriteCheck: true, Watch: s.pgPool != nil}
+	if !c.Watch {
+		c.Lacks = []string{"push: SQLite has no change notification across processes; the dashboard polls"}
+	}
+	return c
+}
 
 // Close releases the connections.
 func (s *Store) Close() error {
 	s.db.close()
+	clocks.Delete(s.clock)
 	return nil
 }
 

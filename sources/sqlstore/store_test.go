@@ -67,7 +67,9 @@ func openPG(t testing.TB, cfg Config) *Store {
 
 func TestConformanceSQLite(t *testing.T) {
 	sourcetest.Run(t, sourcetest.Harness{
-		New: func(t testing.TB) sources.Source { return openSQLite(t, Config{Create: true}) },
+		NewClocked: func(t testing.TB, now func() time.Time) sources.Source {
+			return openSQLite(t, Config{Create: true, Now: now})
+		},
 	})
 }
 
@@ -77,5 +79,3 @@ func TestConformancePostgres(t *testing.T) {
 		New: func(t testing.TB) sources.Source { return openPG(t, Config{Create: true}) },
 	})
 }
-
-var _ = time.Second

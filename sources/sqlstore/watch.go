@@ -56,6 +56,7 @@ func (s *Store) listen(ctx context.Context, hints chan struct{}) error {
 	if _, err := c.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
 		return err
 	}
+	hint(hints) // a change made before LISTEN took hold sent nobody a NOTIFY
 	for {
 		if _, err := c.WaitForNotification(ctx); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,8 +43,16 @@ func NewMemory(name string) *Memory {
 // Name implements sources.Source.
 func (m *Memory) Name() string { return m.name }
 
+var (
+	_ sources.Source  = (*Memory)(nil)
+	_ sources.Watcher = (*Memory)(nil)
+)
+
 // Caps implements sources.Source.
-func (m *Memory) Caps() sources.Caps { return sources.Caps{AtomicClaim: true} }
+func (m *Memory) Caps() sources.Caps {
+	return sources.Caps{AtomicClaim: true, Watch: true, Escalation: true, WriteCheck: true,
+		Lacks: []string{"sub-tasks: the in-memory queue records no parent task"}}
+}
 
 // FailPolls makes every following poll fail with err (nil heals the queue).
 func (m *Memory) FailPolls(err error) {
@@ -238,6 +247,7 @@ func (m *Memory) Heartbeat(_ context.Context, id, token string, lease time.Durat
 	}
 	now := m.Now()
 	t.Claim.HeartbeatAt, t.Claim.Expires = now, now.Add(lease)
+	t.Escalated = model.LevelNone // the holder is alive after all
 	m.store(t)
 	return m.copyOf(id), nil
 }
@@ -322,6 +332,88 @@ func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*mode
 	m.store(t)
 	return m.copyOf(id), nil
 }
+
+// Comment implements sources.Source: the note joins the task's history.
+func (m *Memory) Comment(_ context.Context, id string, n sources.Note) error {
+	if err := n.Check("comment", id); err != nil {
+		return err
+	}
+	if strings.TrimSpace(n.Text) == "" {
+		return model.Errorf(model.CodeMisconfigured, "comment", id, "the comment is empty")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.tasks[id]
+	if t == nil {
+		return sources.NotFound("comment", id)
+	}
+	t.History = append(t.History, model.Event{At: m.Now(), Actor: n.Author, Action: "comment", Reason: n.Text})
+	m.store(t)
+	return nil
+}
+
+// Update implements sources.Source, checked with sources.CheckEdit.
+func (m *Memory) Update(_ context.Context, id string, e sources.Edit) (*model.Task, error) {
+	if err := e.Check("update", id); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.tasks[id]
+	if t == nil {
+		return nil, sources.NotFound("update", id)
+	}
+	now := m.Now()
+	if err := sources.CheckEdit(t, e, now); err != nil {
+		return nil, err
+	}
+	if e.Title != nil {
+		t.Title = *e.Title
+	}
+	if e.Priority != nil {
+		t.Priority = *e.Priority
+	}
+	if e.Class != nil {
+		t.Class = *e.Class
+	}
+	if e.State != model.StateUnknown {
+		t.State, t.RawStatus, t.Reason, t.Claim = e.State, e.State.String(), e.Reason, model.Claim{}
+	}
+	t.History = append(t.History, model.Event{At: now, Actor: e.Actor, Action: "update", Reason: e.Reason, Detail: sources.EditDetail(e)})
+	m.store(t)
+	return m.copyOf(id), nil
+}
+
+// MarkEscalation implements sources.Source: the level is recorded under the
+// claim's token and a running lease ends now, as the real backends do.
+func (m *Memory) MarkEscalation(_ context.Context, id, token string, level model.Level) error {
+	const op = "escalate"
+	if level <= model.LevelNone || level > model.LevelEscalated {
+		return model.Errorf(model.CodeMisconfigured, op, id, "escalation level %d is not on the ladder", int(level))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.held(op, id, token)
+	if err != nil {
+		return err
+	}
+	if t.Claim.Holder != model.HolderAgent {
+		return sources.Lost(op, id)
+	}
+	if t.Escalated >= level {
+		return nil
+	}
+	now := m.Now()
+	t.Escalated = level
+	if t.Claim.Expires.After(now) {
+		t.Claim.Expires = now
+	}
+	m.store(t)
+	return nil
+}
+
+// CheckWrite implements sources.Source: memory is always writable.
+func (m *Memory) CheckWrite(context.Context) error { return nil }
 
 // Close implements sources.Source.
 func (m *Memory) Close() error { return nil }

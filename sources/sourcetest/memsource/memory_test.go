@@ -2,6 +2,7 @@ package memsource
 
 import (
 	"testing"
+	"time"
 
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/sourcetest"
@@ -10,5 +11,12 @@ import (
 // The fixture is only worth testing the hub against if it keeps the same
 // protocol as the real backends.
 func TestConformance(t *testing.T) {
-	sourcetest.Run(t, sourcetest.Harness{New: func(testing.TB) sources.Source { return NewMemory("mem") }, Claimers: 16, Tasks: 200})
+	sourcetest.Run(t, sourcetest.Harness{
+		NewClocked: func(_ testing.TB, now func() time.Time) sources.Source {
+			m := NewMemory("mem")
+			m.Now = now
+			return m
+		},
+		Claimers: 16, Tasks: 200,
+	})
 }

@@ -31,6 +31,19 @@ type Options struct {
 	NodeUp func(node string) bool
 }
 
+// Check refuses values a run cannot make sense of, naming the flag to fix.
+func (o Options) Check() error {
+	switch {
+	case o.Agents < 1 || o.Agents > 1000:
+		return fmt.Errorf("--agents %d: want 1 to 1000 simulated agents", o.Agents)
+	case o.Tasks < 1 || o.Tasks > 100000:
+		return fmt.Errorf("--tasks %d: want 1 to 100000 tasks", o.Tasks)
+	case !(o.Speed >= 1 && o.Speed <= 3600):
+		return fmt.Errorf("--speed %v: want 1 (real time) to 3600 (an hour a second)", o.Speed)
+	}
+	return nil
+}
+
 func (o *Options) defaults() {
 	if o.Agents <= 0 {
 		o.Agents = 6
@@ -89,6 +102,9 @@ func Seed(ctx context.Context, src sources.Source, n int, rng *rand.Rand) error 
 // agent steps are expected (a human took the task over) and only counted.
 func Run(ctx context.Context, src sources.Source, o Options) error {
 	o.defaults()
+	if err := o.Check(); err != nil {
+		return err
+	}
 	rng := rand.New(rand.NewSource(o.Seed))
 	if err := Seed(ctx, src, o.Tasks, rng); err != nil {
 		return fmt.Errorf("seeding the demo queue: %w", err)
@@ -103,6 +119,9 @@ func Run(ctx context.Context, src sources.Source, o Options) error {
 		if i >= len(agentNames) {
 			a.name = fmt.Sprintf("%s-%d", a.name, i/len(agentNames)+1)
 		}
+		if i < len(openings) {
+			a.opening = &openings[i]
+		}
 		if len(o.Nodes) > 0 {
 			a.node = o.Nodes[i%len(o.Nodes)]
 		}
@@ -113,7 +132,23 @@ func Run(ctx context.Context, src sources.Source, o Options) error {
 	return nil
 }
 
+// opening is an agent's first task, scripted so that a blocked task with
+// its reason, a review, a failed task and a stuck claim climbing the
+// ladder all show within the demo's first minute.
+type opening struct {
+	out  sources.Outcome
+	dies bool
+}
+
+var openings = []opening{
+	{out: sources.Outcome{State: model.StateBlocked, Reason: "waiting on the vendor's sandbox key", UnblockAction: "ask finance for the key"}},
+	{dies: true},
+	{out: sources.Outcome{State: model.StateReview, Artifacts: "pr/412"}},
+	{out: sources.Outcome{State: model.StateFailed, Reason: "migration check failed: 3 rows violate the new constraint"}},
+}
+
 type agent struct {
+	opening    *opening
 	name, node string
 	src        sources.Source
 	policy     model.Policy
@@ -151,7 +186,12 @@ func (a *agent) loop(ctx context.Context) {
 		}
 		work := time.Duration(float64(a.policy.Lease) * (0.2 + 1.5*a.rng.Float64()))
 		dies := a.rng.Float64() < 0.12
-		if !a.work(ctx, t, work, dies) {
+		out := a.outcome()
+		if a.run == 1 && a.opening != nil {
+			// The first minute shows every state an on-call person meets.
+			work, dies, out = a.policy.HeartbeatEvery, a.opening.dies, a.opening.out
+		}
+		if !a.work(ctx, t, work, dies, out) {
 			if ctx.Err() != nil {
 				return
 			}
@@ -169,9 +209,12 @@ func (a *agent) loop(ctx context.Context) {
 
 // work heartbeats until the work is done, then finishes; false when the
 // agent died or lost its lock.
-func (a *agent) work(ctx context.Context, t *model.Task, work time.Duration, dies bool) bool {
+func (a *agent) work(ctx context.Context, t *model.Task, work time.Duration, dies bool, out sources.Outcome) bool {
 	deadline := time.Now().Add(work)
 	dieAt := time.Now().Add(time.Duration(a.rng.Int63n(int64(work) + 1)))
+	if out.State == model.StateBlocked && out.NextCheckAt.IsZero() {
+		out.NextCheckAt = time.Now().Add(a.policy.Ladder.Urgent)
+	}
 	for time.Now().Before(deadline) {
 		if dies && time.Now().After(dieAt) || !a.alive() {
 			return false // stops heartbeating: the lease runs out and the ladder climbs
@@ -184,7 +227,7 @@ func (a *agent) work(ctx context.Context, t *model.Task, work time.Duration, die
 			return false // LOST_LOCK: a human stepped in
 		}
 	}
-	_, err := a.src.Finish(ctx, t.ID, t.Claim.Token, a.outcome())
+	_, err := a.src.Finish(ctx, t.ID, t.Claim.Token, out)
 	return err == nil
 }
 

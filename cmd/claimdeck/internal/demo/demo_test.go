@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,5 +38,64 @@ func TestAgentsRunTheProtocol(t *testing.T) {
 	}
 	if counts[model.StateDone] == 0 || counts[model.StateQueued] == 30 {
 		t.Fatalf("the agents did no work: %v", counts)
+	}
+}
+
+// The first minute of a demo at the default speed shows a blocked task
+// with its reason, a review, a failed task and a claim gone stale.
+func TestTheOpeningShowsEveryStateAnOnCallPersonMeets(t *testing.T) {
+	src, err := sqlstore.Open(context.Background(), sqlstore.Config{
+		Name: "demo", Driver: "sqlite", Path: filepath.Join(t.TempDir(), "demo.db"), Create: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	const speed = 600 // ten times the default: the opening's minute in six seconds
+	p := Policy(speed)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	// Four agents, four tasks: each agent's first task is the only one it
+	// gets, so what shows is the opening, not the random mix after it.
+	go func() { done <- Run(ctx, src, Options{Agents: 4, Tasks: 4, Speed: speed, Seed: 7}) }()
+	seen := map[string]bool{}
+	for range 600 {
+		time.Sleep(50 * time.Millisecond)
+		d, err := src.Poll(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range d.Tasks {
+			switch {
+			case task.State == model.StateBlocked && task.Reason != "" && task.UnblockAction != "" && !task.NextCheckAt.IsZero():
+				seen["blocked"] = true
+			case task.State == model.StateReview:
+				seen["review"] = true
+			case task.State == model.StateFailed && task.Reason != "":
+				seen["failed"] = true
+			case model.Escalation(task, time.Now(), p.Ladder) > model.LevelNone:
+				seen["stale"] = true
+			}
+		}
+		if len(seen) == 4 {
+			break
+		}
+	}
+	cancel()
+	<-done
+	if len(seen) != 4 {
+		t.Fatalf("after the opening the demo shows only %v", seen)
+	}
+}
+
+func TestBadOptionsAreRefused(t *testing.T) {
+	for _, o := range []Options{{Agents: 0, Tasks: 1, Speed: 60}, {Agents: 1, Tasks: -3, Speed: 60}, {Agents: 1, Tasks: 1, Speed: 0},
+		{Agents: 1, Tasks: 1, Speed: 1e9}} {
+		if err := o.Check(); err == nil || !strings.HasPrefix(err.Error(), "--") {
+			t.Errorf("%+v: %v, want a refusal naming the flag", o, err)
+		}
+	}
+	if err := (Options{Agents: 6, Tasks: 40, Speed: 60}).Check(); err != nil {
+		t.Errorf("the defaults are refused: %v", err)
 	}
 }

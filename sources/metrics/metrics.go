@@ -1,0 +1,183 @@
+// Package metrics exposes the fleet to Prometheus: tasks by state, lease
+// ages, stuck claims by escalation level, mesh nodes, the hub's polls, lease
+// events and human overrides. Every figure is read at scrape time from the
+// stats tracker's last snapshot and counts, so a scrape adds no load on the
+// backends and agrees with the Stats view and `claimdeck stats`.
+package metrics
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/stats"
+)
+
+// LeaseAgeBuckets are the lease age histogram's upper bounds in seconds:
+// heartbeat interval, stale, lease, urgent, notify, escalated and beyond.
+var LeaseAgeBuckets = []float64{60, 300, 600, 1200, 1800, 3600, 7200, 14400}
+
+// Config wires a collector. The policy and the mesh come with the hub's
+// snapshot, so stuck claims are classified as the dashboard and the sweep
+// classify them.
+type Config struct {
+	Tracker *stats.Tracker
+	// Journal reads the audit journal's records for the override counters;
+	// nil: none. It is called once per scrape.
+	Journal func() ([]model.AuditRecord, error)
+	Now     func() time.Time
+}
+
+// Collector is a prometheus.Collector over the tracker.
+type Collector struct {
+	cfg Config
+}
+
+// New returns a collector; register it with a prometheus.Registry.
+func New(cfg Config) *Collector {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Collector{cfg: cfg}
+}
+
+var (
+	tasksDesc = prometheus.NewDesc("claimdeck_tasks",
+		"Tasks by source and lifecycle state.", []string{"source", "state"}, nil)
+	leaseAgeDesc = prometheus.NewDesc("claimdeck_lease_age_seconds",
+		"Age of the claims held now, from claim to scrape.", []string{"source"}, nil)
+	stuckDesc = prometheus.NewDesc("claimdeck_claims_stuck",
+		"Tasks on the escalation ladder (seed 001) by level: stuck claims, claims of a DOWN node, expired hand-offs.", []string{"source", "level"}, nil)
+	sourceUpDesc = prometheus.NewDesc("claimdeck_source_up",
+		"1 when the source's last poll succeeded.", []string{"source"}, nil)
+	pollSecondsDesc = prometheus.NewDesc("claimdeck_poll_duration_seconds",
+		"How long the source's last poll took.", []string{"source"}, nil)
+	pollsDesc = prometheus.NewDesc("claimdeck_polls_total",
+		"Polls of the source.", []string{"source"}, nil)
+	pollErrorsDesc = prometheus.NewDesc("claimdeck_poll_errors_total",
+		"Failed polls of the source.", []string{"source"}, nil)
+	eventsDesc = prometheus.NewDesc("claimdeck_lease_events_total",
+		"Lease events the hub observed: claim, complete, fail, block.", []string{"source", "event"}, nil)
+	nodeUpDesc = prometheus.NewDesc("claimdeck_node_up",
+		"0 when the mesh node is DOWN, else 1.", []string{"node"}, nil)
+	nodeLatencyDesc = prometheus.NewDesc("claimdeck_node_ping_latency_seconds",
+		"Latency of the node's last successful health ping.", []string{"node"}, nil)
+	nodeFailuresDesc = prometheus.NewDesc("claimdeck_node_ping_failures",
+		"Consecutive failed health pings of the node.", []string{"node"}, nil)
+	overridesDesc = prometheus.NewDesc("claimdeck_overrides_total",
+		"Human overrides by action and result (applied or the error code).", []string{"action", "result"}, nil)
+	journalUpDesc = prometheus.NewDesc("claimdeck_audit_journal_up",
+		"1 when the audit journal could be read for the override counters.", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{tasksDesc, leaseAgeDesc, stuckDesc, sourceUpDesc, pollSecondsDesc,
+		pollsDesc, pollErrorsDesc, eventsDesc, nodeUpDesc, nodeLatencyDesc, nodeFailuresDesc, overridesDesc, journalUpDesc} {
+		ch <- d
+	}
+}
+
+// stuckLevels are the ladder's rungs, each reported even at zero so that
+// alert rules see the series.
+var stuckLevels = []model.Level{model.LevelStale, model.LevelUrgent, model.LevelNotify, model.LevelEscalated}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	now := c.cfg.Now()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	snap := c.cfg.Tracker.Snapshot()
+	for _, st := range snap.Sources {
+		byState := map[model.State]int{}
+		stuck := map[model.Level]int{}
+		buckets := make(map[float64]uint64, len(LeaseAgeBuckets))
+		for _, b := range LeaseAgeBuckets {
+			buckets[b] = 0 // an empty bucket is still a bucket
+		}
+		var n uint64
+		var sum float64
+		for _, t := range st.Tasks {
+			byState[t.State]++
+			if l := snap.Classify(t, now).Level; l != model.LevelNone {
+				stuck[l]++
+			}
+			if t.State != model.StateClaimed || t.Claim.ClaimedAt.IsZero() {
+				continue
+			}
+			age := max(now.Sub(t.Claim.ClaimedAt), 0).Seconds()
+			n++
+			sum += age
+			for _, b := range LeaseAgeBuckets {
+				if age <= b {
+					buckets[b]++
+				}
+			}
+		}
+		for s := model.StateQueued; s <= model.StateCanceled; s++ {
+			gauge(tasksDesc, float64(byState[s]), st.Name, s.String())
+		}
+		if byState[model.StateUnknown] > 0 {
+			gauge(tasksDesc, float64(byState[model.StateUnknown]), st.Name, model.StateUnknown.String())
+		}
+		ch <- prometheus.MustNewConstHistogram(leaseAgeDesc, n, sum, buckets, st.Name)
+		for _, l := range stuckLevels {
+			gauge(stuckDesc, float64(stuck[l]), st.Name, l.String())
+		}
+		up := 0.0
+		if st.Status == hub.StatusOK {
+			up = 1
+		}
+		gauge(sourceUpDesc, up, st.Name)
+		gauge(pollSecondsDesc, st.PollTook.Seconds(), st.Name)
+		counter(pollsDesc, float64(st.Polls), st.Name)
+		counter(pollErrorsDesc, float64(st.PollErrs), st.Name)
+	}
+	for _, tot := range c.cfg.Tracker.Totals() {
+		counter(eventsDesc, float64(tot.Count), tot.Source, tot.Kind.String())
+	}
+	if snap.Mesh != nil {
+		for _, nd := range snap.Mesh.Nodes() {
+			up := 1.0
+			if nd.Status == model.NodeDown {
+				up = 0
+			}
+			gauge(nodeUpDesc, up, nd.Name)
+			gauge(nodeFailuresDesc, float64(nd.Failures), nd.Name)
+			if k := len(nd.Latency); k > 0 {
+				gauge(nodeLatencyDesc, nd.Latency[k-1].Seconds(), nd.Name)
+			}
+		}
+	}
+	if c.cfg.Journal != nil {
+		recs, err := c.cfg.Journal()
+		ok := 1.0
+		if err != nil {
+			ok = 0
+		} else {
+			c.cfg.Tracker.Overrides(recs)
+		}
+		gauge(journalUpDesc, ok)
+	}
+	for _, o := range c.cfg.Tracker.OverrideTotals() {
+		counter(overridesDesc, float64(o.Count), string(o.Action), o.Result)
+	}
+}
+
+// Handler serves the collector's registry in the Prometheus text format,
+// with errors reported in the response rather than logged.
+func Handler(c *Collector) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(c); err != nil {
+		return nil, err
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}), nil
+}

@@ -1,0 +1,51 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+func TestADemoRunningFasterCountsInItsOwnTime(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.Speed = 60 })
+	r.prod.Put(&model.Task{ID: "d1", Key: "D-1", Title: "fast", State: model.StateClaimed, RawStatus: "claimed", CreatedAt: t0.Add(-30 * time.Second),
+		Claim: model.Claim{Holder: model.HolderAgent, Name: "alpha", Token: "t", ClaimedAt: t0.Add(-5 * time.Second), HeartbeatAt: t0.Add(-5 * time.Second), Expires: t0.Add(15 * time.Second)}})
+	r.poll()
+	r.size(120, 40)
+	r.press("2")
+	if row := rowOf(t, r, "D-1"); !strings.Contains(row, "5m") || !strings.Contains(row, "15:00") {
+		t.Fatalf("15 s at 60× must read as 15:00 left, claimed 5m ago: %q", row)
+	}
+}
+
+func TestASourceThatStopsAnsweringIsSaidToLag(t *testing.T) {
+	r := newRig(t)
+	r.size(120, 40)
+	s := r.m.snap
+	s.Sources = slices.Clone(s.Sources)
+	for i := range s.Sources {
+		s.Sources[i].Health.Every = 2 * time.Second
+	}
+	r.m.applySnapshot(s)
+	if top := strings.Split(r.screen(), "\n")[0]; strings.Contains(top, "LAGGING") {
+		t.Fatalf("a source polled 3 s ago lags: %q", top)
+	}
+	r.now = r.now.Add(10 * time.Second) // 13 s without an answer, polled every 2 s
+	r.m.Update(tickMsg{})
+	screen := r.screen()
+	if top := strings.Split(screen, "\n")[0]; !strings.Contains(top, "PROD LAGGING") {
+		t.Fatalf("the top bar does not say prod lags: %q", top)
+	}
+	if !strings.Contains(screen, "prod lagging · updated 13s ago") {
+		t.Fatalf("the status bar does not say prod lags:\n%s", screen)
+	}
+	r.m.Update(tea.BlurMsg{})
+	if strings.Contains(r.screen(), "LAGGING") {
+		t.Fatal("paused, nobody polls: nothing lags")
+	}
+}
