@@ -14,6 +14,10 @@ type Policy struct {
 	// HeartbeatEvery is how often holders are expected to heartbeat (seed 001:
 	// 5 min); a lease with less than this left is "expiring".
 	HeartbeatEvery time.Duration
+	// Grace is how long an agent's expired lease waits before `next` hands
+	// the task to somebody else (a rescue): room for clock skew between the
+	// dead holder and its rescuer.
+	Grace time.Duration
 	// Ladder is the escalation ladder of seed 001.
 	Ladder Ladder
 }
@@ -31,6 +35,7 @@ func DefaultPolicy() Policy {
 	return Policy{
 		Lease:          20 * time.Minute,
 		HeartbeatEvery: 5 * time.Minute,
+		Grace:          time.Minute,
 		Ladder: Ladder{
 			Stale:    10 * time.Minute,
 			Urgent:   30 * time.Minute,
@@ -68,15 +73,37 @@ func Inconsistent(t *Task) bool {
 	return t.Claim.Holder == HolderAgent && t.Claim.Expires.IsZero()
 }
 
-// Claimable says whether agent may claim the task now: it is eligible for
-// the agent, or an agent's lease on it has expired (seeds 000 and 001:
-// "stale claim, can override", "any node can claim a stale task").
-func Claimable(t *Task, agent string, now time.Time) bool {
-	if EligibleFor(t, agent, now) {
-		return true
-	}
+// Claimable is the one answer to "may agent claim this task now", for
+// `claim`, `next` and claim-next alike: it is eligible for the agent, or it
+// is Rescuable.
+func Claimable(t *Task, agent string, now time.Time, grace time.Duration) bool {
+	return EligibleFor(t, agent, now) || Rescuable(t, now, grace)
+}
+
+// Rescuable says whether an agent's claim has been dead long enough to hand
+// the task to somebody else: its lease ended at least grace ago (seeds 000
+// and 001: "stale claim, can override", "any node can claim a stale task").
+func Rescuable(t *Task, now time.Time, grace time.Duration) bool {
 	return t.State == StateClaimed && t.Problem == "" && t.Claim.Holder == HolderAgent &&
-		!t.Claim.Expires.IsZero() && !now.Before(t.Claim.Expires)
+		!t.Claim.Expires.IsZero() && !now.Before(t.Claim.Expires.Add(grace))
+}
+
+// TokenCurrent is the one rule for when a lock token stops being current:
+// it names the claim on the task, and the claim is a human's or an agent's
+// whose lease is still running. From the lease's end on the token gets
+// LOST_LOCK, whether or not anybody has claimed the task since, so a rescuer
+// never works beside a holder that outlived its lease.
+func TokenCurrent(t *Task, token string, now time.Time) bool {
+	if token == "" || t.State != StateClaimed || t.Claim.Token != token {
+		return false
+	}
+	switch t.Claim.Holder {
+	case HolderHuman:
+		return true
+	case HolderAgent:
+		return !t.Claim.Expires.IsZero() && now.Before(t.Claim.Expires)
+	}
+	return false
 }
 
 // PullCompare is the deterministic pull order of seed 002: class rank
@@ -102,15 +129,28 @@ func PullCompare(a, b *Task) int {
 func SortPullOrder(tasks []*Task) { slices.SortFunc(tasks, PullCompare) }
 
 // Next is what `next` hands agent: the first task in pull order that is
-// eligible for it, or nil.
-func Next(tasks []*Task, agent string, now time.Time) *Task {
+// Claimable for it, or nil.
+func Next(tasks []*Task, agent string, now time.Time, grace time.Duration) *Task {
 	var best *Task
 	for _, t := range tasks {
-		if EligibleFor(t, agent, now) && (best == nil || PullCompare(t, best) < 0) {
+		if Claimable(t, agent, now, grace) && (best == nil || PullCompare(t, best) < 0) {
 			best = t
 		}
 	}
 	return best
+}
+
+// ActionRescue is the trail's action for a claim that took a task from a
+// holder whose lease had ended.
+const ActionRescue = "rescue"
+
+// ClaimEvent is the trail's entry for agent claiming was (the task as it
+// stood before the claim): a "claim", or a "rescue" naming the dead holder.
+func ClaimEvent(was *Task, agent string, at time.Time) Event {
+	if was.State != StateClaimed || was.Claim.Holder != HolderAgent {
+		return Event{At: at, Actor: agent, Action: "claim"}
+	}
+	return Event{At: at, Actor: agent, Action: ActionRescue, Detail: "from " + was.Claim.Name}
 }
 
 // LeaseHealth is how a claim stands against its lease.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,8 +101,12 @@ func TestClaimable(t *testing.T) {
 		want bool
 	}{
 		{"queued and free", Task{State: StateQueued}, true},
-		{"seed 000: ELSE → CLAIM (stale claim, can override)",
+		{"seed 000: ELSE → CLAIM (stale claim, can override) once the grace has passed",
 			Task{State: StateClaimed, Claim: agentClaim("Sandman", t0.Add(-31*time.Minute), t0.Add(-time.Minute))}, true},
+		{"a lease that ended less than the grace ago is not rescued yet",
+			Task{State: StateClaimed, Claim: agentClaim("Sandman", t0.Add(-21*time.Minute), t0.Add(-59*time.Second))}, false},
+		{"an expired claim on a broken record is never rescued",
+			Task{State: StateClaimed, Problem: "broken", Claim: agentClaim("Sandman", t0.Add(-time.Hour), t0.Add(-30*time.Minute))}, false},
 		{"seed 000: claimed_at + claim_timeout_minutes > now → SKIP (active claim)",
 			Task{State: StateClaimed, Claim: agentClaim("Sandman", t0.Add(-time.Minute), t0.Add(29*time.Minute))}, false},
 		{"a human's claim is never taken by an agent",
@@ -113,10 +118,49 @@ func TestClaimable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Claimable(&c.task, "SANDMAN", t0); got != c.want {
+			if got := Claimable(&c.task, "SANDMAN", t0, DefaultPolicy().Grace); got != c.want {
 				t.Fatalf("Claimable = %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+func TestTokenCurrent(t *testing.T) {
+	live := agentClaim("Sandman", t0.Add(-time.Minute), t0.Add(time.Minute))
+	live.Token = "tok"
+	ended := agentClaim("Sandman", t0.Add(-time.Hour), t0)
+	ended.Token = "tok"
+	cases := []struct {
+		name  string
+		task  Task
+		token string
+		want  bool
+	}{
+		{"the holder's token while its lease runs", Task{State: StateClaimed, Claim: live}, "tok", true},
+		{"another token", Task{State: StateClaimed, Claim: live}, "other", false},
+		{"no token at all", Task{State: StateClaimed, Claim: live}, "", false},
+		{"the holder's token from the lease's end on, nobody having claimed since", Task{State: StateClaimed, Claim: ended}, "tok", false},
+		{"an agent claim without an expiry (seed 002's inconsistent state)",
+			Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "x", Token: "tok"}}, "tok", false},
+		{"a human's token never expires", Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:bob", Token: "tok"}}, "tok", true},
+		{"a finished task keeps no current token", Task{State: StateDone, Claim: live}, "tok", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := TokenCurrent(&c.task, c.token, t0); got != c.want {
+				t.Fatalf("TokenCurrent = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestClaimEvent(t *testing.T) {
+	dead := &Task{State: StateClaimed, Claim: agentClaim("Sandman", t0.Add(-time.Hour), t0)}
+	if e := ClaimEvent(dead, "ORACLE", t0); e.Action != ActionRescue || e.Actor != "ORACLE" || !strings.Contains(e.Detail, "Sandman") {
+		t.Fatalf("ClaimEvent over a dead holder = %+v, want a rescue by ORACLE naming Sandman", e)
+	}
+	if e := ClaimEvent(&Task{State: StateQueued}, "ORACLE", t0); e.Action != "claim" || e.Detail != "" {
+		t.Fatalf("ClaimEvent of a free task = %+v, want a plain claim", e)
 	}
 }
 
@@ -166,16 +210,21 @@ func TestNextSkipsIneligible(t *testing.T) {
 		{ID: "human", State: StateQueued, Class: ClassExpedite, Claim: Claim{Holder: HolderHuman}},
 		{ID: "reserved", State: StateQueued, Class: ClassExpedite, Reservation: Reservation{For: "ORACLE"}},
 		{ID: "claimed", State: StateClaimed, Class: ClassExpedite},
+		{ID: "in-grace", State: StateClaimed, Class: ClassExpedite, Claim: agentClaim("Sandman", t0.Add(-time.Hour), t0.Add(-time.Second))},
 		{ID: "plain", State: StateQueued, Priority: 1},
 		{ID: "urgent", State: StateQueued, Priority: 3},
 	}
-	if got := Next(tasks, "SANDMAN", t0); got == nil || got.ID != "urgent" {
+	grace := DefaultPolicy().Grace
+	if got := Next(tasks, "SANDMAN", t0, grace); got == nil || got.ID != "urgent" {
 		t.Fatalf("Next(SANDMAN) = %v, want urgent", got)
 	}
-	if got := Next(tasks, "ORACLE", t0); got == nil || got.ID != "reserved" {
+	if got := Next(tasks, "ORACLE", t0, grace); got == nil || got.ID != "reserved" {
 		t.Fatalf("Next(ORACLE) = %v, want the task reserved for it", got)
 	}
-	if got := Next(tasks[:3], "SANDMAN", t0); got != nil {
+	if got := Next(tasks, "SANDMAN", t0.Add(grace), grace); got == nil || got.ID != "in-grace" {
+		t.Fatalf("Next(SANDMAN) a grace after the lease ended = %v, want the dead holder's task, first in pull order", got)
+	}
+	if got := Next(tasks[:4], "SANDMAN", t0, grace); got != nil {
 		t.Fatalf("Next with nothing eligible = %s, want nil", got.ID)
 	}
 }

@@ -94,6 +94,11 @@ type Caps struct {
 	AtomicClaim bool
 	// Subtasks is true when completing a task checks its open sub-tasks.
 	Subtasks bool
+	// Rescue is true when next and claim-next hand out a task whose agent's
+	// lease ended model.Policy.Grace ago. False where a seed keeps such a
+	// task out of `next` (seed 002: Status stays IN_PROGRESS); there the
+	// sweep puts it back.
+	Rescue bool
 	// Watch is true when the source pushes change hints (it is a Watcher);
 	// false, the hub finds changes by polling alone.
 	Watch bool
@@ -102,7 +107,9 @@ type Caps struct {
 	// WriteCheck is true when CheckWrite can tell without writing.
 	WriteCheck bool
 	// Lacks says, in a person's words, what this configured source cannot
-	// do and why: one line for each capability above that is false.
+	// do and why: one line for each of AtomicClaim, Subtasks, Watch,
+	// Escalation and WriteCheck that is false (Rescue is a seed's protocol,
+	// not a lack: testRescue holds either answer).
 	Lacks []string
 	// ClaimsAnyID is true when a claim of an id the backend has never seen
 	// takes it as a new task (seed 004's lock directories); otherwise such
@@ -235,7 +242,7 @@ func CheckEdit(t *model.Task, e Edit, now time.Time) error {
 	case held && e.Token == "":
 		return model.Errorf(model.CodeConflict, op, t.ID,
 			"the task is claimed by %s: only its holder may update it (give --lock-token)", c.Name)
-	case e.Token != "" && (!c.Held() || c.Token != e.Token):
+	case e.Token != "" && !model.TokenCurrent(t, e.Token, now):
 		return Lost(op, t.ID)
 	case held && e.State != model.StateUnknown:
 		return model.Errorf(model.CodeMisconfigured, op, t.ID,

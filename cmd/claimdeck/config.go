@@ -23,6 +23,7 @@ type Config struct {
 	Escalation LadderConfig   `mapstructure:"escalation" json:"escalation"`
 	Mesh       MeshConfig     `mapstructure:"mesh" json:"mesh"`
 	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
+	Grace      time.Duration  `mapstructure:"grace" json:"grace"`
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
 	// MetricsListen serves Prometheus metrics from the dashboard (and the
 	// demo) at this address, as `claimdeck metrics --listen` does.
@@ -102,6 +103,7 @@ func (c *Config) Policy() model.Policy {
 	return model.Policy{
 		Lease:          c.Lease,
 		HeartbeatEvery: c.Heartbeat,
+		Grace:          c.Grace,
 		Ladder: model.Ladder{
 			Stale: c.Escalation.StaleAfter, Urgent: c.Escalation.UrgentAfter,
 			Notify: c.Escalation.NotifyAfter, Escalate: c.Escalation.EscalateAfter,
@@ -144,6 +146,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("read_only", false)
 	v.SetDefault("audit_log", filepath.Join(dataDir(), "audit.jsonl"))
 	v.SetDefault("lease", p.Lease)
+	v.SetDefault("grace", p.Grace)
 	v.SetDefault("heartbeat_every", p.HeartbeatEvery)
 	v.SetDefault("metrics_listen", "")
 	v.SetDefault("escalation.stale_after", p.Ladder.Stale)
@@ -235,6 +238,9 @@ func (c *Config) validate() error {
 	}
 	if c.Lease <= 0 {
 		problems = append(problems, "lease must be positive")
+	}
+	if c.Grace <= 0 {
+		problems = append(problems, "grace must be positive: how long a dead holder's expired lease waits before its task is rescued")
 	}
 	problems = append(problems, c.Mesh.problems()...)
 	if len(problems) > 0 {

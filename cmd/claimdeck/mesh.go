@@ -211,6 +211,14 @@ type markJSON struct {
 	Error   string `json:"error,omitempty"`
 }
 
+type rescueJSON struct {
+	Source  string `json:"source"`
+	Task    string `json:"task"`
+	Holder  string `json:"dead_holder"`
+	Applied bool   `json:"applied"`
+	Error   string `json:"error,omitempty"`
+}
+
 type deliveryJSON struct {
 	Source string `json:"source"`
 	Task   string `json:"task"`
@@ -253,12 +261,23 @@ func sweepResult(rep mesh.SweepReport, swept []string, dryRun bool) (map[string]
 		}
 		deliveries = append(deliveries, j)
 	}
+	rescues := []rescueJSON{}
+	for _, r := range rep.Rescues {
+		j := rescueJSON{Source: r.Source, Task: r.Task, Holder: r.Holder, Applied: r.Applied}
+		if r.Err != nil {
+			j.Error = r.Err.Error()
+			if model.CodeOf(r.Err) != model.CodeConflict {
+				fail(r.Err) // a CONFLICT is the task changed since the poll: nothing to put back
+			}
+		}
+		rescues = append(rescues, j)
+	}
 	errs := []string{}
 	for _, err := range rep.Errors {
 		errs = append(errs, err.Error())
 		fail(err)
 	}
-	out := map[string]any{"ok": first == nil, "dry_run": dryRun, "sources": swept, "marks": marks, "notifications": deliveries, "errors": errs}
+	out := map[string]any{"ok": first == nil, "dry_run": dryRun, "sources": swept, "marks": marks, "rescues": rescues, "notifications": deliveries, "errors": errs}
 	if first != nil {
 		out["error"] = map[string]string{"code": string(model.CodeOf(first)), "message": first.Error()}
 	}
@@ -278,7 +297,11 @@ be claimed), then urgent, then the mesh is notified ({"message": …,
 to mesh.webhook), then escalated. Claims of nodes the registry records as
 down are stale at once. Every mark is conditional on the claim's lock token,
 and each task is notified once per level, however often sweep runs
-(mesh.record remembers). --dry-run shows what would happen.
+(mesh.record remembers). In sources whose next keeps a dead holder's task
+out of the pool (Notion, seed 002), a claim whose lease ended grace ago is
+put back in the queue instead, conditional on the version read and recorded
+in the task's trail with the dead holder's name ("rescues"). --dry-run shows
+what would happen.
 
 Exit status: 0 when everything applied; 5 when a source could not be read
 or a notification not delivered; 3 for a bad registry or configuration.`,

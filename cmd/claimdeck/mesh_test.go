@@ -28,7 +28,8 @@ const (
 
 // meshCLI is a configuration with one SQLite source and a mesh: ALPHA is
 // a live node with a real webhook, BRAVO is recorded DOWN in the registry,
-// and an extra webhook listens too. The ladder is milliseconds long.
+// and an extra webhook listens too. The ladder and the grace before a
+// rescue are milliseconds long.
 type meshCLI struct {
 	*cli
 	alpha, bravo, extra *mesh.Inbox
@@ -57,7 +58,8 @@ func newMeshCLI(t *testing.T, extraHandler http.Handler) *meshCLI {
 	t.Setenv("CD_TEST_EXTRA_TOKEN", extraToken)
 	m.record = filepath.Join(c.dir, "state", "sweep.json")
 	conf, _ := os.ReadFile(c.conf)
-	conf = append(conf, fmt.Sprintf(`escalation:
+	conf = append(conf, fmt.Sprintf(`grace: 1ms
+escalation:
   stale_after: 1ms
   urgent_after: 2ms
   notify_after: 3ms

@@ -31,6 +31,7 @@ func openNotion(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 		Name: sc.Name, Token: token, DatabaseID: sc.DatabaseID, Preset: sc.Schema, BaseURL: sc.BaseURL,
 		DataSourceID: sc.DataSourceID, DataSource: sc.DataSource, Timeout: sc.Timeout, Budget: sc.CommandBudget,
 		HandoffQueueDB: sc.HandoffQueue, Rate: sc.Rate, Settle: sc.Settle, Lease: firstSet(sc.Lease, cfg.Lease),
+		Grace: cfg.Grace,
 	}
 	if sc.Schema == "custom" || len(sc.Properties) > 0 || len(sc.Statuses) > 0 || len(sc.Optional) > 0 {
 		// A team's own database: a preset (ntask unless schema names

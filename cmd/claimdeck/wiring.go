@@ -27,14 +27,14 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) 
 		path := expand(sc.Path)
 		return sqlstore.Open(ctx, sqlstore.Config{
 			Name: sc.Name, Driver: sc.Kind, Path: path, DSN: dsn, Table: sc.Table, Pool: sc.Pool,
-			Lease: firstSet(sc.Lease, cfg.Lease), SeedTimeout: sc.SeedTimeout,
+			Lease: firstSet(sc.Lease, cfg.Lease), SeedTimeout: sc.SeedTimeout, Grace: cfg.Grace,
 			// claimdeck's own table is made where it may create; a team's table
 			// is changed only by `claimdeck migrate`.
 			Create: create && sc.Kind == "sqlite" && sc.Table == "", MustExist: !create,
 		})
 	case "lockdir":
 		// Seed 004's lease is an hour unless this source says otherwise.
-		return lockdir.Open(lockdir.Config{Name: sc.Name, Path: expand(sc.Path), TasksFile: expand(sc.TasksFile), Lease: sc.Lease, MustExist: !create})
+		return lockdir.Open(lockdir.Config{Name: sc.Name, Path: expand(sc.Path), TasksFile: expand(sc.TasksFile), Lease: sc.Lease, MustExist: !create, Grace: cfg.Grace})
 	case "notion":
 		return openNotion(ctx, cfg, sc)
 	}

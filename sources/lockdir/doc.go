@@ -22,14 +22,20 @@
 //	              a file a claimdeck action displaced (released, taken-over,
 //	              canceled, handed-off, expired, superseded, displaced), kept
 //	              with who, when and why. Never read back as state.
-//	.cd-*         claimdeck's temp and private files; .claimdeck.flock.
+//	.cd-held-{id}.{lock,done,failed,queued}
+//	              a task's file moved aside in the middle of a change. It
+//	              still counts as that file until the change publishes its
+//	              successor, which names it in "replaces"; the next change
+//	              of the task settles one a dead writer left.
+//	.cd-tmp-*     temp files; the scan removes those older than a lease.
+//	.claimdeck.flock the write lock, opened without following links.
 //
 // When several files exist the first of lock, done, failed, queued,
 // archived done, archived failed decides the state; the tasks file only
 // adds the tasks nobody has touched yet (Queued) and the title, priority
 // and class the seed's files lack. Extra JSON fields are claimdeck's
 // (title, priority, class, lock_token, holder_kind, run_id, node, escalation,
-// artifacts, unblock_action, next_check_at, reservation, history) or
+// artifacts, unblock_action, next_check_at, reservation, history, replaces) or
 // anybody's, and are kept when claimdeck rewrites a file; the seed's
 // fields keep their meaning, and every file keeps task_id, agent and
 // claimed_at or completed_at, which the seed's status listing reads.
@@ -56,14 +62,16 @@
 // process dies. Within it:
 //
 //   - claim re-reads the task, writes a private temp file and link()s it to
-//     {id}.lock; EEXIST is CONFLICT. An expired lock is first renamed to a
-//     private name and re-read: only if it is byte for byte the lock judged
-//     expired does it go to archive/; anything else is linked back.
+//     {id}.lock; EEXIST is CONFLICT. A dead holder's lock (a rescue, a grace
+//     after its lease ended) is first moved to its held name and re-read:
+//     only if it is byte for byte the lock judged dead is the new lock
+//     published, and then the old one goes to archive/; anything else is
+//     linked back.
 //   - heartbeat checks the token, writes a temp file, checks the lock's
 //     inode, size and mtime once more and renames the temp file over it, so
 //     the name is never empty (an empty name would look like a free task).
 //   - complete, block, review, cancel, fail and an agent's hand-off rename
-//     the lock to a private name, check the token there, and only then
+//     the lock to its held name, check the token there, and only then
 //     publish the .done or .failed with link(), which never overwrites (an
 //     older marker of the task goes to archive/ first), or the .queued,
 //     claimdeck's own file, by rename. A lock that turns out not to be the
@@ -86,11 +94,13 @@
 //     landing between claimdeck's last check and its rename in heartbeat
 //     (microseconds) is overwritten, as seed writers overwrite each other.
 //   - While complete or a human action has moved the lock aside and not yet
-//     linked the new file, the task has neither: a reader that does not
-//     take the lock (Poll, Get, Next, or a seed agent) sees it queued for
-//     those microseconds. A claimdeck claim waits for the lock and sees the
-//     result, which is why the lock is needed: without it eight processes
-//     double-claimed hundreds of tasks through exactly this gap.
+//     linked the new file, claimdeck's readers find the held file and read
+//     the task as still claimed, and so they do if the writer dies there;
+//     the seed's snippets, which skip hidden files, see no lock for those
+//     microseconds (or, after a crash, until the next claimdeck change of
+//     the task puts it back).
+//   - archive/ that is a link is not written through: files that would go
+//     there stay where they are (a held file then stays, spent).
 //   - flock between hosts works on NFS only through its lock manager
 //     (Linux maps flock onto POSIX locks there); on a share without one,
 //     the gap above is open to claimdeck processes on other hosts too.

@@ -117,7 +117,7 @@ func (s *Source) rewrite(op, id string, change func(cur *model.Task, rec *record
 	if err := refuseID(op, id); err != nil {
 		return nil, err
 	}
-	unlock, err := s.lock(op)
+	unlock, err := s.lockTask(op, id)
 	if err != nil {
 		return nil, err
 	}

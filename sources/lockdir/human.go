@@ -85,11 +85,19 @@ func (s *Source) retire(sz *seized, why string, ev model.Event) {
 	s.toArchive(sz.priv, sz.cur.ID, why)
 }
 
+// publishArchive writes data as a new file in archive/: written beside
+// the locks, then moved in through the archive directory itself, never
+// through a link.
 func (s *Source) publishArchive(data []byte, id, why string) error {
-	if err := os.MkdirAll(s.archive, 0o755); err != nil {
+	tmp, err := writeTemp(s.dir, data)
+	if err != nil {
 		return err
 	}
-	return s.publish(data, s.archiveName(id, why))
+	if err := s.intoArchive(tmp, id, why); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 func (s *Source) event(action string, h sources.Human, cur *model.Task) model.Event {
@@ -111,7 +119,7 @@ func (s *Source) act(action model.Action, why, id string, h sources.Human,
 // actChecked is act with its own check of the task as read.
 func (s *Source) actChecked(op, why, id string, h sources.Human, check func(cur *model.Task) error,
 	shape func(rec *record, ev *model.Event), publish func(data []byte) error) (*model.Task, error) {
-	unlock, err := s.lock(op)
+	unlock, err := s.lockTask(op, id)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +130,9 @@ func (s *Source) actChecked(op, why, id string, h sources.Human, check func(cur 
 	}
 	ev := s.event(op, h, sz.cur)
 	rec := recordFor(sz.cur)
+	if sz.file != nil {
+		rec.Replaces = sz.file.version
+	}
 	shape(rec, &ev)
 	rec.addEvent(ev)
 	if err := publish(rec.marshal()); err != nil {
@@ -188,7 +199,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 	if err := refuseID(op, id); err != nil {
 		return nil, err
 	}
-	unlock, err := s.lock(op)
+	unlock, err := s.lockTask(op, id)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +208,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 	if err != nil {
 		return nil, err
 	}
-	lk := s.holderLock(id, h.Token)
+	lk := s.currentLock(id, h.Token)
 	if cur == nil || lk == nil || slot[kindLock] == nil || slot[kindLock].version != lk.version {
 		return nil, sources.Lost(op, id)
 	}
@@ -209,13 +220,14 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 		return nil, sources.Lost(op, id)
 	}
 	rec := recordFor(cur)
-	rec.Status, rec.Reservation = "queued", res
+	rec.Status, rec.Reservation, rec.Replaces = "queued", res, lk.version
 	rec.addEvent(model.Event{At: s.now(), Actor: h.Actor, Action: op, Reason: h.Reason, Detail: "by the holder " + cur.Claim.Name + "; reserved for " + res.For})
 	if err := s.replace(rec.marshal(), s.path(id, kindQueued)); err != nil {
 		s.restore(priv, lk.path, id)
 		return nil, sources.StorageErr(op, id, err)
 	}
 	os.Remove(priv)
+	afterStep("held removed")
 	return s.reread(op, id)
 }
 

@@ -36,7 +36,13 @@ type Config struct {
 	// Lease is granted on claim and heartbeat when the request names none,
 	// and is assumed for lock files without expires_at. Zero means 1 h.
 	Lease time.Duration
-	// Now replaces the clock in tests.
+	// Grace is how long an agent's expired lease waits before claim-next
+	// rescues the task (default model.DefaultPolicy().Grace).
+	Grace time.Duration
+	// Now replaces the clock in tests. A source given one judges leases by
+	// it alone: the rule that ends a lease a whole lease after its file
+	// last changed reads the file's mtime, which is on the kernel's clock,
+	// and applies only where the source reads that clock too.
 	Now func() time.Time
 }
 
@@ -83,9 +89,21 @@ func (k kind) versionOf(data []byte) string {
 // locks moved aside): hidden, so the seed's `*.lock` globs never see them.
 const privatePrefix = ".cd-"
 
+// heldPrefix starts a file moved aside in the middle of a change: the
+// task's own file, named after it (see heldPath).
+const heldPrefix = privatePrefix + "held-"
+
+// tempPrefix starts a file being written before it is published.
+const tempPrefix = privatePrefix + "tmp-"
+
+// afterStep is called after every step of a multi-step change; tests set it
+// to kill the process there and check what the directory reads as.
+var afterStep = func(step string) {}
+
 // Source is a seed 004 lock directory.
 type Source struct {
 	cfg      Config
+	kernel   bool // cfg.Now is the real clock: file mtimes can be compared with it
 	dir      string
 	archive  string
 	instance string
@@ -117,7 +135,11 @@ func Open(cfg Config) (*Source, error) {
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultLease
 	}
-	if cfg.Now == nil {
+	if cfg.Grace <= 0 {
+		cfg.Grace = model.DefaultPolicy().Grace
+	}
+	kernel := cfg.Now == nil
+	if kernel {
 		cfg.Now = time.Now
 	}
 	dir, err := filepath.Abs(cfg.Path)
@@ -137,7 +159,7 @@ func Open(cfg Config) (*Source, error) {
 	if tasks == "" {
 		tasks = filepath.Join(dir, "tasks.json")
 	}
-	s := &Source{cfg: cfg, dir: dir, archive: filepath.Join(dir, "archive"), instance: randomHex(6)}
+	s := &Source{cfg: cfg, kernel: kernel, dir: dir, archive: filepath.Join(dir, "archive"), instance: randomHex(6)}
 	s.tasks.path = tasks
 	s.view.init()
 	if err := s.loadTasks(); err != nil {
@@ -149,10 +171,11 @@ func Open(cfg Config) (*Source, error) {
 // Name is the configured source name.
 func (s *Source) Name() string { return s.cfg.Name }
 
-// Caps: claims are atomic (link) and take any id as a new task, changes
-// are pushed (fsnotify), there are no sub-tasks.
+// Caps: claims are atomic (link) and take any id as a new task, dead
+// holders' tasks are rescued, changes are pushed (fsnotify), there are no
+// sub-tasks.
 func (s *Source) Caps() sources.Caps {
-	return sources.Caps{AtomicClaim: true, ClaimsAnyID: true, Watch: true, Escalation: true, WriteCheck: true,
+	return sources.Caps{AtomicClaim: true, Rescue: true, ClaimsAnyID: true, Watch: true, Escalation: true, WriteCheck: true,
 		Lacks: []string{"sub-tasks: a lock directory records no parent task"}}
 }
 
@@ -170,6 +193,13 @@ func (s *Source) Close() error {
 }
 
 func (s *Source) now() time.Time { return s.cfg.Now().UTC() }
+
+// heldPath is where a task's file of kind k waits while a change moves it
+// aside: one name per task and kind, so a reader finds it with one lstat,
+// and until the change is published it still counts as that file.
+func (s *Source) heldPath(id string, k kind) string {
+	return filepath.Join(s.dir, heldPrefix+id+k.suffix())
+}
 
 // path is where a task's file of kind k lives.
 func (s *Source) path(id string, k kind) string {
@@ -210,7 +240,12 @@ func refuseID(op, id string) error {
 func (s *Source) lock(op string) (func(), error) {
 	s.writeMu.Lock()
 	if s.lockFile == nil {
-		f, err := os.OpenFile(filepath.Join(s.dir, ".claimdeck.flock"), os.O_RDWR|os.O_CREATE, 0o644)
+		p := filepath.Join(s.dir, ".claimdeck.flock")
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		if errors.Is(err, syscall.ELOOP) {
+			s.writeMu.Unlock()
+			return nil, model.Errorf(model.CodeMisconfigured, op, "", "%s is a symbolic link; links are not followed in a lock directory: remove it", p)
+		}
 		if err != nil {
 			s.writeMu.Unlock()
 			return nil, sources.StorageErr(op, "", err)
@@ -234,6 +269,62 @@ func (s *Source) lock(op string) (func(), error) {
 	}, nil
 }
 
+// lockTask takes the write lock for a change of one task, and first
+// finishes what a process that died in the middle of changing it left
+// behind: holding the lock, no live writer is mid-change.
+func (s *Source) lockTask(op, id string) (func(), error) {
+	unlock, err := s.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	s.recover(id)
+	return unlock, nil
+}
+
+// recover settles the files a dead writer left moved aside for a task. A
+// held file that a published file replaces is spent: to archive/, never
+// deleted. Otherwise the change never got published and the held file goes
+// back to its name; if that name has been taken since, to archive/.
+func (s *Source) recover(id string) {
+	var live []*fileState
+	for k := kindLock; k <= kindQueued; k++ {
+		held := s.heldPath(id, k)
+		fi, err := os.Lstat(held)
+		if err != nil {
+			continue // the usual case: one lstat per kind, nothing to settle
+		}
+		fs := readFile(held, k, fi)
+		if fs == nil {
+			continue
+		}
+		if live == nil {
+			for lk := kindLock; lk <= kindQueued; lk++ {
+				if f := readFile(s.path(id, lk), lk, nil); f != nil {
+					live = append(live, f)
+				}
+			}
+		}
+		switch {
+		case replaced(fs, live):
+			s.toArchive(held, id, "recovered")
+		case os.Link(held, s.path(id, k)) == nil:
+			os.Remove(held)
+		default:
+			s.toArchive(held, id, "displaced")
+		}
+	}
+}
+
+// replaced reports whether one of files was made from fs.
+func replaced(fs *fileState, files []*fileState) bool {
+	for _, f := range files {
+		if f != nil && f != fs && f.rec.Replaces != "" && f.rec.Replaces == fs.version {
+			return true
+		}
+	}
+	return false
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
@@ -244,7 +335,7 @@ func randomHex(n int) string {
 // Plain system calls: an os.File would also register with the poller, a
 // system call a claim does not need.
 func writeTemp(dir string, data []byte) (string, error) {
-	p := filepath.Join(dir, privatePrefix+"tmp-"+randomHex(8))
+	p := filepath.Join(dir, tempPrefix+randomHex(8))
 	fd, err := syscall.Open(p, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
 		return "", &os.PathError{Op: "create", Path: p, Err: err}
@@ -304,7 +395,11 @@ func (s *Source) publish(data []byte, dst string) error {
 	if err != nil {
 		return err
 	}
+	afterStep("temp written")
 	err = os.Link(tmp, dst)
+	if err == nil {
+		afterStep("published")
+	}
 	os.Remove(tmp)
 	if errors.Is(err, os.ErrExist) {
 		return errExist
@@ -319,10 +414,12 @@ func (s *Source) replace(data []byte, dst string) error {
 	if err != nil {
 		return err
 	}
+	afterStep("temp written")
 	if err := os.Rename(tmp, dst); err != nil {
 		os.Remove(tmp)
 		return err
 	}
+	afterStep("replaced")
 	return nil
 }
 

@@ -24,7 +24,7 @@ func (s *Source) MarkEscalation(ctx context.Context, id, token string, level mod
 	if level <= model.LevelNone || level > model.LevelEscalated {
 		return model.Errorf(model.CodeMisconfigured, op, id, "escalation level %d is not on the ladder", int(level))
 	}
-	unlock, err := s.lock(op)
+	unlock, err := s.lockTask(op, id)
 	if err != nil {
 		return err
 	}
@@ -63,11 +63,12 @@ func (s *Source) replaceHeld(op, id string, lk *fileState, rec *record) error {
 // replaceUnchanged writes data over the file fs was read from, by rename,
 // only if the file is still that version; replaced is false when it has
 // changed since, and nothing is written.
-func (s *Source) replaceUnchanged(fs *fileState, data []byte) (replaced bool, err error) {
+func (s *Source) replaceUnchanged(fs *fileState, data []byte) (done bool, err error) {
 	tmp, err := writeTemp(s.dir, data)
 	if err != nil {
 		return false, err
 	}
+	afterStep("temp written")
 	if fi, err := os.Lstat(fs.path); err != nil || sigOf(fi) != fs.sig {
 		os.Remove(tmp)
 		return false, nil
@@ -76,5 +77,6 @@ func (s *Source) replaceUnchanged(fs *fileState, data []byte) (replaced bool, er
 		os.Remove(tmp)
 		return false, err
 	}
+	afterStep("replaced")
 	return true, nil
 }

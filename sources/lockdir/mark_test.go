@@ -19,7 +19,8 @@ import (
 func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	src, err := Open(Config{Name: "locks", Path: dir, Lease: time.Hour})
+	clock := time.Now()
+	src, err := Open(Config{Name: "locks", Path: dir, Lease: time.Hour, Now: func() time.Time { return clock }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,9 +72,13 @@ func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 		t.Error("a lower mark rewrote the lock file")
 	}
 
+	if _, err := src.Claim(ctx, "apply-prod", sources.ClaimRequest{Agent: "charlie-1", Node: "CHARLIE"}); !errors.Is(err, model.ErrConflict) {
+		t.Fatalf("a claim within the grace after the mark = %v, want CONFLICT", err)
+	}
+	clock = clock.Add(model.DefaultPolicy().Grace)
 	taken, err := src.Claim(ctx, "apply-prod", sources.ClaimRequest{Agent: "charlie-1", Node: "CHARLIE"})
 	if err != nil {
-		t.Fatalf("the marked claim is not claimable: %v", err)
+		t.Fatalf("the marked claim is not claimable a grace after the mark: %v", err)
 	}
 	if taken.Escalated != model.LevelNone {
 		t.Errorf("the new claim inherits level %s", taken.Escalated)

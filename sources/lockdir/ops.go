@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -116,7 +117,7 @@ func (s *Source) appendTask(w wireEntry) error {
 	return s.tasks.appended(data, w)
 }
 
-// Claim takes a task model.Claimable allows, breaking an expired lease.
+// Claim takes a task model.Claimable allows, breaking a dead holder's lock.
 func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
 	if err := c.Check("claim", id); err != nil {
 		return nil, err
@@ -134,11 +135,11 @@ func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (
 	defer unlock()
 	// Seed 004's agents claim any id they are given: a tasks file adds a
 	// queue, it does not restrict claims.
-	return s.claimLocked("claim", id, c, model.Claimable, true)
+	return s.claimLocked("claim", id, c, true)
 }
 
-// ClaimNext claims the first task in pull order that is eligible for the
-// agent. A task someone else wins in the meantime is skipped.
+// ClaimNext claims the first task in pull order that model.Claimable allows
+// the agent. A task someone else wins in the meantime is skipped.
 func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
 	if err := c.Check("claim", ""); err != nil {
 		return nil, err
@@ -153,7 +154,7 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 	now := s.now()
 	var cands []*model.Task
 	for _, t := range tasks {
-		if model.EligibleFor(t, c.Agent, now) {
+		if model.Claimable(t, c.Agent, now, s.cfg.Grace) {
 			cands = append(cands, t)
 		}
 	}
@@ -166,7 +167,7 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 		if err != nil {
 			return nil, err
 		}
-		got, err := s.claimLocked("claim-next", t.ID, c, model.EligibleFor, false)
+		got, err := s.claimLocked("claim-next", t.ID, c, false)
 		unlock()
 		if errors.Is(err, errGone) || model.CodeOf(err) == model.CodeConflict {
 			continue
@@ -176,12 +177,13 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 	return nil, nil
 }
 
-// claimLocked claims under the write lock: re-read, check, break an expired
-// lock, then link the new lock into place. EEXIST means someone outside
-// claimdeck's lock (a seed snippet) got there first. With adopt, an id the
-// directory has never seen is claimed as a new queued task; without, it is
-// errGone.
-func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func(*model.Task, string, time.Time) bool, adopt bool) (*model.Task, error) {
+// claimLocked claims under the write lock: settle what a dead writer left,
+// re-read, check, break a dead holder's lock, then link the new lock into
+// place. EEXIST means someone outside claimdeck's lock (a seed snippet) got
+// there first. With adopt, an id the directory has never seen is claimed as
+// a new queued task; without, it is errGone.
+func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, adopt bool) (*model.Task, error) {
+	s.recover(id)
 	cur, slot, err := s.readTask(id)
 	if err != nil {
 		return nil, err
@@ -193,7 +195,7 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 		cur = s.assemble(id, slot, nil)
 	}
 	now := s.now()
-	if !allowed(cur, c.Agent, now) {
+	if !model.Claimable(cur, c.Agent, now, s.cfg.Grace) {
 		return nil, conflict(op, id, cur, "%s", whyNot(cur, c.Agent, now))
 	}
 	lease := c.Lease
@@ -204,10 +206,15 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 	rec.Agent, rec.RunID, rec.Node = c.Agent, c.RunID, c.Node
 	rec.ClaimedAt, rec.ExpiresAt = now, now.Add(lease)
 	rec.LockToken, rec.HolderKind = uuid.NewString(), model.HolderAgent.String()
-	ev := model.Event{At: now, Actor: c.Agent, Action: "claim", Detail: "run " + c.RunID}
+	ev := model.ClaimEvent(cur, c.Agent, now)
+	if c.RunID != "" {
+		ev.Detail = strings.TrimPrefix(ev.Detail+"; run "+c.RunID, "; ")
+	}
+	broken := ""
 	if lk := slot[kindLock]; lk != nil {
-		// An expired lease: move the old lock aside and make sure it is still
-		// the one judged expired before anyone can link a new one.
+		// A dead holder's lease: move the old lock aside and make sure it is
+		// still the one judged dead before anyone can link a new one. Until
+		// the new lock is published, the held one is still the lock.
 		priv, ok, err := s.takeVerified(id, lk)
 		if err != nil {
 			return nil, sources.StorageErr(op, id, err)
@@ -215,8 +222,14 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 		if !ok {
 			return nil, s.freshConflict(op, id, "the expired lock changed while it was being broken")
 		}
-		s.toArchive(priv, id, "expired")
-		ev.Detail += "; broke the expired lock of " + lk.rec.Agent
+		broken, rec.Replaces = priv, lk.version
+		defer func() {
+			if _, err := os.Lstat(s.path(id, kindLock)); err == nil {
+				s.toArchive(broken, id, "expired")
+			} else {
+				s.restore(broken, lk.path, id)
+			}
+		}()
 	}
 	rec.addEvent(ev)
 	data := rec.marshal()
@@ -228,6 +241,7 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, allowed func
 	}
 	if q := slot[kindQueued]; q != nil {
 		os.Remove(q.path) // its reservation is used up; its history lives on in the lock
+		afterStep("queued marker removed")
 		slot[kindQueued] = nil
 	}
 	return s.written(op, id, slot, kindLock, data)
@@ -272,10 +286,25 @@ func (s *Source) lost(op, id string) error {
 	return sources.Lost(op, id)
 }
 
-// holderLock reads the lock and checks the token; nil means LOST_LOCK.
+// holderLock reads the lock and checks that it carries token; nil means
+// LOST_LOCK. It says nothing of the lease: see currentLock.
 func (s *Source) holderLock(id, token string) *fileState {
 	lk := readFile(s.path(id, kindLock), kindLock, nil)
 	if lk == nil || lk.problem != "" || token == "" || lk.rec.LockToken != token {
+		return nil
+	}
+	return lk
+}
+
+// currentLock is holderLock for a holder's own write: the token must also
+// still be current (model.TokenCurrent), its lease running.
+func (s *Source) currentLock(id, token string) *fileState {
+	lk := s.holderLock(id, token)
+	if lk == nil {
+		return nil
+	}
+	held := &model.Task{State: model.StateClaimed, Claim: s.claimOf(lk.rec, lk.mtime)}
+	if !model.TokenCurrent(held, token, s.now()) {
 		return nil
 	}
 	return lk
@@ -291,12 +320,12 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	if err := refuseID("heartbeat", id); err != nil {
 		return nil, err
 	}
-	unlock, err := s.lock("heartbeat")
+	unlock, err := s.lockTask("heartbeat", id)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	lk := s.holderLock(id, token)
+	lk := s.currentLock(id, token)
 	if lk == nil {
 		return nil, s.lost("heartbeat", id)
 	}
@@ -343,12 +372,12 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if err := refuseID(fin.action, id); err != nil {
 		return nil, err
 	}
-	unlock, err := s.lock(fin.action)
+	unlock, err := s.lockTask(fin.action, id)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	lk := s.holderLock(id, token)
+	lk := s.currentLock(id, token)
 	if lk == nil {
 		return nil, s.lost(fin.action, id)
 	}
@@ -361,7 +390,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	}
 	now := s.now()
 	rec := lk.rec.clone()
-	rec.LockToken = ""
+	rec.LockToken, rec.Replaces = "", lk.version
 	rec.Status, rec.Reason, rec.UnblockAction, rec.NextCheckAt, rec.Artifacts = fin.status, o.Reason, o.UnblockAction, o.NextCheckAt, o.Artifacts
 	if fin.kind == kindDone {
 		rec.CompletedAt = now
@@ -374,6 +403,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		return nil, sources.StorageErr(fin.action, id, err)
 	}
 	os.Remove(priv) // our own lock, verified, its content carried into the marker
+	afterStep("held removed")
 	return s.reread(fin.action, id)
 }
 
@@ -397,16 +427,17 @@ func (s *Source) publishFinal(data []byte, id string, k kind) error {
 	}
 }
 
-// takeVerified renames a file to a private name and checks that what it
+// takeVerified moves a file aside to its held name and checks that what it
 // moved is the version it read. If not, it puts the file back.
 func (s *Source) takeVerified(id string, fs *fileState) (string, bool, error) {
-	priv := filepath.Join(filepath.Dir(fs.path), privatePrefix+"held-"+randomHex(8))
+	priv := s.heldPath(id, fs.kind)
 	if err := os.Rename(fs.path, priv); err != nil {
 		if os.IsNotExist(err) {
 			return "", false, nil
 		}
 		return "", false, err
 	}
+	afterStep("moved aside")
 	if got := readFile(priv, fs.kind, nil); got != nil && got.version == fs.version {
 		return priv, true, nil
 	}
@@ -435,7 +466,28 @@ func (s *Source) archiveName(id, why string) string {
 // written the file stays where it is: a private file stays private, a live
 // marker stays live, nothing is lost.
 func (s *Source) toArchive(src, id, why string) {
-	if err := os.MkdirAll(s.archive, 0o755); err == nil {
-		_ = os.Rename(src, s.archiveName(id, why))
-	}
+	_ = s.intoArchive(src, id, why)
 }
+
+// intoArchive moves src into archive/ under a fresh name. archive/ is
+// opened without following links, and the move goes through that open
+// directory: an archive that is a symbolic link (to anywhere) is refused,
+// and nothing is written outside the lock directory.
+func (s *Source) intoArchive(src, id, why string) error {
+	if err := os.Mkdir(s.archive, 0o755); err != nil && !os.IsExist(err) {
+		return err
+	}
+	fd, err := syscall.Open(s.archive, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: s.archive, Err: fmt.Errorf("%w (archive/ must be a directory, not a link)", err)}
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Renameat(atCWD, src, fd, filepath.Base(s.archiveName(id, why))); err != nil {
+		return &os.LinkError{Op: "rename", Old: src, New: s.archive, Err: err}
+	}
+	afterStep("archived")
+	return nil
+}
+
+// atCWD is AT_FDCWD: src paths are absolute, so the directory is unused.
+const atCWD = -100

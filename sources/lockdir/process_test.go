@@ -20,13 +20,16 @@ import (
 // The test binary doubles as a worker process: with LOCKDIR_WORKER set it
 // drains the directory named by LOCKDIR_DIR instead of running tests, and
 // with LOCKDIR_WRITER set it writes lock files on request (the benchmark of
-// watch latency).
+// watch latency), and with LOCKDIR_CRASH set it runs one change and is
+// killed in the middle (crash_test.go).
 func TestMain(m *testing.M) {
 	switch {
 	case os.Getenv("LOCKDIR_WORKER") != "":
 		os.Exit(drain(os.Getenv("LOCKDIR_DIR"), os.Getenv("LOCKDIR_WORKER")))
 	case os.Getenv("LOCKDIR_WRITER") != "":
 		os.Exit(writeOnRequest(os.Getenv("LOCKDIR_DIR")))
+	case os.Getenv("LOCKDIR_CRASH") != "":
+		os.Exit(crashChild())
 	}
 	os.Exit(m.Run())
 }

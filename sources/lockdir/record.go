@@ -54,6 +54,10 @@ type record struct {
 	CreatedAt     time.Time
 	Reservation   *wireReservation
 	History       []wireEvent
+	// Replaces is the version of the file this one was made from (a lock
+	// completed into a .done, a claim broken by a rescue): once this file
+	// is published, that one is spent even if a crash left it behind.
+	Replaces string
 
 	extra map[string]json.RawMessage
 }
@@ -158,6 +162,7 @@ func parseLockVia(data []byte, split bool) (*record, string) {
 	str("unblock_action", &r.UnblockAction)
 	when("next_check_at", &r.NextCheckAt)
 	str("artifacts", &r.Artifacts)
+	str("replaces", &r.Replaces)
 	when("created_at", &r.CreatedAt)
 	if raw, _, ok := fields.take("priority"); ok {
 		p, err := parsePriority(raw)
@@ -573,6 +578,7 @@ func (r *record) marshal() []byte {
 	putT("next_check_at", r.NextCheckAt)
 	putS("artifacts", r.Artifacts)
 	putT("created_at", r.CreatedAt)
+	putS("replaces", r.Replaces)
 	if r.Reservation != nil {
 		put("reservation", r.Reservation)
 	}

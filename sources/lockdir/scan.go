@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -76,15 +77,22 @@ func (s *Source) scan(asked time.Time) error {
 		id   string
 		kind kind
 		path string
+		held bool // moved aside by a change (heldPath)
 		fs   *fileState
 	}
 	var all []found
+	var temps []string
 	add := func(dir, name string, k kind) {
-		if id := strings.TrimSuffix(name, k.suffix()); id != "" && !strings.HasPrefix(name, ".") {
-			all = append(all, found{id: id, kind: k, path: dir + string(os.PathSeparator) + name})
+		base, held := strings.CutPrefix(name, heldPrefix)
+		if id := strings.TrimSuffix(base, k.suffix()); id != "" && !strings.HasPrefix(base, ".") && (!held || dir == s.dir) {
+			all = append(all, found{id: id, kind: k, path: dir + string(os.PathSeparator) + name, held: held})
 		}
 	}
 	if err := eachName(s.dir, func(name string) {
+		if strings.HasPrefix(name, tempPrefix) {
+			temps = append(temps, name)
+			return
+		}
 		for _, k := range []kind{kindLock, kindDone, kindFailed, kindQueued} {
 			if strings.HasSuffix(name, k.suffix()) {
 				add(s.dir, name, k)
@@ -134,9 +142,12 @@ func (s *Source) scan(asked time.Time) error {
 			slot = new([numKinds]*fileState)
 			perID[f.id] = slot
 		}
-		slot[f.kind] = f.fs
+		if !f.held || slot[f.kind] == nil || isHeld(slot[f.kind].path) {
+			slot[f.kind] = f.fs // a file under its own name beats a held one
+		}
 	}
 	s.view.files = files
+	s.removeStaleTemps(temps)
 
 	seen := make(map[string]bool, len(perID)+len(entries))
 	update := func(id string, slot *[numKinds]*fileState) {
@@ -219,8 +230,25 @@ func eachName(dir string, fn func(string)) error {
 	}
 }
 
+// isHeld says whether path is a file moved aside by a change.
+func isHeld(path string) bool { return strings.HasPrefix(filepath.Base(path), heldPrefix) }
+
+// removeStaleTemps removes temp files older than a lease: whoever was
+// writing them died before publishing (a live writer publishes within
+// milliseconds). Anything else about them is left alone.
+func (s *Source) removeStaleTemps(names []string) {
+	cutoff := time.Now().Add(-s.cfg.Lease)
+	for _, name := range names {
+		p := filepath.Join(s.dir, name)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(cutoff) {
+			os.Remove(p)
+		}
+	}
+}
+
 // readTask reads one task fresh from disk: the few files its id can have,
-// and its tasks-file entry. nil means the directory knows no such task.
+// and its tasks-file entry. nil means the directory knows no such task. A
+// file a change has moved aside still counts until the change publishes.
 func (s *Source) readTask(id string) (*model.Task, *[numKinds]*fileState, error) {
 	byID, _, err := s.entries()
 	if err != nil {
@@ -229,7 +257,11 @@ func (s *Source) readTask(id string) (*model.Task, *[numKinds]*fileState, error)
 	slot := new([numKinds]*fileState)
 	found := false
 	for k := kind(0); k < numKinds; k++ {
-		if fs := readFile(s.path(id, k), k, nil); fs != nil {
+		fs := readFile(s.path(id, k), k, nil)
+		if fs == nil && k <= kindQueued {
+			fs = readFile(s.heldPath(id, k), k, nil)
+		}
+		if fs != nil {
 			slot[k] = fs
 			found = true
 		}
@@ -239,6 +271,19 @@ func (s *Source) readTask(id string) (*model.Task, *[numKinds]*fileState, error)
 		return nil, slot, nil
 	}
 	return s.assemble(id, slot, e), slot, nil
+}
+
+// unspent is slot without the files another file of the task replaces
+// (record.Replaces): what a change left behind when its process died after
+// publishing.
+func unspent(slot *[numKinds]*fileState) *[numKinds]*fileState {
+	out := *slot
+	for k, fs := range slot {
+		if fs != nil && replaced(fs, slot[:]) {
+			out[k] = nil
+		}
+	}
+	return &out
 }
 
 // deciding is the file that decides a task's state, or nil for a task that
@@ -260,7 +305,7 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 		t.CreatedAt, t.EditedAt = e.CreatedAt, e.CreatedAt
 		t.Version, t.Problem = e.version, e.Problem
 	}
-	fs := deciding(slot)
+	fs := deciding(unspent(slot))
 	if fs == nil {
 		return t
 	}
@@ -342,7 +387,9 @@ var (
 // claimOf reads the claim of a lock file. The lease ends at the earlier of
 // expires_at and a whole lease after the file last changed on this host's
 // clock (the Kubernetes Lease rule): a writer whose clock runs far ahead,
-// or an expires_at in the next century, cannot hold a task forever.
+// or an expires_at in the next century, cannot hold a task forever. A
+// source on a Config.Now clock has no common frame with the kernel's mtimes
+// and judges by the file's times alone.
 func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 	c := model.Claim{
 		Holder: model.HolderAgent, Name: r.Agent, RunID: r.RunID, Node: r.Node, Token: r.LockToken,
@@ -363,7 +410,7 @@ func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 	} else if !alive.IsZero() && exp.After(alive) {
 		lease = exp.Sub(alive)
 	}
-	if quiet := mtime.Add(lease); !mtime.IsZero() && quiet.Before(exp) {
+	if quiet := mtime.Add(lease); s.kernel && !mtime.IsZero() && quiet.Before(exp) {
 		exp = quiet
 	}
 	c.Expires = exp
@@ -440,11 +487,11 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	return t, nil
 }
 
-// Next is the first task in pull order eligible for agent.
+// Next is the first task in pull order model.Claimable allows agent.
 func (s *Source) Next(ctx context.Context, agent string) (*model.Task, error) {
 	tasks, err := s.snapshot()
 	if err != nil {
 		return nil, err
 	}
-	return model.Next(tasks, agent, s.now()), nil
+	return model.Next(tasks, agent, s.now(), s.cfg.Grace), nil
 }

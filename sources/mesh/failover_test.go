@@ -62,7 +62,7 @@ func (n *servedNode) config() NodeConfig {
 // runs, including BRAVO, told its backlog once it answers again.
 func TestFailoverOverSQLite(t *testing.T) {
 	ctx := context.Background()
-	q, err := sqlstore.Open(ctx, sqlstore.Config{Name: "q", Driver: "sqlite", Path: filepath.Join(t.TempDir(), "q.db"), Create: true})
+	q, err := sqlstore.Open(ctx, sqlstore.Config{Name: "q", Driver: "sqlite", Path: filepath.Join(t.TempDir(), "q.db"), Create: true, Grace: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

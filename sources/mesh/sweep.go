@@ -44,6 +44,7 @@ type Delivery struct {
 type SweepReport struct {
 	Marks      []Mark
 	Deliveries []Delivery
+	Rescues    []Rescue
 	Errors     []error // sources that could not be polled
 }
 
@@ -134,7 +135,11 @@ func (s *Sweeper) act(ctx context.Context, tasks []*model.Task, owners []TaskSou
 	if s.Now != nil {
 		now = s.Now()
 	}
+	rescued := s.rescueDead(ctx, tasks, owners, now, rep)
 	for i, t := range tasks {
+		if rescued[t.Ref()] {
+			continue
+		}
 		level := model.Classify(t, now, s.Policy, mesh).Enforced()
 		if t.Escalated >= model.LevelNotify && level >= model.LevelNotify {
 			// Told before: a target that was DOWN or failed then is told

@@ -74,7 +74,7 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 	}
 	for attempt := 1; ; attempt++ {
 		now := s.now()
-		if !model.Claimable(t, c.Agent, now) {
+		if !model.Claimable(t, c.Agent, now, s.grace) {
 			return nil, s.refuse(op, t, c.Agent, now)
 		}
 		lease := c.Lease
@@ -87,7 +87,11 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 		p.lock(&s.m, model.HolderAgent, c.Agent, c.RunID, token, now, now.Add(lease))
 		p.date(s.m.StartedAt, now)
 		p.option(s.m.HandoffStatus, "claimed")
-		s.appendHistory(p, t, model.Event{At: now, Actor: c.Agent, Action: "claimed"})
+		ev := model.ClaimEvent(t, c.Agent, now)
+		if ev.Action != model.ActionRescue {
+			ev.Action = "claimed" // seed 001's word in handoff_history
+		}
+		s.appendHistory(p, t, ev)
 		_, werr := s.write(withSlot(ctx, slots, 1), t.ID, p)
 		slots = nil
 		if werr != nil && !ambiguous(ctx, werr) {
@@ -122,6 +126,10 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 			e := model.Errorf(model.CodeConflict, op, t.ID, "another claimer wrote after us: the task is held by %s", orDash(got.Claim.Name))
 			e.Current = got
 			return nil, e
+		}
+		if ev.Action == model.ActionRescue {
+			// Seed 002: a claim over a dead lock is noted in the task's comments.
+			return s.audited(ctx, op, got, auditNote(model.ActionRescue, c.Agent, "", ev.Detail, t))
 		}
 		return got, nil
 	}
@@ -220,9 +228,23 @@ func removeTask(tasks []*model.Task, id string) []*model.Task {
 	return tasks
 }
 
-// holder reads the page and checks that token is the current lock token:
-// every holder write is fenced on it (LOST_LOCK otherwise).
+// holder reads the page and checks that token is current
+// (model.TokenCurrent): every holder write is fenced on it (LOST_LOCK
+// otherwise).
 func (s *Source) holder(ctx context.Context, op, id, token string) (*model.Task, error) {
+	t, err := s.claimedWith(ctx, op, id, token)
+	if err != nil {
+		return nil, err
+	}
+	if !model.TokenCurrent(t, token, s.now()) {
+		return nil, s.lost(op, id, t)
+	}
+	return t, nil
+}
+
+// claimedWith reads the page and checks that token names its claim, whether
+// or not the lease still runs: the sweep marks claims that are dead.
+func (s *Source) claimedWith(ctx context.Context, op, id, token string) (*model.Task, error) {
 	t, err := s.page(ctx, op, id)
 	if err != nil {
 		return nil, err

@@ -38,9 +38,11 @@ func TestConformance(t *testing.T) {
 	t.Run("ntask/rate-limit-and-faults", func(t *testing.T) {
 		t.Parallel()
 		sourcetest.Run(t, sourcetest.Harness{
-			New: func(tb testing.TB) sources.Source {
+			NewClocked: func(tb testing.TB, now func() time.Time) sources.Source {
 				emu := newEmulator(tb)
 				db := emu.database(tb, withExtras(presetSchema(PresetNtask), PresetNtask))
+				cfg := emu.config(db, PresetNtask)
+				cfg.Now = now
 				emu.srv.SetRateLimit(notionemu.RateLimit{PerSecond: 400, Burst: 40})
 				// One request in 30 fails with 504, writes after landing;
 				// writes to one page closer than 2 ms collide (409).
@@ -50,7 +52,7 @@ func TestConformance(t *testing.T) {
 				}
 				s := &spread{}
 				for range 16 {
-					s.all = append(s.all, emu.open(tb, emu.config(db, PresetNtask)))
+					s.all = append(s.all, emu.open(tb, cfg))
 				}
 				return s
 			},

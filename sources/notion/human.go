@@ -65,11 +65,17 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if err != nil {
 		return nil, err
 	}
-	note := auditNote(action, h.Actor, h.Reason, detail, t)
-	if err := s.postNote(ctx, id, note); forbidden(err) {
-		got.History = append(got.History, noComments("post", s.fail(op, id, err)))
+	return s.audited(ctx, op, got, auditNote(action, h.Actor, h.Reason, detail, t))
+}
+
+// audited posts the audit note of op, which was applied and left got. An
+// integration that may not post comments is noted in got's history; any
+// other failure is an API_ERROR carrying got.
+func (s *Source) audited(ctx context.Context, op string, got *model.Task, note string) (*model.Task, error) {
+	if err := s.postNote(ctx, got.ID, note); forbidden(err) {
+		got.History = append(got.History, noComments("post", s.fail(op, got.ID, err)))
 	} else if err != nil {
-		e := model.Errorf(model.CodeAPIError, op, id, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, id, err))
+		e := model.Errorf(model.CodeAPIError, op, got.ID, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, got.ID, err))
 		e.Current = got
 		return got, e
 	}

@@ -25,7 +25,7 @@ func (s *Source) MarkEscalation(ctx context.Context, id, token string, level mod
 	if s.m.HandoffStatus == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "the database has no hand-off status property (seed 001's handoff_status) to record escalation in")
 	}
-	t, err := s.holder(ctx, op, id, token)
+	t, err := s.claimedWith(ctx, op, id, token)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,10 @@ func TestMeshHandoffEscalationLadder(t *testing.T) {
 	if _, err := src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "SANDMAN"}); model.CodeOf(err) != model.CodeConflict {
 		t.Fatalf("a live claim must not be taken over: %v", err)
 	}
+	// The marks are written a grace before the takeover below: a mark ends
+	// the lease at its edit time, and a dead claim is taken over a grace
+	// after its lease ended (model.Claimable).
+	e.advance(-2 * model.DefaultPolicy().Grace)
 	if err := src.MarkEscalation(ctx, task.ID, held.Claim.Token, model.LevelUrgent); err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,9 @@ type Config struct {
 	Rate float64
 	// Lease is the default lease (seed 002: 20 minutes).
 	Lease time.Duration
+	// Grace is how long an agent's expired lease waits before claim takes
+	// the task over (default model.DefaultPolicy().Grace).
+	Grace time.Duration
 	// Now is the clock leases and reservations are written and judged by
 	// (default time.Now); tests hand in their own.
 	Now func() time.Time
@@ -104,6 +107,7 @@ type Source struct {
 	ds      string // the data source holding the tasks
 	queue   *handoffQueue
 	lease   time.Duration
+	grace   time.Duration
 	settle  time.Duration
 	overlap time.Duration
 	every   time.Duration
@@ -159,7 +163,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		name:  cfg.Name, m: m, db: cfg.DatabaseID,
 		api: &api{hc: &http.Client{Transport: rt}, token: token, timeout: orDur(cfg.Timeout, 30*time.Second), budget: orDur(cfg.Budget, 3*time.Minute),
 			retry: retryPolicy{attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: orDur(cfg.RetryMax, time.Minute)}},
-		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), settle: orDur(cfg.Settle, time.Second),
+		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), grace: orDur(cfg.Grace, model.DefaultPolicy().Grace), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
 		redact: func(s string) string { return model.RedactAll(s, token) },
 		now:    cfg.Now,
@@ -254,9 +258,10 @@ func (s *Source) Name() string { return s.name }
 
 // Caps: claims are verified by re-reading, not atomic; changes are found
 // by polling; escalation needs the schema's hand-off status property;
-// CheckWrite checks what reads reveal (caps.go).
+// CheckWrite checks what reads reveal (caps.go). Next hands out no dead
+// holder's task: seed 002 keeps it IN_PROGRESS, and the sweep puts it back.
 func (s *Source) Caps() sources.Caps {
-	c := sources.Caps{Escalation: s.m.HandoffStatus != "", WriteCheck: true, Lacks: []string{
+	c := sources.Caps{Rescue: false, Escalation: s.m.HandoffStatus != "", WriteCheck: true, Lacks: []string{
 		"atomic claims: Notion has no conditional writes, so a claim is verified by reading it back",
 		"sub-tasks: tasks are not created under a parent here",
 		"push: Notion sends no change notifications; the dashboard polls",

@@ -147,8 +147,10 @@ func testSubtasks(t *testing.T, k *kit) {
 }
 
 // testEscalationMark: a mark lands only under the claim's token, is shown
-// on the task, and a heartbeat (the holder alive after all) clears it. A
-// source that declares no escalation refuses every mark and changes nothing.
+// on the task, and ends the lease: the holder's token is no longer current
+// (model.TokenCurrent), so its heartbeat gets LOST_LOCK and the mark stays.
+// A source that declares no escalation refuses every mark and changes
+// nothing.
 func testEscalationMark(t *testing.T, k *kit) {
 	mk := k.src
 	ctx := k.ctx(t)
@@ -168,11 +170,9 @@ func testEscalationMark(t *testing.T, k *kit) {
 	if got := k.get(t, task.ID); got.Escalated != model.LevelStale {
 		t.Fatalf("the task shows level %q after the mark, want stale", got.Escalated)
 	}
-	beat, err := k.src.Heartbeat(ctx, task.ID, held.Claim.Token, 0)
-	if err != nil {
-		t.Fatalf("a marked holder's heartbeat: %v", err)
-	}
-	if beat.Escalated != model.LevelNone || k.get(t, task.ID).Escalated != model.LevelNone {
-		t.Fatalf("a heartbeat left the escalation mark %q", beat.Escalated)
+	_, err := k.src.Heartbeat(ctx, task.ID, held.Claim.Token, 0)
+	wantCode(t, "a marked holder's heartbeat", err, model.CodeLostLock)
+	if got := k.get(t, task.ID); got.Escalated != model.LevelStale || got.Claim.Token != held.Claim.Token {
+		t.Fatalf("a refused heartbeat changed the marked claim: level %q, token kept %v", got.Escalated, got.Claim.Token == held.Claim.Token)
 	}
 }

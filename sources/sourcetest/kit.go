@@ -38,6 +38,12 @@ type Harness struct {
 	// Skew is how far the backend's clock may be from the test's when the kit
 	// checks a lease expiry (default 5 s).
 	Skew time.Duration
+	// Advance makes d pass for the task id without sleeping, for a source
+	// that judges time by its database's own clock (NewClocked nil, as
+	// PostgreSQL's now()): it moves the task's claim, lease and reservation
+	// times back by d. A clocked source needs none: the kit moves its clock.
+	// The lease-expiry and rescue cases need one or the other.
+	Advance func(t testing.TB, src sources.Source, id string, d time.Duration)
 	// Report receives measured figures (double claims, throughput) so a
 	// backend's tests can print or record them. Optional.
 	Report func(name string, value float64)
@@ -106,6 +112,8 @@ var cases = []struct {
 	{name: "heartbeat extends the lease; a wrong token gets LOST_LOCK", run: testHeartbeat},
 	{name: "complete, block, review, cancel and fail record the outcome and clear the lock", run: testFinish},
 	{name: "an agent whose lease expired loses the task to the next claimer and gets LOST_LOCK", run: testExpiredLease},
+	{name: "a token stops being current when its lease ends, even if nobody claimed the task since", run: testTokenExpiry},
+	{name: "a dead holder's task returns to the pool after the grace, recorded as a rescue naming it", run: testRescue},
 	{name: "a human takeover is never pulled, never stale, and fences out the agent", run: testTakeover},
 	{name: "force-release puts the task back and the zombie agent gets LOST_LOCK", run: testForceRelease},
 	{name: "a human cancel needs no token and fences out the agent", run: testHumanCancel},
@@ -116,12 +124,27 @@ var cases = []struct {
 	{name: "human actions are recorded in the backend's own trail", run: testHistory},
 	{name: "a comment is kept in the task's trail", run: testComment},
 	{name: "a task with open sub-tasks cannot be completed", run: testSubtasks},
-	{name: "an escalation mark needs the claim's token and a heartbeat clears it", run: testEscalationMark},
+	{name: "an escalation mark needs the claim's token and ends the lease: the holder's heartbeat then gets LOST_LOCK", run: testEscalationMark},
 	{name: "update edits a free task, a held one only by its holder, and never the lease", run: testUpdate},
 	{name: "bad input is MISCONFIGURED on every operation and writes nothing", run: testBadInput},
 	{name: "many agents claiming one task: exactly one wins", run: testOneTaskManyClaimers, concurrent: true},
 	{name: "many agents draining the queue: no task is claimed or completed twice", run: testContention, concurrent: true},
 	{name: "force-release racing the holder's completion: exactly one of them wins", run: testZombieRace, concurrent: true},
+}
+
+// advance makes d pass for the task: a clocked source's clock moves on
+// (one clock for every task); a source that judges time by its database's
+// own clock has the task's times moved back by the harness's Advance.
+func (k *kit) advance(t *testing.T, id string, d time.Duration) {
+	t.Helper()
+	if k.clock != nil {
+		k.clock.advance(d)
+		return
+	}
+	if k.h.Advance == nil {
+		t.Fatal("the harness has neither NewClocked nor Advance: the lease cases need a clock they can move")
+	}
+	k.h.Advance(t, k.raw(), id, d)
 }
 
 func (k *kit) ctx(t *testing.T) context.Context {

@@ -261,14 +261,12 @@ func testFinish(t *testing.T, k *kit) {
 
 func testExpiredLease(t *testing.T, k *kit) {
 	ctx := k.ctx(t)
+	grace := model.DefaultPolicy().Grace
 	task := k.create(t, sources.NewTask{Title: "the agent will die"})
-	dead, err := k.src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "SANDMAN", Lease: k.h.Tick})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = k.src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "ORACLE"})
+	dead := k.claim(t, task.ID, "SANDMAN")
+	_, err := k.src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "ORACLE"})
 	wantCode(t, "claim before the lease ran out", err, model.CodeConflict)
-	k.wait(2*k.h.Tick + 100*time.Millisecond)
+	k.advance(t, task.ID, 20*time.Minute+grace)
 	if got := k.get(t, task.ID); model.Health(got, k.now(), model.DefaultPolicy()) != model.LeaseExpired {
 		t.Fatalf("after its lease the claim is %s, want expired", model.Health(got, k.now(), model.DefaultPolicy()))
 	}
@@ -279,7 +277,78 @@ func testExpiredLease(t *testing.T, k *kit) {
 	if taken.Claim.Name != "ORACLE" || taken.Claim.Token == dead.Claim.Token {
 		t.Fatalf("takeover of a stale lease: holder %q token reused %v", taken.Claim.Name, taken.Claim.Token == dead.Claim.Token)
 	}
+	k.rescuedFrom(t, task.ID, "SANDMAN")
 	k.zombieWrites(t, task.ID, dead.Claim.Token)
+}
+
+// rescuedFrom checks that the task's trail records a rescue naming holder.
+func (k *kit) rescuedFrom(t *testing.T, id, holder string) {
+	t.Helper()
+	trail := k.get(t, id).History
+	if !slices.ContainsFunc(trail, func(e model.Event) bool {
+		return e.Action == model.ActionRescue && strings.Contains(e.Detail, holder)
+	}) {
+		t.Fatalf("the trail has no rescue naming the dead holder %s: %+v", holder, trail)
+	}
+}
+
+// testTokenExpiry states when a token stops being current: at the end of
+// its lease. A holder that heartbeats or finishes later gets LOST_LOCK and
+// changes nothing, although nobody has claimed the task in between.
+func testTokenExpiry(t *testing.T, k *kit) {
+	task := k.create(t, sources.NewTask{Title: "the agent oversleeps"})
+	held := k.claim(t, task.ID, "SANDMAN")
+	k.advance(t, task.ID, 20*time.Minute+time.Second)
+	k.zombieWrites(t, task.ID, held.Claim.Token)
+	if got := k.get(t, task.ID); got.Claim.Name != "SANDMAN" || got.State != model.StateClaimed {
+		t.Fatalf("a refused late write must leave the dead claim as it was for the sweep and the rescuer, got %s", describe(got))
+	}
+}
+
+// testRescue: a claim whose lease ended a grace ago is handed out by next
+// and claim-next, on backends whose protocol lets `next` see it
+// (Caps.Rescue); elsewhere next keeps to the seed and leaves it to the sweep.
+func testRescue(t *testing.T, k *kit) {
+	ctx := k.ctx(t)
+	grace := model.DefaultPolicy().Grace
+	task := k.create(t, sources.NewTask{Title: "the agent was killed", Class: model.ClassExpedite})
+	dead := k.claim(t, task.ID, "SANDMAN")
+	plain := k.create(t, sources.NewTask{Title: "a queued task after it in pull order", Class: model.ClassStandard})
+	k.advance(t, task.ID, 20*time.Minute+grace/2)
+	if next, err := k.src.Next(ctx, "ORACLE"); err != nil || next == nil || next.ID != plain.ID {
+		t.Fatalf("within the grace next = %s (err %v), want the queued task", describe(next), err)
+	}
+	_, err := k.src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "ORACLE"})
+	wantCode(t, "claim within the grace", err, model.CodeConflict)
+	k.advance(t, task.ID, grace)
+	next, err := k.src.Next(ctx, "ORACLE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.src.Caps().Rescue {
+		if next == nil || next.ID != plain.ID {
+			t.Fatalf("the source declares no rescue by next, yet next = %s", describe(next))
+		}
+		return
+	}
+	if next == nil || next.ID != task.ID {
+		t.Fatalf("a grace after the lease ended next = %s, want the dead holder's task, first in pull order", describe(next))
+	}
+	got, err := k.src.ClaimNext(ctx, sources.ClaimRequest{Agent: "ORACLE", RunID: "run-ORACLE"})
+	if err != nil || got == nil || got.ID != task.ID {
+		t.Fatalf("claim-next a grace after the lease ended = %s, %v; want the dead holder's task", describe(got), err)
+	}
+	if got.Claim.Name != "ORACLE" || got.Claim.Token == "" || got.Claim.Token == dead.Claim.Token {
+		t.Fatalf("rescued claim: holder %q, token reused %v", got.Claim.Name, got.Claim.Token == dead.Claim.Token)
+	}
+	k.rescuedFrom(t, task.ID, "SANDMAN")
+	k.zombieWrites(t, task.ID, dead.Claim.Token)
+	if _, err := k.src.Heartbeat(ctx, task.ID, got.Claim.Token, 0); err != nil {
+		t.Fatalf("the rescuer's heartbeat: %v", err)
+	}
+	if next, err := k.src.Next(ctx, "ORACLE"); err != nil || next == nil || next.ID != plain.ID {
+		t.Fatalf("after the rescue next = %s (err %v), want the queued task", describe(next), err)
+	}
 }
 
 func testTakeover(t *testing.T, k *kit) {

@@ -90,7 +90,8 @@ func BenchmarkPostgresClaimComplete16(b *testing.B) {
 		b.ResetTimer()
 		cycles(b, 16, func(agent string) bool {
 			token := uuid.NewString()
-			rows, err := pool.Query(ctx, st.claimNext, agent, nil, nil, token, s.cfg.Lease.Milliseconds(), s.cfg.Pool)
+			rows, err := pool.Query(ctx, st.claimNext, agent, nil, nil, token, s.cfg.Lease.Milliseconds(), s.cfg.Pool,
+				s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag)
 			if err != nil {
 				b.Error(err)
 				return false

@@ -54,7 +54,7 @@ func (s *Store) Update(ctx context.Context, id string, e sources.Edit) (*model.T
 	}
 	set, args := s.editSet(e)
 	stmt := fmt.Sprintf("UPDATE %s SET %s, version = version + 1, updated_at = %s WHERE id = $1 RETURNING %s",
-		s.table, strings.Join(set, ", "), s.d.now, st.cols)
+		s.table, strings.Join(set, ", "), s.clocked().now, st.cols)
 	var out *model.Task
 	err = s.db.tx(ctx, func(q querier) error {
 		cur, err := s.scanOne(q.queryRow(ctx, st.lockRow, id))
@@ -109,7 +109,7 @@ func (s *Store) editSet(e sources.Edit) ([]string, []any) {
 			set = append(set, "assigned_worker = "+param(s.cfg.Pool), "started_at = NULL")
 		}
 		if e.State.Final() {
-			set = append(set, "completed_at = "+s.d.now)
+			set = append(set, "completed_at = "+s.clocked().now)
 		}
 		if e.Reason != "" {
 			set = append(set, "reason = "+param(e.Reason))

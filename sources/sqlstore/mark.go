@@ -34,20 +34,21 @@ func (s *Store) MarkEscalation(ctx context.Context, id, token string, level mode
 		return model.Errorf(model.CodeMisconfigured, op, id, "escalation level %d is not on the ladder", int(level))
 	}
 	agent := "id = $1 AND status = 'in_progress' AND COALESCE(holder_kind, 'AGENT') = 'AGENT' AND " + levelRank + " < $3"
-	bump := "version = version + 1, updated_at = " + s.d.now
+	d := s.clocked()
+	bump := "version = version + 1, updated_at = " + d.now
 	var stmt string
 	args := []any{id, nil, int64(level), level.String()}
 	if token != "" {
-		now := s.d.now
+		now := d.now
 		stmt = fmt.Sprintf(`UPDATE %s SET escalation = $4, %s,
 			lease_expires_at = CASE WHEN lease_expires_at IS NULL OR %s > %s THEN %s ELSE lease_expires_at END
 			WHERE %s AND lock_token = $2 RETURNING %s`,
-			s.table, bump, s.d.ts("lease_expires_at"), s.d.ts(now), now, agent, st.cols)
+			s.table, bump, d.ts("lease_expires_at"), d.ts(now), now, agent, st.cols)
 		args[1] = token
 	} else {
 		stmt = fmt.Sprintf(`UPDATE %s SET escalation = $4, %s
 			WHERE %s AND lock_token IS NULL AND $2 = 0 AND %s RETURNING %s`,
-			s.table, bump, agent, staleLease(s.d, "$5"), st.cols)
+			s.table, bump, agent, staleLease(d, "$5", "0"), st.cols)
 		args[1] = int64(0)
 		args = append(args, s.cfg.SeedTimeout.Milliseconds())
 	}

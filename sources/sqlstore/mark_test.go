@@ -42,7 +42,8 @@ func testMarkEscalation(t *testing.T, s *Store) {
 	}
 
 	// An agent on a node that went DOWN, its lease still running: marked
-	// stale, the lease ends now, and another node's agent can claim it.
+	// stale, the lease ends now, and another node's agent can claim it once
+	// the grace has passed.
 	down := create("held on a dead node")
 	held, err := s.Claim(ctx, down, sources.ClaimRequest{Agent: "alpha-1", Node: "ALPHA", Lease: time.Hour})
 	if err != nil {
@@ -79,9 +80,13 @@ func testMarkEscalation(t *testing.T, s *Store) {
 	if got := get(down).Escalated; got != model.LevelUrgent {
 		t.Fatalf("level = %s, want urgent kept", got)
 	}
+	if _, err := s.Claim(ctx, down, sources.ClaimRequest{Agent: "charlie-1", Node: "CHARLIE"}); !errors.Is(err, model.ErrConflict) {
+		t.Fatalf("a claim within the grace after the mark = %v, want CONFLICT", err)
+	}
+	backdate(t, s, down, model.DefaultPolicy().Grace)
 	taken, err := s.Claim(ctx, down, sources.ClaimRequest{Agent: "charlie-1", Node: "CHARLIE"})
 	if err != nil {
-		t.Fatalf("the DOWN node's claim is not claimable after the mark: %v", err)
+		t.Fatalf("the DOWN node's claim is not claimable a grace after the mark: %v", err)
 	}
 	if taken.Escalated != model.LevelNone {
 		t.Errorf("a new claim inherits escalation %s", taken.Escalated)

@@ -216,7 +216,7 @@ func (s *Store) Next(ctx context.Context, agent string) (*model.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.scanOne(s.db.queryRow(ctx, st.next, agent, s.cfg.Pool))
+	t, err := s.scanOne(s.db.queryRow(ctx, st.next, agent, s.cfg.Pool, s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds()))
 	if isNoRows(err) {
 		return nil, nil
 	}
@@ -234,7 +234,8 @@ func (s *Store) claimArgs(c sources.ClaimRequest) ([]any, error) {
 	if lease <= 0 {
 		lease = s.cfg.Lease
 	}
-	return []any{c.Agent, nullable(c.RunID), nullable(c.Node), uuid.NewString(), lease.Milliseconds(), s.cfg.Pool}, nil
+	return []any{c.Agent, nullable(c.RunID), nullable(c.Node), uuid.NewString(), lease.Milliseconds(), s.cfg.Pool,
+		s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag}, nil
 }
 
 // Claim is one conditional UPDATE … RETURNING: it succeeds only on a row
@@ -251,15 +252,14 @@ func (s *Store) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	args = append(args, id, s.cfg.SeedTimeout.Milliseconds())
-	t, err := s.scanOne(s.db.queryRow(ctx, st.claim, args...))
+	t, err := s.claimWrite(ctx, st, append(args, id))
 	if isNoRows(err) {
 		return nil, s.refusal(ctx, "claim", id, model.CodeConflict, "someone else holds it, or it is not queued")
 	}
 	return t, s.classify("claim", id, err)
 }
 
-// ClaimNext claims the first eligible task in pull order in one statement.
+// ClaimNext claims the first claimable task in pull order in one statement.
 func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
 	if err := c.Check("claim", ""); err != nil {
 		return nil, err
@@ -272,11 +272,44 @@ func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.T
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.scanOne(s.db.queryRow(ctx, st.claimNext, args...))
+	t, err := s.claimWrite(ctx, st, args)
 	if isNoRows(err) {
 		return nil, nil
 	}
 	return t, s.classify("claim", "", err)
+}
+
+// claimWrite runs a claim: of the task id when args carry one (the tenth),
+// else of the first claimable task. On PostgreSQL one statement notes a
+// rescue in the audit trail and claims; SQLite, without writing CTEs, picks
+// the row, notes and claims in one transaction, which its single writer
+// keeps on that row.
+func (s *Store) claimWrite(ctx context.Context, st statements, args []any) (*model.Task, error) {
+	byID := len(args) == 10
+	if st.rescueNote == "" {
+		stmt := st.claimNext
+		if byID {
+			stmt = st.claim
+		}
+		return s.scanOne(s.db.queryRow(ctx, stmt, args...))
+	}
+	var t *model.Task
+	err := s.db.tx(ctx, func(q querier) error {
+		if !byID {
+			var id any
+			if err := q.queryRow(ctx, st.pickNext, args...).Scan(&id); err != nil {
+				return err
+			}
+			args = append(args, id)
+		}
+		if _, err := q.exec(ctx, st.rescueNote, args...); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		var err error
+		t, err = s.scanOne(q.queryRow(ctx, st.claim, args...))
+		return err
+	})
+	return t, err
 }
 
 // refusal reads the row after a conditional write matched nothing, to tell

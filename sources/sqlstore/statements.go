@@ -1,6 +1,10 @@
 package sqlstore
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/claimdeck/claimdeck/model"
+)
 
 // statements are the SQL texts of one store, rendered once per dialect,
 // table and set of columns. Every value is a parameter; only the validated
@@ -17,6 +21,8 @@ type statements struct {
 	next       string
 	claim      string
 	claimNext  string
+	pickNext   string
+	rescueNote string
 	heartbeat  string
 	finish     string
 	agentHand  string
@@ -30,11 +36,18 @@ type statements struct {
 	subtasks   string
 }
 
-func (s *Store) statements(have map[string]bool) statements {
-	d, t := s.d, s.table
+// clocked is the store's dialect with its time read from Config.Now when
+// the store has one: every statement that writes or judges a time uses it.
+func (s *Store) clocked() dialect {
+	d := s.d
 	if s.clock != "" {
 		d.now = "claimdeck_clock('" + s.clock + "')" // a uuid of ours, not input
 	}
+	return d
+}
+
+func (s *Store) statements(have map[string]bool) statements {
+	d, t := s.clocked(), s.table
 	cols := selectList(d, have)
 	st := statements{
 		cols:       cols,
@@ -57,33 +70,59 @@ func (s *Store) statements(have map[string]bool) statements {
 	order := "ORDER BY " + pullOrder(d)
 
 	// Parameters of a claim: $1 agent, $2 run, $3 node, $4 token, $5 lease
-	// ms, $6 pool, then $7 id (claim) or nothing (claim-next).
+	// ms, $6 pool, $7 seed lease ms, $8 grace ms, $9 audit tag, then $10 id
+	// (claim) or nothing (claim-next).
 	claimSet := fmt.Sprintf(`status = 'in_progress', assigned_worker = $1, started_at = %[1]s, lock_token = $4,
 		lease_expires_at = %[2]s, heartbeat_at = %[1]s, holder_kind = 'AGENT', run_id = $2, node = $3,
 		%[3]s, reason = NULL, unblock_action = NULL, next_check_at = NULL, escalation = NULL, %[4]s`,
 		now, d.plusMillis(now, "$5"), clearReservation, bump)
+	claimable := fmt.Sprintf("(%s OR %s)", eligible(d, "$1", "$6"), staleLease(d, "$7", "$8"))
+	// A rescue's trail entry is model.ClaimEvent's: the dead holder is the
+	// row's worker before the claim.
+	rescueNote := func(idExpr, worker, status, from string) string {
+		return fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, detail)
+		SELECT $9, %s, %s, $1, '%s', 'from ' || %s FROM %s WHERE %s = 'in_progress'`,
+			idExpr, now, model.ActionRescue, worker, from, status)
+	}
 
 	st.insert = fmt.Sprintf(`INSERT INTO %s (id, title, description, priority, task_type, status, assigned_worker, created_at, class, parent_id, version, updated_at)
 		VALUES ($1, $2, $3, $4, $5, 'pending', $6, %s, $7, $8, 0, %s) RETURNING %s`, t, now, now, cols)
 	openSub := fmt.Sprintf("SELECT 1 FROM %s sub WHERE sub.parent_id = %%s AND sub.status NOT IN ('completed', 'failed', 'canceled', 'cancelled')", t)
 	st.openSubs = "SELECT count(*) FROM (" + fmt.Sprintf(openSub, "$1") + ") open_subtasks"
 	st.subtasks = fmt.Sprintf("SELECT %s FROM %s WHERE parent_id = $1 ORDER BY created_at, id", cols, t)
-	st.next = fmt.Sprintf("SELECT %s FROM %s WHERE %s %s LIMIT 1", cols, t, eligible(d, "$1", "$2"), order)
-	st.claim = fmt.Sprintf(`UPDATE %s SET %s WHERE id = $7 AND (%s OR %s) RETURNING %s`,
-		t, claimSet, eligible(d, "$1", "$6"), staleLease(d, "$8"), cols)
+	st.next = fmt.Sprintf("SELECT %s FROM %s WHERE (%s OR %s) %s LIMIT 1", cols, t, eligible(d, "$1", "$2"), staleLease(d, "$3", "$4"), order)
+	byID := fmt.Sprintf("id = $10 AND %s", claimable)
 	if d.name == postgres.name {
-		// SKIP LOCKED lets concurrent claimers pass over each other's row
-		// instead of queueing behind it.
-		st.claimNext = fmt.Sprintf(`WITH c AS (SELECT id AS claim_id FROM %s WHERE %s %s LIMIT 1 FOR UPDATE SKIP LOCKED)
-			UPDATE %s SET %s FROM c WHERE id = c.claim_id RETURNING %s`,
-			t, eligible(d, "$1", "$6"), order, t, claimSet, cols)
+		// One statement: lock the row, note a rescue, claim. SKIP LOCKED
+		// lets concurrent claim-next calls pass over each other's row
+		// instead of queueing behind it; the queued and the rescuable
+		// candidates are picked apart so that each walks its own index.
+		pick := func(from, lock string) string {
+			return fmt.Sprintf(`WITH %s c AS (SELECT id AS claim_id, status AS was_status, assigned_worker AS was_worker FROM %s %s),
+				note AS (%s)
+				UPDATE %s SET %s FROM c WHERE id = c.claim_id RETURNING %s`,
+				from, t, lock, rescueNote("claim_id::text", "was_worker", "was_status", "c"), t, claimSet, cols)
+		}
+		st.claim = pick("", "WHERE "+byID+" FOR UPDATE")
+		cand := func(name, where string) string {
+			return fmt.Sprintf("%s AS (SELECT id AS cand, %s FROM %s WHERE %s %s LIMIT 1 FOR UPDATE SKIP LOCKED),", name, sortKeys(d), t, where, order)
+		}
+		st.claimNext = pick(cand("queued", eligible(d, "$1", "$6"))+cand("dead", staleLease(d, "$7", "$8"))+
+			" first AS (SELECT cand FROM (SELECT * FROM queued UNION ALL SELECT * FROM dead) both_kinds "+keyOrder+" LIMIT 1),",
+			"WHERE id = (SELECT cand FROM first)")
 	} else {
-		// SQLite runs one writer at a time: the sub-select and the update
-		// are one atomic statement.
-		st.claimNext = fmt.Sprintf(`UPDATE %s SET %s WHERE id = (SELECT id FROM %s WHERE %s %s LIMIT 1) RETURNING %s`,
-			t, claimSet, t, eligible(d, "$1", "$6"), order, cols)
+		// SQLite runs one writer at a time: in one transaction the pick
+		// chooses the row once, and the note and the claim write it by id.
+		st.pickNext = fmt.Sprintf(`SELECT cand FROM (
+			SELECT * FROM (SELECT id AS cand, %[1]s FROM %[2]s WHERE %[3]s %[5]s LIMIT 1)
+			UNION ALL SELECT * FROM (SELECT id AS cand, %[1]s FROM %[2]s WHERE %[4]s %[5]s LIMIT 1)) both_kinds %[6]s LIMIT 1`,
+			sortKeys(d), t, eligible(d, "$1", "$6"), staleLease(d, "$7", "$8"), order, keyOrder)
+		st.rescueNote = rescueNote(d.text("id"), "assigned_worker", "status", t) + " AND " + byID
+		st.claim = fmt.Sprintf(`UPDATE %s SET %s WHERE %s RETURNING %s`, t, claimSet, byID, cols)
 	}
-	holder := "id = $1 AND lock_token = $2 AND status = 'in_progress'"
+	// model.TokenCurrent: the token names the claim and its lease still runs.
+	holder := fmt.Sprintf("id = $1 AND lock_token = $2 AND status = 'in_progress' AND (holder_kind = 'HUMAN' OR %s > %s)",
+		d.ts("lease_expires_at"), d.ts(now))
 	st.heartbeat = fmt.Sprintf(`UPDATE %s SET lease_expires_at = CASE WHEN holder_kind = 'HUMAN' THEN NULL ELSE %s END,
 		heartbeat_at = %s, escalation = NULL, %s WHERE %s RETURNING %s`, t, d.plusMillis(now, "$3"), now, bump, holder, cols)
 	// $3 status, $4 reason, $5 unblock action, $6 next check, $7 artifacts, $8 final?,
@@ -124,12 +163,12 @@ func eligible(d dialect, agent, pool string) string {
 		agent, pool, d.ts("reserved_until"), now)
 }
 
-// staleLease is the other half of model.Claimable: an agent's lease that
-// has run out (seed 000: "stale claim, can override"). Rows claimed by the
-// seed's SQL have no lease column; their lease is started_at + seedMs.
-func staleLease(d dialect, seedMs string) string {
+// staleLease is model.Rescuable in SQL: an agent's lease that ended at
+// least graceMs ago. Rows claimed by the seed's SQL have no lease column;
+// their lease is started_at + seedMs.
+func staleLease(d dialect, seedMs, graceMs string) string {
 	return fmt.Sprintf(`(status = 'in_progress' AND COALESCE(holder_kind, 'AGENT') = 'AGENT'
-		AND %s <= %s)`, d.ts("COALESCE(lease_expires_at, "+d.plusMillis("started_at", seedMs)+")"), d.ts(d.now))
+		AND %s <= %s)`, d.ts(d.plusMillis("COALESCE(lease_expires_at, "+d.plusMillis("started_at", seedMs)+")", graceMs)), d.ts(d.now))
 }
 
 // pullOrder is model.PullCompare in SQL; the migration indexes exactly
@@ -137,6 +176,15 @@ func staleLease(d dialect, seedMs string) string {
 func pullOrder(d dialect) string {
 	return fmt.Sprintf("(%s), (%s) DESC, updated_at, (%s)", classRank, priorityRank(d), idOrder(d))
 }
+
+// sortKeys selects pullOrder's keys, so that the best queued and the best
+// rescuable candidate can be compared in keyOrder.
+func sortKeys(d dialect) string {
+	return fmt.Sprintf("(%s) AS k1, (%s) AS k2, updated_at AS k3, (%s) AS k4", classRank, priorityRank(d), idOrder(d))
+}
+
+// keyOrder is pullOrder over sortKeys.
+const keyOrder = "ORDER BY k1, k2 DESC, k3, k4"
 
 // classRank mirrors model.Class.Rank over model.ParseClass.
 const classRank = `CASE upper(replace(trim(COALESCE(class, '')), '-', '_'))

@@ -40,6 +40,9 @@ type Config struct {
 	// SeedTimeout is the lease of rows claimed by the seed's own SQL, which
 	// records only started_at (default: Lease).
 	SeedTimeout time.Duration
+	// Grace is how long an agent's expired lease waits before claim-next
+	// rescues the task (default model.DefaultPolicy().Grace).
+	Grace time.Duration
 	// Create makes the table (and migrates it) if it does not exist: the
 	// embedded default. A team's existing table is changed only by Migrate.
 	Create bool
@@ -115,6 +118,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = model.DefaultPolicy().Lease
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = model.DefaultPolicy().Grace
 	}
 	if cfg.SeedTimeout <= 0 {
 		cfg.SeedTimeout = cfg.Lease
@@ -261,10 +267,11 @@ func (s *Store) Migrated() bool {
 // Name is the configured source name.
 func (s *Store) Name() string { return s.cfg.Name }
 
-// Caps: claims are single conditional statements; PostgreSQL pushes
-// changes (LISTEN/NOTIFY), SQLite cannot.
+// Caps: claims are single conditional statements, and claim-next rescues
+// a dead holder's task; PostgreSQL pushes changes (LISTEN/NOTIFY), SQLite
+// cannot.
 func (s *Store) Caps() sources.Caps {
-	c := sources.Caps{AtomicClaim: true, Subtasks: true, Escalation: true, WriteCheck: true, Watch: s.pgPool != nil}
+	c := sources.Caps{AtomicClaim: true, Rescue: true, Subtasks: true, Escalation: true, WriteCheck: true, Watch: s.pgPool != nil}
 	if !c.Watch {
 		c.Lacks = []string{"push: SQLite has no change notification across processes; the dashboard polls"}
 	}

@@ -76,6 +76,30 @@ func TestConformanceSQLite(t *testing.T) {
 func TestConformancePostgres(t *testing.T) {
 	pgDSN(t)
 	sourcetest.Run(t, sourcetest.Harness{
-		New: func(t testing.TB) sources.Source { return openPG(t, Config{Create: true}) },
+		New:     func(t testing.TB) sources.Source { return openPG(t, Config{Create: true}) },
+		Advance: backdate,
 	})
+}
+
+// backdate makes d pass for one row of a PostgreSQL store, which judges
+// leases by the server's now(): that clock cannot be moved, so the row's
+// claim, lease and reservation times move back by d instead. The kit runs
+// SQLite on its injected clock (Config.Now); tests shared by both backends
+// that open stores without one backdate on SQLite too.
+func backdate(t testing.TB, src sources.Source, id string, d time.Duration) {
+	t.Helper()
+	s := src.(*Store)
+	ctx := context.Background()
+	for _, col := range []string{"started_at", "lease_expires_at", "heartbeat_at", "reserved_until"} {
+		var at nullTime
+		if err := s.db.queryRow(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE id = $1", col, s.table), id).Scan(&at); err != nil {
+			t.Fatalf("backdate %s: %v", col, err)
+		}
+		if at.t.IsZero() {
+			continue
+		}
+		if _, err := s.db.exec(ctx, fmt.Sprintf("UPDATE %s SET %s = $2 WHERE id = $1", s.table, col), id, s.d.timeArg(at.t.Add(-d))); err != nil {
+			t.Fatalf("backdate %s: %v", col, err)
+		}
+	}
 }

@@ -23,6 +23,8 @@ type Memory struct {
 	name string
 	// Now is the queue's clock; tests may replace it before first use.
 	Now func() time.Time
+	// Grace is how long an expired lease waits before the task is rescued.
+	Grace time.Duration
 
 	mu      sync.Mutex
 	tasks   map[string]*model.Task
@@ -36,7 +38,7 @@ type Memory struct {
 
 // NewMemory returns an empty queue called name.
 func NewMemory(name string) *Memory {
-	return &Memory{name: name, Now: time.Now, tasks: map[string]*model.Task{},
+	return &Memory{name: name, Now: time.Now, Grace: model.DefaultPolicy().Grace, tasks: map[string]*model.Task{},
 		changed: map[string]int64{}, removed: map[string]int64{}}
 }
 
@@ -50,7 +52,7 @@ var (
 
 // Caps implements sources.Source.
 func (m *Memory) Caps() sources.Caps {
-	return sources.Caps{AtomicClaim: true, Watch: true, Escalation: true, WriteCheck: true,
+	return sources.Caps{AtomicClaim: true, Rescue: true, Watch: true, Escalation: true, WriteCheck: true,
 		Lacks: []string{"sub-tasks: the in-memory queue records no parent task"}}
 }
 
@@ -178,7 +180,7 @@ func (m *Memory) Create(_ context.Context, n sources.NewTask) (*model.Task, erro
 func (m *Memory) Next(_ context.Context, agent string) (*model.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if t := model.Next(m.all(), agent, m.Now()); t != nil {
+	if t := model.Next(m.all(), agent, m.Now(), m.Grace); t != nil {
 		return m.copyOf(t.ID), nil
 	}
 	return nil, nil
@@ -195,7 +197,7 @@ func (m *Memory) Claim(_ context.Context, id string, c sources.ClaimRequest) (*m
 	if t == nil {
 		return nil, sources.NotFound("claim", id)
 	}
-	if !model.Claimable(t, c.Agent, m.Now()) {
+	if !model.Claimable(t, c.Agent, m.Now(), m.Grace) {
 		return nil, &model.Error{Code: model.CodeConflict, Op: "claim", Task: id, Msg: "held or not claimable", Current: m.copyOf(id)}
 	}
 	m.claim(t, c)
@@ -209,7 +211,7 @@ func (m *Memory) ClaimNext(_ context.Context, c sources.ClaimRequest) (*model.Ta
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := model.Next(m.all(), c.Agent, m.Now())
+	t := model.Next(m.all(), c.Agent, m.Now(), m.Grace)
 	if t == nil {
 		return nil, nil
 	}
@@ -223,11 +225,12 @@ func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
 	if lease <= 0 {
 		lease = model.DefaultPolicy().Lease
 	}
+	ev := model.ClaimEvent(t, c.Agent, now)
 	t.State, t.RawStatus = model.StateClaimed, "claimed"
 	t.Claim = model.Claim{Holder: model.HolderAgent, Name: c.Agent, RunID: c.RunID, Node: c.Node,
 		Token: uuid.NewString(), ClaimedAt: now, HeartbeatAt: now, Expires: now.Add(lease)}
 	t.Reservation = model.Reservation{}
-	t.History = append(t.History, model.Event{At: now, Actor: c.Agent, Action: "claim"})
+	t.History = append(t.History, ev)
 	m.store(t)
 }
 
@@ -440,7 +443,7 @@ func (m *Memory) held(op, id, token string) (*model.Task, error) {
 	if t == nil {
 		return nil, sources.NotFound(op, id)
 	}
-	if token == "" || t.State != model.StateClaimed || t.Claim.Token != token {
+	if !model.TokenCurrent(t, token, m.Now()) {
 		return nil, sources.Lost(op, id)
 	}
 	return t, nil
