@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -125,8 +126,14 @@ func ParsePriority(s string) (int, error) {
 		return PriorityLow, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil {
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return PriorityNone, fmt.Errorf("unknown priority %q (want a number or critical, high, medium, low)", s)
+	}
+	if err != nil {
+		return PriorityNone, fmt.Errorf("priority %s is out of range (want a number from %d to %d)", v, MinPriority, MaxPriority)
+	}
+	if err := CheckPriority(n); err != nil {
+		return PriorityNone, err
 	}
 	return n, nil
 }

@@ -429,7 +429,8 @@ func (m *Model) pop() {
 
 func (m *Model) note(s string) { m.banner, m.bannerIsErr, m.bannerAt = s, false, m.now() }
 
-func (m *Model) fail(s string) { m.banner, m.bannerIsErr, m.bannerAt = s, true, m.now() }
+// fail shows an error banner; what it quotes from outside is redacted here.
+func (m *Model) fail(s string) { m.banner, m.bannerIsErr, m.bannerAt = model.Redact(s), true, m.now() }
 
 // How long a status message stays: a refusal long enough to be read
 // twice, a note long enough to be seen.
@@ -919,12 +920,12 @@ func (m *Model) actionDone(msg actionMsg) {
 	r := model.AuditRecord{At: m.now(), Actor: m.hub.Actor(), Source: msg.req.Seen.Source, Task: msg.req.Seen.DisplayKey(),
 		Action: msg.req.Action, Reason: msg.req.Reason, Target: msg.req.To, Result: "applied"}
 	if msg.err != nil {
-		r.Result, r.Error = string(model.CodeOf(msg.err)), msg.err.Error()
+		r.Result, r.Error = string(model.CodeOf(msg.err)), model.Redact(msg.err.Error())
 		m.fail(fmt.Sprintf("%s %s refused: %s", msg.req.Action, msg.req.Seen.DisplayKey(), msg.err))
 		// A refusal is worth more than one cut-off line: the whole reason,
 		// with what changed, until the human dismisses it.
 		m.push(&detailDialog{title: fmt.Sprintf("%s %s refused", actionTitles[msg.req.Action], msg.req.Seen.DisplayKey()),
-			lines: strings.Split(ansi.Wordwrap(msg.err.Error(), max(m.width-2, 20), " "), "\n")})
+			lines: strings.Split(ansi.Wordwrap(model.Redact(msg.err.Error()), max(m.width-2, 20), " "), "\n")})
 	} else {
 		m.note(fmt.Sprintf("%s %s applied", msg.req.Action, msg.req.Seen.DisplayKey()))
 	}

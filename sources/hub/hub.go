@@ -549,7 +549,7 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 		if st.Status != StatusDegraded {
 			st.Status, st.Since = StatusDegraded, now
 		}
-		st.Err = err.Error()
+		st.Err = model.Redact(err.Error())
 		if errors.Is(err, context.DeadlineExceeded) {
 			st.Err = "poll timed out after " + h.cfg.PollTimeout.String()
 		}

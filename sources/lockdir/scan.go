@@ -100,7 +100,7 @@ func (s *Source) scan(asked time.Time) error {
 			}
 		}
 	}); err != nil {
-		return model.Wrap(model.CodeAPIError, "poll", "", err)
+		return sources.StorageErr("poll", "", err)
 	}
 	if err := eachName(s.archive, func(name string) {
 		switch {
@@ -110,7 +110,7 @@ func (s *Source) scan(asked time.Time) error {
 			add(s.archive, name, kindArchivedFailed)
 		}
 	}); err != nil && !os.IsNotExist(err) {
-		return model.Wrap(model.CodeAPIError, "poll", "", err)
+		return sources.StorageErr("poll", "", err)
 	}
 	// An lstat per file, and a read of those whose signature moved: system
 	// calls and parsing, spread over the cores.
@@ -436,7 +436,7 @@ func (s *Source) snapshot() ([]*model.Task, error) {
 // tasks returned are shared: treat them as read-only.
 func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	if err := ctx.Err(); err != nil {
-		return sources.Delta{}, model.Wrap(model.CodeAPIError, "poll", "", err)
+		return sources.Delta{}, sources.StorageErr("poll", "", err)
 	}
 	if err := s.scan(time.Now()); err != nil {
 		return sources.Delta{}, err

@@ -217,6 +217,9 @@ func nullable(s string) any {
 
 // Create inserts a pending task in the pool.
 func (s *Store) Create(ctx context.Context, n sources.NewTask) (*model.Task, error) {
+	if err := n.Check("create"); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("create", n.ID)
 	if err != nil {
 		return nil, err
@@ -291,6 +294,9 @@ func (s *Store) claimArgs(c sources.ClaimRequest) ([]any, error) {
 // Claim is one conditional UPDATE … RETURNING: it succeeds only on a row
 // model.Claimable allows, judged on the database clock.
 func (s *Store) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", id); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("claim", id)
 	if err != nil {
 		return nil, err
@@ -308,6 +314,9 @@ func (s *Store) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*
 
 // ClaimNext claims the first claimable task in pull order in one statement.
 func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", ""); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("claim", "")
 	if err != nil {
 		return nil, err
@@ -374,6 +383,9 @@ func (s *Store) refusal(ctx context.Context, op, id string, code model.Code, why
 
 // Heartbeat extends the lease of the holder of token.
 func (s *Store) Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	if err := sources.CheckHeartbeat("heartbeat", id, token, lease); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("heartbeat", id)
 	if err != nil {
 		return nil, err
@@ -402,6 +414,9 @@ var finalStates = map[model.State]bool{model.StateDone: true, model.StateFailed:
 
 // Finish ends or parks the holder's claim, keyed on its token.
 func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	if err := o.Check("finish", id, token); err != nil {
+		return nil, err
+	}
 	op := "finish"
 	st, err := s.writable(op, id)
 	if err != nil {
@@ -439,6 +454,9 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 // Handoff: a human's is checked against the version they saw, an agent's
 // against its token.
 func (s *Store) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	if err := h.Check("handoff", id); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("handoff", id)
 	if err != nil {
 		return nil, err
