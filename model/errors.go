@@ -48,6 +48,8 @@ type Error struct {
 	causes []error
 }
 
+// Error is redacted: whatever a driver or a URL put in the message, no
+// secret Redact recognises leaves through an error.
 func (e *Error) Error() string {
 	s := string(e.Code)
 	if e.Op != "" {
@@ -62,7 +64,7 @@ func (e *Error) Error() string {
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
-	return s
+	return Redact(s)
 }
 
 // Unwrap gives errors.Is and errors.As the cause and whatever %w wrapped.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -125,8 +126,14 @@ func ParsePriority(s string) (int, error) {
 		return PriorityLow, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil {
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return PriorityNone, fmt.Errorf("unknown priority %q (want a number or critical, high, medium, low)", s)
+	}
+	if err != nil {
+		return PriorityNone, fmt.Errorf("priority %s is out of range (want a number from %d to %d)", v, MinPriority, MaxPriority)
+	}
+	if err := CheckPriority(n); err != nil {
+		return PriorityNone, err
 	}
 	return n, nil
 }
@@ -302,3 +309,9 @@ func (t *Task) DisplayKey() string {
 
 // Ref names a task across sources.
 func (t *Task) Ref() string { return t.Source + "/" + t.ID }
+
+// Archived reports whether t is history at horizon: final, and last changed
+// before it. The dashboard keeps only what is not; a zero horizon keeps all.
+func Archived(t *Task, horizon time.Time) bool {
+	return !horizon.IsZero() && t.State.Final() && t.EditedAt.Before(horizon)
+}

@@ -67,7 +67,7 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 	rec.At, rec.Pending, rec.After = now().UTC(), false, model.Brief(after)
 	rec.Result = "applied"
 	if err != nil {
-		rec.Result, rec.Error = string(model.CodeOf(err)), err.Error()
+		rec.Result, rec.Error = string(model.CodeOf(err)), model.Redact(err.Error())
 	}
 	if d.Journal != nil {
 		if jerr := d.Journal.Append(rec); jerr != nil && err == nil {

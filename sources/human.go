@@ -11,7 +11,8 @@ import (
 // applies to the task as it reads it in the same write, so that each
 // refusal has one code everywhere and changes nothing:
 //
-//   - MISCONFIGURED: no actor; no version seen; a cancel without a reason.
+//   - MISCONFIGURED: texts that are not text (Human.Check); no actor; no
+//     version seen; a cancel without a reason.
 //   - CONFLICT, carrying the task as it is now: the task changed since it
 //     was seen, was read from bad data, has already ended, or (force-release)
 //     sits in the queue with nobody holding it, so there is nothing to release.
@@ -21,6 +22,9 @@ func CheckHuman(action model.Action, t *model.Task, h Human) error {
 		e := model.Errorf(model.CodeConflict, op, t.ID, format+": nothing was done", args...)
 		e.Current = t
 		return e
+	}
+	if err := h.Check(op, t.ID); err != nil {
+		return err
 	}
 	switch {
 	case strings.TrimSpace(h.Actor) == "":

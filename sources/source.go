@@ -27,7 +27,10 @@ type Source interface {
 	// Poll returns the tasks changed since the cursor, or every task when the
 	// cursor is empty (Delta.Full). The returned cursor is passed to the next
 	// call. An idle incremental poll must not cost more on a larger queue.
-	Poll(ctx context.Context, since Cursor) (Delta, error)
+	// A PollOption with FinishedAfter leaves history out of a full poll.
+	Poll(ctx context.Context, since Cursor, opt ...PollOption) (Delta, error)
+	// Archive reads on demand the history a windowed poll leaves out.
+	Archive(ctx context.Context, q ArchiveQuery) ([]*model.Task, error)
 	// Get reads one task fresh from the backend, with its history.
 	Get(ctx context.Context, id string) (*model.Task, error)
 	// Create adds a task to the queue.
@@ -127,6 +130,12 @@ type Delta struct {
 	Tasks   []*model.Task
 	Removed []string // native ids deleted since the cursor
 	Cursor  Cursor
+	// Archived counts, on a full poll with FinishedAfter, the final tasks
+	// it left out; Archive reads them.
+	Archived int
+	// Partial marks the first screen a PollOption.First asked for: some
+	// tasks, nothing removed, and no cursor; the full poll follows.
+	Partial bool
 }
 
 // NewTask is a task to create. An empty ID lets the backend choose one.

@@ -127,20 +127,22 @@ type Model struct {
 	// each as it was when marked: a bulk action applies only to that version.
 	marks map[string]*model.Task
 	// scope is the one source every view shows (:source), "" for all.
-	scope       string
-	cmdline     lineEdit
-	commanding  bool
-	cmdHistory  []string
-	cmdAt       int                       // where up/down stand in cmdHistory
-	bulk        *bulkRun                  // the bulk action under way
-	pending     map[string]model.Action   // ref → action under way
-	overrides   map[string]*actionOutcome // ref → applied result not yet polled
-	dialogs     []dialog
-	banner      string
-	bannerIsErr bool
-	bannerAt    time.Time
-	paused      bool
-	quitting    bool
+	scope      string
+	cmdline    lineEdit
+	commanding bool
+	cmdHistory []string
+	cmdAt      int // where up/down stand in cmdHistory
+	// archiveAsked: the kept filter brought history from the backends.
+	archiveAsked bool
+	bulk         *bulkRun                  // the bulk action under way
+	pending      map[string]model.Action   // ref → action under way
+	overrides    map[string]*actionOutcome // ref → applied result not yet polled
+	dialogs      []dialog
+	banner       string
+	bannerIsErr  bool
+	bannerAt     time.Time
+	paused       bool
+	quitting     bool
 }
 
 type actionOutcome struct {
@@ -286,6 +288,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case bulkProgressMsg, bulkDoneMsg:
 		return m, m.bulkStep(msg)
+	case archiveMsg:
+		m.archiveDone(msg)
+		return m, nil
 	case statsMsg:
 		m.setStats(stats.Report(msg))
 		return m, nil
@@ -340,6 +345,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		if m.filter.Value() != "" {
 			m.filter.SetValue("")
 			m.refilter()
+			return m.askArchive()
 		}
 	case key.Matches(msg, k.Up):
 		m.move(-1)
@@ -414,10 +420,12 @@ func (m *Model) filterKey(msg tea.KeyMsg) tea.Cmd {
 	switch msg.Type {
 	case tea.KeyEnter:
 		m.filtering = false
+		return m.askArchive()
 	case tea.KeyEsc:
 		m.filtering = false
 		m.filter.SetValue("")
 		m.refilter()
+		return m.askArchive()
 	default:
 		if m.filter.Update(msg) {
 			m.refilter()
@@ -449,7 +457,8 @@ func (m *Model) pop() {
 
 func (m *Model) note(s string) { m.banner, m.bannerIsErr, m.bannerAt = s, false, m.now() }
 
-func (m *Model) fail(s string) { m.banner, m.bannerIsErr, m.bannerAt = s, true, m.now() }
+// fail shows an error banner; what it quotes from outside is redacted here.
+func (m *Model) fail(s string) { m.banner, m.bannerIsErr, m.bannerAt = model.Redact(s), true, m.now() }
 
 // How long a status message stays: a refusal long enough to be read
 // twice, a note long enough to be seen.
@@ -979,12 +988,12 @@ func (m *Model) actionDone(msg actionMsg) {
 	r := model.AuditRecord{At: m.now(), Actor: m.hub.Actor(), Source: msg.req.Seen.Source, Task: msg.req.Seen.DisplayKey(),
 		Action: msg.req.Action, Reason: msg.req.Reason, Target: msg.req.To, Result: "applied"}
 	if msg.err != nil {
-		r.Result, r.Error = string(model.CodeOf(msg.err)), msg.err.Error()
+		r.Result, r.Error = string(model.CodeOf(msg.err)), model.Redact(msg.err.Error())
 		m.fail(fmt.Sprintf("%s %s refused: %s", msg.req.Action, msg.req.Seen.DisplayKey(), msg.err))
 		// A refusal is worth more than one cut-off line: the whole reason,
 		// with what changed, until the human dismisses it.
 		m.push(&detailDialog{title: fmt.Sprintf("%s %s refused", actionTitles[msg.req.Action], msg.req.Seen.DisplayKey()),
-			lines: strings.Split(ansi.Wordwrap(msg.err.Error(), max(m.width-2, 20), " "), "\n")})
+			lines: strings.Split(ansi.Wordwrap(model.Redact(msg.err.Error()), max(m.width-2, 20), " "), "\n")})
 	} else {
 		m.note(fmt.Sprintf("%s %s applied", msg.req.Action, msg.req.Seen.DisplayKey()))
 	}

@@ -363,6 +363,13 @@ func (m *Model) footer() string {
 		if !s.Updated.IsZero() {
 			part += st.Footer.Render(" · updated " + ago(s.Updated, now) + " ago")
 		}
+		if s.Loading {
+			part += st.Warn.Render(" · loading…")
+		}
+		if s.Archived > 0 {
+			// History stays in the backend; a state:done filter reads it.
+			part += st.Footer.Render(fmt.Sprintf(" · %d finished earlier", s.Archived))
+		}
 		if m.readOnly(s.Name) && !m.opts.ReadOnly {
 			part += st.Warn.Render(" (read-only)")
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"reflect"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -53,7 +52,7 @@ func (a *app) configCommand() *cobra.Command {
 		Short: "Print the configuration in effect, secrets redacted",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return a.out().json(map[string]any{"ok": true, "file": a.cfg.file, "config": showable(reflect.ValueOf(redacted(a.cfg)))})
+			return a.out().json(map[string]any{"ok": true, "file": a.cfg.file, "config": redacted(a.cfg)})
 		},
 	})
 	cfg.AddCommand(&cobra.Command{
@@ -68,42 +67,36 @@ func (a *app) configCommand() *cobra.Command {
 	return cfg
 }
 
-// redacted copies the configuration with every secret replaced: tokens,
-// and the password inside a DSN.
-func redacted(c *Config) *Config {
-	out := *c
-	out.Sources = make([]SourceConfig, len(c.Sources))
-	for i, s := range c.Sources {
-		if s.Token != "" {
-			s.Token = "[redacted]"
-		}
-		if s.DSN != "" {
-			s.DSN = redactDSN(s.DSN)
-		}
-		out.Sources[i] = s
-	}
-	return &out
+// redacted is the configuration as `config show` prints it (showable) with
+// every secret hidden: a field named like a secret (token, password, …)
+// entirely, and every other string through model.Redact (DSN passwords,
+// URL userinfo, token query parameters), so a field added later is
+// covered too.
+func redacted(c *Config) any {
+	return redactValue("", showable(reflect.ValueOf(c)))
 }
 
-// redactDSN hides the password of a URL or key=value DSN.
-func redactDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		rest := dsn[i+3:]
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			creds := rest[:at]
-			if c := strings.IndexByte(creds, ':'); c >= 0 {
-				return dsn[:i+3] + creds[:c] + ":[redacted]" + rest[at:]
-			}
+func redactValue(key string, v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = redactValue(k, e)
 		}
-	}
-	fields := strings.Fields(dsn)
-	for i, f := range fields {
-		if strings.HasPrefix(strings.ToLower(f), "password=") {
-			fields[i] = "password=[redacted]"
+	case []any:
+		for i, e := range x {
+			x[i] = redactValue(key, e)
 		}
+	case map[string]string:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = redactValue(k, e)
+		}
+		return out
+	case string:
+		if x != "" && model.SecretName(key) {
+			return model.Redacted
+		}
+		return model.Redact(x)
 	}
-	if strings.Contains(dsn, "=") && !strings.Contains(dsn, "://") {
-		return strings.Join(fields, " ")
-	}
-	return dsn
+	return v
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/hub"
 )
 
 // Config is the whole configuration file.
@@ -25,6 +26,9 @@ type Config struct {
 	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
 	Grace      time.Duration  `mapstructure:"grace" json:"grace"`
 	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
+	// HistoryWindow is how long the dashboard keeps finished tasks in
+	// memory; older ones stay in the backend until a filter asks.
+	HistoryWindow time.Duration `mapstructure:"history_window" json:"history_window"`
 	// MetricsListen serves Prometheus metrics from the dashboard (and the
 	// demo) at this address, as `claimdeck metrics --listen` does.
 	MetricsListen string `mapstructure:"metrics_listen" json:"metrics_listen,omitempty"`
@@ -148,6 +152,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("lease", p.Lease)
 	v.SetDefault("grace", p.Grace)
 	v.SetDefault("heartbeat_every", p.HeartbeatEvery)
+	v.SetDefault("history_window", hub.DefaultWindow)
 	v.SetDefault("metrics_listen", "")
 	v.SetDefault("escalation.stale_after", p.Ladder.Stale)
 	v.SetDefault("escalation.urgent_after", p.Ladder.Urgent)
@@ -238,6 +243,9 @@ func (c *Config) validate() error {
 	}
 	if c.Lease <= 0 {
 		problems = append(problems, "lease must be positive")
+	}
+	if c.HistoryWindow <= 0 {
+		problems = append(problems, "history_window must be positive (how long finished tasks stay on the dashboard, e.g. 24h)")
 	}
 	if c.Grace <= 0 {
 		problems = append(problems, "grace must be positive: how long a dead holder's expired lease waits before its task is rescued")

@@ -49,7 +49,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 	for i := range d.hub.Feeds {
 		d.hub.Feeds[i].Every = d.every
 	}
-	d.hub.Desk = desk
+	d.hub.Desk, d.hub.Window = desk, a.cfg.HistoryWindow
 	f := fleetNumbers{tracker: stats.New(), journal: d.journal}
 	d.hub.Observe = f.tracker.Observe
 	h := hub.New(d.hub)
@@ -188,8 +188,11 @@ func (u unavailable) Caps() sources.Caps {
 	return sources.Caps{Lacks: []string{"everything: " + u.err.Error()}}
 }
 func (u unavailable) Close() error { return nil }
-func (u unavailable) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
+func (u unavailable) Poll(context.Context, sources.Cursor, ...sources.PollOption) (sources.Delta, error) {
 	return sources.Delta{}, u.err
+}
+func (u unavailable) Archive(context.Context, sources.ArchiveQuery) ([]*model.Task, error) {
+	return nil, u.err
 }
 func (u unavailable) Get(context.Context, string) (*model.Task, error) { return nil, u.err }
 func (u unavailable) Create(context.Context, sources.NewTask) (*model.Task, error) {

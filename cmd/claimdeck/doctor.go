@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -94,7 +96,11 @@ func (a *app) diagnose(ctx context.Context, sc SourceConfig) sourceReport {
 	if !r.add("reachable", err, "opened") {
 		// A schema refusal at open (Notion's property check) is the
 		// schema's fault, not the network's: say so on the right line.
-		if model.CodeOf(err) == model.CodeMisconfigured {
+		switch {
+		case errors.Is(err, sources.ErrCredentials):
+			r.Checks = r.Checks[:len(r.Checks)-1]
+			r.Checks[0] = check{Check: "credentials", Detail: err.Error()}
+		case model.CodeOf(err) == model.CodeMisconfigured:
 			r.Checks[len(r.Checks)-1] = check{Check: "schema", Detail: err.Error()}
 		}
 		return fail()

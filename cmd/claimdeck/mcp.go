@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 
 // MCPConfig is the `mcp:` section: what `claimdeck mcp` exposes.
@@ -67,27 +67,17 @@ request must carry "Authorization: Bearer $CLAIMDECK_MCP_TOKEN".`,
 func serveMCP(ctx context.Context, ln net.Listener, srv *mcp.Server, token string) error {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	want := []byte("Bearer " + token)
-	hs := &http.Server{
-		ReadHeaderTimeout: 10 * time.Second,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-				w.Header().Set("WWW-Authenticate", "Bearer")
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-				return
-			}
-			h.ServeHTTP(w, r)
-		}),
-	}
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(shut)
-	}()
-	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return model.Wrap(model.CodeAPIError, "mcp", "", err)
-	}
-	return nil
+	auth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	// A streamable-HTTP event stream outlives a tool call: answers get
+	// five minutes, the rest of the limits are the defaults.
+	return model.Wrap(model.CodeAPIError, "mcp", "", webserver.New(auth, webserver.Limits{Write: 5 * time.Minute}).Serve(ctx, ln))
 }
 
 // mcpServer is the MCP server over the configured source: one tool per

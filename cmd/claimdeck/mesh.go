@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/mesh"
+	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 
 // MeshConfig is the `mesh:` section: seed 001's node registry, the health
@@ -103,7 +103,7 @@ func (a *app) registry() (*mesh.Registry, error) {
 		return nil, model.Wrap(model.CodeMisconfigured, "mesh", "", err)
 	}
 	for _, w := range warns {
-		fmt.Fprintln(a.stderr, "warning:", w)
+		fmt.Fprintln(a.stderr, "warning:", model.Redact(fmt.Sprint(w)))
 	}
 	return reg, nil
 }
@@ -362,8 +362,8 @@ func (r readOnlySource) Caps() sources.Caps {
 	c.Escalation, c.Lacks = false, append(c.Lacks, "escalation marks: read-only by configuration")
 	return c
 }
-func (r readOnlySource) Poll(ctx context.Context, c sources.Cursor) (sources.Delta, error) {
-	return r.src.Poll(ctx, c)
+func (r readOnlySource) Poll(ctx context.Context, c sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
+	return r.src.Poll(ctx, c, opt...)
 }
 func (r readOnlySource) MarkEscalation(_ context.Context, id, _ string, _ model.Level) error {
 	return model.Errorf(model.CodeMisconfigured, "escalate", id, "source %q is read-only", r.src.Name())
@@ -406,22 +406,12 @@ token_env for --name, or --token-env. It prints {"ok": true, "node": …,
 			if err != nil {
 				return model.Wrap(model.CodeMisconfigured, "node serve", "", err)
 			}
-			srv := &http.Server{Handler: mesh.NodeHandler(name, token, status, mesh.NewInbox(token.Reveal())), ReadHeaderTimeout: 10 * time.Second}
+			srv := webserver.New(mesh.NodeHandler(name, token, status, mesh.NewInbox(token.Reveal())), webserver.Limits{})
 			if err := a.out().json(map[string]any{"ok": true, "node": name, "listen": ln.Addr().String()}); err != nil {
 				ln.Close()
 				return err
 			}
-			done := make(chan error, 1)
-			go func() { done <- srv.Serve(ln) }()
-			select {
-			case err = <-done:
-				return model.Wrap(model.CodeAPIError, "node serve", "", err)
-			case <-ctx.Done():
-			}
-			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(shut)
-			return nil
+			return model.Wrap(model.CodeAPIError, "node serve", "", srv.Serve(ctx, ln))
 		},
 	}
 	f := cmd.Flags()

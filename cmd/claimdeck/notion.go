@@ -92,6 +92,7 @@ func (w *emulatorWorkspace) serve(ctx context.Context, addr string) (string, <-c
 func (a *app) notionEmulatorCommand() *cobra.Command {
 	var listen string
 	var rate float64
+	var faults notionemu.Faults
 	cmd := &cobra.Command{
 		Use:   "notion-emulator",
 		Short: "Serve a local Notion API emulator with a database per seed",
@@ -104,6 +105,9 @@ printed on stderr; point a notion source's base_url at the address.`,
 			w, err := newEmulatorWorkspace(notionemu.RateLimit{PerSecond: rate, Burst: 10})
 			if err != nil {
 				return model.Wrap(model.CodeAPIError, "notion-emulator", "", err)
+			}
+			if err := w.srv.SetFaults(faults); err != nil {
+				return model.Wrap(model.CodeMisconfigured, "notion-emulator", "", err)
 			}
 			addr, done, err := w.serve(cmd.Context(), listen)
 			if err != nil {
@@ -122,6 +126,10 @@ printed on stderr; point a notion source's base_url at the address.`,
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:7700", "address to serve on")
 	cmd.Flags().Float64Var(&rate, "rate", notionemu.DefaultRateLimit.PerSecond, "requests per second per token before 429 (0: no limit)")
+	cmd.Flags().Float64Var(&faults.Rate, "fault-rate", 0, "share of requests (0 to 1) answered with --fault-status instead, for fault drills")
+	cmd.Flags().IntVar(&faults.Status, "fault-status", 503, "the status of injected faults (500, 502, 503, 504, 529)")
+	cmd.Flags().DurationVar(&faults.Latency, "fault-latency", 0, "latency added to every request")
+	cmd.Flags().BoolVar(&faults.Apply, "fault-apply", false, "let a faulted write take effect before its error, as a gateway timeout after Notion committed")
 	return cmd
 }
 

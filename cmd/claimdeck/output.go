@@ -178,13 +178,14 @@ func (p printer) json(v any) error {
 
 // failPayload is an error in the contract's JSON shape.
 func failPayload(err error) map[string]any {
-	return map[string]any{"ok": false, "error": map[string]string{"code": string(model.CodeOf(err)), "message": err.Error()}}
+	// Redact again: not every error is a *model.Error.
+	return map[string]any{"ok": false, "error": map[string]string{"code": string(model.CodeOf(err)), "message": model.Redact(err.Error())}}
 }
 
 // fail prints an error in the contract's shape and returns its exit status.
 func (p printer) fail(err error) int {
 	if p.table {
-		fmt.Fprintf(p.errw, "error: %s\n", theme.Safe(err.Error()))
+		fmt.Fprintf(p.errw, "error: %s\n", theme.Safe(model.Redact(err.Error())))
 	} else {
 		_ = p.json(failPayload(err))
 	}

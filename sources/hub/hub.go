@@ -29,7 +29,12 @@ const (
 	DefaultMaxBackoff  = time.Minute
 	DefaultDebounce    = 100 * time.Millisecond
 	DefaultPollTimeout = 30 * time.Second
-	DefaultNodesEvery  = time.Second
+	// DefaultWindow is how long finished tasks stay in memory.
+	DefaultWindow = 24 * time.Hour
+	// DefaultFirstPage is how many queued tasks the first screen asks for
+	// before the full load: more than any terminal shows.
+	DefaultFirstPage  = 200
+	DefaultNodesEvery = time.Second
 	// DefaultEnforceEvery is how often Enforce runs.
 	DefaultEnforceEvery = 30 * time.Second
 	// maxTransitions bounds the observed transitions a snapshot carries when
@@ -53,6 +58,14 @@ type Config struct {
 	MaxBackoff  time.Duration
 	Debounce    time.Duration // how long a burst of push hints is gathered
 	PollTimeout time.Duration
+	// Window keeps tasks that finished within it beside the live ones;
+	// older history is counted and read on demand (LoadArchive). Zero is
+	// DefaultWindow, negative keeps all history in memory.
+	Window time.Duration
+	// FirstPage is how many tasks in pull order a source's first load
+	// paints before the rest arrives (zero: DefaultFirstPage, negative:
+	// wait for the full load).
+	FirstPage int
 	// Observe, when set, sees every snapshot as it is published, with only
 	// the transitions new to it (the stats tracker). It runs under the hub's
 	// lock: it must be quick and must not call the hub.
@@ -117,6 +130,11 @@ type SourceState struct {
 	PollTook time.Duration // how long the last poll took, failed or not
 	Polls    uint64        // polls so far
 	PollErrs uint64        // failed polls so far
+	// Loading: Tasks is a first screen; the full load is under way.
+	Loading bool
+	// Archived counts the finished tasks older than the window, as of the
+	// last full poll; LoadArchive brings the ones a filter asks for.
+	Archived int
 	Tasks    []*model.Task
 }
 
@@ -205,10 +223,12 @@ type feed struct {
 	// Guarded by Hub.mu.
 	cursor sources.Cursor
 	tasks  map[string]*model.Task
-	list   []*model.Task // tasks as a slice, rebuilt only when they change
-	dirty  bool
-	loaded bool // the first load is not activity
-	state  SourceState
+	// archive holds the history LoadArchive brought, shown beside tasks.
+	archive map[string]*model.Task
+	list    []*model.Task // tasks and archive as a slice, rebuilt only when they change
+	dirty   bool
+	loaded  bool // the first load is not activity
+	state   SourceState
 }
 
 // New builds a hub; Run starts it.
@@ -224,6 +244,12 @@ func New(cfg Config) *Hub {
 	}
 	if cfg.PollTimeout <= 0 {
 		cfg.PollTimeout = DefaultPollTimeout
+	}
+	if cfg.Window == 0 {
+		cfg.Window = DefaultWindow
+	}
+	if cfg.FirstPage == 0 {
+		cfg.FirstPage = DefaultFirstPage
 	}
 	if cfg.Policy == (model.Policy{}) {
 		cfg.Policy = model.DefaultPolicy()
@@ -298,7 +324,15 @@ func (h *Hub) Run(ctx context.Context) {
 func (h *Hub) Once(ctx context.Context) Snapshot {
 	var wg sync.WaitGroup
 	for _, f := range h.feeds {
-		wg.Go(func() { h.poll(ctx, f) })
+		wg.Go(func() {
+			h.poll(ctx, f)
+			h.mu.Lock()
+			partial := f.state.Loading
+			h.mu.Unlock()
+			if partial {
+				h.poll(ctx, f) // a first screen: one look means every task
+			}
+		})
 	}
 	wg.Wait()
 	select {
@@ -523,11 +557,17 @@ func (h *Hub) loop(ctx context.Context, f *feed) {
 // poll runs one poll and returns how long to wait before the next.
 func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	h.mu.Lock()
-	cursor := f.cursor
+	// The first load paints the first frame: history is counted at the
+	// next full poll.
+	cursor, uncounted := f.cursor, !f.loaded
+	first := 0
+	if !f.loaded && !f.state.Loading {
+		first = max(h.cfg.FirstPage, 0)
+	}
 	h.mu.Unlock()
 	pctx, cancel := context.WithTimeout(ctx, h.cfg.PollTimeout)
 	start := time.Now()
-	d, err := f.src.Poll(pctx, cursor)
+	d, err := f.src.Poll(pctx, cursor, sources.PollOption{FinishedAfter: h.horizon(), Uncounted: uncounted, First: first})
 	took := time.Since(start)
 	cancel()
 	if ctx.Err() != nil {
@@ -544,7 +584,7 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 		if st.Status != StatusDegraded {
 			st.Status, st.Since = StatusDegraded, now
 		}
-		st.Err = err.Error()
+		st.Err = model.Redact(err.Error())
 		if errors.Is(err, context.DeadlineExceeded) {
 			st.Err = "poll timed out after " + h.cfg.PollTimeout.String()
 		}
@@ -558,10 +598,60 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 		st.Status, st.Since = StatusOK, now
 	}
 	st.Err, st.Failures, st.Updated, st.Health = "", 0, now, SourceHealth{Every: f.every}
-	f.cursor = d.Cursor
+	if d.Full && !uncounted {
+		st.Archived = d.Archived
+	}
+	st.Loading = d.Partial
 	h.merge(f, d)
 	h.publish()
+	if d.Partial {
+		return 0 // the first screen is painted: load the rest at once
+	}
+	f.cursor = d.Cursor
 	return f.every
+}
+
+// horizon is when finished tasks become history: zero keeps them all.
+func (h *Hub) horizon() time.Time {
+	if h.cfg.Window < 0 {
+		return time.Time{}
+	}
+	return h.cfg.Now().Add(-h.cfg.Window)
+}
+
+// LoadArchive brings the history q asks for (q.Before is set to the
+// window's horizon) from every source into the snapshots, replacing what
+// an earlier call brought; a nil q drops it. Call it from a tea.Cmd.
+func (h *Hub) LoadArchive(ctx context.Context, q *sources.ArchiveQuery) error {
+	found := make([][]*model.Task, len(h.feeds))
+	var errs []error
+	if q != nil {
+		q.Before = h.horizon()
+		if q.Before.IsZero() {
+			return nil // every task is in memory already
+		}
+		for i, f := range h.feeds {
+			tasks, err := f.src.Archive(ctx, *q)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			found[i] = tasks
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, f := range h.feeds {
+		if len(f.archive) == 0 && len(found[i]) == 0 {
+			continue
+		}
+		f.archive = make(map[string]*model.Task, len(found[i]))
+		for _, t := range found[i] {
+			f.archive[t.ID] = t
+		}
+		f.dirty = true
+	}
+	h.publish()
+	return errors.Join(errs...)
 }
 
 func backoff(every time.Duration, failures int, limit time.Duration) time.Duration {
@@ -593,9 +683,10 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 			next[t.ID] = t
 			note(old, t)
 		}
+		horizon := h.horizon()
 		for id, t := range f.tasks {
-			if next[id] == nil {
-				note(t, nil)
+			if next[id] == nil && !model.Archived(t, horizon) {
+				note(t, nil) // gone; a task aging into history is not activity
 			}
 		}
 		f.tasks = next
@@ -615,7 +706,7 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 		h.pending = slices.Delete(h.pending, 0, n-maxTransitions)
 	}
 	f.dirty = f.dirty || d.Full || len(d.Tasks) > 0 || len(d.Removed) > 0
-	f.loaded = true
+	f.loaded = f.loaded || !d.Partial
 }
 
 // transitioned says whether a change is worth a line in the activity view:
@@ -636,9 +727,14 @@ func (h *Hub) publish() {
 	s := Snapshot{Seq: h.seq, At: h.cfg.Now(), Sources: make([]SourceState, len(h.feeds)), Policy: h.cfg.Policy, Mesh: h.mesh}
 	for i, f := range h.feeds {
 		if f.dirty {
-			f.list = make([]*model.Task, 0, len(f.tasks))
+			f.list = make([]*model.Task, 0, len(f.tasks)+len(f.archive))
 			for _, t := range f.tasks {
 				f.list = append(f.list, t)
+			}
+			for id, t := range f.archive {
+				if f.tasks[id] == nil {
+					f.list = append(f.list, t)
+				}
 			}
 			f.dirty = false
 		}

@@ -88,12 +88,12 @@ func BenchmarkClaimSeedSnippet(b *testing.B) {
 	}
 }
 
-// lockDir10k is a directory of 10,000 claimdeck lock files.
-func lockDir10k(b *testing.B) string {
+// lockDirOf is a directory of n claimdeck lock files.
+func lockDirOf(b *testing.B, n int) string {
 	b.Helper()
 	dir := b.TempDir()
 	now := time.Now()
-	for i := 0; i < 10000; i++ {
+	for i := 0; i < n; i++ {
 		id := "job-" + strconv.Itoa(i)
 		r := &record{TaskID: id, Agent: "agent-" + strconv.Itoa(i%64), ClaimedAt: now, ExpiresAt: now.Add(time.Hour),
 			Description: "Design and implement VPC Terraform module", LockToken: "0b7c6f1e-4f43-4d7a-9a52-" + strconv.Itoa(100000+i), HolderKind: "AGENT", RunID: "run-1"}
@@ -108,7 +108,7 @@ func lockDir10k(b *testing.B) string {
 // ≤ 100 ms): cold (every file read and parsed), idle (nothing changed: a
 // readdir and an lstat per file), and with one file rewritten.
 func BenchmarkScan10k(b *testing.B) {
-	dir := lockDir10k(b)
+	dir := lockDirOf(b, 10_000)
 	ctx := context.Background()
 	b.Run("cold", func(b *testing.B) {
 		defer reportCPU(b)()

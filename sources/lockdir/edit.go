@@ -12,6 +12,9 @@ import (
 // Comment adds a note to the history of the file that decides the task's
 // state (a task nobody has touched yet gets a queued marker to carry it).
 func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
+	if err := n.Check("comment", id); err != nil {
+		return err
+	}
 	const op = "comment"
 	if strings.TrimSpace(n.Text) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "the comment is empty")
@@ -30,6 +33,9 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 // its state, or moves a task nobody holds to another state through the
 // same path as a human action (the old file archived with who and why).
 func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.Task, error) {
+	if err := e.Check("update", id); err != nil {
+		return nil, err
+	}
 	const op = "update"
 	if err := refuseID(op, id); err != nil {
 		return nil, err
@@ -147,7 +153,7 @@ func (s *Source) rewrite(op, id string, change func(cur *model.Task, rec *record
 	}
 	replaced, err := s.replaceUnchanged(file, rec.marshal())
 	if err != nil {
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
+		return nil, sources.StorageErr(op, id, err)
 	}
 	if !replaced {
 		return nil, s.freshConflict(op, id, "the task changed while it was being updated")

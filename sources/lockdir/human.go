@@ -43,7 +43,7 @@ func (s *Source) seize(op, id string, check func(cur *model.Task) error) (*seize
 	}
 	priv, ok, err := s.takeVerified(id, sz.file)
 	if err != nil {
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
+		return nil, sources.StorageErr(op, id, err)
 	}
 	if !ok {
 		return nil, s.freshConflict(op, id, "the task changed since it was read")
@@ -162,6 +162,9 @@ func (s *Source) ForceRelease(ctx context.Context, id string, h sources.Human) (
 // Handoff releases the task and reserves it for one agent (or ANY). A human
 // names the version they saw; an agent names its lock token.
 func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	if err := h.Check("handoff", id); err != nil {
+		return nil, err
+	}
 	if err := sources.CheckTarget(id, h.To); err != nil {
 		return nil, err
 	}
@@ -211,7 +214,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 	}
 	priv, ok, err := s.takeVerified(id, lk)
 	if err != nil {
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
+		return nil, sources.StorageErr(op, id, err)
 	}
 	if !ok {
 		return nil, sources.Lost(op, id)
@@ -221,7 +224,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 	rec.addEvent(model.Event{At: s.now(), Actor: h.Actor, Action: op, Reason: h.Reason, Detail: "by the holder " + cur.Claim.Name + "; reserved for " + res.For})
 	if err := s.replace(rec.marshal(), s.path(id, kindQueued)); err != nil {
 		s.restore(priv, lk.path, id)
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
+		return nil, sources.StorageErr(op, id, err)
 	}
 	os.Remove(priv)
 	afterStep("held removed")
@@ -243,5 +246,5 @@ func (s *Source) publishFailed(op, id string, err error) error {
 	if err == errExist {
 		return s.freshConflict(op, id, "someone else wrote the task's file at the same moment")
 	}
-	return model.Wrap(model.CodeAPIError, op, id, err)
+	return sources.StorageErr(op, id, err)
 }

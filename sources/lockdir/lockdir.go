@@ -248,7 +248,7 @@ func (s *Source) lock(op string) (func(), error) {
 		}
 		if err != nil {
 			s.writeMu.Unlock()
-			return nil, model.Wrap(model.CodeAPIError, op, "", err)
+			return nil, sources.StorageErr(op, "", err)
 		}
 		s.lockFile = f
 	}
@@ -260,7 +260,7 @@ func (s *Source) lock(op string) (func(), error) {
 		}
 		if !errors.Is(err, syscall.EINTR) {
 			s.writeMu.Unlock()
-			return nil, model.Wrap(model.CodeAPIError, op, "", err)
+			return nil, sources.StorageErr(op, "", err)
 		}
 	}
 	return func() {

@@ -52,7 +52,7 @@ func (s *Source) MarkEscalation(ctx context.Context, id, token string, level mod
 func (s *Source) replaceHeld(op, id string, lk *fileState, rec *record) error {
 	replaced, err := s.replaceUnchanged(lk, rec.marshal())
 	if err != nil {
-		return model.Wrap(model.CodeAPIError, op, id, err)
+		return sources.StorageErr(op, id, err)
 	}
 	if !replaced {
 		return sources.Lost(op, id)

@@ -61,6 +61,9 @@ func recordFor(t *model.Task) *record {
 
 // Create adds a task to the tasks file (see the package doc).
 func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, error) {
+	if err := n.Check("create"); err != nil {
+		return nil, err
+	}
 	id := n.ID
 	if id == "" {
 		id = "t-" + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")[:20]
@@ -87,7 +90,7 @@ func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, er
 	}
 	w := wireEntry{ID: id, Title: n.Title, Description: n.Description, Priority: n.Priority, Class: class, CreatedAt: formatTime(s.now())}
 	if err := s.appendTask(w); err != nil {
-		return nil, model.Wrap(model.CodeAPIError, "create", id, err)
+		return nil, sources.StorageErr("create", id, err)
 	}
 	t, _, err := s.readTask(id)
 	if err == nil && t == nil {
@@ -116,6 +119,9 @@ func (s *Source) appendTask(w wireEntry) error {
 
 // Claim takes a task model.Claimable allows, breaking a dead holder's lock.
 func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", id); err != nil {
+		return nil, err
+	}
 	if err := refuseID("claim", id); err != nil {
 		return nil, err
 	}
@@ -135,6 +141,9 @@ func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (
 // ClaimNext claims the first task in pull order that model.Claimable allows
 // the agent. A task someone else wins in the meantime is skipped.
 func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", ""); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, "claim-next", "", "no agent name")
 	}
@@ -152,7 +161,7 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 	model.SortPullOrder(cands)
 	for _, t := range cands {
 		if err := ctx.Err(); err != nil {
-			return nil, model.Wrap(model.CodeAPIError, "claim-next", "", err)
+			return nil, sources.StorageErr("claim-next", "", err)
 		}
 		unlock, err := s.lock("claim-next")
 		if err != nil {
@@ -208,7 +217,7 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, adopt bool) 
 		// the new lock is published, the held one is still the lock.
 		priv, ok, err := s.takeVerified(id, lk)
 		if err != nil {
-			return nil, model.Wrap(model.CodeAPIError, op, id, err)
+			return nil, sources.StorageErr(op, id, err)
 		}
 		if !ok {
 			return nil, s.freshConflict(op, id, "the expired lock changed while it was being broken")
@@ -228,7 +237,7 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, adopt bool) 
 		if errors.Is(err, errExist) {
 			return nil, s.freshConflict(op, id, "claimed by someone else at the same moment")
 		}
-		return nil, model.Wrap(model.CodeAPIError, op, id, err)
+		return nil, sources.StorageErr(op, id, err)
 	}
 	if q := slot[kindQueued]; q != nil {
 		os.Remove(q.path) // its reservation is used up; its history lives on in the lock
@@ -305,6 +314,9 @@ func (s *Source) currentLock(id, token string) *fileState {
 // write lock and the new lock replaces the old by rename, never leaving the
 // name empty (a moment without a lock would look like a free task).
 func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	if err := sources.CheckHeartbeat("heartbeat", id, token, lease); err != nil {
+		return nil, err
+	}
 	if err := refuseID("heartbeat", id); err != nil {
 		return nil, err
 	}
@@ -350,6 +362,9 @@ var finishes = map[model.State]struct {
 // token checked there, and only then is the .done or .failed published with
 // link(), which never overwrites.
 func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	if err := o.Check("finish", id, token); err != nil {
+		return nil, err
+	}
 	fin, ok := finishes[o.State]
 	if !ok {
 		return nil, model.Errorf(model.CodeMisconfigured, "finish", id, "%s is not an outcome (want done, blocked, review, canceled or failed)", o.State)
@@ -368,7 +383,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	}
 	priv, ok, err := s.takeVerified(id, lk)
 	if err != nil {
-		return nil, model.Wrap(model.CodeAPIError, fin.action, id, err)
+		return nil, sources.StorageErr(fin.action, id, err)
 	}
 	if !ok {
 		return nil, sources.Lost(fin.action, id)
@@ -385,7 +400,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	rec.addEvent(model.Event{At: now, Actor: rec.Agent, Action: fin.action, Reason: o.Reason})
 	if err := s.publishFinal(rec.marshal(), id, fin.kind); err != nil {
 		s.restore(priv, lk.path, id)
-		return nil, model.Wrap(model.CodeAPIError, fin.action, id, err)
+		return nil, sources.StorageErr(fin.action, id, err)
 	}
 	os.Remove(priv) // our own lock, verified, its content carried into the marker
 	afterStep("held removed")

@@ -100,7 +100,7 @@ func (s *Source) scan(asked time.Time) error {
 			}
 		}
 	}); err != nil {
-		return model.Wrap(model.CodeAPIError, "poll", "", err)
+		return sources.StorageErr("poll", "", err)
 	}
 	if err := eachName(s.archive, func(name string) {
 		switch {
@@ -110,7 +110,7 @@ func (s *Source) scan(asked time.Time) error {
 			add(s.archive, name, kindArchivedFailed)
 		}
 	}); err != nil && !os.IsNotExist(err) {
-		return model.Wrap(model.CodeAPIError, "poll", "", err)
+		return sources.StorageErr("poll", "", err)
 	}
 	// An lstat per file, and a read of those whose signature moved: system
 	// calls and parsing, spread over the cores.
@@ -434,9 +434,9 @@ func (s *Source) snapshot() ([]*model.Task, error) {
 // Poll returns what changed since the cursor. The cursor names this Source
 // instance and a generation; one from elsewhere gets a full snapshot. The
 // tasks returned are shared: treat them as read-only.
-func (s *Source) Poll(ctx context.Context, since sources.Cursor) (sources.Delta, error) {
+func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	if err := ctx.Err(); err != nil {
-		return sources.Delta{}, model.Wrap(model.CodeAPIError, "poll", "", err)
+		return sources.Delta{}, sources.StorageErr("poll", "", err)
 	}
 	if err := s.scan(time.Now()); err != nil {
 		return sources.Delta{}, err
@@ -456,8 +456,22 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor) (sources.Delta,
 				d.Removed = append(d.Removed, id)
 			}
 		}
+	} else {
+		d.Tasks, d.Archived = sources.Window(d.Tasks, opt)
 	}
 	return d, nil
+}
+
+// Archive answers from a fresh scan: the directory is read whole anyway.
+func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.Task, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	tasks, err := s.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return sources.ArchiveOf(tasks, q)
 }
 
 func (s *Source) parseCursor(c sources.Cursor) (uint64, bool) {

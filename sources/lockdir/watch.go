@@ -8,7 +8,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 )
 
 // debounce gathers a burst of events (a claim is a temp file, a link and an
@@ -21,11 +21,11 @@ const debounce = 20 * time.Millisecond
 func (s *Source) Watch(ctx context.Context) (<-chan struct{}, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return nil, model.Wrap(model.CodeAPIError, "watch", "", err)
+		return nil, sources.StorageErr("watch", "", err)
 	}
 	if err := w.Add(s.dir); err != nil {
 		w.Close()
-		return nil, model.Wrap(model.CodeAPIError, "watch", "", err)
+		return nil, sources.StorageErr("watch", "", err)
 	}
 	// archive/ may not exist yet; the directory's own events cover its
 	// creation, and its contents only matter once the seed archives there.

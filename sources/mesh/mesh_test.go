@@ -95,7 +95,7 @@ func (s *memSource) MarkEscalation(_ context.Context, id, _ string, _ model.Leve
 	return model.Errorf(model.CodeMisconfigured, "escalate", id, "this list records no escalation")
 }
 
-func (s *memSource) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
+func (s *memSource) Poll(context.Context, sources.Cursor, ...sources.PollOption) (sources.Delta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]*model.Task, len(s.tasks))

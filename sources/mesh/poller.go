@@ -206,7 +206,7 @@ func (p *Poller) record(i int, rep HealthReport, latency time.Duration, err erro
 	n := &p.state[i]
 	if err != nil {
 		n.Failures++
-		n.LastErr = err.Error()
+		n.LastErr = model.Redact(err.Error())
 		n.Status = model.NodeDegraded
 		if n.Failures >= p.cfg.DownAfter {
 			n.Status = model.NodeDown

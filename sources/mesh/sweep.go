@@ -17,7 +17,7 @@ import (
 type TaskSource interface {
 	Name() string
 	Caps() sources.Caps
-	Poll(ctx context.Context, since sources.Cursor) (sources.Delta, error)
+	Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error)
 	MarkEscalation(ctx context.Context, id, token string, level model.Level) error
 }
 

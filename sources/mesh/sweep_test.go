@@ -15,8 +15,8 @@ import (
 // sweep holds an old lock token.
 type staleView struct{ *markingSource }
 
-func (s staleView) Poll(ctx context.Context, c sources.Cursor) (sources.Delta, error) {
-	d, err := s.markingSource.Poll(ctx, c)
+func (s staleView) Poll(ctx context.Context, c sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
+	d, err := s.markingSource.Poll(ctx, c, opt...)
 	for _, t := range d.Tasks {
 		t.Claim.Token = "old-" + t.Claim.Token
 	}
@@ -26,7 +26,7 @@ func (s staleView) Poll(ctx context.Context, c sources.Cursor) (sources.Delta, e
 type brokenSource struct{ memSource }
 
 func (*brokenSource) Name() string { return "broken" }
-func (*brokenSource) Poll(context.Context, sources.Cursor) (sources.Delta, error) {
+func (*brokenSource) Poll(context.Context, sources.Cursor, ...sources.PollOption) (sources.Delta, error) {
 	return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "database unreachable")
 }
 

@@ -49,6 +49,9 @@ func (s *Source) Next(ctx context.Context, agent string) (*model.Task, error) {
 // won (CONFLICT). A claimer whose read came before our write and whose
 // write lands after our verifying read still wins too: that race remains.
 func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", id); err != nil {
+		return nil, err
+	}
 	const op = "claim"
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, op, id, "no agent name")
@@ -178,6 +181,9 @@ const claimAttempts = 3
 // that many agents draining one queue spread out instead of all racing for
 // the head.
 func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", ""); err != nil {
+		return nil, err
+	}
 	ctx, done := s.begin(ctx)
 	defer done()
 	const op = "claim-next"
@@ -260,6 +266,9 @@ func (s *Source) lost(op, id string, now *model.Task) error {
 // expiry property the claim time is moved instead (seed 001's heartbeat
 // "updates claimed_at").
 func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	if err := sources.CheckHeartbeat("heartbeat", id, token, lease); err != nil {
+		return nil, err
+	}
 	const op = "heartbeat"
 	ctx, done := s.begin(ctx)
 	defer done()
@@ -297,6 +306,9 @@ var finals = map[model.State]string{
 
 // Finish ends or parks the holder's claim and clears the lock.
 func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	if err := o.Check("finish", id, token); err != nil {
+		return nil, err
+	}
 	ctx, done := s.begin(ctx)
 	defer done()
 	const op = "finish"

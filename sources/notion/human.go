@@ -204,6 +204,9 @@ func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model
 // field holds the reservation's end, so seed agents see the task as taken
 // until then. With a Handoff Queue database, a record is added there too.
 func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	if err := h.Check("handoff", id); err != nil {
+		return nil, err
+	}
 	ctx, done := s.begin(ctx)
 	defer done()
 	const op = "handoff"
@@ -240,6 +243,9 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 
 // Comment posts a note on the page.
 func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
+	if err := n.Check("comment", id); err != nil {
+		return err
+	}
 	ctx, done := s.begin(ctx)
 	defer done()
 	const op = "comment"
@@ -271,6 +277,9 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 // Update edits the title, priority, class or status under sources.CheckEdit,
 // checked against the page as it reads now.
 func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.Task, error) {
+	if err := e.Check("update", id); err != nil {
+		return nil, err
+	}
 	ctx, done := s.begin(ctx)
 	defer done()
 	const op = "update"

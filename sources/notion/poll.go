@@ -50,7 +50,7 @@ func (st pollState) cursor() sources.Cursor {
 // otherwise it asks only for pages edited since the newest edit it saw,
 // less the overlap, and drops those it already reported unchanged. An idle
 // poll is one request whatever the size of the database.
-func (s *Source) Poll(ctx context.Context, since sources.Cursor) (sources.Delta, error) {
+func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	ctx, done := s.begin(ctx)
 	defer done()
 	const op = "poll"
@@ -64,7 +64,8 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor) (sources.Delta,
 		}
 		next := pollState{Full: now.Unix()}
 		next.remember(tasks, nil, s.overlap, server.Load())
-		return sources.Delta{Full: true, Tasks: tasks, Cursor: next.cursor()}, nil
+		live, archived := sources.Window(tasks, opt)
+		return sources.Delta{Full: true, Tasks: live, Archived: archived, Cursor: next.cursor()}, nil
 	}
 	from := notionapi.Date(time.Unix(st.Mark, 0).Add(-s.overlap))
 	tasks, err := s.query(ctx, op, &notionapi.TimestampFilter{
@@ -112,4 +113,17 @@ func (st *pollState) remember(tasks []*model.Task, old map[string]seen, overlap 
 			st.Seen[t.ID] = seen{Version: t.Version, Edited: e}
 		}
 	}
+}
+
+// Archive answers from a full query of the database; Poll already leaves
+// the same history out of the dashboard's memory.
+func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.Task, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	tasks, err := s.query(ctx, "archive", nil)
+	if err != nil {
+		return nil, err
+	}
+	return sources.ArchiveOf(tasks, q)
 }

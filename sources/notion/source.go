@@ -165,7 +165,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			retry: retryPolicy{attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: orDur(cfg.RetryMax, time.Minute)}},
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), grace: orDur(cfg.Grace, model.DefaultPolicy().Grace), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
-		redact: func(s string) string { return strings.ReplaceAll(s, token, "[redacted]") },
+		redact: func(s string) string { return model.RedactAll(s, token) },
 		now:    cfg.Now,
 	}
 	if s.now == nil {
@@ -423,6 +423,9 @@ func noComments(what string, err error) model.Event {
 // once: when its answer is lost, the page it may have made is looked for
 // by its create key before it is sent again.
 func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, error) {
+	if err := n.Check("create"); err != nil {
+		return nil, err
+	}
 	const op = "create"
 	ctx, done := s.begin(ctx)
 	defer done()

@@ -30,8 +30,11 @@ func (s *spread) Close() error {
 	}
 	return errors.Join(errs...)
 }
-func (s *spread) Poll(ctx context.Context, c sources.Cursor) (sources.Delta, error) {
-	return s.pick().Poll(ctx, c)
+func (s *spread) Poll(ctx context.Context, c sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
+	return s.pick().Poll(ctx, c, opt...)
+}
+func (s *spread) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.Task, error) {
+	return s.pick().Archive(ctx, q)
 }
 func (s *spread) Get(ctx context.Context, id string) (*model.Task, error) {
 	return s.pick().Get(ctx, id)

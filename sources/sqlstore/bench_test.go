@@ -56,17 +56,25 @@ func cycles(b *testing.B, agents int, cycle func(agent string) bool) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "cycles/s")
 }
 
-// BenchmarkPostgresClaimComplete16 compares claimdeck's claim-next +
+// BenchmarkPostgresClaimComplete compares claimdeck's claim-next +
 // complete with a bare pgx loop issuing the very same SQL text and
-// arguments, 16 agents at once, in the same run.
-func BenchmarkPostgresClaimComplete16(b *testing.B) {
+// arguments, 16, 64 and 256 agents at once, in the same run. Both go
+// through the store's pgxpool (its default size: four connections, or the
+// processor count if larger).
+func BenchmarkPostgresClaimComplete(b *testing.B) {
+	for _, agents := range []int{16, 64, 256} {
+		b.Run(fmt.Sprintf("agents-%d", agents), func(b *testing.B) { claimComplete(b, agents) })
+	}
+}
+
+func claimComplete(b *testing.B, agents int) {
 	ctx := context.Background()
 	b.Run("claimdeck", func(b *testing.B) {
 		s := openPG(b, Config{Create: true})
 		defer s.Close()
 		fill(b, s, b.N)
 		b.ResetTimer()
-		cycles(b, 16, func(agent string) bool {
+		cycles(b, agents, func(agent string) bool {
 			t, err := s.ClaimNext(ctx, sources.ClaimRequest{Agent: agent})
 			if err != nil || t == nil {
 				if err != nil {
@@ -88,7 +96,7 @@ func BenchmarkPostgresClaimComplete16(b *testing.B) {
 		st, _ := s.stmts()
 		pool := s.pgPool
 		b.ResetTimer()
-		cycles(b, 16, func(agent string) bool {
+		cycles(b, agents, func(agent string) bool {
 			token := uuid.NewString()
 			rows, err := pool.Query(ctx, st.claimNext, agent, nil, nil, token, s.cfg.Lease.Milliseconds(), s.cfg.Pool,
 				s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag)
@@ -199,7 +207,7 @@ func BenchmarkSQLiteClaimComplete4Processes(b *testing.B) {
 // changed, at 10,000 and 1,000,000 rows: it must cost the same.
 func BenchmarkIdlePoll(b *testing.B) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
-		for _, rows := range []int{10_000, 1_000_000} {
+		for _, rows := range []int{1_000, 10_000, 100_000, 1_000_000} {
 			b.Run(fmt.Sprintf("%s/%d", dialect, rows), func(b *testing.B) {
 				var s *Store
 				if dialect == "sqlite" {

@@ -29,6 +29,10 @@ type dialect struct {
 	toInt  func(expr string) string
 	// timeArg is how a Go time is passed as a parameter.
 	timeArg func(t time.Time) any
+	// pending is the condition on pending rows that leads the planner to
+	// the pull-order index: SQLite, without statistics, guesses that a
+	// status matches few rows and sorts them all instead (300 ms at 100,000).
+	pending string
 }
 
 // sqliteTime is the one format claimdeck writes times in on SQLite: fixed
@@ -49,6 +53,7 @@ var (
 		digits:     func(e string) string { return e + " ~ '^[0-9]{1,9}$'" },
 		toInt:      func(e string) string { return e + "::int" },
 		timeArg:    func(t time.Time) any { return t },
+		pending:    "status = 'pending'",
 	}
 	sqlite = dialect{
 		name:      "sqlite",
@@ -64,6 +69,7 @@ var (
 		},
 		toInt:   func(e string) string { return "CAST(" + e + " AS INTEGER)" },
 		timeArg: func(t time.Time) any { return t.UTC().Format(sqliteTime) },
+		pending: "likelihood(status = 'pending', 0.9)",
 	}
 )
 

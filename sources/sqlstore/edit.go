@@ -13,6 +13,9 @@ import (
 // Comment records a note in the task's audit trail, where Get's history
 // shows it beside the overrides.
 func (s *Store) Comment(ctx context.Context, id string, n sources.Note) error {
+	if err := n.Check("comment", id); err != nil {
+		return err
+	}
 	const op = "comment"
 	st, err := s.writable(op, id)
 	if err != nil {
@@ -41,6 +44,9 @@ func (s *Store) Comment(ctx context.Context, id string, n sources.Note) error {
 // A state change also drops a lapsed lease, so the row never says queued
 // while still naming a holder.
 func (s *Store) Update(ctx context.Context, id string, e sources.Edit) (*model.Task, error) {
+	if err := e.Check("update", id); err != nil {
+		return nil, err
+	}
 	const op = "update"
 	st, err := s.writable(op, id)
 	if err != nil {

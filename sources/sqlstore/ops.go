@@ -27,12 +27,15 @@ func (s *Store) scanAll(rows rowsIter, err error) ([]*model.Task, error) {
 	}
 	defer rows.Close()
 	var out []*model.Task
+	// One row and one destination list for every row: each Scan assigns
+	// every column, and task copies what it keeps.
+	var r row
+	dest := r.dest()
 	for rows.Next() {
-		t, err := s.scanOne(rows)
-		if err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		out = append(out, t)
+		out = append(out, r.task(s.cfg.Name, s.cfg.Pool, s.cfg.SeedTimeout))
 	}
 	return out, rows.Err()
 }
@@ -47,9 +50,18 @@ type cursor struct {
 // Poll reads every task on an empty cursor; afterwards only the rows whose
 // updated_at passed the watermark (an index range scan, so an idle poll
 // costs the same on any table size) and the ids deleted since. Every
-// ReconcileEvery it reads everything again.
-func (s *Store) Poll(ctx context.Context, since sources.Cursor) (sources.Delta, error) {
+// ReconcileEvery it reads everything again. With a horizon a full read
+// takes the live rows and the recently finished ones from partial indexes,
+// and counts the rest.
+func (s *Store) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	st, migrated := s.stmts()
+	if n := sources.FirstPage(opt); since == "" && migrated && n > 0 {
+		tasks, err := s.scanAll(s.db.query(ctx, st.first, n))
+		if err != nil {
+			return sources.Delta{}, s.classify("poll", "", err)
+		}
+		return sources.Delta{Partial: true, Tasks: tasks}, nil
+	}
 	var c cursor
 	if since != "" {
 		if err := json.Unmarshal([]byte(since), &c); err != nil {
@@ -63,10 +75,19 @@ func (s *Store) Poll(ctx context.Context, since sources.Cursor) (sources.Delta, 
 	full := since == "" || !migrated || time.Since(c.Full) >= s.cfg.ReconcileEvery
 	d := sources.Delta{Full: full}
 	var err error
-	if full {
+	horizon := sources.Horizon(opt)
+	switch {
+	case full && migrated && !horizon.IsZero():
+		h := s.d.timeArg(horizon)
+		d.Tasks, err = s.scanAll(s.db.query(ctx, st.live, h))
+		if err == nil && !sources.Uncounted(opt) {
+			err = s.db.queryRow(ctx, st.archived, h).Scan(&d.Archived)
+		}
+		c.Full = time.Now()
+	case full:
 		d.Tasks, err = s.scanAll(s.db.query(ctx, st.full))
 		c.Full = time.Now()
-	} else {
+	default:
 		mark := s.d.timeArg(c.Mark)
 		d.Tasks, err = s.scanAll(s.db.query(ctx, st.changed, mark))
 		if err == nil {
@@ -81,6 +102,38 @@ func (s *Store) Poll(ctx context.Context, since sources.Cursor) (sources.Delta, 
 	d.Cursor = sources.Cursor(b)
 	return d, nil
 }
+
+// Archive reads the history a windowed poll leaves out, newest first,
+// from the partial index over finished rows. An unmigrated table has no
+// history apart: its polls return every row.
+func (s *Store) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.Task, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	st, migrated := s.stmts()
+	if !migrated {
+		return nil, nil
+	}
+	status := ""
+	if q.State != model.StateUnknown {
+		status = statusOfState[q.State]
+	}
+	pattern := ""
+	if q.Text != "" {
+		pattern = "%" + likeEscaper.Replace(strings.ToLower(q.Text)) + "%"
+	}
+	limit := q.Limit
+	if limit == 0 {
+		limit = sources.DefaultArchiveLimit
+	}
+	tasks, err := s.scanAll(s.db.query(ctx, st.archive, s.d.timeArg(q.Before), status, pattern, limit))
+	if err != nil {
+		return nil, s.classify("archive", "", err)
+	}
+	return tasks, nil
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 
 func (s *Store) removedSince(ctx context.Context, st statements, mark any) ([]string, error) {
 	rows, err := s.db.query(ctx, st.tombstones, s.tag, mark)
@@ -164,6 +217,9 @@ func nullable(s string) any {
 
 // Create inserts a pending task in the pool.
 func (s *Store) Create(ctx context.Context, n sources.NewTask) (*model.Task, error) {
+	if err := n.Check("create"); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("create", n.ID)
 	if err != nil {
 		return nil, err
@@ -238,6 +294,9 @@ func (s *Store) claimArgs(c sources.ClaimRequest) ([]any, error) {
 // Claim is one conditional UPDATE … RETURNING: it succeeds only on a row
 // model.Claimable allows, judged on the database clock.
 func (s *Store) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", id); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("claim", id)
 	if err != nil {
 		return nil, err
@@ -255,6 +314,9 @@ func (s *Store) Claim(ctx context.Context, id string, c sources.ClaimRequest) (*
 
 // ClaimNext claims the first claimable task in pull order in one statement.
 func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", ""); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("claim", "")
 	if err != nil {
 		return nil, err
@@ -321,6 +383,9 @@ func (s *Store) refusal(ctx context.Context, op, id string, code model.Code, why
 
 // Heartbeat extends the lease of the holder of token.
 func (s *Store) Heartbeat(ctx context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	if err := sources.CheckHeartbeat("heartbeat", id, token, lease); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("heartbeat", id)
 	if err != nil {
 		return nil, err
@@ -349,6 +414,9 @@ var finalStates = map[model.State]bool{model.StateDone: true, model.StateFailed:
 
 // Finish ends or parks the holder's claim, keyed on its token.
 func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	if err := o.Check("finish", id, token); err != nil {
+		return nil, err
+	}
 	op := "finish"
 	st, err := s.writable(op, id)
 	if err != nil {
@@ -386,6 +454,9 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 // Handoff: a human's is checked against the version they saw, an agent's
 // against its token.
 func (s *Store) Handoff(ctx context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	if err := h.Check("handoff", id); err != nil {
+		return nil, err
+	}
 	st, err := s.writable("handoff", id)
 	if err != nil {
 		return nil, err

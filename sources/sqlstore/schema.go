@@ -126,8 +126,15 @@ func (s *Store) migration(have map[string]bool) []string {
 		out = append(out, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", s.table, c.name, typ))
 	}
 	if !have["updated_at"] {
-		// SQLite cannot add a column with a non-constant default: fill it once.
-		out = append(out, fmt.Sprintf("UPDATE %s SET updated_at = %s WHERE updated_at IS NULL", s.table, s.d.now))
+		// SQLite cannot add a column with a non-constant default: fill it
+		// once, from when each row last moved, so that history stays old.
+		last := "COALESCE(completed_at, started_at, created_at)"
+		if pg {
+			last = "COALESCE(completed_at::timestamptz, started_at::timestamptz, created_at::timestamptz, now())"
+		} else {
+			last = fmt.Sprintf("COALESCE(strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', %s), %s)", last, s.d.now)
+		}
+		out = append(out, fmt.Sprintf("UPDATE %s SET updated_at = %s WHERE updated_at IS NULL", s.table, last))
 	}
 	idx := strings.ReplaceAll(s.plainTable, ".", "_")
 	out = append(out,
@@ -137,6 +144,12 @@ func (s *Store) migration(have map[string]bool) []string {
 		// The pull order itself, over pending rows only, so claim-next walks an
 		// index instead of sorting the queue on every claim.
 		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_pull_idx ON %s (%s) WHERE status = 'pending'", idx, s.table, pullOrder(s.d)),
+		// Live work apart from history, so the dashboard's full poll reads
+		// the live rows and the recent finished ones, not a year of them.
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_live_idx ON %s (status) WHERE %s", idx, s.table, liveStatus),
+		// Status first, so history is a range per final status and counting
+		// it never leaves the index.
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_finished_idx ON %s (status, updated_at)", idx, s.table),
 	)
 	serial := "bigserial PRIMARY KEY"
 	if !pg {

@@ -149,7 +149,9 @@ INSERT INTO governance_tasks (id, title, priority, status, assigned_worker, crea
 	('abc-123-456', 'Draft the data retention policy', 'low', 'pending', 'claude-chat', NOW()),
 	('abc-123-457', 'Review vendor contracts', 'critical', 'pending', 'claude-chat', NOW()),
 	('abc-123-458', 'Summarize board minutes', 'high', 'pending', 'claude-chat', NOW()),
-	('abc-123-459', 'Odd row', 'medium', 'wip', 'claude-chat', NOW());`
+	('abc-123-459', 'Odd row', 'medium', 'wip', 'claude-chat', NOW());
+INSERT INTO governance_tasks (id, title, priority, status, assigned_worker, created_at, started_at, completed_at) VALUES
+	('abc-122-001', 'File last year''s minutes', 'low', 'completed', 'claude-chat-OLD1', '2025-10-01T09:00:00.000Z', '2025-10-01T09:05:00.000Z', '2025-10-01T10:00:00.000Z');`
 
 func TestSeed003InteropSQLite(t *testing.T) {
 	path := t.TempDir() + "/governance.db"
@@ -196,11 +198,15 @@ func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {
 		t.Fatal("a bare seed table reported as migrated")
 	}
 	d, err := s.Poll(ctx, "")
-	if err != nil || len(d.Tasks) != 4 {
+	if err != nil || len(d.Tasks) != 5 {
 		t.Fatalf("reading an unmigrated seed table: %d tasks, %v", len(d.Tasks), err)
 	}
 	for _, task := range d.Tasks {
-		if task.ID == "abc-123-459" {
+		if task.ID == "abc-122-001" {
+			if task.State != model.StateDone {
+				t.Fatalf("last year's completed row read as %s", task.State)
+			}
+		} else if task.ID == "abc-123-459" {
 			if task.Problem == "" || !strings.Contains(task.Problem, `"wip"`) {
 				t.Fatalf("a status outside the vocabulary must be named: %q", task.Problem)
 			}
@@ -222,9 +228,18 @@ func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {
 	if got := seed.ids(t, seedFind); !slices.Equal(got, []string{"abc-123-457", "abc-123-458", "abc-123-456"}) {
 		t.Fatalf("after migrate the seed's own query returns %v", got)
 	}
-	d, err = s.Poll(ctx, "")
+	// Migrating keeps history old: last year's row stays out of a day's window.
+	d, err = s.Poll(ctx, "", sources.PollOption{FinishedAfter: time.Now().Add(-24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if index(d.Tasks)["abc-122-001"] != nil || d.Archived != 1 || len(d.Tasks) != 4 {
+		t.Fatalf("a day's window after migrate: %d tasks (last year's row in: %v), %d archived; want 4 and 1",
+			len(d.Tasks), index(d.Tasks)["abc-122-001"] != nil, d.Archived)
+	}
+	old, err := s.Archive(ctx, sources.ArchiveQuery{Before: time.Now().Add(-24 * time.Hour), Text: "minutes"})
+	if err != nil || len(old) != 1 || old[0].ID != "abc-122-001" || old[0].EditedAt.Year() != 2025 {
+		t.Fatalf("the archive after migrate: %v, %v; want last year's row, last changed then", old, err)
 	}
 
 	// A seed agent claims with the seed's SQL; claimdeck sees the claim.

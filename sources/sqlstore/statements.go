@@ -33,8 +33,21 @@ type statements struct {
 	handoff    string
 	audit      string
 	openSubs   string
+	live       string
+	first      string
+	archived   string
+	archive    string
 	subtasks   string
 }
+
+// finalStatuses are the statuses stateOfStatus reads as final, as an SQL
+// list: the partial indexes and every query over history share this text.
+const finalStatuses = "('completed', 'failed', 'canceled', 'cancelled')"
+
+// liveStatus is the predicate of the partial index over live rows: a
+// query uses that index only when it repeats this text. (NULL is neither,
+// and is found through the indexes that lead with status.)
+const liveStatus = "status NOT IN " + finalStatuses
 
 // clocked is the store's dialect with its time read from Config.Now when
 // the store has one: every statement that writes or judges a time uses it.
@@ -87,7 +100,20 @@ func (s *Store) statements(have map[string]bool) statements {
 
 	st.insert = fmt.Sprintf(`INSERT INTO %s (id, title, description, priority, task_type, status, assigned_worker, created_at, class, parent_id, version, updated_at)
 		VALUES ($1, $2, $3, $4, $5, 'pending', $6, %s, $7, $8, 0, %s) RETURNING %s`, t, now, now, cols)
-	openSub := fmt.Sprintf("SELECT 1 FROM %s sub WHERE sub.parent_id = %%s AND sub.status NOT IN ('completed', 'failed', 'canceled', 'cancelled')", t)
+	// Live work and recent history ($1, the horizon): each branch walks an
+	// index that holds no old history, so a year of it costs nothing.
+	st.live = fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE %[3]s
+		UNION ALL SELECT %[1]s FROM %[2]s WHERE status IS NULL
+		UNION ALL SELECT %[1]s FROM %[2]s WHERE status IN %[4]s AND updated_at >= $1`, cols, t, liveStatus, finalStatuses)
+	// The first screen of the Queue, from the pull-order index ($1 rows).
+	st.first = fmt.Sprintf("SELECT %s FROM %s WHERE %s %s LIMIT $1", cols, t, d.pending, order)
+	st.archived = fmt.Sprintf("SELECT count(*) FROM %s WHERE status IN %s AND updated_at < $1", t, finalStatuses)
+	// $1 horizon, $2 status ('' for any final one), $3 LIKE pattern, $4 limit.
+	st.archive = fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE status IN %[3]s AND updated_at < $1
+		AND ($2 = '' OR status = $2 OR ($2 = 'canceled' AND status = 'cancelled'))
+		AND ($3 = '' OR lower(%[4]s) LIKE $3 ESCAPE '\' OR lower(title) LIKE $3 ESCAPE '\')
+		ORDER BY updated_at DESC, %[5]s LIMIT $4`, cols, t, finalStatuses, d.text("id"), idOrder(d))
+	openSub := fmt.Sprintf("SELECT 1 FROM %s sub WHERE sub.parent_id = %%s AND sub.status NOT IN %s", t, finalStatuses)
 	st.openSubs = "SELECT count(*) FROM (" + fmt.Sprintf(openSub, "$1") + ") open_subtasks"
 	st.subtasks = fmt.Sprintf("SELECT %s FROM %s WHERE parent_id = $1 ORDER BY created_at, id", cols, t)
 	st.next = fmt.Sprintf("SELECT %s FROM %s WHERE (%s OR %s) %s LIMIT 1", cols, t, eligible(d, "$1", "$2"), staleLease(d, "$3", "$4"), order)
@@ -157,10 +183,10 @@ func handoffSet(d dialect, first int, clearLock, bump string) string {
 // or reserved for this agent, or whose reservation has run out.
 func eligible(d dialect, agent, pool string) string {
 	now := d.ts(d.now)
-	return fmt.Sprintf(`(status = 'pending' AND COALESCE(holder_kind, '') <> 'HUMAN' AND (
+	return fmt.Sprintf(`(%[5]s AND COALESCE(holder_kind, '') <> 'HUMAN' AND (
 		(reserved_for IS NULL AND (COALESCE(assigned_worker, '') IN ('', %[2]s) OR lower(assigned_worker) = lower(%[1]s)))
 		OR reserved_for = 'ANY' OR lower(reserved_for) = lower(%[1]s) OR %[3]s <= %[4]s))`,
-		agent, pool, d.ts("reserved_until"), now)
+		agent, pool, d.ts("reserved_until"), now, d.pending)
 }
 
 // staleLease is model.Rescuable in SQL: an agent's lease that ended at

@@ -296,12 +296,17 @@ func (s *Store) classify(op, id string, err error) error {
 		return err
 	}
 	code, hint := model.CodeAPIError, ""
+	var cause error
 	const refused = "the database refuses writes (a read-only database, or a user without the privilege): "
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case "42501", "25006": // insufficient_privilege, read_only_sql_transaction
 			code, hint = model.CodeMisconfigured, refused
+		case "28P01", "28000": // invalid_password, invalid_authorization_specification (no such role)
+			code, cause = model.CodeMisconfigured, sources.ErrCredentials
+		case "3D000": // invalid_catalog_name
+			code, hint = model.CodeMisconfigured, "the database named in the DSN does not exist: "
 		case "42P01", "42703": // undefined_table, undefined_column
 			code, hint = model.CodeMisconfigured, "the table is not what claimdeck expects: "
 		}
@@ -315,9 +320,9 @@ func (s *Store) classify(op, id string, err error) error {
 			code, hint = model.CodeMisconfigured, "the database file cannot be opened: "
 		}
 	}
-	msg := hint + err.Error()
-	if s.secret != "" {
-		msg = strings.ReplaceAll(msg, s.secret, "xxxxx")
+	msg := model.RedactAll(hint+err.Error(), s.secret)
+	if cause != nil {
+		return model.Errorf(code, op, id, "source %s: %w: %s", s.cfg.Name, cause, msg)
 	}
 	return &model.Error{Code: code, Op: op, Task: id, Msg: fmt.Sprintf("source %s: %s", s.cfg.Name, msg)}
 }

@@ -80,8 +80,8 @@ func (t *Tracker) Observe(s hub.Snapshot) {
 	defer t.mu.Unlock()
 	for i := range s.Sources {
 		st := &s.Sources[i]
-		if t.seen[st.Name] || st.Updated.IsZero() {
-			continue
+		if t.seen[st.Name] || st.Updated.IsZero() || st.Loading {
+			continue // seed from a source's full load, not its first screen
 		}
 		t.seen[st.Name] = true
 		for _, task := range st.Tasks {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 
 // The endpoints the emulator answers, as method and path patterns. Stats
@@ -243,12 +245,12 @@ func (s *Server) setComputed(pageID, property string, raw json.RawMessage, pageV
 	return nil
 }
 
-// Serve answers requests on ln until ctx is done.
+// Serve answers requests on ln until ctx is done. Its clients — tests,
+// agents, a demo — all come from loopback, one address for many clients,
+// so the per-client cap is lifted: closing their idle connections would
+// break writes they are about to send on them.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	stopped := context.AfterFunc(ctx, func() { _ = srv.Shutdown(context.Background()) })
-	defer stopped()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	if err := webserver.New(s, webserver.Limits{MaxBody: 8 << 20, PerClient: 4096}).Serve(ctx, ln); err != nil {
 		return fmt.Errorf("notionemu: serving: %w", err)
 	}
 	return nil

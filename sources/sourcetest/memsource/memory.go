@@ -93,7 +93,7 @@ func (m *Memory) Remove(id string) {
 }
 
 // Poll implements sources.Source: the cursor is the version counter.
-func (m *Memory) Poll(_ context.Context, since sources.Cursor) (sources.Delta, error) {
+func (m *Memory) Poll(_ context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.polls++
@@ -106,6 +106,7 @@ func (m *Memory) Poll(_ context.Context, since sources.Cursor) (sources.Delta, e
 		for id := range m.tasks {
 			d.Tasks = append(d.Tasks, m.copyOf(id))
 		}
+		d.Tasks, d.Archived = sources.Window(d.Tasks, opt)
 		return d, nil
 	}
 	from, err := strconv.ParseInt(string(since), 10, 64)
@@ -155,6 +156,9 @@ func (m *Memory) Get(_ context.Context, id string) (*model.Task, error) {
 
 // Create implements sources.Source.
 func (m *Memory) Create(_ context.Context, n sources.NewTask) (*model.Task, error) {
+	if err := n.Check("create"); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if n.ID == "" {
@@ -185,6 +189,9 @@ func (m *Memory) Next(_ context.Context, agent string) (*model.Task, error) {
 
 // Claim implements sources.Source.
 func (m *Memory) Claim(_ context.Context, id string, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", id); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.tasks[id]
@@ -200,6 +207,9 @@ func (m *Memory) Claim(_ context.Context, id string, c sources.ClaimRequest) (*m
 
 // ClaimNext implements sources.Source.
 func (m *Memory) ClaimNext(_ context.Context, c sources.ClaimRequest) (*model.Task, error) {
+	if err := c.Check("claim", ""); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := model.Next(m.all(), c.Agent, m.Now(), m.Grace)
@@ -227,6 +237,9 @@ func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
 
 // Heartbeat implements sources.Source.
 func (m *Memory) Heartbeat(_ context.Context, id, token string, lease time.Duration) (*model.Task, error) {
+	if err := sources.CheckHeartbeat("heartbeat", id, token, lease); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, err := m.held("heartbeat", id, token)
@@ -245,6 +258,9 @@ func (m *Memory) Heartbeat(_ context.Context, id, token string, lease time.Durat
 
 // Finish implements sources.Source.
 func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
+	if err := o.Check("finish", id, token); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, err := m.held("finish", id, token)
@@ -291,6 +307,9 @@ func (m *Memory) Cancel(_ context.Context, id string, h sources.Human) (*model.T
 // Handoff implements sources.Source: a human names the version seen, an
 // agent its token.
 func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*model.Task, error) {
+	if err := h.Check("handoff", id); err != nil {
+		return nil, err
+	}
 	if err := sources.CheckTarget(id, h.To); err != nil {
 		return nil, err
 	}
@@ -320,6 +339,9 @@ func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*mode
 
 // Comment implements sources.Source: the note joins the task's history.
 func (m *Memory) Comment(_ context.Context, id string, n sources.Note) error {
+	if err := n.Check("comment", id); err != nil {
+		return err
+	}
 	if strings.TrimSpace(n.Text) == "" {
 		return model.Errorf(model.CodeMisconfigured, "comment", id, "the comment is empty")
 	}
@@ -336,6 +358,9 @@ func (m *Memory) Comment(_ context.Context, id string, n sources.Note) error {
 
 // Update implements sources.Source, checked with sources.CheckEdit.
 func (m *Memory) Update(_ context.Context, id string, e sources.Edit) (*model.Task, error) {
+	if err := e.Check("update", id); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.tasks[id]
@@ -461,4 +486,15 @@ func (m *Memory) copyOf(id string) *model.Task {
 	c := *m.tasks[id]
 	c.History = slices.Clone(c.History)
 	return &c
+}
+
+// Archive implements sources.Source over every stored task.
+func (m *Memory) Archive(_ context.Context, q sources.ArchiveQuery) ([]*model.Task, error) {
+	m.mu.Lock()
+	tasks := make([]*model.Task, 0, len(m.tasks))
+	for id := range m.tasks {
+		tasks = append(tasks, m.copyOf(id))
+	}
+	m.mu.Unlock()
+	return sources.ArchiveOf(tasks, q)
 }

@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/mesh"
+	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 
 // nodeNames are seed 001's codenames; the last one is the one that dies.
@@ -35,7 +35,7 @@ type MeshOptions struct {
 type Mesh struct {
 	poller  *mesh.Poller
 	mu      sync.Mutex
-	servers map[string]*http.Server
+	servers map[string]context.CancelFunc
 	down    map[string]bool
 }
 
@@ -47,7 +47,7 @@ func StartMesh(ctx context.Context, src sources.Source, o MeshOptions) (*Mesh, e
 	if o.KillAfter <= 0 {
 		o.KillAfter = time.Duration(float64(40*time.Minute) / o.Speed)
 	}
-	m := &Mesh{servers: map[string]*http.Server{}, down: map[string]bool{}}
+	m := &Mesh{servers: map[string]context.CancelFunc{}, down: map[string]bool{}}
 	reg := &mesh.Registry{Path: "demo"}
 	for _, name := range nodeNames {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -57,9 +57,10 @@ func StartMesh(ctx context.Context, src sources.Source, o MeshOptions) (*Mesh, e
 		}
 		tok := mesh.Token(randomToken())
 		status := mesh.StatusFrom(name, nil, []mesh.TaskSource{src}, time.Now)
-		srv := &http.Server{Handler: mesh.NodeHandler(name, tok, status, mesh.NewInbox(tok.Reveal())), ReadHeaderTimeout: 5 * time.Second}
-		m.servers[name] = srv
-		go func() { _ = srv.Serve(ln) }()
+		srv := webserver.New(mesh.NodeHandler(name, tok, status, mesh.NewInbox(tok.Reveal())), webserver.Limits{})
+		nodeCtx, stop := context.WithCancel(context.Background())
+		m.servers[name] = stop
+		go func() { _ = srv.Serve(nodeCtx, ln) }()
 		base := "http://" + ln.Addr().String()
 		reg.Nodes = append(reg.Nodes, mesh.NodeConfig{Name: name, Webhook: base + "/hooks/agent", Health: base + "/hooks/health", Token: tok})
 	}
@@ -95,19 +96,19 @@ func (m *Mesh) Nodes() []model.Node { return m.poller.Nodes() }
 // Kill takes a node down: its server closes and its agents stop.
 func (m *Mesh) Kill(node string) {
 	m.mu.Lock()
-	srv := m.servers[node]
+	stop := m.servers[node]
 	m.down[node] = true
 	m.mu.Unlock()
-	if srv != nil {
-		_ = srv.Close()
+	if stop != nil {
+		stop()
 	}
 }
 
 func (m *Mesh) closeAll() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, srv := range m.servers {
-		_ = srv.Close()
+	for _, stop := range m.servers {
+		stop()
 	}
 }
 

@@ -1,0 +1,87 @@
+package sources
+
+import (
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// Bad input is refused the same way on every backend, before anything is
+// written: each backend calls the Check of what it was given first, and
+// the CLI calls the same Check before it opens a source. A refusal is
+// MISCONFIGURED, never API_ERROR: retrying cannot fix it.
+
+// refuse turns the first problem found into the MISCONFIGURED error.
+func refuse(op, id string, problems ...error) error {
+	for _, p := range problems {
+		if _, ok := p.(*model.Error); ok {
+			return p
+		}
+		if p != nil {
+			return model.Errorf(model.CodeMisconfigured, op, id, "%v", p)
+		}
+	}
+	return nil
+}
+
+// Check refuses a task no backend could store faithfully.
+func (n NewTask) Check(op string) error {
+	return refuse(op, n.ID,
+		model.CheckText("the id", n.ID), model.CheckText("the title", n.Title),
+		model.CheckText("the description", n.Description), model.CheckText("the parent", n.Parent),
+		model.CheckPriority(n.Priority))
+}
+
+// Check refuses an out-of-range lease or names that are not text.
+func (c ClaimRequest) Check(op, id string) error {
+	return refuse(op, id,
+		model.CheckText("the agent name", c.Agent), model.CheckText("the run id", c.RunID),
+		model.CheckText("the node", c.Node), model.CheckLease(c.Lease))
+}
+
+// CheckHeartbeat refuses a heartbeat's out-of-range lease or bad token.
+func CheckHeartbeat(op, id, token string, lease time.Duration) error {
+	return refuse(op, id, model.CheckText("the lock token", token), model.CheckLease(lease))
+}
+
+// Check refuses an outcome whose texts are not text.
+func (o Outcome) Check(op, id, token string) error {
+	return refuse(op, id, model.CheckText("the lock token", token),
+		model.CheckText("the reason", o.Reason), model.CheckText("the unblock action", o.UnblockAction),
+		model.CheckText("the artifacts", o.Artifacts))
+}
+
+// Check refuses a human action whose texts are not text.
+func (h Human) Check(op, id string) error {
+	return refuse(op, id, model.CheckText("the actor", h.Actor), model.CheckText("the reason", h.Reason),
+		model.CheckText("the expected version", h.Expect))
+}
+
+// Check refuses a hand-off whose texts are not text or whose reservation
+// is negative.
+func (h Handoff) Check(op, id string) error {
+	var neg error
+	if h.For < 0 {
+		neg = model.CheckLease(h.For)
+	}
+	return refuse(op, id, h.Human.Check(op, id), model.CheckText("the lock token", h.Token),
+		model.CheckText("the target agent", h.To), model.CheckText("the hand-off priority", h.Priority), neg)
+}
+
+// Check refuses a note that is not text.
+func (n Note) Check(op, id string) error {
+	return refuse(op, id, model.CheckText("the author", n.Author), model.CheckText("the comment", n.Text))
+}
+
+// Check refuses an edit whose values are not text or out of range.
+func (e Edit) Check(op, id string) error {
+	var title, prio error
+	if e.Title != nil {
+		title = model.CheckText("the title", *e.Title)
+	}
+	if e.Priority != nil {
+		prio = model.CheckPriority(*e.Priority)
+	}
+	return refuse(op, id, model.CheckText("the actor", e.Actor), model.CheckText("the lock token", e.Token),
+		model.CheckText("the reason", e.Reason), title, prio)
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package sourcetest
+
+const raceDetector = false

@@ -1,0 +1,75 @@
+package tui
+
+import (
+	"context"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// archiveMsg is the answer to a filter that asked for history.
+type archiveMsg struct{ err error }
+
+var finalStates = []model.State{model.StateDone, model.StateFailed, model.StateCanceled}
+
+// archiveQuery is what a filter asks of the history the hub keeps in the
+// backends: a state: term naming a final state ("state:done", "state:fail")
+// and the first free-text word; a negated word asks nothing. nil when it
+// asks only for live work.
+func archiveQuery(f model.Filter) *sources.ArchiveQuery {
+	var q *sources.ArchiveQuery
+	text := ""
+	for _, tm := range f.Terms {
+		if tm.Not {
+			continue
+		}
+		switch tm.Field {
+		case "":
+			if text == "" {
+				text = tm.Value
+			}
+		case "state":
+			// The final states' names start with different letters.
+			for _, s := range finalStates {
+				if tm.Value != "" && strings.HasPrefix(s.String(), tm.Value) {
+					q = &sources.ArchiveQuery{State: s}
+				}
+			}
+		}
+	}
+	if q != nil {
+		q.Text = text
+	}
+	return q
+}
+
+// askArchive brings the history a kept filter asks for, or lets go of it
+// when the filter no longer does. The backends are read off the UI loop.
+func (m *Model) askArchive() tea.Cmd {
+	q := archiveQuery(m.flt)
+	if q == nil && !m.archiveAsked {
+		return nil
+	}
+	m.archiveAsked = q != nil
+	if q != nil {
+		m.note("reading finished tasks older than the window…")
+	}
+	h, timeout := m.hub, m.opts.ActionTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return archiveMsg{err: h.LoadArchive(ctx, q)}
+	}
+}
+
+func (m *Model) archiveDone(msg archiveMsg) {
+	switch {
+	case msg.err != nil:
+		m.fail("reading history: " + msg.err.Error())
+	case m.archiveAsked:
+		m.note("")
+	}
+}
