@@ -155,8 +155,10 @@ func (a *app) bulkOverride(ctx context.Context, action model.Action, o *override
 	defer closeAll(srcs)
 	byName := map[string]sources.Source{}
 	var all []*model.Task
+	// Finished tasks are history no action applies to: only live work is read.
+	live := sources.PollOption{FinishedAfter: time.Now(), Uncounted: true}
 	for _, src := range srcs {
-		d, err := src.Poll(ctx, "")
+		d, err := src.Poll(ctx, "", live)
 		if err != nil {
 			return fmt.Errorf("reading %s for the preview, nothing was done: %w", src.Name(), err)
 		}
