@@ -12,7 +12,7 @@ import (
 // commandWords are the words the : line knows besides the views' names,
 // with what each takes.
 var commandWords = []struct{ word, args string }{
-	{"source", "NAME|all"}, {"filter", "EXPR"}, {"release", ""}, {"cancel", ""},
+	{"source", "NAME|all"}, {"sort", "COLUMN [desc]"}, {"filter", "EXPR"}, {"release", ""}, {"cancel", ""},
 	{"handoff", "[AGENT]"}, {"takeover", ""}, {"help", ""}, {"q", ""}, {"quit", ""},
 }
 
@@ -143,6 +143,8 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		m.refilter()
 	case "source":
 		m.scopeTo(arg)
+	case "sort":
+		m.sortCommand(arg)
 	case "release":
 		m.act(model.ActionForceRelease)
 	case "cancel":
@@ -187,6 +189,50 @@ func (m *Model) scopeTo(name string) {
 		p.unfiltered = true
 	}
 	m.freshen(m.pane())
+}
+
+// sortCommand sorts the view by a column (:sort pri desc), or by one of
+// its presets by name (:sort pull order); a bare :sort is the first preset.
+func (m *Model) sortCommand(arg string) {
+	p := m.pane()
+	words := strings.Fields(strings.ToLower(arg))
+	desc := false
+	if n := len(words); n > 0 && (words[n-1] == "desc" || words[n-1] == "asc") {
+		desc, words = words[n-1] == "desc", words[:n-1]
+	}
+	name := strings.Join(words, " ")
+	if name == "" {
+		p.sort, p.grid.sortCol, p.unsorted = 0, -1, true
+		m.freshen(p)
+		return
+	}
+	if i := slices.Index(p.sorts, name); i >= 0 {
+		p.sort, p.grid.sortCol, p.unsorted = i, -1, true
+		m.freshen(p)
+		return
+	}
+	var names []string
+	for ci, c := range p.grid.cols {
+		if c.field == model.FieldNone {
+			continue
+		}
+		if strings.ToLower(c.title) == name {
+			p.grid.sortCol, p.grid.desc, p.unsorted = ci, desc, true
+			m.freshen(p)
+			return
+		}
+		names = append(names, strings.ToLower(c.title))
+	}
+	title := views[p.kind].title
+	if len(names) == 0 {
+		m.fail(":sort: " + title + " sorts only by its presets (s): " + strings.Join(p.sorts, ", "))
+		return
+	}
+	msg := ":sort " + name + ": " + title + " has no such column (" + strings.Join(names, ", ") + ")"
+	if s := suggest(name, names); s != "" {
+		msg = ":sort " + name + ": " + title + " has no such column — did you mean " + s + "?"
+	}
+	m.fail(msg)
 }
 
 // presetAgent chooses agent in the hand-off dialog just opened.

@@ -57,6 +57,9 @@ func TestTroubleScreens(t *testing.T) {
 	scenes := map[string]func(r *rig){
 		"unreachable": func(r *rig) { r.sick(model.CodeAPIError, "dial tcp 10.0.0.5:5432: connect: connection refused") },
 		"timeline":    func(r *rig) { r.selectKey(parkedView, "TASK-10"); r.press("enter", "end") },
+		// The Queue sorted by priority, then the same key again: reversed.
+		"sort_pri":      func(r *rig) { r.press("P") },
+		"sort_pri_desc": func(r *rig) { r.press("P", "P") },
 		"handoff_down": func(r *rig) {
 			r.selectKey(queueView, "TASK-1")
 			r.press("h")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/theme"
 )
 
@@ -20,6 +21,8 @@ type column struct {
 	// drop orders which columns go first when the terminal is narrow
 	// (highest first); 0 never goes.
 	drop int
+	// field is what a column sort orders by; FieldNone: not sortable.
+	field model.Field
 }
 
 // minFlex is the least the flexible column (usually the title) keeps
@@ -46,6 +49,13 @@ type grid struct {
 	need    []int
 	cells   []cell
 	pending []bool
+
+	// letter is, per column, the byte of its title that shift sorts by
+	// (underlined in the header), or -1; sortCol is the sorted column
+	// (-1: none, the view's preset order) and desc its direction.
+	letter  []int
+	sortCol int
+	desc    bool
 }
 
 // cell is one cell to draw: its text and, unless the row is selected, its
@@ -57,6 +67,8 @@ type cell struct {
 
 func (g *grid) setColumns(cols []column) {
 	g.cols = cols
+	g.sortCol = -1
+	g.letter = slices.Repeat([]int{-1}, len(cols))
 	g.layout()
 }
 
@@ -159,12 +171,7 @@ func (g *grid) render(b *strings.Builder, ps *paints, row func(i int, cells []ce
 	}
 	g.measure()
 	var line strings.Builder
-	line.WriteString(strings.Repeat(" ", gutter))
-	for j, ci := range g.shown {
-		line.WriteString(g.pad(g.cols[ci].title, j))
-		line.WriteByte(' ')
-	}
-	ps.header.write(b, line.String())
+	g.header(b, ps)
 	for i := g.offset; i < end; i++ {
 		b.WriteByte('\n')
 		cells := g.cells[(i-g.offset)*nc : (i-g.offset+1)*nc]
@@ -205,13 +212,50 @@ func (g *grid) render(b *strings.Builder, ps *paints, row func(i int, cells []ce
 	}
 }
 
+// title is a column's header: its title, and an arrow when sorted by it.
+func (g *grid) title(ci int) string {
+	switch {
+	case ci != g.sortCol:
+		return g.cols[ci].title
+	case g.desc:
+		return g.cols[ci].title + "↓"
+	}
+	return g.cols[ci].title + "↑"
+}
+
+// header draws the titles with each sort letter underlined; the text
+// between letters goes out as one run of the header paint.
+func (g *grid) header(b *strings.Builder, ps *paints) {
+	var run strings.Builder
+	run.WriteString(strings.Repeat(" ", gutter))
+	for j, ci := range g.shown {
+		text := g.pad(g.title(ci), j)
+		li := g.letter[ci]
+		// Right-aligned titles are padded on the left; a cut title may
+		// have lost its letter, and then nothing is underlined.
+		at := len(text) - len(strings.TrimLeft(text, " ")) + li
+		if li < 0 || at >= len(text) || text[at] != g.cols[ci].title[li] {
+			run.WriteString(text + " ")
+			continue
+		}
+		run.WriteString(text[:at])
+		if run.Len() > 0 {
+			ps.header.write(b, run.String())
+			run.Reset()
+		}
+		ps.headerKey.write(b, text[at:at+1])
+		run.WriteString(text[at+1:] + " ")
+	}
+	ps.header.write(b, run.String())
+}
+
 // measure sizes each column to the widest of its title and the cells on
 // screen, so the title column gets what the others do not use.
 func (g *grid) measure() {
 	nc := len(g.cols)
 	g.need = slices.Grow(g.need[:0], nc)[:nc]
-	for i, c := range g.cols {
-		g.need[i] = ansi.StringWidth(c.title)
+	for i := range g.cols {
+		g.need[i] = ansi.StringWidth(g.title(i))
 	}
 	for k, c := range g.cells {
 		if w := ansi.StringWidth(theme.Safe(c.text)); w > g.need[k%nc] {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -134,6 +135,17 @@ func (k KeyMap) Rebind(keys map[string][]string) (KeyMap, error) {
 		}
 	}
 	return k, nil
+}
+
+// bound reports whether any action sits on key s, so a column's sort
+// letter never shadows one.
+func (k *KeyMap) bound(s string) bool {
+	for _, b := range k.named() {
+		if slices.Contains(b.Keys(), s) {
+			return true
+		}
+	}
+	return false
 }
 
 // viewKeys are the keys that open each view, in the views' order.

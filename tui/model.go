@@ -171,9 +171,10 @@ func New(o Options) (*Model, error) {
 	if st == nil {
 		st = theme.New(o.Theme.FromEnv())
 	}
+	panes := newPanes(&keys)
 	m := &Model{
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, pace: pace(o.Speed),
-		panes: newPanes(), filter: lineEdit{limit: 200}, class: map[*model.Task]model.Classification{}, marks: map[string]*model.Task{},
+		panes: panes, filter: lineEdit{limit: 200}, class: map[*model.Task]model.Classification{}, marks: map[string]*model.Task{},
 		sick: map[string]bool{}, rang: map[string]model.Level{},
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,
@@ -366,8 +367,14 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case viewKey(msg, k) >= 0:
 		m.show(viewKey(msg, k))
 	case key.Matches(msg, k.Sort):
-		p.sort = (p.sort + 1) % len(p.sorts)
+		if p.grid.sortCol < 0 {
+			p.sort = (p.sort + 1) % len(p.sorts)
+		}
+		p.grid.sortCol = -1 // back to the presets, where they were left
 		p.unsorted = true
+		m.freshen(p)
+	case p.sortLetter(msg.String()) >= 0:
+		p.sortBy(p.sortLetter(msg.String()))
 		m.freshen(p)
 	case key.Matches(msg, k.Filter):
 		m.filtering = true
@@ -614,7 +621,7 @@ func (m *Model) derive() {
 	clear(m.class)
 	// The Queue's pull keys are packed here, while each task is in the
 	// cache, rather than by the sort in a second pass over the heap.
-	q.keys, q.packed = q.keys[:0], q.sort == 0
+	q.keys, q.packed = q.keys[:0], q.sort == 0 && q.grid.sortCol < 0
 	var touched int
 	var rungs [levelBroken + 1]int
 	for at, t := range m.all {

@@ -34,6 +34,7 @@ func (p *paint) write(b *strings.Builder, s string) {
 // paints are the theme's table styles as paints.
 type paints struct {
 	header, cell, selected, cursor        paint
+	headerKey                             paint // a header's sort letter
 	accent, info, warn, danger, ok, muted paint
 	barFull                               paint
 	levels                                [levelBroken + 1]paint
@@ -44,7 +45,8 @@ type paints struct {
 func newPaints(st *theme.Styles) *paints {
 	p := &paints{
 		header: paintOf(st.Header), cell: paintOf(st.Cell), selected: paintOf(st.Selected), cursor: paintOf(st.Cursor),
-		accent: paintOf(st.Accent), info: paintOf(st.Info), warn: paintOf(st.Warn), danger: paintOf(st.Danger),
+		headerKey: paintOf(st.Header.Underline(true)),
+		accent:    paintOf(st.Accent), info: paintOf(st.Info), warn: paintOf(st.Warn), danger: paintOf(st.Danger),
 		ok: paintOf(st.OK), muted: paintOf(st.Muted), barFull: paintOf(st.BarFull),
 		styles: st, sources: map[string]*paint{},
 	}

@@ -180,7 +180,7 @@ func (m *Model) tabs() string {
 func (m *Model) filterLine() string {
 	st := m.styles
 	p := m.pane()
-	right := st.Muted.Render("sort: " + p.sorts[p.sort] + " · " + strconv.Itoa(p.len()) + " shown")
+	right := st.Muted.Render("sort: " + p.sortName() + " · " + strconv.Itoa(p.len()) + " shown")
 	rw := ansi.StringWidth(right)
 	var left string
 	switch {

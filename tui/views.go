@@ -45,22 +45,22 @@ var views = [viewCount]viewSpec{
 		empty: "No eligible tasks: the queue is empty or everything is claimed.",
 		sorts: []string{"pull order", "oldest first", "newest first"},
 		cols: []column{
-			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"},
-			{title: "CLASS", width: 10, drop: 3}, {title: "PRI", width: 8, drop: 4}, {title: "AGE", width: 4, right: true},
-			{title: "RESERVED", width: 14, drop: 1},
+			{title: "SOURCE", width: 8, drop: 2, field: model.FieldSource}, {title: "KEY", width: 10, field: model.FieldKey}, {title: "TITLE", field: model.FieldTitle},
+			{title: "CLASS", width: 10, drop: 3, field: model.FieldClass}, {title: "PRI", width: 8, drop: 4, field: model.FieldPriority}, {title: "AGE", width: 4, right: true, field: model.FieldAge},
+			{title: "RESERVED", width: 14, drop: 1, field: model.FieldReserved},
 		}},
 	leasesView: {title: "Leases", name: "leases", key: "2", help: "leases", empty: "No active leases.",
 		sorts: []string{"time left", "claimed first", "agent"},
 		cols: []column{
-			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"}, {title: "HOLDER", width: 6, drop: 6},
-			{title: "AGENT", width: 16}, {title: "RUN", width: 8, drop: 4}, {title: "NODE", width: 8, drop: 3},
-			{title: "CLAIMED", width: 7, right: true, drop: 5}, {title: "BEAT", width: 4, right: true},
-			{title: "LEFT", width: 7, right: true}, {title: "LEASE", width: 10, drop: 1},
+			{title: "SOURCE", width: 8, drop: 2, field: model.FieldSource}, {title: "KEY", width: 10, field: model.FieldKey}, {title: "TITLE", field: model.FieldTitle}, {title: "HOLDER", width: 6, drop: 6, field: model.FieldHolder},
+			{title: "AGENT", width: 16, field: model.FieldAgent}, {title: "RUN", width: 8, drop: 4, field: model.FieldRun}, {title: "NODE", width: 8, drop: 3, field: model.FieldNode},
+			{title: "CLAIMED", width: 7, right: true, drop: 5, field: model.FieldClaimed}, {title: "BEAT", width: 4, right: true, field: model.FieldBeat},
+			{title: "LEFT", width: 7, right: true, field: model.FieldLeft}, {title: "LEASE", width: 10, drop: 1},
 		}},
 	staleView: {title: "Stale", name: "stale", key: "3", help: "stale", empty: "Nothing stale or escalated.",
 		sorts: []string{"severity", "stuck longest", "source"},
 		cols: []column{
-			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "TITLE"}, {title: "LEVEL", width: 9},
+			{title: "SOURCE", width: 8, drop: 2, field: model.FieldSource}, {title: "KEY", width: 10, field: model.FieldKey}, {title: "TITLE", field: model.FieldTitle}, {title: "LEVEL", width: 9},
 			{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER", width: 18}, {title: "NODE", width: 12, drop: 3},
 			{title: "WHY", width: 40, drop: 1},
 		}},
@@ -83,16 +83,16 @@ var views = [viewCount]viewSpec{
 		empty: "Nothing parked: no task is blocked, in review or failed.",
 		sorts: []string{"next check", "parked longest", "state"},
 		cols: []column{
-			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "STATE", width: 7},
-			{title: "TITLE"}, {title: "PARKED", width: 6, right: true, drop: 4}, {title: "REASON", width: 40},
-			{title: "UNBLOCK", width: 30, drop: 1}, {title: "NEXT CHECK", width: 10, right: true, drop: 3},
+			{title: "SOURCE", width: 8, drop: 2, field: model.FieldSource}, {title: "KEY", width: 10, field: model.FieldKey}, {title: "STATE", width: 7, field: model.FieldState},
+			{title: "TITLE", field: model.FieldTitle}, {title: "PARKED", width: 6, right: true, drop: 4, field: model.FieldParked}, {title: "REASON", width: 40, field: model.FieldReason},
+			{title: "UNBLOCK", width: 30, drop: 1, field: model.FieldUnblock}, {title: "NEXT CHECK", width: 10, right: true, drop: 3, field: model.FieldNextCheck},
 		}},
 	allView: {title: "All", name: "all", key: "7", help: "all tasks", empty: "No tasks in any source.",
 		sorts: []string{"state", "newest first", "pull order"},
 		cols: []column{
-			{title: "SOURCE", width: 8, drop: 2}, {title: "KEY", width: 10}, {title: "STATE", width: 8},
-			{title: "TITLE"}, {title: "HOLDER", width: 14, drop: 1}, {title: "PRI", width: 8, drop: 3},
-			{title: "AGE", width: 4, right: true},
+			{title: "SOURCE", width: 8, drop: 2, field: model.FieldSource}, {title: "KEY", width: 10, field: model.FieldKey}, {title: "STATE", width: 8, field: model.FieldState},
+			{title: "TITLE", field: model.FieldTitle}, {title: "HOLDER", width: 14, drop: 1, field: model.FieldAgent}, {title: "PRI", width: 8, drop: 3, field: model.FieldPriority},
+			{title: "AGE", width: 4, right: true, field: model.FieldAge},
 		}},
 	statsView: {title: "Stats", name: "stats", key: "8", help: "stats", empty: "No numbers yet.",
 		sorts: []string{"group"}, cols: statsColumns()},
@@ -142,13 +142,64 @@ type pane struct {
 	hayReady bool
 }
 
-func newPanes() [viewCount]*pane {
+func newPanes(keys *KeyMap) [viewCount]*pane {
 	var p [viewCount]*pane
 	for k := range viewCount {
 		p[k] = &pane{kind: k, unsorted: true, unfiltered: true, sorts: views[k].sorts}
 		p[k].grid.setColumns(views[k].cols)
+		p[k].pickLetters(keys)
 	}
 	return p
+}
+
+// pickLetters gives each sortable column the first letter of its title
+// that no other column of the view and no key of the map has taken.
+func (p *pane) pickLetters(keys *KeyMap) {
+	taken := map[byte]bool{}
+	for ci, c := range p.grid.cols {
+		if c.field == model.FieldNone {
+			continue
+		}
+		for i := range len(c.title) {
+			ch := c.title[i]
+			if ch >= 'A' && ch <= 'Z' && !taken[ch] && !keys.bound(string(ch)) {
+				taken[ch], p.grid.letter[ci] = true, i
+				break
+			}
+		}
+	}
+}
+
+// sortLetter is the column whose sort letter is s, or -1.
+func (p *pane) sortLetter(s string) int {
+	for ci, li := range p.grid.letter {
+		if li >= 0 && len(s) == 1 && p.grid.cols[ci].title[li] == s[0] {
+			return ci
+		}
+	}
+	return -1
+}
+
+// sortBy sorts the pane by column ci; the column it is already sorted by
+// flips direction instead, as a header click does in a spreadsheet.
+func (p *pane) sortBy(ci int) {
+	g := &p.grid
+	g.desc = ci == g.sortCol && !g.desc
+	g.sortCol = ci
+	p.unsorted = true
+}
+
+// sortName is what the header says the pane is sorted by.
+func (p *pane) sortName() string {
+	g := &p.grid
+	if g.sortCol < 0 {
+		return p.sorts[p.sort]
+	}
+	dir := "ascending"
+	if g.desc {
+		dir = "descending"
+	}
+	return strings.ToLower(g.cols[g.sortCol].title) + " " + dir
 }
 
 func (p *pane) len() int {
@@ -178,10 +229,14 @@ func (p *pane) ShortHelp(k KeyMap) []key.Binding {
 // FullHelp is the key map's full help; every pane shares it.
 func (p *pane) FullHelp(k KeyMap) [][]key.Binding { return k.FullHelp() }
 
-// sortTasks orders a task pane by its chosen sort. The Queue's first order
-// is exactly the model's pull order.
+// sortTasks orders a task pane by its column sort or else its chosen preset.
+// The Queue's first preset is exactly the model's pull order.
 func (p *pane) sortTasks(class map[*model.Task]model.Classification) {
 	t := p.members
+	if g := &p.grid; g.sortCol >= 0 {
+		slices.SortFunc(t, by(model.Order{Field: g.cols[g.sortCol].field, Desc: g.desc}.Compare))
+		return
+	}
 	switch p.kind {
 	case queueView:
 		switch p.sort {

@@ -1,0 +1,101 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// shownKeys are the display keys of the pane on screen, top down.
+func shownKeys(r *rig) []string {
+	var out []string
+	for _, row := range r.m.pane().shown {
+		out = append(out, row.t.DisplayKey())
+	}
+	return out
+}
+
+// sortedBy reports whether the pane on screen is in o's order.
+func sortedBy(r *rig, o model.Order) bool {
+	return slices.IsSortedFunc(r.m.pane().shown, by(o.Compare))
+}
+
+// TestColumnSortAndReversal: shift+P sorts the Queue by priority, again
+// reverses it, and s goes back to the presets, named pull order first.
+func TestColumnSortAndReversal(t *testing.T) {
+	r := newRig(t)
+	pull := shownKeys(r)
+	if !strings.Contains(r.screen(), "sort: pull order") {
+		t.Fatalf("the Queue's default is not named pull order:\n%s", r.screen())
+	}
+	r.press("P")
+	if !sortedBy(r, model.Order{Field: model.FieldPriority}) || !strings.Contains(r.screen(), "PRI↑") {
+		t.Fatalf("P did not sort by priority ascending: %v\n%s", shownKeys(r), r.screen())
+	}
+	r.press("P")
+	if !sortedBy(r, model.Order{Field: model.FieldPriority, Desc: true}) || !strings.Contains(r.screen(), "PRI↓") {
+		t.Fatalf("P again did not reverse: %v\n%s", shownKeys(r), r.screen())
+	}
+	r.press("s")
+	if got := shownKeys(r); !slices.Equal(got, pull) || strings.Contains(r.screen(), "PRI↓") {
+		t.Fatalf("s left the column sort on: %v, want pull order %v", got, pull)
+	}
+}
+
+// TestSortLettersAvoidBoundKeys: RESERVED's R is refresh's key, so its
+// letter is the next one, E; no view gives two columns one letter.
+func TestSortLettersAvoidBoundKeys(t *testing.T) {
+	r := newRig(t)
+	for _, p := range r.m.panes {
+		seen := map[byte]bool{}
+		for ci, li := range p.grid.letter {
+			if li < 0 {
+				continue
+			}
+			ch := p.grid.cols[ci].title[li]
+			if seen[ch] || r.m.keys.bound(string(ch)) {
+				t.Fatalf("%s: letter %c of %s is taken", views[p.kind].title, ch, p.grid.cols[ci].title)
+			}
+			seen[ch] = true
+		}
+	}
+	q := r.m.panes[queueView]
+	if ci := q.sortLetter("E"); ci < 0 || q.grid.cols[ci].title != "RESERVED" {
+		t.Fatalf("E sorts column %d of the Queue, want RESERVED", ci)
+	}
+}
+
+// TestSortCommand: :sort COLUMN [desc] sorts as the letter does, a preset
+// is named, an unknown column gets a suggestion, and a view without
+// column sorts says so.
+func TestSortCommand(t *testing.T) {
+	r := newRig(t)
+	run := func(line string) {
+		r.press(":")
+		r.typeText(line)
+		r.press("enter")
+	}
+	run("sort age desc")
+	if !sortedBy(r, model.Order{Field: model.FieldAge, Desc: true}) || !strings.Contains(r.screen(), "sort: age descending") {
+		t.Fatalf(":sort age desc: %v\n%s", shownKeys(r), r.screen())
+	}
+	run("sort pull order")
+	if !strings.Contains(r.screen(), "sort: pull order") {
+		t.Fatalf(":sort pull order:\n%s", r.screen())
+	}
+	run("sort prio")
+	if !strings.Contains(r.screen(), ":sort prio: Queue has no such column — did you mean pri?") {
+		t.Fatalf("an unknown column:\n%s", r.screen())
+	}
+	run("nodes")
+	run("sort name")
+	if !strings.Contains(r.screen(), "sort: name") {
+		t.Fatalf(":sort name on Nodes, a preset:\n%s", r.screen())
+	}
+	run("sort seen")
+	if !strings.Contains(r.screen(), "Nodes sorts only by its presets") {
+		t.Fatalf(":sort on Nodes:\n%s", r.screen())
+	}
+}
