@@ -44,10 +44,15 @@ type Order struct {
 // either way) so that the order is total and the same on every screen.
 func (o Order) Compare(a, b *Task) int {
 	c := o.Field.compare(a, b)
-	if o.Desc {
-		c = -c
+	switch {
+	case c != 0 && o.Desc:
+		return -c
+	case c != 0:
+		return c
+	case a.Source != b.Source: // one source, one string: no byte compared
+		return strings.Compare(a.Source, b.Source)
 	}
-	return cmp.Or(c, strings.Compare(a.Source, b.Source), strings.Compare(a.ID, b.ID))
+	return strings.Compare(a.ID, b.ID)
 }
 
 func (f Field) compare(a, b *Task) int {
