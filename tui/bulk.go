@@ -25,8 +25,31 @@ func (m *Model) toggleMark() {
 		delete(m.marks, t.Ref())
 	} else {
 		m.marks[t.Ref()] = t
+		m.markFrom = t.Ref()
 	}
 	m.move(1)
+}
+
+// markRange marks every task shown from the last one marked to the cursor,
+// both included, and makes the cursor's task the next range's start.
+func (m *Model) markRange() {
+	t := m.selected()
+	if t == nil {
+		return
+	}
+	p := m.pane()
+	from := slices.IndexFunc(p.shown, func(r row) bool { return r.t.Ref() == m.markFrom })
+	if from < 0 {
+		m.fail("no mark to range from here: space marks where a range starts")
+		return
+	}
+	lo, hi := min(from, p.grid.cursor), max(from, p.grid.cursor)
+	for _, r := range p.shown[lo : hi+1] {
+		m.marks[r.t.Ref()] = r.t
+	}
+	m.markFrom = t.Ref()
+	m.note(strconv.Itoa(len(m.marks)) + " marked · esc clears")
+	m.syncKeys()
 }
 
 // markShown marks every task the view shows through the filter.

@@ -109,3 +109,30 @@ func TestBulkOnReadOnlyIsRefusedInThePreview(t *testing.T) {
 		t.Fatalf("a preview with nothing to apply went on:\n%s", r.screen())
 	}
 }
+
+// TestCtrlSpaceMarksARange: ctrl-space marks from the last mark to the
+// cursor, downwards and then back up, and says so when there is no mark
+// to start from.
+func TestCtrlSpaceMarksARange(t *testing.T) {
+	r := newRig(t)
+	r.press("7", "ctrl+space")
+	if len(r.m.marks) != 0 || !strings.Contains(r.screen(), "no mark to range from here") {
+		t.Fatalf("ctrl-space without a mark: %d marks\n%s", len(r.m.marks), r.screen())
+	}
+	r.press("down", "space", "down", "down", "ctrl+space")
+	shown := r.m.pane().shown
+	want := func(rows ...int) {
+		t.Helper()
+		if len(r.m.marks) != len(rows) {
+			t.Fatalf("%d marked, want rows %v", len(r.m.marks), rows)
+		}
+		for _, i := range rows {
+			if _, ok := r.m.marks[shown[i].t.Ref()]; !ok {
+				t.Fatalf("row %d is not marked; want rows %v", i, rows)
+			}
+		}
+	}
+	want(1, 2, 3, 4)
+	r.press("home", "ctrl+space")
+	want(0, 1, 2, 3, 4)
+}

@@ -19,7 +19,7 @@ type KeyMap struct {
 	Detail, Filter, Sort, Help, Refresh key.Binding
 	Command                             key.Binding
 	Claim, Release, Cancel, Handoff     key.Binding
-	Mark, MarkAll                       key.Binding
+	Mark, MarkAll, MarkRange            key.Binding
 	Copy, Back, Quit                    key.Binding
 }
 
@@ -50,9 +50,11 @@ func DefaultKeyMap() KeyMap {
 		Command:  b("command", ":"),
 		Mark:     b("mark", " "),
 		MarkAll:  b("mark all shown", "*"),
-		Copy:     b("copy id", "y"),
-		Back:     b("back", "esc"),
-		Quit:     b("quit", "q", "ctrl+c"),
+		// The terminal sends ctrl-space as NUL, which Bubble Tea names ctrl+@.
+		MarkRange: key.NewBinding(key.WithKeys("ctrl+@"), key.WithHelp("ctrl+space", "mark range")),
+		Copy:      b("copy id", "y"),
+		Back:      b("back", "esc"),
+		Quit:      b("quit", "q", "ctrl+c"),
 	}
 	for v, spec := range views {
 		k.Views[v] = b(spec.help, spec.key)
@@ -81,7 +83,7 @@ func (k *KeyMap) named() map[string]*key.Binding {
 		"top": &k.Top, "bottom": &k.Bottom, "next-view": &k.NextView, "prev-view": &k.PrevView,
 		"detail": &k.Detail, "filter": &k.Filter, "sort": &k.Sort, "help": &k.Help, "refresh": &k.Refresh,
 		"claim": &k.Claim, "release": &k.Release, "cancel": &k.Cancel, "handoff": &k.Handoff,
-		"mark": &k.Mark, "mark-all": &k.MarkAll, "command": &k.Command,
+		"mark": &k.Mark, "mark-all": &k.MarkAll, "mark-range": &k.MarkRange, "command": &k.Command,
 		"copy": &k.Copy, "back": &k.Back, "quit": &k.Quit,
 	}
 	for v, spec := range views {
@@ -174,7 +176,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		append(k.viewKeys(), k.NextView, k.PrevView),
 		{k.Detail, k.Filter, k.Command, k.Sort, k.Refresh, k.Copy, k.Back, k.Help, k.Quit},
 		{k.Claim, k.Release, k.Cancel, k.Handoff},
-		{k.Mark, k.MarkAll},
+		{k.Mark, k.MarkRange, k.MarkAll},
 	}
 }
 

@@ -126,6 +126,9 @@ type Model struct {
 	// marks are the tasks an action applies to instead of the cursor's,
 	// each as it was when marked: a bulk action applies only to that version.
 	marks map[string]*model.Task
+	// markFrom is the task (Ref) a ctrl-space range starts from: the last
+	// one marked.
+	markFrom string
 	// scope is the one source every view shows (:source), "" for all.
 	scope      string
 	cmdline    lineEdit
@@ -391,6 +394,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.toggleMark()
 	case key.Matches(msg, k.MarkAll):
 		m.markShown()
+	case key.Matches(msg, k.MarkRange):
+		m.markRange()
 	case key.Matches(msg, k.Claim):
 		m.act(model.ActionTakeover)
 	case key.Matches(msg, k.Release):
