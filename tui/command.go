@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 // commandWords are the words the : line knows besides the views' names,
 // with what each takes.
 var commandWords = []struct{ word, args string }{
-	{"source", "NAME|all"}, {"sort", "COLUMN [desc]"}, {"filter", "EXPR"}, {"release", ""}, {"cancel", ""},
+	{"source", "NAME|all"}, {"sort", "COLUMN [desc]"}, {"filter", "EXPR"}, {"save", "NAME"}, {"load", "NAME"}, {"release", ""}, {"cancel", ""},
 	{"handoff", "[AGENT]"}, {"takeover", ""}, {"help", ""}, {"q", ""}, {"quit", ""},
 }
 
@@ -80,7 +81,8 @@ func (m *Model) commandKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 // complete extends the line's last word to the longest prefix every
-// candidate shares: a command, or a source name after "source".
+// candidate shares: a command, a source name after "source", a saved
+// filter's after "load".
 func (m *Model) complete(line string) string {
 	words := strings.Fields(line)
 	var cands []string
@@ -98,6 +100,11 @@ func (m *Model) complete(line string) string {
 		for _, s := range m.snap.Sources {
 			cands = append(cands, s.Name)
 		}
+	case words[0] == "load" && len(words) <= 2:
+		if len(words) == 2 {
+			word = words[1]
+		}
+		cands = slices.Sorted(maps.Keys(m.filters))
 	default:
 		return line
 	}
@@ -145,6 +152,10 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		m.scopeTo(arg)
 	case "sort":
 		m.sortCommand(arg)
+	case "save":
+		return m.saveFilter(arg)
+	case "load":
+		m.loadFilter(arg)
 	case "release":
 		m.act(model.ActionForceRelease)
 	case "cancel":

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -69,6 +70,11 @@ type Options struct {
 	// Copy puts text on the clipboard; Run copies through the terminal
 	// (OSC 52) when it is nil.
 	Copy func(text string)
+	// Filters are the saved filters :load brings back, by name.
+	Filters map[string]string
+	// SaveFilter keeps a filter under a name in the configuration file
+	// (:save); nil: there is none to keep it in. It runs off the UI loop.
+	SaveFilter func(name, expr string) error
 	// ProgramOptions are added to Run's program (tea.WithInput,
 	// tea.WithOutput, …), after its defaults.
 	ProgramOptions []tea.ProgramOption
@@ -126,6 +132,8 @@ type Model struct {
 	// marks are the tasks an action applies to instead of the cursor's,
 	// each as it was when marked: a bulk action applies only to that version.
 	marks map[string]*model.Task
+	// filters are the saved filters by name: the config's, and :save's.
+	filters map[string]string
 	// markFrom is the task (Ref) a ctrl-space range starts from: the last
 	// one marked.
 	markFrom string
@@ -161,6 +169,9 @@ func New(o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := validSavedFilters(o.Filters); err != nil {
+		return nil, err
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -178,7 +189,7 @@ func New(o Options) (*Model, error) {
 	m := &Model{
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, pace: pace(o.Speed),
 		panes: panes, filter: lineEdit{limit: 200}, class: map[*model.Task]model.Classification{}, marks: map[string]*model.Task{},
-		sick: map[string]bool{}, rang: map[string]model.Level{},
+		filters: maps.Clone(o.Filters), sick: map[string]bool{}, rang: map[string]model.Level{},
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,
 	}
@@ -294,6 +305,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.bulkStep(msg)
 	case archiveMsg:
 		m.archiveDone(msg)
+		return m, nil
+	case savedMsg:
+		m.saved(msg)
 		return m, nil
 	case statsMsg:
 		m.setStats(stats.Report(msg))

@@ -37,7 +37,9 @@ type Config struct {
 	Alerts AlertConfig `mapstructure:"alerts" json:"alerts"`
 	// Keys rebinds dashboard keys: action name → keys.
 	Keys map[string][]string `mapstructure:"keys" json:"keys,omitempty"`
-	MCP  MCPConfig           `mapstructure:"mcp" json:"mcp"`
+	// Filters are the dashboard's saved filters by name (:save, :load).
+	Filters map[string]string `mapstructure:"filters" json:"filters,omitempty"`
+	MCP     MCPConfig         `mapstructure:"mcp" json:"mcp"`
 
 	file string // the file it came from, if any
 	// implicit is true when no configuration names any source and the

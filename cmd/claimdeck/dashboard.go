@@ -63,14 +63,16 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		go func() { _ = serveMetrics(ctx, ln, f) }()
 	}
 	return tui.Run(ctx, tui.Options{
-		Stats:    f.report,
-		Hub:      h,
-		ReadOnly: a.cfg.ReadOnly,
-		Theme:    theme.Options{Mode: mode, SourceColors: d.colors}.FromEnv(),
-		Keys:     a.cfg.Keys,
-		Journal:  history,
-		Alerts:   tui.AlertOptions{Bell: a.cfg.Alerts.Bell, Desktop: a.cfg.Alerts.Desktop},
-		Speed:    d.speed,
+		Stats:      f.report,
+		Hub:        h,
+		ReadOnly:   a.cfg.ReadOnly,
+		Theme:      theme.Options{Mode: mode, SourceColors: d.colors}.FromEnv(),
+		Keys:       a.cfg.Keys,
+		Filters:    a.cfg.Filters,
+		SaveFilter: a.cfg.saveFilter(),
+		Journal:    history,
+		Alerts:     tui.AlertOptions{Bell: a.cfg.Alerts.Bell, Desktop: a.cfg.Alerts.Desktop},
+		Speed:      d.speed,
 	})
 }
 
