@@ -11,10 +11,13 @@ import (
 )
 
 // commandWords are the words the : line knows besides the views' names,
-// with what each takes.
-var commandWords = []struct{ word, args string }{
-	{"source", "NAME|all"}, {"sort", "COLUMN [desc]"}, {"filter", "EXPR"}, {"save", "NAME"}, {"load", "NAME"}, {"release", ""}, {"cancel", ""},
-	{"handoff", "[AGENT]"}, {"takeover", ""}, {"help", ""}, {"q", ""}, {"quit", ""},
+// with what each takes and does (the palette shows both).
+var commandWords = []struct{ word, args, does string }{
+	{"source", "NAME|all", "scope every view to one source"}, {"sort", "COLUMN [desc]", "sort the view by a column"},
+	{"filter", "EXPR", "filter the views"}, {"save", "NAME", "keep the filter in the config"},
+	{"load", "NAME", "bring a saved filter back"}, {"release", "", "force-release the cursor's task or the marks"},
+	{"cancel", "", "cancel the cursor's task or the marks"}, {"handoff", "[AGENT]", "hand the task or the marks to an agent"},
+	{"takeover", "", "claim the task or the marks as HUMAN"}, {"help", "", "every key"}, {"q", "", "quit"}, {"quit", "", "quit"},
 }
 
 // commandHint is the : line's placeholder: every command and its argument.

@@ -60,6 +60,8 @@ func TestTroubleScreens(t *testing.T) {
 		// The Queue sorted by priority, then the same key again: reversed.
 		"sort_pri":      func(r *rig) { r.press("P") },
 		"sort_pri_desc": func(r *rig) { r.press("P", "P") },
+		// ctrl-p narrowed to the commands with an s in them, sort chosen.
+		"palette": func(r *rig) { r.press("ctrl+p", "s", "o", "down") },
 		"handoff_down": func(r *rig) {
 			r.selectKey(queueView, "TASK-1")
 			r.press("h")

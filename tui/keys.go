@@ -17,7 +17,7 @@ type KeyMap struct {
 	// Views open each view, in views' order; their keys come from there.
 	Views                               [viewCount]key.Binding
 	Detail, Filter, Sort, Help, Refresh key.Binding
-	Command                             key.Binding
+	Command, Palette                    key.Binding
 	Claim, Release, Cancel, Handoff     key.Binding
 	Mark, MarkAll, MarkRange            key.Binding
 	Copy, Back, Quit                    key.Binding
@@ -48,6 +48,7 @@ func DefaultKeyMap() KeyMap {
 		Cancel:   b("cancel", "x"),
 		Handoff:  b("hand off", "h"),
 		Command:  b("command", ":"),
+		Palette:  b("command palette", "ctrl+p"),
 		Mark:     b("mark", " "),
 		MarkAll:  b("mark all shown", "*"),
 		// The terminal sends ctrl-space as NUL, which Bubble Tea names ctrl+@.
@@ -83,7 +84,7 @@ func (k *KeyMap) named() map[string]*key.Binding {
 		"top": &k.Top, "bottom": &k.Bottom, "next-view": &k.NextView, "prev-view": &k.PrevView,
 		"detail": &k.Detail, "filter": &k.Filter, "sort": &k.Sort, "help": &k.Help, "refresh": &k.Refresh,
 		"claim": &k.Claim, "release": &k.Release, "cancel": &k.Cancel, "handoff": &k.Handoff,
-		"mark": &k.Mark, "mark-all": &k.MarkAll, "mark-range": &k.MarkRange, "command": &k.Command,
+		"mark": &k.Mark, "mark-all": &k.MarkAll, "mark-range": &k.MarkRange, "command": &k.Command, "palette": &k.Palette,
 		"copy": &k.Copy, "back": &k.Back, "quit": &k.Quit,
 	}
 	for v, spec := range views {
@@ -174,7 +175,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		append(k.viewKeys(), k.NextView, k.PrevView),
-		{k.Detail, k.Filter, k.Command, k.Sort, k.Refresh, k.Copy, k.Back, k.Help, k.Quit},
+		{k.Detail, k.Filter, k.Command, k.Palette, k.Sort, k.Refresh, k.Copy, k.Back, k.Help, k.Quit},
 		{k.Claim, k.Release, k.Cancel, k.Handoff},
 		{k.Mark, k.MarkRange, k.MarkAll},
 	}

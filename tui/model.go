@@ -404,6 +404,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.openDetail()
 	case key.Matches(msg, k.Command):
 		m.commanding, m.cmdAt = true, len(m.cmdHistory)
+	case key.Matches(msg, k.Palette):
+		m.commanding, m.cmdAt = true, len(m.cmdHistory)
+		m.push(newPalette())
 	case key.Matches(msg, k.Mark):
 		m.toggleMark()
 	case key.Matches(msg, k.MarkAll):

@@ -152,7 +152,7 @@ var namedKeys = map[string]tea.KeyType{
 	"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
 	"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
 	"backspace": tea.KeyBackspace, "ctrl+w": tea.KeyCtrlW, "ctrl+r": tea.KeyCtrlR, "ctrl+c": tea.KeyCtrlC, "pgdown": tea.KeyPgDown,
-	"home": tea.KeyHome, "end": tea.KeyEnd, "space": tea.KeySpace, "ctrl+space": tea.KeyCtrlAt,
+	"home": tea.KeyHome, "end": tea.KeyEnd, "space": tea.KeySpace, "ctrl+space": tea.KeyCtrlAt, "ctrl+p": tea.KeyCtrlP,
 }
 
 // press sends keys ("enter", "y", or text typed rune by rune with type)
