@@ -1,9 +1,11 @@
 package tui
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -97,5 +99,30 @@ func TestSortCommand(t *testing.T) {
 	run("sort seen")
 	if !strings.Contains(r.screen(), "Nodes sorts only by its presets") {
 		t.Fatalf(":sort on Nodes:\n%s", r.screen())
+	}
+}
+
+// TestColumnSortIsExactlyModelOrder: the packed sort of every number and
+// time column puts 5,000 tasks (ties, never-claimed and unexpired among
+// them) in exactly model.Order's order, both ways.
+func TestColumnSortIsExactlyModelOrder(t *testing.T) {
+	tasks := bigQueue(5000, rand.New(rand.NewPCG(11, 12))).Sources[0].Tasks
+	tasks[3].NextCheckAt = t0.Add(time.Hour)
+	tasks[9].Claim.ClaimedAt = t0.Add(-time.Nanosecond)
+	tasks[10].Claim.ClaimedAt = t0.Add(-2 * time.Nanosecond) // the same second
+	for f := model.FieldSource; f <= model.FieldReserved; f++ {
+		for _, desc := range []bool{false, true} {
+			o := model.Order{Field: f, Desc: desc}
+			p := &pane{kind: queueView}
+			for _, task := range tasks {
+				p.members = append(p.members, row{t: task})
+			}
+			want := slices.Clone(tasks)
+			slices.SortFunc(want, o.Compare)
+			p.sortColumn(o)
+			if got := rowKeys(p.members); !slices.Equal(got, keys(want)) {
+				t.Fatalf("field %d desc %v: the column sort differs from model.Order", f, desc)
+			}
+		}
 	}
 }

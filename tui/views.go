@@ -234,7 +234,7 @@ func (p *pane) FullHelp(k KeyMap) [][]key.Binding { return k.FullHelp() }
 func (p *pane) sortTasks(class map[*model.Task]model.Classification) {
 	t := p.members
 	if g := &p.grid; g.sortCol >= 0 {
-		slices.SortFunc(t, by(model.Order{Field: g.cols[g.sortCol].field, Desc: g.desc}.Compare))
+		p.sortColumn(model.Order{Field: g.cols[g.sortCol].field, Desc: g.desc})
 		return
 	}
 	switch p.kind {
@@ -357,10 +357,44 @@ func (p *pane) sortPullOrder() {
 		}
 	}
 	p.packed = false // the members are about to move
+	p.reorder(keys)
+}
+
+// sortColumn sorts the members in exactly o.Compare's order: a number or
+// time field by packed keys, as the pull order is, a text field by
+// comparison.
+func (p *pane) sortColumn(o model.Order) {
+	members := p.members
+	if len(members) == 0 {
+		return
+	}
+	if _, _, ok := o.Field.Number(members[0].t); !ok {
+		slices.SortFunc(members, by(o.Compare))
+		return
+	}
+	keys := p.keys[:0]
+	for i, r := range members {
+		n, ns, _ := o.Field.Number(r.t)
+		// Sign bits flipped, so the radix sort's unsigned order is the
+		// numbers' order; every bit flipped for descending.
+		k, s := uint64(n)^1<<63, uint32(ns)^1<<31
+		if o.Desc {
+			k, s = ^k, ^s
+		}
+		keys = append(keys, pullKey{key: k, nsec: int32(s), idx: int32(i)})
+	}
+	p.packed = false
+	p.reorder(keys)
+}
+
+// reorder puts the members in the order of their packed keys, runs of
+// equal keys by source, then id.
+func (p *pane) reorder(keys []pullKey) {
+	members := p.members
 	keys, p.keySpare = radixSort(keys, p.keySpare)
-	// Equal keys are equal class, priority and edit time: PullCompare's
-	// last tie-breaks order each run of them, after the sort, so that the
-	// sort itself never reads a task.
+	// Equal keys are equal in every field they pack: the last tie-breaks
+	// (source, then id, for PullCompare and model.Order alike) order each
+	// run of them after the sort, so that the sort itself never reads a task.
 	for i := 0; i < len(keys); {
 		j := i + 1
 		for j < len(keys) && keys[j].key == keys[i].key && keys[j].nsec == keys[i].nsec {
