@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Field is a task field a list can be sorted by; each names the value a
@@ -67,7 +69,7 @@ func (f Field) compare(a, b *Task) int {
 	case FieldKey:
 		return strings.Compare(a.DisplayKey(), b.DisplayKey())
 	case FieldTitle:
-		return strings.Compare(strings.ToLower(a.Title), strings.ToLower(b.Title))
+		return compareFold(a.Title, b.Title)
 	case FieldAgent:
 		return strings.Compare(a.Claim.Name, b.Claim.Name)
 	case FieldRun:
@@ -111,6 +113,20 @@ func (f Field) Number(t *Task) (n int64, nsec int32, ok bool) {
 		return zeroLast(t.NextCheckAt)
 	}
 	return 0, 0, false
+}
+
+// compareFold compares a and b as their lower case would, without
+// making it: a sort of 100k titles would allocate at every comparison.
+func compareFold(a, b string) int {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if la, lb := unicode.ToLower(ra), unicode.ToLower(rb); la != lb {
+			return cmp.Compare(la, lb)
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return cmp.Compare(len(a), len(b))
 }
 
 // since orders times latest first: the least time since on top.

@@ -22,6 +22,8 @@ func TestOrderCompare(t *testing.T) {
 		{"a lease without expiry goes last", Order{Field: FieldLeft}, young, old, 1},
 		{"equal fields fall back to source, then id", Order{Field: FieldPriority}, young, twin, -1},
 		{"the tie-break stays ascending when descending", Order{Field: FieldPriority, Desc: true}, young, twin, -1},
+		{"titles compare without case", Order{Field: FieldTitle}, &Task{Title: "alpha"}, &Task{Title: "Beta"}, -1},
+		{"a title before its longer self", Order{Field: FieldTitle}, &Task{Title: "Rotate"}, &Task{Title: "rotate certs"}, -1},
 	}
 	for _, c := range cases {
 		if got := c.order.Compare(c.a, c.b); got != c.want {
