@@ -119,6 +119,14 @@ func (f Field) Number(t *Task) (n int64, nsec int32, ok bool) {
 // making it: a sort of 100k titles would allocate at every comparison.
 func compareFold(a, b string) int {
 	for a != "" && b != "" {
+		if ca, cb := a[0], b[0]; ca < utf8.RuneSelf && cb < utf8.RuneSelf {
+			// ASCII, the usual title: no rune decoded.
+			if la, lb := lowerASCII(ca), lowerASCII(cb); la != lb {
+				return cmp.Compare(la, lb)
+			}
+			a, b = a[1:], b[1:]
+			continue
+		}
 		ra, na := utf8.DecodeRuneInString(a)
 		rb, nb := utf8.DecodeRuneInString(b)
 		if la, lb := unicode.ToLower(ra), unicode.ToLower(rb); la != lb {
@@ -127,6 +135,13 @@ func compareFold(a, b string) int {
 		a, b = a[na:], b[nb:]
 	}
 	return cmp.Compare(len(a), len(b))
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // since orders times latest first: the least time since on top.

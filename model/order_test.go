@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,6 +29,18 @@ func TestOrderCompare(t *testing.T) {
 	for _, c := range cases {
 		if got := c.order.Compare(c.a, c.b); got != c.want {
 			t.Errorf("%s: got %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestCompareFoldOrdersAsLowerCase(t *testing.T) {
+	words := []string{"", "a", "A", "ab", "Ab", "b", "B", "Zeta", "zz", "é", "É", "éa", "Z", "_", "[", "ä1", "a\xff"}
+	for _, a := range words {
+		for _, b := range words {
+			want := strings.Compare(strings.ToLower(a), strings.ToLower(b))
+			if got := compareFold(a, b); got != want {
+				t.Errorf("compareFold(%q, %q) = %d, want %d", a, b, got, want)
+			}
 		}
 	}
 }
