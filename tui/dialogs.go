@@ -352,6 +352,7 @@ func (d *helpDialog) view(m *Model, width, height int) string {
 	lines = append(lines, "",
 		st.Muted.Render("filter: agent: state: source: node: level>=urgent age>30m stuck>1h"),
 		st.Muted.Render("prio>=high, !word negates, plus free text; every word must match."),
+		st.Muted.Render("shift+letter sorts by the column with that letter underlined; again reverses."),
 		st.Muted.Render("With marks, an action previews and applies to every marked task."),
 		st.Muted.Render("Mouse: click selects, wheel scrolls."))
 	if m.opts.ReadOnly {
