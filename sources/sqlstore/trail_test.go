@@ -10,7 +10,9 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 )
 
-func TestAgentStepsTrailSQLite(t *testing.T) { testAgentStepsTrail(t, openSQLite(t, Config{Create: true})) }
+func TestAgentStepsTrailSQLite(t *testing.T) {
+	testAgentStepsTrail(t, openSQLite(t, Config{Create: true}))
+}
 
 func TestAgentStepsTrailPostgres(t *testing.T) {
 	testAgentStepsTrail(t, openPG(t, Config{Create: true}))
