@@ -21,9 +21,9 @@ func TestFuzzyMatchesASubsequencePrefixesFirst(t *testing.T) {
 	prefix, _ := fuzzy("ta", "takeover")
 	inside, _ := fuzzy("ta", "stale")
 	spread, _ := fuzzy("sd", "sxxxd")
-	close, _ := fuzzy("sd", "sxd")
-	if prefix >= inside || close >= spread {
-		t.Errorf("scores: prefix %d, inside %d; close %d, spread %d", prefix, inside, close, spread)
+	tight, _ := fuzzy("sd", "sxd")
+	if prefix >= inside || tight >= spread {
+		t.Errorf("scores: prefix %d, inside %d; tight %d, spread %d", prefix, inside, tight, spread)
 	}
 }
 
