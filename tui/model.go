@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"slices"
 	"strings"
@@ -112,8 +113,9 @@ type Model struct {
 	// snapshot, as of the last derive.
 	class    map[*model.Task]model.Classification
 	sick     map[string]bool        // sources whose last poll failed: their rows are marked
-	rang     map[string]model.Level // what has rung: task ref or "node:NAME" → level
-	ringing  []Alarm                // new alarms waiting for the next ring
+	rang     map[uint64]model.Level // what has rung (ringKey), at which level
+	ringHash maphash.Hash
+	ringing  []Alarm // new alarms waiting for the next ring
 	acts     []activity
 	boundary time.Time            // the next time a task changes view by the clock alone
 	rungs    [levelBroken + 1]int // stale rows by severity, for the alarm in the top bar
@@ -174,7 +176,7 @@ func New(o Options) (*Model, error) {
 	m := &Model{
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, pace: pace(o.Speed),
 		panes: newPanes(), filter: lineEdit{limit: 200}, class: map[*model.Task]model.Classification{}, marks: map[string]*model.Task{},
-		sick: map[string]bool{}, rang: map[string]model.Level{},
+		sick: map[string]bool{}, rang: map[uint64]model.Level{},
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,
 	}
@@ -675,6 +677,10 @@ func touchTasks(block []*model.Task) int {
 	for _, t := range block {
 		n += int(t.State) + t.Priority + int(t.EditedAt.Unix()) + len(t.Claim.Name) +
 			int(t.Claim.Expires.Unix()) + len(t.Reservation.For) + len(t.Problem)
+		if t.State == model.StateClaimed && t.ID != "" {
+			// A stale claim's id is hashed for its alarm: fetch its bytes too.
+			n += int(t.ID[0])
+		}
 	}
 	return n
 }
