@@ -109,17 +109,22 @@ type Model struct {
 	all  []*model.Task // every task of the snapshot, with action results on top
 	hay  *hayCache
 	subs model.SubtaskIndex
-	// class holds the Stale view's members' classifications, from the
-	// snapshot, as of the last derive.
-	class    map[*model.Task]model.Classification
-	sick     map[string]bool        // sources whose last poll failed: their rows are marked
-	rang     map[uint64]model.Level // what has rung (ringKey), at which level
-	ringHash maphash.Hash
-	ringing  []Alarm // new alarms waiting for the next ring
-	acts     []activity
-	boundary time.Time            // the next time a task changes view by the clock alone
-	rungs    [levelBroken + 1]int // stale rows by severity, for the alarm in the top bar
-	touched  int                  // keeps derive's touching loop from being optimized away
+	// stale and staleClass are the stale tasks and their classifications
+	// (from the snapshot) as of the last derive, in step; class indexes
+	// them by task, built by classes() only when a view or filter asks, so
+	// a snapshot applied under the Queue pays no map insert per stale claim.
+	stale      []*model.Task
+	staleClass []model.Classification
+	class      map[*model.Task]model.Classification
+	classReady bool
+	sick       map[string]bool        // sources whose last poll failed: their rows are marked
+	rang       map[uint64]model.Level // what has rung (ringKey), at which level
+	ringHash   maphash.Hash
+	ringing    []Alarm // new alarms waiting for the next ring
+	acts       []activity
+	boundary   time.Time            // the next time a task changes view by the clock alone
+	rungs      [levelBroken + 1]int // stale rows by severity, for the alarm in the top bar
+	touched    int                  // keeps derive's touching loop from being optimized away
 
 	filter    lineEdit
 	filtering bool
@@ -613,7 +618,7 @@ func (m *Model) derive() {
 			boundary = t
 		}
 	}
-	clear(m.class)
+	m.stale, m.staleClass, m.classReady = m.stale[:0], m.staleClass[:0], false
 	// The Queue's pull keys are packed here, while each task is in the
 	// cache, rather than by the sort in a second pass over the heap.
 	q.keys, q.packed = q.keys[:0], q.sort == 0
@@ -646,7 +651,7 @@ func (m *Model) derive() {
 		}
 		if c.Stale() {
 			s.members = append(s.members, r)
-			m.class[t] = c
+			m.stale, m.staleClass = append(m.stale, t), append(m.staleClass, c)
 			lv := severity(c)
 			rungs[lv]++
 			m.watchLevel(t, lv)
@@ -748,7 +753,7 @@ func (m *Model) freshen(p *pane) {
 	case statsView:
 	default:
 		if resort {
-			p.sortTasks(m.class)
+			p.sortTasks(m.classes())
 		}
 		if m.flt.NeedsText() && !p.hayReady {
 			m.buildHay(p)
@@ -800,10 +805,23 @@ func (m *Model) filterTasks(dst, src []row) []row {
 	return dst
 }
 
+// classes is the stale tasks' classifications by task, indexed at the
+// first need after a derive.
+func (m *Model) classes() map[*model.Task]model.Classification {
+	if !m.classReady {
+		clear(m.class)
+		for i, t := range m.stale {
+			m.class[t] = m.staleClass[i]
+		}
+		m.classReady = true
+	}
+	return m.class
+}
+
 // standing is a task's classification: derive keeps the stale ones; a
 // claim that is not stale is classified again only for its placement.
 func (m *Model) standing(t *model.Task, now time.Time) model.Classification {
-	if c, ok := m.class[t]; ok {
+	if c, ok := m.classes()[t]; ok {
 		return c
 	}
 	if t.State == model.StateClaimed && t.Claim.Holder == model.HolderAgent {
