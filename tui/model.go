@@ -681,7 +681,7 @@ func touchTasks(block []*model.Task) int {
 	n := 0
 	for _, t := range block {
 		n += int(t.State) + t.Priority + int(t.EditedAt.Unix()) + len(t.Claim.Name) +
-			int(t.Claim.Expires.Unix()) + len(t.Reservation.For) + len(t.Problem)
+			int(t.Claim.Expires.Unix()) + len(t.Reservation.For) + len(t.Problem) + len(t.Parent)
 		if t.State == model.StateClaimed && t.ID != "" {
 			// A stale claim's id is hashed for its alarm: fetch its bytes too.
 			n += int(t.ID[0])
