@@ -80,6 +80,14 @@ func Claimable(t *Task, agent string, now time.Time, grace time.Duration) bool {
 	return EligibleFor(t, agent, now) || Rescuable(t, now, grace)
 }
 
+// Pooled says whether some agent's `next` may hand t out now: it is
+// eligible (whoever a hand-off reserves it for), or, in a source whose
+// next rescues dead holders' claims, it is Rescuable. The Queue view shows
+// exactly these tasks, in pull order.
+func Pooled(t *Task, now time.Time, grace time.Duration, rescues bool) bool {
+	return Eligible(t, now) || rescues && Rescuable(t, now, grace)
+}
+
 // Rescuable says whether an agent's claim has been dead long enough to hand
 // the task to somebody else: its lease ended at least grace ago (seeds 000
 // and 001: "stale claim, can override", "any node can claim a stale task").

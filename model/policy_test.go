@@ -410,3 +410,31 @@ func TestContractStatusWords(t *testing.T) {
 		t.Error("a state outside the vocabulary must read UNKNOWN")
 	}
 }
+
+func TestPooledIsWhatSomeAgentsNextHandsOut(t *testing.T) {
+	now := time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC)
+	grace := time.Minute
+	agent := func(expires time.Duration) *Task {
+		return &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "A", Token: "t", Expires: now.Add(expires)}}
+	}
+	for _, c := range []struct {
+		name    string
+		t       *Task
+		rescues bool
+		want    bool
+	}{
+		{"a queued task", &Task{State: StateQueued}, false, true},
+		{"a task handed off to somebody: still in the queue, reserved", &Task{State: StateQueued, Reservation: Reservation{For: "B", Until: now.Add(time.Hour)}}, false, true},
+		{"a running lease", agent(time.Minute), true, false},
+		{"a lease ended within the grace", agent(-30 * time.Second), true, false},
+		{"a dead holder's claim past the grace, in a source whose next rescues", agent(-2 * time.Minute), true, true},
+		{"the same claim where the sweep puts it back (seed 002)", agent(-2 * time.Minute), false, false},
+		{"a human's claim never", &Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:a"}}, true, false},
+		{"a broken task never", &Task{State: StateQueued, Problem: "bad status"}, true, false},
+		{"a done task never", &Task{State: StateDone}, true, false},
+	} {
+		if got := Pooled(c.t, now, grace, c.rescues); got != c.want {
+			t.Errorf("%s: Pooled = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

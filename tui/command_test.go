@@ -74,7 +74,7 @@ func TestSourceScopesEveryView(t *testing.T) {
 		t.Fatalf("tab completed the source to %q", got)
 	}
 	r.press("enter")
-	if got := rowKeys(r.m.pane().shown); !slices.Equal(got, []string{"S-1"}) || !strings.Contains(r.screen(), "source staging ·") {
+	if got := rowKeys(r.m.pane().shown); !slices.Equal(got, []string{"S-1", "S-2"}) || !strings.Contains(r.screen(), "source staging ·") {
 		t.Fatalf(":source staging shows %v:\n%s", got, r.screen())
 	}
 	r.press("3")

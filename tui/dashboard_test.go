@@ -120,11 +120,16 @@ func TestNumberKeysAndTabsSwitchViews(t *testing.T) {
 	}
 }
 
-func TestQueueShowsEligibleTasksInExactlyThePullOrder(t *testing.T) {
+// The Queue is what agents' next would hand out: eligible tasks, and dead
+// holders' claims past the grace in sources whose next rescues them (not
+// staging here, which keeps them for the sweep as a Notion source does).
+func TestQueueShowsWhatNextHandsOutInExactlyThePullOrder(t *testing.T) {
 	r := newRig(t)
+	r.noRescue = map[string]bool{"staging": true}
+	r.poll()
 	var want []*model.Task
 	for _, task := range r.m.all {
-		if model.Eligible(task, r.now) {
+		if model.Pooled(task, r.now, model.DefaultPolicy().Grace, task.Source != "staging") {
 			want = append(want, task)
 		}
 	}
@@ -132,6 +137,9 @@ func TestQueueShowsEligibleTasksInExactlyThePullOrder(t *testing.T) {
 	got := rowKeys(r.m.panes[queueView].shown)
 	if !slices.Equal(got, keys(want)) {
 		t.Fatalf("queue %v, want pull order %v", got, keys(want))
+	}
+	if !slices.Contains(got, "TASK-5") || slices.Contains(got, "S-2") {
+		t.Fatalf("queue %v: want prod's dead claim TASK-5 (next rescues it) and not staging's S-2", got)
 	}
 }
 
@@ -351,15 +359,15 @@ func TestFilterByFieldAndText(t *testing.T) {
 	}{
 		{leasesView, "agent:alpha", []string{"TASK-9", "TASK-4"}},
 		{leasesView, "agent:alp node:n1", []string{"TASK-9", "TASK-4"}},
-		{queueView, "source:staging", []string{"S-1"}},
+		{queueView, "source:staging", []string{"S-1", "S-2"}}, // S-2: a dead holder's claim next rescues
 		{queueView, "tls", []string{"TASK-1"}},
-		{queueView, "agent:bravo", []string{"TASK-3"}}, // reserved for bravo
+		{queueView, "agent:bravo", []string{"TASK-3", "TASK-5"}}, // reserved for bravo; bravo's dead claim
 		{staleView, "state:claimed node:n3", []string{"TASK-7"}},
 		{queueView, "nothing-like-this", nil},
 		{staleView, "level>=urgent", []string{"S-2", "TASK-5"}},
 		{staleView, "!level>=urgent", []string{"TASK-7"}},
 		{queueView, "prio>=high !tls", []string{"TASK-3", "S-1"}},
-		{queueView, "age>100m", []string{"TASK-1", "A-1"}},
+		{queueView, "age>100m", []string{"TASK-1", "A-1", "S-2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.filter, func(t *testing.T) {

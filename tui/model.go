@@ -638,7 +638,7 @@ func (m *Model) derive() {
 		}
 		switch {
 		case t.Problem != "":
-		case model.Eligible(t, now):
+		case m.snap.Pooled(t, now):
 			if q.packed {
 				k, ok := pack(t, len(q.members))
 				q.keys, q.packed = append(q.keys, k), ok

@@ -34,6 +34,9 @@ type rig struct {
 	nodes   []model.Node
 	holders map[string]string
 	tracker *stats.Tracker // fed every snapshot the rig polls, for the Stats view
+	// noRescue names sources whose next leaves dead holders' claims to the
+	// sweep (Caps.Rescue false), as a Notion source does.
+	noRescue map[string]bool
 }
 
 type rigOption func(*Options)
@@ -134,7 +137,7 @@ func (r *rig) poll() {
 			r.t.Fatal(err)
 		}
 		s.Sources = append(s.Sources, hub.SourceState{Name: mem.Name(), Status: hub.StatusOK, Since: t0.Add(-time.Hour),
-			Updated: r.now.Add(-3 * time.Second), Tasks: d.Tasks})
+			Updated: r.now.Add(-3 * time.Second), Tasks: d.Tasks, Rescues: mem.Caps().Rescue && !r.noRescue[mem.Name()]})
 	}
 	s.Policy = model.DefaultPolicy()
 	if r.nodes != nil {

@@ -498,6 +498,10 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 			}
 			cells[6] = cell{text: "→ " + r.For + until, paint: &ps.info}
 		}
+		if t.State == model.StateClaimed {
+			// A dead holder's claim that next hands out again.
+			cells[6] = cell{text: "rescue " + t.Claim.Name, paint: &ps.warn}
+		}
 	case leasesView:
 		cells[2] = cell{text: t.Title}
 		c := cells[3:]

@@ -126,7 +126,10 @@ type SourceState struct {
 	// Health is what a degraded source's error means and when it is
 	// polled again, for views that must say why they are empty.
 	Health   SourceHealth
-	Watching bool          // pushes arrive; polling is the fallback
+	Watching bool // pushes arrive; polling is the fallback
+	// Rescues: the source's next hands out dead holders' claims after the
+	// policy's grace (Caps.Rescue), so they belong in its queue.
+	Rescues  bool
 	PollTook time.Duration // how long the last poll took, failed or not
 	Polls    uint64        // polls so far
 	PollErrs uint64        // failed polls so far
@@ -187,6 +190,19 @@ type Snapshot struct {
 // and escalated.
 func (s *Snapshot) Classify(t *model.Task, now time.Time) model.Classification {
 	return model.Classify(t, now, s.Policy, s.Mesh)
+}
+
+// Pooled reports whether t stands in its source's queue: what some agent's
+// next would hand out now (model.Pooled with the source's Caps.Rescue).
+func (s *Snapshot) Pooled(t *model.Task, now time.Time) bool {
+	rescues := false
+	for i := range s.Sources {
+		if s.Sources[i].Name == t.Source {
+			rescues = s.Sources[i].Rescues
+			break
+		}
+	}
+	return model.Pooled(t, now, s.Policy.Grace, rescues)
 }
 
 // Len is the number of tasks over all sources.
@@ -274,7 +290,7 @@ func New(cfg Config) *Hub {
 		}
 		h.feeds = append(h.feeds, &feed{src: f.Source, every: every, kick: make(chan struct{}, 1),
 			tasks: map[string]*model.Task{},
-			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}}})
+			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}, Rescues: f.Source.Caps().Rescue}})
 	}
 	return h
 }

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	claimdeck = filepath.Join(dir, "claimdeck")
-	if out, err := exec.Command("go", "build", "-o", claimdeck, "../cmd/claimdeck").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", claimdeck, "github.com/claimdeck/claimdeck/cmd/claimdeck").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building claimdeck: %v\n%s", err, out)
 		os.Exit(1)
 	}
