@@ -21,6 +21,10 @@ var finishAction = map[State]string{
 	StateFailed: "fail", StateCanceled: "cancel",
 }
 
+// FinishStep is the trail's action for a holder parking or ending its claim
+// in state s, so that every backend's trail names the step as Timeline does.
+func FinishStep(s State) string { return finishAction[s] }
+
 // sameStep says which backend words name one step: seed 001 writes
 // "claimed", the SQL and lock-file trails "claim".
 var sameStep = map[string]string{

@@ -112,7 +112,7 @@ func claimComplete(b *testing.B, agents int) {
 			if id == "" {
 				return false
 			}
-			if _, err := pool.Exec(ctx, st.finish, id, token, statusCompleted, nil, nil, nil, nil, 1, id); err != nil {
+			if _, err := pool.Exec(ctx, st.finish, id, token, statusCompleted, nil, nil, nil, nil, 1, id, s.tag, model.FinishStep(model.StateDone)); err != nil {
 				b.Error(err)
 				return false
 			}

@@ -7,7 +7,8 @@
 // lock token in the WHERE clause; all time comparisons use the database's
 // clock. `Migrate` adds the lease columns, an audit table and triggers that
 // version every row change, including the seed's own UPDATEs, so polls can
-// be incremental.
+// be incremental. Each agent step and human action is a `claimdeck_audit`
+// row written with the change itself: the task's timeline.
 //
 // Nothing outside this package knows the table's schema.
 package sqlstore

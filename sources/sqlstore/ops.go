@@ -333,13 +333,13 @@ func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.T
 }
 
 // claimWrite runs a claim: of the task id when args carry one (the tenth),
-// else of the first claimable task. On PostgreSQL one statement notes a
-// rescue in the audit trail and claims; SQLite, without writing CTEs, picks
+// else of the first claimable task. On PostgreSQL one statement notes the
+// claim in the audit trail and claims; SQLite, without writing CTEs, picks
 // the row, notes and claims in one transaction, which its single writer
 // keeps on that row.
 func (s *Store) claimWrite(ctx context.Context, st statements, args []any) (*model.Task, error) {
 	byID := len(args) == 10
-	if st.rescueNote == "" {
+	if st.claimNote == "" {
 		stmt := st.claimNext
 		if byID {
 			stmt = st.claim
@@ -355,14 +355,21 @@ func (s *Store) claimWrite(ctx context.Context, st statements, args []any) (*mod
 			}
 			args = append(args, id)
 		}
-		if _, err := q.exec(ctx, st.rescueNote, args...); err != nil {
-			return fmt.Errorf("audit: %w", err)
-		}
 		var err error
-		t, err = s.scanOne(q.queryRow(ctx, st.claim, args...))
+		t, err = s.notedWrite(ctx, q, st.claimNote, st.claim, args)
 		return err
 	})
 	return t, err
+}
+
+// notedWrite notes an agent's step in the audit trail and writes it, in
+// the caller's transaction: both statements take the same arguments and
+// the same condition, so the note is kept exactly when the write is.
+func (s *Store) notedWrite(ctx context.Context, q querier, note, stmt string, args []any) (*model.Task, error) {
+	if _, err := q.exec(ctx, note, args...); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	return s.scanOne(q.queryRow(ctx, stmt, args...))
 }
 
 // refusal reads the row after a conditional write matched nothing, to tell
@@ -393,14 +400,25 @@ func (s *Store) Heartbeat(ctx context.Context, id, token string, lease time.Dura
 	if lease <= 0 {
 		lease = s.cfg.Lease
 	}
-	return s.holderWrite(ctx, "heartbeat", id, st.heartbeat, id, token, lease.Milliseconds())
+	return s.holderWrite(ctx, "heartbeat", id, "", st.heartbeat, id, token, lease.Milliseconds())
 }
 
-func (s *Store) holderWrite(ctx context.Context, op, id, stmt string, args ...any) (*model.Task, error) {
+// holderWrite runs the holder's write keyed on its token (args[1]); with a
+// note (SQLite's trail entry for the step) both run in one transaction.
+func (s *Store) holderWrite(ctx context.Context, op, id, note, stmt string, args ...any) (*model.Task, error) {
 	if args[1] == "" {
 		return nil, sources.Lost(op, id)
 	}
-	t, err := s.scanOne(s.db.queryRow(ctx, stmt, args...))
+	var t *model.Task
+	var err error
+	if note == "" {
+		t, err = s.scanOne(s.db.queryRow(ctx, stmt, args...))
+	} else {
+		err = s.db.tx(ctx, func(q querier) error {
+			t, err = s.notedWrite(ctx, q, note, stmt, args)
+			return err
+		})
+	}
 	if isNoRows(err) {
 		if _, gerr := s.Get(ctx, id); gerr != nil {
 			return nil, gerr
@@ -438,8 +456,8 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 	if o.State == model.StateDone {
 		checkSubs = id // seed 002: sub-task completion is enforced at done time
 	}
-	t, err := s.holderWrite(ctx, op, id, st.finish, id, token, status, nullable(o.Reason),
-		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs)
+	t, err := s.holderWrite(ctx, op, id, st.finishNote, st.finish, id, token, status, nullable(o.Reason),
+		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State))
 	if model.CodeOf(err) == model.CodeLostLock && checkSubs != nil {
 		// Refused either for the token or for open sub-tasks: say which.
 		if cur, gerr := s.Get(ctx, id); gerr == nil && cur.Claim.Token == token && cur.OpenSubtasks > 0 {

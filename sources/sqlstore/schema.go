@@ -3,7 +3,11 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // createSeedTable is seed 003's table as its SQL uses it, for a queue that
@@ -183,19 +187,20 @@ func (s *Store) migration(have map[string]bool) []string {
 func (s *Store) pgTriggers(idx string) []string {
 	fn := "claimdeck_touch_" + idx
 	return []string{
-		fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $f$
+		fmt.Sprintf(`CREATE OR REPLACE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
 	IF TG_OP = 'DELETE' THEN
-		INSERT INTO claimdeck_tombstones (tbl, task_id, deleted_at) VALUES (%s, OLD.id::text, clock_timestamp());
+		INSERT INTO claimdeck_tombstones (tbl, task_id, deleted_at) VALUES (%[2]s, OLD.id::text, clock_timestamp());
 		RETURN OLD;
 	END IF;
 	IF TG_OP = 'UPDATE' AND NEW.version = OLD.version THEN
 		NEW.version := OLD.version + 1;
+		%[3]s;
 	END IF;
 	NEW.updated_at := clock_timestamp();
 	RETURN NEW;
 END
-$f$`, fn, pgString(s.tag)),
+$f$`, fn, pgString(s.tag), s.foreignStep("clock_timestamp()")),
 		fmt.Sprintf("DROP TRIGGER IF EXISTS claimdeck_touch ON %s", s.table),
 		fmt.Sprintf("CREATE TRIGGER claimdeck_touch BEFORE INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()", s.table, fn),
 		fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s_notify() RETURNS trigger LANGUAGE plpgsql AS $f$
@@ -211,10 +216,14 @@ $f$`, fn, pgString(s.channel)),
 
 func (s *Store) sqliteTriggers(idx string) []string {
 	return []string{
-		fmt.Sprintf(`CREATE TRIGGER IF NOT EXISTS claimdeck_touch_%[1]s AFTER UPDATE ON %[2]s FOR EACH ROW WHEN NEW.version = OLD.version
+		// Dropped and made again, so that a queue migrated before keeps
+		// the seed's steps too.
+		"DROP TRIGGER IF EXISTS claimdeck_touch_" + idx,
+		fmt.Sprintf(`CREATE TRIGGER claimdeck_touch_%[1]s AFTER UPDATE ON %[2]s FOR EACH ROW WHEN NEW.version = OLD.version
 BEGIN
 	UPDATE %[2]s SET version = OLD.version + 1, updated_at = %[3]s WHERE id = NEW.id;
-END`, idx, s.table, sqliteNow),
+	%[4]s;
+END`, idx, s.table, sqliteNow, s.foreignStep(sqliteNow)),
 		fmt.Sprintf(`CREATE TRIGGER IF NOT EXISTS claimdeck_born_%[1]s AFTER INSERT ON %[2]s FOR EACH ROW WHEN NEW.updated_at IS NULL
 BEGIN
 	UPDATE %[2]s SET updated_at = %[3]s WHERE id = NEW.id;
@@ -224,6 +233,30 @@ BEGIN
 	INSERT INTO claimdeck_tombstones (tbl, task_id, deleted_at) VALUES ('%[1]s', CAST(OLD.id AS TEXT), %[3]s);
 END`, idx, s.table, sqliteNow),
 	}
+}
+
+// foreignStep notes in the audit trail a status that someone else's
+// UPDATE (the seed's SQL) wrote, for the versioning triggers: a claim by
+// the new worker, a finish (model.FinishStep) by the old one. A return to
+// the pool is no step of its own; heartbeats never change the status.
+func (s *Store) foreignStep(now string) string {
+	var when strings.Builder
+	statuses := slices.Sorted(maps.Keys(stateOfStatus))
+	for _, status := range statuses {
+		action := model.FinishStep(stateOfStatus[status])
+		if stateOfStatus[status] == model.StateClaimed {
+			action = model.EventClaim
+		}
+		if action != "" {
+			fmt.Fprintf(&when, " WHEN %s THEN %s", pgString(status), pgString(action))
+		}
+	}
+	action := "CASE NEW.status" + when.String() + " END"
+	return fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action)
+		SELECT %s, CAST(NEW.id AS TEXT), %s,
+			COALESCE(CASE WHEN NEW.status = %s THEN NEW.assigned_worker ELSE OLD.assigned_worker END, ''), %s
+		WHERE NEW.status IS DISTINCT FROM OLD.status AND %s IS NOT NULL`,
+		pgString(s.tag), now, pgString(statusInProgress), action, action)
 }
 
 // pgString quotes a validated identifier as a string literal for DDL, where

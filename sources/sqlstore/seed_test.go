@@ -288,6 +288,19 @@ func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {
 	if got, _ := s.Get(ctx, mine.ID); got.State != model.StateDone || got.Claim.Held() {
 		t.Fatalf("after the seed's complete: %s held=%v", got.State, got.Claim.Held())
 	}
+	// The seed's own claim and complete are in the trail beside claimdeck's
+	// steps, noted by the versioning trigger.
+	trail, err := s.Get(ctx, mine.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, e := range trail.History {
+		steps = append(steps, e.Action+" by "+e.Actor)
+	}
+	if got, want := strings.Join(steps, " | "), "claim by claude-chat-7K9X | force-release by alice | claim by claude-chat-AB3C | complete by claude-chat-AB3C"; got != want {
+		t.Fatalf("trail after the seed's claim and complete:\n got %s\nwant %s", got, want)
+	}
 	if _, err := s.Heartbeat(ctx, mine.ID, mine.Claim.Token, 0); model.CodeOf(err) != model.CodeLostLock {
 		t.Fatalf("heartbeat after the seed completed the task: %v, want LOST_LOCK", err)
 	}

@@ -22,9 +22,10 @@ type statements struct {
 	claim      string
 	claimNext  string
 	pickNext   string
-	rescueNote string
+	claimNote  string
 	heartbeat  string
 	finish     string
+	finishNote string
 	agentHand  string
 	lockRow    string
 	takeover   string
@@ -90,12 +91,13 @@ func (s *Store) statements(have map[string]bool) statements {
 		%[3]s, reason = NULL, unblock_action = NULL, next_check_at = NULL, escalation = NULL, %[4]s`,
 		now, d.plusMillis(now, "$5"), clearReservation, bump)
 	claimable := fmt.Sprintf("(%s OR %s)", eligible(d, "$1", "$6"), staleLease(d, "$7", "$8"))
-	// A rescue's trail entry is model.ClaimEvent's: the dead holder is the
-	// row's worker before the claim.
-	rescueNote := func(idExpr, worker, status, from string) string {
+	// A claim's trail entry is model.ClaimEvent's: a claimable row still in
+	// progress is a rescue, and its dead holder the row's worker before it.
+	claimNote := func(idExpr, worker, status, from string) string {
 		return fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, detail)
-		SELECT $9, %s, %s, $1, '%s', 'from ' || %s FROM %s WHERE %s = 'in_progress'`,
-			idExpr, now, model.ActionRescue, worker, from, status)
+		SELECT $9, %[1]s, %[2]s, $1, CASE WHEN %[3]s = 'in_progress' THEN '%[4]s' ELSE '%[5]s' END,
+			CASE WHEN %[3]s = 'in_progress' THEN 'from ' || %[6]s END FROM %[7]s`,
+			idExpr, now, status, model.ActionRescue, model.EventClaim, worker, from)
 	}
 
 	st.insert = fmt.Sprintf(`INSERT INTO %s (id, title, description, priority, task_type, status, assigned_worker, created_at, class, parent_id, version, updated_at)
@@ -119,7 +121,7 @@ func (s *Store) statements(have map[string]bool) statements {
 	st.next = fmt.Sprintf("SELECT %s FROM %s WHERE (%s OR %s) %s LIMIT 1", cols, t, eligible(d, "$1", "$2"), staleLease(d, "$3", "$4"), order)
 	byID := fmt.Sprintf("id = $10 AND %s", claimable)
 	if d.name == postgres.name {
-		// One statement: lock the row, note a rescue, claim. SKIP LOCKED
+		// One statement: lock the row, note the claim, claim. SKIP LOCKED
 		// lets concurrent claim-next calls pass over each other's row
 		// instead of queueing behind it; the queued and the rescuable
 		// candidates are picked apart so that each walks its own index.
@@ -127,7 +129,7 @@ func (s *Store) statements(have map[string]bool) statements {
 			return fmt.Sprintf(`WITH %s c AS (SELECT id AS claim_id, status AS was_status, assigned_worker AS was_worker FROM %s %s),
 				note AS (%s)
 				UPDATE %s SET %s FROM c WHERE id = c.claim_id RETURNING %s`,
-				from, t, lock, rescueNote("claim_id::text", "was_worker", "was_status", "c"), t, claimSet, cols)
+				from, t, lock, claimNote("claim_id::text", "was_worker", "was_status", "c"), t, claimSet, cols)
 		}
 		st.claim = pick("", "WHERE "+byID+" FOR UPDATE")
 		cand := func(name, where string) string {
@@ -143,7 +145,7 @@ func (s *Store) statements(have map[string]bool) statements {
 			SELECT * FROM (SELECT id AS cand, %[1]s FROM %[2]s WHERE %[3]s %[5]s LIMIT 1)
 			UNION ALL SELECT * FROM (SELECT id AS cand, %[1]s FROM %[2]s WHERE %[4]s %[5]s LIMIT 1)) both_kinds %[6]s LIMIT 1`,
 			sortKeys(d), t, eligible(d, "$1", "$6"), staleLease(d, "$7", "$8"), order, keyOrder)
-		st.rescueNote = rescueNote(d.text("id"), "assigned_worker", "status", t) + " AND " + byID
+		st.claimNote = claimNote(d.text("id"), "assigned_worker", "status", t) + " WHERE " + byID
 		st.claim = fmt.Sprintf(`UPDATE %s SET %s WHERE %s RETURNING %s`, t, claimSet, byID, cols)
 	}
 	// model.TokenCurrent: the token names the claim and its lease still runs.
@@ -152,11 +154,27 @@ func (s *Store) statements(have map[string]bool) statements {
 	st.heartbeat = fmt.Sprintf(`UPDATE %s SET lease_expires_at = CASE WHEN holder_kind = 'HUMAN' THEN NULL ELSE %s END,
 		heartbeat_at = %s, escalation = NULL, %s WHERE %s RETURNING %s`, t, d.plusMillis(now, "$3"), now, bump, holder, cols)
 	// $3 status, $4 reason, $5 unblock action, $6 next check, $7 artifacts, $8 final?,
-	// $9 the task id as text when completing (sub-tasks must be closed), else NULL.
-	st.finish = fmt.Sprintf(`UPDATE %s SET status = $3, reason = $4, unblock_action = $5, next_check_at = $6,
-		artifacts = COALESCE($7, artifacts), completed_at = CASE WHEN $8 = 1 THEN %s ELSE completed_at END,
-		%s, %s WHERE %s AND (CAST($9 AS TEXT) IS NULL OR NOT EXISTS (%s)) RETURNING %s`,
-		t, now, clearLock, bump, holder, fmt.Sprintf(openSub, "CAST($9 AS TEXT)"), cols)
+	// $9 the task id as text when completing (sub-tasks must be closed), else NULL,
+	// $10 audit tag, $11 the trail's action (model.FinishStep).
+	finishable := fmt.Sprintf("%s AND (CAST($9 AS TEXT) IS NULL OR NOT EXISTS (%s))", holder, fmt.Sprintf(openSub, "CAST($9 AS TEXT)"))
+	finishSet := fmt.Sprintf(`status = $3, reason = $4, unblock_action = $5, next_check_at = $6,
+		artifacts = COALESCE($7, artifacts), completed_at = CASE WHEN $8 = 1 THEN %s ELSE completed_at END, %s, %s`,
+		now, clearLock, bump)
+	// The holder who parks or ends the claim is the row's worker before it.
+	finishNote := func(idExpr, worker, from string) string {
+		return fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason)
+		SELECT $10, %s, %s, COALESCE(%s, ''), $11, $4 FROM %s`, idExpr, now, worker, from)
+	}
+	if d.name == postgres.name {
+		// As the claim: lock the row, note the step, write, in one statement.
+		st.finish = fmt.Sprintf(`WITH c AS (SELECT id AS claim_id, assigned_worker AS was_worker FROM %[1]s WHERE %[2]s FOR UPDATE),
+			note AS (%[3]s)
+			UPDATE %[1]s SET %[4]s FROM c WHERE id = c.claim_id RETURNING %[5]s`,
+			t, finishable, finishNote("claim_id::text", "was_worker", "c"), finishSet, cols)
+	} else {
+		st.finishNote = finishNote(d.text("id"), "assigned_worker", t) + " WHERE " + finishable
+		st.finish = fmt.Sprintf("UPDATE %s SET %s WHERE %s RETURNING %s", t, finishSet, finishable, cols)
+	}
 	st.agentHand = fmt.Sprintf("UPDATE %s SET %s WHERE %s RETURNING %s", t, handoffSet(d, 3, clearLock, bump), holder, cols)
 	st.lockRow = fmt.Sprintf("SELECT %s FROM %s WHERE id = $1%s", cols, t, d.forUpdate)
 	st.takeover = fmt.Sprintf(`UPDATE %[1]s SET status = 'in_progress', assigned_worker = $2, started_at = %[2]s, lock_token = $3,

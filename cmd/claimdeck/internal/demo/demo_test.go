@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -19,19 +20,26 @@ func TestAgentsRunTheProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// At 3000× a 20 min lease is 400 ms: three seconds are many lifetimes.
-	if err := Run(ctx, src, Options{Agents: 4, Tasks: 30, Speed: 3000, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	d, err := src.Poll(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// At 3000× a 20 min lease is 400 ms. The run stops once agents have
+	// finished work, not at a set time: seeding under -race can be slow.
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, src, Options{Agents: 4, Tasks: 30, Speed: 3000, Seed: 1}) }()
+	var d sources.Delta
 	counts := map[model.State]int{}
-	for _, task := range d.Tasks {
-		counts[task.State]++
+	for deadline := time.Now().Add(time.Minute); counts[model.StateDone] < 3 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if d, err = src.Poll(context.Background(), ""); err != nil {
+			t.Fatal(err)
+		}
+		clear(counts)
+		for _, task := range d.Tasks {
+			counts[task.State]++
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 	if len(d.Tasks) != 30 {
 		t.Fatalf("the demo seeded %d tasks, want 30", len(d.Tasks))

@@ -1,0 +1,63 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+func TestAgentStepsTrailSQLite(t *testing.T) {
+	testAgentStepsTrail(t, openSQLite(t, Config{Create: true}))
+}
+
+func TestAgentStepsTrailPostgres(t *testing.T) {
+	testAgentStepsTrail(t, openPG(t, Config{Create: true}))
+}
+
+// An agent's claim and block are one trail row each, its heartbeats none,
+// and a finish refused for a stale token or open sub-tasks leaves no row.
+func testAgentStepsTrail(t *testing.T, s *Store) {
+	defer s.Close()
+	ctx := context.Background()
+	task, err := s.Create(ctx, sources.NewTask{Title: "Rotate keys"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := s.ClaimNext(ctx, sources.ClaimRequest{Agent: "SANDMAN"})
+	if err != nil || held == nil || held.ID != task.ID {
+		t.Fatalf("claim-next: %v %v", held, err)
+	}
+	if _, err := s.Create(ctx, sources.NewTask{Title: "Open sub-task", Parent: task.ID}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := s.Heartbeat(ctx, task.ID, held.Claim.Token, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Finish(ctx, task.ID, "not-the-token", sources.Outcome{State: model.StateBlocked, Reason: "stale"}); model.CodeOf(err) != model.CodeLostLock {
+		t.Fatalf("finish with a stale token: %v", err)
+	}
+	if _, err := s.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateDone}); model.CodeOf(err) != model.CodeIncompleteSubtasks {
+		t.Fatalf("complete with an open sub-task: %v", err)
+	}
+	if _, err := s.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateBlocked, Reason: "needs credentials"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, e := range got.History {
+		steps = append(steps, e.Action+" by "+e.Actor+" ("+e.Reason+")")
+	}
+	want := "claim by SANDMAN () | block by SANDMAN (needs credentials)"
+	if strings.Join(steps, " | ") != want {
+		t.Fatalf("trail:\n got %s\nwant %s", strings.Join(steps, " | "), want)
+	}
+}
