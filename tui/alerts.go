@@ -31,22 +31,41 @@ const maxRing = 3
 // Stale view's business, not a page.
 const ringFrom = model.LevelUrgent
 
+// ringKey names what has rung, a task ('t') or a node ('n'), as a 64-bit
+// hash: a derive looks up thousands of stale claims, and an integer key
+// needs no string built, compared or scanned by the collector. Two names
+// colliding would silence one alarm, at odds of about 2⁻⁶⁴ per pair.
+func (m *Model) ringKey(kind byte, a, b string) uint64 {
+	h := &m.ringHash
+	h.Reset()
+	h.WriteByte(kind)
+	h.WriteString(a)
+	h.WriteByte(0)
+	h.WriteString(b)
+	return h.Sum64()
+}
+
 // watchLevel queues an alarm the first time a task reaches a ringing rung.
 func (m *Model) watchLevel(t *model.Task, lv model.Level) {
-	if lv < ringFrom || lv > model.LevelEscalated || m.paused || m.rang[t.Ref()] >= lv {
+	if lv < ringFrom || lv > model.LevelEscalated || m.paused {
 		return
 	}
-	m.rang[t.Ref()] = lv
+	k := m.ringKey('t', t.Source, t.ID)
+	if m.rang[k] >= lv {
+		return
+	}
+	m.rang[k] = lv
 	m.ringing = append(m.ringing, Alarm{Title: fmt.Sprintf("%s %s", t.DisplayKey(), strings.ToUpper(lv.String())),
 		Body: fmt.Sprintf("%s on %s, held by %s", theme.Safe(t.Title), t.Source, t.Claim.Name)})
 }
 
 // watchDown queues an alarm the first time a node is seen DOWN.
 func (m *Model) watchDown(node string) {
-	if m.paused || m.rang["node:"+node] > 0 {
+	k := m.ringKey('n', node, "")
+	if m.paused || m.rang[k] > 0 {
 		return
 	}
-	m.rang["node:"+node] = model.LevelEscalated
+	m.rang[k] = model.LevelEscalated
 	m.ringing = append(m.ringing, Alarm{Title: "node " + node + " DOWN", Body: "its claims are stale"})
 }
 

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"os"
 	"slices"
@@ -114,16 +115,22 @@ type Model struct {
 	all  []*model.Task // every task of the snapshot, with action results on top
 	hay  *hayCache
 	subs model.SubtaskIndex
-	// class holds the Stale view's members' classifications, from the
-	// snapshot, as of the last derive.
-	class    map[*model.Task]model.Classification
-	sick     map[string]bool        // sources whose last poll failed: their rows are marked
-	rang     map[string]model.Level // what has rung: task ref or "node:NAME" → level
-	ringing  []Alarm                // new alarms waiting for the next ring
-	acts     []activity
-	boundary time.Time            // the next time a task changes view by the clock alone
-	rungs    [levelBroken + 1]int // stale rows by severity, for the alarm in the top bar
-	touched  int                  // keeps derive's touching loop from being optimized away
+	// stale and staleClass are the stale tasks and their classifications
+	// (from the snapshot) as of the last derive, in step; class indexes
+	// them by task, built by classes() only when a view or filter asks, so
+	// a snapshot applied under the Queue pays no map insert per stale claim.
+	stale      []*model.Task
+	staleClass []model.Classification
+	class      map[*model.Task]model.Classification
+	classReady bool
+	sick       map[string]bool        // sources whose last poll failed: their rows are marked
+	rang       map[uint64]model.Level // what has rung (ringKey), at which level
+	ringHash   maphash.Hash
+	ringing    []Alarm // new alarms waiting for the next ring
+	acts       []activity
+	boundary   time.Time            // the next time a task changes view by the clock alone
+	rungs      [levelBroken + 1]int // stale rows by severity, for the alarm in the top bar
+	touched    int                  // keeps derive's touching loop from being optimized away
 
 	filter    lineEdit
 	filtering bool
@@ -189,7 +196,7 @@ func New(o Options) (*Model, error) {
 	m := &Model{
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, pace: pace(o.Speed),
 		panes: panes, filter: lineEdit{limit: 200}, class: map[*model.Task]model.Classification{}, marks: map[string]*model.Task{},
-		filters: maps.Clone(o.Filters), sick: map[string]bool{}, rang: map[string]model.Level{},
+		filters: maps.Clone(o.Filters), sick: map[string]bool{}, rang: map[uint64]model.Level{},
 		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
 		width: 80, height: 24,
 	}
@@ -640,7 +647,7 @@ func (m *Model) derive() {
 			boundary = t
 		}
 	}
-	clear(m.class)
+	m.stale, m.staleClass, m.classReady = m.stale[:0], m.staleClass[:0], false
 	// The Queue's pull keys are packed here, while each task is in the
 	// cache, rather than by the sort in a second pass over the heap.
 	q.keys, q.packed = q.keys[:0], q.sort == 0 && q.grid.sortCol < 0
@@ -673,7 +680,7 @@ func (m *Model) derive() {
 		}
 		if c.Stale() {
 			s.members = append(s.members, r)
-			m.class[t] = c
+			m.stale, m.staleClass = append(m.stale, t), append(m.staleClass, c)
 			lv := severity(c)
 			rungs[lv]++
 			m.watchLevel(t, lv)
@@ -703,7 +710,11 @@ func touchTasks(block []*model.Task) int {
 	n := 0
 	for _, t := range block {
 		n += int(t.State) + t.Priority + int(t.EditedAt.Unix()) + len(t.Claim.Name) +
-			int(t.Claim.Expires.Unix()) + len(t.Reservation.For) + len(t.Problem)
+			int(t.Claim.Expires.Unix()) + len(t.Reservation.For) + len(t.Problem) + len(t.Parent)
+		if t.State == model.StateClaimed && t.ID != "" {
+			// A stale claim's id is hashed for its alarm: fetch its bytes too.
+			n += int(t.ID[0])
+		}
 	}
 	return n
 }
@@ -771,7 +782,7 @@ func (m *Model) freshen(p *pane) {
 	case statsView:
 	default:
 		if resort {
-			p.sortTasks(m.class)
+			p.sortTasks(m.classes())
 		}
 		if m.flt.NeedsText() && !p.hayReady {
 			m.buildHay(p)
@@ -823,10 +834,23 @@ func (m *Model) filterTasks(dst, src []row) []row {
 	return dst
 }
 
+// classes is the stale tasks' classifications by task, indexed at the
+// first need after a derive.
+func (m *Model) classes() map[*model.Task]model.Classification {
+	if !m.classReady {
+		clear(m.class)
+		for i, t := range m.stale {
+			m.class[t] = m.staleClass[i]
+		}
+		m.classReady = true
+	}
+	return m.class
+}
+
 // standing is a task's classification: derive keeps the stale ones; a
 // claim that is not stale is classified again only for its placement.
 func (m *Model) standing(t *model.Task, now time.Time) model.Classification {
-	if c, ok := m.class[t]; ok {
+	if c, ok := m.classes()[t]; ok {
 		return c
 	}
 	if t.State == model.StateClaimed && t.Claim.Holder == model.HolderAgent {

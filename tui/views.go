@@ -616,7 +616,7 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 	case staleView:
 		cells[2] = cell{text: t.Title}
 		c := cells[3:]
-		cl := m.class[t]
+		cl := m.classes()[t]
 		lv := severity(cl)
 		label := strings.ToUpper(lv.String())
 		c[1] = cell{text: m.pace.span(cl.Stuck)}
