@@ -124,39 +124,7 @@ func BenchmarkScan10k(b *testing.B) {
 			src.Close()
 		}
 	})
-	src, err := Open(Config{Name: "bench", Path: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer src.Close()
-	d, err := src.Poll(ctx, "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	cursor := d.Cursor
-	b.Run("idle", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			d, err := src.Poll(ctx, cursor)
-			if err != nil || len(d.Tasks) != 0 {
-				b.Fatalf("%d tasks, %v", len(d.Tasks), err)
-			}
-			cursor = d.Cursor
-		}
-	})
-	b.Run("one-changed", func(b *testing.B) {
-		p := filepath.Join(dir, "job-42.lock")
-		for i := 0; i < b.N; i++ {
-			body := fmt.Sprintf(`{"task_id": "job-42", "agent": "a", "claimed_at": "2026-02-06T10:30:00Z", "n": %d}`, i)
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			d, err := src.Poll(ctx, cursor)
-			if err != nil || len(d.Tasks) != 1 {
-				b.Fatalf("%d tasks, %v", len(d.Tasks), err)
-			}
-			cursor = d.Cursor
-		}
-	})
+	benchIncrementalPolls(b, ctx, dir)
 	b.Run("baseline-readdir-lstat", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			n := 0
@@ -245,4 +213,42 @@ func reportCPU(b *testing.B) func() {
 	return func() {
 		b.ReportMetric(float64((cpu()-start).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 	}
+}
+
+// benchIncrementalPolls runs, over an open source on dir, an idle poll and
+// a poll after one lock file (job-42) is rewritten.
+func benchIncrementalPolls(b *testing.B, ctx context.Context, dir string) {
+	src, err := Open(Config{Name: "bench", Path: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	d, err := src.Poll(ctx, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cursor := d.Cursor
+	b.Run("idle", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			d, err := src.Poll(ctx, cursor)
+			if err != nil || len(d.Tasks) != 0 {
+				b.Fatalf("%d tasks, %v", len(d.Tasks), err)
+			}
+			cursor = d.Cursor
+		}
+	})
+	b.Run("one-changed", func(b *testing.B) {
+		p := filepath.Join(dir, "job-42.lock")
+		for i := 0; i < b.N; i++ {
+			body := fmt.Sprintf(`{"task_id": "job-42", "agent": "a", "claimed_at": "2026-02-06T10:30:00Z", "n": %d}`, i)
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			d, err := src.Poll(ctx, cursor)
+			if err != nil || len(d.Tasks) != 1 {
+				b.Fatalf("%d tasks, %v", len(d.Tasks), err)
+			}
+			cursor = d.Cursor
+		}
+	})
 }

@@ -2,10 +2,7 @@ package lockdir
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"testing"
 )
@@ -49,37 +46,5 @@ func BenchmarkScan100k(b *testing.B) {
 		}
 		b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
 	})
-	src, err := Open(Config{Name: "bench", Path: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer src.Close()
-	d, err := src.Poll(ctx, "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	cursor := d.Cursor
-	b.Run("idle", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			d, err := src.Poll(ctx, cursor)
-			if err != nil || len(d.Tasks) != 0 {
-				b.Fatalf("%d tasks, %v", len(d.Tasks), err)
-			}
-			cursor = d.Cursor
-		}
-	})
-	b.Run("one-changed", func(b *testing.B) {
-		p := filepath.Join(dir, "job-42.lock")
-		for i := 0; i < b.N; i++ {
-			body := fmt.Sprintf(`{"task_id": "job-42", "agent": "a", "claimed_at": "2026-02-06T10:30:00Z", "n": %d}`, i)
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			d, err := src.Poll(ctx, cursor)
-			if err != nil || len(d.Tasks) != 1 {
-				b.Fatalf("%d tasks, %v", len(d.Tasks), err)
-			}
-			cursor = d.Cursor
-		}
-	})
+	benchIncrementalPolls(b, ctx, dir)
 }

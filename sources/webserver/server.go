@@ -50,31 +50,18 @@ func Defaults() Limits {
 
 func (l Limits) withDefaults() Limits {
 	d := Defaults()
-	if l.ReadHeader <= 0 {
-		l.ReadHeader = d.ReadHeader
-	}
-	if l.Read <= 0 {
-		l.Read = d.Read
-	}
-	if l.Write <= 0 {
-		l.Write = d.Write
-	}
-	if l.Idle <= 0 {
-		l.Idle = d.Idle
-	}
-	if l.PerClient <= 0 {
-		l.PerClient = d.PerClient
-	}
-	if l.MaxConns <= 0 {
-		l.MaxConns = d.MaxConns
-	}
-	if l.MaxBody <= 0 {
-		l.MaxBody = d.MaxBody
-	}
-	if l.MaxHeader <= 0 {
-		l.MaxHeader = d.MaxHeader
-	}
+	l.ReadHeader, l.Read, l.Write, l.Idle = orDefault(l.ReadHeader, d.ReadHeader), orDefault(l.Read, d.Read), orDefault(l.Write, d.Write), orDefault(l.Idle, d.Idle)
+	l.PerClient, l.MaxConns = orDefault(l.PerClient, d.PerClient), orDefault(l.MaxConns, d.MaxConns)
+	l.MaxBody, l.MaxHeader = orDefault(l.MaxBody, d.MaxBody), orDefault(l.MaxHeader, d.MaxHeader)
 	return l
+}
+
+// orDefault is v, or def when v is zero or negative: a limit left unset.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Server serves one handler under Limits.
