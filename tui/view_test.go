@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
 func TestADemoRunningFasterCountsInItsOwnTime(t *testing.T) {
@@ -47,5 +48,21 @@ func TestASourceThatStopsAnsweringIsSaidToLag(t *testing.T) {
 	r.m.Update(tea.BlurMsg{})
 	if strings.Contains(r.screen(), "LAGGING") {
 		t.Fatal("paused, nobody polls: nothing lags")
+	}
+}
+
+// The Stats view's waits and ages count in the demo's time too, as every
+// other column does: 5 s queued at 60× reads as 5m.
+func TestStatsCountInADemosOwnTime(t *testing.T) {
+	for _, c := range []struct {
+		speed float64
+		want  string
+	}{{1, "5s/10s"}, {60, "5m/10m"}} {
+		r := newRig(t, func(o *Options) { o.Speed = c.speed })
+		cells := make([]cell, len(views[statsView].cols))
+		r.m.statsCells(statsRow{kind: "all", g: stats.Group{QueueWait: stats.Quantiles{N: 4, P50: 5, P95: 10}}}, cells)
+		if got := cells[6].text; got != c.want {
+			t.Errorf("at %g× the queue wait reads %q, want %q", c.speed, got, c.want)
+		}
 	}
 }
