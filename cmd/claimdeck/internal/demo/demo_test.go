@@ -13,20 +13,17 @@ import (
 )
 
 func TestAgentsRunTheProtocol(t *testing.T) {
-	src, err := sqlstore.Open(context.Background(), sqlstore.Config{
-		Name: "demo", Driver: "sqlite", Path: filepath.Join(t.TempDir(), "demo.db"), Create: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := newDemoQueue(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// At 3000× a 20 min lease is 400 ms. The run stops once agents have
 	// finished work, not at a set time: seeding under -race can be slow.
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, src, Options{Agents: 4, Tasks: 30, Speed: 3000, Seed: 1}) }()
-	var d sources.Delta
+	var (
+		d   sources.Delta
+		err error
+	)
 	counts := map[model.State]int{}
 	for deadline := time.Now().Add(time.Minute); counts[model.StateDone] < 3 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if d, err = src.Poll(context.Background(), ""); err != nil {
@@ -52,13 +49,7 @@ func TestAgentsRunTheProtocol(t *testing.T) {
 // The first minute of a demo at the default speed shows a blocked task
 // with its reason, a review, a failed task and a claim gone stale.
 func TestTheOpeningShowsEveryStateAnOnCallPersonMeets(t *testing.T) {
-	src, err := sqlstore.Open(context.Background(), sqlstore.Config{
-		Name: "demo", Driver: "sqlite", Path: filepath.Join(t.TempDir(), "demo.db"), Create: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := newDemoQueue(t)
 	const speed = 600 // ten times the default: the opening's minute in six seconds
 	p := Policy(speed)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -106,4 +97,18 @@ func TestBadOptionsAreRefused(t *testing.T) {
 	if err := (Options{Agents: 6, Tasks: 40, Speed: 60}).Check(); err != nil {
 		t.Errorf("the defaults are refused: %v", err)
 	}
+}
+
+// newDemoQueue is an empty embedded queue, as the demo makes one, closed
+// when the test ends.
+func newDemoQueue(t *testing.T) *sqlstore.Store {
+	t.Helper()
+	src, err := sqlstore.Open(context.Background(), sqlstore.Config{
+		Name: "demo", Driver: "sqlite", Path: filepath.Join(t.TempDir(), "demo.db"), Create: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src
 }

@@ -2,25 +2,17 @@ package demo
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
-	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
 // The demo's mesh: three nodes on loopback answer the poller with the
 // agents' claims; the killed one goes DOWN, its agents stop, and the claims
 // they left are DOWN claims while the others' nodes stay healthy.
 func TestMeshLosesANode(t *testing.T) {
-	src, err := sqlstore.Open(context.Background(), sqlstore.Config{
-		Name: "demo", Driver: "sqlite", Path: filepath.Join(t.TempDir(), "demo.db"), Create: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := newDemoQueue(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// At 3000× a ping is every 40 ms. The node is killed once the nodes
