@@ -28,7 +28,10 @@ func TestTmuxColumnSortAndReversal(t *testing.T) {
 	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			p := startTmux(t, sz[0], sz[1], "demo", "--seed", "1", "--speed", "600")
-			p.await("the Queue in pull order", func(s string) bool { return strings.Contains(s, "sort: pull order") })
+			// The first frame can come before the demo has seeded its queue.
+			p.await("the Queue in pull order, seeded", func(s string) bool {
+				return strings.Contains(s, "sort: pull order") && !strings.Contains(s, " 0 shown")
+			})
 			p.keys("P")
 			s := p.await("the Queue by priority", func(s string) bool { return strings.Contains(s, "PRI↑") })
 			if pr := priorities(s); len(pr) < 2 || !slices.IsSorted(pr) {
