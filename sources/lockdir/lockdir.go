@@ -118,6 +118,7 @@ type Source struct {
 
 	scanMu sync.Mutex
 	view   view
+	notify *notifier // what changed since the last scan; under scanMu
 
 	closeOnce sync.Once
 }
@@ -165,6 +166,7 @@ func Open(cfg Config) (*Source, error) {
 	if err := s.loadTasks(); err != nil {
 		return nil, err
 	}
+	s.notify = newNotifier(dir)
 	return s, nil
 }
 
@@ -179,10 +181,13 @@ func (s *Source) Caps() sources.Caps {
 		Lacks: []string{"sub-tasks: a lock directory records no parent task"}}
 }
 
-// Close releases the directory lock file.
+// Close releases the directory lock file and the inotify queue.
 func (s *Source) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.scanMu.Lock()
+		s.notify.close()
+		s.scanMu.Unlock()
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 		if s.lockFile != nil {
