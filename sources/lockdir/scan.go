@@ -41,8 +41,8 @@ type view struct {
 
 // dirView is one directory's files as last seen.
 type dirView struct {
-	files map[string]*seenFile  // by name: the names a task's file can have
-	temps map[string]time.Time  // temp files by name, with their mtime
+	files map[string]*seenFile // by name: the names a task's file can have
+	temps map[string]time.Time // temp files by name, with their mtime
 	// relist asks the next scan to list the directory whole: it never has,
 	// or a file had several links, and a write through a link in another
 	// directory raises no event here.
@@ -651,7 +651,6 @@ func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 	c.Expires = exp
 	return c
 }
-
 
 // snapshot is every task after a fresh scan, history aside: the callers
 // (next, claim-next) want claimable tasks, and history never is.
