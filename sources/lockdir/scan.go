@@ -3,6 +3,7 @@ package lockdir
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -79,7 +80,7 @@ func (v *view) init() {
 // never claimable).
 var (
 	readAll time.Time
-	allRead = time.Unix(1<<40, 0)
+	allRead = time.Unix(0, math.MaxInt64)
 )
 
 func (s *Source) loadTasks() error {
@@ -242,7 +243,9 @@ func (s *Source) refresh(d *dirView, dir string, archived, all bool, named map[s
 		}
 	}
 	for _, name := range temps {
-		if fi, err := os.Lstat(dir + string(os.PathSeparator) + name); err == nil {
+		p := dir + string(os.PathSeparator) + name
+		onDisk("lstat", p)
+		if fi, err := os.Lstat(p); err == nil {
 			d.temps[name] = fi.ModTime()
 		} else {
 			delete(d.temps, name)
@@ -257,6 +260,7 @@ func (s *Source) refresh(d *dirView, dir string, archived, all bool, named map[s
 // one link.
 func (s *Source) look(dir string, c *candidate, archived, kernelSaid bool) (linked bool) {
 	p := dir + string(os.PathSeparator) + c.name
+	onDisk("lstat", p)
 	fi, err := os.Lstat(p)
 	switch {
 	case err != nil && os.IsNotExist(err):
@@ -442,6 +446,7 @@ func parallel(n int, fn func(int)) {
 // eachName calls fn for every name in dir, in directory order: sorting
 // 10,000 names would cost more than reading them.
 func eachName(dir string, fn func(string)) error {
+	onDisk("list", dir)
 	f, err := os.Open(dir)
 	if err != nil {
 		return err
