@@ -149,8 +149,7 @@ func (n *notifier) parse(b []byte, out *news) {
 		case ev.Wd == n.dirWD && name == "":
 			out.dirAll = true // the directory's own mode or times
 		case ev.Wd == n.dirWD && name == "archive":
-			out.archiveAll = true // created, removed, replaced or retargeted
-			n.archiveOK = false   // watched again when it is listed
+			out.archiveAll = true // created, removed, replaced or retargeted: watched again
 		case ev.Wd == n.dirWD:
 			out.dir[name] = struct{}{}
 		case ev.Wd == n.archiveWD && ev.Mask&selfGone != 0:
