@@ -2,10 +2,12 @@ package lockdir
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,4 +180,33 @@ func TestConformanceByListing(t *testing.T) {
 			return src
 		},
 	})
+}
+
+func TestAnOldCursorSeesEveryChangeAfterTheChangeLogIsCompacted(t *testing.T) {
+	dir := t.TempDir()
+	seedLocks(t, dir, "job-", 3)
+	src := openDir(t, dir)
+	ctx := context.Background()
+	var first sources.Cursor
+	pollFor(t, src, &first)
+	os.Remove(filepath.Join(dir, "job-1.lock"))
+	second := first
+	pollFor(t, src, &second)
+	last := second
+	for i := 0; i < 1500; i++ { // past the log's compaction threshold
+		writeSeedLock(t, dir, "job-0", "agent-"+strconv.Itoa(i))
+		pollFor(t, src, &last)
+	}
+	if n := len(src.view.changes); n > 1024 {
+		t.Fatalf("the change log holds %d changes of 3 tasks", n)
+	}
+	for _, c := range []struct {
+		from        sources.Cursor
+		tasks, gone string
+	}{{first, "[job-0]", "[job-1]"}, {second, "[job-0]", "[]"}, {last, "[]", "[]"}} {
+		d, err := src.Poll(ctx, c.from)
+		if err != nil || d.Full || fmt.Sprint(ids(d.Tasks)) != c.tasks || fmt.Sprint(d.Removed) != c.gone {
+			t.Fatalf("from %s: %v, removed %v (%v); want %s, removed %s", c.from, ids(d.Tasks), d.Removed, err, c.tasks, c.gone)
+		}
+	}
 }

@@ -1,11 +1,13 @@
 package lockdir
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +39,38 @@ type view struct {
 	entries       map[string]*taskEntry
 	entriesSig    fileSig // the tasks file the tasks were assembled from
 	gen           uint64
+	changes       []change  // the task of each generation, oldest first
 	scanned       time.Time // when the last scan started
+}
+
+// change is a generation and the task it changed: an incremental poll
+// reads the tail past its cursor, so an idle one costs nothing per task.
+type change struct {
+	gen uint64
+	id  string
+}
+
+// bump starts a generation for a task that changed or went.
+func (v *view) bump(id string) uint64 {
+	v.gen++
+	v.changes = append(v.changes, change{v.gen, id})
+	if n := len(v.changes); n > 1024 && n > 2*(len(v.tasks)+len(v.removed)) {
+		v.compact()
+	}
+	return v.gen
+}
+
+// compact keeps each task's latest change only, in order: what an
+// incremental poll from any cursor needs.
+func (v *view) compact() {
+	kept := v.changes[:0]
+	for _, c := range v.changes {
+		if tr := v.tasks[c.id]; (tr != nil && tr.gen == c.gen) || (tr == nil && v.removed[c.id] == c.gen) || c.gen == v.gen {
+			kept = append(kept, c)
+		}
+	}
+	clear(v.changes[len(kept):])
+	v.changes = kept
 }
 
 // dirView is one directory's files as last seen.
@@ -382,9 +415,8 @@ func (s *Source) settle(touched map[string]struct{}, horizon time.Time) {
 		e := v.entries[j.id]
 		if !any && e == nil {
 			if v.tasks[j.id] != nil {
-				v.gen++
 				delete(v.tasks, j.id)
-				v.removed[j.id] = v.gen
+				v.removed[j.id] = v.bump(j.id)
 			}
 			continue
 		}
@@ -395,9 +427,8 @@ func (s *Source) settle(touched map[string]struct{}, horizon time.Time) {
 		if old := v.tasks[j.id]; old != nil && old.files == files && old.entry == ev {
 			continue
 		}
-		v.gen++
-		v.tasks[j.id] = &tracked{task: s.assemble(j.id, &files, e), files: files, entry: ev, gen: v.gen}
 		delete(v.removed, j.id)
+		v.tasks[j.id] = &tracked{task: s.assemble(j.id, &files, e), files: files, entry: ev, gen: v.bump(j.id)}
 	}
 }
 
@@ -685,22 +716,29 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 	if err := s.scan(time.Now(), sources.Horizon(opt)); err != nil {
 		return sources.Delta{}, err
 	}
+	v := &s.view
 	from, full := s.parseCursor(since)
-	d := sources.Delta{Full: full, Cursor: sources.Cursor(s.instance + ":" + strconv.FormatUint(s.view.gen, 10))}
-	for _, tr := range s.view.tasks {
-		if full || tr.gen > from {
+	d := sources.Delta{Full: full, Cursor: sources.Cursor(s.instance + ":" + strconv.FormatUint(v.gen, 10))}
+	if full {
+		for _, tr := range v.tasks {
 			d.Tasks = append(d.Tasks, tr.task)
 		}
-	}
-	if !full {
-		for id, g := range s.view.removed {
-			if g > from {
-				d.Removed = append(d.Removed, id)
-			}
-		}
-	} else {
 		d.Tasks, d.Archived = sources.Window(d.Tasks, opt)
-		d.Archived += len(s.view.history)
+		d.Archived += len(v.history)
+		return d, nil
+	}
+	tail, _ := slices.BinarySearchFunc(v.changes, from+1, func(c change, gen uint64) int { return cmp.Compare(c.gen, gen) })
+	seen := map[string]bool{}
+	for _, c := range v.changes[tail:] {
+		if seen[c.id] {
+			continue
+		}
+		seen[c.id] = true
+		if tr := v.tasks[c.id]; tr != nil {
+			d.Tasks = append(d.Tasks, tr.task)
+		} else if _, gone := v.removed[c.id]; gone {
+			d.Removed = append(d.Removed, c.id)
+		}
 	}
 	return d, nil
 }
