@@ -62,31 +62,6 @@ func (c *diskOps) reset() {
 	c.mu.Unlock()
 }
 
-// seedArchived writes n done markers as the seed's complete and cleanup
-// leave them in archive/, finished age ago (their mtime too), and returns
-// their ids.
-func seedArchived(t *testing.T, dir, prefix string, n int, age time.Duration) []string {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Join(dir, "archive"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	at := time.Now().Add(-age)
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("%s%d", prefix, i)
-		p := filepath.Join(dir, "archive", ids[i]+".done")
-		body := fmt.Sprintf(`{"task_id": %q, "agent": "seed-agent", "claimed_at": %q, "completed_at": %q, "status": "completed"}`,
-			ids[i], at.Add(-time.Hour).UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339))
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, at, at); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ids
-}
-
 // seedLocks writes n live seed locks.
 func seedLocks(t *testing.T, dir, prefix string, n int) []string {
 	t.Helper()
@@ -142,8 +117,8 @@ func byID(tasks []*model.Task) map[string]*model.Task {
 func TestAPollReadsOnlyTheArchiveInsideItsWindowAndAnIdlePollLooksAtNothing(t *testing.T) {
 	dir := t.TempDir()
 	seedLocks(t, dir, "live-", 3)
-	seedArchived(t, dir, "old-", 200, 48*time.Hour)
-	seedArchived(t, dir, "recent-", 2, time.Hour)
+	archivedOf(t, dir, "old-", 200, 48*time.Hour)
+	archivedOf(t, dir, "recent-", 2, time.Hour)
 	src := openDir(t, dir)
 	ctx := context.Background()
 	window := sources.PollOption{FinishedAfter: time.Now().Add(-24 * time.Hour)}
@@ -180,7 +155,7 @@ func TestAPollReadsOnlyTheArchiveInsideItsWindowAndAnIdlePollLooksAtNothing(t *t
 
 func TestArchivedFilesChangedOrAddedLaterShowUpAndCountsStayRight(t *testing.T) {
 	dir := t.TempDir()
-	old := seedArchived(t, dir, "old-", 40, 48*time.Hour)
+	old := archivedOf(t, dir, "old-", 40, 48*time.Hour)
 	writeTasksFile(t, dir, append(slices.Clone(old[:10]), "fresh"))
 	src := openDir(t, dir)
 	ctx := context.Background()
@@ -212,10 +187,10 @@ func TestArchivedFilesChangedOrAddedLaterShowUpAndCountsStayRight(t *testing.T) 
 	}
 	archived := func(id string) string { return filepath.Join(dir, "archive", id+".done") }
 	step("a task the seed's cleanup archives now", func() {
-		seedArchived(t, dir, "late-", 1, time.Minute)
+		archivedOf(t, dir, "late-", 1, time.Minute)
 	}, map[string]model.State{"late-0": model.StateDone})
 	step("a task archived long after it finished", func() {
-		seedArchived(t, dir, "aged-", 1, 72*time.Hour)
+		archivedOf(t, dir, "aged-", 1, 72*time.Hour)
 	}, map[string]model.State{})
 	step("an archived file rewritten in place (now inside the window)", func() {
 		if err := os.WriteFile(archived("old-1"), []byte(`{"task_id": "old-1", "agent": "x", "status": "review"}`), 0o644); err != nil {
@@ -275,8 +250,8 @@ func TestArchivedFilesChangedOrAddedLaterShowUpAndCountsStayRight(t *testing.T) 
 
 func TestALimitedArchiveQueryReadsTheNewestHistoryOnly(t *testing.T) {
 	dir := t.TempDir()
-	seedArchived(t, dir, "older-", 600, 96*time.Hour)
-	seedArchived(t, dir, "newer-", 10, 48*time.Hour)
+	archivedOf(t, dir, "older-", 600, 96*time.Hour)
+	archivedOf(t, dir, "newer-", 10, 48*time.Hour)
 	src := openDir(t, dir)
 	ctx := context.Background()
 	horizon := time.Now().Add(-24 * time.Hour)

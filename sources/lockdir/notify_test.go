@@ -10,11 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
-	"github.com/claimdeck/claimdeck/sources/sourcetest"
 )
 
 // trusted opens a source on dir and skips the test where the kernel's word
@@ -165,21 +163,6 @@ func TestAnArchiveCreatedReplacedOrRemovedAfterOpenIsFollowed(t *testing.T) {
 	state("a failure archived into the new archive/", "a", model.StateFailed)
 	os.RemoveAll(filepath.Join(dir, "archive"))
 	state("archive/ removed", "b", model.StateQueued)
-}
-
-// TestConformanceByListing runs the kit on sources without the kernel's
-// word: every poll lists and lstats both directories, as on NFS.
-func TestConformanceByListing(t *testing.T) {
-	sourcetest.Run(t, sourcetest.Harness{
-		NewClocked: func(t testing.TB, now func() time.Time) sources.Source {
-			src, err := Open(Config{Name: "locks", Path: t.TempDir(), Lease: 20 * time.Minute, Now: now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			src.notify.close()
-			return src
-		},
-	})
 }
 
 func TestAnOldCursorSeesEveryChangeAfterTheChangeLogIsCompacted(t *testing.T) {

@@ -27,7 +27,7 @@ func BenchmarkScan100k(b *testing.B) {
 // same measures as BenchmarkScan100k; the floor reads all 110,000 files.
 func BenchmarkScanArchive100k(b *testing.B) {
 	dir := lockDirOf(b, 10_000)
-	archivedOf(b, dir, 100_000, 48*time.Hour)
+	archivedOf(b, dir, "done-", 100_000, 48*time.Hour)
 	benchScale(b, dir, 10_000, sources.PollOption{FinishedAfter: time.Now().Add(-24 * time.Hour)})
 }
 
@@ -70,24 +70,27 @@ func benchScale(b *testing.B, dir string, live int, opt ...sources.PollOption) {
 }
 
 // archivedOf adds n done markers to dir's archive/, as the seed's
-// complete and cleanup leave them, finished age ago (their mtime too).
-func archivedOf(b *testing.B, dir string, n int, age time.Duration) {
-	b.Helper()
+// complete and cleanup leave them, finished age ago (their mtime too), and
+// returns their ids.
+func archivedOf(tb testing.TB, dir, prefix string, n int, age time.Duration) []string {
+	tb.Helper()
 	archive := filepath.Join(dir, "archive")
 	if err := os.MkdirAll(archive, 0o755); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	at := time.Now().Add(-age)
-	for i := 0; i < n; i++ {
-		id := fmt.Sprintf("done-%d", i)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s%d", prefix, i)
 		body := fmt.Sprintf("{\n  \"task_id\": %q,\n  \"agent\": \"agent-%d\",\n  \"claimed_at\": %q,\n  \"expires_at\": %q,\n  \"description\": \"Design and implement VPC Terraform module\",\n  \"completed_at\": %q,\n  \"status\": \"completed\"\n}",
-			id, i%64, at.Add(-time.Hour).UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339Nano))
-		p := filepath.Join(archive, id+".done")
+			ids[i], i%64, at.Add(-time.Hour).UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339Nano))
+		p := filepath.Join(archive, ids[i]+".done")
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		if err := os.Chtimes(p, at, at); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
+	return ids
 }
