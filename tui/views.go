@@ -98,12 +98,11 @@ var views = [viewCount]viewSpec{
 		sorts: []string{"group"}, cols: statsColumns()},
 }
 
-// row is a task in a task view with its search text: key, title and id in
-// lower case, cut from one contiguous buffer per snapshot, so a filter
-// keystroke scans memory in order instead of chasing 100k task pointers.
+// row is a task in a task view, with the filter's verdict on it as derive
+// judged it.
 type row struct {
-	t   *model.Task
-	hay string
+	t    *model.Task
+	pass bool
 }
 
 // by lifts a task comparison to rows.
@@ -137,9 +136,6 @@ type pane struct {
 	// it is drawn; only the pane on screen is kept fresh, so a snapshot costs
 	// one sort, not five, and a filter keystroke no sort at all.
 	unsorted, unfiltered bool
-	// hayReady says the rows carry their search text; it is built only
-	// while a free-text filter needs it.
-	hayReady bool
 }
 
 func newPanes(keys *KeyMap) [viewCount]*pane {
