@@ -17,6 +17,7 @@ import (
 	"hash/maphash"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -565,6 +566,7 @@ func (m *Model) applySnapshot(s hub.Snapshot) {
 		}
 	}
 	nodesChanged := m.snap.Mesh != s.Mesh
+	loaded := loading(m.snap) && !loading(s) && s.Len() >= releaseFrom
 	m.snap = s
 	clear(m.sick)
 	for i := range s.Sources {
@@ -589,6 +591,27 @@ func (m *Model) applySnapshot(s hub.Snapshot) {
 			m.freshen(m.pane())
 		}
 	}
+	if loaded {
+		// Loading a big queue leaves the heap at twice what it holds (the
+		// driver's rows, slices grown by doubling), and the collector keeps
+		// those pages until the heap grows into them again. Give them back
+		// once, off the UI loop, now that the views hold what they keep.
+		go debug.FreeOSMemory()
+	}
+}
+
+// releaseFrom is the number of tasks from which a finished load gives its
+// spare memory back to the system.
+const releaseFrom = 10_000
+
+// loading reports whether a source is still connecting or loading.
+func loading(s hub.Snapshot) bool {
+	for i := range s.Sources {
+		if s.Sources[i].Loading || s.Sources[i].Status == hub.StatusConnecting {
+			return true
+		}
+	}
+	return false
 }
 
 // sameMesh reports whether two meshes hold the same nodes DOWN, the only
@@ -805,7 +828,7 @@ func (m *Model) freshen(p *pane) {
 	case statsView:
 	default:
 		if resort {
-			p.sortTasks(m.classes())
+			p.sortTasks(m.classes)
 		}
 		p.shown = m.filterTasks(p.shown[:0], p.members)
 	}

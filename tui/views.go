@@ -227,7 +227,7 @@ func (p *pane) FullHelp(k KeyMap) [][]key.Binding { return k.FullHelp() }
 
 // sortTasks orders a task pane by its column sort or else its chosen preset.
 // The Queue's first preset is exactly the model's pull order.
-func (p *pane) sortTasks(class map[*model.Task]model.Classification) {
+func (p *pane) sortTasks(classes func() map[*model.Task]model.Classification) {
 	t := p.members
 	if g := &p.grid; g.sortCol >= 0 {
 		p.sortColumn(model.Order{Field: g.cols[g.sortCol].field, Desc: g.desc})
@@ -257,6 +257,7 @@ func (p *pane) sortTasks(class map[*model.Task]model.Classification) {
 			}))
 		}
 	case staleView:
+		class := classes() // indexed only for the view that reads it
 		switch p.sort {
 		case 0:
 			slices.SortFunc(t, by(func(a, b *model.Task) int {
