@@ -692,25 +692,33 @@ func (m *Model) derive() {
 		m.subs.Add(t)
 		c := m.snap.Classify(t, now)
 		soonest(c.Changes)
-		r := row{t: t, pass: !judge || m.passes(t, &c, now)}
-		every.members = append(every.members, r)
-		if parked(t) {
-			pk.members = append(pk.members, r)
-		}
+		// Which views the task joins; the filter is judged only for a task
+		// that joins the view on screen.
+		var in [viewCount]bool
+		in[allView], in[parkedView], in[staleView] = true, parked(t), c.Stale()
 		switch {
 		case t.Problem != "":
 		case m.snap.Pooled(t, now):
+			in[queueView] = true
+		case t.State == model.StateClaimed && t.Claim.Held():
+			in[leasesView] = !c.Stale()
+		}
+		r := row{t: t, pass: !judge || !in[m.active] || m.passes(t, &c, now)}
+		every.members = append(every.members, r)
+		if in[parkedView] {
+			pk.members = append(pk.members, r)
+		}
+		if in[queueView] {
 			if q.packed {
 				k, ok := pack(t, len(q.members))
 				q.keys, q.packed = append(q.keys, k), ok
 			}
 			q.members = append(q.members, r)
-		case t.State == model.StateClaimed && t.Claim.Held():
-			if !c.Stale() {
-				l.members = append(l.members, r)
-			}
 		}
-		if c.Stale() {
+		if in[leasesView] {
+			l.members = append(l.members, r)
+		}
+		if in[staleView] {
 			s.members = append(s.members, r)
 			m.stale, m.staleClass = append(m.stale, t), append(m.staleClass, c)
 			lv := severity(c)
