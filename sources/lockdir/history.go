@@ -33,7 +33,7 @@ func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.
 		return nil, err
 	}
 	s.scanMu.Lock()
-	if err := s.scan(time.Now(), allRead); err != nil {
+	if err := s.scan(time.Now(), keepHistory); err != nil {
 		s.scanMu.Unlock()
 		return nil, err
 	}

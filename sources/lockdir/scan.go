@@ -108,13 +108,10 @@ func (v *view) init() {
 	v.history = map[string]*seenFile{}
 }
 
-// readAll is the horizon of a caller that wants every task read; allRead
-// that of one that needs no archived task read (claim-next: history is
-// never claimable).
-var (
-	readAll time.Time
-	allRead = time.Unix(0, math.MaxInt64)
-)
+// keepHistory is the horizon of a caller that needs no archived task read
+// (claim-next: history is never claimable; Archive reads its own). The zero
+// horizon is that of one that wants every task read.
+var keepHistory = time.Unix(0, math.MaxInt64)
 
 func (s *Source) loadTasks() error {
 	s.tasksMu.Lock()
@@ -133,7 +130,7 @@ func (s *Source) entries() (map[string]*taskEntry, fileSig, error) {
 }
 
 // scan brings the view up to date for a caller that asked at `asked` and
-// needs every task inside horizon read (readAll: every task). It reuses a
+// needs every task inside horizon read (zero: every task). It reuses a
 // scan that started after the caller asked: under contention many callers
 // share one look at the directory instead of queueing for their own. The
 // caller holds scanMu.
@@ -693,7 +690,7 @@ func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 func (s *Source) snapshot() ([]*model.Task, error) {
 	s.scanMu.Lock()
 	defer s.scanMu.Unlock()
-	if err := s.scan(time.Now(), allRead); err != nil {
+	if err := s.scan(time.Now(), keepHistory); err != nil {
 		return nil, err
 	}
 	out := make([]*model.Task, 0, len(s.view.tasks))
