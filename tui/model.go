@@ -17,6 +17,7 @@ import (
 	"hash/maphash"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -565,6 +566,7 @@ func (m *Model) applySnapshot(s hub.Snapshot) {
 		}
 	}
 	nodesChanged := m.snap.Mesh != s.Mesh
+	loaded := loading(m.snap) && !loading(s) && s.Len() >= releaseFrom
 	m.snap = s
 	clear(m.sick)
 	for i := range s.Sources {
@@ -589,6 +591,27 @@ func (m *Model) applySnapshot(s hub.Snapshot) {
 			m.freshen(m.pane())
 		}
 	}
+	if loaded {
+		// Loading a big queue leaves the heap at twice what it holds (the
+		// driver's rows, slices grown by doubling), and the collector keeps
+		// those pages until the heap grows into them again. Give them back
+		// once, off the UI loop, now that the views hold what they keep.
+		go debug.FreeOSMemory()
+	}
+}
+
+// releaseFrom is the number of tasks from which a finished load gives its
+// spare memory back to the system.
+const releaseFrom = 10_000
+
+// loading reports whether a source is still connecting or loading.
+func loading(s hub.Snapshot) bool {
+	for i := range s.Sources {
+		if s.Sources[i].Loading || s.Sources[i].Status == hub.StatusConnecting {
+			return true
+		}
+	}
+	return false
 }
 
 // sameMesh reports whether two meshes hold the same nodes DOWN, the only
@@ -669,25 +692,33 @@ func (m *Model) derive() {
 		m.subs.Add(t)
 		c := m.snap.Classify(t, now)
 		soonest(c.Changes)
-		r := row{t: t, pass: !judge || m.passes(t, &c, now)}
-		every.members = append(every.members, r)
-		if parked(t) {
-			pk.members = append(pk.members, r)
-		}
+		// Which views the task joins; the filter is judged only for a task
+		// that joins the view on screen.
+		var in [viewCount]bool
+		in[allView], in[parkedView], in[staleView] = true, parked(t), c.Stale()
 		switch {
 		case t.Problem != "":
 		case m.snap.Pooled(t, now):
+			in[queueView] = true
+		case t.State == model.StateClaimed && t.Claim.Held():
+			in[leasesView] = !c.Stale()
+		}
+		r := row{t: t, pass: !judge || !in[m.active] || m.passes(t, &c, now)}
+		every.members = append(every.members, r)
+		if in[parkedView] {
+			pk.members = append(pk.members, r)
+		}
+		if in[queueView] {
 			if q.packed {
 				k, ok := pack(t, len(q.members))
 				q.keys, q.packed = append(q.keys, k), ok
 			}
 			q.members = append(q.members, r)
-		case t.State == model.StateClaimed && t.Claim.Held():
-			if !c.Stale() {
-				l.members = append(l.members, r)
-			}
 		}
-		if c.Stale() {
+		if in[leasesView] {
+			l.members = append(l.members, r)
+		}
+		if in[staleView] {
 			s.members = append(s.members, r)
 			m.stale, m.staleClass = append(m.stale, t), append(m.staleClass, c)
 			lv := severity(c)
@@ -805,7 +836,7 @@ func (m *Model) freshen(p *pane) {
 	case statsView:
 	default:
 		if resort {
-			p.sortTasks(m.classes())
+			p.sortTasks(m.classes)
 		}
 		p.shown = m.filterTasks(p.shown[:0], p.members)
 	}
