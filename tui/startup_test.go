@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,7 +100,15 @@ func TestDashboardProcess(t *testing.T) {
 	fmt.Println("loaded")
 	// At rest: the hub goes on polling, nothing changes; resident memory is
 	// read after a few polls, as an on-call human would find the process.
-	for rest := time.After(restAfterLoad); ; {
+	// With CLAIMDECK_CHURN=N, a writer changes N tasks a second meanwhile,
+	// for churnFor, as agents at work would.
+	wait := restAfterLoad
+	if n, _ := strconv.Atoi(os.Getenv("CLAIMDECK_CHURN")); n > 0 && cfg.Path != "" {
+		wait = churnFor
+		go churn(ctx, t, cfg.Path, n)
+	}
+	cpu0 := cpuTime()
+	for rest := time.After(wait); ; {
 		select {
 		case s := <-h.Snapshots():
 			m.Update(snapshotMsg(s))
@@ -108,7 +117,38 @@ func TestDashboardProcess(t *testing.T) {
 		}
 		break
 	}
-	fmt.Println("memory", procStatus("VmRSS"), procStatus("VmHWM"), m.snap.Len(), apply.Microseconds())
+	fmt.Println("memory", procStatus("VmRSS"), procStatus("VmHWM"), m.snap.Len(), apply.Microseconds(), (cpuTime() - cpu0).Milliseconds())
+}
+
+// churnFor is how long the writer of CLAIMDECK_CHURN changes tasks.
+const churnFor = 40 * time.Second
+
+// churn retitles n tasks of the embedded queue a second, each change a
+// new version, through its own connection.
+func churn(ctx context.Context, t *testing.T, path string, n int) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer db.Close()
+	for i := 0; ctx.Err() == nil; time.Sleep(time.Second) {
+		for range n {
+			i++
+			if _, err := db.ExecContext(ctx, `UPDATE governance_tasks SET title = 'Retitled ' || ?, version = version + 1,
+				updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = 'TASK-' || ?`, i, 1+i*7919%100_000); err != nil && ctx.Err() == nil {
+				t.Error(err)
+				return
+			}
+		}
+	}
+}
+
+// cpuTime is the processor time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // restAfterLoad is how long the dashboard process runs on after loading
@@ -131,7 +171,8 @@ func procStatus(field string) int {
 // SQLite queue and times it until its first frame shows tasks (target:
 // ≤ 200 ms; the first screen, painted while the rest loads), then reports
 // when every task was loaded and drawn (loaded-ms), the process's resident
-// memory at rest, restAfterLoad later (rss-MB), and at its peak (peak-MB; target: ≤ 200 MB at
+// memory at rest, restAfterLoad later (rss-MB), and at its peak (peak-MB;
+// rest-cpu-s is the processor time spent meanwhile; target: ≤ 200 MB at
 // 100,000 tasks), and how much of the first frame was the dashboard's own
 // (dashboard-ms: applying the first snapshot and drawing it; the rest is
 // the process, the store and the source's first poll). The process
@@ -148,7 +189,7 @@ func BenchmarkStartToFirstFrame(b *testing.B) {
 // firstFrames starts the dashboard process b.N times with env added and
 // times each start to its first frame, which must show want tasks.
 func firstFrames(b *testing.B, want int, env ...string) {
-	var rss, peak, apply float64
+	var rss, peak, apply, cpu float64
 	var loaded time.Duration
 	b.ResetTimer()
 	for b.Loop() {
@@ -170,13 +211,14 @@ func firstFrames(b *testing.B, want int, env ...string) {
 		}
 		loaded += time.Since(start)
 		for lines.Scan() {
-			var kb, hwm, tasks, us int
-			if _, err := fmt.Sscanf(lines.Text(), "memory %d %d %d %d", &kb, &hwm, &tasks, &us); err == nil {
+			var kb, hwm, tasks, us, cpuMS int
+			if _, err := fmt.Sscanf(lines.Text(), "memory %d %d %d %d %d", &kb, &hwm, &tasks, &us, &cpuMS); err == nil {
 				if tasks != want {
 					b.Fatalf("the first frame had %d tasks, want %d", tasks, want)
 				}
 				rss, peak = max(rss, float64(kb)/1024), max(peak, float64(hwm)/1024)
 				apply += float64(us) / 1000
+				cpu += float64(cpuMS) / 1000
 			}
 		}
 		if err := cmd.Wait(); err != nil {
@@ -188,4 +230,15 @@ func firstFrames(b *testing.B, want int, env ...string) {
 	b.ReportMetric(float64(loaded.Milliseconds())/float64(b.N), "loaded-ms")
 	b.ReportMetric(rss, "rss-MB")
 	b.ReportMetric(peak, "peak-MB")
+	b.ReportMetric(cpu/float64(b.N), "rest-cpu-s")
+}
+
+// BenchmarkResidentUnderChange is BenchmarkStartToFirstFrame's 100,000
+// tasks with a writer changing 200 of them a second for churnFor after
+// loading: rss-MB is resident memory then, rest-cpu-s the processor time
+// the dashboard spent meanwhile. Run it with GOMEMLIMIT set to see what a
+// soft memory limit costs.
+func BenchmarkResidentUnderChange(b *testing.B) {
+	path := embeddedQueue(b, 100_000)
+	firstFrames(b, 100_000, "CLAIMDECK_FIRST_FRAME_DB="+path, "CLAIMDECK_CHURN=200")
 }

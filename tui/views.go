@@ -402,6 +402,9 @@ func (p *pane) reorder(keys []pullKey) {
 		}
 		i = j
 	}
+	if cap(p.ties) > maxKeptTies {
+		p.ties = nil // a bulk load's one long run: not held between sorts
+	}
 	sorted := p.spare[:0]
 	for _, k := range keys {
 		sorted = append(sorted, members[k.idx])
@@ -410,6 +413,9 @@ func (p *pane) reorder(keys []pullKey) {
 	clear(members)
 	p.members, p.spare, p.keys = sorted, members[:0], keys
 }
+
+// maxKeptTies is the most tie-break entries a pane keeps between sorts.
+const maxKeptTies = 4096
 
 // tie is a task whose pull key equals others': what PullCompare's last
 // tie-breaks read (source, then id), with the id's first 16 bytes packed
