@@ -228,13 +228,15 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 	s.mu.RLock()
 	exists, migrated := len(s.have) > 0, s.migrated
+	// A table an older claimdeck migrated lacks the stamp it polls by.
+	current := migrated && (s.d.name != postgres.name || s.sql.stamped)
 	s.mu.RUnlock()
 	if !exists && s.cfg.Create {
 		if err := s.db.tx(ctx, func(q querier) error { return s.createSeedTable(ctx, q) }); err != nil {
 			return s.classify("create table", "", err)
 		}
 	}
-	if !migrated && s.cfg.Create {
+	if !current && s.cfg.Create {
 		return s.Migrate(ctx)
 	}
 	if !exists && !s.cfg.Create {
