@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,7 +47,7 @@ func openDashboards(ctx context.Context, tb testing.TB, table string, n int) *da
 				case snap := <-h.Snapshots():
 					d.latest[i].Store(&snap)
 					if c := d.change.Load(); c != nil {
-						c.look(i, &snap)
+						c.look(i, &snap, false)
 					}
 				}
 			}
@@ -84,19 +85,29 @@ type change struct {
 	all  chan struct{} // closed when every dashboard holds it
 }
 
-func (c *change) look(i int, s *hub.Snapshot) {
+// look marks dashboard i as holding the change if s shows it. A snapshot
+// carries the transitions since the dashboard's previous one, which it
+// scans, unless the hub may have dropped some (it keeps the last
+// hubTransitions) or all is set: then it scans every task.
+func (c *change) look(i int, s *hub.Snapshot, all bool) {
 	if s == nil || c.held[i].Load() != 0 {
 		return
 	}
-	for _, t := range s.Sources[0].Tasks {
-		if t.ID == c.id {
-			if t.State == model.StateClaimed && c.held[i].CompareAndSwap(0, time.Now().UnixNano()) && c.left.Add(-1) == 0 {
-				close(c.all)
-			}
-			return
-		}
+	claimed := func(t *model.Task) bool { return t != nil && t.ID == c.id && t.State == model.StateClaimed }
+	found := false
+	if all || len(s.Transitions) >= hubTransitions {
+		found = slices.ContainsFunc(s.Sources[0].Tasks, claimed)
+	} else {
+		found = slices.ContainsFunc(s.Transitions, func(t hub.Transition) bool { return claimed(t.After) })
+	}
+	if found && c.held[i].CompareAndSwap(0, time.Now().UnixNano()) && c.left.Add(-1) == 0 {
+		close(c.all)
 	}
 }
+
+// hubTransitions is how many transitions the hub keeps for a dashboard
+// that falls behind.
+const hubTransitions = 1000
 
 // held waits until every dashboard shows task id claimed, the claim having
 // returned at `at`, and returns how long after that each one first did;
@@ -107,7 +118,7 @@ func (d *dashboards) held(id string, at time.Time, timeout time.Duration) ([]tim
 	d.change.Store(c)
 	defer d.change.Store(nil)
 	for i := range d.latest {
-		c.look(i, d.latest[i].Load()) // a snapshot that came before the change was tracked
+		c.look(i, d.latest[i].Load(), true) // a snapshot that came before the change was tracked
 	}
 	select {
 	case <-c.all:
