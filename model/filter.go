@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -37,6 +38,9 @@ var FilterFields = []string{"agent", "state", "source", "node", "level", "age", 
 func ParseFilter(s string) (Filter, error) {
 	var f Filter
 	for _, w := range strings.Fields(strings.ToLower(s)) {
+		if i := strings.IndexFunc(w, unicode.IsControl); i >= 0 {
+			return Filter{}, fmt.Errorf("filter: %q holds the control character %U; type the words without it", w, []rune(w[i:])[0])
+		}
 		t, err := parseTerm(w)
 		if err != nil {
 			return Filter{}, err
@@ -152,7 +156,7 @@ func parseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// NeedsText reports whether a term searches a task's text (SearchText).
+// NeedsText reports whether a term searches a task's text (key, title, id).
 func (f Filter) NeedsText() bool {
 	for _, t := range f.Terms {
 		if t.Field == "" {
@@ -193,11 +197,10 @@ func (f Filter) Narrows(prev Filter) bool {
 }
 
 // Match reports whether a task passes every term. c is the task's standing
-// (Classify), read only when NeedsStanding; hay is its SearchText, read only
-// when NeedsText.
-func (f Filter) Match(t *Task, c *Classification, hay string, now time.Time) bool {
+// (Classify), read only when NeedsStanding.
+func (f Filter) Match(t *Task, c *Classification, now time.Time) bool {
 	for i := range f.Terms {
-		if f.Terms[i].match(t, c, hay, now) == f.Terms[i].Not {
+		if f.Terms[i].match(t, c, now) == f.Terms[i].Not {
 			return false
 		}
 	}
@@ -222,30 +225,24 @@ const (
 // Select is the tasks that pass the filter at now; standing classifies a
 // task, called only when the filter reads a task's standing.
 func (f Filter) Select(tasks []*Task, standing func(*Task) Classification, now time.Time) []*Task {
-	text, need := f.NeedsText(), f.NeedsStanding()
+	need := f.NeedsStanding()
 	var out []*Task
-	var buf []byte
 	for _, t := range tasks {
 		var c Classification
 		if need {
 			c = standing(t)
 		}
-		hay := ""
-		if text {
-			buf = AppendSearchText(buf[:0], t)
-			hay = string(buf)
-		}
-		if f.Match(t, &c, hay, now) {
+		if f.Match(t, &c, now) {
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
-func (tm *Term) match(t *Task, c *Classification, hay string, now time.Time) bool {
+func (tm *Term) match(t *Task, c *Classification, now time.Time) bool {
 	switch tm.field {
 	case fieldText:
-		return strings.Contains(hay, tm.Value)
+		return MatchesText(t, tm.Value)
 	case fieldAgent:
 		return ContainsFold(t.Claim.Name, tm.Value) || ContainsFold(t.Reservation.For, tm.Value)
 	case fieldState:
@@ -282,79 +279,86 @@ func compare(a int64, op string, b int64) bool {
 	return a == b
 }
 
-// AppendSearchText appends the text free words of a filter search: key,
-// title and id in lower case, kept apart so no word matches across two.
-func AppendSearchText(buf []byte, t *Task) []byte {
-	buf = appendLower(buf, t.Key)
-	buf = append(buf, 0)
-	buf = appendLower(buf, t.Title)
-	buf = append(buf, 0)
-	return appendLower(buf, t.ID)
-}
-
-// appendLower appends s in lower case: copied, then folded in place for
-// ASCII, through strings.ToLower otherwise.
-func appendLower(buf []byte, s string) []byte {
-	start := len(buf)
-	buf = append(buf, s...)
-	b := buf[start:]
-	for i, c := range b {
-		if c >= utf8.RuneSelf {
-			return append(buf[:start], strings.ToLower(s)...)
-		}
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return buf
+// MatchesText reports whether a free word (lower case) is in the task's key,
+// title or id, in any case. Each field is searched on its own, so no word
+// matches across two.
+func MatchesText(t *Task, word string) bool {
+	return ContainsFold(t.Key, word) || ContainsFold(t.Title, word) || ContainsFold(t.ID, word)
 }
 
 // ContainsFold reports whether s contains sub (already lower case),
-// ignoring case. A filter keystroke runs it over every task, so for ASCII
-// text it neither allocates nor compares byte by byte: it jumps between
-// occurrences of sub's first byte in either case.
+// ignoring case: strings.Contains(strings.ToLower(s), sub), without the
+// copy. A snapshot's filter runs it over every task, so it first looks for
+// sub with ASCII letters folded, which needs no allocation; only when that
+// fails on text outside ASCII does it lower the text. A match found that
+// way is a match in the lowered text too: sub is valid UTF-8 and lower
+// case, so the bytes matched are whole runes that lowering leaves alone.
 func ContainsFold(s, sub string) bool {
-	n := len(sub)
-	if n == 0 {
+	if len(sub) == 0 || indexFoldASCII(s, sub) {
 		return true
+	}
+	return !isASCII(s) && strings.Contains(strings.ToLower(s), sub)
+}
+
+// isASCII reports whether every byte of s is below 0x80, eight at a time.
+func isASCII(s string) bool {
+	for ; len(s) >= 8; s = s[8:] {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		if w&0x8080808080808080 != 0 {
+			return false
+		}
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			return strings.Contains(strings.ToLower(s), sub)
+			return false
 		}
 	}
-	first, other := sub[0], sub[0]
+	return true
+}
+
+// indexFoldASCII reports whether s holds sub with s's ASCII letters
+// folded to lower case. It jumps between the places where sub's first byte
+// occurs, in either case, each found by one IndexByte (vectorized) that
+// resumes where the last left off.
+func indexFoldASCII(s, sub string) bool {
+	n, first := len(sub), sub[0]
+	other := first
 	if 'a' <= first && first <= 'z' {
 		other = first - 'a' + 'A'
 	}
-	for i := 0; i+n <= len(s); {
-		j := nextOf(s[i:len(s)-n+1], first, other)
-		if j < 0 {
+	end := len(s) - n + 1 // a match starts before end
+	if end <= 0 {
+		return false
+	}
+	s1, s2 := s[:end], s[:end]
+	lo, up := nextAt(s1, first, 0), nextAt(s2, other, 0)
+	for {
+		i := lo
+		if i < 0 || up >= 0 && up < i {
+			i = up
+		}
+		if i < 0 {
 			return false
 		}
-		i += j
 		if equalFoldASCII(s[i+1:i+n], sub[1:]) {
 			return true
 		}
-		i++
+		if i == lo {
+			lo = nextAt(s1, first, i+1)
+		}
+		if i == up {
+			up = nextAt(s2, other, i+1)
+		}
 	}
-	return false
 }
 
-// nextOf is the index of the first a or b in s, or -1.
-func nextOf(s string, a, b byte) int {
-	i := strings.IndexByte(s, a)
-	if a == b {
-		return i
+// nextAt is the index of the first b in s at or after from, or -1.
+func nextAt(s string, b byte, from int) int {
+	if j := strings.IndexByte(s[from:], b); j >= 0 {
+		return from + j
 	}
-	j := strings.IndexByte(s, b)
-	switch {
-	case i < 0:
-		return j
-	case j < 0 || i < j:
-		return i
-	}
-	return j
+	return -1
 }
 
 func equalFoldASCII(s, lowerSub string) bool {

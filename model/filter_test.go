@@ -17,6 +17,20 @@ func TestContainsFoldAgreesWithLowerAndContains(t *testing.T) {
 	}
 }
 
+// FuzzContainsFold holds ContainsFold to its definition for any text and
+// any word a filter can hold (lower case, as ParseFilter leaves it).
+func FuzzContainsFold(f *testing.F) {
+	for _, c := range [][2]string{{"Rotate TLS", "tls"}, {"\u212a-1", "k"}, {"\xc3\u00e9", "\u00e9"}, {"S\xffs", "s"}, {"İ", "i"}, {"aaaab", "aab"}} {
+		f.Add(c[0], c[1])
+	}
+	f.Fuzz(func(t *testing.T, s, word string) {
+		sub := strings.ToLower(word)
+		if want := strings.Contains(strings.ToLower(s), sub); ContainsFold(s, sub) != want {
+			t.Fatalf("ContainsFold(%q, %q) = %v, want %v", s, sub, !want, want)
+		}
+	})
+}
+
 func mustFilter(t testing.TB, s string) Filter {
 	t.Helper()
 	f, err := ParseFilter(s)
@@ -106,8 +120,7 @@ func TestFilterMatches(t *testing.T) {
 		var got []string
 		for _, task := range tasks {
 			cl := Classify(task, now, p, mesh)
-			hay := string(AppendSearchText(nil, task))
-			if f.Match(task, &cl, hay, now) {
+			if f.Match(task, &cl, now) {
 				got = append(got, task.ID)
 			}
 		}
@@ -147,9 +160,40 @@ func FuzzParseFilter(f *testing.F) {
 			return
 		}
 		c := Classify(task, t0, DefaultPolicy(), nil)
-		flt.Match(task, &c, string(AppendSearchText(nil, task)), t0)
+		flt.Match(task, &c, t0)
 		if !flt.Narrows(flt) {
 			t.Fatalf("%q does not narrow itself", s)
+		}
+	})
+}
+
+// FuzzFreeWords: a free word matches a task when the key, the title or the
+// id holds it in lower case — in any script, and never across two fields.
+func FuzzFreeWords(f *testing.F) {
+	for _, s := range [][4]string{{"tls", "K-1", "Rotate TLS", "1"}, {"k-1", "K-1", "x", "9"}, {"Straße", "", "STRASSE straße", "p"},
+		{"1 rotate", "K-1", "Rotate", "1"}, {"e-r", "ke", "rotate", "i"}, {"\u212a", "\u212a-1", "", ""}, {"ab", "a", "b", "ab"}, {"a\x00b", "a", "b", ""}} {
+		f.Add(s[0], s[1], s[2], s[3])
+	}
+	f.Fuzz(func(t *testing.T, filter, key, title, id string) {
+		flt, err := ParseFilter(filter)
+		if err != nil {
+			return
+		}
+		task := &Task{Source: "s", ID: id, Key: key, Title: title, State: StateQueued}
+		want := true
+		for _, tm := range flt.Terms {
+			if tm.Field != "" {
+				return // other fields: FuzzParseFilter's business
+			}
+			in := false
+			for _, s := range []string{key, title, id} {
+				in = in || strings.Contains(strings.ToLower(s), tm.Value)
+			}
+			want = want && in != tm.Not
+		}
+		var c Classification
+		if got := flt.Match(task, &c, t0); got != want {
+			t.Fatalf("%q on key %q title %q id %q: %v, want %v", filter, key, title, id, got, want)
 		}
 	})
 }

@@ -47,8 +47,8 @@ func (m *Model) ringKey(kind byte, a, b string) uint64 {
 
 // watchLevel queues an alarm the first time a task reaches a ringing rung.
 func (m *Model) watchLevel(t *model.Task, lv model.Level) {
-	if lv < ringFrom || lv > model.LevelEscalated || m.paused {
-		return
+	if lv < ringFrom || lv > model.LevelEscalated || m.paused || m.opts.Alert == nil {
+		return // nothing rings, so there is nothing to remember
 	}
 	k := m.ringKey('t', t.Source, t.ID)
 	if m.rang[k] >= lv {
@@ -62,7 +62,7 @@ func (m *Model) watchLevel(t *model.Task, lv model.Level) {
 // watchDown queues an alarm the first time a node is seen DOWN.
 func (m *Model) watchDown(node string) {
 	k := m.ringKey('n', node, "")
-	if m.paused || m.rang[k] > 0 {
+	if m.paused || m.opts.Alert == nil || m.rang[k] > 0 {
 		return
 	}
 	m.rang[k] = model.LevelEscalated

@@ -860,3 +860,34 @@ func TestViewKeysRebindByTheViewsName(t *testing.T) {
 		t.Fatalf("help does not show the rebound view key:\n%s", s)
 	}
 }
+
+// TestAStandingFilterIsJudgedOnEverySnapshotAtItsTime: a snapshot judges
+// the filter once for every task, while it has each at hand; what it judged
+// must be what typing the filter shows, and a view shown later is judged
+// again at its own time, not derive's.
+func TestAStandingFilterIsJudgedOnEverySnapshotAtItsTime(t *testing.T) {
+	r := newRig(t)
+	r.press("1", "/")
+	r.typeText("age>100m")
+	r.press("enter")
+	typed := rowKeys(r.m.pane().shown)
+	if !slices.Equal(typed, []string{"TASK-1", "A-1", "S-2"}) {
+		t.Fatalf("typed: %v", typed)
+	}
+	r.archive.Put(&model.Task{ID: "a2", Key: "A-2", Title: "New chore", State: model.StateQueued, CreatedAt: r.now, EditedAt: r.now})
+	r.poll()
+	if got := rowKeys(r.m.pane().shown); !slices.Equal(got, typed) {
+		t.Fatalf("after a snapshot: %v, want what typing showed, %v", got, typed)
+	}
+	r.now = r.now.Add(60 * time.Minute) // TASK-2 is now 110 minutes old
+	r.archive.Put(&model.Task{ID: "a3", Key: "A-3", Title: "Newer chore", State: model.StateQueued, CreatedAt: r.now, EditedAt: r.now})
+	r.poll()
+	if got := rowKeys(r.m.pane().shown); !slices.Contains(got, "TASK-2") || slices.Contains(got, "S-1") {
+		t.Fatalf("a snapshot an hour later: %v, want TASK-2 in and S-1 (70 minutes old) out", got)
+	}
+	r.now = r.now.Add(31 * time.Minute) // S-1 is now 101 minutes old; no snapshot since
+	r.press("7")
+	if got := rowKeys(r.m.pane().shown); !slices.Contains(got, "S-1") {
+		t.Fatalf("the All view shown 31 minutes after the snapshot: %v, want S-1 judged at the time it is shown", got)
+	}
+}

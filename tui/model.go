@@ -17,6 +17,7 @@ import (
 	"hash/maphash"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -113,7 +114,6 @@ type Model struct {
 
 	snap hub.Snapshot
 	all  []*model.Task // every task of the snapshot, with action results on top
-	hay  *hayCache
 	subs model.SubtaskIndex
 	// stale and staleClass are the stale tasks and their classifications
 	// (from the snapshot) as of the last derive, in step; class indexes
@@ -134,6 +134,9 @@ type Model struct {
 
 	filter    lineEdit
 	filtering bool
+	// judged says the rows' pass flags hold the filter's verdict: true
+	// only during the freshen that follows derive, at derive's time.
+	judged    bool
 	flt       model.Filter // the last filter that parsed
 	filterErr string       // why the filter as typed does not parse
 	// marks are the tasks an action applies to instead of the cursor's,
@@ -197,7 +200,7 @@ func New(o Options) (*Model, error) {
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, pace: pace(o.Speed),
 		panes: panes, filter: lineEdit{limit: 200}, class: map[*model.Task]model.Classification{}, marks: map[string]*model.Task{},
 		filters: maps.Clone(o.Filters), sick: map[string]bool{}, rang: map[uint64]model.Level{},
-		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{}, hay: &hayCache{},
+		pending: map[string]model.Action{}, overrides: map[string]*actionOutcome{},
 		width: 80, height: 24,
 	}
 	for _, r := range o.Journal {
@@ -563,6 +566,7 @@ func (m *Model) applySnapshot(s hub.Snapshot) {
 		}
 	}
 	nodesChanged := m.snap.Mesh != s.Mesh
+	loaded := loading(m.snap) && !loading(s) && s.Len() >= releaseFrom
 	m.snap = s
 	clear(m.sick)
 	for i := range s.Sources {
@@ -587,6 +591,27 @@ func (m *Model) applySnapshot(s hub.Snapshot) {
 			m.freshen(m.pane())
 		}
 	}
+	if loaded {
+		// Loading a big queue leaves the heap at twice what it holds (the
+		// driver's rows, slices grown by doubling), and the collector keeps
+		// those pages until the heap grows into them again. Give them back
+		// once, off the UI loop, now that the views hold what they keep.
+		go debug.FreeOSMemory()
+	}
+}
+
+// releaseFrom is the number of tasks from which a finished load gives its
+// spare memory back to the system.
+const releaseFrom = 10_000
+
+// loading reports whether a source is still connecting or loading.
+func loading(s hub.Snapshot) bool {
+	for i := range s.Sources {
+		if s.Sources[i].Loading || s.Sources[i].Status == hub.StatusConnecting {
+			return true
+		}
+	}
+	return false
 }
 
 // sameMesh reports whether two meshes hold the same nodes DOWN, the only
@@ -653,32 +678,47 @@ func (m *Model) derive() {
 	q.keys, q.packed = q.keys[:0], q.sort == 0 && q.grid.sortCol < 0
 	var touched int
 	var rungs [levelBroken + 1]int
+	// The filter is judged here too, while each task is in the cache; the
+	// freshen below reads the verdicts instead of visiting 100k tasks again.
+	judge := len(m.flt.Terms) > 0 || m.scope != ""
 	for at, t := range m.all {
 		if at%deriveBlock == 0 {
-			touched += touchTasks(m.all[at:min(at+deriveBlock, len(m.all))])
+			block := m.all[at:min(at+deriveBlock, len(m.all))]
+			touched += touchTasks(block)
+			if judge {
+				touched += touchText(block)
+			}
 		}
 		m.subs.Add(t)
 		c := m.snap.Classify(t, now)
 		soonest(c.Changes)
-		r := row{t: t}
-		every.members = append(every.members, r)
-		if parked(t) {
-			pk.members = append(pk.members, r)
-		}
+		// Which views the task joins; the filter is judged only for a task
+		// that joins the view on screen.
+		var in [viewCount]bool
+		in[allView], in[parkedView], in[staleView] = true, parked(t), c.Stale()
 		switch {
 		case t.Problem != "":
 		case m.snap.Pooled(t, now):
+			in[queueView] = true
+		case t.State == model.StateClaimed && t.Claim.Held():
+			in[leasesView] = !c.Stale()
+		}
+		r := row{t: t, pass: !judge || !in[m.active] || m.passes(t, &c, now)}
+		every.members = append(every.members, r)
+		if in[parkedView] {
+			pk.members = append(pk.members, r)
+		}
+		if in[queueView] {
 			if q.packed {
 				k, ok := pack(t, len(q.members))
 				q.keys, q.packed = append(q.keys, k), ok
 			}
 			q.members = append(q.members, r)
-		case t.State == model.StateClaimed && t.Claim.Held():
-			if !c.Stale() {
-				l.members = append(l.members, r)
-			}
 		}
-		if c.Stale() {
+		if in[leasesView] {
+			l.members = append(l.members, r)
+		}
+		if in[staleView] {
 			s.members = append(s.members, r)
 			m.stale, m.staleClass = append(m.stale, t), append(m.staleClass, c)
 			lv := severity(c)
@@ -688,10 +728,11 @@ func (m *Model) derive() {
 	}
 	m.boundary, m.touched, m.rungs = boundary, touched, rungs
 	for _, p := range m.panes {
-		p.unsorted, p.hayReady = true, false
+		p.unsorted = true
 	}
-	m.hay.prune(m.all)
+	m.judged = true // for this freshen only: a later one judges at its own time
 	m.freshen(m.pane())
+	m.judged = false
 }
 
 // parked is work waiting on someone: blocked, in review or failed.
@@ -719,6 +760,26 @@ func touchTasks(block []*model.Task) int {
 	return n
 }
 
+// touchText reads the first and last byte of the texts a free word is
+// matched on, for a block of tasks, so that their misses overlap.
+func touchText(block []*model.Task) int {
+	n := 0
+	for _, t := range block {
+		n += touchOneText(t)
+	}
+	return n
+}
+
+func touchOneText(t *model.Task) int {
+	n := 0
+	for _, s := range [...]string{t.Key, t.Title, t.ID} {
+		if len(s) > 0 {
+			n += int(s[0]) + int(s[len(s)-1])
+		}
+	}
+	return n
+}
+
 // reconcile lays action results over the snapshot until a poll shows them:
 // the row changes at once, and the next poll has the last word.
 func (m *Model) reconcile(all []*model.Task) []*model.Task {
@@ -740,13 +801,6 @@ func (m *Model) reconcile(all []*model.Task) []*model.Task {
 		}
 	}
 	return all
-}
-
-// buildHay gives a pane's rows their search text, when a free-text filter
-// needs it: only the pane on screen pays for it.
-func (m *Model) buildHay(p *pane) {
-	m.hay.fill(p.members)
-	p.hayReady = true
 }
 
 // freshen sorts and filters a pane that is out of date, keeping the cursor
@@ -782,10 +836,7 @@ func (m *Model) freshen(p *pane) {
 	case statsView:
 	default:
 		if resort {
-			p.sortTasks(m.classes())
-		}
-		if m.flt.NeedsText() && !p.hayReady {
-			m.buildHay(p)
+			p.sortTasks(m.classes)
 		}
 		p.shown = m.filterTasks(p.shown[:0], p.members)
 	}
@@ -818,20 +869,39 @@ func (m *Model) filterTasks(dst, src []row) []row {
 	if len(f.Terms) == 0 && m.scope == "" {
 		return append(dst, src...)
 	}
+	if m.judged {
+		for _, r := range src {
+			if r.pass {
+				dst = append(dst, r)
+			}
+		}
+		return dst
+	}
 	now, standing := m.now(), f.NeedsStanding()
+	text := f.NeedsText()
 	var c model.Classification
-	for _, r := range src {
-		if m.scope != "" && r.t.Source != m.scope {
-			continue
+	for i, r := range src {
+		if text && i%deriveBlock == 0 {
+			// The words are matched on the tasks' fields: let a block's
+			// cache misses overlap, as derive does.
+			for _, r := range src[i:min(i+deriveBlock, len(src))] {
+				m.touched += touchOneText(r.t)
+			}
 		}
 		if standing {
 			c = m.standing(r.t, now)
 		}
-		if f.Match(r.t, &c, r.hay, now) {
+		if m.passes(r.t, &c, now) {
 			dst = append(dst, r)
 		}
 	}
 	return dst
+}
+
+// passes reports whether a task is in the source in scope and passes the
+// filter; c is its standing, read only when the filter needs it.
+func (m *Model) passes(t *model.Task, c *model.Classification, now time.Time) bool {
+	return (m.scope == "" || t.Source == m.scope) && m.flt.Match(t, c, now)
 }
 
 // classes is the stale tasks' classifications by task, indexed at the
@@ -872,10 +942,6 @@ func (m *Model) refilter() {
 	p := m.pane()
 	narrower := f.Narrows(m.flt) && !p.unsorted && !p.unfiltered && p.kind != nodesView && p.kind != activityView
 	m.flt = f
-	if f.NeedsText() && !p.hayReady {
-		// The rows on screen are copies without text: filter afresh.
-		narrower = false
-	}
 	for _, q := range m.panes {
 		q.unfiltered = true
 	}

@@ -98,12 +98,11 @@ var views = [viewCount]viewSpec{
 		sorts: []string{"group"}, cols: statsColumns()},
 }
 
-// row is a task in a task view with its search text: key, title and id in
-// lower case, cut from one contiguous buffer per snapshot, so a filter
-// keystroke scans memory in order instead of chasing 100k task pointers.
+// row is a task in a task view, with the filter's verdict on it as derive
+// judged it.
 type row struct {
-	t   *model.Task
-	hay string
+	t    *model.Task
+	pass bool
 }
 
 // by lifts a task comparison to rows.
@@ -137,9 +136,6 @@ type pane struct {
 	// it is drawn; only the pane on screen is kept fresh, so a snapshot costs
 	// one sort, not five, and a filter keystroke no sort at all.
 	unsorted, unfiltered bool
-	// hayReady says the rows carry their search text; it is built only
-	// while a free-text filter needs it.
-	hayReady bool
 }
 
 func newPanes(keys *KeyMap) [viewCount]*pane {
@@ -231,7 +227,7 @@ func (p *pane) FullHelp(k KeyMap) [][]key.Binding { return k.FullHelp() }
 
 // sortTasks orders a task pane by its column sort or else its chosen preset.
 // The Queue's first preset is exactly the model's pull order.
-func (p *pane) sortTasks(class map[*model.Task]model.Classification) {
+func (p *pane) sortTasks(classes func() map[*model.Task]model.Classification) {
 	t := p.members
 	if g := &p.grid; g.sortCol >= 0 {
 		p.sortColumn(model.Order{Field: g.cols[g.sortCol].field, Desc: g.desc})
@@ -261,6 +257,7 @@ func (p *pane) sortTasks(class map[*model.Task]model.Classification) {
 			}))
 		}
 	case staleView:
+		class := classes() // indexed only for the view that reads it
 		switch p.sort {
 		case 0:
 			slices.SortFunc(t, by(func(a, b *model.Task) int {
@@ -421,6 +418,7 @@ type tie struct {
 	source, id string
 	id0, id1   uint64
 	key        pullKey
+	touched    byte // keeps sortTies' touching loop from being optimized away
 }
 
 // sortTies orders a run of equal pull keys by source, then id. A queue
@@ -428,9 +426,25 @@ type tie struct {
 // each task is read once, not at every comparison.
 func sortTies(run []pullKey, members []row, buf []tie) []tie {
 	buf = buf[:0]
-	for _, k := range run {
-		t := members[k.idx].t
-		buf = append(buf, tie{source: t.Source, id: t.ID, id0: bigEndian(t.ID), id1: bigEndian(t.ID[min(8, len(t.ID)):]), key: k})
+	for at := 0; at < len(run); at += deriveBlock {
+		block := run[at:min(at+deriveBlock, len(run))]
+		// The tasks of a run lie all over the heap: read each one's id
+		// header, then its first byte, a block at a time, so that the
+		// misses overlap instead of coming one after another.
+		var ids [deriveBlock]string
+		for i, k := range block {
+			ids[i] = members[k.idx].t.ID
+		}
+		var touched byte
+		for _, id := range ids[:len(block)] {
+			if id != "" {
+				touched ^= id[0]
+			}
+		}
+		for _, k := range block {
+			t := members[k.idx].t
+			buf = append(buf, tie{source: t.Source, id: t.ID, id0: bigEndian(t.ID), id1: bigEndian(t.ID[min(8, len(t.ID)):]), key: k, touched: touched})
+		}
 	}
 	slices.SortFunc(buf, func(a, b tie) int {
 		switch {
