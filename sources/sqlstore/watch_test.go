@@ -9,25 +9,34 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// watched opens a PostgreSQL store, watches it until the test ends or
+// stop is called, and connects to its server as someone else would.
+func watched(t *testing.T, cfg Config) (s *Store, hints <-chan struct{}, other *pgx.Conn, stop func()) {
+	t.Helper()
+	s = openPG(t, cfg)
+	t.Cleanup(func() { s.Close() })
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	hints, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err = pgx.Connect(ctx, s.cfg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close(context.Background()) })
+	return s, hints, other, stop
+}
+
 // A watcher that hears two NOTIFYs within ListenPause stops listening for
 // the pause, so that a busy table does not wake it for every change; a
 // change made while it does not listen still reaches it as a hint once it
 // listens again.
 func TestWatchPausesOnABusyTableAndHintsAfter(t *testing.T) {
-	s := openPG(t, Config{Create: true, ListenPause: time.Second})
-	defer s.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	hints, err := s.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, hints, other, _ := watched(t, Config{Create: true, ListenPause: time.Second})
+	ctx := context.Background()
 	<-hints // listening
-	other, err := pgx.Connect(ctx, s.cfg.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(ctx)
 	insert := func(id string) {
 		t.Helper()
 		q := fmt.Sprintf("INSERT INTO %s (id, title, status, assigned_worker) VALUES ($1, 'busy', 'pending', 'claude-chat')", s.table)
