@@ -596,7 +596,7 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 	if !r.CreatedAt.IsZero() {
 		t.CreatedAt = r.CreatedAt
 	}
-	t.Reason, t.UnblockAction, t.NextCheckAt, t.Artifacts = r.Reason, r.UnblockAction, r.NextCheckAt, r.Artifacts
+	t.Reason, t.Unblock, t.Artifacts = r.Reason, model.UnblockOf(r.UnblockAction, r.NextCheckAt), r.Artifacts
 	t.History = r.events()
 	if r.TaskID != "" && r.TaskID != id && t.Problem == "" {
 		t.Problem = fmt.Sprintf("task_id %q does not match the file name", r.TaskID)
@@ -622,7 +622,7 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 		t.State, ok = model.StateQueued, true
 		if res := r.Reservation; res != nil {
 			until, _ := parseTime(res.Until)
-			t.Reservation = model.Reservation{For: res.For, Until: until, By: res.By, Reason: res.Reason, Priority: res.Priority}
+			t.Reservation = &model.Reservation{For: res.For, Until: until, By: res.By, Reason: res.Reason, Priority: res.Priority}
 		}
 	}
 	if !ok {
