@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,18 +43,86 @@ func fill(b testing.TB, s *Store, n int) {
 // cycles runs claim→complete on every task with `agents` goroutines and
 // reports cycles per second.
 func cycles(b *testing.B, agents int, cycle func(agent string) bool) {
-	var wg sync.WaitGroup
 	start := time.Now()
-	for i := 0; i < agents; i++ {
+	drive(agents, cycle, nil)
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "cycles/s")
+}
+
+// drive runs cycle on n agents at once, each until stop closes or its
+// cycle returns false (the queue is empty, or a call failed), and counts
+// the cycles done.
+func drive(n int, cycle func(agent string) bool, stop <-chan struct{}) int64 {
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func(agent string) {
 			defer wg.Done()
-			for cycle(agent) {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if !cycle(agent) {
+					return
+				}
+				done.Add(1)
 			}
 		}(fmt.Sprintf("agent-%02d", i))
 	}
 	wg.Wait()
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "cycles/s")
+	return done.Load()
+}
+
+// claimdeckCycle is an agent's step as `claimdeck next` and `claimdeck
+// complete` take it: claim the first task in pull order, complete it.
+func claimdeckCycle(tb testing.TB, s *Store) func(agent string) bool {
+	ctx := context.Background()
+	return func(agent string) bool {
+		t, err := s.ClaimNext(ctx, sources.ClaimRequest{Agent: agent})
+		if err != nil || t == nil {
+			if err != nil {
+				tb.Error(err)
+			}
+			return false
+		}
+		if _, err := s.Finish(ctx, t.ID, t.Claim.Token, sources.Outcome{State: model.StateDone}); err != nil {
+			tb.Error(err)
+			return false
+		}
+		return true
+	}
+}
+
+// bareCycle sends claimdeckCycle's SQL text and arguments through the
+// same pool, reading back only the raw id: the floor under the store.
+func bareCycle(tb testing.TB, s *Store) func(agent string) bool {
+	ctx := context.Background()
+	st, _ := s.stmts()
+	pool := s.pgPool
+	return func(agent string) bool {
+		token := uuid.NewString()
+		rows, err := pool.Query(ctx, st.claimNext, agent, nil, nil, token, s.cfg.Lease.Milliseconds(), s.cfg.Pool,
+			s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag)
+		if err != nil {
+			tb.Error(err)
+			return false
+		}
+		var id string
+		if rows.Next() {
+			id = string(rows.RawValues()[0])
+		}
+		rows.Close()
+		if id == "" {
+			return false
+		}
+		if _, err := pool.Exec(ctx, st.finish, id, token, statusCompleted, nil, nil, nil, nil, 1, id, s.tag, model.FinishStep(model.StateDone)); err != nil {
+			tb.Error(err)
+			return false
+		}
+		return true
+	}
 }
 
 // BenchmarkPostgresClaimComplete compares claimdeck's claim-next +
@@ -63,62 +132,44 @@ func cycles(b *testing.B, agents int, cycle func(agent string) bool) {
 // processor count if larger).
 func BenchmarkPostgresClaimComplete(b *testing.B) {
 	for _, agents := range []int{16, 64, 256} {
-		b.Run(fmt.Sprintf("agents-%d", agents), func(b *testing.B) { claimComplete(b, agents) })
+		b.Run(fmt.Sprintf("agents-%d", agents), func(b *testing.B) { claimComplete(b, agents, 0) })
 	}
 }
 
-func claimComplete(b *testing.B, agents int) {
-	ctx := context.Background()
-	b.Run("claimdeck", func(b *testing.B) {
-		s := openPG(b, Config{Create: true})
-		defer s.Close()
-		fill(b, s, b.N)
-		b.ResetTimer()
-		cycles(b, agents, func(agent string) bool {
-			t, err := s.ClaimNext(ctx, sources.ClaimRequest{Agent: agent})
-			if err != nil || t == nil {
-				if err != nil {
-					b.Error(err)
-				}
-				return false
-			}
-			if _, err := s.Finish(ctx, t.ID, t.Claim.Token, sources.Outcome{State: model.StateDone}); err != nil {
-				b.Error(err)
-				return false
-			}
-			return true
+// BenchmarkPostgresClaimCompletePools is BenchmarkPostgresClaimComplete
+// with pools of 4, 16 and 64 connections, to find where claim→complete
+// stops scaling and why: beside cycles per second it reports the server's
+// processor time, what its busy backends wait on, and the pool's waits.
+func BenchmarkPostgresClaimCompletePools(b *testing.B) {
+	for _, conns := range []int{4, 16, 64} {
+		for _, agents := range []int{16, 64, 256} {
+			b.Run(fmt.Sprintf("pool-%d/agents-%d", conns, agents), func(b *testing.B) { claimComplete(b, agents, conns) })
+		}
+	}
+}
+
+// claimComplete drains b.N tasks with claimdeck's cycle, then another b.N
+// with the bare one, each from a fresh analyzed table, through pools of
+// conns connections (zero: pgxpool's default).
+func claimComplete(b *testing.B, agents, conns int) {
+	for _, side := range []struct {
+		name  string
+		cycle func(testing.TB, *Store) func(string) bool
+	}{{"claimdeck", claimdeckCycle}, {"bare-pgx", bareCycle}} {
+		b.Run(side.name, func(b *testing.B) {
+			s := openPG(b, Config{Create: true, DSN: poolDSN(b, conns)})
+			defer s.Close()
+			fill(b, s, b.N)
+			// Without statistics the planner takes the fresh table for a
+			// few rows and sorts every pending one on each claim.
+			analyze(b, s)
+			l := measureLoad(b, postmaster(b, s), s.pgPool)
+			b.ResetTimer()
+			cycles(b, agents, side.cycle(b, s))
+			b.StopTimer()
+			l.end().report(b, "", int64(b.N))
 		})
-	})
-	b.Run("bare-pgx", func(b *testing.B) {
-		s := openPG(b, Config{Create: true})
-		defer s.Close()
-		fill(b, s, b.N)
-		st, _ := s.stmts()
-		pool := s.pgPool
-		b.ResetTimer()
-		cycles(b, agents, func(agent string) bool {
-			token := uuid.NewString()
-			rows, err := pool.Query(ctx, st.claimNext, agent, nil, nil, token, s.cfg.Lease.Milliseconds(), s.cfg.Pool,
-				s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag)
-			if err != nil {
-				b.Error(err)
-				return false
-			}
-			var id string
-			if rows.Next() {
-				id = string(rows.RawValues()[0])
-			}
-			rows.Close()
-			if id == "" {
-				return false
-			}
-			if _, err := pool.Exec(ctx, st.finish, id, token, statusCompleted, nil, nil, nil, nil, 1, id, s.tag, model.FinishStep(model.StateDone)); err != nil {
-				b.Error(err)
-				return false
-			}
-			return true
-		})
-	})
+	}
 }
 
 // The SQLite benchmark drains one file with 4 separate processes: this test

@@ -3,10 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,66 +14,129 @@ import (
 	"github.com/claimdeck/claimdeck/sources/hub"
 )
 
-// postmaster is the process id of the test server's postmaster: the
-// parent of the backend serving s (the server must run on this machine).
-func postmaster(tb testing.TB, s *Store) string {
-	var pid int
-	if err := s.db.queryRow(context.Background(), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-		tb.Fatal(err)
-	}
-	f := procStat(tb, strconv.Itoa(pid))
-	if f == nil {
-		tb.Fatal("the server's backend is not a process of this machine")
-	}
-	return f[1]
+// dashboards are dashboards in this process, each a hub over a store of
+// its own (its pool and LISTEN connection) on one table, as people running
+// claimdeck side by side have; each keeps the latest snapshot its hub sent.
+type dashboards struct {
+	latest []atomic.Pointer[hub.Snapshot]
+	change atomic.Pointer[change]
 }
 
-// procStat is the fields of /proc/PID/stat after the command name (state,
-// ppid, …), or nil when the process is gone.
-func procStat(tb testing.TB, pid string) []string {
-	data, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return nil
-	}
-	s := string(data)
-	shut := strings.LastIndexByte(s, ')')
-	if shut < 0 {
-		tb.Fatalf("/proc/%s/stat: %q", pid, s)
-	}
-	return strings.Fields(s[shut+2:])
-}
-
-// serverCPU is the processor time, in clock ticks, that the postmaster and
-// its children (backends, LISTEN connections included, and background
-// workers) have used; other servers on the machine are left out.
-func serverCPU(tb testing.TB, master string) int64 {
-	procs, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var ticks int64
-	for _, p := range procs {
-		pid := filepath.Base(p)
-		f := procStat(tb, pid)
-		if f == nil || (pid != master && f[1] != master) {
-			continue
+// openDashboards starts n dashboards on table; they stop when ctx ends.
+func openDashboards(ctx context.Context, tb testing.TB, table string, n int) *dashboards {
+	d := &dashboards{latest: make([]atomic.Pointer[hub.Snapshot], n)}
+	var wg sync.WaitGroup
+	stores := make([]*Store, n)
+	tb.Cleanup(func() {
+		wg.Wait()
+		for _, s := range stores {
+			s.Close()
 		}
-		utime, _ := strconv.ParseInt(f[11], 10, 64)
-		stime, _ := strconv.ParseInt(f[12], 10, 64)
-		ticks += utime + stime
+	})
+	for i := range n {
+		stores[i] = openPG(tb, Config{Table: table})
+		h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: stores[i]}}})
+		wg.Add(2)
+		go func() { defer wg.Done(); h.Run(ctx) }()
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case snap := <-h.Snapshots():
+					d.latest[i].Store(&snap)
+					if c := d.change.Load(); c != nil {
+						c.look(i, &snap, false)
+					}
+				}
+			}
+		}()
 	}
-	return ticks
+	return d
 }
 
-// ticksPerSecond is USER_HZ on Linux.
-const ticksPerSecond = 100
+// loaded waits until every dashboard holds all rows of its full load.
+func (d *dashboards) loaded(rows int) {
+	for i := range d.latest {
+		for s := d.latest[i].Load(); s == nil || s.Len() != rows || s.Sources[0].Loading; s = d.latest[i].Load() {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
 
-// idleServerCPU is the server's processor time per second, in
-// milliseconds, over d.
-func idleServerCPU(tb testing.TB, master string, d time.Duration) float64 {
-	before := serverCPU(tb, master)
-	time.Sleep(d)
-	return float64(serverCPU(tb, master)-before) * 1000 / ticksPerSecond / d.Seconds()
+// polls is how many polls the dashboards' hubs have made, all together.
+func (d *dashboards) polls() uint64 {
+	var n uint64
+	for i := range d.latest {
+		if s := d.latest[i].Load(); s != nil {
+			n += s.Sources[0].Polls
+		}
+	}
+	return n
+}
+
+// change is a task claimed at a known time, and when each dashboard first
+// showed it claimed.
+type change struct {
+	id   string
+	held []atomic.Int64 // Unix nanoseconds; zero until held
+	left atomic.Int32
+	all  chan struct{} // closed when every dashboard holds it
+}
+
+// look marks dashboard i as holding the change if s shows it. A snapshot
+// carries the transitions since the dashboard's previous one, which it
+// scans, unless the hub may have dropped some (it keeps the last
+// hubTransitions) or all is set: then it scans every task.
+func (c *change) look(i int, s *hub.Snapshot, all bool) {
+	if s == nil || c.held[i].Load() != 0 {
+		return
+	}
+	claimed := func(t *model.Task) bool { return t != nil && t.ID == c.id && t.State == model.StateClaimed }
+	found := false
+	if all || len(s.Transitions) >= hubTransitions {
+		found = slices.ContainsFunc(s.Sources[0].Tasks, claimed)
+	} else {
+		found = slices.ContainsFunc(s.Transitions, func(t hub.Transition) bool { return claimed(t.After) })
+	}
+	if found && c.held[i].CompareAndSwap(0, time.Now().UnixNano()) && c.left.Add(-1) == 0 {
+		close(c.all)
+	}
+}
+
+// hubTransitions is how many transitions the hub keeps for a dashboard
+// that falls behind.
+const hubTransitions = 1000
+
+// held waits until every dashboard shows task id claimed, the claim having
+// returned at `at`, and returns how long after that each one first did;
+// false when some did not within timeout. One change is tracked at a time.
+func (d *dashboards) held(id string, at time.Time, timeout time.Duration) ([]time.Duration, bool) {
+	c := &change{id: id, held: make([]atomic.Int64, len(d.latest)), all: make(chan struct{})}
+	c.left.Store(int32(len(d.latest)))
+	d.change.Store(c)
+	defer d.change.Store(nil)
+	for i := range d.latest {
+		c.look(i, d.latest[i].Load(), true) // a snapshot that came before the change was tracked
+	}
+	select {
+	case <-c.all:
+	case <-time.After(timeout):
+		return nil, false
+	}
+	took := make([]time.Duration, len(c.held))
+	for i := range c.held {
+		took[i] = max(time.Duration(c.held[i].Load()-at.UnixNano()), 0)
+	}
+	return took, true
+}
+
+// analyze gives the planner the filled table's statistics.
+func analyze(tb testing.TB, s *Store) {
+	if _, err := s.db.exec(context.Background(), "ANALYZE "+s.table); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // BenchmarkPostgresDashboards runs 50 dashboards (a hub each, with its own
@@ -93,41 +153,12 @@ func BenchmarkPostgresDashboards(b *testing.B) {
 	agent := openPG(b, Config{Create: true})
 	defer agent.Close()
 	fill(b, agent, rows)
-	if _, err := agent.db.exec(ctx, "ANALYZE "+agent.table); err != nil {
-		b.Fatal(err)
-	}
+	analyze(b, agent)
 	master := postmaster(b, agent)
 	floor := idleServerCPU(b, master, idle)
 
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	latest := make([]atomic.Pointer[hub.Snapshot], dashboards)
-	for i := range dashboards {
-		s := openPG(b, Config{Table: agent.cfg.Table})
-		defer s.Close()
-		h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: s}}})
-		wg.Add(2)
-		go func() { defer wg.Done(); h.Run(ctx) }()
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case snap := <-h.Snapshots():
-					latest[i].Store(&snap)
-				}
-			}
-		}()
-	}
-	all := func(ok func(*hub.Snapshot) bool) {
-		for i := range latest {
-			for s := latest[i].Load(); s == nil || !ok(s); s = latest[i].Load() {
-				time.Sleep(time.Millisecond)
-			}
-		}
-	}
-	all(func(s *hub.Snapshot) bool { return s.Len() == rows && !s.Sources[0].Loading })
+	d := openDashboards(ctx, b, agent.cfg.Table, dashboards)
+	d.loaded(rows)
 	busy := idleServerCPU(b, master, idle)
 
 	cpu := serverCPU(b, master)
@@ -137,18 +168,12 @@ func BenchmarkPostgresDashboards(b *testing.B) {
 		if err != nil || t == nil {
 			b.Fatalf("claim-next: %v, %v", t, err)
 		}
-		all(func(s *hub.Snapshot) bool {
-			for _, task := range s.Sources[0].Tasks {
-				if task.ID == t.ID {
-					return task.State == model.StateClaimed
-				}
-			}
-			return false
-		})
+		if _, ok := d.held(t.ID, time.Now(), time.Minute); !ok {
+			b.Fatalf("%s: not on every dashboard after a minute", t.ID)
+		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(serverCPU(b, master)-cpu)*1000/ticksPerSecond/float64(b.N), "server-ms/change")
 	b.ReportMetric(floor, "server-idle-ms/s")
 	b.ReportMetric((busy-floor)/dashboards, "server-ms/s/dashboard")
-	cancel()
 }

@@ -40,16 +40,22 @@ func (s *Store) scanAll(rows rowsIter, err error) ([]*model.Task, error) {
 	return out, rows.Err()
 }
 
-// cursor is the poll watermark on the database clock, and when the last
-// full poll ran (on ours).
+// cursor is the poll watermark on the database clock; on stamped tables
+// the transactions the poll's snapshot did not see (XMax on, and XIP then
+// in progress); and when the last full poll ran (on ours).
 type cursor struct {
 	Mark time.Time `json:"m"`
+	XMax int64     `json:"x,omitempty"`
+	XIP  []int64   `json:"i,omitempty"`
 	Full time.Time `json:"f"`
 }
 
 // Poll reads every task on an empty cursor; afterwards only the rows whose
 // updated_at passed the watermark (an index range scan, so an idle poll
-// costs the same on any table size) and the ids deleted since. Every
+// costs the same on any table size) and the ids deleted since. On a
+// stamped PostgreSQL table the changed rows are those of the transactions
+// the last poll's snapshot did not see, so a busy table's poll does not read
+// the overlap's rows again. Every
 // ReconcileEvery it reads everything again. With a horizon a full read
 // takes the live rows and the recently finished ones from partial indexes,
 // and counts the rest.
@@ -69,12 +75,19 @@ func (s *Store) Poll(ctx context.Context, since sources.Cursor, opt ...sources.P
 		}
 	}
 	var dbNow nullTime
-	if err := s.db.queryRow(ctx, st.now).Scan(&dbNow); err != nil {
+	var xmax int64
+	var xip []int64
+	var err error
+	if st.stamped {
+		err = s.db.queryRow(ctx, st.mark).Scan(&dbNow, &xmax, &xip)
+	} else {
+		err = s.db.queryRow(ctx, st.now).Scan(&dbNow)
+	}
+	if err != nil {
 		return sources.Delta{}, s.classify("poll", "", err)
 	}
-	full := since == "" || !migrated || time.Since(c.Full) >= s.cfg.ReconcileEvery
+	full := since == "" || !migrated || time.Since(c.Full) >= s.cfg.ReconcileEvery || st.stamped && c.XMax == 0
 	d := sources.Delta{Full: full}
-	var err error
 	horizon := sources.Horizon(opt)
 	switch {
 	case full && migrated && !horizon.IsZero():
@@ -89,7 +102,11 @@ func (s *Store) Poll(ctx context.Context, since sources.Cursor, opt ...sources.P
 		c.Full = time.Now()
 	default:
 		mark := s.d.timeArg(c.Mark)
-		d.Tasks, err = s.scanAll(s.db.query(ctx, st.changed, mark))
+		if st.stamped {
+			d.Tasks, err = s.scanAll(s.db.query(ctx, st.changed, c.XMax, c.XIP, mark))
+		} else {
+			d.Tasks, err = s.scanAll(s.db.query(ctx, st.changed, mark))
+		}
 		if err == nil {
 			d.Removed, err = s.removedSince(ctx, st, mark)
 		}
@@ -97,7 +114,7 @@ func (s *Store) Poll(ctx context.Context, since sources.Cursor, opt ...sources.P
 	if err != nil {
 		return sources.Delta{}, s.classify("poll", "", err)
 	}
-	c.Mark = dbNow.t.Add(-s.cfg.Overlap)
+	c.Mark, c.XMax, c.XIP = dbNow.t.Add(-s.cfg.Overlap), xmax, xip
 	b, _ := json.Marshal(c)
 	d.Cursor = sources.Cursor(b)
 	return d, nil

@@ -10,6 +10,10 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 )
 
+// stampColumn holds, on PostgreSQL, the transaction that last wrote the row
+// (txid_current: 64 bits, never wraps).
+const stampColumn = "claimdeck_xid"
+
 // createSeedTable is seed 003's table as its SQL uses it, for a queue that
 // claimdeck starts from nothing (the embedded default).
 func (s *Store) createSeedTable(ctx context.Context, q querier) error {
@@ -155,6 +159,19 @@ func (s *Store) migration(have map[string]bool) []string {
 		// it never leaves the index.
 		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_finished_idx ON %s (status, updated_at)", idx, s.table),
 	)
+	if pg {
+		out = append(out,
+			// The transaction that last wrote each row: an incremental poll
+			// reads the rows of the transactions its last snapshot did not
+			// see, where a time needs an overlap for late commits and reads
+			// the whole overlap again on every poll.
+			fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s bigint", s.table, stampColumn),
+			fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_stamp_idx ON %s (%s)", idx, s.table, stampColumn),
+			// Rows written before the migration, or under an older
+			// claimdeck's trigger, have no stamp and are found by time.
+			fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_unstamped_idx ON %s (updated_at) WHERE %s IS NULL", idx, s.table, stampColumn),
+		)
+	}
 	serial := "bigserial PRIMARY KEY"
 	if !pg {
 		serial = "INTEGER PRIMARY KEY AUTOINCREMENT"
@@ -184,6 +201,7 @@ func (s *Store) migration(have map[string]bool) []string {
 
 // pgTriggers version every row change: a claimdeck statement bumps the
 // version itself; anyone else's UPDATE (the seed's SQL) gets it bumped here.
+// Every write is stamped with its time and its transaction.
 func (s *Store) pgTriggers(idx string) []string {
 	fn := "claimdeck_touch_" + idx
 	return []string{
@@ -198,9 +216,10 @@ BEGIN
 		%[3]s;
 	END IF;
 	NEW.updated_at := clock_timestamp();
+	NEW.%[4]s := txid_current();
 	RETURN NEW;
 END
-$f$`, fn, pgString(s.tag), s.foreignStep("clock_timestamp()")),
+$f$`, fn, pgString(s.tag), s.foreignStep("clock_timestamp()"), stampColumn),
 		fmt.Sprintf("DROP TRIGGER IF EXISTS claimdeck_touch ON %s", s.table),
 		fmt.Sprintf("CREATE TRIGGER claimdeck_touch BEFORE INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()", s.table, fn),
 		fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s_notify() RETURNS trigger LANGUAGE plpgsql AS $f$

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
@@ -359,23 +357,12 @@ func TestIncrementalPoll(t *testing.T) {
 }
 
 func TestListenNotify(t *testing.T) {
-	s := openPG(t, Config{Create: true})
-	defer s.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	hints, err := s.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, hints, other, cancel := watched(t, Config{Create: true})
+	ctx := context.Background()
 	time.Sleep(200 * time.Millisecond) // let LISTEN register
 	for len(hints) > 0 {
 		<-hints
 	}
-	other, err := pgx.Connect(ctx, s.cfg.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(ctx)
 	if _, err := other.Exec(ctx, "INSERT INTO "+s.table+" (id, title, status, assigned_worker) VALUES ('n1', 'from elsewhere', 'pending', 'claude-chat')"); err != nil {
 		t.Fatal(err)
 	}

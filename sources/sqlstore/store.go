@@ -54,6 +54,11 @@ type Config struct {
 	Overlap time.Duration
 	// ReconcileEvery forces a full poll now and then (default 5 min).
 	ReconcileEvery time.Duration
+	// ListenPause: when two NOTIFYs reach Watch within it, Watch stops
+	// listening for that long and then hints once, so that a busy table
+	// wakes each watcher's connection a few times a second instead of for
+	// every change (default 200 ms; PostgreSQL only).
+	ListenPause time.Duration
 	// Now, on SQLite only, is the clock the store's statements read instead
 	// of the database's (tests hand in their own); PostgreSQL always judges
 	// leases by its server's clock.
@@ -130,6 +135,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.ReconcileEvery <= 0 {
 		cfg.ReconcileEvery = 5 * time.Minute
+	}
+	if cfg.ListenPause <= 0 {
+		cfg.ListenPause = 200 * time.Millisecond
 	}
 	table, err := quoteTable(cfg.Table)
 	if err != nil {
@@ -220,13 +228,15 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 	s.mu.RLock()
 	exists, migrated := len(s.have) > 0, s.migrated
+	// A table an older claimdeck migrated lacks the stamp it polls by.
+	current := migrated && (s.d.name != postgres.name || s.sql.stamped)
 	s.mu.RUnlock()
 	if !exists && s.cfg.Create {
 		if err := s.db.tx(ctx, func(q querier) error { return s.createSeedTable(ctx, q) }); err != nil {
 			return s.classify("create table", "", err)
 		}
 	}
-	if !migrated && s.cfg.Create {
+	if !current && s.cfg.Create {
 		return s.Migrate(ctx)
 	}
 	if !exists && !s.cfg.Create {

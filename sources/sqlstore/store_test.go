@@ -51,7 +51,10 @@ func openSQLite(t testing.TB, cfg Config) *Store {
 
 func openPG(t testing.TB, cfg Config) *Store {
 	t.Helper()
-	cfg.Driver, cfg.DSN = "postgres", pgDSN(t)
+	cfg.Driver = "postgres"
+	if cfg.DSN == "" {
+		cfg.DSN = pgDSN(t)
+	}
 	if cfg.Table == "" {
 		cfg.Table = freshTable()
 	}

@@ -1,0 +1,115 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// stampedQueue is a PostgreSQL store over a migrated table holding one
+// task, polled once in full, and a connection of someone else's.
+func stampedQueue(t *testing.T, overlap time.Duration) (*Store, *model.Task, sources.Cursor, *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	s := openPG(t, Config{Create: true, Overlap: overlap})
+	t.Cleanup(func() { s.Close() })
+	if st, _ := s.stmts(); !st.stamped {
+		t.Fatal("a table migrated now is not stamped")
+	}
+	task, err := s.Create(ctx, sources.NewTask{Title: "stamped"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Poll(ctx, "")
+	if err != nil || len(d.Tasks) != 1 {
+		t.Fatalf("full poll: %d tasks, %v", len(d.Tasks), err)
+	}
+	other, err := pgx.Connect(ctx, s.cfg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close(ctx) })
+	return s, task, d.Cursor, other
+}
+
+func polled(t *testing.T, s *Store, cur sources.Cursor) sources.Delta {
+	t.Helper()
+	d, err := s.Poll(context.Background(), cur)
+	if err != nil || d.Full {
+		t.Fatalf("incremental poll: full=%v, %v", d.Full, err)
+	}
+	return d
+}
+
+// A transaction that writes a row, outlives a poll and the overlap, and
+// commits afterwards: the next poll still reads the row, where a time
+// watermark would have passed it.
+func TestPollReadsATransactionThatCommitsAfterThePoll(t *testing.T) {
+	ctx := context.Background()
+	s, task, cur, other := stampedQueue(t, time.Millisecond)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, fmt.Sprintf("UPDATE %s SET title = 'late' WHERE id = $1", s.table), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // the write is older than the overlap
+	during := polled(t, s, cur)
+	for _, read := range during.Tasks {
+		if read.Title == "late" {
+			t.Fatal("a poll read an uncommitted write")
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := polled(t, s, during.Cursor)
+	if len(after.Tasks) != 1 || after.Tasks[0].Title != "late" {
+		t.Fatalf("the poll after the commit read %d tasks, not the late write", len(after.Tasks))
+	}
+}
+
+// A poll reads a change once: the next one, within the overlap, reads
+// nothing again.
+func TestPollReadsAChangeOnce(t *testing.T) {
+	ctx := context.Background()
+	s, task, cur, _ := stampedQueue(t, 0)
+	if _, err := s.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	first := polled(t, s, cur)
+	if len(first.Tasks) != 1 || first.Tasks[0].State != model.StateClaimed {
+		t.Fatalf("the poll after a claim read %d tasks", len(first.Tasks))
+	}
+	if again := polled(t, s, first.Cursor); len(again.Tasks) != 0 {
+		t.Fatalf("the next poll read the claim again (%d tasks)", len(again.Tasks))
+	}
+}
+
+// A row written without a stamp (under an older claimdeck's trigger) is
+// still read, by its time.
+func TestPollReadsAnUnstampedWrite(t *testing.T) {
+	ctx := context.Background()
+	s, task, cur, other := stampedQueue(t, 0)
+	for _, q := range []string{
+		"ALTER TABLE %s DISABLE TRIGGER claimdeck_touch",
+		"UPDATE %s SET title = 'unstamped', " + stampColumn + " = NULL, updated_at = clock_timestamp(), version = version + 1",
+		"ALTER TABLE %s ENABLE TRIGGER claimdeck_touch",
+	} {
+		if _, err := other.Exec(ctx, fmt.Sprintf(q, s.table)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := polled(t, s, cur)
+	if len(d.Tasks) != 1 || d.Tasks[0].ID != task.ID || d.Tasks[0].Title != "unstamped" {
+		t.Fatalf("the poll after an unstamped write read %d tasks", len(d.Tasks))
+	}
+}
