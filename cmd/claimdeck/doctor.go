@@ -113,7 +113,11 @@ func (a *app) diagnose(ctx context.Context, sc SourceConfig) sourceReport {
 		r.add("schema", fmt.Errorf("table lacks claimdeck's lease columns: run `claimdeck migrate --source %s` (read-only until then)", sc.Name), "")
 		return fail()
 	}
-	r.add("schema", nil, "every property claimdeck needs is there")
+	schema := "every property claimdeck needs is there"
+	if st, isSQL := src.(*sqlstore.Store); isSQL && st.Behind() != "" {
+		schema += fmt.Sprintf("; %s: `claimdeck migrate --source %s` adds it", st.Behind(), sc.Name)
+	}
+	r.add("schema", nil, schema)
 	if a.cfg.readOnly(sc.Name) {
 		r.add("write", nil, "read-only by configuration: not checked")
 		return r

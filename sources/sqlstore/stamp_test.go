@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +112,33 @@ func TestPollReadsAnUnstampedWrite(t *testing.T) {
 	d := polled(t, s, cur)
 	if len(d.Tasks) != 1 || d.Tasks[0].ID != task.ID || d.Tasks[0].Title != "unstamped" {
 		t.Fatalf("the poll after an unstamped write read %d tasks", len(d.Tasks))
+	}
+}
+
+// A table an older claimdeck migrated has no stamp: it works, polled by
+// time, and Behind says what `claimdeck migrate` would add, until it has.
+func TestBehindNamesTheMissingStampUntilMigrate(t *testing.T) {
+	ctx := context.Background()
+	s := openPG(t, Config{Create: true})
+	if b := s.Behind(); b != "" {
+		t.Fatalf("a table migrated now is behind: %q", b)
+	}
+	if _, err := s.db.exec(ctx, fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", s.table, stampColumn)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	old := openPG(t, Config{Table: s.cfg.Table})
+	defer old.Close()
+	if !old.Migrated() || !strings.Contains(old.Behind(), "transaction stamp") {
+		t.Fatalf("migrated=%v, behind=%q: want a migrated table behind by its stamp", old.Migrated(), old.Behind())
+	}
+	if _, err := old.Poll(ctx, ""); err != nil {
+		t.Fatalf("a table without the stamp must still poll: %v", err)
+	}
+	if err := old.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b := old.Behind(); b != "" {
+		t.Fatalf("after Migrate still behind: %q", b)
 	}
 }

@@ -274,6 +274,19 @@ func (s *Store) Migrated() bool {
 	return s.migrated
 }
 
+// Behind names what `claimdeck migrate` would still add to a migrated
+// table that works without it, or "" when nothing: a PostgreSQL table
+// without the transaction stamp is polled by time, which reads the
+// overlap's rows again on every poll.
+func (s *Store) Behind() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.migrated && s.pgPool != nil && !s.have[stampColumn] {
+		return "rows carry no transaction stamp, so a busy table's polls read the last seconds' rows again"
+	}
+	return ""
+}
+
 // Name is the configured source name.
 func (s *Store) Name() string { return s.cfg.Name }
 
