@@ -206,8 +206,9 @@ func (p *page) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-type pageList struct {
-	Results    []page `json:"results"`
+// listOf is one answer of a paginated list endpoint.
+type listOf[T any] struct {
+	Results    []T    `json:"results"`
 	HasMore    bool   `json:"has_more"`
 	NextCursor string `json:"next_cursor"`
 }
@@ -243,19 +244,56 @@ func (a *api) createPage(ctx context.Context, dataSource string, props notionapi
 	return &p, a.do(ctx, http.MethodPost, "/v1/pages", map[string]any{"parent": parent, "properties": props}, &p)
 }
 
-// queryPages runs a data source query, 100 pages per request.
-func (a *api) queryPages(ctx context.Context, dataSource string, filter notionapi.Filter, each func(*page)) error {
+// pageQuery is what a data source query asks for beside its cursor
+// (https://developers.notion.com/reference/query-a-data-source).
+type pageQuery struct {
+	Filter notionapi.Filter
+	Sorts  []notionapi.SortObject
+}
+
+// queryPages runs a data source query, 100 pages per request, until each
+// returns false or the pages run out.
+func (a *api) queryPages(ctx context.Context, dataSource string, q pageQuery, each func(*page) bool) error {
+	return scanPages(ctx, a, dataSource, q, each)
+}
+
+// trashMark is a query result decoded only as far as counting needs.
+type trashMark struct {
+	Archived bool `json:"archived"`
+	InTrash  bool `json:"in_trash"`
+}
+
+// countPages counts the pages a filter selects without decoding them:
+// Notion has no count endpoint, so this still reads every page, 100 a
+// request.
+func (a *api) countPages(ctx context.Context, dataSource string, filter notionapi.Filter) (int, error) {
+	n := 0
+	err := scanPages(ctx, a, dataSource, pageQuery{Filter: filter}, func(p *trashMark) bool {
+		if !p.Archived && !p.InTrash {
+			n++
+		}
+		return true
+	})
+	return n, err
+}
+
+func scanPages[T any](ctx context.Context, a *api, dataSource string, q pageQuery, each func(*T) bool) error {
 	req := map[string]any{"page_size": 100}
-	if filter != nil {
-		req["filter"] = filter
+	if q.Filter != nil {
+		req["filter"] = q.Filter
+	}
+	if len(q.Sorts) > 0 {
+		req["sorts"] = q.Sorts
 	}
 	for {
-		var res pageList
+		var res listOf[T]
 		if err := a.do(ctx, http.MethodPost, "/v1/data_sources/"+dataSource+"/query", req, &res); err != nil {
 			return err
 		}
 		for i := range res.Results {
-			each(&res.Results[i])
+			if !each(&res.Results[i]) {
+				return nil
+			}
 		}
 		if !res.HasMore || res.NextCursor == "" {
 			return nil
@@ -278,14 +316,8 @@ func (a *api) schema(ctx context.Context, dataSource string) (*schema, error) {
 	return &s, a.do(ctx, http.MethodGet, "/v1/data_sources/"+dataSource, nil, &s)
 }
 
-type commentList struct {
-	Results    []notionapi.Comment `json:"results"`
-	HasMore    bool                `json:"has_more"`
-	NextCursor string              `json:"next_cursor"`
-}
-
-func (a *api) comments(ctx context.Context, pageID, cursor string) (*commentList, error) {
-	var l commentList
+func (a *api) comments(ctx context.Context, pageID, cursor string) (*listOf[notionapi.Comment], error) {
+	var l listOf[notionapi.Comment]
 	path := "/v1/comments?page_size=100&block_id=" + pageID
 	if cursor != "" {
 		path += "&start_cursor=" + cursor
