@@ -150,8 +150,11 @@ func checkPageSize(n float64, path, shown string) (int, error) {
 
 // compileSorts validates the sorts array, e.g. [{"property":"Priority",
 // "direction":"descending"},{"timestamp":"last_edited_time",
-// "direction":"ascending"}]. Creation order breaks the remaining ties, so
-// every order is total and cursors are deterministic.
+// "direction":"ascending"}]: a property or a page timestamp each, the
+// first taking precedence
+// (https://developers.notion.com/reference/sort-data-source-entries).
+// Creation order breaks the remaining ties, so every order is total and
+// cursors are deterministic.
 func compileSorts(db *database, raw json.RawMessage) (ordering, error) {
 	var keys []ordering
 	if !isNull(raw) {
