@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,7 @@ type api struct {
 
 // idempotent reports whether a request may be sent again blindly.
 func idempotent(method, path string) bool {
+	path, _, _ = strings.Cut(path, "?")
 	return method == http.MethodGet || (method == http.MethodPost && strings.HasSuffix(path, "/query"))
 }
 
@@ -249,6 +251,9 @@ func (a *api) createPage(ctx context.Context, dataSource string, props notionapi
 type pageQuery struct {
 	Filter notionapi.Filter
 	Sorts  []notionapi.SortObject
+	// Only names the ids of the properties the answer carries
+	// (filter_properties); none means every property.
+	Only []string
 }
 
 // queryPages runs a data source query, 100 pages per request, until each
@@ -263,12 +268,12 @@ type trashMark struct {
 	InTrash  bool `json:"in_trash"`
 }
 
-// countPages counts the pages a filter selects without decoding them:
-// Notion has no count endpoint, so this still reads every page, 100 a
-// request.
-func (a *api) countPages(ctx context.Context, dataSource string, filter notionapi.Filter) (int, error) {
+// countPages counts the pages a filter selects, asking for one property
+// of each (titleID) and decoding none: Notion has no count endpoint, so
+// this still reads every page, 100 a request.
+func (a *api) countPages(ctx context.Context, dataSource, titleID string, filter notionapi.Filter) (int, error) {
 	n := 0
-	err := scanPages(ctx, a, dataSource, pageQuery{Filter: filter}, func(p *trashMark) bool {
+	err := scanPages(ctx, a, dataSource, pageQuery{Filter: filter, Only: []string{titleID}}, func(p *trashMark) bool {
 		if !p.Archived && !p.InTrash {
 			n++
 		}
@@ -285,9 +290,13 @@ func scanPages[T any](ctx context.Context, a *api, dataSource string, q pageQuer
 	if len(q.Sorts) > 0 {
 		req["sorts"] = q.Sorts
 	}
+	path := "/v1/data_sources/" + dataSource + "/query"
+	if len(q.Only) > 0 {
+		path += "?" + url.Values{"filter_properties": q.Only}.Encode()
+	}
 	for {
 		var res listOf[T]
-		if err := a.do(ctx, http.MethodPost, "/v1/data_sources/"+dataSource+"/query", req, &res); err != nil {
+		if err := a.do(ctx, http.MethodPost, path, req, &res); err != nil {
 			return err
 		}
 		for i := range res.Results {

@@ -126,8 +126,8 @@ func ceilMinute(t time.Time) time.Time {
 // window keeps. The pages it leaves out are history: gone from a Full
 // delta, which the hub already reads as aged out (model.Archived at its
 // horizon). Notion has no count endpoint, so when the caller wants
-// Delta.Archived a second query reads the history to count it, decoding
-// nothing but its pages' trash flags.
+// Delta.Archived a second query reads the history to count it, asking
+// for the title alone and decoding nothing but its pages' trash flags.
 func (s *Source) fullPoll(ctx context.Context, now time.Time, server *atomic.Int64, opt []sources.PollOption) (sources.Delta, error) {
 	const op = "poll"
 	horizon := sources.Horizon(opt)
@@ -146,7 +146,7 @@ func (s *Source) fullPoll(ctx context.Context, now time.Time, server *atomic.Int
 	next.remember(tasks, nil, s.overlap, server.Load())
 	live, archived := sources.Window(tasks, opt)
 	if filter != nil && !sources.Uncounted(opt) {
-		n, err := s.api.countPages(ctx, s.ds, s.m.historyFilter(final, floorMinute(horizon)))
+		n, err := s.api.countPages(ctx, s.ds, s.m.ids[s.m.Title], s.m.historyFilter(final, floorMinute(horizon)))
 		if err != nil {
 			return sources.Delta{}, s.fail(op, "", err)
 		}

@@ -5,11 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,68 +13,6 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 )
-
-// reads counts what the source asks Notion to query and how many pages
-// the answers carry, and keeps the filters it sent.
-type reads struct {
-	next    http.RoundTripper
-	mu      sync.Mutex
-	queries int
-	pages   int
-	filters []json.RawMessage
-}
-
-func (r *reads) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !strings.HasSuffix(req.URL.Path, "/query") {
-		return r.next.RoundTrip(req)
-	}
-	var sent struct {
-		Filter json.RawMessage `json:"filter"`
-	}
-	if req.GetBody != nil {
-		if body, err := req.GetBody(); err == nil {
-			_ = json.NewDecoder(body).Decode(&sent)
-		}
-	}
-	res, err := r.next.RoundTrip(req)
-	if err != nil {
-		return res, err
-	}
-	raw, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	res.Body = io.NopCloser(bytes.NewReader(raw))
-	var list struct {
-		Results []json.RawMessage `json:"results"`
-	}
-	_ = json.Unmarshal(raw, &list)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.queries++
-	r.pages += len(list.Results)
-	r.filters = append(r.filters, sent.Filter)
-	return res, nil
-}
-
-// reset returns the queries and pages counted so far and starts again.
-func (r *reads) reset() (queries, pages int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	queries, pages = r.queries, r.pages
-	r.queries, r.pages, r.filters = 0, 0, nil
-	return queries, pages
-}
-
-func (r *reads) lastFilter() json.RawMessage {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.filters) == 0 {
-		return nil
-	}
-	return r.filters[len(r.filters)-1]
-}
 
 // history is a database that has run for a while: many pages finished two
 // days ago, a few live ones, and a few finished within the last day.

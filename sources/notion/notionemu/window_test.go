@@ -105,3 +105,21 @@ func TestTimestampFiltersCompareToTheMillisecond(t *testing.T) {
 		}
 	}
 }
+
+// filter_properties limits the properties each page of a query answer
+// carries; an id the data source lacks is refused.
+func TestFilterPropertiesLimitsTheAnswer(t *testing.T) {
+	h := newHarness(t)
+	seedQueue(h)
+	list := h.call("POST", "/v1/databases/"+h.db+"/query?filter_properties=title", `{}`).mustOK(t).Body
+	for _, r := range list["results"].([]any) {
+		props := r.(map[string]any)["properties"].(map[string]any)
+		if _, ok := props["Name"]; !ok || len(props) != 1 {
+			t.Fatalf("filter_properties=title answered with %v", props)
+		}
+	}
+	if got := titles(list); len(got) != 5 {
+		t.Fatalf("%d pages, want 5", len(got))
+	}
+	h.call("POST", "/v1/databases/"+h.db+"/query?filter_properties=nope", `{}`).wantError(t, 400, "validation_error")
+}
