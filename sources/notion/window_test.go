@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -252,5 +253,13 @@ func TestPagesMoveBetweenHistoryAndLiveWork(t *testing.T) {
 	}
 	if full.Archived != len(h.old)+2 {
 		t.Fatalf("the later full poll counts %d finished earlier, want %d", full.Archived, len(h.old)+2)
+	}
+}
+
+// The history count's query carries filter_properties in its URL; it is
+// still a read, retried on 429 and 5xx.
+func TestAQueryWithFilterPropertiesIsARead(t *testing.T) {
+	if !idempotent(http.MethodPost, "/v1/data_sources/x/query?filter_properties=title") {
+		t.Fatal("a query with filter_properties is not retried")
 	}
 }
