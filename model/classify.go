@@ -174,9 +174,7 @@ func Classify(t *Task, now time.Time, p Policy, mesh *Mesh) Classification {
 		c.Cause, c.Reason = CauseBroken, t.Problem
 		return c
 	}
-	// The reservation is read in place: a copy would load all of it, and
-	// a dashboard classifies 100k tasks per snapshot.
-	if r := &t.Reservation; t.State == StateQueued && r.For != "" && !r.Until.IsZero() {
+	if r := t.Reservation; t.State == StateQueued && r != nil && r.For != "" && !r.Until.IsZero() {
 		if now.Before(r.Until) {
 			c.Changes = r.Until
 			return c

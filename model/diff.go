@@ -23,7 +23,7 @@ func Changes(seen, now *Task) []string {
 	if !seen.Claim.Expires.Equal(now.Claim.Expires) && seen.Claim.Token == now.Claim.Token {
 		out = append(out, "lease extended by a heartbeat to "+now.Claim.Expires.UTC().Format(time.RFC3339))
 	}
-	add("reserved for", seen.Reservation.For, now.Reservation.For)
+	add("reserved for", seen.ReservedFor(), now.ReservedFor())
 	if len(out) == 0 && seen.Version != now.Version {
 		out = append(out, "the task was edited")
 	}

@@ -3,7 +3,7 @@ package model
 import "time"
 
 // Level is a rung of seed 001's escalation ladder.
-type Level int
+type Level uint8
 
 // Escalation levels, in order.
 const (
@@ -17,7 +17,7 @@ const (
 var levelNames = [...]string{"", "stale", "urgent", "notify", "escalated"}
 
 func (l Level) String() string {
-	if l < 0 || int(l) >= len(levelNames) {
+	if int(l) >= len(levelNames) {
 		return "level?"
 	}
 	return levelNames[l]

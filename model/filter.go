@@ -244,7 +244,7 @@ func (tm *Term) match(t *Task, c *Classification, now time.Time) bool {
 	case fieldText:
 		return MatchesText(t, tm.Value)
 	case fieldAgent:
-		return ContainsFold(t.Claim.Name, tm.Value) || ContainsFold(t.Reservation.For, tm.Value)
+		return ContainsFold(t.Claim.Name, tm.Value) || ContainsFold(t.ReservedFor(), tm.Value)
 	case fieldState:
 		return strings.HasPrefix(t.State.String(), tm.Value) || ContainsFold(t.RawStatus, tm.Value)
 	case fieldSource:

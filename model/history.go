@@ -104,11 +104,11 @@ func claimDetail(c Claim) string {
 
 func parkDetail(t *Task) string {
 	var parts []string
-	if t.UnblockAction != "" {
-		parts = append(parts, "unblock: "+t.UnblockAction)
+	if a := t.UnblockAction(); a != "" {
+		parts = append(parts, "unblock: "+a)
 	}
-	if !t.NextCheckAt.IsZero() {
-		parts = append(parts, "next check "+t.NextCheckAt.UTC().Format(time.RFC3339))
+	if at := t.NextCheckAt(); !at.IsZero() {
+		parts = append(parts, "next check "+at.UTC().Format(time.RFC3339))
 	}
 	if t.Artifacts != "" {
 		parts = append(parts, "artifacts: "+t.Artifacts)

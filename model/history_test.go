@@ -63,7 +63,7 @@ func TestTimeline(t *testing.T) {
 			}},
 			"3m0s handoff by alice (knows it) [to bravo · was: IN_PROGRESS held by w1]"},
 		{"a blocked task with no block event tells its reason, unblock action and next check from its fields",
-			Task{State: StateBlocked, EditedAt: m(30), Reason: "waiting for DBA", UnblockAction: "grant access", NextCheckAt: m(90)},
+			Task{State: StateBlocked, EditedAt: m(30), Reason: "waiting for DBA", Unblock: &Unblock{Action: "grant access", NextCheckAt: m(90)}},
 			"30m0s block (waiting for DBA) [unblock: grant access; next check 2026-02-01T03:45:00Z]"},
 		{"a completion the trail recorded is not repeated",
 			Task{State: StateDone, EditedAt: m(40), History: []Event{{At: m(39), Actor: "w1", Action: "completed"}}},

@@ -79,9 +79,9 @@ func (f Field) compare(a, b *Task) int {
 	case FieldReason:
 		return strings.Compare(a.Reason, b.Reason)
 	case FieldUnblock:
-		return strings.Compare(a.UnblockAction, b.UnblockAction)
+		return strings.Compare(a.UnblockAction(), b.UnblockAction())
 	case FieldReserved:
-		return strings.Compare(a.Reservation.For, b.Reservation.For)
+		return strings.Compare(a.ReservedFor(), b.ReservedFor())
 	}
 	return 0
 }
@@ -110,7 +110,7 @@ func (f Field) Number(t *Task) (n int64, nsec int32, ok bool) {
 	case FieldLeft:
 		return zeroLast(t.Claim.Expires)
 	case FieldNextCheck:
-		return zeroLast(t.NextCheckAt)
+		return zeroLast(t.NextCheckAt())
 	}
 	return 0, 0, false
 }

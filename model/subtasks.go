@@ -50,5 +50,5 @@ func (x SubtaskIndex) Open(parent *Task) int {
 			n++
 		}
 	}
-	return max(n, parent.OpenSubtasks)
+	return max(n, int(parent.OpenSubtasks))
 }

@@ -20,7 +20,8 @@ func TestOpenSubtasksCountsTheSubtasksSeenOrTheBackendsCountWhicheverIsMore(t *t
 		t.Fatalf("sub-tasks of prod/1: %d, want 4", got)
 	}
 	cases := []struct {
-		recorded, want int
+		recorded int32
+		want     int
 	}{{0, 2}, {1, 2}, {3, 3}}
 	for _, c := range cases {
 		epic.OpenSubtasks = c.recorded

@@ -10,7 +10,7 @@ import (
 
 // State is the normalized lifecycle state of a task. Each backend maps its
 // own vocabulary onto it and keeps the raw value in Task.RawStatus.
-type State int
+type State uint8
 
 // The lifecycle states. StateUnknown marks a raw status outside the backend's
 // vocabulary: the task is shown, never pulled, and carries a Problem.
@@ -28,7 +28,7 @@ const (
 var stateNames = [...]string{"unknown", "queued", "claimed", "blocked", "review", "done", "failed", "canceled"}
 
 func (s State) String() string {
-	if s < 0 || int(s) >= len(stateNames) {
+	if int(s) >= len(stateNames) {
 		return "state(" + strconv.Itoa(int(s)) + ")"
 	}
 	return stateNames[s]
@@ -50,7 +50,7 @@ func ParseState(name string) (State, error) {
 
 // Class is the service class of seed 002; its value is the rank used by the
 // pull order, lower first.
-type Class int
+type Class uint8
 
 // The service classes with their seed 002 ranks.
 const (
@@ -231,14 +231,31 @@ type Reservation struct {
 	Priority string // seed 001: normal, urgent, critical
 }
 
-// Active reports whether the reservation still binds at now.
-func (r Reservation) Active(now time.Time) bool {
-	return r.For != "" && (r.Until.IsZero() || now.Before(r.Until))
+// Active reports whether the reservation still binds at now; a nil one
+// (the task was not handed off) never does.
+func (r *Reservation) Active(now time.Time) bool {
+	return r != nil && r.For != "" && (r.Until.IsZero() || now.Before(r.Until))
 }
 
 // Allows reports whether agent may take a task under this reservation.
-func (r Reservation) Allows(agent string, now time.Time) bool {
+func (r *Reservation) Allows(agent string, now time.Time) bool {
 	return !r.Active(now) || r.For == AnyAgent || strings.EqualFold(r.For, agent)
+}
+
+// Unblock is what a blocked task waits for: the action that frees it and
+// when to look again.
+type Unblock struct {
+	Action      string
+	NextCheckAt time.Time
+}
+
+// UnblockOf is the Unblock of action and next check, nil when both are
+// unset, as they are on every task that was never blocked.
+func UnblockOf(action string, next time.Time) *Unblock {
+	if action == "" && next.IsZero() {
+		return nil
+	}
+	return &Unblock{Action: action, NextCheckAt: next}
 }
 
 // Event is one entry of a task's claim history.
@@ -258,35 +275,38 @@ type Task struct {
 	Title       string
 	Description string
 
-	State     State
 	RawStatus string
 
-	Class    Class
 	Priority int
+	// The small fields share one word; TestTaskSize says why it matters.
+	State State
+	Class Class
+	// Escalated is the escalation level the backend has recorded, so that
+	// enforcement acts once per level.
+	Escalated Level
+	// OpenSubtasks counts sub-tasks not yet done, failed or canceled; a
+	// task with any cannot be completed (INCOMPLETE_SUBTASKS).
+	OpenSubtasks int32
 
 	CreatedAt time.Time
 	EditedAt  time.Time
 
-	Claim       Claim
-	Reservation Reservation
+	Claim Claim
+	// Reservation is the hand-off the task is kept under; nil when it was
+	// not handed off. Read its target with ReservedFor.
+	Reservation *Reservation
 
-	Reason        string // blocker or cancel/fail reason
-	UnblockAction string
-	NextCheckAt   time.Time
-	Artifacts     string
+	Reason string // blocker or cancel/fail reason
+	// Unblock is nil unless the task was blocked with an unblock action or
+	// a next check; read it with UnblockAction and NextCheckAt.
+	Unblock   *Unblock
+	Artifacts string
 	// Parent is the native id of the task this one is a sub-task of.
 	Parent string
-	// OpenSubtasks counts sub-tasks not yet done, failed or canceled; a
-	// task with any cannot be completed (INCOMPLETE_SUBTASKS).
-	OpenSubtasks int
 	// Family holds the sub-tasks where the backend keeps them and the task
 	// was read on its own (Source.Get); nil from a poll. A pointer, so the
 	// 100,000 tasks of a poll stay in their allocation size class.
 	Family *Family
-
-	// Escalated is the escalation level the backend has recorded, so that
-	// enforcement acts once per level.
-	Escalated Level
 
 	History []Event
 
@@ -305,6 +325,31 @@ func (t *Task) DisplayKey() string {
 		return t.Key
 	}
 	return t.ID
+}
+
+// ReservedFor is whom the task was handed off to, "" when it was not.
+func (t *Task) ReservedFor() string {
+	if t.Reservation == nil {
+		return ""
+	}
+	return t.Reservation.For
+}
+
+// UnblockAction is what would unblock the task, "" when none was recorded.
+func (t *Task) UnblockAction() string {
+	if t.Unblock == nil {
+		return ""
+	}
+	return t.Unblock.Action
+}
+
+// NextCheckAt is when a blocked task is to be looked at again; zero when
+// no time was recorded.
+func (t *Task) NextCheckAt() time.Time {
+	if t.Unblock == nil {
+		return time.Time{}
+	}
+	return t.Unblock.NextCheckAt
 }
 
 // Ref names a task across sources.

@@ -294,7 +294,7 @@ func TestHandOffPicksAgentReasonAndPriority(t *testing.T) {
 	}
 	r.press("y")
 	got := r.get("5")
-	if res := got.Reservation; res.For != "alpha" || res.Priority != "critical" || res.Reason != "bravo is stuck" || got.Claim.Held() {
+	if res := got.Reservation; res == nil || res.For != "alpha" || res.Priority != "critical" || res.Reason != "bravo is stuck" || got.Claim.Held() {
 		t.Fatalf("after hand-off: reservation %+v, holder %q", res, got.Claim.Name)
 	}
 }

@@ -398,13 +398,13 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		[2]string{"standing", orDash(c.Reason)},
 		[2]string{"recorded", orDash(t.Escalated.String())},
 	)
-	if r := t.Reservation; r.For != "" {
+	if r := t.Reservation; r != nil && r.For != "" {
 		kv = append(kv, [2]string{"reserved", fmt.Sprintf("for %s until %s by %s, %s: %s",
 			r.For, when(r.Until), orDash(r.By), orDash(r.Priority), orDash(r.Reason))})
 	}
 	kv = append(kv,
-		[2]string{"reason", orDash(theme.Safe(t.Reason))}, [2]string{"unblock", orDash(theme.Safe(t.UnblockAction))},
-		[2]string{"next check", when(t.NextCheckAt)}, [2]string{"artifacts", orDash(theme.Safe(t.Artifacts))},
+		[2]string{"reason", orDash(theme.Safe(t.Reason))}, [2]string{"unblock", orDash(theme.Safe(t.UnblockAction()))},
+		[2]string{"next check", when(t.NextCheckAt())}, [2]string{"artifacts", orDash(theme.Safe(t.Artifacts))},
 		[2]string{"subtasks", fmt.Sprintf("%d open", t.OpenSubtasks)}, [2]string{"version", orDash(t.Version)},
 	)
 	if t.Problem != "" {

@@ -173,8 +173,8 @@ func TestE2EHandOff(t *testing.T) {
 	e.see("ANY, priority medium")
 	e.keys("y")
 	e.see("handoff deploy-1 applied")
-	if got := e.task("deploy-1"); got.Reservation.For != model.AnyAgent || got.Claim.Held() {
-		t.Fatalf("after hand-off: reserved for %q, held by %q", got.Reservation.For, got.Claim.Name)
+	if got := e.task("deploy-1"); got.ReservedFor() != model.AnyAgent || got.Claim.Held() {
+		t.Fatalf("after hand-off: reserved for %q, held by %q", got.ReservedFor(), got.Claim.Name)
 	}
 	e.quit()
 }

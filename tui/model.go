@@ -751,7 +751,7 @@ func touchTasks(block []*model.Task) int {
 	n := 0
 	for _, t := range block {
 		n += int(t.State) + t.Priority + int(t.EditedAt.Unix()) + len(t.Claim.Name) +
-			int(t.Claim.Expires.Unix()) + len(t.Reservation.For) + len(t.Problem) + len(t.Parent)
+			int(t.Claim.Expires.Unix()) + len(t.ReservedFor()) + len(t.Problem) + len(t.Parent)
 		if t.State == model.StateClaimed && t.ID != "" {
 			// A stale claim's id is hashed for its alarm: fetch its bytes too.
 			n += int(t.ID[0])
@@ -1039,8 +1039,8 @@ func transitionActivity(tr hub.Transition) activity {
 	} else if tr.Before != nil && tr.Before.Claim.Held() {
 		a.What += " (was " + tr.Before.Claim.Name + ")"
 	}
-	if r := t.Reservation; r.For != "" && (tr.Before == nil || tr.Before.Reservation.For != r.For) {
-		a.What += ", reserved for " + r.For
+	if r := t.ReservedFor(); r != "" && (tr.Before == nil || tr.Before.ReservedFor() != r) {
+		a.What += ", reserved for " + r
 	}
 	return a
 }

@@ -107,7 +107,7 @@ func TestSortCommand(t *testing.T) {
 // them) in exactly model.Order's order, both ways.
 func TestColumnSortIsExactlyModelOrder(t *testing.T) {
 	tasks := bigQueue(5000, rand.New(rand.NewPCG(11, 12))).Sources[0].Tasks
-	tasks[3].NextCheckAt = t0.Add(time.Hour)
+	tasks[3].Unblock = &model.Unblock{NextCheckAt: t0.Add(time.Hour)}
 	tasks[9].Claim.ClaimedAt = t0.Add(-time.Nanosecond)
 	tasks[10].Claim.ClaimedAt = t0.Add(-2 * time.Nanosecond) // the same second
 	for f := model.FieldSource; f <= model.FieldReserved; f++ {

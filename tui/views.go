@@ -295,7 +295,7 @@ func (p *pane) sortTasks(classes func() map[*model.Task]model.Classification) {
 // nextCheckCompare puts the parked task due to be looked at first on top;
 // those with no next check go last.
 func nextCheckCompare(a, b *model.Task) int {
-	na, nb := a.NextCheckAt, b.NextCheckAt
+	na, nb := a.NextCheckAt(), b.NextCheckAt()
 	switch {
 	case na.IsZero() && nb.IsZero():
 		return 0
@@ -640,7 +640,7 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 		c[0] = cell{text: label, paint: &ps.levels[lv]}
 		holder := t.Claim.Name
 		if holder == "" {
-			holder = t.Reservation.For
+			holder = t.ReservedFor()
 		}
 		c[2] = cell{text: holder}
 		c[3] = cell{text: cl.Placement.Node}
@@ -650,9 +650,9 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 		cells[3] = cell{text: t.Title}
 		cells[4] = cell{text: m.pace.ago(t.EditedAt, now)}
 		cells[5] = cell{text: orDash(theme.Safe(t.Reason))}
-		cells[6] = cell{text: orDash(theme.Safe(t.UnblockAction))}
+		cells[6] = cell{text: orDash(theme.Safe(t.UnblockAction()))}
 		cells[7] = cell{text: "—"}
-		if at := t.NextCheckAt; !at.IsZero() {
+		if at := t.NextCheckAt(); !at.IsZero() {
 			if at.After(now) {
 				cells[7] = cell{text: "in " + m.pace.span(at.Sub(now))}
 			} else {

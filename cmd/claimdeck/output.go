@@ -81,6 +81,10 @@ func toJSON(t *model.Task) *taskJSON {
 	if t == nil {
 		return nil
 	}
+	var until time.Time
+	if t.Reservation != nil {
+		until = t.Reservation.Until
+	}
 	var subs []subtaskJSON
 	if t.Family != nil {
 		for _, s := range t.Family.Subtasks {
@@ -93,8 +97,8 @@ func toJSON(t *model.Task) *taskJSON {
 		ClaimedBy: t.Claim.Holder.String(), Agent: t.Claim.Name, AgentRun: t.Claim.RunID, Node: t.Claim.Node,
 		LockToken: t.Claim.Token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),
 		Reason: t.Reason, Artifacts: t.Artifacts,
-		ReservedFor: t.Reservation.For, ReservedTil: stamp(t.Reservation.Until),
-		Parent: t.Parent, OpenSubs: t.OpenSubtasks, Version: t.Version, Problem: t.Problem,
+		ReservedFor: t.ReservedFor(), ReservedTil: stamp(until),
+		Parent: t.Parent, OpenSubs: int(t.OpenSubtasks), Version: t.Version, Problem: t.Problem,
 	}
 }
 

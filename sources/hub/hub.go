@@ -732,7 +732,7 @@ func transitioned(before, after *model.Task) bool {
 		return true
 	}
 	return before.State != after.State || before.Claim.Holder != after.Claim.Holder ||
-		before.Claim.Name != after.Claim.Name || before.Reservation.For != after.Reservation.For
+		before.Claim.Name != after.Claim.Name || before.ReservedFor() != after.ReservedFor()
 }
 
 // publish replaces whatever snapshot is waiting with a fresh one, carrying

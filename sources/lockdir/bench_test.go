@@ -216,21 +216,21 @@ func reportCPU(b *testing.B) func() {
 }
 
 // benchIncrementalPolls runs, over an open source on dir, an idle poll and
-// a poll after one lock file (job-42) is rewritten.
-func benchIncrementalPolls(b *testing.B, ctx context.Context, dir string) {
+// a poll after one lock file (job-42) is rewritten, every poll with opt.
+func benchIncrementalPolls(b *testing.B, ctx context.Context, dir string, opt ...sources.PollOption) {
 	src, err := Open(Config{Name: "bench", Path: dir})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer src.Close()
-	d, err := src.Poll(ctx, "")
+	d, err := src.Poll(ctx, "", opt...)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cursor := d.Cursor
 	b.Run("idle", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			d, err := src.Poll(ctx, cursor)
+			d, err := src.Poll(ctx, cursor, opt...)
 			if err != nil || len(d.Tasks) != 0 {
 				b.Fatalf("%d tasks, %v", len(d.Tasks), err)
 			}
@@ -244,7 +244,7 @@ func benchIncrementalPolls(b *testing.B, ctx context.Context, dir string) {
 			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 				b.Fatal(err)
 			}
-			d, err := src.Poll(ctx, cursor)
+			d, err := src.Poll(ctx, cursor, opt...)
 			if err != nil || len(d.Tasks) != 1 {
 				b.Fatalf("%d tasks, %v", len(d.Tasks), err)
 			}

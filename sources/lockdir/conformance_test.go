@@ -20,8 +20,14 @@ func openTemp(t testing.TB, lease time.Duration) *Source {
 	return src
 }
 
-func TestConformance(t *testing.T) {
-	sourcetest.Run(t, sourcetest.Harness{
+func TestConformance(t *testing.T) { sourcetest.Run(t, harness(false)) }
+
+// TestConformanceByListing runs the kit on sources without the kernel's
+// word: every poll lists and lstats both directories, as on NFS.
+func TestConformanceByListing(t *testing.T) { sourcetest.Run(t, harness(true)) }
+
+func harness(byListing bool) sourcetest.Harness {
+	return sourcetest.Harness{
 		// The kit asserts seed 002's 20 minute default lease; seed 004's is
 		// 1 h, so the harness configures 20 minutes explicitly.
 		NewClocked: func(t testing.TB, now func() time.Time) sources.Source {
@@ -29,7 +35,10 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if byListing {
+				src.notify.close()
+			}
 			return src
 		},
-	})
+	}
 }

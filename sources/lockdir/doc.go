@@ -45,6 +45,28 @@
 // bracket, or as a YAML item at the end, comments kept) and replaces it by
 // rename.
 //
+// # Reading
+//
+// A poll looks again only at what changed. The scan first reads, without
+// waiting, an inotify queue on the directory and on archive/: the kernel
+// queues an event, with the file's name, inside the system call that
+// writes, truncates, renames, links, removes, chmods or touches it, so
+// every change finished before the queue is read is in it. A directory
+// with nothing queued is not listed and its files are not lstat'ed; a
+// named file is lstat'ed and read again, whatever its size and mtime say
+// (a rewrite within one tick of the clock keeps both). Where the kernel
+// cannot vouch for every writer (NFS, SMB, FUSE, overlayfs, no inotify
+// instance left, an overflowed queue, a file with a second link) the scan
+// lists and lstats the directory, and reads what moved, as before.
+//
+// archive/ is read lazily. A task whose only file is an archived one, with
+// an mtime before the horizon the poll asked for (the dashboard's window),
+// is history: known by its name and lstat, counted in Delta.Archived, not
+// opened. Its file is read once the window reaches it, when a live or held
+// file of the task appears (the archive may decide the task then), when
+// it changes (a changed file is inside the window), or when Archive asks
+// for it; a poll with no horizon reads it all.
+//
 // # Leases
 //
 // A lock's lease ends at expires_at, or claimed_at (heartbeat) + Lease when
@@ -116,4 +138,14 @@
 //     by a writer: it is absent, not broken.
 //   - The seed's cleanup deletes every lock older than a day, a human's
 //     too; the task then reads as queued again.
+//   - The seed's cleanup also archives claimdeck's parked markers (review,
+//     blocked) and files nobody can read. One archived before the window
+//     is counted as history unread, like every archived file: the
+//     dashboard's window no longer shows it, Archive (final states only)
+//     does not return it, Get and a poll with no window still read it as
+//     it is.
+//   - inotify hears no write through a shared mapping (mmap), and none
+//     through a hard link made, after the scan looked, from another
+//     directory: such a change is seen when the file's name is next
+//     changed or the directory next listed.
 package lockdir

@@ -100,6 +100,10 @@ const tempPrefix = privatePrefix + "tmp-"
 // to kill the process there and check what the directory reads as.
 var afterStep = func(step string) {}
 
+// onDisk is called before each listing ("list"), lstat ("lstat") and open
+// ("open") of a file a read makes; tests count them there.
+var onDisk = func(op, path string) {}
+
 // Source is a seed 004 lock directory.
 type Source struct {
 	cfg      Config
@@ -118,6 +122,7 @@ type Source struct {
 
 	scanMu sync.Mutex
 	view   view
+	notify *notifier // what changed since the last scan; under scanMu
 
 	closeOnce sync.Once
 }
@@ -165,6 +170,7 @@ func Open(cfg Config) (*Source, error) {
 	if err := s.loadTasks(); err != nil {
 		return nil, err
 	}
+	s.notify = newNotifier(dir)
 	return s, nil
 }
 
@@ -179,10 +185,13 @@ func (s *Source) Caps() sources.Caps {
 		Lacks: []string{"sub-tasks: a lock directory records no parent task"}}
 }
 
-// Close releases the directory lock file.
+// Close releases the directory lock file and the inotify queue.
 func (s *Source) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.scanMu.Lock()
+		s.notify.close()
+		s.scanMu.Unlock()
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 		if s.lockFile != nil {
@@ -361,6 +370,7 @@ func writeTemp(dir string, data []byte) (string, error) {
 // readSmall reads a file lstat said is size bytes long, asking for one byte
 // more: getting it means the file grew while being read. Usually one read.
 func readSmall(path string, size int64) ([]byte, error) {
+	onDisk("open", path)
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
@@ -468,6 +478,7 @@ func readFile(path string, k kind, fi os.FileInfo) *fileState {
 // changed while it was being read (the seed's `cat >` writes in place).
 func readOnce(path string, k kind, fi os.FileInfo) (fs *fileState, retry bool) {
 	if fi == nil {
+		onDisk("lstat", path)
 		var err error
 		if fi, err = os.Lstat(path); err != nil {
 			if os.IsNotExist(err) {

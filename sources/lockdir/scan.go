@@ -1,31 +1,94 @@
 package lockdir
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"os"
-	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
 
-// view is the directory as last scanned: every file's stat signature and
-// parsed content, and every task with the generation at which it last
-// changed. A scan stats every file but reads only those whose signature
-// moved, so an idle scan costs a readdir and one lstat per file.
+// view is the directory as last scanned: the files of the lock directory
+// and of archive/ by name, with their stat signatures and what was read of
+// them, and every task with the generation at which it last changed. A
+// scan looks again only at the names the kernel says changed (notify.go),
+// or lists and lstats everything where it cannot say, and reads a file
+// only when its signature moved or the kernel named it.
+//
+// archive/ is read lazily. A task whose only file is an archived one older
+// than the horizon the caller asked for is history: it is kept as its name
+// and lstat (history), counted, and read only when a poll's window reaches
+// it, Archive asks for it, or another file of the task appears.
 type view struct {
-	files   map[string]*fileState // by path
-	tasks   map[string]*tracked   // by task id
-	removed map[string]uint64     // task id → generation it disappeared at
-	gen     uint64
-	scanned time.Time // when the last scan started
+	dir, archive  dirView
+	tasks         map[string]*tracked
+	removed       map[string]uint64    // task id → generation it disappeared at
+	history       map[string]*seenFile // task id → its lone archived file, unread
+	historyNewest int64                // no file in history has a later mtime (Unix ns)
+	entries       map[string]*taskEntry
+	entriesSig    fileSig // the tasks file the tasks were assembled from
+	gen           uint64
+	changes       []change  // the task of each generation, oldest first
+	scanned       time.Time // when the last scan started
+}
+
+// change is a generation and the task it changed: an incremental poll
+// reads the tail past its cursor, so an idle one costs nothing per task.
+type change struct {
+	gen uint64
+	id  string
+}
+
+// bump starts a generation for a task that changed or went.
+func (v *view) bump(id string) uint64 {
+	v.gen++
+	v.changes = append(v.changes, change{v.gen, id})
+	if n := len(v.changes); n > 1024 && n > 2*(len(v.tasks)+len(v.removed)) {
+		v.compact()
+	}
+	return v.gen
+}
+
+// compact keeps each task's latest change only, in order: what an
+// incremental poll from any cursor needs.
+func (v *view) compact() {
+	kept := v.changes[:0]
+	for _, c := range v.changes {
+		if tr := v.tasks[c.id]; (tr != nil && tr.gen == c.gen) || (tr == nil && v.removed[c.id] == c.gen) || c.gen == v.gen {
+			kept = append(kept, c)
+		}
+	}
+	clear(v.changes[len(kept):])
+	v.changes = kept
+}
+
+// dirView is one directory's files as last seen.
+type dirView struct {
+	files map[string]*seenFile // by name: the names a task's file can have
+	temps map[string]time.Time // temp files by name, with their mtime
+	// relist asks the next scan to list the directory whole: it never has,
+	// or a file had several links, and a write through a link in another
+	// directory raises no event here.
+	relist bool
+}
+
+// seenFile is one file of a task as last lstat'ed, and as read.
+type seenFile struct {
+	id   string
+	kind kind
+	sig  fileSig
+	fs   *fileState // nil: an archived file left unread
 }
 
 // tracked is a task with what it was assembled from: the same file states
@@ -38,10 +101,17 @@ type tracked struct {
 }
 
 func (v *view) init() {
-	v.files = map[string]*fileState{}
+	v.dir = dirView{files: map[string]*seenFile{}, temps: map[string]time.Time{}, relist: true}
+	v.archive = dirView{files: map[string]*seenFile{}, temps: map[string]time.Time{}, relist: true}
 	v.tasks = map[string]*tracked{}
 	v.removed = map[string]uint64{}
+	v.history = map[string]*seenFile{}
 }
+
+// keepHistory is the horizon of a caller that needs no archived task read
+// (claim-next: history is never claimable; Archive reads its own). The zero
+// horizon is that of one that wants every task read.
+var keepHistory = time.Unix(0, math.MaxInt64)
 
 func (s *Source) loadTasks() error {
 	s.tasksMu.Lock()
@@ -49,142 +119,332 @@ func (s *Source) loadTasks() error {
 	return s.tasks.load()
 }
 
-// entries returns the tasks file's entries as of now.
-func (s *Source) entries() (map[string]*taskEntry, []taskEntry, error) {
+// entries returns the tasks file's entries as of now, and its signature.
+func (s *Source) entries() (map[string]*taskEntry, fileSig, error) {
 	s.tasksMu.Lock()
 	defer s.tasksMu.Unlock()
 	if err := s.tasks.load(); err != nil {
-		return nil, nil, err
+		return nil, fileSig{}, err
 	}
-	return s.tasks.byID, s.tasks.entries, nil
+	return s.tasks.byID, s.tasks.sig, nil
 }
 
-// scan brings the view up to date. A caller that asked at `asked` reuses a
-// scan that started after it asked: under contention many callers share one
-// directory read instead of queueing for their own.
-func (s *Source) scan(asked time.Time) error {
-	s.scanMu.Lock()
-	defer s.scanMu.Unlock()
-	if s.view.scanned.After(asked) {
-		return nil
+// scan brings the view up to date for a caller that asked at `asked` and
+// needs every task inside horizon read (zero: every task). It reuses a
+// scan that started after the caller asked: under contention many callers
+// share one look at the directory instead of queueing for their own. The
+// caller holds scanMu.
+func (s *Source) scan(asked, horizon time.Time) error {
+	if !s.view.scanned.After(asked) {
+		if err := s.rescan(horizon); err != nil {
+			return err
+		}
 	}
+	s.promote(horizon)
+	return nil
+}
+
+func (s *Source) rescan(horizon time.Time) error {
 	start := time.Now()
-	byID, entries, err := s.entries()
+	byID, sig, err := s.entries()
 	if err != nil {
 		return err
 	}
-	type found struct {
-		id   string
-		kind kind
-		path string
-		held bool // moved aside by a change (heldPath)
-		fs   *fileState
-	}
-	var all []found
-	var temps []string
-	add := func(dir, name string, k kind) {
-		base, held := strings.CutPrefix(name, heldPrefix)
-		if id := strings.TrimSuffix(base, k.suffix()); id != "" && !strings.HasPrefix(base, ".") && (!held || dir == s.dir) {
-			all = append(all, found{id: id, kind: k, path: dir + string(os.PathSeparator) + name, held: held})
+	v := &s.view
+	news := s.notify.drain()
+	touched := map[string]struct{}{} // task ids
+	err = s.refresh(&v.dir, s.dir, false, news.dirAll, news.dir, touched)
+	if err == nil {
+		if news.archiveAll || v.archive.relist {
+			s.notify.watchArchive(s.archive)
 		}
+		err = s.refresh(&v.archive, s.archive, true, news.archiveAll, news.archive, touched)
 	}
-	if err := eachName(s.dir, func(name string) {
-		if strings.HasPrefix(name, tempPrefix) {
-			temps = append(temps, name)
-			return
-		}
-		for _, k := range []kind{kindLock, kindDone, kindFailed, kindQueued} {
-			if strings.HasSuffix(name, k.suffix()) {
-				add(s.dir, name, k)
-				return
+	if err != nil {
+		// What the kernel said is spent: the next scan lists both.
+		v.dir.relist, v.archive.relist = true, true
+		return sources.StorageErr("poll", "", err)
+	}
+	s.removeStaleTemps()
+	if v.entries == nil || sig != v.entriesSig {
+		for id, e := range byID {
+			if old := v.entries[id]; old == nil || old.version != e.version {
+				touched[id] = struct{}{}
 			}
 		}
-	}); err != nil {
-		return sources.StorageErr("poll", "", err)
-	}
-	if err := eachName(s.archive, func(name string) {
-		switch {
-		case strings.HasSuffix(name, ".done"):
-			add(s.archive, name, kindArchivedDone)
-		case strings.HasSuffix(name, ".failed"):
-			add(s.archive, name, kindArchivedFailed)
+		for id := range v.entries {
+			if byID[id] == nil {
+				touched[id] = struct{}{}
+			}
 		}
-	}); err != nil && !os.IsNotExist(err) {
-		return sources.StorageErr("poll", "", err)
+		v.entries, v.entriesSig = byID, sig
 	}
-	// An lstat per file, and a read of those whose signature moved: system
-	// calls and parsing, spread over the cores.
-	old := s.view.files
-	parallel(len(all), func(i int) {
-		f := &all[i]
-		fi, err := os.Lstat(f.path)
-		switch {
-		case err != nil && os.IsNotExist(err):
-			return // gone since readdir: a writer renamed it
-		case err == nil && old[f.path] != nil && sigOf(fi) == old[f.path].sig:
-			f.fs = old[f.path]
-		case err == nil:
-			f.fs = readFile(f.path, f.kind, fi)
-		default:
-			f.fs = readFile(f.path, f.kind, nil)
+	s.settle(touched, horizon)
+	v.scanned = start
+	return nil
+}
+
+// candidate is a name a scan looks at: what the name says, the file as
+// seen before (old) and now (now, nil when it is gone).
+type candidate struct {
+	name     string
+	id       string
+	kind     kind
+	old, now *seenFile
+}
+
+// taskFile says which task file name is in the lock directory (archived:
+// in archive/), if any. Held files count in the lock directory only.
+func taskFile(name string, archived bool) (id string, k kind, ok bool) {
+	kinds := []kind{kindLock, kindDone, kindFailed, kindQueued}
+	if archived {
+		kinds = []kind{kindArchivedDone, kindArchivedFailed}
+	}
+	for _, k := range kinds {
+		if strings.HasSuffix(name, k.suffix()) {
+			base, held := strings.CutPrefix(name, heldPrefix)
+			id := strings.TrimSuffix(base, k.suffix())
+			return id, k, id != "" && !strings.HasPrefix(base, ".") && (!held || !archived)
+		}
+	}
+	return "", 0, false
+}
+
+// refresh brings one directory's files up to date and adds to touched the
+// tasks whose files changed: every name after listing the directory whole
+// (all, or a relist it asked for), else only the names the kernel
+// reported. A name the kernel reported is read again whatever its
+// signature says: a rewrite of the same size within one clock tick keeps
+// it. Files in the lock directory are read at once; archived ones are left
+// for settle to decide.
+func (s *Source) refresh(d *dirView, dir string, archived, all bool, named map[string]struct{}, touched map[string]struct{}) error {
+	var cands []candidate
+	var temps []string
+	add := func(name string) {
+		if !archived && strings.HasPrefix(name, tempPrefix) {
+			temps = append(temps, name)
+		} else if id, k, ok := taskFile(name, archived); ok {
+			cands = append(cands, candidate{name: name, id: id, kind: k, old: d.files[name]})
+		}
+	}
+	whole := all || d.relist
+	if whole {
+		if err := eachName(dir, add); err != nil && !(archived && os.IsNotExist(err)) {
+			return err
+		}
+	} else {
+		for name := range named {
+			add(name)
+		}
+	}
+	var linked atomic.Bool
+	parallel(len(cands), func(i int) {
+		c := &cands[i]
+		_, kernelSaid := named[c.name]
+		if s.look(dir, c, archived, kernelSaid) {
+			linked.Store(true)
 		}
 	})
-
-	files := make(map[string]*fileState, len(all))
-	perID := make(map[string]*[numKinds]*fileState, len(all))
-	for _, f := range all {
-		if f.fs == nil {
-			continue // vanished between lstat and read
+	if whole {
+		files := make(map[string]*seenFile, len(cands))
+		for _, c := range cands {
+			if c.now != nil {
+				files[c.name] = c.now
+			}
 		}
-		files[f.path] = f.fs
-		slot := perID[f.id]
-		if slot == nil {
-			slot = new([numKinds]*fileState)
-			perID[f.id] = slot
+		for name, f := range d.files {
+			if files[name] == nil {
+				touched[f.id] = struct{}{}
+			}
 		}
-		if !f.held || slot[f.kind] == nil || isHeld(slot[f.kind].path) {
-			slot[f.kind] = f.fs // a file under its own name beats a held one
+		d.files = files
+		d.temps = map[string]time.Time{}
+	}
+	for _, c := range cands {
+		if c.now != c.old {
+			touched[c.id] = struct{}{}
+		}
+		if !whole {
+			if c.now == nil {
+				delete(d.files, c.name)
+			} else {
+				d.files[c.name] = c.now
+			}
 		}
 	}
-	s.view.files = files
-	s.removeStaleTemps(temps)
+	for _, name := range temps {
+		p := dir + string(os.PathSeparator) + name
+		onDisk("lstat", p)
+		if fi, err := os.Lstat(p); err == nil {
+			d.temps[name] = fi.ModTime()
+		} else {
+			delete(d.temps, name)
+		}
+	}
+	d.relist = linked.Load()
+	return nil
+}
 
-	seen := make(map[string]bool, len(perID)+len(entries))
-	update := func(id string, slot *[numKinds]*fileState) {
-		if seen[id] {
-			return
+// look lstats one candidate and, in the lock directory, reads it when its
+// signature moved or the kernel named it. It reports a file with more than
+// one link.
+func (s *Source) look(dir string, c *candidate, archived, kernelSaid bool) (linked bool) {
+	p := dir + string(os.PathSeparator) + c.name
+	onDisk("lstat", p)
+	fi, err := os.Lstat(p)
+	switch {
+	case err != nil && os.IsNotExist(err):
+		return false // gone since readdir, or removed: a writer renamed it
+	case err == nil && c.old != nil && !kernelSaid && sigOf(fi) == c.old.sig:
+		c.now = c.old
+	case err == nil && archived:
+		c.now = &seenFile{id: c.id, kind: c.kind, sig: sigOf(fi)}
+	default:
+		if err != nil {
+			fi = nil
 		}
-		seen[id] = true
-		var empty [numKinds]*fileState
-		if slot == nil {
-			slot = &empty
+		if fs := readFile(p, c.kind, fi); fs != nil {
+			c.now = &seenFile{id: c.id, kind: c.kind, sig: fs.sig, fs: fs}
 		}
-		e, ev := byID[id], ""
+	}
+	if err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// slotOf is a task's files as the view has them. A file under its own
+// name beats a held one.
+func (v *view) slotOf(id string) (slot [numKinds]*seenFile) {
+	for k := kindLock; k <= kindQueued; k++ {
+		name := id + k.suffix()
+		if slot[k] = v.dir.files[name]; slot[k] == nil {
+			slot[k] = v.dir.files[heldPrefix+name]
+		}
+	}
+	for _, k := range []kind{kindArchivedDone, kindArchivedFailed} {
+		slot[k] = v.archive.files[id+k.suffix()]
+	}
+	return slot
+}
+
+// needsReading says whether a task's archived files must be read: a caller
+// wants everything, the task is shown already, another file of the task
+// may be decided by them (a live lock beats everything, a seed-archived
+// marker only the tasks file, and a file names the one it replaces), or
+// its one archived file is inside the horizon. What is left is a task the
+// seed's cleanup archived before the horizon: history, counted unread.
+func (v *view) needsReading(id string, slot *[numKinds]*seenFile, horizon time.Time) bool {
+	if horizon.IsZero() || v.tasks[id] != nil {
+		return true
+	}
+	var lone *seenFile
+	for k, f := range slot {
+		switch {
+		case f == nil:
+		case kind(k) < kindArchivedDone || lone != nil:
+			return true
+		default:
+			lone = f
+		}
+	}
+	return lone != nil && lone.sig.mtime >= horizon.UnixNano()
+}
+
+// settle reads what the touched tasks need and assembles them again: a
+// new generation for each task whose files or entry changed.
+func (s *Source) settle(touched map[string]struct{}, horizon time.Time) {
+	if len(touched) == 0 {
+		return
+	}
+	v := &s.view
+	type job struct {
+		id   string
+		slot [numKinds]*seenFile
+	}
+	jobs := make([]job, 0, len(touched))
+	var reads []*seenFile
+	for id := range touched {
+		j := job{id: id, slot: v.slotOf(id)}
+		if v.needsReading(id, &j.slot, horizon) {
+			for _, f := range j.slot[kindArchivedDone:] {
+				if f != nil && f.fs == nil {
+					reads = append(reads, f)
+				}
+			}
+		}
+		jobs = append(jobs, j)
+	}
+	parallel(len(reads), func(i int) {
+		f := reads[i]
+		if f.fs = readFile(s.path(f.id, f.kind), f.kind, nil); f.fs != nil {
+			f.sig = f.fs.sig
+		}
+	})
+	gone := map[*seenFile]bool{}
+	for _, f := range reads {
+		if f.fs == nil { // vanished since its lstat: the kernel has queued why
+			gone[f] = true
+			delete(v.archive.files, f.id+f.kind.suffix())
+		}
+	}
+	for _, j := range jobs {
+		var files [numKinds]*fileState
+		var unread *seenFile
+		any := false
+		for k, f := range j.slot {
+			switch {
+			case f == nil || gone[f]:
+			case f.fs == nil:
+				unread = f
+			default:
+				files[k], any = f.fs, true
+			}
+		}
+		if unread != nil {
+			v.history[j.id] = unread
+			v.historyNewest = max(v.historyNewest, unread.sig.mtime)
+			continue
+		}
+		delete(v.history, j.id)
+		e := v.entries[j.id]
+		if !any && e == nil {
+			if v.tasks[j.id] != nil {
+				delete(v.tasks, j.id)
+				v.removed[j.id] = v.bump(j.id)
+			}
+			continue
+		}
+		ev := ""
 		if e != nil {
 			ev = e.version
 		}
-		if old := s.view.tasks[id]; old != nil && old.files == *slot && old.entry == ev {
-			return
+		if old := v.tasks[j.id]; old != nil && old.files == files && old.entry == ev {
+			continue
 		}
-		s.view.gen++
-		s.view.tasks[id] = &tracked{task: s.assemble(id, slot, e), files: *slot, entry: ev, gen: s.view.gen}
-		delete(s.view.removed, id)
+		delete(v.removed, j.id)
+		v.tasks[j.id] = &tracked{task: s.assemble(j.id, &files, e), files: files, entry: ev, gen: v.bump(j.id)}
 	}
-	for id, slot := range perID {
-		update(id, slot)
+}
+
+// promote reads the history a horizon earlier than the last one reaches.
+func (s *Source) promote(horizon time.Time) {
+	v := &s.view
+	if len(v.history) == 0 || (!horizon.IsZero() && horizon.UnixNano() > v.historyNewest) {
+		return
 	}
-	for _, e := range entries {
-		update(e.ID, perID[e.ID])
-	}
-	for id := range s.view.tasks {
-		if !seen[id] {
-			s.view.gen++
-			delete(s.view.tasks, id)
-			s.view.removed[id] = s.view.gen
+	reach := map[string]struct{}{}
+	v.historyNewest = 0
+	for id, f := range v.history {
+		if horizon.IsZero() || f.sig.mtime >= horizon.UnixNano() {
+			reach[id] = struct{}{}
+		} else {
+			v.historyNewest = max(v.historyNewest, f.sig.mtime)
 		}
 	}
-	s.view.scanned = start
-	return nil
+	s.settle(reach, horizon)
 }
 
 // parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines; small batches
@@ -214,6 +474,7 @@ func parallel(n int, fn func(int)) {
 // eachName calls fn for every name in dir, in directory order: sorting
 // 10,000 names would cost more than reading them.
 func eachName(dir string, fn func(string)) error {
+	onDisk("list", dir)
 	f, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -230,18 +491,25 @@ func eachName(dir string, fn func(string)) error {
 	}
 }
 
-// isHeld says whether path is a file moved aside by a change.
-func isHeld(path string) bool { return strings.HasPrefix(filepath.Base(path), heldPrefix) }
-
 // removeStaleTemps removes temp files older than a lease: whoever was
 // writing them died before publishing (a live writer publishes within
 // milliseconds). Anything else about them is left alone.
-func (s *Source) removeStaleTemps(names []string) {
+func (s *Source) removeStaleTemps() {
 	cutoff := time.Now().Add(-s.cfg.Lease)
-	for _, name := range names {
-		p := filepath.Join(s.dir, name)
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(cutoff) {
+	for name, mtime := range s.view.dir.temps {
+		if !mtime.Before(cutoff) {
+			continue
+		}
+		p := s.dir + string(os.PathSeparator) + name
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			delete(s.view.dir.temps, name)
+		case fi.Mode().IsRegular() && fi.ModTime().Before(cutoff):
 			os.Remove(p)
+			delete(s.view.dir.temps, name)
+		default:
+			s.view.dir.temps[name] = fi.ModTime()
 		}
 	}
 }
@@ -328,7 +596,7 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 	if !r.CreatedAt.IsZero() {
 		t.CreatedAt = r.CreatedAt
 	}
-	t.Reason, t.UnblockAction, t.NextCheckAt, t.Artifacts = r.Reason, r.UnblockAction, r.NextCheckAt, r.Artifacts
+	t.Reason, t.Unblock, t.Artifacts = r.Reason, model.UnblockOf(r.UnblockAction, r.NextCheckAt), r.Artifacts
 	t.History = r.events()
 	if r.TaskID != "" && r.TaskID != id && t.Problem == "" {
 		t.Problem = fmt.Sprintf("task_id %q does not match the file name", r.TaskID)
@@ -354,7 +622,7 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 		t.State, ok = model.StateQueued, true
 		if res := r.Reservation; res != nil {
 			until, _ := parseTime(res.Until)
-			t.Reservation = model.Reservation{For: res.For, Until: until, By: res.By, Reason: res.Reason, Priority: res.Priority}
+			t.Reservation = &model.Reservation{For: res.For, Until: until, By: res.By, Reason: res.Reason, Priority: res.Priority}
 		}
 	}
 	if !ok {
@@ -417,13 +685,14 @@ func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 	return c
 }
 
-// snapshot is every task after a fresh scan.
+// snapshot is every task after a fresh scan, history aside: the callers
+// (next, claim-next) want claimable tasks, and history never is.
 func (s *Source) snapshot() ([]*model.Task, error) {
-	if err := s.scan(time.Now()); err != nil {
-		return nil, err
-	}
 	s.scanMu.Lock()
 	defer s.scanMu.Unlock()
+	if err := s.scan(time.Now(), keepHistory); err != nil {
+		return nil, err
+	}
 	out := make([]*model.Task, 0, len(s.view.tasks))
 	for _, tr := range s.view.tasks {
 		out = append(out, tr.task)
@@ -433,45 +702,42 @@ func (s *Source) snapshot() ([]*model.Task, error) {
 
 // Poll returns what changed since the cursor. The cursor names this Source
 // instance and a generation; one from elsewhere gets a full snapshot. The
-// tasks returned are shared: treat them as read-only.
+// tasks returned are shared: treat them as read-only. A full poll with a
+// horizon counts the history it leaves out, read or not.
 func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	if err := ctx.Err(); err != nil {
 		return sources.Delta{}, sources.StorageErr("poll", "", err)
 	}
-	if err := s.scan(time.Now()); err != nil {
-		return sources.Delta{}, err
-	}
 	s.scanMu.Lock()
 	defer s.scanMu.Unlock()
+	if err := s.scan(time.Now(), sources.Horizon(opt)); err != nil {
+		return sources.Delta{}, err
+	}
+	v := &s.view
 	from, full := s.parseCursor(since)
-	d := sources.Delta{Full: full, Cursor: sources.Cursor(s.instance + ":" + strconv.FormatUint(s.view.gen, 10))}
-	for _, tr := range s.view.tasks {
-		if full || tr.gen > from {
+	d := sources.Delta{Full: full, Cursor: sources.Cursor(s.instance + ":" + strconv.FormatUint(v.gen, 10))}
+	if full {
+		for _, tr := range v.tasks {
 			d.Tasks = append(d.Tasks, tr.task)
 		}
-	}
-	if !full {
-		for id, g := range s.view.removed {
-			if g > from {
-				d.Removed = append(d.Removed, id)
-			}
-		}
-	} else {
 		d.Tasks, d.Archived = sources.Window(d.Tasks, opt)
+		d.Archived += len(v.history)
+		return d, nil
+	}
+	tail, _ := slices.BinarySearchFunc(v.changes, from+1, func(c change, gen uint64) int { return cmp.Compare(c.gen, gen) })
+	seen := map[string]bool{}
+	for _, c := range v.changes[tail:] {
+		if seen[c.id] {
+			continue
+		}
+		seen[c.id] = true
+		if tr := v.tasks[c.id]; tr != nil {
+			d.Tasks = append(d.Tasks, tr.task)
+		} else if _, gone := v.removed[c.id]; gone {
+			d.Removed = append(d.Removed, c.id)
+		}
 	}
 	return d, nil
-}
-
-// Archive answers from a fresh scan: the directory is read whole anyway.
-func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.Task, error) {
-	if err := q.Check(); err != nil {
-		return nil, err
-	}
-	tasks, err := s.snapshot()
-	if err != nil {
-		return nil, err
-	}
-	return sources.ArchiveOf(tasks, q)
 }
 
 func (s *Source) parseCursor(c sources.Cursor) (uint64, bool) {

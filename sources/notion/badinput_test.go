@@ -390,7 +390,7 @@ func TestAHandoffUnderMeshHandoffIsRecordedInTheHistoryAndTheQueue(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Reservation.For != "ORACLE" || len(got.History) != 2 || got.History[1].Action != "handoff" || got.History[0].Action != "claimed" {
+	if got.ReservedFor() != "ORACLE" || len(got.History) != 2 || got.History[1].Action != "handoff" || got.History[0].Action != "claimed" {
 		t.Fatalf("after hand-off: %+v history %+v", got.Reservation, got.History)
 	}
 	res := emu.raw(t, "POST", "/v1/databases/"+cfg.HandoffQueueDB+"/query", `{}`)

@@ -105,8 +105,8 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 		Title: v.text(m.Title), Description: v.text(m.Description),
 		RawStatus: v.option(m.Status),
 		CreatedAt: p.CreatedTime, EditedAt: p.LastEditedTime,
-		Reason: v.text(m.Reason), UnblockAction: v.text(m.UnblockAction),
-		NextCheckAt: v.date(m.NextCheckAt), Artifacts: v.text(m.Artifacts),
+		Reason: v.text(m.Reason), Unblock: model.UnblockOf(v.text(m.UnblockAction), v.date(m.NextCheckAt)),
+		Artifacts: v.text(m.Artifacts),
 	}
 	t.State = m.stateOf(t.RawStatus)
 	if t.State == model.StateUnknown {
@@ -127,7 +127,7 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 		t.Priority = n
 	}
 	if f, ok := v.number(m.Subtasks); ok {
-		t.OpenSubtasks = clampInt(f)
+		t.OpenSubtasks = int32(clampInt(f))
 	}
 	t.Claim, t.Reservation = decodeClaim(m, v)
 	t.History = decodeHistory(v.text(m.History))
@@ -172,7 +172,7 @@ func clampInt(f float64) int {
 
 // decodeClaim reads the lock fields. The holder's kind comes from the
 // Claimed By select when the schema has one, else from the name.
-func decodeClaim(m *Mapping, v values) (model.Claim, model.Reservation) {
+func decodeClaim(m *Mapping, v values) (model.Claim, *model.Reservation) {
 	name := v.text(m.Holder)
 	var c model.Claim
 	c.RunID = v.text(m.Run)
@@ -197,7 +197,7 @@ func decodeClaim(m *Mapping, v values) (model.Claim, model.Reservation) {
 		c.Expires = c.ClaimedAt.Add(timeout)
 	}
 	if target, ok := strings.CutPrefix(name, reservedPrefix); ok {
-		return model.Claim{}, model.Reservation{For: target, Until: c.Expires}
+		return model.Claim{}, &model.Reservation{For: target, Until: c.Expires}
 	}
 	c.Name = name
 	switch kind := strings.ToUpper(v.option(m.ClaimedBy)); {
@@ -212,9 +212,9 @@ func decodeClaim(m *Mapping, v values) (model.Claim, model.Reservation) {
 		c.Holder = model.HolderAgent
 	}
 	if !c.Held() {
-		return model.Claim{}, model.Reservation{}
+		return model.Claim{}, nil
 	}
-	return c, model.Reservation{}
+	return c, nil
 }
 
 // historyEntry is one element of seed 001's handoff_history JSON array:
@@ -318,10 +318,13 @@ func marshalHistory(events []model.Event) string {
 // tell two edits in one minute apart).
 func version(p *notionapi.Page, t *model.Task) string {
 	h := fnv.New64a()
-	c, r := t.Claim, t.Reservation
+	c, r := t.Claim, model.Reservation{}
+	if t.Reservation != nil {
+		r = *t.Reservation
+	}
 	fmt.Fprintln(h, p.LastEditedTime.UnixNano(), p.Archived, t.Title, t.Description, t.RawStatus, int(t.Class), t.Priority,
 		int(c.Holder), c.Name, c.RunID, c.Token, c.ClaimedAt.UnixNano(), c.Expires.UnixNano(),
-		r.For, r.Until.UnixNano(), t.Reason, t.UnblockAction, t.NextCheckAt.UnixNano(), t.Artifacts, len(t.History))
+		r.For, r.Until.UnixNano(), t.Reason, t.UnblockAction(), t.NextCheckAt().UnixNano(), t.Artifacts, len(t.History))
 	return strconv.FormatUint(h.Sum64(), 16)
 }
 

@@ -57,7 +57,7 @@ func (p *propertyItem) num() *float64 {
 // rollup is computed over at most 25 relations, so a rollup or formula is
 // read again from the page property endpoint, following its pages to the
 // last, which holds the result; a number property is taken as read.
-func (s *Source) openSubtasks(ctx context.Context, pageID string, read int) (int, error) {
+func (s *Source) openSubtasks(ctx context.Context, pageID string, read int32) (int32, error) {
 	kind := s.m.kinds[s.m.Subtasks]
 	if s.m.Subtasks == "" || (kind != notionapi.PropertyConfigTypeRollup && kind != notionapi.PropertyConfigTypeFormula) {
 		return read, nil
@@ -79,6 +79,6 @@ func (s *Source) openSubtasks(ctx context.Context, pageID string, read int) (int
 			continue
 		}
 		n, _ := item.number()
-		return clampInt(n), nil
+		return int32(clampInt(n)), nil
 	}
 }

@@ -239,11 +239,11 @@ func testFinish(t *testing.T, k *kit) {
 		if o.Artifacts != "" && got.Artifacts != o.Artifacts {
 			t.Fatalf("finish as %s: artifacts %q, want %q", o.State, got.Artifacts, o.Artifacts)
 		}
-		if o.UnblockAction != "" && got.UnblockAction != o.UnblockAction {
-			t.Fatalf("block: unblock action %q, want %q", got.UnblockAction, o.UnblockAction)
+		if o.UnblockAction != "" && got.UnblockAction() != o.UnblockAction {
+			t.Fatalf("block: unblock action %q, want %q", got.UnblockAction(), o.UnblockAction)
 		}
-		if !o.NextCheckAt.IsZero() && !got.NextCheckAt.Equal(o.NextCheckAt) {
-			t.Fatalf("block: next check %v, want %v", got.NextCheckAt, o.NextCheckAt)
+		if !o.NextCheckAt.IsZero() && !got.NextCheckAt().Equal(o.NextCheckAt) {
+			t.Fatalf("block: next check %v, want %v", got.NextCheckAt(), o.NextCheckAt)
 		}
 		if model.Eligible(got, k.now()) {
 			t.Fatalf("a %s task is eligible for pull", o.State)
@@ -448,8 +448,8 @@ func testHandoff(t *testing.T, k *kit) {
 		t.Fatalf("hand-off: %v", err)
 	}
 	got := k.get(t, task.ID)
-	if got.State != model.StateQueued || got.Claim.Held() || got.Reservation.For != "ORACLE" {
-		t.Fatalf("after hand-off: %s reserved for %q", describe(got), got.Reservation.For)
+	if got.State != model.StateQueued || got.Claim.Held() || got.ReservedFor() != "ORACLE" {
+		t.Fatalf("after hand-off: %s reserved for %q", describe(got), got.ReservedFor())
 	}
 	k.zombieWrites(t, task.ID, agent.Claim.Token)
 	if next, err := k.src.Next(ctx, "CASSIAN"); err != nil || next != nil {
@@ -488,8 +488,8 @@ func testAgentHandoff(t *testing.T, k *kit) {
 		t.Fatalf("hand-off by the holder: %v", err)
 	}
 	got := k.get(t, task.ID)
-	if got.State != model.StateQueued || got.Reservation.For != "ORACLE" || got.Claim.Held() {
-		t.Fatalf("after the agent's hand-off: %s reserved for %q", describe(got), got.Reservation.For)
+	if got.State != model.StateQueued || got.ReservedFor() != "ORACLE" || got.Claim.Held() {
+		t.Fatalf("after the agent's hand-off: %s reserved for %q", describe(got), got.ReservedFor())
 	}
 	k.zombieWrites(t, task.ID, agent.Claim.Token)
 }

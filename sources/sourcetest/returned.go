@@ -53,7 +53,7 @@ func taskDiff(a, b *model.Task) string {
 		{"holder", a.Claim.Holder == b.Claim.Holder && a.Claim.Name == b.Claim.Name},
 		{"lock token", a.Claim.Token == b.Claim.Token},
 		{"lock expiry", a.Claim.Expires.Truncate(time.Second).Equal(b.Claim.Expires.Truncate(time.Second))},
-		{"reservation", a.Reservation.For == b.Reservation.For},
+		{"reservation", a.ReservedFor() == b.ReservedFor()},
 		{"escalation", a.Escalated == b.Escalated},
 		{"title", a.Title == b.Title && a.Priority == b.Priority && a.Class == b.Class},
 		{"reason", a.Reason == b.Reason},

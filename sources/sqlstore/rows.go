@@ -170,21 +170,20 @@ func rowClass(s string) model.Class {
 // by the seed's own SQL, which records only started_at.
 func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 	t := &model.Task{
-		Source:        source,
-		ID:            r.id.String,
-		Key:           r.id.String,
-		Title:         r.title.String,
-		Description:   r.description.String,
-		RawStatus:     r.status.String,
-		Class:         rowClass(r.class.String),
-		Priority:      rowPriority(r.priority.String),
-		CreatedAt:     r.created.t,
-		EditedAt:      r.created.t,
-		Reason:        r.reason.String,
-		Artifacts:     r.artifacts.String,
-		UnblockAction: r.unblockAction.String,
-		NextCheckAt:   r.nextCheck.t,
-		Parent:        r.parent.String,
+		Source:      source,
+		ID:          r.id.String,
+		Key:         r.id.String,
+		Title:       r.title.String,
+		Description: r.description.String,
+		RawStatus:   r.status.String,
+		Class:       rowClass(r.class.String),
+		Priority:    rowPriority(r.priority.String),
+		CreatedAt:   r.created.t,
+		EditedAt:    r.created.t,
+		Reason:      r.reason.String,
+		Artifacts:   r.artifacts.String,
+		Unblock:     model.UnblockOf(r.unblockAction.String, r.nextCheck.t),
+		Parent:      r.parent.String,
 	}
 	if r.version.Valid {
 		t.Version = strconv.FormatInt(r.version.Int64, 10)
@@ -224,14 +223,14 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 	case model.StateQueued:
 		switch {
 		case r.reservedFor.Valid:
-			t.Reservation = model.Reservation{
+			t.Reservation = &model.Reservation{
 				For: r.reservedFor.String, Until: r.reservedUntil.t, By: r.reservedBy.String,
 				Reason: r.handoffReason.String, Priority: r.handoffPriority.String,
 			}
 		case worker != "" && worker != pool:
 			// Seed 003's queue is the rows assigned to the pool; a pending row
 			// assigned to anyone else is theirs.
-			t.Reservation = model.Reservation{For: worker}
+			t.Reservation = &model.Reservation{For: worker}
 		}
 	}
 	return t

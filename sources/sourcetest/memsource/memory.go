@@ -230,7 +230,7 @@ func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
 	t.State, t.RawStatus = model.StateClaimed, "claimed"
 	t.Claim = model.Claim{Holder: model.HolderAgent, Name: c.Agent, RunID: c.RunID, Node: c.Node,
 		Token: uuid.NewString(), ClaimedAt: now, HeartbeatAt: now, Expires: now.Add(lease)}
-	t.Reservation = model.Reservation{}
+	t.Reservation = nil
 	t.History = append(t.History, ev)
 	m.store(t)
 }
@@ -273,7 +273,7 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 		return nil, model.Errorf(model.CodeMisconfigured, "finish", id, "%s is not an outcome", o.State)
 	}
 	t.State, t.RawStatus = o.State, o.State.String()
-	t.Reason, t.UnblockAction, t.NextCheckAt, t.Artifacts = o.Reason, o.UnblockAction, o.NextCheckAt, o.Artifacts
+	t.Reason, t.Unblock, t.Artifacts = o.Reason, model.UnblockOf(o.UnblockAction, o.NextCheckAt), o.Artifacts
 	t.History = append(t.History, model.Event{At: m.Now(), Actor: t.Claim.Name, Action: o.State.String(), Reason: o.Reason})
 	t.Claim = model.Claim{}
 	m.store(t)
@@ -286,7 +286,7 @@ func (m *Memory) Takeover(_ context.Context, id string, h sources.Human) (*model
 		t.State, t.RawStatus = model.StateClaimed, "claimed"
 		t.Claim = model.Claim{Holder: model.HolderHuman, Name: model.HumanPrefix + h.Actor,
 			Token: uuid.NewString(), ClaimedAt: now, HeartbeatAt: now}
-		t.Reservation = model.Reservation{}
+		t.Reservation = nil
 	})
 }
 
@@ -319,7 +319,7 @@ func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*mode
 			until = now.Add(h.For)
 		}
 		t.State, t.RawStatus, t.Claim = model.StateQueued, "queued", model.Claim{}
-		t.Reservation = model.Reservation{For: h.To, Until: until, By: h.Actor, Reason: h.Reason, Priority: h.Priority}
+		t.Reservation = &model.Reservation{For: h.To, Until: until, By: h.Actor, Reason: h.Reason, Priority: h.Priority}
 	}
 	if h.Token == "" {
 		return m.human("handoff", id, h.Human, apply)

@@ -66,7 +66,7 @@ func TestTheOpeningShowsEveryStateAnOnCallPersonMeets(t *testing.T) {
 		}
 		for _, task := range d.Tasks {
 			switch {
-			case task.State == model.StateBlocked && task.Reason != "" && task.UnblockAction != "" && !task.NextCheckAt.IsZero():
+			case task.State == model.StateBlocked && task.Reason != "" && task.UnblockAction() != "" && !task.NextCheckAt().IsZero():
 				seen["blocked"] = true
 			case task.State == model.StateReview:
 				seen["review"] = true
