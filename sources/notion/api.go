@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,7 @@ type api struct {
 
 // idempotent reports whether a request may be sent again blindly.
 func idempotent(method, path string) bool {
+	path, _, _ = strings.Cut(path, "?")
 	return method == http.MethodGet || (method == http.MethodPost && strings.HasSuffix(path, "/query"))
 }
 
@@ -206,8 +208,9 @@ func (p *page) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-type pageList struct {
-	Results    []page `json:"results"`
+// listOf is one answer of a paginated list endpoint.
+type listOf[T any] struct {
+	Results    []T    `json:"results"`
 	HasMore    bool   `json:"has_more"`
 	NextCursor string `json:"next_cursor"`
 }
@@ -243,19 +246,63 @@ func (a *api) createPage(ctx context.Context, dataSource string, props notionapi
 	return &p, a.do(ctx, http.MethodPost, "/v1/pages", map[string]any{"parent": parent, "properties": props}, &p)
 }
 
-// queryPages runs a data source query, 100 pages per request.
-func (a *api) queryPages(ctx context.Context, dataSource string, filter notionapi.Filter, each func(*page)) error {
+// pageQuery is what a data source query asks for beside its cursor
+// (https://developers.notion.com/reference/query-a-data-source).
+type pageQuery struct {
+	Filter notionapi.Filter
+	Sorts  []notionapi.SortObject
+	// Only names the ids of the properties the answer carries
+	// (filter_properties); none means every property.
+	Only []string
+}
+
+// queryPages runs a data source query, 100 pages per request, until each
+// returns false or the pages run out.
+func (a *api) queryPages(ctx context.Context, dataSource string, q pageQuery, each func(*page) bool) error {
+	return scanPages(ctx, a, dataSource, q, each)
+}
+
+// trashMark is a query result decoded only as far as counting needs.
+type trashMark struct {
+	Archived bool `json:"archived"`
+	InTrash  bool `json:"in_trash"`
+}
+
+// countPages counts the pages a filter selects, asking for one property
+// of each (titleID) and decoding none: Notion has no count endpoint, so
+// this still reads every page, 100 a request.
+func (a *api) countPages(ctx context.Context, dataSource, titleID string, filter notionapi.Filter) (int, error) {
+	n := 0
+	err := scanPages(ctx, a, dataSource, pageQuery{Filter: filter, Only: []string{titleID}}, func(p *trashMark) bool {
+		if !p.Archived && !p.InTrash {
+			n++
+		}
+		return true
+	})
+	return n, err
+}
+
+func scanPages[T any](ctx context.Context, a *api, dataSource string, q pageQuery, each func(*T) bool) error {
 	req := map[string]any{"page_size": 100}
-	if filter != nil {
-		req["filter"] = filter
+	if q.Filter != nil {
+		req["filter"] = q.Filter
+	}
+	if len(q.Sorts) > 0 {
+		req["sorts"] = q.Sorts
+	}
+	path := "/v1/data_sources/" + dataSource + "/query"
+	if len(q.Only) > 0 {
+		path += "?" + url.Values{"filter_properties": q.Only}.Encode()
 	}
 	for {
-		var res pageList
-		if err := a.do(ctx, http.MethodPost, "/v1/data_sources/"+dataSource+"/query", req, &res); err != nil {
+		var res listOf[T]
+		if err := a.do(ctx, http.MethodPost, path, req, &res); err != nil {
 			return err
 		}
 		for i := range res.Results {
-			each(&res.Results[i])
+			if !each(&res.Results[i]) {
+				return nil
+			}
 		}
 		if !res.HasMore || res.NextCursor == "" {
 			return nil
@@ -278,14 +325,8 @@ func (a *api) schema(ctx context.Context, dataSource string) (*schema, error) {
 	return &s, a.do(ctx, http.MethodGet, "/v1/data_sources/"+dataSource, nil, &s)
 }
 
-type commentList struct {
-	Results    []notionapi.Comment `json:"results"`
-	HasMore    bool                `json:"has_more"`
-	NextCursor string              `json:"next_cursor"`
-}
-
-func (a *api) comments(ctx context.Context, pageID, cursor string) (*commentList, error) {
-	var l commentList
+func (a *api) comments(ctx context.Context, pageID, cursor string) (*listOf[notionapi.Comment], error) {
+	var l listOf[notionapi.Comment]
 	path := "/v1/comments?page_size=100&block_id=" + pageID
 	if cursor != "" {
 		path += "&start_cursor=" + cursor

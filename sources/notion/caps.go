@@ -23,10 +23,9 @@ func (s *Source) CheckWrite(ctx context.Context) error {
 	ctx, done := s.begin(ctx)
 	defer done()
 	var first string
-	err := s.api.queryPages(ctx, s.ds, nil, func(p *page) {
-		if first == "" {
-			first = string(p.ID)
-		}
+	err := s.api.queryPages(ctx, s.ds, pageQuery{}, func(p *page) bool {
+		first = string(p.ID)
+		return false // one page is enough to ask for its comments
 	})
 	if err != nil {
 		return s.fail(op, "", err)

@@ -67,6 +67,9 @@ type Mapping struct {
 	// the data source.
 	kinds map[string]notionapi.PropertyConfigType
 	ids   map[string]string
+	// statusOptions are the options the data source's status property
+	// had when the source opened.
+	statusOptions []string
 }
 
 // The preset names a source config can give.
@@ -211,6 +214,9 @@ func (m *Mapping) bind(schema notionapi.PropertyConfigs) error {
 		if ok {
 			m.kinds[name], m.ids[name] = cfg.GetType(), string(cfg.GetID())
 		}
+		if ok && r.name == &m.Status {
+			m.statusOptions = optionNames(cfg)
+		}
 		if !ok {
 			if slices.Contains(m.Optional, name) {
 				*r.name = ""
@@ -243,6 +249,22 @@ func (m *Mapping) bind(schema notionapi.PropertyConfigs) error {
 	}
 	sort.Strings(problems)
 	return fmt.Errorf("the database does not fit the schema: %s", strings.Join(problems, "; "))
+}
+
+// optionNames lists the options of a select or status property.
+func optionNames(cfg notionapi.PropertyConfig) []string {
+	var opts []notionapi.Option
+	switch c := cfg.(type) {
+	case *notionapi.SelectPropertyConfig:
+		opts = c.Select.Options
+	case *notionapi.StatusPropertyConfig:
+		opts = c.Status.Options
+	}
+	names := make([]string, len(opts))
+	for i, o := range opts {
+		names[i] = o.Name
+	}
+	return names
 }
 
 func typeList(ts []notionapi.PropertyConfigType) string {
@@ -307,8 +329,17 @@ func (m *Mapping) fit(p patch) notionapi.Properties {
 // optionFilter selects the pages whose select or status property name
 // has the value.
 func (m *Mapping) optionFilter(name, value string) notionapi.Filter {
+	return m.optionCondition(name, notionapi.SelectFilterCondition{Equals: value})
+}
+
+// optionCondition filters a select or status property under the key its
+// type takes: {"property":…,"select":{…}} or {"property":…,"status":{…}},
+// whose conditions are the same (equals, does_not_equal, is_empty,
+// is_not_empty; https://developers.notion.com/reference/filter-data-source-entries).
+func (m *Mapping) optionCondition(name string, c notionapi.SelectFilterCondition) notionapi.Filter {
 	if m.kinds[name] == notionapi.PropertyConfigStatus {
-		return &notionapi.PropertyFilter{Property: name, Status: &notionapi.StatusFilterCondition{Equals: value}}
+		sc := notionapi.StatusFilterCondition(c)
+		return &notionapi.PropertyFilter{Property: name, Status: &sc}
 	}
-	return &notionapi.PropertyFilter{Property: name, Select: &notionapi.SelectFilterCondition{Equals: value}}
+	return &notionapi.PropertyFilter{Property: name, Select: &c}
 }

@@ -45,11 +45,12 @@ func (st pollState) cursor() sources.Cursor {
 	return sources.Cursor(base64.RawURLEncoding.EncodeToString(b))
 }
 
-// Poll loads the whole database on an empty or unreadable cursor and every
-// ReconcileEvery (Delta.Full: pages archived or trashed since are gone);
-// otherwise it asks only for pages edited since the newest edit it saw,
-// less the overlap, and drops those it already reported unchanged. An idle
-// poll is one request whatever the size of the database.
+// Poll loads the queue on an empty or unreadable cursor and every
+// ReconcileEvery (Delta.Full: pages archived or trashed since are gone) —
+// with a horizon, only the pages the window keeps (fullPoll); otherwise it
+// asks only for pages edited since the newest edit it saw, less the
+// overlap, and drops those it already reported unchanged. An idle poll is
+// one request whatever the size of the database.
 func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	ctx, done := s.begin(ctx)
 	defer done()
@@ -58,14 +59,7 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 	st, ok := decodeCursor(since)
 	ctx, server := withServerTime(ctx)
 	if !ok || now.Sub(time.Unix(st.Full, 0)) >= s.every {
-		tasks, err := s.query(ctx, op, nil)
-		if err != nil {
-			return sources.Delta{}, err
-		}
-		next := pollState{Full: now.Unix()}
-		next.remember(tasks, nil, s.overlap, server.Load())
-		live, archived := sources.Window(tasks, opt)
-		return sources.Delta{Full: true, Tasks: live, Archived: archived, Cursor: next.cursor()}, nil
+		return s.fullPoll(ctx, now, server, opt)
 	}
 	from := notionapi.Date(time.Unix(st.Mark, 0).Add(-s.overlap))
 	tasks, err := s.query(ctx, op, &notionapi.TimestampFilter{
@@ -113,17 +107,4 @@ func (st *pollState) remember(tasks []*model.Task, old map[string]seen, overlap 
 			st.Seen[t.ID] = seen{Version: t.Version, Edited: e}
 		}
 	}
-}
-
-// Archive answers from a full query of the database; Poll already leaves
-// the same history out of the dashboard's memory.
-func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.Task, error) {
-	if err := q.Check(); err != nil {
-		return nil, err
-	}
-	tasks, err := s.query(ctx, "archive", nil)
-	if err != nil {
-		return nil, err
-	}
-	return sources.ArchiveOf(tasks, q)
 }

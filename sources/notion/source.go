@@ -371,10 +371,11 @@ func (s *Source) failOrNil(op, id string, err error) error {
 // query returns every page the filter selects.
 func (s *Source) query(ctx context.Context, op string, filter notionapi.Filter) ([]*model.Task, error) {
 	var out []*model.Task
-	err := s.api.queryPages(ctx, s.ds, filter, func(p *page) {
+	err := s.api.queryPages(ctx, s.ds, pageQuery{Filter: filter}, func(p *page) bool {
 		if !p.trashed {
 			out = append(out, decodeTask(&s.m, s.name, &p.Page))
 		}
+		return true
 	})
 	if err != nil {
 		return nil, s.fail(op, "", err)
@@ -464,8 +465,10 @@ func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, er
 				s.fail(op, "", err), "Create Key")
 		}
 		var found *model.Task
-		if err := s.api.queryPages(ctx, s.ds, &notionapi.PropertyFilter{Property: s.m.CreateKey, RichText: &notionapi.TextFilterCondition{Equals: key}}, func(pg *page) {
+		byKey := pageQuery{Filter: &notionapi.PropertyFilter{Property: s.m.CreateKey, RichText: &notionapi.TextFilterCondition{Equals: key}}}
+		if err := s.api.queryPages(ctx, s.ds, byKey, func(pg *page) bool {
 			found = decodeTask(&s.m, s.name, &pg.Page)
+			return false
 		}); err != nil {
 			return nil, s.fail(op, "", err)
 		}

@@ -37,11 +37,12 @@ func (i instant) String() string {
 	return i.t.Format("2006-01-02T15:04:05.000-07:00")
 }
 
-// compare orders the instant against a filter value. When either side is a
+// compare orders the instant against a filter value: to the millisecond,
+// as Notion's date filter compares a date-time. When either side is a
 // bare day the comparison is by UTC calendar day, so that "on_or_after
 // 2026-02-01" includes every moment of that day.
 func (i instant) compare(f instant) int {
-	a, b := i.t, f.t
+	a, b := i.t.Truncate(time.Millisecond), f.t.Truncate(time.Millisecond)
 	if i.dateOnly || f.dateOnly {
 		a, b = a.UTC().Truncate(24*time.Hour), b.UTC().Truncate(24*time.Hour)
 	}

@@ -10,8 +10,12 @@ import (
 // predicate decides whether a page belongs in a query's results.
 type predicate func(*page) bool
 
-// maxFilterDepth is how deep Notion lets compound filters nest: an "and"
-// may hold an "or", which may not hold another compound.
+// maxFilterDepth is how deep compound filters may nest. Notion's
+// reference says "Nesting is supported up to two levels deep"
+// (https://developers.notion.com/reference/filter-data-source-entries,
+// compound filter condition); the emulator reads it strictly — an "and"
+// may hold an "or", which may not hold another compound — so that a
+// filter it accepts is one Notion accepts under either reading.
 const maxFilterDepth = 2
 
 // compileFilter validates a query's filter object and turns it into a
@@ -32,6 +36,12 @@ func compileFilter(db *database, raw json.RawMessage, path string, depth int, no
 	return compileProperty(db, o, path, now)
 }
 
+// compileCompound handles {"and": [filter, …]} and {"or": [filter, …]}:
+// "and" returns the pages every filter in the array matches, "or" those
+// any of them matches; the array may hold property, timestamp and nested
+// compound filters
+// (https://developers.notion.com/reference/filter-data-source-entries).
+// Here an empty "and" matches every page and an empty "or" none.
 func compileCompound(db *database, o object, op, path string, depth int, now time.Time) (predicate, error) {
 	if err := o.onlyKeys(path, op); err != nil {
 		return nil, err
@@ -60,8 +70,11 @@ func compileCompound(db *database, o object, op, path string, depth int, now tim
 	}, nil
 }
 
-// compileTimestamp handles {"timestamp": "last_edited_time",
-// "last_edited_time": {"on_or_after": "…"}}, which needs no property.
+// compileTimestamp handles the timestamp filter {"timestamp":
+// "last_edited_time", "last_edited_time": {"on_or_after": "…"}} (or
+// created_time), which needs no property and takes a date filter
+// condition (https://developers.notion.com/reference/filter-data-source-entries,
+// timestamp). The timestamps are the page's, rounded down to the minute.
 func compileTimestamp(o object, ts json.RawMessage, path string, now time.Time) (predicate, error) {
 	which, err := timestampName(ts, path+".timestamp")
 	if err != nil {
@@ -201,6 +214,13 @@ func emptiness(op string, raw json.RawMessage, path string) (wantEmpty bool, err
 	return op == "is_empty", err
 }
 
+// compileText handles the rich text filter condition, which also serves
+// title, url, email and phone_number properties: equals, does_not_equal,
+// contains, does_not_contain, starts_with, ends_with, is_empty and
+// is_not_empty (https://developers.notion.com/reference/filter-data-source-entries,
+// rich text). The reference does not spell out case; the filter object
+// "mimics the data source filter option in the Notion UI", whose text
+// filters ignore case, so substring conditions here do too.
 func compileText(raw json.RawMessage, path string) (func(string) bool, error) {
 	op, arg, err := condition(raw, path)
 	if err != nil {
@@ -267,6 +287,13 @@ func compileNumber(raw json.RawMessage, path string, emptyAllowed bool) (func(*f
 	}, nil
 }
 
+// compileSelect handles the select and status filter conditions, which
+// are the same: equals and does_not_equal an option name (exactly), and
+// is_empty / is_not_empty (https://developers.notion.com/reference/filter-data-source-entries,
+// select and status). The property's type picks the key: "select" on a
+// select, "status" on a status (filterKeyFits). The reference does not say
+// whether does_not_equal matches a page without a value; the emulator
+// lets such a page through.
 func compileSelect(raw json.RawMessage, path string) (func(*option) bool, error) {
 	op, arg, err := condition(raw, path)
 	if err != nil {
@@ -297,8 +324,15 @@ func compileCheckbox(raw json.RawMessage, path string) (func(bool) bool, error) 
 	return func(b bool) bool { return (b == want) == equal }, err
 }
 
-// compileDate handles date conditions for date properties and for the
-// created and last-edited timestamps, which are never empty.
+// compileDate handles the date filter condition for date properties and
+// for the created and last-edited timestamps, which are never empty:
+// equals, before, after, on_or_before, on_or_after with an ISO 8601 date
+// or date-time, the relative past_week … next_year, is_empty and
+// is_not_empty. "If a date string with a time is provided, then the
+// comparison is done with millisecond precision. If no timezone is
+// provided, then the timezone defaults to UTC"
+// (https://developers.notion.com/reference/filter-data-source-entries, date);
+// see instant.compare.
 func compileDate(raw json.RawMessage, path string, now time.Time, emptyAllowed bool) (func(*instant) bool, error) {
 	op, arg, err := condition(raw, path)
 	if err != nil {

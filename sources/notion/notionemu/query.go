@@ -60,6 +60,10 @@ func (s *Server) query(r *http.Request, token string, find func() (*database, er
 	if err != nil {
 		return nil, err
 	}
+	only, err := onlyProperties(db, r.URL.Query()["filter_properties"])
+	if err != nil {
+		return nil, err
+	}
 	var results []*page
 	for _, p := range db.pages {
 		if !p.archived && keep(p) {
@@ -84,7 +88,37 @@ func (s *Server) query(r *http.Request, token string, find func() (*database, er
 		from, _ := slices.BinarySearchFunc(results, at, order)
 		results = results[from:]
 	}
-	return listJSON(results, size, "page_or_database", r.Header.Get("Notion-Version")), nil
+	list := listJSON(results, size, "page_or_database", r.Header.Get("Notion-Version"))
+	if only != nil {
+		for _, item := range list["results"].([]any) {
+			props := item.(map[string]any)["properties"].(map[string]any)
+			for name := range props {
+				if !only[name] {
+					delete(props, name)
+				}
+			}
+		}
+	}
+	return list, nil
+}
+
+// onlyProperties reads the filter_properties query parameter, repeated
+// once per property id, which limits the page properties a query answers
+// with (https://developers.notion.com/reference/query-a-data-source). It
+// returns the names of the properties to keep, nil for all.
+func onlyProperties(db *database, ids []string) (map[string]bool, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	only := map[string]bool{}
+	for _, id := range ids {
+		c, ok := db.lookup(id)
+		if !ok {
+			return nil, validationError("Could not find property with name or id: %s", id)
+		}
+		only[c.name] = true
+	}
+	return only, nil
 }
 
 // listed is what a paginated list holds: pages or comments.
@@ -150,8 +184,11 @@ func checkPageSize(n float64, path, shown string) (int, error) {
 
 // compileSorts validates the sorts array, e.g. [{"property":"Priority",
 // "direction":"descending"},{"timestamp":"last_edited_time",
-// "direction":"ascending"}]. Creation order breaks the remaining ties, so
-// every order is total and cursors are deterministic.
+// "direction":"ascending"}]: a property or a page timestamp each, the
+// first taking precedence
+// (https://developers.notion.com/reference/sort-data-source-entries).
+// Creation order breaks the remaining ties, so every order is total and
+// cursors are deterministic.
 func compileSorts(db *database, raw json.RawMessage) (ordering, error) {
 	var keys []ordering
 	if !isNull(raw) {
