@@ -118,6 +118,11 @@ type Caps struct {
 	// takes it as a new task (seed 004's lock directories); otherwise such
 	// a claim is NotFound.
 	ClaimsAnyID bool
+	// CostlyCount is true where counting the history a windowed poll leaves
+	// out means reading all of it (Notion: a query of every old finished
+	// page at about 3 requests a second). The source still counts when asked;
+	// the dashboard's hub does not ask, and shows no count.
+	CostlyCount bool
 }
 
 // Cursor is an opaque incremental-poll watermark.

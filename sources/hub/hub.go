@@ -244,7 +244,10 @@ type feed struct {
 	list    []*model.Task // tasks and archive as a slice, rebuilt only when they change
 	dirty   bool
 	loaded  bool // the first load is not activity
-	state   SourceState
+	// uncounted: the source's history count costs a read of all of it
+	// (Caps.CostlyCount), so full polls never ask for it.
+	uncounted bool
+	state     SourceState
 }
 
 // New builds a hub; Run starts it.
@@ -289,7 +292,7 @@ func New(cfg Config) *Hub {
 			every = DefaultEvery
 		}
 		h.feeds = append(h.feeds, &feed{src: f.Source, every: every, kick: make(chan struct{}, 1),
-			tasks: map[string]*model.Task{},
+			tasks: map[string]*model.Task{}, uncounted: f.Source.Caps().CostlyCount,
 			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}, Rescues: f.Source.Caps().Rescue}})
 	}
 	return h
@@ -574,8 +577,8 @@ func (h *Hub) loop(ctx context.Context, f *feed) {
 func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	h.mu.Lock()
 	// The first load paints the first frame: history is counted at the
-	// next full poll.
-	cursor, uncounted := f.cursor, !f.loaded
+	// next full poll, where counting is cheap.
+	cursor, uncounted := f.cursor, !f.loaded || f.uncounted
 	first := 0
 	if !f.loaded && !f.state.Loading {
 		first = max(h.cfg.FirstPage, 0)

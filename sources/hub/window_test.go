@@ -75,3 +75,48 @@ func TestAgingIntoHistoryIsNotActivity(t *testing.T) {
 		t.Fatalf("a day later: %d tasks, %d transitions, %d archived; want 0, 0, 1", s.Len(), len(s.Transitions), s.Sources[0].Archived)
 	}
 }
+
+// costlyCounter is a source whose history count would read all of it, as
+// Notion's does; it records whether a poll asked it to count.
+type costlyCounter struct {
+	*memsource.Memory
+	asked atomic.Int32
+}
+
+func (c *costlyCounter) Caps() sources.Caps {
+	caps := c.Memory.Caps()
+	caps.CostlyCount = true
+	return caps
+}
+
+func (c *costlyCounter) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
+	if !sources.Uncounted(opt) {
+		c.asked.Add(1)
+	}
+	return c.Memory.Poll(ctx, since, opt...)
+}
+
+// A source whose count costs a read of all its history is never asked to
+// count, full polls included; its history still loads when a filter asks.
+func TestACostlyCountIsNeverAskedFor(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	src := &costlyCounter{Memory: memsource.NewMemory("pages")}
+	src.Put(&model.Task{ID: "live", Title: "rotate keys", State: model.StateQueued, EditedAt: now})
+	src.Put(&model.Task{ID: "old", Title: "ship the old docs", State: model.StateDone, EditedAt: now.Add(-300 * 24 * time.Hour)})
+	h := New(Config{Feeds: []Feed{{Source: src}}, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	for range 3 {
+		h.feeds[0].cursor = "" // full polls, as every reconcile is
+		h.poll(ctx, h.feeds[0])
+	}
+	s := <-h.Snapshots()
+	if n := src.asked.Load(); n != 0 || s.Len() != 1 || s.Sources[0].Archived != 0 {
+		t.Fatalf("asked to count %d times; %d tasks held, %d archived: want 0, 1, 0", n, s.Len(), s.Sources[0].Archived)
+	}
+	if err := h.LoadArchive(ctx, &sources.ArchiveQuery{State: model.StateDone}); err != nil {
+		t.Fatal(err)
+	}
+	if s = <-h.Snapshots(); find(s, "pages", "old") == nil {
+		t.Fatal("the history was not loaded when asked for")
+	}
+}
