@@ -233,6 +233,12 @@ func firstFrames(b *testing.B, want int, env ...string) {
 	b.ReportMetric(cpu/float64(b.N), "rest-cpu-s")
 }
 
+// BenchmarkStartMillionLive is BenchmarkStartToFirstFrame at 1,000,000
+// live tasks: apart, as writing the queue alone takes seconds.
+func BenchmarkStartMillionLive(b *testing.B) {
+	firstFrames(b, 1_000_000, "CLAIMDECK_FIRST_FRAME_DB="+embeddedQueue(b, 1_000_000))
+}
+
 // BenchmarkResidentUnderChange is BenchmarkStartToFirstFrame's 100,000
 // tasks with a writer changing 200 of them a second for churnFor after
 // loading: rss-MB is resident memory then, rest-cpu-s the processor time
