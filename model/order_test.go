@@ -44,3 +44,25 @@ func TestCompareFoldOrdersAsLowerCase(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSortKeyOrdersAsCompare: two text values order by their sort keys
+// exactly as Compare orders them, folded (titles) or not, in any script and
+// in invalid UTF-8.
+func FuzzSortKeyOrdersAsCompare(f *testing.F) {
+	for _, c := range [][2]string{{"Rotate", "rotate"}, {"\u212a", "k"}, {"\u212ax", "k"}, {"a\xff", "a\ufffd"}, {"İx", "i"}, {"ab", "abc"}, {"Z", "a"}, {"é", "E"}} {
+		f.Add(c[0], c[1])
+	}
+	sign := func(n int) int { return min(max(n, -1), 1) }
+	f.Fuzz(func(t *testing.T, a, b string) {
+		for _, fold := range []bool{true, false} {
+			want := strings.Compare(a, b)
+			if fold {
+				want = compareFold(a, b)
+			}
+			got := strings.Compare(string(AppendSortKey(nil, a, fold)), string(AppendSortKey(nil, b, fold)))
+			if sign(got) != sign(want) {
+				t.Fatalf("fold=%v: %q against %q: keys order %d, Compare %d", fold, a, b, got, want)
+			}
+		}
+	})
+}

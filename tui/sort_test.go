@@ -103,10 +103,15 @@ func TestSortCommand(t *testing.T) {
 }
 
 // TestColumnSortIsExactlyModelOrder: the packed sort of every number and
-// time column puts 5,000 tasks (ties, never-claimed and unexpired among
-// them) in exactly model.Order's order, both ways.
+// time column, and the keyed sort of every text column, put 5,000 tasks
+// (ties, never-claimed and unexpired among them; titles in either case, in
+// other scripts and in broken UTF-8) in exactly model.Order's order, both
+// ways.
 func TestColumnSortIsExactlyModelOrder(t *testing.T) {
 	tasks := bigQueue(5000, rand.New(rand.NewPCG(11, 12))).Sources[0].Tasks
+	for i, title := range []string{"ÉCOLE", "école", "\u212aelvin", "kelvin", "Zebra", "zebra", "a\xff", "a\ufffd", "İstanbul", "istanbul"} {
+		tasks[20+i].Title = title
+	}
 	tasks[3].Unblock = &model.Unblock{NextCheckAt: t0.Add(time.Hour)}
 	tasks[9].Claim.ClaimedAt = t0.Add(-time.Nanosecond)
 	tasks[10].Claim.ClaimedAt = t0.Add(-2 * time.Nanosecond) // the same second

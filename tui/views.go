@@ -128,9 +128,11 @@ type pane struct {
 	// derive packs them while it has each task at hand.
 	packed bool
 	spare  []row
-	nodes  []model.Node
-	acts   []activity
-	stats  []statsRow
+	// textBuf is sortText's key buffer, reused while small.
+	textBuf []byte
+	nodes   []model.Node
+	acts    []activity
+	stats   []statsRow
 
 	// unsorted and unfiltered mark a pane whose rows must be redone before
 	// it is drawn; only the pane on screen is kept fresh, so a snapshot costs
@@ -366,7 +368,7 @@ func (p *pane) sortColumn(o model.Order) {
 		return
 	}
 	if _, _, ok := o.Field.Number(members[0].t); !ok {
-		slices.SortFunc(members, by(o.Compare))
+		p.sortText(o)
 		return
 	}
 	keys := p.keys[:0]
@@ -383,6 +385,61 @@ func (p *pane) sortColumn(o model.Order) {
 	p.packed = false
 	p.reorder(keys)
 }
+
+// textKey is a row's sort key for a text column (model.AppendSortKey),
+// cut from one buffer per sort, and the row it came from.
+type textKey struct {
+	key string
+	idx int32
+}
+
+// sortText sorts the members in exactly o.Compare's order by a text field:
+// each row's key is made once, into one buffer, so that the sort compares
+// bytes laid side by side (strings.Compare) instead of folding two titles
+// spread over the heap at every comparison. Equal keys are equal values:
+// their order is Compare's tie-breaks.
+func (p *pane) sortText(o model.Order) {
+	members := p.members
+	buf := p.textBuf[:0]
+	ends := make([]int, 0, len(members))
+	for _, r := range members {
+		s, fold := o.Field.Text(r.t)
+		buf = model.AppendSortKey(buf, s, fold)
+		ends = append(ends, len(buf))
+	}
+	all := string(buf) // one allocation; the keys are its substrings
+	keys := make([]textKey, len(members))
+	start := 0
+	for i, end := range ends {
+		keys[i] = textKey{key: all[start:end], idx: int32(i)}
+		start = end
+	}
+	slices.SortFunc(keys, func(a, b textKey) int {
+		c := strings.Compare(a.key, b.key)
+		if o.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+		x, y := members[a.idx].t, members[b.idx].t
+		return cmp.Or(strings.Compare(x.Source, y.Source), strings.Compare(x.ID, y.ID))
+	})
+	sorted := p.spare[:0]
+	for _, k := range keys {
+		sorted = append(sorted, members[k.idx])
+	}
+	clear(members)
+	p.members, p.spare, p.packed = sorted, members[:0], false
+	if cap(buf) <= maxKeptText {
+		p.textBuf = buf[:0]
+	} else {
+		p.textBuf = nil // a 100k sort's keys are not held between sorts
+	}
+}
+
+// maxKeptText is the most key bytes a pane keeps for its next text sort.
+const maxKeptText = 64 << 10
 
 // reorder puts the members in the order of their packed keys, runs of
 // equal keys by source, then id.
