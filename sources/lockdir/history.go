@@ -11,9 +11,59 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 )
 
-// historyBatch is how many unread archived files Archive reads before it
-// checks whether the newest q.Limit answers are settled.
+// historyBatch is how many unread archived files are read at a time: by
+// Archive before it checks whether the newest q.Limit answers are settled,
+// and by each poll that classifies history.
 const historyBatch = 256
+
+// classify reads up to historyBatch history files nobody has read yet,
+// newest first. A final one stays history, out of the queue, its task
+// dropped; a parked (review, blocked) or broken one is live work the
+// seed's cleanup archived, and becomes a task again, with a generation of
+// its own so incremental polls return it. With nothing left it reads
+// nothing.
+func (s *Source) classify(horizon time.Time) {
+	v := &s.view
+	if !v.sorted {
+		slices.SortFunc(v.unclassified, func(a, b *seenFile) int { return cmp.Compare(a.sig.mtime, b.sig.mtime) })
+		v.sorted = true
+	}
+	batch := make([]*seenFile, 0, min(len(v.unclassified), historyBatch))
+	for n := len(v.unclassified); n > 0 && len(batch) < historyBatch; n-- {
+		f := v.unclassified[n-1]
+		v.unclassified[n-1] = nil
+		v.unclassified = v.unclassified[:n-1]
+		if v.history[f.id] == f && f.fs == nil {
+			batch = append(batch, f)
+		}
+	}
+	if len(v.unclassified) == 0 {
+		v.unclassified = nil
+	}
+	read := make([]*fileState, len(batch))
+	parallel(len(batch), func(i int) {
+		f := batch[i]
+		read[i] = readFile(s.path(f.id, f.kind), f.kind, nil)
+	})
+	live := map[string]struct{}{}
+	for i, f := range batch {
+		fs := read[i]
+		if fs == nil { // vanished since its lstat: settle it as gone
+			delete(v.archive.files, f.id+f.kind.suffix())
+			live[f.id] = struct{}{}
+			continue
+		}
+		f.sig = fs.sig
+		var files [numKinds]*fileState
+		files[f.kind] = fs
+		if t := s.assemble(f.id, &files, v.entries[f.id]); t.State.Final() && t.Problem == "" {
+			continue // history: out of the queue, never read here again
+		}
+		f.fs = fs
+		live[f.id] = struct{}{}
+	}
+	s.settle(live, horizon)
+}
 
 // unreadTask is a history task Archive may have to read: its one archived
 // file and its entry.

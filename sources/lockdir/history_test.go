@@ -137,8 +137,19 @@ func TestAPollReadsOnlyTheArchiveInsideItsWindowAndAnIdlePollLooksAtNothing(t *t
 		t.Fatalf("first poll: %d tasks (%v), %d archived; want 3 live and 2 recent, 200 counted", len(got), slices.Sorted(maps.Keys(got)), d.Archived)
 	}
 
+	// The next poll reads the 200 in the background (one batch), finds them
+	// all final and shows nothing new; after that there is nothing to read.
 	disk.reset()
-	idle, err := src.Poll(ctx, d.Cursor, window)
+	classifying, err := src.Poll(ctx, d.Cursor, window)
+	if err != nil || len(classifying.Tasks) != 0 || len(classifying.Removed) != 0 {
+		t.Fatalf("classifying poll: %d tasks, %v removed, %v", len(classifying.Tasks), classifying.Removed, err)
+	}
+	if opened := disk.count("open", archive); opened != 200 {
+		t.Errorf("the second poll opened %d archived files; want the 200 old ones, once", opened)
+	}
+
+	disk.reset()
+	idle, err := src.Poll(ctx, classifying.Cursor, window)
 	if err != nil || len(idle.Tasks) != 0 || len(idle.Removed) != 0 {
 		t.Fatalf("idle poll: %d tasks, %v removed, %v", len(idle.Tasks), idle.Removed, err)
 	}
@@ -286,4 +297,77 @@ func sameIDs(a, b []*model.Task) bool {
 	slices.Sort(x)
 	slices.Sort(y)
 	return slices.Equal(x, y)
+}
+
+func TestABlockedAndAReviewTaskTheSeedsCleanupArchivedLongAgoComeBackWithinAFewPolls(t *testing.T) {
+	dir := t.TempDir()
+	archivedOf(t, dir, "old-", 998, 48*time.Hour)
+	// Older than the rest: newest first, they are in the last batch.
+	parked := map[string]model.State{"waits-on-human": model.StateBlocked, "in-review": model.StateReview}
+	archivedMarker(t, dir, "waits-on-human", "failed", "blocked", 96*time.Hour)
+	archivedMarker(t, dir, "in-review", "done", "review", 96*time.Hour)
+	src := openDir(t, dir)
+	ctx := context.Background()
+	window := sources.PollOption{FinishedAfter: time.Now().Add(-24 * time.Hour)}
+	archive := filepath.Join(dir, "archive")
+	disk := countDisk(t)
+
+	polls := (1000+historyBatch-1)/historyBatch + 1
+	seen := map[string]model.State{}
+	var cursor sources.Cursor
+	for i := 0; i < polls; i++ {
+		disk.reset()
+		d, err := src.Poll(ctx, cursor, window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 && (len(d.Tasks) != 0 || d.Archived != 1000) {
+			t.Fatalf("first poll: %v, %d archived; want nothing shown, all 1000 counted unread", ids(d.Tasks), d.Archived)
+		}
+		if n := disk.count("open", archive); n > historyBatch {
+			t.Errorf("poll %d opened %d archived files; a batch is %d", i+1, n, historyBatch)
+		}
+		for _, task := range d.Tasks {
+			seen[task.ID] = task.State
+		}
+		cursor = d.Cursor
+	}
+	if fmt.Sprint(seen) != fmt.Sprint(parked) {
+		t.Fatalf("after %d incremental polls they returned %v; want the parked ones only, %v", polls, seen, parked)
+	}
+
+	disk.reset()
+	full, err := src.Poll(ctx, "", window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]model.State{}
+	for _, task := range full.Tasks {
+		got[task.ID] = task.State
+	}
+	if fmt.Sprint(got) != fmt.Sprint(parked) || full.Archived != 998 {
+		t.Fatalf("full poll: %v, %d archived; want %v and the 998 done counted", got, full.Archived, parked)
+	}
+	if idle, err := src.Poll(ctx, full.Cursor, window); err != nil || len(idle.Tasks) != 0 {
+		t.Fatalf("idle poll: %v, %v", ids(idle.Tasks), err)
+	}
+	if n := disk.count("open", archive); n != 0 {
+		t.Errorf("with everything classified, two more polls opened %d archived files: %v", n, disk.first(3))
+	}
+}
+
+// archivedMarker writes a claimdeck marker ({id}.done or .failed with
+// status) into archive/, as the seed's cleanup moves it, age ago.
+func archivedMarker(t *testing.T, dir, id, suffix, status string, age time.Duration) {
+	t.Helper()
+	at := time.Now().Add(-age)
+	body := fmt.Sprintf(`{"task_id": %q, "agent": "HUMAN:ops", "completed_at": %q, "status": %q, "reason": "needs a person"}`,
+		id, at.UTC().Format(time.RFC3339), status)
+	p := filepath.Join(dir, "archive", id+"."+suffix)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, at, at); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -29,18 +29,26 @@ import (
 // archive/ is read lazily. A task whose only file is an archived one older
 // than the horizon the caller asked for is history: it is kept as its name
 // and lstat (history), counted, and read only when a poll's window reaches
-// it, Archive asks for it, or another file of the task appears.
+// it, Archive asks for it, or another file of the task appears. Polls read
+// it in the background too, a batch each (classify), to find the parked
+// and broken tasks among it.
 type view struct {
 	dir, archive  dirView
 	tasks         map[string]*tracked
 	removed       map[string]uint64    // task id → generation it disappeared at
-	history       map[string]*seenFile // task id → its lone archived file, unread
+	history       map[string]*seenFile // task id → its lone archived file, not held read
 	historyNewest int64                // no file in history has a later mtime (Unix ns)
-	entries       map[string]*taskEntry
-	entriesSig    fileSig // the tasks file the tasks were assembled from
-	gen           uint64
-	changes       []change  // the task of each generation, oldest first
-	scanned       time.Time // when the last scan started
+	// unclassified holds each history file that no classify batch has
+	// read (and stale ones, skipped), oldest first once sorted: classify
+	// takes from the end. A file enters it once, when it enters history; a
+	// changed file is a new seenFile.
+	unclassified []*seenFile
+	sorted       bool
+	entries      map[string]*taskEntry
+	entriesSig   fileSig // the tasks file the tasks were assembled from
+	gen          uint64
+	changes      []change  // the task of each generation, oldest first
+	scanned      time.Time // when the last scan started
 }
 
 // change is a generation and the task it changed: an incremental poll
@@ -404,6 +412,9 @@ func (s *Source) settle(touched map[string]struct{}, horizon time.Time) {
 			}
 		}
 		if unread != nil {
+			if v.history[j.id] != unread {
+				v.unclassified, v.sorted = append(v.unclassified, unread), false
+			}
 			v.history[j.id] = unread
 			v.historyNewest = max(v.historyNewest, unread.sig.mtime)
 			continue
@@ -703,17 +714,25 @@ func (s *Source) snapshot() ([]*model.Task, error) {
 // Poll returns what changed since the cursor. The cursor names this Source
 // instance and a generation; one from elsewhere gets a full snapshot. The
 // tasks returned are shared: treat them as read-only. A full poll with a
-// horizon counts the history it leaves out, read or not.
+// horizon counts the history it leaves out, read or not: until a batch
+// has read it (classify), a parked task the seed's cleanup archived is
+// counted there too.
 func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	if err := ctx.Err(); err != nil {
 		return sources.Delta{}, sources.StorageErr("poll", "", err)
 	}
 	s.scanMu.Lock()
 	defer s.scanMu.Unlock()
-	if err := s.scan(time.Now(), sources.Horizon(opt)); err != nil {
+	v := &s.view
+	warm := !v.scanned.IsZero()
+	horizon := sources.Horizon(opt)
+	if err := s.scan(time.Now(), horizon); err != nil {
 		return sources.Delta{}, err
 	}
-	v := &s.view
+	if warm && !horizon.IsZero() {
+		// Not on the first scan: it has listed and lstat'ed the archive already.
+		s.classify(horizon)
+	}
 	from, full := s.parseCursor(since)
 	d := sources.Delta{Full: full, Cursor: sources.Cursor(s.instance + ":" + strconv.FormatUint(v.gen, 10))}
 	if full {
