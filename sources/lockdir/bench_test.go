@@ -215,8 +215,10 @@ func reportCPU(b *testing.B) func() {
 	}
 }
 
-// benchIncrementalPolls runs, over an open source on dir, an idle poll and
-// a poll after one lock file (job-42) is rewritten, every poll with opt.
+// benchIncrementalPolls runs, over an open source on dir, a poll that
+// reads a batch of unread history (when the first poll left some), then,
+// with all of it read, an idle poll and a poll after one lock file (job-42)
+// is rewritten, every poll with opt.
 func benchIncrementalPolls(b *testing.B, ctx context.Context, dir string, opt ...sources.PollOption) {
 	src, err := Open(Config{Name: "bench", Path: dir})
 	if err != nil {
@@ -228,6 +230,24 @@ func benchIncrementalPolls(b *testing.B, ctx context.Context, dir string, opt ..
 		b.Fatal(err)
 	}
 	cursor := d.Cursor
+	if len(src.view.unclassified) > 0 {
+		b.Run("history-batch", func(b *testing.B) {
+			defer reportCPU(b)()
+			for i := 0; i < b.N; i++ {
+				d, err := src.Poll(ctx, cursor, opt...)
+				if err != nil || len(d.Tasks) != 0 {
+					b.Fatalf("%d tasks, %v", len(d.Tasks), err)
+				}
+				cursor = d.Cursor
+			}
+		})
+		for len(src.view.unclassified) > 0 {
+			if d, err = src.Poll(ctx, cursor, opt...); err != nil {
+				b.Fatal(err)
+			}
+			cursor = d.Cursor
+		}
+	}
 	b.Run("idle", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			d, err := src.Poll(ctx, cursor, opt...)
