@@ -67,6 +67,18 @@
 // it changes (a changed file is inside the window), or when Archive asks
 // for it; a poll with no horizon reads it all.
 //
+// Every poll with a horizon after the first also reads up to 256 history
+// files no poll has read yet, newest first, to find the live work the
+// seed's cleanup archives with the rest (a review or blocked marker, a
+// file nobody can read). A final one stays counted history and is not
+// read again until inotify or its lstat says it changed; the others are
+// tasks again, returned by the next poll, full or incremental. An archive
+// of N unread files is read through in ceil(N/256) polls: 100,000 in 391,
+// at most about 13 minutes at the dashboard's 2 s poll interval, sooner
+// when changes bring polls (a batch costs a poll 1-3 ms, BENCHMARKS.md).
+// Until then Delta.Archived counts the unread as history, a parked one
+// among them. With none left unread a poll reads nothing.
+//
 // # Leases
 //
 // A lock's lease ends at expires_at, or claimed_at (heartbeat) + Lease when
@@ -140,10 +152,11 @@
 //     too; the task then reads as queued again.
 //   - The seed's cleanup also archives claimdeck's parked markers (review,
 //     blocked) and files nobody can read. One archived before the window
-//     is counted as history unread, like every archived file: the
-//     dashboard's window no longer shows it, Archive (final states only)
-//     does not return it, Get and a poll with no window still read it as
-//     it is.
+//     is counted as history unread, like every archived file, until the
+//     polls' batches reach it (see Reading: up to ceil(N/256) polls for N
+//     unread files, newest first); only then does the dashboard show it
+//     again. A source restarted starts over, reading nothing on its first
+//     poll. Get and a poll with no window read it at once.
 //   - inotify hears no write through a shared mapping (mmap), and none
 //     through a hard link made, after the scan looked, from another
 //     directory: such a change is seen when the file's name is next
