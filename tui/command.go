@@ -272,32 +272,6 @@ func (m *Model) presetAgent(agent string) {
 // suggest is the candidate nearest word by edit distance, when near
 // enough to be a slip of the finger.
 func suggest(word string, cands []string) string {
-	best, bestD := "", 3
-	for _, c := range cands {
-		if d := distance(word, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
+	return model.Nearest(word, cands, 3)
 }
 
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}

@@ -80,35 +80,10 @@ func walkKeys(n *yaml.Node, t reflect.Type, where string, unknown func(n *yaml.N
 // nearest is the known key closest to key by edit distance, if any is
 // close enough to be a plausible typo.
 func nearest(key string, known []string) string {
-	best, bestD := "", len(key)/2+2
 	sort.Strings(known)
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(key), k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
+	return model.Nearest(strings.ToLower(key), known, len(key)/2+2)
 }
 
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
 
 // checkEnv parses every CLAIMDECK_* variable that sets a typed scalar key,
 // so a bad value is reported naming the variable rather than as a fault of
