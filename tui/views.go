@@ -481,7 +481,6 @@ type tie struct {
 	source, id string
 	id0, id1   uint64
 	key        pullKey
-	touched    byte // keeps sortTies' touching loop from being optimized away
 }
 
 // sortTies orders a run of equal pull keys by source, then id. A queue
@@ -489,25 +488,9 @@ type tie struct {
 // each task is read once, not at every comparison.
 func sortTies(run []pullKey, members []row, buf []tie) []tie {
 	buf = buf[:0]
-	for at := 0; at < len(run); at += deriveBlock {
-		block := run[at:min(at+deriveBlock, len(run))]
-		// The tasks of a run lie all over the heap: read each one's id
-		// header, then its first byte, a block at a time, so that the
-		// misses overlap instead of coming one after another.
-		var ids [deriveBlock]string
-		for i, k := range block {
-			ids[i] = members[k.idx].t.ID
-		}
-		var touched byte
-		for _, id := range ids[:len(block)] {
-			if id != "" {
-				touched ^= id[0]
-			}
-		}
-		for _, k := range block {
-			t := members[k.idx].t
-			buf = append(buf, tie{source: t.Source, id: t.ID, id0: bigEndian(t.ID), id1: bigEndian(t.ID[min(8, len(t.ID)):]), key: k, touched: touched})
-		}
+	for _, k := range run {
+		t := members[k.idx].t
+		buf = append(buf, tie{source: t.Source, id: t.ID, id0: bigEndian(t.ID), id1: bigEndian(t.ID[min(8, len(t.ID)):]), key: k})
 	}
 	slices.SortFunc(buf, func(a, b tie) int {
 		switch {
