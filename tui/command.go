@@ -274,4 +274,3 @@ func (m *Model) presetAgent(agent string) {
 func suggest(word string, cands []string) string {
 	return model.Nearest(word, cands, 3)
 }
-
