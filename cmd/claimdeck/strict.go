@@ -84,7 +84,6 @@ func nearest(key string, known []string) string {
 	return model.Nearest(strings.ToLower(key), known, len(key)/2+2)
 }
 
-
 // checkEnv parses every CLAIMDECK_* variable that sets a typed scalar key,
 // so a bad value is reported naming the variable rather than as a fault of
 // some configuration file.
