@@ -42,21 +42,27 @@ func (s *Source) CheckWrite(ctx context.Context) error {
 }
 
 // postNote posts a comment once. When the answer is lost the comments are
-// re-read: a note with our text from this minute on means it landed;
-// otherwise it is posted again, at most claimAttempts times in all.
+// re-read, after every attempt: a note with our text from this minute on
+// means it landed; otherwise it is posted again, at most claimAttempts
+// times in all.
 func (s *Source) postNote(ctx context.Context, id, text string) error {
 	since := time.Now().Add(-time.Minute)
 	for attempt := 1; ; attempt++ {
 		err := s.api.comment(ctx, id, chunks(text))
-		if err == nil || !ambiguous(ctx, err) || attempt >= claimAttempts {
+		if err == nil || !ambiguous(ctx, err) {
 			return err
 		}
-		if err := s.waitAfter(ctx, attempt, err); err != nil {
-			return err
+		if werr := s.waitAfter(ctx, attempt, err); werr != nil {
+			return werr
 		}
+		// The last attempt is read back too: a note that landed is not
+		// reported as failed.
 		found, rerr := s.hasNote(ctx, id, text, since)
 		if rerr != nil || found {
 			return rerr
+		}
+		if attempt >= claimAttempts {
+			return err
 		}
 	}
 }

@@ -366,8 +366,9 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 // is now. So two racing writers agree on who won unless the loser's write
 // lands after the winner's verifying read — the race Notion leaves open.
 //
-// A write that failed is never sent again blindly: the page is re-read.
-// Unchanged, the write did not land and is tried again; changed by our
+// A write that failed is never sent again blindly: the page is re-read,
+// after the last attempt too. Unchanged, the write did not land and is tried
+// again (at most claimAttempts times); changed by our
 // write, it landed; changed otherwise, a holder write goes on only while
 // the token is still ours, and a human action, whose human saw the older
 // version, stops with code.
@@ -382,17 +383,23 @@ func (s *Source) settled(ctx context.Context, op string, before *model.Task, p p
 			wrote = w
 			break
 		}
-		if !ambiguous(ctx, err) || attempt >= claimAttempts {
+		if !ambiguous(ctx, err) {
 			return nil, s.fail(op, id, err)
 		}
 		if err := s.waitAfter(ctx, attempt, err); err != nil {
 			return nil, s.fail(op, id, err)
 		}
+		// The last attempt is read back too: a write that landed and was
+		// answered with an error is a write that landed, and reporting it
+		// as failed sends the agent to retry into LOST_LOCK.
 		now, raw, rerr := s.pageRaw(ctx, op, id)
 		switch {
 		case rerr != nil:
 			return nil, rerr
 		case now.Version == before.Version:
+			if attempt >= claimAttempts {
+				return nil, s.fail(op, id, err)
+			}
 		case p.shows(raw):
 			wrote = now
 		case code == model.CodeLostLock && now.Claim.Held() && now.Claim.Token == before.Claim.Token && now.State == model.StateClaimed:

@@ -117,6 +117,38 @@ func TestAWriteThatLandedBeforeA5xxIsNotMadeTwice(t *testing.T) {
 	}
 }
 
+// The last attempt of a write lands and is answered 504: it landed, and
+// saying otherwise sends the agent to retry into LOST_LOCK on a task that is
+// done.
+func TestAWriteThatLandsOnItsLastAttemptIsReportedAsLanded(t *testing.T) {
+	emu := newEmulator(t)
+	src := emu.open(t, emu.config(emu.database(t, notionemu.PresetNtask()), PresetNtask))
+	ctx := context.Background()
+	task, err := src.Create(ctx, sources.NewTask{Title: "finish on the last try"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		n     int
+		fault notionemu.Fault
+	}{
+		{claimAttempts - 1, notionemu.Fault{Endpoint: notionemu.EndpointPageUpdate, Status: http.StatusServiceUnavailable}},
+		{1, notionemu.Fault{Endpoint: notionemu.EndpointPageUpdate, Status: http.StatusGatewayTimeout, Apply: true}},
+	} {
+		if err := emu.srv.Inject(f.n, f.fault); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done, err := src.Finish(ctx, task.ID, got.Claim.Token, sources.Outcome{State: model.StateDone})
+	if err != nil || done.State != model.StateDone {
+		t.Fatalf("a finish that landed on its last attempt: %v", err)
+	}
+}
+
 func TestA409OnClaimNextMovesToTheNextCandidate(t *testing.T) {
 	emu := newEmulator(t)
 	src := emu.open(t, emu.config(emu.database(t, notionemu.PresetNtask()), PresetNtask))
