@@ -433,7 +433,11 @@ func (m *Model) layout() {
 }
 
 func (m *Model) tabAt(x int) (viewKind, bool) {
-	pos := ansi.StringWidth(appName) + 2
+	style, _ := m.tabLayout()
+	pos := 0
+	if style != tabsBare {
+		pos = ansi.StringWidth(appName) + 2
+	}
 	labels := m.tabLabels()
 	for k := range viewCount {
 		if labels[k] == "" {

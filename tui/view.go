@@ -54,6 +54,7 @@ const (
 	tabsBrief                     // "2 Lea" beside the one on screen
 	tabsInitial                   // "2 L" beside the one on screen
 	tabsOnlyShown                 // only the view on screen
+	tabsBare                      // only the view on screen, without the app's name
 	tabStyles
 )
 
@@ -68,7 +69,7 @@ func (m *Model) tabLabelIn(k viewKind, style tabStyle) string {
 			title = title[:min(3, len(title))]
 		case tabsInitial:
 			title = title[:1]
-		case tabsOnlyShown:
+		case tabsOnlyShown, tabsBare:
 			return ""
 		}
 	}
@@ -100,7 +101,10 @@ func (m *Model) tabLabels() [viewCount]string {
 
 // tabsWidth is the width of the app name and the tabs in a style.
 func (m *Model) tabsWidth(style tabStyle) int {
-	w := ansi.StringWidth(appName) + 2
+	w := 0
+	if style != tabsBare {
+		w = ansi.StringWidth(appName) + 2
+	}
 	for k := range viewCount {
 		if l := m.tabLabelIn(k, style); l != "" {
 			w += ansi.StringWidth(l) + 2
@@ -120,7 +124,7 @@ func (m *Model) tabLayout() (tabStyle, string) {
 			return style, whole
 		}
 	}
-	return tabsOnlyShown, fitAlarm(parts, room-m.tabsWidth(tabsOnlyShown))
+	return tabsBare, fitAlarm(parts, room-m.tabsWidth(tabsBare))
 }
 
 func (m *Model) flagsWidth() int {
@@ -197,8 +201,10 @@ func (m *Model) tabs() string {
 	st := m.styles
 	style, alarm := m.tabLayout()
 	var b strings.Builder
-	b.WriteString(st.Title.Render(appName))
-	b.WriteString("  ")
+	if style != tabsBare {
+		b.WriteString(st.Title.Render(appName))
+		b.WriteString("  ")
+	}
 	for k := range viewCount {
 		label := m.tabLabelIn(k, style)
 		switch {
