@@ -186,3 +186,50 @@ func lastLine(s string) string {
 	lines := strings.Split(s, "\n")
 	return lines[len(lines)-1]
 }
+
+// Backspace after narrowing keystrokes puts back exactly the rows the
+// wider filter shows when judged afresh, cursor on the first.
+func TestBackspaceShowsWhatTheWiderFilterShows(t *testing.T) {
+	r := newRig(t)
+	r.press("7", "/")
+	r.typeText("re")
+	want := rowKeys(r.m.pane().shown)
+	r.typeText("n")
+	if got := rowKeys(r.m.pane().shown); len(got) >= len(want) || len(r.m.board.undo) == 0 {
+		t.Fatalf("typing n did not narrow through the rows shown: %v from %v", got, want)
+	}
+	r.press("backspace")
+	if got := rowKeys(r.m.pane().shown); strings.Join(got, " ") != strings.Join(want, " ") || r.m.pane().grid.cursor != 0 {
+		t.Fatalf("backspace shows %v, want %v", got, want)
+	}
+	r.press("backspace", "backspace")
+	r.m.refilter()
+	all := rowKeys(r.m.pane().shown)
+	r.typeText("re")
+	r.m.pane().unfiltered = true // judged afresh over every member
+	r.m.refilter()
+	if fresh := rowKeys(r.m.pane().shown); strings.Join(fresh, " ") != strings.Join(want, " ") || len(all) <= len(want) {
+		t.Fatalf("judged afresh %v, put back %v", fresh, want)
+	}
+}
+
+// Columns by meaning: in the Stale view WHY and NODE outrank the title; a
+// key is not cut while the title has room to give.
+func TestColumnsGiveWayByMeaning(t *testing.T) {
+	r := newRig(t)
+	r.prod.Put(&model.Task{ID: "20", Key: "index-rebuild-42", Title: "Rebuild the index", State: model.StateQueued, CreatedAt: t0})
+	r.poll()
+	r.size(120, 40)
+	r.press("1")
+	if !strings.Contains(r.screen(), "index-rebuild-42") {
+		t.Fatalf("the key is cut while the title has room:\n%s", r.screen())
+	}
+	for _, w := range []int{60, 80} {
+		r.size(w, 24)
+		r.press("3")
+		row := rowOf(t, r, "TASK-7")
+		if !strings.Contains(row, "n3") || !strings.Contains(row, "node n3 DOWN") {
+			t.Fatalf("%d columns: the Stale row lacks its node or why: %q", w, row)
+		}
+	}
+}
