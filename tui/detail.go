@@ -194,6 +194,9 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		if at.IsZero() {
 			return "—"
 		}
+		if pc.sped() {
+			return pc.at(at, now, loc, "")
+		}
 		if at.After(now) {
 			return at.In(loc).Format("2006-01-02 15:04:05") + " (in " + pc.span(at.Sub(now)) + ")"
 		}
@@ -240,7 +243,7 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		out = append(out, "", "description")
 		out = append(out, strings.Split(ansi.Wordwrap(t.Description, 76, ""), "\n")...)
 	}
-	return append(out, historyLines(t, loc, width)...)
+	return append(out, historyLines(t, now, pc, loc, width)...)
 }
 
 // fieldLines lays out a task's fields, its title wrapped in full.
@@ -263,7 +266,7 @@ func fieldLines(kv [][2]string, title string, width int) []string {
 }
 
 // historyLines is a task's timeline, each reason wrapped under its line.
-func historyLines(t *model.Task, loc *time.Location, width int) []string {
+func historyLines(t *model.Task, now time.Time, pc pace, loc *time.Location, width int) []string {
 	history := model.Timeline(t)
 	out := []string{"", fmt.Sprintf("history (%d, newest last)", len(history))}
 	for _, e := range history {
@@ -279,7 +282,7 @@ func historyLines(t *model.Task, loc *time.Location, width int) []string {
 		const indent = 2 + 14 + 2 + 15
 		for i, l := range strings.Split(ansi.Wordwrap(text, max(width-indent, 20), " "), "\n") {
 			if i == 0 {
-				out = append(out, fmt.Sprintf("  %s  %-14s %s", e.At.In(loc).Format("01-02 15:04:05"), e.Action, l))
+				out = append(out, fmt.Sprintf("  %-14s  %-14s %s", pc.at(e.At, now, loc, "01-02 15:04:05"), e.Action, l))
 			} else {
 				out = append(out, strings.Repeat(" ", indent)+l)
 			}

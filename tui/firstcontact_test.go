@@ -233,3 +233,22 @@ func TestColumnsGiveWayByMeaning(t *testing.T) {
 		}
 	}
 }
+
+// A sped-up clock (the demo's) is named in the top bar, and every time on
+// screen is in the tasks' time: no wall-clock time beside it.
+func TestASpedUpClockIsNamedAndShowsOneKindOfTime(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.Speed = 60 })
+	r.size(160, 40)
+	if top := strings.Split(r.screen(), "\n")[0]; !strings.Contains(top, "clock ×60") {
+		t.Fatalf("the top bar does not say the clock runs 60×: %q", top)
+	}
+	r.press("5")
+	if s := r.screen(); !strings.Contains(s, " ago ") || strings.Contains(s, "02:10:00") {
+		t.Fatalf("Activity shows wall-clock times under a sped-up clock:\n%s", s)
+	}
+	r.selectKey(leasesView, "TASK-4")
+	r.press("enter", "G")
+	if s := r.screen(); strings.Contains(s, "2026-11-21") || strings.Contains(s, "11-21 ") {
+		t.Fatalf("the detail shows wall-clock dates under a sped-up clock:\n%s", s)
+	}
+}

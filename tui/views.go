@@ -480,7 +480,7 @@ func sparkline(lat []time.Duration, width int) string {
 
 func (m *Model) activityCells(a activity, cells []cell) {
 	ps := m.paints
-	cells[0] = cell{text: a.At.In(m.loc).Format("15:04:05"), paint: &ps.muted}
+	cells[0] = cell{text: m.pace.at(a.At, m.now(), m.loc, "15:04:05"), paint: &ps.muted}
 	cells[1] = cell{text: a.Source, paint: ps.source(a.Source)}
 	cells[2] = cell{text: a.Task}
 	cells[3] = cell{text: a.What}
