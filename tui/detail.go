@@ -43,10 +43,7 @@ type trailMsg struct {
 // hint offers the actions that can apply to the task as it stands, by
 // the keys they are bound to.
 func (d *taskDialog) hint(k KeyMap) string {
-	acts := []*key.Binding{&k.Claim, &k.Release, &k.Cancel, &k.Handoff}
-	for i, b := range acts {
-		b.SetEnabled(d.offers[i])
-	}
+	k.setActions(d.offers)
 	return hintOf([]key.Binding{k.Claim, k.Release, k.Cancel, k.Handoff, k.Copy}, keyName(k.Up)+"/"+keyName(k.Down)+" scroll", keyName(k.Close)+" close")
 }
 
@@ -115,9 +112,7 @@ func (d *taskDialog) refresh(m *Model, width int) {
 
 func (d *taskDialog) view(m *Model, width, height int) string {
 	d.refresh(m, width)
-	for i, a := range detailActions {
-		d.offers[i] = m.refusal(d.last, a) == "" && d.last.Problem == ""
-	}
+	d.offers = m.offers(d.last, false)
 	return d.detailDialog.view(m, width, height)
 }
 
@@ -163,16 +158,6 @@ func (d *nodeDialog) view(m *Model, width, height int) string {
 		d.offset = at - height + 2
 	}
 	return d.detailDialog.view(m, width, height)
-}
-
-// readOnlyKey says "read-only" for an action key that is switched off,
-// so a key press is never met with silence.
-func (m *Model) readOnlyKey(msg tea.KeyMsg, b key.Binding) bool {
-	if b.Enabled() || !slices.Contains(b.Keys(), msg.String()) {
-		return false
-	}
-	m.fail(b.Help().Desc + ": read-only — actions are off for this source")
-	return true
 }
 
 // copyID puts the task's id on the clipboard through the terminal (OSC 52),

@@ -99,6 +99,13 @@ func TestTheDetailOffersWhatCanApplyByItsKeys(t *testing.T) {
 	}
 	r.press("esc")
 	r.selectKey(allView, "TASK-8") // done
+	if footer := lastLine(r.screen()); strings.Contains(footer, "claim") || strings.Contains(footer, "release") {
+		t.Fatalf("a done task's row offers actions: %q", footer)
+	}
+	r.press("t")
+	if len(r.m.dialogs) != 0 || !strings.Contains(r.screen(), "already done") {
+		t.Fatalf("t (claim) on a done task must say why nothing opens:\n%s", r.screen())
+	}
 	r.press("enter")
 	hint := lastLine(r.screen())
 	for _, offer := range []string{"claim", "release", "cancel", "hand off"} {

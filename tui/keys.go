@@ -192,10 +192,17 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	}
 }
 
-// setActions enables or disables the actions that change a task; disabled
-// bindings neither match nor show in help, so help tells the truth.
-func (k *KeyMap) setActions(on bool) {
-	for _, b := range []*key.Binding{&k.Claim, &k.Release, &k.Cancel, &k.Handoff} {
-		b.SetEnabled(on)
+// actionKeys are the bindings of the actions that change a task, in
+// detailActions' order.
+func (k *KeyMap) actionKeys() [4]*key.Binding {
+	return [4]*key.Binding{&k.Claim, &k.Release, &k.Cancel, &k.Handoff}
+}
+
+// setActions enables or disables each action that changes a task;
+// disabled bindings neither match nor show in help, so help tells the
+// truth.
+func (k *KeyMap) setActions(on [4]bool) {
+	for i, b := range k.actionKeys() {
+		b.SetEnabled(on[i])
 	}
 }
