@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -257,5 +258,26 @@ func TestASpedUpClockIsNamedAndShowsOneKindOfTime(t *testing.T) {
 	r.press("enter", "G")
 	if s := r.screen(); strings.Contains(s, "2026-11-21") || strings.Contains(s, "11-21 ") {
 		t.Fatalf("the detail shows wall-clock dates under a sped-up clock:\n%s", s)
+	}
+}
+
+// The dialog's lease line follows the lease as polls bring it: a
+// heartbeat while the person reads moves it; who holds the task stays as
+// they saw it.
+func TestTheDialogsLeaseLineStaysLive(t *testing.T) {
+	r := newRig(t)
+	r.size(120, 40)
+	r.selectKey(leasesView, "TASK-4")
+	r.press("r", "enter")
+	if !strings.Contains(r.screen(), "lease    12:00 left") {
+		t.Fatalf("the lease as seen:\n%s", r.screen())
+	}
+	seen := r.get("4")
+	if _, err := r.prod.Heartbeat(t.Context(), "4", seen.Claim.Token, 30*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r.poll()
+	if s := r.screen(); !strings.Contains(s, "lease    30:00 left") || !strings.Contains(s, "AGENT alpha") {
+		t.Fatalf("the lease line did not follow the heartbeat:\n%s", s)
 	}
 }
