@@ -726,8 +726,11 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 		}
 		horizon := h.horizon()
 		for id, t := range f.tasks {
-			if next[id] == nil && !model.Archived(t, horizon) {
-				note(t, nil) // gone; a task aging into history is not activity
+			if next[id] == nil {
+				delete(f.applied, id)
+				if !model.Archived(t, horizon) {
+					note(t, nil) // gone; a task aging into history is not activity
+				}
 			}
 		}
 		f.tasks = next
@@ -742,6 +745,7 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 				note(t, nil)
 				delete(f.tasks, id)
 			}
+			delete(f.applied, id)
 		}
 	}
 	if n := len(h.pending); n > maxTransitions {
