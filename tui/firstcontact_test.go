@@ -281,3 +281,20 @@ func TestTheDialogsLeaseLineStaysLive(t *testing.T) {
 		t.Fatalf("the lease line did not follow the heartbeat:\n%s", s)
 	}
 }
+
+// Sources unreachable from the start reach the top bar by name at 60 and
+// 80 columns, each state in one word everywhere.
+func TestUnreachableSourcesAreNamedInANarrowTopBar(t *testing.T) {
+	r := newRig(t)
+	r.sick(model.CodeAPIError, "dial tcp: connection refused")
+	for _, w := range []int{60, 80} {
+		r.size(w, 24)
+		top := strings.Split(r.screen(), "\n")[0]
+		if !strings.Contains(top, "PROD, STAGING, ARCHIVE UNREACHABLE") || !strings.Contains(top, "N3 DOWN") {
+			t.Fatalf("%d columns: the unreachable sources and the DOWN node are not all named: %q", w, top)
+		}
+	}
+	if s := r.screen(); !strings.Contains(s, "prod unreachable") || strings.Contains(s, "degraded") {
+		t.Fatalf("one word for an unreachable source everywhere:\n%s", s)
+	}
+}

@@ -161,23 +161,36 @@ type alarmText struct {
 func (m *Model) alarm() alarmText {
 	var a alarmText
 	raise := func(l model.Level) { a.level = max(a.level, min(l, model.LevelEscalated)) }
+	// Names in the same state share their word ("PROD, STAGING
+	// UNREACHABLE"), so that each is named in a narrow top bar.
+	var words []string
+	named := map[string][]string{}
+	name := func(who, word string) {
+		if _, ok := named[word]; !ok {
+			words = append(words, word)
+		}
+		named[word] = append(named[word], strings.ToUpper(who))
+	}
 	// A source that does not answer hides everything else it holds.
 	for i := range m.board.snap.Sources {
 		src := &m.board.snap.Sources[i]
 		switch {
 		case src.Status == hub.StatusDegraded:
-			a.parts = append(a.parts, strings.ToUpper(src.Name)+" "+sourceWord(*src))
+			name(src.Name, sourceWord(*src))
 			raise(model.LevelEscalated)
 		case m.lagging(src):
-			a.parts = append(a.parts, strings.ToUpper(src.Name)+" LAGGING")
+			name(src.Name, "LAGGING")
 			raise(model.LevelUrgent)
 		}
 	}
 	for _, n := range m.board.snap.Mesh.Nodes() {
 		if n.Status == model.NodeDown {
-			a.parts = append(a.parts, strings.ToUpper(n.Name)+" DOWN")
+			name(n.Name, "DOWN")
 			raise(model.LevelEscalated)
 		}
+	}
+	for _, w := range words {
+		a.parts = append(a.parts, strings.Join(named[w], ", ")+" "+w)
 	}
 	for lv := levelBroken; lv > model.LevelNone; lv-- {
 		if n := m.board.rungs[lv]; n > 0 {

@@ -39,7 +39,7 @@ func TestASourceThatStopsAnsweringIsSaidToLag(t *testing.T) {
 	r.now = r.now.Add(10 * time.Second) // 13 s without an answer, polled every 2 s
 	r.m.Update(tickMsg{})
 	screen := r.screen()
-	if top := strings.Split(screen, "\n")[0]; !strings.Contains(top, "PROD LAGGING") {
+	if top := strings.Split(screen, "\n")[0]; !strings.Contains(top, "PROD, STAGING, ARCHIVE LAGGING") {
 		t.Fatalf("the top bar does not say prod lags: %q", top)
 	}
 	if !strings.Contains(screen, "prod lagging · updated 13s ago") {
