@@ -10,8 +10,8 @@ import (
 )
 
 // firstContact is an on-call setup as a new user makes one: a SQLite
-// queue with a few tasks, one agent's live lease on node ORACLE_LOCAL,
-// and a mesh registry that says ORACLE_LOCAL is DOWN.
+// queue with a few tasks, one agent's healthy live lease, and a mesh
+// registry that says ORACLE_LOCAL, where agent looper runs, is DOWN.
 type firstContact struct {
 	c              *cli
 	live, liveTok  string
@@ -49,7 +49,8 @@ func newFirstContact(t *testing.T) *firstContact {
 		f.queued = append(f.queued, c.run(0, "create", "--title", fmt.Sprintf("queued chore %d", i)).Task.PageID)
 	}
 	f.live = c.run(0, "create", "--title", f.liveTitle).Task.PageID
-	f.liveTok = c.run(0, "claim", "--task", f.live, "--agent-name", "looper", "--lease", "30m").Task.LockToken
+	// A healthy lease: its agent runs on no DOWN node.
+	f.liveTok = c.run(0, "claim", "--task", f.live, "--agent-name", "steady", "--lease", "30m").Task.LockToken
 	return f
 }
 
@@ -89,7 +90,7 @@ func TestTmuxATakeoverAfterAHeartbeatIsApplied(t *testing.T) {
 		p.keys(string(r))
 	}
 	p.keys("Enter", "2")
-	p.await("the live lease", func(s string) bool { return strings.Contains(s, "looper") && strings.Contains(s, "1 shown") })
+	p.await("the live lease", func(s string) bool { return strings.Contains(s, "steady") && strings.Contains(s, "1 shown") })
 	p.keys("c", "Enter")
 	p.await("the question", func(s string) bool { return strings.Contains(s, "[y/N]") })
 	f.c.run(0, "heartbeat", "--task", f.live, "--lock-token", f.liveTok)
