@@ -376,8 +376,7 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 	}
 	token := "—"
 	if t.Claim.Token != "" {
-		// Enough to tell two tokens apart, not enough to write with.
-		token = ansi.Truncate(t.Claim.Token, 8, "…")
+		token = model.ShownToken(t.Claim.Token)
 	}
 	kv := [][2]string{
 		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", ""},

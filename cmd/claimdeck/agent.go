@@ -126,21 +126,14 @@ func (tf *taskFlags) checkToken() error {
 	return nil
 }
 
-// recordRun notes in the task's trail which agent run made a holder write:
-// the contract's --run-id identifies the run, the lock token stays the
-// fence. A heartbeat from the run that claimed adds nothing worth a note.
+// recordRun notes in the task's trail which agent run made a holder write,
+// under the caller's own name (model.WriterName), never the holder's: the
+// contract's --run-id identifies the run, the lock token stays the fence. A heartbeat from the run that claimed adds nothing worth a note.
 func (tf *taskFlags) recordRun(ctx context.Context, src sources.Source, op string, t *model.Task) error {
 	if tf.runID == "" || (op == "heartbeat" && t != nil && t.Claim.RunID == tf.runID) {
 		return nil
 	}
-	author := tf.agent
-	if author == "" && t != nil {
-		author = t.Claim.Name
-	}
-	if author == "" {
-		author = "run " + tf.runID
-	}
-	return src.Comment(ctx, tf.task, sources.Note{Author: author, Text: op + " by run " + tf.runID})
+	return src.Comment(ctx, tf.task, sources.Note{Author: model.WriterName(tf.agent, tf.runID), Text: op + " by run " + tf.runID})
 }
 
 // withSource opens the chosen source for the length of one command.

@@ -111,7 +111,7 @@ func (a *app) mcpServer() *mcp.Server {
 					if err != nil {
 						return toolResult(failPayload(err), true), nil
 					}
-					return toolResult(answer{task: t}.payload(), false), nil
+					return toolResult(answer{task: t, holder: ov.action == model.ActionTakeover}.payload(), false), nil
 				})
 		}
 	}

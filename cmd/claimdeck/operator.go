@@ -41,7 +41,9 @@ func (a *app) printOverride(ctx context.Context, action model.Action, o *overrid
 	if err != nil {
 		return err
 	}
-	return a.out().task(t)
+	p := a.out()
+	p.holder = action == model.ActionTakeover // a takeover hands the new token to its taker
+	return p.task(t)
 }
 
 // applyOverride reads the task, checks --expect-token, asks on a terminal
@@ -64,7 +66,7 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 		if err != nil {
 			return err
 		}
-		if o.expect != "" && seen.Claim.Token != o.expect {
+		if o.expect != "" && !model.TokenSeen(seen.Claim.Token, o.expect) {
 			e := model.Errorf(model.CodeConflict, string(action), o.task, "--expect-token no longer matches: the task is %s, held by %q", seen.State, seen.Claim.Name)
 			e.Current = seen
 			return e
@@ -113,7 +115,7 @@ func (a *app) overrideFlags(cmd *cobra.Command, o *override) {
 	f.StringVar(&o.task, "task", "", "task id")
 	f.StringVar(&o.task, "page-id", "", "alias of --task")
 	f.StringVar(&o.reason, "reason", "", "why (recorded in the audit trail)")
-	f.StringVar(&o.expect, "expect-token", "", "refuse with CONFLICT unless the task still holds this lock token")
+	f.StringVar(&o.expect, "expect-token", "", "refuse with CONFLICT unless the task still holds this lock token (in full, or the prefix list and get show)")
 	f.BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation")
 	bulkFlags(cmd, o)
 }

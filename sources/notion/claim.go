@@ -356,7 +356,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		// keep whatever reason the task had
 		delete(p, s.m.Reason)
 	}
-	s.appendHistory(p, t, model.Event{At: now, Actor: t.Claim.Name, Action: action, Reason: o.Reason})
+	s.appendHistory(p, t, model.Event{At: now, Actor: o.By(t.Claim.Name), Action: action, Reason: o.Reason})
 	return s.settled(ctx, op, t, p, model.CodeLostLock)
 }
 
