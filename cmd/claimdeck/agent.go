@@ -23,7 +23,10 @@ type taskFlags struct {
 	artifacts, status, title   string
 	priority, class, desc      string
 	parent                     string
-	lease                      time.Duration
+	// via is the remote client a call came through (NAME@mcp-http), for
+	// the trail; empty on the command line and MCP stdio.
+	via   string
+	lease time.Duration
 	// given names the flags set on this call: update changes only those.
 	given map[string]bool
 }
@@ -133,7 +136,30 @@ func (tf *taskFlags) recordRun(ctx context.Context, src sources.Source, op strin
 	if tf.runID == "" || (op == "heartbeat" && t != nil && t.Claim.RunID == tf.runID) {
 		return nil
 	}
-	return src.Comment(ctx, tf.task, sources.Note{Author: model.WriterName(tf.agent, tf.runID), Text: op + " by run " + tf.runID})
+	return src.Comment(ctx, tf.task, sources.Note{Author: tf.writer(), Text: op + " by run " + tf.runID})
+}
+
+// author is who a comment or an edit is recorded as: the agent name given,
+// else the local operator; a remote client's name always, never the
+// operator's.
+func (tf *taskFlags) author(operator string) string {
+	if tf.via != "" {
+		return strings.TrimSpace(tf.agent + " via " + tf.via)
+	}
+	if tf.agent != "" {
+		return tf.agent
+	}
+	return operator
+}
+
+// writer is who this caller's holder write is recorded as: its own agent
+// and run (model.WriterName), and the remote client it came through.
+func (tf *taskFlags) writer() string {
+	w := model.WriterName(tf.agent, tf.runID)
+	if tf.via != "" {
+		w += " via " + tf.via
+	}
+	return w
 }
 
 // withSource opens the chosen source for the length of one command.

@@ -390,6 +390,9 @@ token_env for --name, or --token-env. It prints {"ok": true, "node": …,
 			if err != nil {
 				return err
 			}
+			if err := token.CheckStrength(); err != nil {
+				return model.Errorf(model.CodeMisconfigured, "node serve", "", "node %s: %v", name, err)
+			}
 			srcs, err := a.openAll(ctx)
 			if err != nil {
 				return err

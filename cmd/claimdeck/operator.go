@@ -18,8 +18,11 @@ import (
 type override struct {
 	task, reason, to, priority, expect string
 	filter                             string
-	reserve                            time.Duration
-	yes, force, dryRun                 bool
+	// actor, when set, is who the action is recorded as instead of the
+	// configured actor (an MCP client: NAME@mcp-http).
+	actor              string
+	reserve            time.Duration
+	yes, force, dryRun bool
 }
 
 // desk builds the Desk every human action goes through.
@@ -57,6 +60,9 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 		return nil, err
 	}
 	defer closeDesk()
+	if o.actor != "" {
+		desk.Actor = o.actor
+	}
 	var after *model.Task
 	err = a.withSource(ctx, func(src sources.Source) error {
 		if desk.ReadOnly(src.Name()) {

@@ -63,7 +63,7 @@ func (a *app) agentOps() []agentOp {
 				if err := tf.checkToken(); err != nil {
 					return answer{}, err
 				}
-				o := sources.Outcome{State: state, Reason: tf.reason, UnblockAction: tf.unblock, Artifacts: tf.artifacts, Writer: model.WriterName(tf.agent, tf.runID)}
+				o := sources.Outcome{State: state, Reason: tf.reason, UnblockAction: tf.unblock, Artifacts: tf.artifacts, Writer: tf.writer()}
 				if tf.nextCheck != "" {
 					at, err := time.Parse(time.RFC3339, tf.nextCheck)
 					if err != nil {
@@ -106,11 +106,7 @@ func (a *app) agentOps() []agentOp {
 		{name: "comment", short: "Add a comment to a task's trail (a Notion comment, the SQL audit table, the lock file's history)",
 			args: []string{"task", "agent-name", "body"}, required: []string{"task", "body"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
-				author := tf.agent
-				if author == "" {
-					author = a.cfg.Actor
-				}
-				if err := src.Comment(ctx, tf.task, sources.Note{Author: author, Text: tf.body}); err != nil {
+				if err := src.Comment(ctx, tf.task, sources.Note{Author: tf.author(a.cfg.Actor), Text: tf.body}); err != nil {
 					return answer{}, err
 				}
 				return one(src.Get(ctx, tf.task))
@@ -174,16 +170,13 @@ func (a *app) agentOps() []agentOp {
 
 // edit is the update the flags ask for; only the fields given change.
 func (tf *taskFlags) edit(actor string) (sources.Edit, error) {
-	e := sources.Edit{Actor: actor, Reason: tf.reason}
-	if tf.agent != "" {
-		e.Actor = tf.agent
-	}
+	e := sources.Edit{Actor: tf.author(actor), Reason: tf.reason}
 	if tf.token != "" || tf.tokenFile != "" {
 		if err := tf.checkToken(); err != nil {
 			return e, err
 		}
 		// A holder write: the trail names the caller, not the configured actor.
-		e.Token, e.Actor = tf.token, model.WriterName(tf.agent, tf.runID)
+		e.Token, e.Actor = tf.token, tf.writer()
 	}
 	if tf.given["title"] {
 		e.Title = &tf.title
