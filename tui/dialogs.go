@@ -459,7 +459,7 @@ func nodeDetail(n model.Node, tasks []*model.Task, sel int, now time.Time, loc *
 		fmt.Sprintf("%-11s %d", "failures", n.Failures),
 		fmt.Sprintf("%-11s %s", "last error", orDash(theme.Safe(n.LastErr))),
 		fmt.Sprintf("%-11s %d", "queue", n.QueueDepth),
-		fmt.Sprintf("%-11s %s", "health url", orDash(n.Health)),
+		fmt.Sprintf("%-11s %s", "health url", orDash(theme.Safe(model.RedactURL(n.Health)))),
 	}
 	if !n.LastTaskAt.IsZero() {
 		out = append(out, fmt.Sprintf("%-11s %s", "last task", n.LastTaskAt.In(loc).Format(time.RFC3339)))

@@ -111,14 +111,14 @@ bits: openssl rand -hex 32).`,
 			if err != nil {
 				return err
 			}
-			ln, err := net.Listen("tcp", addr)
+			ln, err := a.listen("mcp", addr)
 			if err != nil {
-				return model.Wrap(model.CodeMisconfigured, "mcp", "", err)
+				return err
 			}
 			return a.serveMCP(cmd.Context(), ln, clients)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on ADDR (host:port) instead of stdio")
+	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on ADDR (host:port, host required: 127.0.0.1:8765) instead of stdio")
 	cmd.Flags().StringVar(&tokenEnv, "token-env", "CLAIMDECK_MCP_TOKEN", "with no mcp.clients configured: the environment variable holding the bearer token of the client named default")
 	return cmd
 }

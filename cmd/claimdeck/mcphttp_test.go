@@ -141,3 +141,15 @@ func TestWeakBearerTokensAreRefused(t *testing.T) {
 		t.Errorf("a client without a name: %v", err)
 	}
 }
+
+// `mcp --http :8765` would bind every interface without anyone choosing
+// to: it is refused, naming the explicit address to give.
+func TestMCPOverHTTPNeedsAnExplicitHost(t *testing.T) {
+	t.Setenv("CLAIMDECK_MCP_TOKEN", botToken)
+	c := newCLI(t, sqliteSource)
+	for _, args := range [][]string{{"mcp", "--http", ":8765"}, {"node", "serve", "--name", "N", "--token-env", "CLAIMDECK_MCP_TOKEN", "--listen", ":18789"}, {"metrics", "--listen", ":9464"}} {
+		if r := c.run(3, args...); !strings.Contains(r.Error.Message, "127.0.0.1:") || !strings.Contains(r.Error.Message, "every interface") {
+			t.Errorf("%v: %+v", args, r.Error)
+		}
+	}
+}

@@ -5,7 +5,8 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"math"
-	"unicode"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // Token is a bearer token. It prints and marshals as "[redacted]" however it
@@ -77,22 +78,12 @@ func (t Token) CheckStrength() error {
 }
 
 func (t Token) bits() int {
-	var lower, upper, digit, other bool
+	lower, upper, digit, other := model.CharClasses(string(t))
 	distinct := map[rune]bool{}
 	n := 0
 	for _, r := range string(t) {
 		n++
 		distinct[r] = true
-		switch {
-		case r >= 'a' && r <= 'z':
-			lower = true
-		case r >= 'A' && r <= 'Z':
-			upper = true
-		case r >= '0' && r <= '9':
-			digit = true
-		case unicode.IsPrint(r):
-			other = true
-		}
 	}
 	alphabet := 0
 	for _, c := range []struct {

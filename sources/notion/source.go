@@ -111,7 +111,6 @@ type Source struct {
 	settle  time.Duration
 	overlap time.Duration
 	every   time.Duration
-	redact  func(string) string
 	limit   *limiter
 	now     func() time.Time
 	// claiming holds the ids this process is claiming right now: agents
@@ -165,8 +164,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			retry: retryPolicy{attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: orDur(cfg.RetryMax, time.Minute)}},
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), grace: orDur(cfg.Grace, model.DefaultPolicy().Grace), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
-		redact: func(s string) string { return model.RedactAll(s, token) },
-		now:    cfg.Now,
+		now: cfg.Now,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -314,7 +312,7 @@ func (s *Source) fail(op, id string, err error) error {
 			msg = err.Error()
 		}
 	}
-	return model.Errorf(code, op, id, "%s", s.redact(msg))
+	return model.Errorf(code, op, id, "%s", model.Redact(msg))
 }
 
 func isTimeout(err error) bool {

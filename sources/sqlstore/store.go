@@ -76,7 +76,6 @@ type Store struct {
 	plainTable string
 	tag        string // the table's name in the audit and tombstone tables
 	channel    string // NOTIFY channel
-	secret     string // the DSN password, scrubbed from every error
 	clock      string // the key of Config.Now in clocks; "" reads the database's clock
 
 	mu       sync.RWMutex
@@ -207,7 +206,9 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 	if err != nil {
 		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: the DSN does not parse (its text is not shown: it may hold a password)", s.cfg.Name)
 	}
-	s.secret = pc.ConnConfig.Password
+	if err := atInHost(pc.ConnConfig.Config); err != nil {
+		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: %v", s.cfg.Name, err)
+	}
 	if pc.ConnConfig.ConnectTimeout == 0 {
 		pc.ConnConfig.ConnectTimeout = 10 * time.Second
 	}
@@ -218,6 +219,22 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 	s.d = postgres
 	s.pgPool = pool
 	s.db = &pgConn{pgQ: pgQ{db: pool}, pool: pool}
+	return nil
+}
+
+// atInHost refuses a DSN whose host holds an '@': libpq and pgx end the
+// password at the first '@', so the rest of an unencoded password would be
+// dialled as a host name and printed in every connect error.
+func atInHost(c pgconn.Config) error {
+	hosts := []string{c.Host}
+	for _, fb := range c.Fallbacks {
+		hosts = append(hosts, fb.Host)
+	}
+	for _, h := range hosts {
+		if strings.Contains(h, "@") {
+			return errors.New("the DSN's host part holds an '@': percent-encode an '@' in the password as %40 (the DSN is not shown: it holds a password)")
+		}
+	}
 	return nil
 }
 
@@ -343,7 +360,7 @@ func (s *Store) classify(op, id string, err error) error {
 			code, hint = model.CodeMisconfigured, "the database file cannot be opened: "
 		}
 	}
-	msg := model.RedactAll(hint+err.Error(), s.secret)
+	msg := model.Redact(hint + err.Error())
 	if cause != nil {
 		return model.Errorf(code, op, id, "source %s: %w: %s", s.cfg.Name, cause, msg)
 	}
