@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
 // rawOut runs claimdeck and returns what it printed, whatever the exit.
@@ -60,5 +63,27 @@ func TestALockTokenBelongsToItsHolder(t *testing.T) {
 				t.Errorf("no step of the trail names AGENT_B as the one who completed:\n%s", dump(c.run(0, "get", "--task", id).Task.History))
 			}
 		})
+	}
+}
+
+// A seed 003 row whose id is a space is claimed and finished by the same
+// id: ids are taken as given on every path, never trimmed on some.
+func TestATaskWhoseIDIsASpaceCanBeFinished(t *testing.T) {
+	c := newCLI(t, sqliteSource)
+	st, err := sqlstore.Open(context.Background(), sqlstore.Config{Name: "local", Driver: "sqlite", Path: filepath.Join(c.dir, "queue.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Create(context.Background(), sources.NewTask{ID: " ", Title: "blank id"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	tok := c.run(0, "claim", "--task", " ", "--agent-name", "a").Task.LockToken
+	c.run(0, "heartbeat", "--task", " ", "--lock-token", tok)
+	if r := c.run(0, "complete", "--task", " ", "--lock-token", tok); r.Task.State != "done" {
+		t.Fatalf("complete of the task ' ': %+v", r.Task)
+	}
+	if r := c.run(3, "get", "--task", "T\x00"); !strings.Contains(r.Error.Message, "NUL") {
+		t.Fatalf("get of an id with a NUL: %+v", r.Error)
 	}
 }

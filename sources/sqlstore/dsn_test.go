@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 )
 
 // A password with an unencoded '@' is refused where the DSN is parsed, as
@@ -30,5 +31,26 @@ func TestAWeakPasswordDoesNotGarbleConnectErrors(t *testing.T) {
 	_, err := Open(context.Background(), Config{Name: "gov", Driver: "postgres", DSN: "postgres://app:e@127.0.0.1:1/q?connect_timeout=2", Table: "t"})
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1") || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "failed") {
 		t.Fatalf("the connect error lost its words: %v", err)
+	}
+}
+
+// A NUL in a task id is the caller's mistake, answered at once: PostgreSQL
+// cannot hold one, and retrying cannot fix it.
+func TestANulInATaskIDIsMisconfiguredOnEveryOperation(t *testing.T) {
+	for name, open := range map[string]func(testing.TB, Config) *Store{"sqlite": openSQLite, "postgres": openPG} {
+		t.Run(name, func(t *testing.T) {
+			s := open(t, Config{Create: true})
+			defer s.Close()
+			ctx := context.Background()
+			id := "T-1\x00; DROP"
+			_, getErr := s.Get(ctx, id)
+			_, claimErr := s.Claim(ctx, id, sources.ClaimRequest{Agent: "a"})
+			_, finErr := s.Finish(ctx, id, "3669b0a9-7c1d-4f29-9149-c92b531e5c8e", sources.Outcome{State: model.StateDone})
+			for op, err := range map[string]error{"get": getErr, "claim": claimErr, "finish": finErr} {
+				if model.CodeOf(err) != model.CodeMisconfigured || name == "postgres" && !strings.Contains(err.Error(), "NUL") {
+					t.Errorf("%s of an id with a NUL: %v, want MISCONFIGURED naming the NUL", op, err)
+				}
+			}
+		})
 	}
 }

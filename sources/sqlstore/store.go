@@ -347,6 +347,8 @@ func (s *Store) classify(op, id string, err error) error {
 			code, cause = model.CodeMisconfigured, sources.ErrCredentials
 		case "3D000": // invalid_catalog_name
 			code, hint = model.CodeMisconfigured, "the database named in the DSN does not exist: "
+		case "22021", "22P05": // character_not_in_repertoire (a NUL), untranslatable_character
+			code, hint = model.CodeMisconfigured, "a task id or text holds a NUL byte or invalid UTF-8, which PostgreSQL cannot store: remove it: "
 		case "42P01", "42703": // undefined_table, undefined_column
 			code, hint = model.CodeMisconfigured, "the table is not what claimdeck expects: "
 		}
