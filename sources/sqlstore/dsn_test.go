@@ -2,6 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
+	"net/url"
+	"os"
 	"strings"
 	"testing"
 
@@ -52,5 +55,31 @@ func TestANulInATaskIDIsMisconfiguredOnEveryOperation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A role without privileges on the table hears "permission denied", not
+// that the table does not exist: PostgreSQL hides the columns of a table
+// the role may not read.
+func TestARoleWithoutPrivilegeIsToldPermissionDenied(t *testing.T) {
+	owner := openPG(t, Config{Create: true})
+	defer owner.Close()
+	ctx := context.Background()
+	role := fmt.Sprintf("cd_noaccess_%d", os.Getpid())
+	if _, err := owner.db.exec(ctx, "DROP ROLE IF EXISTS "+role); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.db.exec(ctx, "CREATE ROLE "+role+" LOGIN"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = owner.db.exec(ctx, "DROP ROLE IF EXISTS "+role) })
+	u, err := url.Parse(pgDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	_, err = Open(ctx, Config{Name: "gov", Driver: "postgres", DSN: u.String(), Table: owner.plainTable})
+	if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "permission denied") || strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("open as a role without privileges: %v", err)
 	}
 }

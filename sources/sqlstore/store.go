@@ -238,6 +238,21 @@ func atInHost(c pgconn.Config) error {
 	return nil
 }
 
+// hidden tells a table this role may not read from one that is not there:
+// PostgreSQL lists no columns of a table without a privilege on it, but
+// to_regclass still finds it.
+func (s *Store) hidden(ctx context.Context) error {
+	if s.d.name != postgres.name {
+		return nil
+	}
+	var found bool
+	if err := s.db.queryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", s.plainTable).Scan(&found); err != nil || !found {
+		return nil
+	}
+	return model.Errorf(model.CodeMisconfigured, "open", "",
+		"permission denied: the database role may not read table %s (GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO the role, or connect as its owner)", s.plainTable, s.plainTable)
+}
+
 // prepare checks the table, creating it for the embedded default.
 func (s *Store) prepare(ctx context.Context) error {
 	if err := s.loadColumns(ctx); err != nil {
@@ -248,6 +263,11 @@ func (s *Store) prepare(ctx context.Context) error {
 	// A table an older claimdeck migrated lacks the stamp it polls by.
 	current := migrated && (s.d.name != postgres.name || s.sql.stamped)
 	s.mu.RUnlock()
+	if !exists {
+		if err := s.hidden(ctx); err != nil {
+			return err
+		}
+	}
 	if !exists && s.cfg.Create {
 		if err := s.db.tx(ctx, func(q querier) error { return s.createSeedTable(ctx, q) }); err != nil {
 			return s.classify("create table", "", err)
