@@ -160,7 +160,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	s := &Source{
 		limit: rt.limit,
 		name:  cfg.Name, m: m, db: cfg.DatabaseID,
-		api: &api{hc: &http.Client{Transport: rt}, token: token, timeout: orDur(cfg.Timeout, 30*time.Second), budget: orDur(cfg.Budget, 3*time.Minute),
+		api: &api{hc: &http.Client{Transport: rt}, token: token, base: strings.TrimRight(u.String(), "/"), timeout: orDur(cfg.Timeout, 30*time.Second), budget: orDur(cfg.Budget, 3*time.Minute),
 			retry: retryPolicy{attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: orDur(cfg.RetryMax, time.Minute)}},
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), grace: orDur(cfg.Grace, model.DefaultPolicy().Grace), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
