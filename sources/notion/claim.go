@@ -56,6 +56,10 @@ func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, op, id, "no agent name")
 	}
+	id, err := s.resolve(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
 	return s.claim(ctx, id, c)
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -327,6 +329,31 @@ func (s *Source) page(ctx context.Context, op, id string) (*model.Task, error) {
 	return t, err
 }
 
+// keyShape is the task key Notion prints for a unique_id (TASK-3, or 3
+// without a prefix).
+var keyShape = regexp.MustCompile(`^(?:([A-Za-z][A-Za-z0-9_]*)-)?([0-9]{1,9})$`)
+
+// resolve turns the task key list and get print (task_id, TASK-3) into
+// the page id, by a query on the unique_id property; a page id passes as
+// it is. A key in another prefix, or no unique_id property, is not found.
+func (s *Source) resolve(ctx context.Context, op, id string) (string, error) {
+	m := keyShape.FindStringSubmatch(strings.TrimSpace(id))
+	if _, err := uuid.Parse(id); err == nil || m == nil || s.m.Key == "" {
+		return id, nil
+	}
+	n, _ := strconv.Atoi(m[2])
+	found, err := s.query(ctx, op, &notionapi.PropertyFilter{Property: s.m.Key, UniqueId: &notionapi.UniqueIdFilterCondition{Equals: &n}})
+	if err != nil {
+		return "", err
+	}
+	for _, t := range found {
+		if strings.EqualFold(t.DisplayKey(), strings.TrimSpace(id)) || m[1] == "" {
+			return t.ID, nil
+		}
+	}
+	return "", sources.NotFound(op, id)
+}
+
 // pageRaw is page with the page as Notion sent it.
 func (s *Source) pageRaw(ctx context.Context, op, id string) (*model.Task, *page, error) {
 	if _, err := uuid.Parse(id); err != nil {
@@ -388,6 +415,10 @@ func (s *Source) query(ctx context.Context, op string, filter notionapi.Filter) 
 func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	ctx, done := s.begin(ctx)
 	defer done()
+	id, err := s.resolve(ctx, "get", id)
+	if err != nil {
+		return nil, err
+	}
 	t, err := s.page(ctx, "get", id)
 	if err != nil {
 		return nil, err
