@@ -25,8 +25,8 @@ import (
 
 // Defaults for Feed and Config fields left zero.
 const (
-	DefaultEvery       = 2 * time.Second
-	DefaultMaxBackoff  = time.Minute
+	DefaultEvery      = 2 * time.Second
+	DefaultMaxBackoff = time.Minute
 	// CredentialsBackoff is how long a source whose backend refused the
 	// credentials waits before it tries them again: a retry every few
 	// seconds could lock the account. R (refresh) still tries at once.
