@@ -18,14 +18,26 @@ var secretKeys = []string{
 // the password of a URL's userinfo (user:pass@), the value of any
 // secret-named parameter in a URL query or a key=value DSN (quoted or not,
 // with spaces around '=' and backslash escapes, read the way libpq and pgx
-// read them), and the credentials after Bearer, Basic or an Authorization
-// header. It is the one redaction every place that shows text from outside
-// (config show, errors, logs, the dashboard) goes through.
-func Redact(s string) string {
+// read them), the secret part of a URL path of a known webhook shape
+// (secretSegment), a token of a known shape (ntn_…, secret_…, xoxb-…), and
+// the credentials after Bearer, Basic or an Authorization header. It is
+// the one redaction every place that shows text from outside (config show,
+// errors, logs, the dashboard) goes through. It reads structure only: it
+// never searches the text for a secret's value, so a weak password cannot
+// garble ordinary words.
+func Redact(s string) string { return redact(s, false) }
+
+// RedactURL is a URL (a webhook, a node's health endpoint) as claimdeck
+// shows it: Redact's rules, and also any query value that reads as a
+// random key (randomKey) whatever its name, and the fragment.
+func RedactURL(u string) string { return redact(u, true) }
+
+func redact(s string, allQuery bool) string {
 	if s == "" {
 		return s
 	}
 	wholeURL := isURLStart(strings.TrimSpace(s))
+	allQuery = allQuery && wholeURL
 	// Every reading of the text marks what it takes for a secret; the
 	// union is hidden, so no way of parsing it can leave a piece behind.
 	hide := make([]bool, len(s))
@@ -46,6 +58,12 @@ func Redact(s string) string {
 		if j, ok := schemeCredentialAt(s, i); ok {
 			mark(j, tokenEnd(s, j))
 		}
+		if end, ok := knownTokenAt(s, i); ok {
+			mark(i, end)
+		}
+		if strings.HasPrefix(s[i:], "://") {
+			markURLPath(s, i+3, wholeURL, allQuery, mark)
+		}
 	}
 	var b strings.Builder
 	b.Grow(len(s))
@@ -62,16 +80,118 @@ func Redact(s string) string {
 	return b.String()
 }
 
-// RedactAll redacts several strings at once, for messages that quote a
-// known secret besides what Redact recognises: each secret is removed
-// wherever it appears.
-func RedactAll(s string, secrets ...string) string {
-	for _, x := range secrets {
-		if x != "" {
-			s = strings.ReplaceAll(s, x, Redacted)
+// markURLPath marks, in the URL whose authority starts at s[start], the
+// path segments secretSegment names, and with allQuery the query values
+// that read as random keys and the fragment.
+func markURLPath(s string, start int, wholeURL, allQuery bool, mark func(from, to int)) {
+	p := authorityEnd(s, start, wholeURL)
+	end := p
+	for end < len(s) && !isSpace(s[end]) && strings.IndexByte("\"'<>`", s[end]) < 0 {
+		end++
+	}
+	pathEnd := p + strings.IndexAny(s[p:end]+"?", "?#")
+	var segs []string
+	var offs []int
+	for k := p; k < pathEnd; {
+		n := strings.IndexByte(s[k+1:pathEnd]+"/", '/') + k + 1
+		segs, offs = append(segs, s[k+1:min(n, pathEnd)]), append(offs, k+1)
+		k = n
+	}
+	for i := range segs {
+		if secretSegment(segs, i) {
+			mark(offs[i], offs[i]+len(segs[i]))
 		}
 	}
-	return Redact(s)
+	if !allQuery {
+		return
+	}
+	for k := pathEnd; k < end; k++ {
+		switch s[k] {
+		case '=':
+			v := k + 1
+			for k+1 < end && s[k+1] != '&' && s[k+1] != '#' {
+				k++
+			}
+			if randomKey(percentDecode(s[v:k+1]), 16) {
+				mark(v, k+1)
+			}
+		case '#':
+			mark(k+1, end)
+			return
+		}
+	}
+}
+
+// secretSegment reports whether path segment i is a credential: the last
+// part of a Slack webhook (/services/T…/B…/SECRET), a Discord or
+// Mattermost-style one (/webhooks/ID/TOKEN, /hooks/TOKEN of 20 or more
+// characters), or any segment that reads as a random key: 16 or more
+// letters, digits, '-' and '_' mixing upper case, lower case and digits
+// (a UUID or a hex id, one case only, stays readable).
+func secretSegment(segs []string, i int) bool {
+	seg := segs[i]
+	if seg == "" {
+		return false
+	}
+	if i >= 3 && segs[i-3] == "services" && strings.HasPrefix(segs[i-2], "T") && strings.HasPrefix(segs[i-1], "B") {
+		return true
+	}
+	if i >= 2 && segs[i-2] == "webhooks" || i >= 1 && segs[i-1] == "hooks" && len(seg) >= 20 {
+		return true
+	}
+	return randomKey(seg, 16)
+}
+
+// randomKey reports whether w, of at least n characters of [A-Za-z0-9_-],
+// mixes upper case, lower case and digits, as generated keys do.
+func randomKey(w string, n int) bool {
+	if len(w) < n || strings.IndexFunc(w, func(r rune) bool { return r > 127 || !isKeyByte(byte(r)) || r == '.' }) >= 0 {
+		return false
+	}
+	lower, upper, digit, _ := CharClasses(w)
+	return upper && lower && digit
+}
+
+// CharClasses says which kinds of character s uses: lower-case and
+// upper-case ASCII letters, ASCII digits, anything else.
+func CharClasses(s string) (lower, upper, digit, other bool) {
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= '0' && r <= '9':
+			digit = true
+		default:
+			other = true
+		}
+	}
+	return
+}
+
+// tokenPrefixes start the API tokens of known shape: Notion's, Slack's,
+// GitHub's.
+var tokenPrefixes = []string{"ntn_", "secret_", "xoxb-", "xoxp-", "xoxa-", "xapp-", "ghp_", "gho_", "github_pat_"}
+
+// knownTokenAt reports, when a token of known shape (a prefix and at least
+// 16 more key characters) starts at s[i] on a word boundary, where it ends.
+func knownTokenAt(s string, i int) (int, bool) {
+	if i > 0 && isKeyByte(s[i-1]) {
+		return 0, false
+	}
+	for _, p := range tokenPrefixes {
+		if len(s)-i > len(p) && strings.EqualFold(s[i:i+len(p)], p) {
+			j := i + len(p)
+			for j < len(s) && (isKeyByte(s[j]) && s[j] != '.') {
+				j++
+			}
+			if j-i-len(p) >= 16 {
+				return j, true
+			}
+		}
+	}
+	return 0, false
 }
 
 func isURLStart(s string) bool {
@@ -194,7 +314,7 @@ func SecretName(k string) bool {
 // ends at whitespace (a URL query's also at '&'; one spanning the whole text
 // keeps its spaces), with backslash escapes honoured as libpq reads them.
 func valueSpan(s string, v int, inQuery, wholeURL, colon bool) (int, int) {
-	if v < len(s) && (s[v] == '\'' || s[v] == '"') {
+	if !inQuery && v < len(s) && (s[v] == '\'' || s[v] == '"') {
 		q := s[v]
 		end := len(s)
 		for j := v + 1; j < len(s); j++ {

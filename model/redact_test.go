@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -100,6 +101,77 @@ func innocent(cfg *pgconn.Config, p string) bool {
 	}
 	for _, o := range others {
 		if strings.Contains(o, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRedactURLHidesWebhookSecretsByShape(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"https://hooks.slack.com/services/T0A1B2C3D/B0E4F5G6H/QTokZZsecretPart", "https://hooks.slack.com/services/T0A1B2C3D/B0E4F5G6H/[redacted]"},
+		{"https://discord.com/api/webhooks/123456/abc-def", "https://discord.com/api/webhooks/123456/[redacted]"},
+		{"https://n1.example/hooks/agent?token=QTokZZ&room=ops#frag", "https://n1.example/hooks/agent?token=[redacted]&room=ops#[redacted]"},
+		{"https://n1.example/h?c=Zx81Kq02Lm93Np47&room=ops", "https://n1.example/h?c=[redacted]&room=ops"},
+		{"https://bob:pw@n1.example/hooks/health", "https://bob:[redacted]@n1.example/hooks/health"},
+		{"http://127.0.0.1:8080/hooks/health", "http://127.0.0.1:8080/hooks/health"},
+		{"https://api.notion.com/v1/pages/2f835e81-2bbb-81b6-9700-e18108a40b1f", "https://api.notion.com/v1/pages/2f835e81-2bbb-81b6-9700-e18108a40b1f"},
+		{"https://x.example/k/Ab3dEf6hIj9kLm2nOp", "https://x.example/k/[redacted]"},
+	}
+	for _, c := range cases {
+		if got := model.RedactURL(c.in); got != c.want {
+			t.Errorf("RedactURL(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+	in := `notify n2: POST "https://hooks.slack.com/services/T0A1B2C3D/B0E4F5G6H/QTokZZsecretPart": dial tcp 127.0.0.1:9: connection refused`
+	if got := model.Redact(in); strings.Contains(got, "QTokZZ") || !strings.Contains(got, "127.0.0.1:9: connection refused") {
+		t.Errorf("Redact of a webhook in running text: %q", got)
+	}
+	if got := model.Redact("notion answered 401 for ntn_4Ab9Zx7Qw2Er5Ty8Ui1Op3As"); strings.Contains(got, "4Ab9Zx7Qw2") {
+		t.Errorf("a Notion token of known shape survives: %q", got)
+	}
+}
+
+// FuzzRedactKeepsWordsAndRemovesSecrets: a configured secret (a DSN
+// password, a webhook's path secret, a query token) never survives
+// redaction of a message that carries it where it is parsed from, and the
+// ordinary words around it (context, failed, 127.0.0.1) always do, however
+// weak the secret: redaction reads structure, never searches for a value.
+func FuzzRedactKeepsWordsAndRemovesSecrets(f *testing.F) {
+	for _, s := range []string{"x", "e", "hunter2", "pa@ss@word@ZZ", "context", "127", "QTokZZsecretPart", "a b", "%40", "fail"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, secret string) {
+		const words = "failed to connect: context canceled (127.0.0.1)"
+		dsn := (&url.URL{Scheme: "postgres", User: url.UserPassword("app", secret), Host: "127.0.0.1:5432", Path: "/q"}).String()
+		hook := "https://hooks.slack.com/services/T0001/B0001/" + url.PathEscape(secret)
+		query := "https://n1.example/hooks/agent?token=" + url.QueryEscape(secret)
+		for _, msg := range []string{
+			dsn + ": " + words,
+			words + " dialing " + dsn,
+			`notify n1: POST "` + hook + `": ` + words,
+			`Post "` + query + `": ` + words,
+		} {
+			got := model.Redact(msg)
+			if !strings.Contains(got, words) {
+				t.Fatalf("ordinary words did not survive: %q → %q", msg, got)
+			}
+			rest := strings.Replace(got, words, "", 1)
+			for _, form := range []string{url.PathEscape(secret), url.QueryEscape(secret), url.UserPassword("", secret).String()[1:]} {
+				if len(form) >= 3 && strings.Trim(form, "%:0123456789ABCDEF") != "" && strings.Contains(rest, form) && !strings.Contains(strings.Replace(msg, form, "", 1), form) && !innocentIn(msg, form) {
+					t.Fatalf("secret %q survives in %q (from %q)", form, got, msg)
+				}
+			}
+		}
+	})
+}
+
+// innocentIn reports whether form also appears in msg outside the secret's
+// own place (the scheme, the host, the fixed words), where seeing it is no
+// leak.
+func innocentIn(msg, form string) bool {
+	for _, o := range []string{"postgres://app:", "@127.0.0.1:5432/q", "https://hooks.slack.com/services/T0001/B0001/", "https://n1.example/hooks/agent?token=", "notify n1: POST", "failed to connect: context canceled (127.0.0.1)", "dialing", model.Redacted} {
+		if strings.Contains(o, form) {
 			return true
 		}
 	}

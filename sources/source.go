@@ -173,6 +173,18 @@ type Outcome struct {
 	UnblockAction string
 	NextCheckAt   time.Time
 	Artifacts     string
+	// Writer is who the caller is (model.WriterName), recorded in the
+	// trail: whoever holds the token may write, so the trail names the
+	// caller, not the claim's holder. Empty means the holder itself.
+	Writer string
+}
+
+// By is who the trail records the outcome as, given the claim's holder.
+func (o Outcome) By(holder string) string {
+	if o.Writer != "" {
+		return o.Writer
+	}
+	return holder
 }
 
 // Human is who acts and on what they saw. A human action is applied only if

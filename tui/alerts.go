@@ -113,7 +113,7 @@ func (o AlertOptions) terminal(w io.Writer) func(Alarm) {
 		// notify-send where there is one; the terminal's own notification
 		// (OSC 777 for VTE and others, OSC 9 for iTerm2 and kitty) otherwise.
 		if path, err := exec.LookPath("notify-send"); err == nil {
-			if exec.Command(path, "--app-name=claimdeck", title, body).Run() == nil {
+			if exec.Command(path, "--app-name=claimdeck", "--", title, body).Run() == nil { // "--": a title may start with -
 				return
 			}
 		}

@@ -2,6 +2,9 @@ package tui
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -70,5 +73,26 @@ func TestTheTerminalRingsOnlyWhenAsked(t *testing.T) {
 	}
 	if got := safe("TASK\x1b]0;owned\a;x"); strings.ContainsAny(got, "\x1b\a;") {
 		t.Fatalf("notification text keeps control bytes: %q", got)
+	}
+}
+
+// A title that starts with '-' (a task key, a node name) reaches
+// notify-send as text, never as one of its options: a real notify-send
+// stand-in records the argv it was given.
+func TestADesktopAlarmTitleIsNeverAnOption(t *testing.T) {
+	dir := t.TempDir()
+	argv := filepath.Join(dir, "argv")
+	script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + argv + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "notify-send"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	AlertOptions{Desktop: true}.terminal(io.Discard)(Alarm{Title: "--urgency=critical", Body: "-x stale"})
+	got, err := os.ReadFile(argv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "--app-name=claimdeck\n--\n--urgency=critical\n-x stale\n"; string(got) != want {
+		t.Fatalf("notify-send got argv %q, want %q", got, want)
 	}
 }

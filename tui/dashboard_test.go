@@ -492,7 +492,7 @@ func TestDetailShowsEveryFieldAndTheHistory(t *testing.T) {
 	screen := r.screen()
 	r.press("end")
 	screen += r.screen()
-	for _, want := range []string{"TASK-4 · prod", "run         r-17", "node        n1", "lock token  tok-r-17", "left        12:00", "(in 12m)", "history (2, newest last)", "claim", "heartbeat      alpha (last sign of life)"} {
+	for _, want := range []string{"TASK-4 · prod", "run         r-17", "node        n1", "lock token  tok-…", "left        12:00", "(in 12m)", "history (2, newest last)", "claim", "heartbeat      alpha (last sign of life)"} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("detail lacks %q:\n%s", want, screen)
 		}

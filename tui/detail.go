@@ -189,8 +189,7 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 	}
 	token := "—"
 	if t.Claim.Token != "" {
-		// Enough to tell two tokens apart, not enough to write with.
-		token = ansi.Truncate(t.Claim.Token, 8, "…")
+		token = model.ShownToken(t.Claim.Token)
 	}
 	kv := [][2]string{
 		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", ""},
@@ -284,7 +283,7 @@ func nodeDetail(n model.Node, tasks []*model.Task, sel int, now time.Time, loc *
 		fmt.Sprintf("%-11s %d", "failures", n.Failures),
 		fmt.Sprintf("%-11s %s", "last error", orDash(theme.Safe(n.LastErr))),
 		fmt.Sprintf("%-11s %d", "queue", n.QueueDepth),
-		fmt.Sprintf("%-11s %s", "health url", orDash(n.Health)),
+		fmt.Sprintf("%-11s %s", "health url", orDash(theme.Safe(model.RedactURL(n.Health)))),
 	}
 	if !n.LastTaskAt.IsZero() {
 		out = append(out, fmt.Sprintf("%-11s %s", "last task", n.LastTaskAt.In(loc).Format(time.RFC3339)))

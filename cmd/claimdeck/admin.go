@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"reflect"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -95,6 +96,9 @@ func redactValue(key string, v any) any {
 	case string:
 		if x != "" && model.SecretName(key) {
 			return model.Redacted
+		}
+		if l := strings.ToLower(x); strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") {
+			return model.RedactURL(x) // a webhook's query and path may be its credential
 		}
 		return model.Redact(x)
 	}

@@ -23,7 +23,10 @@ type taskFlags struct {
 	artifacts, status, title   string
 	priority, class, desc      string
 	parent                     string
-	lease                      time.Duration
+	// via is the remote client a call came through (NAME@mcp-http), for
+	// the trail; empty on the command line and MCP stdio.
+	via   string
+	lease time.Duration
 	// given names the flags set on this call: update changes only those.
 	given map[string]bool
 }
@@ -88,6 +91,14 @@ func (tf *taskFlags) bind(cmd *cobra.Command, names ...string) {
 }
 
 func required(flag, value string) error {
+	if flag == "task" {
+		// A task id is taken as given, spaces and all (seed 003 rows may
+		// have the id ' '), on every path; only an empty one is missing.
+		if value == "" {
+			return model.Errorf(model.CodeMisconfigured, "", "", "--task is required")
+		}
+		return model.Wrap(model.CodeMisconfigured, "", "", model.CheckText("--task", value))
+	}
 	if strings.TrimSpace(value) == "" {
 		return model.Errorf(model.CodeMisconfigured, "", "", "--%s is required", flag)
 	}
@@ -126,21 +137,37 @@ func (tf *taskFlags) checkToken() error {
 	return nil
 }
 
-// recordRun notes in the task's trail which agent run made a holder write:
-// the contract's --run-id identifies the run, the lock token stays the
-// fence. A heartbeat from the run that claimed adds nothing worth a note.
+// recordRun notes in the task's trail which agent run made a holder write,
+// under the caller's own name (model.WriterName), never the holder's: the
+// contract's --run-id identifies the run, the lock token stays the fence. A heartbeat from the run that claimed adds nothing worth a note.
 func (tf *taskFlags) recordRun(ctx context.Context, src sources.Source, op string, t *model.Task) error {
 	if tf.runID == "" || (op == "heartbeat" && t != nil && t.Claim.RunID == tf.runID) {
 		return nil
 	}
-	author := tf.agent
-	if author == "" && t != nil {
-		author = t.Claim.Name
+	return src.Comment(ctx, tf.task, sources.Note{Author: tf.writer(), Text: op + " by run " + tf.runID})
+}
+
+// author is who a comment or an edit is recorded as: the agent name given,
+// else the local operator; a remote client's name always, never the
+// operator's.
+func (tf *taskFlags) author(operator string) string {
+	if tf.via != "" {
+		return strings.TrimSpace(tf.agent + " via " + tf.via)
 	}
-	if author == "" {
-		author = "run " + tf.runID
+	if tf.agent != "" {
+		return tf.agent
 	}
-	return src.Comment(ctx, tf.task, sources.Note{Author: author, Text: op + " by run " + tf.runID})
+	return operator
+}
+
+// writer is who this caller's holder write is recorded as: its own agent
+// and run (model.WriterName), and the remote client it came through.
+func (tf *taskFlags) writer() string {
+	w := model.WriterName(tf.agent, tf.runID)
+	if tf.via != "" {
+		w += " via " + tf.via
+	}
+	return w
 }
 
 // withSource opens the chosen source for the length of one command.

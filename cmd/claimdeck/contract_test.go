@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
@@ -244,7 +245,7 @@ func subtasks(t *testing.T, c *cli) {
 	if r.Error.Code != "INCOMPLETE_SUBTASKS" {
 		t.Fatalf("complete with an open sub-task: %+v", r.Error)
 	}
-	if g := c.run(0, "get", "--task", epic); g.Task.OpenSubs != 1 || g.Task.LockToken != tok {
+	if g := c.run(0, "get", "--task", epic); g.Task.OpenSubs != 1 || g.Task.LockToken != model.ShownToken(tok) {
 		t.Fatalf("after the refused completion: %+v", g.Task)
 	}
 	listed := func(state string) {

@@ -54,7 +54,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 	d.hub.Observe = f.tracker.Observe
 	h := hub.New(d.hub)
 	if d.metrics != "" {
-		ln, err := listenMetrics(d.metrics)
+		ln, err := a.listen("metrics", d.metrics)
 		if err != nil {
 			return err
 		}

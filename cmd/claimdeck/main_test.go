@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 type result struct {
@@ -85,7 +87,7 @@ func TestBadInputExitsMisconfigured(t *testing.T) {
 			t.Errorf("claimdeck %v: %+v, want MISCONFIGURED naming %s", tc.args, r.Error, tc.want)
 		}
 	}
-	if got := c.run(0, "get", "--task", id); got.Task.LockToken != tok || got.Task.State != "claimed" {
+	if got := c.run(0, "get", "--task", id); got.Task.LockToken != model.ShownToken(tok) || got.Task.State != "claimed" {
 		t.Fatalf("bad input changed the task: %+v", got.Task)
 	}
 	var out bytes.Buffer

@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -13,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/mesh"
 	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 
@@ -25,6 +27,61 @@ type MCPConfig struct {
 	// Overrides adds the operator tools (takeover, release, handoff); never
 	// in read-only mode.
 	Overrides bool `mapstructure:"overrides" json:"overrides"`
+	// Clients are the remote clients of `mcp --http`, each with its own
+	// bearer token; every action is recorded under the client's name.
+	Clients []MCPClient `mapstructure:"clients" json:"clients,omitempty"`
+}
+
+// MCPClient is one remote client of `mcp --http`.
+type MCPClient struct {
+	Name string `mapstructure:"name" json:"name"`
+	// TokenEnv names the environment variable holding the client's token;
+	// Token holds it inline (prints as [redacted]).
+	TokenEnv string     `mapstructure:"token_env" json:"token_env,omitempty"`
+	Token    mesh.Token `mapstructure:"token" json:"token,omitempty"`
+	// AgentOnly restricts the client to the agent tools: no overrides.
+	AgentOnly bool `mapstructure:"agent_only" json:"agent_only,omitempty"`
+}
+
+// mcpTransportHTTP is how an HTTP client's actions are labelled: name@mcp-http.
+const mcpTransportHTTP = "mcp-http"
+
+// httpClients are the clients `mcp --http` serves: the configured ones,
+// or, with none configured, one named "default" whose token is in
+// $tokenEnv. Every token must pass mesh.Token.CheckStrength.
+func (c MCPConfig) httpClients(tokenEnv string) ([]MCPClient, error) {
+	clients := c.Clients
+	if len(clients) == 0 {
+		clients = []MCPClient{{Name: "default", TokenEnv: tokenEnv}}
+	}
+	out := make([]MCPClient, 0, len(clients))
+	seen := map[string]bool{}
+	for i, cl := range clients {
+		cl.Name = strings.TrimSpace(cl.Name)
+		where := fmt.Sprintf("mcp.clients[%d]", i)
+		if cl.Name == "" {
+			return nil, model.Errorf(model.CodeMisconfigured, "mcp", "", "%s has no name: every remote client needs one, its actions are recorded under it", where)
+		}
+		if seen[strings.ToLower(cl.Name)] {
+			return nil, model.Errorf(model.CodeMisconfigured, "mcp", "", "%s: client %q is named twice", where, cl.Name)
+		}
+		seen[strings.ToLower(cl.Name)] = true
+		from := "its token"
+		if cl.TokenEnv != "" {
+			from = "$" + cl.TokenEnv
+			if !cl.Token.Set() {
+				cl.Token = mesh.Token(os.Getenv(cl.TokenEnv))
+			}
+		}
+		if !cl.Token.Set() {
+			return nil, model.Errorf(model.CodeMisconfigured, "mcp", "", "client %q has no bearer token: set %s (or token_env / token in mcp.clients)", cl.Name, from)
+		}
+		if err := cl.Token.CheckStrength(); err != nil {
+			return nil, model.Errorf(model.CodeMisconfigured, "mcp", "", "client %q, %s: %v", cl.Name, from, err)
+		}
+		out = append(out, cl)
+	}
+	return out, nil
 }
 
 func (a *app) mcpCommand() *cobra.Command {
@@ -38,51 +95,77 @@ arguments the CLI's flags take in snake_case (task, agent_name, run_id,
 lock_token, …) and the CLI's JSON as each result. A contract error is a
 tool result with isError and its code. mcp.overrides: true in the
 configuration adds takeover, release and handoff, except in read-only mode.
---http ADDR serves streamable HTTP instead, for agents on other hosts; every
-request must carry "Authorization: Bearer $CLAIMDECK_MCP_TOKEN".`,
+--http ADDR serves streamable HTTP instead, for agents on other hosts.
+Each remote client is named in mcp.clients with its own bearer token
+(token_env), and may be limited to the agent tools (agent_only: true);
+every action is recorded under the client's name as NAME@mcp-http, and an
+override needs a reason. With no clients configured, one client named
+"default" uses $CLAIMDECK_MCP_TOKEN. Tokens must be random (about 128
+bits: openssl rand -hex 32).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			srv := a.mcpServer()
 			if addr == "" {
-				return srv.Run(cmd.Context(), &mcp.StdioTransport{})
+				return a.mcpServer(true).Run(cmd.Context(), &mcp.StdioTransport{})
 			}
-			token := os.Getenv(tokenEnv)
-			if len(token) < 16 {
-				return model.Errorf(model.CodeMisconfigured, "mcp", "", "--http needs a bearer token of at least 16 characters in $%s", tokenEnv)
-			}
-			ln, err := net.Listen("tcp", addr)
+			clients, err := a.cfg.MCP.httpClients(tokenEnv)
 			if err != nil {
-				return model.Wrap(model.CodeMisconfigured, "mcp", "", err)
+				return err
 			}
-			return serveMCP(cmd.Context(), ln, srv, token)
+			ln, err := a.listen("mcp", addr)
+			if err != nil {
+				return err
+			}
+			return a.serveMCP(cmd.Context(), ln, clients)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on ADDR (host:port) instead of stdio")
-	cmd.Flags().StringVar(&tokenEnv, "token-env", "CLAIMDECK_MCP_TOKEN", "the environment variable holding the HTTP bearer token")
+	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on ADDR (host:port, host required: 127.0.0.1:8765) instead of stdio")
+	cmd.Flags().StringVar(&tokenEnv, "token-env", "CLAIMDECK_MCP_TOKEN", "with no mcp.clients configured: the environment variable holding the bearer token of the client named default")
 	return cmd
 }
 
-// serveMCP serves srv over streamable HTTP on ln until ctx ends, to
-// requests that carry the bearer token.
-func serveMCP(ctx context.Context, ln net.Listener, srv *mcp.Server, token string) error {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	want := []byte("Bearer " + token)
-	auth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
+// serveMCP serves streamable HTTP on ln until ctx ends, to requests that
+// carry one of the clients' bearer tokens. The client is the session's
+// user: its tools are the agent-only set when it is restricted, and its
+// actions are recorded under its name.
+func (a *app) serveMCP(ctx context.Context, ln net.Listener, clients []MCPClient) error {
+	full, agentOnly := a.mcpServer(true), a.mcpServer(false)
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && ti.Extra["agent_only"] == true {
+			return agentOnly
 		}
-		h.ServeHTTP(w, r)
-	})
+		return full
+	}, nil)
+	verify := func(_ context.Context, presented string, _ *http.Request) (*auth.TokenInfo, error) {
+		var found *MCPClient
+		for i := range clients { // every token compared: no early exit to time
+			if clients[i].Token.Matches(presented) && found == nil {
+				found = &clients[i]
+			}
+		}
+		if found == nil {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: found.Name, Extra: map[string]any{"agent_only": found.AgentOnly}}, nil
+	}
+	authed := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	// A streamable-HTTP event stream outlives a tool call: answers get
 	// five minutes, the rest of the limits are the defaults.
-	return model.Wrap(model.CodeAPIError, "mcp", "", webserver.New(auth, webserver.Limits{Write: 5 * time.Minute}).Serve(ctx, ln))
+	return model.Wrap(model.CodeAPIError, "mcp", "", webserver.New(authed, webserver.Limits{Write: 5 * time.Minute}).Serve(ctx, ln))
+}
+
+// mcpCaller is who a tool call comes from, as the trail and the audit name
+// it: NAME@mcp-http for an HTTP client, "" on stdio (the local operator).
+func mcpCaller(req *mcp.CallToolRequest) string {
+	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+		return req.Extra.TokenInfo.UserID + "@" + mcpTransportHTTP
+	}
+	return ""
 }
 
 // mcpServer is the MCP server over the configured source: one tool per
-// agent command, and the operator tools when the configuration allows.
-func (a *app) mcpServer() *mcp.Server {
+// agent command, and the operator tools when overrides is true and the
+// configuration allows.
+func (a *app) mcpServer(overrides bool) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "claimdeck", Version: version}, nil)
 	for _, op := range a.agentOps() {
 		srv.AddTool(&mcp.Tool{Name: op.name, Description: op.short, InputSchema: inputSchema(op.args, op.required)},
@@ -91,6 +174,7 @@ func (a *app) mcpServer() *mcp.Server {
 				if err != nil {
 					return toolResult(failPayload(err), true), nil
 				}
+				tf.via = mcpCaller(req)
 				an, err := a.runOp(ctx, op, tf)
 				if err != nil {
 					return toolResult(failPayload(err), true), nil
@@ -98,20 +182,24 @@ func (a *app) mcpServer() *mcp.Server {
 				return toolResult(an.payload(), false), nil
 			})
 	}
-	if a.cfg.MCP.Overrides && !a.cfg.ReadOnly {
+	if overrides && a.cfg.MCP.Overrides && !a.cfg.ReadOnly {
 		for _, ov := range overrideTools {
 			args := ov.args
-			srv.AddTool(&mcp.Tool{Name: string(ov.name), Description: ov.short, InputSchema: inputSchema(args, []string{"task"})},
+			srv.AddTool(&mcp.Tool{Name: string(ov.name), Description: ov.short, InputSchema: inputSchema(args, []string{"task", "reason"})},
 				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					tf, err := toolFlags(args, req.Params.Arguments)
+					if err == nil {
+						// As on the dashboard: an override says why.
+						err = required("reason", tf.reason)
+					}
 					var t *model.Task
 					if err == nil {
-						t, err = a.applyOverride(ctx, ov.action, &override{task: tf.task, reason: tf.reason, to: tf.agent, priority: tf.priority, expect: tf.token, yes: true})
+						t, err = a.applyOverride(ctx, ov.action, &override{task: tf.task, reason: tf.reason, to: tf.agent, priority: tf.priority, expect: tf.token, yes: true, actor: mcpCaller(req)})
 					}
 					if err != nil {
 						return toolResult(failPayload(err), true), nil
 					}
-					return toolResult(answer{task: t}.payload(), false), nil
+					return toolResult(answer{task: t, holder: ov.action == model.ActionTakeover}.payload(), false), nil
 				})
 		}
 	}

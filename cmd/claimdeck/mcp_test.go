@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
 // mcpClient connects the SDK's client to `claimdeck mcp` over c's
@@ -29,7 +30,7 @@ func mcpClient(t *testing.T, c *cli) *mcp.ClientSession {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	st, ct := mcp.NewInMemoryTransports()
-	if _, err := a.mcpServer().Connect(ctx, st, nil); err != nil {
+	if _, err := a.mcpServer(true).Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(ctx, ct, nil)
@@ -215,7 +216,9 @@ func TestMCPOverHTTPNeedsTheBearerToken(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serveMCP(ctx, ln, a.mcpServer(), "0123456789abcdef-secret") }()
+	go func() {
+		done <- a.serveMCP(ctx, ln, []MCPClient{{Name: "default", Token: mesh.Token("0123456789abcdef-secret")}})
+	}()
 	defer func() { cancel(); <-done }()
 	url := "http://" + ln.Addr().String()
 

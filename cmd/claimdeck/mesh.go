@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -390,6 +389,9 @@ token_env for --name, or --token-env. It prints {"ok": true, "node": …,
 			if err != nil {
 				return err
 			}
+			if err := token.CheckStrength(); err != nil {
+				return model.Errorf(model.CodeMisconfigured, "node serve", "", "node %s: %v", name, err)
+			}
 			srcs, err := a.openAll(ctx)
 			if err != nil {
 				return err
@@ -402,9 +404,9 @@ token_env for --name, or --token-env. It prints {"ok": true, "node": …,
 				}
 			}
 			status := mesh.StatusFrom(name, agents, taskSources(srcs), time.Now)
-			ln, err := net.Listen("tcp", listen)
+			ln, err := a.listen("node serve", listen)
 			if err != nil {
-				return model.Wrap(model.CodeMisconfigured, "node serve", "", err)
+				return err
 			}
 			srv := webserver.New(mesh.NodeHandler(name, token, status, mesh.NewInbox(token.Reveal())), webserver.Limits{})
 			if err := a.out().json(map[string]any{"ok": true, "node": name, "listen": ln.Addr().String()}); err != nil {

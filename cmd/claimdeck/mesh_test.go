@@ -302,9 +302,9 @@ func TestNodeServeContract(t *testing.T) {
 	}
 
 	// Another node's token from --token-env; a node without one is refused.
-	t.Setenv("CD_TEST_NODE_TOKEN", "gamma-bearer-0x1234")
+	t.Setenv("CD_TEST_NODE_TOKEN", "gamma-bearer-0x1234-5678-9abc")
 	addr, stop = serveNode(t, m.cli, "--name", "GAMMA", "--token-env", "CD_TEST_NODE_TOKEN")
-	if code, _ := post("/hooks/health", "Bearer gamma-bearer-0x1234", ""); code != 200 {
+	if code, _ := post("/hooks/health", "Bearer gamma-bearer-0x1234-5678-9abc", ""); code != 200 {
 		t.Errorf("GAMMA with its token: HTTP %d", code)
 	}
 	stop()

@@ -114,3 +114,24 @@ func TestNotionCustomMappingFromConfig(t *testing.T) {
 		t.Fatalf("a custom mapping equal to the database: %+v", r.Error)
 	}
 }
+
+// The task_id list and get print (TASK-3) is accepted by get and claim,
+// as the page id is.
+func TestNotionTaskKeyIsAcceptedByGetAndClaim(t *testing.T) {
+	yaml, _ := notionSource(t)
+	c := newCLI(t, yaml)
+	c.run(0, "create", "--title", "first")
+	made := c.run(0, "create", "--title", "second").Task
+	if !strings.HasPrefix(made.TaskID, "TASK-") {
+		t.Fatalf("the emulator's ntask database prints keys as TASK-n, got %q", made.TaskID)
+	}
+	if got := c.run(0, "get", "--task", made.TaskID).Task; got.PageID != made.PageID {
+		t.Fatalf("get --task %s found %+v", made.TaskID, got)
+	}
+	if got := c.run(0, "claim", "--task", strings.ToLower(made.TaskID), "--agent-name", "SANDMAN").Task; got.PageID != made.PageID || got.State != "claimed" {
+		t.Fatalf("claim --task %s: %+v", made.TaskID, got)
+	}
+	if r := c.run(3, "get", "--task", "TASK-999"); !strings.Contains(r.Error.Message, "no such task") {
+		t.Fatalf("get of a key nobody has: %+v", r.Error)
+	}
+}

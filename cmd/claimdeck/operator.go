@@ -18,8 +18,11 @@ import (
 type override struct {
 	task, reason, to, priority, expect string
 	filter                             string
-	reserve                            time.Duration
-	yes, force, dryRun                 bool
+	// actor, when set, is who the action is recorded as instead of the
+	// configured actor (an MCP client: NAME@mcp-http).
+	actor              string
+	reserve            time.Duration
+	yes, force, dryRun bool
 }
 
 // desk builds the Desk every human action goes through.
@@ -41,7 +44,9 @@ func (a *app) printOverride(ctx context.Context, action model.Action, o *overrid
 	if err != nil {
 		return err
 	}
-	return a.out().task(t)
+	p := a.out()
+	p.holder = action == model.ActionTakeover // a takeover hands the new token to its taker
+	return p.task(t)
 }
 
 // applyOverride reads the task, checks --expect-token, asks on a terminal
@@ -55,6 +60,9 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 		return nil, err
 	}
 	defer closeDesk()
+	if o.actor != "" {
+		desk.Actor = o.actor
+	}
 	var after *model.Task
 	err = a.withSource(ctx, func(src sources.Source) error {
 		if desk.ReadOnly(src.Name()) {
@@ -64,7 +72,7 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 		if err != nil {
 			return err
 		}
-		if o.expect != "" && seen.Claim.Token != o.expect {
+		if o.expect != "" && !model.TokenSeen(seen.Claim.Token, o.expect) {
 			e := model.Errorf(model.CodeConflict, string(action), o.task, "--expect-token no longer matches: the task is %s, held by %q", seen.State, seen.Claim.Name)
 			e.Current = seen
 			return e
@@ -113,7 +121,7 @@ func (a *app) overrideFlags(cmd *cobra.Command, o *override) {
 	f.StringVar(&o.task, "task", "", "task id")
 	f.StringVar(&o.task, "page-id", "", "alias of --task")
 	f.StringVar(&o.reason, "reason", "", "why (recorded in the audit trail)")
-	f.StringVar(&o.expect, "expect-token", "", "refuse with CONFLICT unless the task still holds this lock token")
+	f.StringVar(&o.expect, "expect-token", "", "refuse with CONFLICT unless the task still holds this lock token (in full, or the prefix list and get show)")
 	f.BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation")
 	bulkFlags(cmd, o)
 }

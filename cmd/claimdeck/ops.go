@@ -26,11 +26,14 @@ type answer struct {
 	list  bool
 	// classify adds each task's standing to what a read command prints.
 	classify func(*model.Task) model.Classification
+	// holder marks an answer to the token's holder: it carries the full
+	// lock token; every other answer shows model.ShownToken.
+	holder bool
 }
 
 // payload is the answer in the ntask contract's JSON shape.
 func (an answer) payload() map[string]any {
-	p := printer{classify: an.classify}
+	p := printer{classify: an.classify, holder: an.holder}
 	if an.list {
 		out := make([]*taskJSON, len(an.tasks))
 		for i, t := range an.tasks {
@@ -42,6 +45,10 @@ func (an answer) payload() map[string]any {
 }
 
 func one(t *model.Task, err error) (answer, error) { return answer{task: t}, err }
+
+// holder is the answer to the holder of the task's token: a claim hands the
+// token over, a holder write echoes the token its caller gave.
+func holder(t *model.Task, err error) (answer, error) { return answer{task: t, holder: true}, err }
 
 // agentOps are the agent commands, in the contract's order.
 func (a *app) agentOps() []agentOp {
@@ -56,7 +63,7 @@ func (a *app) agentOps() []agentOp {
 				if err := tf.checkToken(); err != nil {
 					return answer{}, err
 				}
-				o := sources.Outcome{State: state, Reason: tf.reason, UnblockAction: tf.unblock, Artifacts: tf.artifacts}
+				o := sources.Outcome{State: state, Reason: tf.reason, UnblockAction: tf.unblock, Artifacts: tf.artifacts, Writer: tf.writer()}
 				if tf.nextCheck != "" {
 					at, err := time.Parse(time.RFC3339, tf.nextCheck)
 					if err != nil {
@@ -64,7 +71,7 @@ func (a *app) agentOps() []agentOp {
 					}
 					o.NextCheckAt = at
 				}
-				return one(finishClaim(ctx, src, tf, name, o))
+				return holder(finishClaim(ctx, src, tf, name, o))
 			}}
 	}
 	return []agentOp{
@@ -76,9 +83,9 @@ func (a *app) agentOps() []agentOp {
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
 				req := sources.ClaimRequest{Agent: tf.agent, RunID: tf.runID, Lease: tf.lease}
 				if tf.task == "" {
-					return one(src.ClaimNext(ctx, req))
+					return holder(src.ClaimNext(ctx, req))
 				}
-				return one(src.Claim(ctx, tf.task, req))
+				return holder(src.Claim(ctx, tf.task, req))
 			}},
 		{name: "heartbeat", short: "Extend the lease of a claimed task", args: []string{"task", "lock-token", "run-id", "agent-name", "lease"}, required: []string{"task"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
@@ -89,7 +96,7 @@ func (a *app) agentOps() []agentOp {
 				if err != nil {
 					return answer{}, err
 				}
-				return one(t, tf.recordRun(ctx, src, "heartbeat", t))
+				return holder(t, tf.recordRun(ctx, src, "heartbeat", t))
 			}},
 		finish("complete", "Mark a claimed task done", model.StateDone, "artifacts"),
 		finish("block", "Park a claimed task as blocked", model.StateBlocked, "reason", "unblock-action", "next-check-at"),
@@ -99,11 +106,7 @@ func (a *app) agentOps() []agentOp {
 		{name: "comment", short: "Add a comment to a task's trail (a Notion comment, the SQL audit table, the lock file's history)",
 			args: []string{"task", "agent-name", "body"}, required: []string{"task", "body"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
-				author := tf.agent
-				if author == "" {
-					author = a.cfg.Actor
-				}
-				if err := src.Comment(ctx, tf.task, sources.Note{Author: author, Text: tf.body}); err != nil {
+				if err := src.Comment(ctx, tf.task, sources.Note{Author: tf.author(a.cfg.Actor), Text: tf.body}); err != nil {
 					return answer{}, err
 				}
 				return one(src.Get(ctx, tf.task))
@@ -158,22 +161,22 @@ func (a *app) agentOps() []agentOp {
 				if err != nil {
 					return answer{}, err
 				}
-				return one(t, tf.recordRun(ctx, src, "update", t))
+				an, err := one(t, tf.recordRun(ctx, src, "update", t))
+				an.holder = e.Token != ""
+				return an, err
 			}},
 	}
 }
 
 // edit is the update the flags ask for; only the fields given change.
 func (tf *taskFlags) edit(actor string) (sources.Edit, error) {
-	e := sources.Edit{Actor: actor, Reason: tf.reason}
-	if tf.agent != "" {
-		e.Actor = tf.agent
-	}
+	e := sources.Edit{Actor: tf.author(actor), Reason: tf.reason}
 	if tf.token != "" || tf.tokenFile != "" {
 		if err := tf.checkToken(); err != nil {
 			return e, err
 		}
-		e.Token = tf.token
+		// A holder write: the trail names the caller, not the configured actor.
+		e.Token, e.Actor = tf.token, tf.writer()
 	}
 	if tf.given["title"] {
 		e.Title = &tf.title

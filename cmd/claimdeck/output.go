@@ -77,13 +77,19 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func toJSON(t *model.Task) *taskJSON {
+// toJSON is the task as an answer carries it; the lock token is shown as
+// a prefix unless the answer goes to the token's holder.
+func toJSON(t *model.Task, holder bool) *taskJSON {
 	if t == nil {
 		return nil
 	}
 	var until time.Time
 	if t.Reservation != nil {
 		until = t.Reservation.Until
+	}
+	token := t.Claim.Token
+	if !holder {
+		token = model.ShownToken(token)
 	}
 	var subs []subtaskJSON
 	if t.Family != nil {
@@ -95,7 +101,7 @@ func toJSON(t *model.Task) *taskJSON {
 		History: historyJSON(t), Subtasks: subs, PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
 		Status: t.State.Contract(), NativeStatus: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
 		ClaimedBy: t.Claim.Holder.String(), Agent: t.Claim.Name, AgentRun: t.Claim.RunID, Node: t.Claim.Node,
-		LockToken: t.Claim.Token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),
+		LockToken: token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),
 		Reason: t.Reason, Artifacts: t.Artifacts,
 		ReservedFor: t.ReservedFor(), ReservedTil: stamp(until),
 		Parent: t.Parent, OpenSubs: int(t.OpenSubtasks), Version: t.Version, Problem: t.Problem,
@@ -109,10 +115,12 @@ type printer struct {
 	table   bool
 	// classify, when set, adds each task's standing (list, get, next).
 	classify func(*model.Task) model.Classification
+	// holder: the answer goes to the token's holder (see answer.holder).
+	holder bool
 }
 
 func (p printer) answer(an answer) error {
-	p.classify = an.classify
+	p.classify, p.holder = an.classify, an.holder
 	if an.list {
 		return p.tasks(an.tasks)
 	}
@@ -120,7 +128,7 @@ func (p printer) answer(an answer) error {
 }
 
 func (p printer) toJSON(t *model.Task) *taskJSON {
-	j := toJSON(t)
+	j := toJSON(t, p.holder)
 	if j != nil && p.classify != nil {
 		c := p.classify(t)
 		if c.Level != model.LevelNone {
@@ -142,7 +150,7 @@ func (p printer) task(t *model.Task) error {
 		}
 		return p.timeline(t)
 	}
-	return p.json(answer{task: t, classify: p.classify}.payload())
+	return p.json(answer{task: t, classify: p.classify, holder: p.holder}.payload())
 }
 
 func (p printer) tasks(ts []*model.Task) error {

@@ -41,3 +41,16 @@ mesh:
 		}
 	}
 }
+
+// A Slack-style webhook keeps its secret in the path: config show names
+// the webhook and hides that part.
+func TestConfigShowHidesAWebhookPathSecret(t *testing.T) {
+	c := newCLI(t, sqliteSource+`mesh:
+  webhook: https://hooks.slack.com/services/T0A1B2C3D/B0E4F5G6H/QTokZZsecretPart
+`)
+	var out bytes.Buffer
+	run(context.Background(), []string{"--config", c.conf, "config", "show"}, nil, &out, &out)
+	if strings.Contains(out.String(), "QTokZZ") || !strings.Contains(out.String(), "hooks.slack.com/services/T0A1B2C3D/B0E4F5G6H/") {
+		t.Fatalf("config show:\n%s", out.String())
+	}
+}

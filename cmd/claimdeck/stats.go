@@ -17,6 +17,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/metrics"
 	"github.com/claimdeck/claimdeck/sources/stats"
+	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 
 // fleetNumbers is what the stats view, `stats` and `metrics` read: one
@@ -142,7 +143,7 @@ sources/metrics/alerts.yml.`,
 			h := hub.New(hc)
 			go h.Run(ctx)
 			go drain(ctx, h)
-			ln, err := listenMetrics(listen)
+			ln, err := a.listen("metrics", listen)
 			if err != nil {
 				return err
 			}
@@ -166,10 +167,20 @@ func drain(ctx context.Context, h *hub.Hub) {
 	}
 }
 
-func listenMetrics(addr string) (net.Listener, error) {
+// listen opens a listener for op (metrics, mcp, node serve) under
+// webserver.CheckAddr: an explicit host, and a loud warning on stderr when
+// it is not loopback.
+func (a *app) listen(op, addr string) (net.Listener, error) {
+	warning, err := webserver.CheckAddr(addr)
+	if err != nil {
+		return nil, model.Errorf(model.CodeMisconfigured, op, "", "%v", err)
+	}
+	if warning != "" {
+		fmt.Fprintf(a.stderr, "WARNING: claimdeck %s: %s\n", op, warning)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, model.Errorf(model.CodeMisconfigured, "metrics", "", "listen on %s: %v", addr, err)
+		return nil, model.Errorf(model.CodeMisconfigured, op, "", "listen on %s: %v", addr, err)
 	}
 	return ln, nil
 }
@@ -182,15 +193,7 @@ func serveMetrics(ctx context.Context, ln net.Listener, f fleetNumbers) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", handler)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10}
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shut)
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := webserver.New(mux, webserver.Limits{}).Serve(ctx, ln); err != nil {
 		return model.Wrap(model.CodeAPIError, "metrics", "", err)
 	}
 	return nil

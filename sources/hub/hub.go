@@ -25,8 +25,12 @@ import (
 
 // Defaults for Feed and Config fields left zero.
 const (
-	DefaultEvery       = 2 * time.Second
-	DefaultMaxBackoff  = time.Minute
+	DefaultEvery      = 2 * time.Second
+	DefaultMaxBackoff = time.Minute
+	// CredentialsBackoff is how long a source whose backend refused the
+	// credentials waits before it tries them again: a retry every few
+	// seconds could lock the account. R (refresh) still tries at once.
+	CredentialsBackoff = 15 * time.Minute
 	DefaultDebounce    = 100 * time.Millisecond
 	DefaultPollTimeout = 30 * time.Second
 	// DefaultWindow is how long finished tasks stay in memory.
@@ -629,7 +633,7 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 			st.Err = "poll timed out after " + h.cfg.PollTimeout.String()
 		}
 		st.Failures++
-		wait := backoff(f.every, st.Failures, h.cfg.MaxBackoff)
+		wait := retryWait(err, f.every, st.Failures, h.cfg.MaxBackoff)
 		st.Health = SourceHealth{Code: model.CodeOf(err), Retry: now.Add(wait), Every: f.every}
 		h.publish()
 		return wait
@@ -692,6 +696,16 @@ func (h *Hub) LoadArchive(ctx context.Context, q *sources.ArchiveQuery) error {
 	}
 	h.publish()
 	return errors.Join(errs...)
+}
+
+// retryWait is how long a failing source waits before its next poll:
+// refused credentials wait CredentialsBackoff at once, anything else
+// doubles from the poll interval up to limit.
+func retryWait(err error, every time.Duration, failures int, limit time.Duration) time.Duration {
+	if errors.Is(err, sources.ErrCredentials) {
+		return max(CredentialsBackoff, limit)
+	}
+	return backoff(every, failures, limit)
 }
 
 func backoff(every time.Duration, failures int, limit time.Duration) time.Duration {

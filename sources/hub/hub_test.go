@@ -135,6 +135,20 @@ func TestBackoffDoublesUpToTheLimit(t *testing.T) {
 	}
 }
 
+// Refused credentials are not tried again every few seconds, which could
+// lock the account: the first refusal already waits CredentialsBackoff.
+func TestRefusedCredentialsWaitLongBeforeTheNextTry(t *testing.T) {
+	refused := model.Errorf(model.CodeMisconfigured, "poll", "", "source gov: %w: password authentication failed", sources.ErrCredentials)
+	for failures := 1; failures <= 3; failures++ {
+		if got := retryWait(refused, 2*time.Second, failures, time.Minute); got != CredentialsBackoff {
+			t.Errorf("after %d refusals the next try waits %s, want %s", failures, got, CredentialsBackoff)
+		}
+	}
+	if got := retryWait(errors.New("connection refused"), 2*time.Second, 1, time.Minute); got != 2*time.Second {
+		t.Errorf("an outage waits %s, want the poll interval", got)
+	}
+}
+
 func TestPauseStopsPollingAndResumePollsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := memsource.NewMemory("local")

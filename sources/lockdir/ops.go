@@ -397,7 +397,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	} else {
 		rec.FailedAt = now
 	}
-	rec.addEvent(model.Event{At: now, Actor: rec.Agent, Action: fin.action, Reason: o.Reason})
+	rec.addEvent(model.Event{At: now, Actor: o.By(rec.Agent), Action: fin.action, Reason: o.Reason})
 	if err := s.publishFinal(rec.marshal(), id, fin.kind); err != nil {
 		s.restore(priv, lk.path, id)
 		return nil, sources.StorageErr(fin.action, id, err)

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // noRedirects is the client pings and notifications use by default: a
@@ -77,7 +81,12 @@ func (n *Notifier) Deliver(ctx context.Context, t Target, message string) error 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("notify %s: %w", t.Name, err)
+		// net/http's error quotes the URL whole, query and path secrets too.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return fmt.Errorf("notify %s: POST %s: %w", t.Name, model.RedactURL(t.URL), err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10)) // lets the connection be reused

@@ -164,7 +164,7 @@ func (p *Poller) ping(ctx context.Context, n NodeConfig) (HealthReport, error) {
 	defer resp.Body.Close()
 	switch code := resp.StatusCode; {
 	case code >= 300 && code < 400:
-		return HealthReport{}, fmt.Errorf("redirect (HTTP %d) to %q not followed", code, resp.Header.Get("Location"))
+		return HealthReport{}, fmt.Errorf("redirect (HTTP %d) to %q not followed", code, model.RedactURL(resp.Header.Get("Location")))
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return HealthReport{}, fmt.Errorf("unauthorized (HTTP %d): check the node's token", code)
 	case code != http.StatusOK:

@@ -4,6 +4,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"math"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // Token is a bearer token. It prints and marshals as "[redacted]" however it
@@ -56,4 +59,43 @@ func (t Token) Matches(presented string) bool {
 	a := sha256.Sum256([]byte(t))
 	b := sha256.Sum256([]byte(presented))
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// StrongBits is the least estimated entropy a bearer token must have.
+const StrongBits = 128
+
+// CheckStrength is the one rule for every bearer token claimdeck serves
+// behind (node serve, mcp --http): an estimate of its entropy, length times
+// log2 of the alphabet its character classes span, where a token made of
+// few distinct characters counts as at most four characters per distinct
+// one. A random token passes (openssl rand -hex 32, a UUID); words,
+// repeats and short strings do not. The error never quotes the token.
+func (t Token) CheckStrength() error {
+	if bits := t.bits(); bits < StrongBits {
+		return fmt.Errorf("the token is too weak to serve behind (about %d bits of %d wanted): use a random one, e.g. openssl rand -hex 32", bits, StrongBits)
+	}
+	return nil
+}
+
+func (t Token) bits() int {
+	lower, upper, digit, other := model.CharClasses(string(t))
+	distinct := map[rune]bool{}
+	n := 0
+	for _, r := range string(t) {
+		n++
+		distinct[r] = true
+	}
+	alphabet := 0
+	for _, c := range []struct {
+		in   bool
+		size int
+	}{{lower, 26}, {upper, 26}, {digit, 10}, {other, 33}} {
+		if c.in {
+			alphabet += c.size
+		}
+	}
+	if alphabet < 2 {
+		return 0
+	}
+	return int(float64(min(n, 4*len(distinct))) * math.Log2(float64(alphabet)))
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jomei/notionapi"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // notionVersion is the first API version with data sources: older ones
@@ -61,6 +63,7 @@ var (
 type api struct {
 	hc      *http.Client
 	token   string
+	base    string // the configured base_url, as errors name it
 	retry   retryPolicy
 	timeout time.Duration // per request
 	budget  time.Duration // per command
@@ -141,6 +144,12 @@ func (a *api) once(ctx context.Context, method, path string, body []byte, out an
 	if err != nil {
 		if actx.Err() != nil {
 			return a.ctxError(actx, err)
+		}
+		// net/http names the URL the request was built with; the transport
+		// sent it to base_url, which is what the reader must check.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = fmt.Errorf("%s %s%s: %w", method, model.RedactURL(a.base), path, uerr.Err)
 		}
 		return err
 	}

@@ -56,6 +56,10 @@ func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, op, id, "no agent name")
 	}
+	id, err := s.resolve(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
 	return s.claim(ctx, id, c)
 }
 
@@ -356,7 +360,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		// keep whatever reason the task had
 		delete(p, s.m.Reason)
 	}
-	s.appendHistory(p, t, model.Event{At: now, Actor: t.Claim.Name, Action: action, Reason: o.Reason})
+	s.appendHistory(p, t, model.Event{At: now, Actor: o.By(t.Claim.Name), Action: action, Reason: o.Reason})
 	return s.settled(ctx, op, t, p, model.CodeLostLock)
 }
 

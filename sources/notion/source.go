@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -111,7 +113,6 @@ type Source struct {
 	settle  time.Duration
 	overlap time.Duration
 	every   time.Duration
-	redact  func(string) string
 	limit   *limiter
 	now     func() time.Time
 	// claiming holds the ids this process is claiming right now: agents
@@ -161,12 +162,11 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	s := &Source{
 		limit: rt.limit,
 		name:  cfg.Name, m: m, db: cfg.DatabaseID,
-		api: &api{hc: &http.Client{Transport: rt}, token: token, timeout: orDur(cfg.Timeout, 30*time.Second), budget: orDur(cfg.Budget, 3*time.Minute),
+		api: &api{hc: &http.Client{Transport: rt}, token: token, base: strings.TrimRight(u.String(), "/"), timeout: orDur(cfg.Timeout, 30*time.Second), budget: orDur(cfg.Budget, 3*time.Minute),
 			retry: retryPolicy{attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: orDur(cfg.RetryMax, time.Minute)}},
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), grace: orDur(cfg.Grace, model.DefaultPolicy().Grace), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
-		redact: func(s string) string { return model.RedactAll(s, token) },
-		now:    cfg.Now,
+		now: cfg.Now,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -290,7 +290,8 @@ func (s *Source) fail(op, id string, err error) error {
 		ref := " (request_id " + orDash(ae.RequestID) + ")"
 		switch {
 		case ae.Status == http.StatusUnauthorized:
-			code, msg = model.CodeMisconfigured, "Notion rejected the integration token (401 unauthorized): check the token or token_env"+ref
+			// Named as refused credentials, so pollers wait long (hub.CredentialsBackoff).
+			return model.Errorf(model.CodeMisconfigured, op, id, "%w: Notion rejected the integration token (401 unauthorized): check the token or token_env%s", sources.ErrCredentials, ref)
 		case ae.Status == http.StatusForbidden:
 			code, msg = model.CodeMisconfigured, "the integration lacks this capability (403 "+ae.Code+"): "+ae.Message+ref
 		case ae.Status == http.StatusNotFound && id == "":
@@ -314,7 +315,7 @@ func (s *Source) fail(op, id string, err error) error {
 			msg = err.Error()
 		}
 	}
-	return model.Errorf(code, op, id, "%s", s.redact(msg))
+	return model.Errorf(code, op, id, "%s", model.Redact(msg))
 }
 
 func isTimeout(err error) bool {
@@ -327,6 +328,31 @@ func isTimeout(err error) bool {
 func (s *Source) page(ctx context.Context, op, id string) (*model.Task, error) {
 	t, _, err := s.pageRaw(ctx, op, id)
 	return t, err
+}
+
+// keyShape is the task key Notion prints for a unique_id (TASK-3, or 3
+// without a prefix).
+var keyShape = regexp.MustCompile(`^(?:([A-Za-z][A-Za-z0-9_]*)-)?([0-9]{1,9})$`)
+
+// resolve turns the task key list and get print (task_id, TASK-3) into
+// the page id, by a query on the unique_id property; a page id passes as
+// it is. A key in another prefix, or no unique_id property, is not found.
+func (s *Source) resolve(ctx context.Context, op, id string) (string, error) {
+	m := keyShape.FindStringSubmatch(strings.TrimSpace(id))
+	if _, err := uuid.Parse(id); err == nil || m == nil || s.m.Key == "" {
+		return id, nil
+	}
+	n, _ := strconv.Atoi(m[2])
+	found, err := s.query(ctx, op, &notionapi.PropertyFilter{Property: s.m.Key, UniqueId: &notionapi.UniqueIdFilterCondition{Equals: &n}})
+	if err != nil {
+		return "", err
+	}
+	for _, t := range found {
+		if strings.EqualFold(t.DisplayKey(), strings.TrimSpace(id)) || m[1] == "" {
+			return t.ID, nil
+		}
+	}
+	return "", sources.NotFound(op, id)
 }
 
 // pageRaw is page with the page as Notion sent it.
@@ -390,6 +416,10 @@ func (s *Source) query(ctx context.Context, op string, filter notionapi.Filter) 
 func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	ctx, done := s.begin(ctx)
 	defer done()
+	id, err := s.resolve(ctx, "get", id)
+	if err != nil {
+		return nil, err
+	}
 	t, err := s.page(ctx, "get", id)
 	if err != nil {
 		return nil, err

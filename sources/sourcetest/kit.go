@@ -127,6 +127,7 @@ var cases = []struct {
 	{name: "a human action on a task that changed since it was read gets CONFLICT", run: testStaleHumanAction},
 	{name: "every backend refuses the same human actions with the same code and changes nothing", run: testHumanRefusals},
 	{name: "human actions are recorded in the backend's own trail", run: testHistory},
+	{name: "a holder write by another caller with the holder's token is recorded as that caller, not the holder", run: testWriterInTrail},
 	{name: "a poll with a horizon leaves history out and counts it; Archive reads it on demand", run: testWindow},
 	{name: "a comment is kept in the task's trail", run: testComment},
 	{name: "a task with open sub-tasks cannot be completed", run: testSubtasks},

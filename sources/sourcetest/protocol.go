@@ -558,3 +558,23 @@ func testHistory(t *testing.T, k *kit) {
 		}
 	}
 }
+
+// testWriterInTrail: agent B read A's token somewhere and completed A's
+// claim. The fence lets the write through (the token is current); the trail
+// must say B did it, never A.
+func testWriterInTrail(t *testing.T, k *kit) {
+	ctx := k.ctx(t)
+	task := k.create(t, sources.NewTask{Title: "finished by someone else"})
+	held := k.claim(t, task.ID, "AGENT_A")
+	writer := model.WriterName("AGENT_B", "runB")
+	if _, err := k.src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateDone, Writer: writer}); err != nil {
+		t.Fatal(err)
+	}
+	// A trail that names who finished must name the caller; a schema with
+	// no trail for finishes (some Notion presets) names nobody.
+	for _, e := range model.Timeline(k.get(t, task.ID)) {
+		if e.Action == model.FinishStep(model.StateDone) && e.Actor != "" && e.Actor != writer {
+			t.Fatalf("the trail records the completion as %q, want the caller %q (never the holder AGENT_A)", e.Actor, writer)
+		}
+	}
+}

@@ -474,7 +474,7 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 		checkSubs = id // seed 002: sub-task completion is enforced at done time
 	}
 	t, err := s.holderWrite(ctx, op, id, st.finishNote, st.finish, id, token, status, nullable(o.Reason),
-		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State))
+		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State), o.Writer)
 	if model.CodeOf(err) == model.CodeLostLock && checkSubs != nil {
 		// Refused either for the token or for open sub-tasks: say which.
 		if cur, gerr := s.Get(ctx, id); gerr == nil && cur.Claim.Token == token && cur.OpenSubtasks > 0 {

@@ -169,7 +169,8 @@ func (s *Store) statements(have map[string]bool) statements {
 		heartbeat_at = %s, escalation = NULL, %s WHERE %s RETURNING %s`, t, d.plusMillis(now, "$3"), now, bump, holder, cols)
 	// $3 status, $4 reason, $5 unblock action, $6 next check, $7 artifacts, $8 final?,
 	// $9 the task id as text when completing (sub-tasks must be closed), else NULL,
-	// $10 audit tag, $11 the trail's action (model.FinishStep).
+	// $10 audit tag, $11 the trail's action (model.FinishStep), $12 the caller
+	// as the trail names it (sources.Outcome.By: the writer, else the holder).
 	finishable := fmt.Sprintf("%s AND (CAST($9 AS TEXT) IS NULL OR NOT EXISTS (%s))", holder, fmt.Sprintf(openSub, "CAST($9 AS TEXT)"))
 	finishSet := fmt.Sprintf(`status = $3, reason = $4, unblock_action = $5, next_check_at = $6,
 		artifacts = COALESCE($7, artifacts), completed_at = CASE WHEN $8 = 1 THEN %s ELSE completed_at END, %s, %s`,
@@ -177,7 +178,7 @@ func (s *Store) statements(have map[string]bool) statements {
 	// The holder who parks or ends the claim is the row's worker before it.
 	finishNote := func(idExpr, worker, from string) string {
 		return fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason)
-		SELECT $10, %s, %s, COALESCE(%s, ''), $11, $4 FROM %s`, idExpr, now, worker, from)
+		SELECT $10, %s, %s, COALESCE(NULLIF(CAST($12 AS TEXT), ''), %s, ''), $11, $4 FROM %s`, idExpr, now, worker, from)
 	}
 	if d.name == postgres.name {
 		// As the claim: lock the row, note the step, write, in one statement.

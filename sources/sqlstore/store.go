@@ -76,7 +76,6 @@ type Store struct {
 	plainTable string
 	tag        string // the table's name in the audit and tombstone tables
 	channel    string // NOTIFY channel
-	secret     string // the DSN password, scrubbed from every error
 	clock      string // the key of Config.Now in clocks; "" reads the database's clock
 
 	mu       sync.RWMutex
@@ -207,7 +206,9 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 	if err != nil {
 		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: the DSN does not parse (its text is not shown: it may hold a password)", s.cfg.Name)
 	}
-	s.secret = pc.ConnConfig.Password
+	if err := atInHost(pc.ConnConfig.Config); err != nil {
+		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: %v", s.cfg.Name, err)
+	}
 	if pc.ConnConfig.ConnectTimeout == 0 {
 		pc.ConnConfig.ConnectTimeout = 10 * time.Second
 	}
@@ -221,6 +222,37 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 	return nil
 }
 
+// atInHost refuses a DSN whose host holds an '@': libpq and pgx end the
+// password at the first '@', so the rest of an unencoded password would be
+// dialled as a host name and printed in every connect error.
+func atInHost(c pgconn.Config) error {
+	hosts := []string{c.Host}
+	for _, fb := range c.Fallbacks {
+		hosts = append(hosts, fb.Host)
+	}
+	for _, h := range hosts {
+		if strings.Contains(h, "@") {
+			return errors.New("the DSN's host part holds an '@': percent-encode an '@' in the password as %40 (the DSN is not shown: it holds a password)")
+		}
+	}
+	return nil
+}
+
+// hidden tells a table this role may not read from one that is not there:
+// PostgreSQL lists no columns of a table without a privilege on it, but
+// to_regclass still finds it.
+func (s *Store) hidden(ctx context.Context) error {
+	if s.d.name != postgres.name {
+		return nil
+	}
+	var found bool
+	if err := s.db.queryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", s.plainTable).Scan(&found); err != nil || !found {
+		return nil
+	}
+	return model.Errorf(model.CodeMisconfigured, "open", "",
+		"permission denied: the database role may not read table %s (GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO the role, or connect as its owner)", s.plainTable, s.plainTable)
+}
+
 // prepare checks the table, creating it for the embedded default.
 func (s *Store) prepare(ctx context.Context) error {
 	if err := s.loadColumns(ctx); err != nil {
@@ -231,6 +263,11 @@ func (s *Store) prepare(ctx context.Context) error {
 	// A table an older claimdeck migrated lacks the stamp it polls by.
 	current := migrated && (s.d.name != postgres.name || s.sql.stamped)
 	s.mu.RUnlock()
+	if !exists {
+		if err := s.hidden(ctx); err != nil {
+			return err
+		}
+	}
 	if !exists && s.cfg.Create {
 		if err := s.db.tx(ctx, func(q querier) error { return s.createSeedTable(ctx, q) }); err != nil {
 			return s.classify("create table", "", err)
@@ -330,6 +367,8 @@ func (s *Store) classify(op, id string, err error) error {
 			code, cause = model.CodeMisconfigured, sources.ErrCredentials
 		case "3D000": // invalid_catalog_name
 			code, hint = model.CodeMisconfigured, "the database named in the DSN does not exist: "
+		case "22021", "22P05": // character_not_in_repertoire (a NUL), untranslatable_character
+			code, hint = model.CodeMisconfigured, "a task id or text holds a NUL byte or invalid UTF-8, which PostgreSQL cannot store: remove it: "
 		case "42P01", "42703": // undefined_table, undefined_column
 			code, hint = model.CodeMisconfigured, "the table is not what claimdeck expects: "
 		}
@@ -343,7 +382,7 @@ func (s *Store) classify(op, id string, err error) error {
 			code, hint = model.CodeMisconfigured, "the database file cannot be opened: "
 		}
 	}
-	msg := model.RedactAll(hint+err.Error(), s.secret)
+	msg := model.Redact(hint + err.Error())
 	if cause != nil {
 		return model.Errorf(code, op, id, "source %s: %w: %s", s.cfg.Name, cause, msg)
 	}

@@ -274,7 +274,7 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 	}
 	t.State, t.RawStatus = o.State, o.State.String()
 	t.Reason, t.Unblock, t.Artifacts = o.Reason, model.UnblockOf(o.UnblockAction, o.NextCheckAt), o.Artifacts
-	t.History = append(t.History, model.Event{At: m.Now(), Actor: t.Claim.Name, Action: o.State.String(), Reason: o.Reason})
+	t.History = append(t.History, model.Event{At: m.Now(), Actor: o.By(t.Claim.Name), Action: model.FinishStep(o.State), Reason: o.Reason})
 	t.Claim = model.Claim{}
 	m.store(t)
 	return m.copyOf(id), nil
