@@ -142,7 +142,7 @@ func flockHolder(fd int) string {
 			continue
 		}
 		pid, err := strconv.Atoi(fields[4])
-		if err != nil || pid <= 0 || pid == os.Getpid() {
+		if err != nil || pid <= 0 {
 			continue
 		}
 		comm, _ := os.ReadFile(filepath.Join("/proc", fields[4], "comm"))

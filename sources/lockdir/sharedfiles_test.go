@@ -2,11 +2,14 @@ package lockdir
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -80,5 +83,73 @@ func TestAnArchiveThatIsAFIFOFailsThePollAtOnce(t *testing.T) {
 	src := openAt(t, dir)
 	if _, err := src.Poll(context.Background(), ""); model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "archive") {
 		t.Fatalf("poll: %v", err)
+	}
+}
+
+// The flock file is the directory's only gate: a reader that can open it
+// can hold it. Ours is made 0600, a wider one of ours tightened, another
+// user's refused.
+func TestTheFlockFileIsPrivate(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := openAt(t, dir)
+	if _, err := src.Create(ctx, sources.NewTask{ID: "a", Title: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	flock := filepath.Join(dir, flockName)
+	if fi, err := os.Stat(flock); err != nil || fi.Mode().Perm()&0o077 != 0 {
+		t.Fatalf("a new flock file: %v %v, want 0600", fi.Mode(), err)
+	}
+	wide := t.TempDir()
+	if err := os.WriteFile(filepath.Join(wide, flockName), nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(wide, flockName), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openAt(t, wide).Create(ctx, sources.NewTask{ID: "a", Title: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(filepath.Join(wide, flockName)); fi.Mode().Perm() != 0o640 {
+		t.Fatalf("a 0666 flock file of ours is %v after a write, want 0640", fi.Mode().Perm())
+	}
+	theirs := t.TempDir()
+	p := filepath.Join(theirs, flockName)
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 65534, 65534); err != nil {
+		t.Skipf("cannot give the file to another user: %v", err)
+	}
+	_, err := openAt(t, theirs).Create(ctx, sources.NewTask{ID: "a", Title: "x"})
+	if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("another user's 0644 flock file: %v, want MISCONFIGURED naming it", err)
+	}
+}
+
+// A held flock is waited for within a bound, and the refusal names the
+// holder's pid.
+func TestAHeldFlockIsWaitedForWithinABoundNamingItsHolder(t *testing.T) {
+	defer func(w time.Duration) { flockWait = w }(flockWait)
+	flockWait = 50 * time.Millisecond
+	dir := t.TempDir()
+	src := openAt(t, dir)
+	f, err := os.OpenFile(filepath.Join(dir, flockName), os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	_, err = src.Create(context.Background(), sources.NewTask{ID: "a", Title: "x"})
+	if model.CodeOf(err) != model.CodeAPIError || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("create under a held flock: %v, want API_ERROR naming pid %d", err, os.Getpid())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	flockWait = time.Hour
+	if _, err := src.Create(ctx, sources.NewTask{ID: "a", Title: "x"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("create with its context canceled: %v", err)
 	}
 }
