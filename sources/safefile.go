@@ -178,3 +178,53 @@ func lineCol(data []byte, off int64) (int, int) {
 	}
 	return line, col
 }
+
+// PrivateDir makes dir (0700, with its parents) or checks the one there:
+// a directory this user owns that nobody else can write. What claimdeck
+// keeps for itself (the embedded queue, the audit log, the sweep record)
+// must not sit where another user can plant a link or a file of theirs.
+func PrivateDir(what, dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("%s %s: %w", what, dir, err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", what, dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s %s is not a directory", what, dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s %s belongs to uid %d, not to this user (uid %d): use a directory of your own", what, dir, st.Uid, os.Geteuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%s %s can be written by others (mode %#o): chmod go-w it, or use a directory of your own", what, dir, perm)
+	}
+	return nil
+}
+
+// OpenPrivate opens (creating, 0600) a file claimdeck appends to in a
+// PrivateDir: never through a link, only a regular file of this user's,
+// tightened to 0600 if it had become wider.
+func OpenPrivate(what, path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, &SharedFileError{What: what, Path: path, Problem: "is a symbolic link", Fix: "links are not followed here; remove it", Err: ErrSharedLink}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &SharedFileError{What: what, Path: path, Problem: "is " + fileKind(fi.Mode()) + ", not a regular file", Fix: "remove it", Err: ErrSharedNotRegular}
+	} else if st, ok := fi.Sys().(*syscall.Stat_t); err == nil && ok && int(st.Uid) != os.Geteuid() {
+		err = fmt.Errorf("%s %s belongs to uid %d, not to this user: remove it", what, path, st.Uid)
+	} else if err == nil && fi.Mode().Perm()&0o077 != 0 {
+		err = f.Chmod(0o600)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}

@@ -94,3 +94,36 @@ func FuzzContentProblem(f *testing.F) {
 		}
 	})
 }
+
+func TestTheJournalIsNeverOpenedThroughALinkNorInADirectoryOthersCanWrite(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(t.TempDir(), "bashrc")
+	if err := os.WriteFile(target, []byte("# rc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "audit.jsonl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenJournal(link); !errors.Is(err, ErrSharedLink) || !strings.Contains(err.Error(), link) {
+		t.Fatalf("a linked journal: %v", err)
+	}
+	if data, _ := os.ReadFile(target); string(data) != "# rc\n" {
+		t.Fatalf("written through the link: %q", data)
+	}
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenJournal(filepath.Join(open, "audit.jsonl")); err == nil || !strings.Contains(err.Error(), "can be written by others") {
+		t.Fatalf("a journal in a 0777 directory: %v", err)
+	}
+	j, err := OpenJournal(filepath.Join(dir, "mine.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if fi, _ := os.Stat(filepath.Join(dir, "mine.jsonl")); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("a new journal is %v, want 0600", fi.Mode().Perm())
+	}
+}
