@@ -233,6 +233,10 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, adopt bool) 
 	}
 	rec.addEvent(ev)
 	data := rec.marshal()
+	if len(data) > maxFile {
+		// A tasks-file entry written by hand past model's text limits.
+		return nil, model.Errorf(model.CodeMisconfigured, op, id, "the task's lock file would be %d bytes, over the %d a reader reads: shorten its title or description in the tasks file", len(data), maxFile)
+	}
 	if err := s.publish(data, s.path(id, kindLock)); err != nil {
 		if errors.Is(err, errExist) {
 			return nil, s.freshConflict(op, id, "claimed by someone else at the same moment")

@@ -153,3 +153,39 @@ func TestAHeldFlockIsWaitedForWithinABoundNamingItsHolder(t *testing.T) {
 		t.Fatalf("create with its context canceled: %v", err)
 	}
 }
+
+// A lock file is never written larger than its readers read: a history of
+// texts at their limits loses its oldest events instead.
+func TestALockFileNeverOutgrowsItsReaders(t *testing.T) {
+	rec := &record{TaskID: "a", Agent: "A", Title: strings.Repeat("<", model.MaxTitle)}
+	for i := 0; i < maxHistory; i++ {
+		rec.addEvent(model.Event{Actor: "alice", Action: "comment", Reason: strings.Repeat("&", model.MaxComment)})
+	}
+	data := rec.marshal()
+	if len(data) > maxFile {
+		t.Fatalf("marshalled %d bytes, over the %d a reader reads", len(data), maxFile)
+	}
+	back, problem := parseLock(data)
+	if problem != "" || back.Title != rec.Title || len(back.History) == 0 || len(back.History) == maxHistory {
+		t.Fatalf("read back: problem %q, %d events of %d", problem, len(back.History), maxHistory)
+	}
+}
+
+// A tasks file written by hand past the limits: the claim is refused
+// before any write, rather than leaving a lock nobody can read (LOST_LOCK
+// on every heartbeat, "repair by hand" on release).
+func TestAHandWrittenHugeTitleIsRefusedAtClaimNotWedged(t *testing.T) {
+	dir := t.TempDir()
+	entry := `[{"id": "huge", "title": "` + strings.Repeat("x", maxFile+1) + `"}]`
+	if err := os.WriteFile(filepath.Join(dir, "tasks.json"), []byte(entry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := openAt(t, dir)
+	_, err := src.Claim(context.Background(), "huge", sources.ClaimRequest{Agent: "A"})
+	if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "shorten") {
+		t.Fatalf("claim of a task with a title over 1 MiB: %v, want MISCONFIGURED", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "huge.lock")); !os.IsNotExist(err) {
+		t.Fatalf("a lock was written: %v", err)
+	}
+}
