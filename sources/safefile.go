@@ -142,6 +142,16 @@ func fileKind(m os.FileMode) string {
 	return "a special file"
 }
 
+// Exposed says how a file that holds secrets inline is exposed: "" when
+// only its owner can read it, else what to tell the user. The mesh
+// registry and the configuration warn with it.
+func Exposed(mode os.FileMode) string {
+	if perm := mode.Perm(); perm&0o077 != 0 {
+		return fmt.Sprintf("is readable by group or others (mode %#o); run chmod 600", perm)
+	}
+	return ""
+}
+
 // yamlLine finds the line number yaml.v3 puts in its messages.
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 

@@ -41,7 +41,8 @@ type Config struct {
 	Filters map[string]string `mapstructure:"filters" json:"filters,omitempty"`
 	MCP     MCPConfig         `mapstructure:"mcp" json:"mcp"`
 
-	file string // the file it came from, if any
+	file     string      // the file it came from, if any
+	fileMode os.FileMode // its mode
 	// implicit is true when no configuration names any source and the
 	// embedded default queue stands in.
 	implicit bool
@@ -197,9 +198,11 @@ func loadConfig(file string) (*Config, error) {
 			}
 			return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%v", err)
 		}
-		if err := strictFile(file); err != nil {
+		mode, err := strictFile(file)
+		if err != nil {
 			return nil, err
 		}
+		cfg.fileMode = mode
 		v.SetConfigFile(file)
 		if filepath.Ext(file) == "" {
 			v.SetConfigType("yaml")

@@ -123,6 +123,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			if err != nil {
 				return err
 			}
+			if w := cfg.inlineSecretsWarning(); w != "" {
+				fmt.Fprintln(a.stderr, "warning:", w)
+			}
 			if a.readOnly {
 				cfg.ReadOnly = true
 			}

@@ -113,8 +113,8 @@ func LoadRegistry(path string) (*Registry, []Warning, error) {
 			warns = append(warns, Warning{path, n.Name, "no token or token_env: pings and notifications go without a bearer token"})
 		}
 	}
-	if mode := info.Mode().Perm(); inline && mode&0o077 != 0 {
-		warns = append(warns, Warning{Path: path, Msg: fmt.Sprintf("holds tokens but is readable by group or others (mode %#o); run chmod 600", mode)})
+	if exposed := sources.Exposed(info.Mode()); inline && exposed != "" {
+		warns = append(warns, Warning{Path: path, Msg: "holds tokens but " + exposed})
 	}
 	return reg, warns, nil
 }
