@@ -88,7 +88,7 @@ func FuzzContentProblem(f *testing.F) {
 			if err == nil {
 				continue
 			}
-			if msg := ContentProblem(err, data); strings.Contains(msg, secret) || strings.Contains(msg, "SECRET") {
+			if msg := ContentProblem(err, data); strings.Contains(msg, secret[:4]) {
 				t.Fatalf("%q quotes the document", msg)
 			}
 		}
