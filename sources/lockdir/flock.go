@@ -116,7 +116,7 @@ func waitFlock(ctx context.Context, op string, fd int, path string) error {
 			return model.Errorf(model.CodeAPIError, op, "", "gave up waiting for the lock directory's write lock %s (held by %s): %w", path, flockHolder(fd), ctx.Err())
 		case <-t.C:
 		}
-		pause = min(2*pause, 20*time.Millisecond)
+		pause = min(2*pause, 5*time.Millisecond)
 	}
 }
 
