@@ -183,3 +183,20 @@ func TestASecondSIGTERMEndsTheProcessWhateverItWaitsOn(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// The dashboard over a lock directory whose tasks file is a FIFO used to
+// show a blank screen that ignored q and ctrl-c. Now the source stands in
+// with its error, named, and q quits.
+func TestTmuxDashboardOverAFIFOTasksFileShowsItAndQuits(t *testing.T) {
+	conf, locks := lockdirConfig(t)
+	tasks := filepath.Join(locks, "tasks.json")
+	if err := syscall.Mkfifo(tasks, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startTmux(t, 160, 30, "--config", conf)
+	p.await("the FIFO named", func(s string) bool { return strings.Contains(s, "named pipe") })
+	p.keys("q")
+	for exec.Command("tmux", "has-session", "-t", p.session).Run() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
