@@ -30,6 +30,30 @@ func CheckText(field, s string) error {
 	return nil
 }
 
+// Text limits, in bytes of UTF-8 (characters, for plain ASCII). Each is
+// what every backend can store and read back whole: Notion keeps at most
+// 200,000 characters a property, a lock-directory file is read up to
+// 1 MiB with all of a task's texts and its history in it (JSON may
+// escape a byte as six), SQL has no limit of its own.
+const (
+	MaxTitle       = 2000
+	MaxDescription = 64 << 10
+	MaxReason      = 4 << 10 // reasons, unblock actions
+	MaxArtifacts   = 16 << 10
+	MaxComment     = 16 << 10
+)
+
+// CheckBounded is CheckText with a length limit: one of the Max… above.
+func CheckBounded(field, s string, limit int) error {
+	if err := CheckText(field, s); err != nil {
+		return err
+	}
+	if len(s) > limit {
+		return fmt.Errorf("%s is %d bytes, over the limit of %d: shorten it (every backend must be able to read it back whole)", field, len(s), limit)
+	}
+	return nil
+}
+
 // CheckLease refuses a negative lease or one over MaxLease; zero asks for
 // the default and passes.
 func CheckLease(d time.Duration) error {

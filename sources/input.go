@@ -24,11 +24,12 @@ func refuse(op, id string, problems ...error) error {
 	return nil
 }
 
-// Check refuses a task no backend could store faithfully.
+// Check refuses a task no backend could store faithfully, or read back
+// whole (model.CheckBounded).
 func (n NewTask) Check(op string) error {
 	return refuse(op, n.ID,
-		model.CheckText("the id", n.ID), model.CheckText("the title", n.Title),
-		model.CheckText("the description", n.Description), model.CheckText("the parent", n.Parent),
+		model.CheckText("the id", n.ID), model.CheckBounded("the title", n.Title, model.MaxTitle),
+		model.CheckBounded("the description", n.Description, model.MaxDescription), model.CheckText("the parent", n.Parent),
 		model.CheckPriority(n.Priority))
 }
 
@@ -47,13 +48,13 @@ func CheckHeartbeat(op, id, token string, lease time.Duration) error {
 // Check refuses an outcome whose texts are not text.
 func (o Outcome) Check(op, id, token string) error {
 	return refuse(op, id, model.CheckText("the lock token", token),
-		model.CheckText("the reason", o.Reason), model.CheckText("the unblock action", o.UnblockAction),
-		model.CheckText("the artifacts", o.Artifacts))
+		model.CheckBounded("the reason", o.Reason, model.MaxReason), model.CheckBounded("the unblock action", o.UnblockAction, model.MaxReason),
+		model.CheckBounded("the artifacts", o.Artifacts, model.MaxArtifacts))
 }
 
 // Check refuses a human action whose texts are not text.
 func (h Human) Check(op, id string) error {
-	return refuse(op, id, model.CheckText("the actor", h.Actor), model.CheckText("the reason", h.Reason),
+	return refuse(op, id, model.CheckText("the actor", h.Actor), model.CheckBounded("the reason", h.Reason, model.MaxReason),
 		model.CheckText("the expected version", h.Expect))
 }
 
@@ -70,18 +71,18 @@ func (h Handoff) Check(op, id string) error {
 
 // Check refuses a note that is not text.
 func (n Note) Check(op, id string) error {
-	return refuse(op, id, model.CheckText("the author", n.Author), model.CheckText("the comment", n.Text))
+	return refuse(op, id, model.CheckText("the author", n.Author), model.CheckBounded("the comment", n.Text, model.MaxComment))
 }
 
 // Check refuses an edit whose values are not text or out of range.
 func (e Edit) Check(op, id string) error {
 	var title, prio error
 	if e.Title != nil {
-		title = model.CheckText("the title", *e.Title)
+		title = model.CheckBounded("the title", *e.Title, model.MaxTitle)
 	}
 	if e.Priority != nil {
 		prio = model.CheckPriority(*e.Priority)
 	}
 	return refuse(op, id, model.CheckText("the actor", e.Actor), model.CheckText("the lock token", e.Token),
-		model.CheckText("the reason", e.Reason), title, prio)
+		model.CheckBounded("the reason", e.Reason, model.MaxReason), title, prio)
 }

@@ -3,6 +3,7 @@ package sources
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,9 @@ import (
 
 	"github.com/claimdeck/claimdeck/model"
 )
+
+// maxJournal bounds what ReadJournal reads into memory.
+const maxJournal = 1 << 30
 
 // Journal is the local append-only JSON-lines log of human actions. Each
 // action is written twice: once as pending before it is sent, once with its
@@ -21,13 +25,19 @@ type Journal struct {
 }
 
 // OpenJournal opens (creating) the log at path for appending.
+// Its directory must be this user's alone, and the log itself is never
+// opened through a link: a planted audit.jsonl cannot steer the records
+// (ids and reasons chosen by others) into a file of the user's.
 func OpenJournal(path string) (*Journal, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("audit log: %w", err)
+	if path == "" {
+		return nil, errors.New("audit log: no path (audit_log in the configuration)")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err := PrivateDir("audit log directory", filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	f, err := OpenPrivate("audit log", path)
 	if err != nil {
-		return nil, fmt.Errorf("audit log: %w", err)
+		return nil, err
 	}
 	return &Journal{f: f, path: path}, nil
 }
@@ -58,7 +68,7 @@ func (j *Journal) Close() error { return j.f.Close() }
 // ReadJournal reads every record of a journal file; a torn last line (a
 // crash mid-write) is skipped, any other bad line is an error.
 func ReadJournal(path string) ([]model.AuditRecord, error) {
-	data, err := os.ReadFile(path)
+	data, _, err := ReadShared(path, SharedRead{What: "audit log", Limit: maxJournal})
 	if err != nil {
 		return nil, err
 	}

@@ -120,9 +120,11 @@ func (tf *taskFlags) checkToken() error {
 	case tf.token != "":
 	case tf.tokenFile != "":
 		from = "--lock-token-file " + tf.tokenFile
-		b, err := os.ReadFile(tf.tokenFile)
+		// The path is the caller's own for this run: a link is followed, but
+		// only to a regular file of token size (no FIFO to hang on).
+		b, _, err := sources.ReadShared(tf.tokenFile, sources.SharedRead{What: "--lock-token-file", Limit: 4096, FollowLinks: true})
 		if err != nil {
-			return model.Errorf(model.CodeMisconfigured, "", "", "--lock-token-file: %v", err)
+			return model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
 		}
 		tf.token = strings.TrimSpace(string(b))
 	case os.Getenv(lockTokenEnv) != "":

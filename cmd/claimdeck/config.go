@@ -41,7 +41,8 @@ type Config struct {
 	Filters map[string]string `mapstructure:"filters" json:"filters,omitempty"`
 	MCP     MCPConfig         `mapstructure:"mcp" json:"mcp"`
 
-	file string // the file it came from, if any
+	file     string      // the file it came from, if any
+	fileMode os.FileMode // its mode
 	// implicit is true when no configuration names any source and the
 	// embedded default queue stands in.
 	implicit bool
@@ -126,15 +127,33 @@ func configPath() string {
 	return filepath.Join(dir, "claimdeck", "config.yaml")
 }
 
-// dataDir holds the embedded queue and the audit log.
-func dataDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+// dataDir holds the embedded queue and the audit log; "" when neither
+// $XDG_DATA_HOME nor $HOME says where: never a shared directory such as
+// $TMPDIR/claimdeck, where another user could plant files (noHome).
+func dataDir() string { return userDir("XDG_DATA_HOME", ".local", "share") }
+
+// userDir is $env/claimdeck, else ~/<under…>/claimdeck, else "".
+func userDir(env string, under ...string) string {
+	if d := os.Getenv(env); d != "" {
 		return filepath.Join(d, "claimdeck")
 	}
 	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "claimdeck")
+		return filepath.Join(append(append([]string{home}, under...), "claimdeck")...)
 	}
-	return filepath.Join(os.TempDir(), "claimdeck")
+	return ""
+}
+
+// noHome is the refusal of a default path that would need $HOME.
+func noHome(what, env, key string) error {
+	return model.Errorf(model.CodeMisconfigured, "config", "", "%s has no place: set HOME (or %s), or %s in the configuration; claimdeck does not fall back to a shared directory", what, env, key)
+}
+
+// defaultIn is name inside dir, or "" when dir is unknown.
+func defaultIn(dir, name string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, name)
 }
 
 // loadConfig reads the file (explicit, or the default if it exists), then
@@ -150,7 +169,7 @@ func loadConfig(file string) (*Config, error) {
 	// default, so every scalar key gets one.
 	v.SetDefault("actor", "")
 	v.SetDefault("read_only", false)
-	v.SetDefault("audit_log", filepath.Join(dataDir(), "audit.jsonl"))
+	v.SetDefault("audit_log", defaultIn(dataDir(), "audit.jsonl"))
 	v.SetDefault("lease", p.Lease)
 	v.SetDefault("grace", p.Grace)
 	v.SetDefault("heartbeat_every", p.HeartbeatEvery)
@@ -179,9 +198,11 @@ func loadConfig(file string) (*Config, error) {
 			}
 			return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%v", err)
 		}
-		if err := strictFile(file); err != nil {
+		mode, err := strictFile(file)
+		if err != nil {
 			return nil, err
 		}
+		cfg.fileMode = mode
 		v.SetConfigFile(file)
 		if filepath.Ext(file) == "" {
 			v.SetConfigType("yaml")
@@ -209,7 +230,7 @@ func loadConfig(file string) (*Config, error) {
 		cfg.Actor = loginName()
 	}
 	if len(cfg.Sources) == 0 && cfg.file == "" {
-		cfg.Sources = []SourceConfig{{Name: "local", Kind: "sqlite", Path: filepath.Join(dataDir(), "queue.db")}}
+		cfg.Sources = []SourceConfig{{Name: "local", Kind: "sqlite", Path: defaultIn(dataDir(), "queue.db")}}
 		cfg.implicit = true
 	}
 	return cfg, cfg.validate()

@@ -36,6 +36,9 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 	if !ok {
 		return model.Errorf(model.CodeMisconfigured, "", "", "--theme %q: want auto, light or dark", themeName)
 	}
+	if d.journal == "" {
+		return noHome("the audit log", "XDG_DATA_HOME", "audit_log")
+	}
 	j, err := sources.OpenJournal(d.journal)
 	if err != nil {
 		return model.Wrap(model.CodeMisconfigured, "audit", "", err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/uuid"
@@ -143,6 +144,18 @@ func TestLockTokenFromTheEnvironmentOrAFile(t *testing.T) {
 	}
 	if r := c.run(3, "heartbeat", "--task", id); !strings.Contains(r.Error.Message, lockTokenEnv) {
 		t.Fatalf("no token anywhere: %+v", r.Error)
+	}
+	// A FIFO would hang the read, /dev/zero never end it: both are refused
+	// at once, named.
+	fifo := filepath.Join(c.dir, "token.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, says := range map[string]string{fifo: "named pipe", "/dev/zero": "a device"} {
+		r := c.run(3, "heartbeat", "--task", id, "--lock-token-file", path)
+		if !strings.Contains(r.Error.Message, path) || !strings.Contains(r.Error.Message, says) {
+			t.Errorf("--lock-token-file %s: %+v, want it named as %s", path, r.Error, says)
+		}
 	}
 }
 

@@ -22,10 +22,31 @@ import (
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	watchSignals(cancel)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
+	cancel()
 	os.Exit(code)
+}
+
+// watchSignals: the first SIGINT or SIGTERM cancels the command's context,
+// so every wait that heeds it ends and the command says so; the second ends
+// the process at once, whatever it waits on (a terminal's answer, a driver
+// that ignores its context), with the shell's status for that signal.
+func watchSignals(cancel context.CancelFunc) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		cancel()
+		fmt.Fprintf(os.Stderr, "claimdeck: %v: stopping; %v again stops at once\n", sig, sig)
+		sig = <-sigs
+		status := 130
+		if sig == syscall.SIGTERM {
+			status = 143
+		}
+		os.Exit(status)
+	}()
 }
 
 // app carries the global flags and what they load.
@@ -101,6 +122,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			cfg, err := loadConfig(a.configFile)
 			if err != nil {
 				return err
+			}
+			if w := cfg.inlineSecretsWarning(); w != "" {
+				fmt.Fprintln(a.stderr, "warning:", w)
 			}
 			if a.readOnly {
 				cfg.ReadOnly = true

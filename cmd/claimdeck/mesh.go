@@ -55,7 +55,7 @@ func meshDefaults(v *viper.Viper) {
 	v.SetDefault("mesh.webhook_token_env", "")
 	v.SetDefault("mesh.enforce", false)
 	v.SetDefault("mesh.sweep_every", 30*time.Second)
-	v.SetDefault("mesh.record", filepath.Join(stateDir(), "sweep.json"))
+	v.SetDefault("mesh.record", defaultIn(stateDir(), "sweep.json"))
 }
 
 func (m MeshConfig) problems() []string {
@@ -69,16 +69,9 @@ func (m MeshConfig) problems() []string {
 	return out
 }
 
-// stateDir holds what claimdeck remembers between runs (the sweep record).
-func stateDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "claimdeck")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "state", "claimdeck")
-	}
-	return filepath.Join(os.TempDir(), "claimdeck")
-}
+// stateDir holds what claimdeck remembers between runs (the sweep
+// record); "" when neither $XDG_STATE_HOME nor $HOME says where.
+func stateDir() string { return userDir("XDG_STATE_HOME", ".local", "state") }
 
 // addMesh registers `sweep`, `node serve` and the dashboard's --enforce.
 func (a *app) addMesh(root *cobra.Command, grouped func(*cobra.Command)) {
@@ -150,9 +143,11 @@ func (a *app) sweeper(reg *mesh.Registry, nodes func() []model.Node, from string
 	if dryRun {
 		rec, err = mesh.OpenRecord("") // a dry run remembers nothing
 	} else if path := expand(m.Record); path != "" {
-		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+		if err = sources.PrivateDir("sweep record directory", filepath.Dir(path)); err == nil {
 			rec, err = mesh.OpenRecord(path)
 		}
+	} else if stateDir() == "" {
+		return nil, noHome("the sweep record", "XDG_STATE_HOME", "mesh.record")
 	}
 	if err != nil {
 		return nil, model.Wrap(model.CodeMisconfigured, "sweep", "", err)

@@ -25,9 +25,18 @@ type override struct {
 	yes, force, dryRun bool
 }
 
+// openJournal opens the configured audit log, or says what to set when
+// there is no HOME to put the default one in.
+func (a *app) openJournal() (*sources.Journal, error) {
+	if a.cfg.AuditLog == "" {
+		return nil, noHome("the audit log", "XDG_DATA_HOME", "audit_log")
+	}
+	return sources.OpenJournal(expand(a.cfg.AuditLog))
+}
+
 // desk builds the Desk every human action goes through.
 func (a *app) desk() (*sources.Desk, func(), error) {
-	j, err := sources.OpenJournal(expand(a.cfg.AuditLog))
+	j, err := a.openJournal()
 	if err != nil {
 		return nil, nil, model.Wrap(model.CodeMisconfigured, "audit", "", err)
 	}

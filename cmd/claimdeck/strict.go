@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 )
 
 var durationType = reflect.TypeFor[time.Duration]()
@@ -143,21 +148,66 @@ func envLeaves(t reflect.Type, prefix string, fn func(key string, t reflect.Type
 	}
 }
 
-// strictFile refuses a configuration file with unknown keys.
-func strictFile(file string) error {
+// strictFile refuses a configuration file with unknown keys, and one that
+// is not a regular file of sane size (a FIFO would hang the read that
+// follows). It returns the file's mode, for inlineSecretsWarning.
+func strictFile(file string) (os.FileMode, error) {
+	// The user's own path: a link (a dotfiles manager's) is followed.
+	data, fi, err := sources.ReadShared(file, sources.SharedRead{What: "configuration file", Limit: maxConfig, FollowLinks: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil // the read that follows reports it
+	}
+	if err != nil {
+		return 0, model.Errorf(model.CodeMisconfigured, "config", "", "%v", err)
+	}
 	switch strings.ToLower(filepath.Ext(file)) {
 	case "", ".yaml", ".yml", ".json":
 	default:
-		return nil
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil // the read that follows reports it
+		return fi.Mode(), nil
 	}
 	if unknown := unknownKeys(file, data); len(unknown) > 0 {
-		return model.Errorf(model.CodeMisconfigured, "config", "", "%s", strings.Join(unknown, "; "))
+		return 0, model.Errorf(model.CodeMisconfigured, "config", "", "%s", strings.Join(unknown, "; "))
 	}
-	return nil
+	return fi.Mode(), nil
+}
+
+// maxConfig bounds the configuration file.
+const maxConfig = 4 << 20
+
+// inlineSecretsWarning warns, as the mesh registry does, when the
+// configuration holds a secret inline but group or others can read it.
+func (c *Config) inlineSecretsWarning() string {
+	exposed := sources.Exposed(c.fileMode)
+	if c.file == "" || exposed == "" {
+		return ""
+	}
+	var where []string
+	for i, s := range c.Sources {
+		if s.Token != "" {
+			where = append(where, fmt.Sprintf("sources[%d].token", i))
+		}
+		if dsnHasPassword(s.DSN) {
+			where = append(where, fmt.Sprintf("sources[%d].dsn", i))
+		}
+	}
+	if len(where) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s holds secrets inline (%s) but %s, or use token_env / dsn_env", c.file, strings.Join(where, ", "), exposed)
+}
+
+// pgKeywordPassword finds a password in a keyword/value DSN.
+var pgKeywordPassword = regexp.MustCompile(`(?i)(^|\s)password\s*=`)
+
+// dsnHasPassword says whether a DSN carries a password itself: a URL's
+// user info or a password= keyword.
+func dsnHasPassword(dsn string) bool {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			return true
+		}
+	}
+	return pgKeywordPassword.MatchString(dsn)
 }
 
 // showable is v with every duration written as Go writes it (10m0s) rather

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -25,6 +26,15 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) 
 			}
 		}
 		path := expand(sc.Path)
+		if sc.Kind == "sqlite" && cfg.implicit {
+			// The embedded queue lives in the data directory: this user's alone.
+			if path == "" {
+				return nil, noHome("the embedded queue", "XDG_DATA_HOME", "a source")
+			}
+			if err := sources.PrivateDir("data directory", filepath.Dir(path)); err != nil {
+				return nil, model.Wrap(model.CodeMisconfigured, "open", "", err)
+			}
+		}
 		return sqlstore.Open(ctx, sqlstore.Config{
 			Name: sc.Name, Driver: sc.Kind, Path: path, DSN: dsn, Table: sc.Table, Pool: sc.Pool,
 			Lease: firstSet(sc.Lease, cfg.Lease), SeedTimeout: sc.SeedTimeout, Grace: cfg.Grace,

@@ -128,7 +128,7 @@ func BenchmarkScan10k(b *testing.B) {
 	b.Run("baseline-readdir-lstat", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			n := 0
-			if err := eachName(dir, func(name string) {
+			if err := eachName(dir, false, func(name string) {
 				if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 					n++
 				}

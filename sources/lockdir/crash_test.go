@@ -185,7 +185,7 @@ func crashOnce(t *testing.T, c crashCase, at int) (finished bool) {
 	// The next change of the task settles the directory; its reading
 	// stays the same, and no file is left aside.
 	fresh := openAt(t, dir)
-	unlock, err := fresh.lockTask("check", crashTask)
+	unlock, err := fresh.lockTask(context.Background(), "check", crashTask)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,8 @@
 //	              successor, which names it in "replaces"; the next change
 //	              of the task settles one a dead writer left.
 //	.cd-tmp-*     temp files; the scan removes those older than a lease.
-//	.claimdeck.flock the write lock, opened without following links.
+//	.claimdeck.flock the write lock, opened without following links,
+//	              0600 (0640 at most: anyone who can open it can hold it).
 //
 // When several files exist the first of lock, done, failed, queued,
 // archived done, archived failed decides the state; the tasks file only
@@ -41,7 +42,9 @@
 // claimed_at or completed_at, which the seed's status listing reads.
 //
 // The tasks file is TasksFile (JSON or YAML list), else tasks.json in the
-// directory. Create splices one entry into it (before a JSON list's closing
+// directory, read with sources.ReadShared: a link, a FIFO, a device or a
+// file over 64 MiB is refused naming it, and a parse error gives the line,
+// never the bytes. Create splices one entry into it (before a JSON list's closing
 // bracket, or as a YAML item at the end, comments kept) and replaces it by
 // rename.
 //
@@ -93,7 +96,8 @@
 //
 // Every claimdeck write holds the directory's write lock: a mutex in the
 // process, then flock(2) on .claimdeck.flock, which the kernel drops when a
-// process dies. Within it:
+// process dies. The flock is waited for at most 15 s and no longer than
+// the caller's context; a write that gives up names the pid holding it. Within it:
 //
 //   - claim re-reads the task, writes a private temp file and link()s it to
 //     {id}.lock; EEXIST is CONFLICT. A dead holder's lock (a rescue, a grace
@@ -133,8 +137,9 @@
 //     the seed's snippets, which skip hidden files, see no lock for those
 //     microseconds (or, after a crash, until the next claimdeck change of
 //     the task puts it back).
-//   - archive/ that is a link is not written through: files that would go
-//     there stay where they are (a held file then stays, spent).
+//   - archive/ that is a link, a FIFO or a file is neither read nor
+//     written through: polls and writes fail with MISCONFIGURED naming
+//     it until it is a directory again, and no write starts meanwhile.
 //   - flock between hosts works on NFS only through its lock manager
 //     (Linux maps flock onto POSIX locks there); on a share without one,
 //     the gap above is open to claimdeck processes on other hosts too.

@@ -22,7 +22,7 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if strings.TrimSpace(n.Author) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "no author")
 	}
-	_, err := s.rewrite(op, id, func(cur *model.Task, rec *record) error {
+	_, err := s.rewrite(ctx, op, id, func(cur *model.Task, rec *record) error {
 		rec.addEvent(model.Event{At: s.now(), Actor: n.Author, Action: op, Reason: n.Text})
 		return nil
 	})
@@ -52,7 +52,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 		}
 	}
 	if e.State == model.StateUnknown {
-		return s.rewrite(op, id, func(cur *model.Task, rec *record) error {
+		return s.rewrite(ctx, op, id, func(cur *model.Task, rec *record) error {
 			if err := sources.CheckEdit(cur, e, s.now()); err != nil {
 				return err
 			}
@@ -79,7 +79,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 	}
 	h := sources.Human{Actor: e.Actor, Reason: e.Reason, Expect: cur.Version}
 	seen := cur.Version
-	return s.actChecked(op, "updated", id, h,
+	return s.actChecked(ctx, op, "updated", id, h,
 		func(now *model.Task) error {
 			switch {
 			case now.Version != seen:
@@ -113,11 +113,11 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 // only if the old is still the version read, so a seed snippet's write in
 // between is never overwritten. A task known only from the tasks file gets
 // a queued marker, published only if nobody wrote one meanwhile.
-func (s *Source) rewrite(op, id string, change func(cur *model.Task, rec *record) error) (*model.Task, error) {
+func (s *Source) rewrite(ctx context.Context, op, id string, change func(cur *model.Task, rec *record) error) (*model.Task, error) {
 	if err := refuseID(op, id); err != nil {
 		return nil, err
 	}
-	unlock, err := s.lockTask(op, id)
+	unlock, err := s.lockTask(ctx, op, id)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (s *Source) rewrite(op, id string, change func(cur *model.Task, rec *record
 // temp file, which is all a claim needs beyond link().
 func (s *Source) CheckWrite(ctx context.Context) error {
 	const op = "doctor"
-	unlock, err := s.lock(op)
+	unlock, err := s.lock(ctx, op)
 	if err != nil {
 		return model.Errorf(model.CodeMisconfigured, op, "", "cannot take the directory's write lock: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -73,6 +74,27 @@ func FuzzSplitObject(f *testing.F) {
 		for k, v := range want {
 			if !bytes.Equal(got[k], v) {
 				t.Fatalf("%q: member %q is %q, encoding/json has %q", data, k, got[k], v)
+			}
+		}
+	})
+}
+
+// FuzzParseTasks: any tasks file parses to entries or to an error, and the
+// error never repeats the file (it may be another user's).
+func FuzzParseTasks(f *testing.F) {
+	for _, s := range []string{
+		`[{"id": "a", "title": "t", "priority": 2, "class": "EXPEDITE"}]`,
+		"- id: a\n  priority: high\n- id: b\n",
+		"- id: [\n", `[{"id": 1}, {"id": }]`, "just words", "{a: b}", "- &x a\n- *y\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		const secret = "Qx7PRIVATEzz"
+		for _, data := range []string{doc, doc + "\n" + secret + "\n", secret + ": " + doc, "- " + secret + doc} {
+			_, err := parseTasks([]byte(data))
+			if err != nil && strings.Contains(err.Error(), secret[:4]) {
+				t.Fatalf("%q quotes the file", err)
 			}
 		}
 	})

@@ -111,15 +111,15 @@ func (s *Source) event(action string, h sources.Human, cur *model.Task) model.Ev
 // act is what every human action does under the write lock: seize the
 // task as sources.CheckHuman allows, shape the file that replaces its
 // deciding file, publish it, and retire the old file to archive/ as why.
-func (s *Source) act(action model.Action, why, id string, h sources.Human,
+func (s *Source) act(ctx context.Context, action model.Action, why, id string, h sources.Human,
 	shape func(rec *record, ev *model.Event), publish func(data []byte) error) (*model.Task, error) {
-	return s.actChecked(string(action), why, id, h, func(cur *model.Task) error { return sources.CheckHuman(action, cur, h) }, shape, publish)
+	return s.actChecked(ctx, string(action), why, id, h, func(cur *model.Task) error { return sources.CheckHuman(action, cur, h) }, shape, publish)
 }
 
 // actChecked is act with its own check of the task as read.
-func (s *Source) actChecked(op, why, id string, h sources.Human, check func(cur *model.Task) error,
+func (s *Source) actChecked(ctx context.Context, op, why, id string, h sources.Human, check func(cur *model.Task) error,
 	shape func(rec *record, ev *model.Event), publish func(data []byte) error) (*model.Task, error) {
-	unlock, err := s.lockTask(op, id)
+	unlock, err := s.lockTask(ctx, op, id)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (s *Source) actChecked(op, why, id string, h sources.Human, check func(cur 
 
 // Takeover claims the task as HUMAN:<actor>, with a new token and no expiry.
 func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	return s.act(model.ActionTakeover, "taken-over", id, h,
+	return s.act(ctx, model.ActionTakeover, "taken-over", id, h,
 		func(rec *record, ev *model.Event) {
 			rec.Agent, rec.HolderKind = model.HumanPrefix+h.Actor, model.HolderHuman.String()
 			rec.ClaimedAt, rec.LockToken = ev.At, uuid.NewString()
@@ -156,7 +156,7 @@ func (s *Source) Takeover(ctx context.Context, id string, h sources.Human) (*mod
 // ForceRelease puts the task back in the queue; the old lock goes to
 // archive/ with who, when and why, and its token dies with it.
 func (s *Source) ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	return s.requeue(model.ActionForceRelease, "released", id, h, nil)
+	return s.requeue(ctx, model.ActionForceRelease, "released", id, h, nil)
 }
 
 // Handoff releases the task and reserves it for one agent (or ANY). A human
@@ -174,15 +174,15 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 	}
 	res := &wireReservation{For: h.To, Until: formatTime(s.now().Add(dur)), By: h.Actor, Reason: h.Reason, Priority: h.Priority}
 	if h.Token == "" {
-		return s.requeue(model.ActionHandoff, "handed-off", id, h.Human, res)
+		return s.requeue(ctx, model.ActionHandoff, "handed-off", id, h.Human, res)
 	}
-	return s.agentHandoff(id, h, res)
+	return s.agentHandoff(ctx, id, h, res)
 }
 
 // requeue is force-release (res nil) and a human hand-off: the task gets a
 // queued marker, with the reservation if there is one.
-func (s *Source) requeue(action model.Action, why, id string, h sources.Human, res *wireReservation) (*model.Task, error) {
-	return s.act(action, why, id, h,
+func (s *Source) requeue(ctx context.Context, action model.Action, why, id string, h sources.Human, res *wireReservation) (*model.Task, error) {
+	return s.act(ctx, action, why, id, h,
 		func(rec *record, ev *model.Event) {
 			rec.Status, rec.Reservation = "queued", res
 			if res != nil {
@@ -194,12 +194,12 @@ func (s *Source) requeue(action model.Action, why, id string, h sources.Human, r
 
 // agentHandoff is the holder handing off its own task: fenced by its token
 // like Finish, and its lock needs no archiving (its history moves on).
-func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation) (*model.Task, error) {
+func (s *Source) agentHandoff(ctx context.Context, id string, h sources.Handoff, res *wireReservation) (*model.Task, error) {
 	const op = string(model.ActionHandoff)
 	if err := refuseID(op, id); err != nil {
 		return nil, err
 	}
-	unlock, err := s.lockTask(op, id)
+	unlock, err := s.lockTask(ctx, op, id)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func (s *Source) agentHandoff(id string, h sources.Handoff, res *wireReservation
 // Cancel ends the task as canceled: a .done with status "canceled", so the
 // seed's agents, which skip tasks that have a .done, leave it alone.
 func (s *Source) Cancel(ctx context.Context, id string, h sources.Human) (*model.Task, error) {
-	return s.act(model.ActionCancel, "canceled", id, h,
+	return s.act(ctx, model.ActionCancel, "canceled", id, h,
 		func(rec *record, ev *model.Event) {
 			rec.Agent = model.HumanPrefix + h.Actor
 			rec.Status, rec.Reason, rec.CompletedAt = "canceled", h.Reason, ev.At

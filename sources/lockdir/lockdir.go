@@ -1,6 +1,7 @@
 package lockdir
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -243,46 +244,11 @@ func refuseID(op, id string) error {
 	return nil
 }
 
-// lock takes the directory's write lock: this process's mutex, then an
-// exclusive flock on .claimdeck.flock, which the kernel drops if the process
-// dies, so a crashed writer never leaves the directory locked.
-func (s *Source) lock(op string) (func(), error) {
-	s.writeMu.Lock()
-	if s.lockFile == nil {
-		p := filepath.Join(s.dir, ".claimdeck.flock")
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
-		if errors.Is(err, syscall.ELOOP) {
-			s.writeMu.Unlock()
-			return nil, model.Errorf(model.CodeMisconfigured, op, "", "%s is a symbolic link; links are not followed in a lock directory: remove it", p)
-		}
-		if err != nil {
-			s.writeMu.Unlock()
-			return nil, sources.StorageErr(op, "", err)
-		}
-		s.lockFile = f
-	}
-	fd := int(s.lockFile.Fd())
-	for {
-		err := syscall.Flock(fd, syscall.LOCK_EX)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EINTR) {
-			s.writeMu.Unlock()
-			return nil, sources.StorageErr(op, "", err)
-		}
-	}
-	return func() {
-		_ = syscall.Flock(fd, syscall.LOCK_UN)
-		s.writeMu.Unlock()
-	}, nil
-}
-
 // lockTask takes the write lock for a change of one task, and first
 // finishes what a process that died in the middle of changing it left
 // behind: holding the lock, no live writer is mid-change.
-func (s *Source) lockTask(op, id string) (func(), error) {
-	unlock, err := s.lock(op)
+func (s *Source) lockTask(ctx context.Context, op, id string) (func(), error) {
+	unlock, err := s.lock(ctx, op)
 	if err != nil {
 		return nil, err
 	}

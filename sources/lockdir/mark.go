@@ -24,7 +24,7 @@ func (s *Source) MarkEscalation(ctx context.Context, id, token string, level mod
 	if level <= model.LevelNone || level > model.LevelEscalated {
 		return model.Errorf(model.CodeMisconfigured, op, id, "escalation level %d is not on the ladder", int(level))
 	}
-	unlock, err := s.lockTask(op, id)
+	unlock, err := s.lockTask(ctx, op, id)
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func (n *notifier) watchArchive(path string) {
 	if n.fd < 0 {
 		return
 	}
-	wd, err := syscall.InotifyAddWatch(n.fd, path, watchMask)
+	wd, err := syscall.InotifyAddWatch(n.fd, path, watchMask|syscall.IN_DONT_FOLLOW|syscall.IN_ONLYDIR)
 	switch {
 	case err == nil && trustedFS(path):
 		if n.archiveWD >= 0 && n.archiveWD != int32(wd) {

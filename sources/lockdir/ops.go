@@ -74,7 +74,7 @@ func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, er
 	if n.Parent != "" {
 		return nil, model.Errorf(model.CodeMisconfigured, "create", id, "a lock directory has no sub-tasks: --parent is not supported")
 	}
-	unlock, err := s.lock("create")
+	unlock, err := s.lock(ctx, "create")
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (s *Source) Claim(ctx context.Context, id string, c sources.ClaimRequest) (
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, "claim", id, "no agent name")
 	}
-	unlock, err := s.lock("claim")
+	unlock, err := s.lock(ctx, "claim")
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 		if err := ctx.Err(); err != nil {
 			return nil, sources.StorageErr("claim-next", "", err)
 		}
-		unlock, err := s.lock("claim-next")
+		unlock, err := s.lock(ctx, "claim-next")
 		if err != nil {
 			return nil, err
 		}
@@ -233,6 +233,10 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, adopt bool) 
 	}
 	rec.addEvent(ev)
 	data := rec.marshal()
+	if len(data) > maxFile {
+		// A tasks-file entry written by hand past model's text limits.
+		return nil, model.Errorf(model.CodeMisconfigured, op, id, "the task's lock file would be %d bytes, over the %d a reader reads: shorten its title or description in the tasks file", len(data), maxFile)
+	}
 	if err := s.publish(data, s.path(id, kindLock)); err != nil {
 		if errors.Is(err, errExist) {
 			return nil, s.freshConflict(op, id, "claimed by someone else at the same moment")
@@ -320,7 +324,7 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	if err := refuseID("heartbeat", id); err != nil {
 		return nil, err
 	}
-	unlock, err := s.lockTask("heartbeat", id)
+	unlock, err := s.lockTask(ctx, "heartbeat", id)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +376,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if err := refuseID(fin.action, id); err != nil {
 		return nil, err
 	}
-	unlock, err := s.lockTask(fin.action, id)
+	unlock, err := s.lockTask(ctx, fin.action, id)
 	if err != nil {
 		return nil, err
 	}
@@ -486,6 +490,31 @@ func (s *Source) intoArchive(src, id, why string) error {
 		return &os.LinkError{Op: "rename", Old: src, New: s.archive, Err: err}
 	}
 	afterStep("archived")
+	return nil
+}
+
+// archiveRefused is the error for an archive/ that is not a directory of
+// its own (a link, a FIFO, a file): claimdeck neither reads nor writes
+// through it, and says so rather than skip it.
+func (s *Source) archiveRefused(op string, err error) error {
+	if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR) {
+		return model.Errorf(model.CodeMisconfigured, op, "", "%s is a symbolic link or not a directory; claimdeck neither reads nor writes through it: replace it with a directory", s.archive)
+	}
+	return sources.StorageErr(op, "", err)
+}
+
+// checkArchive refuses a write while archive/ exists and is not a
+// directory: the write could not retire what it replaces.
+func (s *Source) checkArchive(op string) error {
+	fi, err := os.Lstat(s.archive)
+	switch {
+	case os.IsNotExist(err):
+		return nil
+	case err != nil:
+		return sources.StorageErr(op, "", err)
+	case !fi.IsDir():
+		return s.archiveRefused(op, syscall.ENOTDIR)
+	}
 	return nil
 }
 

@@ -528,6 +528,18 @@ func formatTime(t time.Time) string {
 // marshal writes the record with the seed's fields first, in the seed's
 // order, so that a person reading the file sees the seed's format.
 func (r *record) marshal() []byte {
+	data := r.marshalAll()
+	// A file over maxFile would be unreadable to every reader, this one
+	// too: the oldest history goes first (model's text limits keep the
+	// rest well under it).
+	for len(data) > maxFile && len(r.History) > 0 {
+		r.History = r.History[max(1, len(r.History)/4):]
+		data = r.marshalAll()
+	}
+	return data
+}
+
+func (r *record) marshalAll() []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n")
 	first := true

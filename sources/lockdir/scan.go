@@ -237,7 +237,10 @@ func (s *Source) refresh(d *dirView, dir string, archived, all bool, named map[s
 	}
 	whole := all || d.relist
 	if whole {
-		if err := eachName(dir, add); err != nil && !(archived && os.IsNotExist(err)) {
+		if err := eachName(dir, archived, add); err != nil && !(archived && os.IsNotExist(err)) {
+			if archived {
+				return s.archiveRefused("poll", err)
+			}
 			return err
 		}
 	} else {
@@ -483,13 +486,20 @@ func parallel(n int, fn func(int)) {
 }
 
 // eachName calls fn for every name in dir, in directory order: sorting
-// 10,000 names would cost more than reading them.
-func eachName(dir string, fn func(string)) error {
+// 10,000 names would cost more than reading them. The directory is opened
+// without blocking and must be one (O_DIRECTORY: a FIFO planted in its
+// place fails at once); with noLink its last part must not be a link.
+func eachName(dir string, noLink bool, fn func(string)) error {
 	onDisk("list", dir)
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
+	flags := syscall.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	if noLink {
+		flags |= syscall.O_NOFOLLOW
 	}
+	fd, err := syscall.Open(dir, flags, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), dir)
 	defer f.Close()
 	for {
 		names, err := f.Readdirnames(1024)

@@ -38,13 +38,10 @@ func untouched(t *testing.T, dir, what string) {
 	}
 }
 
-func TestAnArchiveLinkIsNeverFollowedForWrites(t *testing.T) {
+func TestAnArchiveLinkIsRefusedWithAnErrorNeverFollowed(t *testing.T) {
 	ctx := context.Background()
 	out := outside(t)
 	dir := t.TempDir()
-	if err := os.Symlink(out, filepath.Join(dir, "archive")); err != nil {
-		t.Fatal(err)
-	}
 	src := openAt(t, dir)
 	if _, err := src.Create(ctx, sources.NewTask{ID: crashTask, Title: "Design the VPC module"}); err != nil {
 		t.Fatal(err)
@@ -53,32 +50,33 @@ func TestAnArchiveLinkIsNeverFollowedForWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Force-release retires the old lock to archive/, and a finish after a
-	// new claim archives the superseded marker: both would write there.
-	released, err := src.ForceRelease(ctx, crashTask, sources.Human{Actor: "alice", Reason: "stuck", Expect: held.Version})
-	if err != nil {
-		t.Fatalf("force-release with an archive link: %v", err)
-	}
-	if released.State != model.StateQueued {
-		t.Fatalf("after force-release the task is %s, want queued", released.State)
-	}
-	again, err := src.Claim(ctx, crashTask, sources.ClaimRequest{Agent: "ORACLE"})
-	if err != nil {
+	if err := os.Symlink(out, filepath.Join(dir, "archive")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.Finish(ctx, crashTask, again.Claim.Token, sources.Outcome{State: model.StateFailed, Reason: "broke"}); err != nil {
-		t.Fatal(err)
+	refused := func(what string, err error) {
+		t.Helper()
+		if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), filepath.Join(dir, "archive")+" is a symbolic link") {
+			t.Errorf("%s with archive/ a link: %v, want MISCONFIGURED naming archive/", what, err)
+		}
 	}
-	again, err = src.Claim(ctx, crashTask, sources.ClaimRequest{Agent: "ORACLE"})
-	if err == nil {
-		_, err = src.Finish(ctx, crashTask, again.Claim.Token, sources.Outcome{State: model.StateFailed, Reason: "broke again"})
-	}
-	if err != nil && model.CodeOf(err) != model.CodeConflict {
-		t.Fatal(err)
-	}
+	// Force-release would retire the lock to archive/: it is refused
+	// before it starts, not answered ok with the lock left spent.
+	_, err = src.ForceRelease(ctx, crashTask, sources.Human{Actor: "alice", Reason: "stuck", Expect: held.Version})
+	refused("force-release", err)
+	_, err = src.Finish(ctx, crashTask, held.Claim.Token, sources.Outcome{State: model.StateFailed, Reason: "broke"})
+	refused("fail", err)
+	_, err = src.Poll(ctx, "")
+	refused("a poll", err)
 	untouched(t, out, "archiving")
 	if fi, err := os.Lstat(filepath.Join(dir, "archive")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("the archive link itself was replaced: %v %v", fi, err)
+	}
+	// Replaced by a directory, the lock is as it was: nothing was half done.
+	if err := os.Remove(filepath.Join(dir, "archive")); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, src); got.State != model.StateClaimed || got.Claim.Token != held.Claim.Token {
+		t.Fatalf("after the refusals the task is %s held by %q", got.State, got.Claim.Name)
 	}
 }
 

@@ -3,7 +3,9 @@ package lockdir
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 )
 
 // taskEntry is one task of the tasks file: the queue of work nobody has
@@ -39,6 +42,10 @@ type wireEntry struct {
 	CreatedAt   string `json:"created_at,omitempty" yaml:"created_at,omitempty"`
 }
 
+// maxTasksFile bounds the tasks file: 100,000 tasks of a few hundred bytes
+// each fit many times over, and a runaway file cannot exhaust memory.
+const maxTasksFile = 64 << 20
+
 // tasksFile is the parsed tasks file, re-read only when its size, mtime or
 // inode changes.
 type tasksFile struct {
@@ -52,7 +59,7 @@ type tasksFile struct {
 // load re-reads the file if it changed. A missing file is an empty queue;
 // a file that is not a list of tasks is a configuration error.
 func (f *tasksFile) load() error {
-	fi, err := os.Stat(f.path)
+	fi, err := os.Lstat(f.path)
 	if os.IsNotExist(err) {
 		f.sig, f.data, f.entries, f.byID = fileSig{}, nil, nil, map[string]*taskEntry{}
 		return nil
@@ -60,14 +67,18 @@ func (f *tasksFile) load() error {
 	if err != nil {
 		return model.Wrap(model.CodeMisconfigured, "tasks file", "", err)
 	}
-	sig := sigOf(fi)
-	if sig == f.sig && f.byID != nil {
+	if sigOf(fi) == f.sig && f.byID != nil {
 		return nil
 	}
-	data, err := os.ReadFile(f.path)
+	data, fi, err := sources.ReadShared(f.path, sources.SharedRead{What: "tasks file", Limit: maxTasksFile})
+	if errors.Is(err, fs.ErrNotExist) {
+		f.sig, f.data, f.entries, f.byID = fileSig{}, nil, nil, map[string]*taskEntry{}
+		return nil
+	}
 	if err != nil {
 		return model.Wrap(model.CodeMisconfigured, "tasks file", "", err)
 	}
+	sig := sigOf(fi)
 	entries, err := parseTasks(data)
 	if err != nil {
 		return model.Errorf(model.CodeMisconfigured, "tasks file", "", "%s: %v", f.path, err)
@@ -88,7 +99,7 @@ func (f *tasksFile) load() error {
 // the whole file again: Create stays O(size of the file), not O(n log n) of
 // a YAML parse per task.
 func (f *tasksFile) appended(data []byte, w wireEntry) error {
-	fi, err := os.Stat(f.path)
+	fi, err := os.Lstat(f.path)
 	if err != nil {
 		return err
 	}
@@ -111,7 +122,7 @@ func (f *tasksFile) appended(data []byte, w wireEntry) error {
 func parseTasks(data []byte) ([]taskEntry, error) {
 	var raw []map[string]any
 	if err := unmarshalList(data, &raw); err != nil {
-		return nil, fmt.Errorf("want a list of tasks (id, title, description, priority, class): %v", err)
+		return nil, fmt.Errorf("want a list of tasks (id, title, description, priority, class): %s", sources.ContentProblem(err, data))
 	}
 	seen := make(map[string]bool, len(raw))
 	out := make([]taskEntry, 0, len(raw))

@@ -11,11 +11,16 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/claimdeck/claimdeck/sources"
 )
 
 // recordRetention is how long a sent notification is remembered. A claim
 // stuck for a month has been dealt with by a human long since.
 const recordRetention = 30 * 24 * time.Hour
+
+// maxRecordSize bounds the sweep record: a line per notified task and level.
+const maxRecordSize = 16 << 20
 
 // Record remembers which notifications were sent, so that a sweep run twice
 // (or by cron every few minutes) notifies each task once per level. With a
@@ -35,7 +40,7 @@ func OpenRecord(path string) (*Record, error) {
 	if path == "" {
 		return r, nil
 	}
-	data, err := os.ReadFile(path)
+	data, _, err := sources.ReadShared(path, sources.SharedRead{What: "sweep record", Limit: maxRecordSize})
 	if errors.Is(err, fs.ErrNotExist) {
 		return r, nil
 	}
@@ -43,7 +48,7 @@ func OpenRecord(path string) (*Record, error) {
 		return nil, err
 	}
 	if err := json.Unmarshal(data, &r.sent); err != nil {
-		return nil, fmt.Errorf("sweep record %s: %w", path, err)
+		return nil, fmt.Errorf("sweep record %s: %s", path, sources.ContentProblem(err, data))
 	}
 	return r, nil
 }

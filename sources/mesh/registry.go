@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 )
 
 // maxRegistrySize bounds what LoadRegistry reads: a registry is a few lines
@@ -85,21 +86,11 @@ func (e *RegistryError) Error() string {
 // variables, and warns about a file that holds tokens but is readable by
 // group or others, and about nodes left without a token.
 func LoadRegistry(path string) (*Registry, []Warning, error) {
-	f, err := os.Open(path)
+	// The registry may sit in a directory the mesh's nodes share: read it
+	// as a shared file (no link, no FIFO, bounded), never quoting it.
+	data, info, err := sources.ReadShared(path, sources.SharedRead{What: "mesh registry", Limit: maxRegistrySize})
 	if err != nil {
 		return nil, nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxRegistrySize+1))
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(data) > maxRegistrySize {
-		return nil, nil, fmt.Errorf("%s: larger than %d bytes", path, maxRegistrySize)
 	}
 	reg, err := ParseRegistry(path, data)
 	if err != nil {
@@ -122,8 +113,8 @@ func LoadRegistry(path string) (*Registry, []Warning, error) {
 			warns = append(warns, Warning{path, n.Name, "no token or token_env: pings and notifications go without a bearer token"})
 		}
 	}
-	if mode := info.Mode().Perm(); inline && mode&0o077 != 0 {
-		warns = append(warns, Warning{Path: path, Msg: fmt.Sprintf("holds tokens but is readable by group or others (mode %#o); run chmod 600", mode)})
+	if exposed := sources.Exposed(info.Mode()); inline && exposed != "" {
+		warns = append(warns, Warning{Path: path, Msg: "holds tokens but " + exposed})
 	}
 	return reg, warns, nil
 }
@@ -390,13 +381,23 @@ func (p *regParser) skip(field string) error {
 	return nil
 }
 
+// syntaxProblem says what is wrong without the decoder's quote of the
+// offending byte: the line and column point at it.
+func syntaxProblem(err *json.SyntaxError) string {
+	if strings.HasPrefix(err.Error(), "unexpected end") {
+		return "invalid JSON: " + err.Error()
+	}
+	return "invalid JSON"
+}
+
 // wrap turns a decoder error into a RegistryError at the offset it names.
 func (p *regParser) wrap(err error, field string) error {
 	if p.syntax != nil {
 		// The offset is just past the offending byte; point at the byte.
-		return p.errAt(p.syntax.Offset-1, field, "invalid JSON: "+p.syntax.Error())
+		return p.errAt(p.syntax.Offset-1, field, syntaxProblem(p.syntax))
 	}
-	return p.errAt(p.dec.InputOffset(), field, err.Error())
+	// Never the decoder's own words: they can quote the file.
+	return p.errAt(p.dec.InputOffset(), field, "invalid JSON")
 }
 
 // valueStart skips the blanks and the colon the decoder has not consumed

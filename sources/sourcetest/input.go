@@ -1,6 +1,7 @@
 package sourcetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -72,9 +73,36 @@ func testBadInput(t *testing.T, k *kit) {
 			_, err := k.src.Handoff(ctx, held.ID, sources.Handoff{Token: tok, To: bad, Human: sources.Human{Actor: "holder"}})
 			return err
 		}},
+		// Over the limits every backend can read back: refused before a
+		// write, not stored where another backend (or a lock file reader)
+		// could not read it.
+		{"create with a title over 1 MiB", func() error {
+			_, err := k.src.Create(ctx, sources.NewTask{Title: strings.Repeat("t", 1<<20+1)})
+			return err
+		}},
+		{"create with a description over the limit", func() error {
+			_, err := k.src.Create(ctx, sources.NewTask{Title: "ok", Description: strings.Repeat("d", model.MaxDescription+1)})
+			return err
+		}},
+		{"complete with artifacts over the limit", func() error {
+			_, err := k.src.Finish(ctx, held.ID, tok, sources.Outcome{State: model.StateDone, Artifacts: strings.Repeat("a", model.MaxArtifacts+1)})
+			return err
+		}},
+		{"block with a reason over the limit", func() error {
+			_, err := k.src.Finish(ctx, held.ID, tok, sources.Outcome{State: model.StateBlocked, Reason: strings.Repeat("r", model.MaxReason+1)})
+			return err
+		}},
+		{"takeover with a reason over the limit", func() error {
+			_, err := k.src.Takeover(ctx, held.ID, sources.Human{Actor: "alice", Reason: strings.Repeat("r", model.MaxReason+1), Expect: heldBefore.Version})
+			return err
+		}},
 	} {
 		wantCode(t, c.what, c.try(), model.CodeMisconfigured)
 	}
+	long := strings.Repeat("t", model.MaxTitle+1)
+	_, err = k.src.Update(ctx, free.ID, sources.Edit{Actor: "alice", Title: &long})
+	wantCode(t, "update with a title over the limit", err, model.CodeMisconfigured)
+	wantCode(t, "comment over the limit", k.src.Comment(ctx, free.ID, sources.Note{Author: "alice", Text: strings.Repeat("c", model.MaxComment+1)}), model.CodeMisconfigured)
 	_, err = k.src.Update(ctx, free.ID, sources.Edit{Actor: "alice", Title: &title})
 	wantCode(t, "update with an invalid UTF-8 title", err, model.CodeMisconfigured)
 	_, err = k.src.Update(ctx, free.ID, sources.Edit{Actor: "alice", Priority: &prio})
@@ -91,5 +119,42 @@ func testBadInput(t *testing.T, k *kit) {
 	}
 	if n, m := len(k.get(t, free.ID).History), len(freeBefore.History); n != m {
 		t.Fatalf("bad input left %d trail entries on the free task", n-m)
+	}
+}
+
+// testTextsAtTheirLimits: a task whose texts are each at its limit is
+// created, claimed, heartbeated and finished, and read back whole at every
+// step, on every backend.
+func testTextsAtTheirLimits(t *testing.T, k *kit) {
+	ctx := k.ctx(t)
+	// Characters JSON escapes (<, >, &) and several-byte ones: the limit
+	// is in bytes, and a file backend must still read its own file back.
+	fill := func(n int) string {
+		const unit = "<é&>"
+		return strings.Repeat(unit, n/len(unit)) + strings.Repeat("x", n%len(unit))
+	}
+	title, desc := fill(model.MaxTitle), fill(model.MaxDescription)
+	task := k.create(t, sources.NewTask{Title: title, Description: desc})
+	if got := k.get(t, task.ID); got.Title != title || got.Description != desc {
+		t.Fatalf("created: title %d bytes, description %d bytes; want %d and %d", len(got.Title), len(got.Description), len(title), len(desc))
+	}
+	tok := k.claim(t, task.ID, "holder").Claim.Token
+	if _, err := k.src.Heartbeat(ctx, task.ID, tok, 0); err != nil {
+		t.Fatalf("heartbeat of a task with texts at their limits: %v", err)
+	}
+	reason, artifacts := fill(model.MaxReason), fill(model.MaxArtifacts)
+	if _, err := k.src.Finish(ctx, task.ID, tok, sources.Outcome{State: model.StateDone, Artifacts: artifacts}); err != nil {
+		t.Fatalf("complete with artifacts at their limit: %v", err)
+	}
+	if got := k.get(t, task.ID); got.State != model.StateDone || got.Title != title || got.Artifacts != artifacts {
+		t.Fatalf("after complete: %s, title %d bytes, artifacts %d", got.State, len(got.Title), len(got.Artifacts))
+	}
+	other := k.create(t, sources.NewTask{Title: title})
+	tok = k.claim(t, other.ID, "holder").Claim.Token
+	if _, err := k.src.Finish(ctx, other.ID, tok, sources.Outcome{State: model.StateBlocked, Reason: reason, UnblockAction: reason}); err != nil {
+		t.Fatalf("block with a reason at its limit: %v", err)
+	}
+	if got := k.get(t, other.ID); got.State != model.StateBlocked || got.Reason != reason {
+		t.Fatalf("after block: %s, reason %d bytes", got.State, len(got.Reason))
 	}
 }

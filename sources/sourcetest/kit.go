@@ -134,6 +134,7 @@ var cases = []struct {
 	{name: "an escalation mark needs the claim's token and ends the lease: the holder's heartbeat then gets LOST_LOCK", run: testEscalationMark},
 	{name: "update edits a free task, a held one only by its holder, and never the lease", run: testUpdate},
 	{name: "bad input is MISCONFIGURED on every operation and writes nothing", run: testBadInput},
+	{name: "texts at their limits are stored and read back whole through claim, heartbeat and finish", run: testTextsAtTheirLimits},
 	{name: "many agents claiming one task: exactly one wins", run: testOneTaskManyClaimers, concurrent: true},
 	{name: "many agents draining the queue: no task is claimed or completed twice", run: testContention, concurrent: true},
 	{name: "force-release racing the holder's completion: exactly one of them wins", run: testZombieRace, concurrent: true},

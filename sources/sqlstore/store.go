@@ -181,6 +181,14 @@ func (s *Store) openSQLite(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return model.Wrap(model.CodeMisconfigured, "open", "", err)
 	}
+	// Made 0600 here, whatever the umask, before SQLite would make it 0644:
+	// it holds every task and token. SQLite gives its -wal and -shm files
+	// the database file's mode.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, os.ErrExist) {
+		return model.Wrap(model.CodeMisconfigured, "open", "", err)
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
