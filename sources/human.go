@@ -80,6 +80,19 @@ func sameReservation(a, b *model.Reservation) bool {
 	return a.For == b.For && a.Until.Equal(b.Until) && a.By == b.By
 }
 
+// FromWhom is what every backend's trail records of an override besides
+// who acted: the task as the override found it, naming whom it was taken,
+// released, canceled or handed off from ("was claimed by SANDMAN"). It is
+// read from the task under the override's own write, so a claim that left
+// no trail (a seed 003 row claimed before migrate) is named too.
+func FromWhom(cur *model.Task) string {
+	d := "was " + cur.State.String()
+	if cur.Claim.Held() && cur.Claim.Name != "" {
+		d += " by " + cur.Claim.Name
+	}
+	return d
+}
+
 // CheckTarget is the check of a hand-off's target, before anything is read.
 func CheckTarget(id, to string) error {
 	if strings.TrimSpace(to) == "" {

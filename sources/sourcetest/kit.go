@@ -127,7 +127,7 @@ var cases = []struct {
 	{name: "a human action on a task that changed since it was read gets CONFLICT", run: testStaleHumanAction},
 	{name: "an override confirmed after the holder heartbeated is applied; after a new claim, a finish or a release it is CONFLICT", run: testOverrideAfterHeartbeat},
 	{name: "every backend refuses the same human actions with the same code and changes nothing", run: testHumanRefusals},
-	{name: "human actions are recorded in the backend's own trail", run: testHistory},
+	{name: "human actions are recorded in the backend's own trail, naming whom each was taken or released from", run: testHistory},
 	{name: "a poll with a horizon leaves history out and counts it; Archive reads it on demand", run: testWindow},
 	{name: "a comment is kept in the task's trail", run: testComment},
 	{name: "a task with open sub-tasks cannot be completed", run: testSubtasks},
