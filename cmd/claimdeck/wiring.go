@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -25,6 +27,9 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) 
 			}
 		}
 		path := expand(sc.Path)
+		if _, err := os.Stat(path); cfg.implicit && !create && sc.Kind == "sqlite" && errors.Is(err, os.ErrNotExist) {
+			return notYetMade(ctx, cfg, sc)
+		}
 		return sqlstore.Open(ctx, sqlstore.Config{
 			Name: sc.Name, Driver: sc.Kind, Path: path, DSN: dsn, Table: sc.Table, Pool: sc.Pool,
 			Lease: firstSet(sc.Lease, cfg.Lease), SeedTimeout: sc.SeedTimeout, Grace: cfg.Grace,
@@ -39,6 +44,36 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) 
 		return openNotion(ctx, cfg, sc)
 	}
 	return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: kind %q is not available in this build", sc.Name, sc.Kind)
+}
+
+// notYetMade answers a read of the embedded queue before its first write
+// made it: an empty queue, as an agent's first call expects, kept in a
+// throwaway directory so the read still creates nothing where the queue
+// will be. A configured path that does not exist stays MISCONFIGURED.
+func notYetMade(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Source, error) {
+	dir, err := os.MkdirTemp("", "claimdeck-empty-")
+	if err != nil {
+		return nil, model.Wrap(model.CodeMisconfigured, "open", "", err)
+	}
+	src, err := sqlstore.Open(ctx, sqlstore.Config{Name: sc.Name, Driver: "sqlite", Path: filepath.Join(dir, "queue.db"),
+		Lease: firstSet(sc.Lease, cfg.Lease), Grace: cfg.Grace, Create: true})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return emptyQueue{Source: src, dir: dir}, nil
+}
+
+// emptyQueue is the stand-in notYetMade opens; closing it removes it.
+type emptyQueue struct {
+	sources.Source
+	dir string
+}
+
+func (q emptyQueue) Close() error {
+	err := q.Source.Close()
+	os.RemoveAll(q.dir)
+	return err
 }
 
 func firstSet(ds ...time.Duration) time.Duration {
