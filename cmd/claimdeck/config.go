@@ -61,7 +61,9 @@ type SourceConfig struct {
 	DSN    string `mapstructure:"dsn" json:"dsn,omitempty"`
 	DSNEnv string `mapstructure:"dsn_env" json:"dsn_env,omitempty"`
 	// sqlite, postgres
-	Table       string        `mapstructure:"table" json:"table,omitempty"`
+	Table string `mapstructure:"table" json:"table,omitempty"`
+	// makeTable: `migrate --create` makes seed 003's table where none is.
+	makeTable   bool
 	Pool        string        `mapstructure:"pool" json:"pool,omitempty"`
 	SeedTimeout time.Duration `mapstructure:"seed_timeout" json:"seed_timeout,omitempty"`
 	// lockdir

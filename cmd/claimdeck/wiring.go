@@ -35,7 +35,7 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) 
 			Lease: firstSet(sc.Lease, cfg.Lease), SeedTimeout: sc.SeedTimeout, Grace: cfg.Grace,
 			// claimdeck's own table is made where it may create; a team's table
 			// is changed only by `claimdeck migrate`.
-			Create: create && sc.Kind == "sqlite" && sc.Table == "", MustExist: !create,
+			Create: (create && sc.Kind == "sqlite" && sc.Table == "") || sc.makeTable, MustExist: !create,
 		})
 	case "lockdir":
 		// Seed 004's lease is an hour unless this source says otherwise.
