@@ -156,20 +156,31 @@ func (p printer) tasks(ts []*model.Task) error {
 	}
 	fmt.Fprintln(tw, header)
 	for _, t := range ts {
-		holder := t.Claim.Name
+		status := t.State.Contract()
 		if t.Problem != "" {
-			holder = "BROKEN: " + t.Problem
+			status = "BROKEN"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", oneLine(t.Source), oneLine(t.DisplayKey()), t.State.Contract(), t.Class,
-			model.PriorityName(t.Priority), oneLine(holder), stamp(t.Claim.Expires), oneLine(t.Title))
-		if p.classify != nil {
-			if c := p.classify(t); c.Stale() && c.Cause != model.CauseBroken {
-				fmt.Fprintf(tw, "\t%s: %s", c.Level, oneLine(c.Reason))
-			}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", oneLine(t.Source), oneLine(t.DisplayKey()), status, t.Class,
+			model.PriorityName(t.Priority), oneLine(t.Claim.Name), stamp(t.Claim.Expires), oneLine(t.Title))
+		switch c := p.standing(t); {
+		case t.Problem != "":
+			// Last, and whole: the path names the file to repair.
+			fmt.Fprintf(tw, "\tBROKEN: %s", strings.Join(strings.Fields(theme.Safe(t.Problem)), " "))
+		case c.Stale():
+			fmt.Fprintf(tw, "\t%s: %s", c.Level, oneLine(c.Reason))
 		}
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// standing is the task's classification, or none when the command has no
+// mesh or policy to classify by.
+func (p printer) standing(t *model.Task) model.Classification {
+	if p.classify == nil {
+		return model.Classification{}
+	}
+	return p.classify(t)
 }
 
 func (p printer) json(v any) error {
