@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,18 +20,7 @@ func TestBrokenLockFileAndDownNodeAreNamedByListGetAndDoctor(t *testing.T) {
 	if err := os.WriteFile(broken, []byte("garbage{{{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reg := filepath.Join(c.dir, "mesh-nodes.json")
-	if err := os.WriteFile(reg, []byte(`{"nodes": {
-  "ORACLE_LOCAL": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "down"},
-  "SANDMAN": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "healthy"}
-}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	conf, _ := os.ReadFile(c.conf)
-	conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n", reg)...)
-	if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	c.withRegistry(map[string]string{"ORACLE_LOCAL": "down", "SANDMAN": "healthy"}, "")
 
 	got := c.run(0, "get", "--task", "index-rebuild")
 	if !strings.HasPrefix(got.Task.Problem, broken+": ") {
