@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -83,13 +84,11 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 	return after, err
 }
 
+// isTerminal reports whether r is a terminal a person can answer on. A
+// character device is not enough: /dev/null (stdin under cron) is one.
 func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // confirm asks y/N on the terminal; anything but y/yes is No.
