@@ -98,6 +98,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			if a.output != "json" && a.output != "table" {
 				return model.Errorf(model.CodeMisconfigured, "", "", "--output %q: want json or table", a.output)
 			}
+			if err := a.checkOutput(cmd); err != nil {
+				return err
+			}
 			cfg, err := loadConfig(a.configFile)
 			if err != nil {
 				return err
@@ -151,6 +154,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	group("operator", a.operatorCommands()...)
 	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
 	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })
+	markJSONOnly(root, "migrate", "config show", "config path", "version", "sweep", "node serve")
 	root.SetHelpCommandGroupID("admin")
 	root.SetCompletionCommandGroupID("admin")
 	root.CompletionOptions.HiddenDefaultCmd = false

@@ -119,7 +119,7 @@ func (a *app) overrideFlags(cmd *cobra.Command, o *override) {
 
 func bulkFlags(cmd *cobra.Command, o *override) {
 	f := cmd.Flags()
-	f.StringVar(&o.filter, "filter", "", "act on every task the filter matches, e.g. 'node:ORACLE_LOCAL level>=stale' (instead of --task)")
+	f.StringVar(&o.filter, "filter", "", "act on every task the filter matches, e.g. 'node:ORACLE_LOCAL level>=stale' (instead of --task); node: and level read the mesh as the registry last recorded it (no pings)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "with --filter: print what would be done and refused; change nothing")
 }
 

@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/theme"
 )
@@ -214,4 +216,41 @@ func oneLine(s string) string {
 		return string(r[:59]) + "…"
 	}
 	return s
+}
+
+// jsonOnly annotates a command whose answer has no table form: -o table is
+// refused before anything runs rather than ignored.
+const jsonOnly = "claimdeck/json-only"
+
+// markJSONOnly marks the commands at paths under root as JSON only.
+func markJSONOnly(root *cobra.Command, paths ...string) {
+	for _, p := range paths {
+		c, _, err := root.Find(strings.Fields(p))
+		if err != nil || c == root {
+			panic("markJSONOnly: no command " + p)
+		}
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[jsonOnly] = "true"
+	}
+}
+
+// checkOutput refuses -o table for a command that answers in JSON only,
+// and for an operator command over --filter, whose preview and summary are
+// JSON; nothing has run yet.
+func (a *app) checkOutput(cmd *cobra.Command) error {
+	if a.output != "table" {
+		return nil
+	}
+	// bulkFlags gives an operator command both --filter and --dry-run.
+	f, d := cmd.Flags().Lookup("filter"), cmd.Flags().Lookup("dry-run")
+	bulk := f != nil && d != nil && (f.Changed || d.Changed)
+	switch {
+	case cmd.Annotations[jsonOnly] != "":
+		return model.Errorf(model.CodeMisconfigured, cmd.Name(), "", "-o table: `%s` answers in JSON only; drop -o table", cmd.CommandPath())
+	case bulk:
+		return model.Errorf(model.CodeMisconfigured, cmd.Name(), "", "-o table: the preview and summary of `%s --filter` are JSON only; drop -o table", cmd.CommandPath())
+	}
+	return nil
 }
