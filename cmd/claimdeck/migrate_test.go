@@ -14,13 +14,7 @@ import (
 // migrate --create makes seed 003's table and the rest, and the seed's own
 // SQL and claimdeck both work on it.
 func TestMigrateCreateOnAnEmptyPostgresDatabase(t *testing.T) {
-	dsn := os.Getenv("CLAIMDECK_TEST_PG_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but CLAIMDECK_TEST_PG_DSN is not set")
-		}
-		t.Skip("set CLAIMDECK_TEST_PG_DSN")
-	}
+	dsn := pgTestDSN(t)
 	psql := func(dsn, q string) string {
 		t.Helper()
 		out, err := exec.Command("psql", dsn, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", q).CombinedOutput()
@@ -59,4 +53,16 @@ func TestMigrateCreateOnAnEmptyPostgresDatabase(t *testing.T) {
 	if got.Task.Status != "IN_PROGRESS" || got.Task.Agent != "claude-chat-7K9X" {
 		t.Fatalf("the seed's claim on the created table reads as %+v", got.Task)
 	}
+}
+
+// pgTestDSN is the throwaway cluster's DSN; outside CI its absence skips.
+func pgTestDSN(t *testing.T) string {
+	dsn := os.Getenv("CLAIMDECK_TEST_PG_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but CLAIMDECK_TEST_PG_DSN is not set")
+		}
+		t.Skip("set CLAIMDECK_TEST_PG_DSN")
+	}
+	return dsn
 }

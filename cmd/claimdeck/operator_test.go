@@ -4,8 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
 	"os"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
 // An operator command from cron has /dev/null for stdin: a character
@@ -52,4 +61,67 @@ func TestTableOutputIsRefusedWhereTheAnswerIsJSONOnly(t *testing.T) {
 	if got := c.run(0, "get", "--task", id); got.Task.Status != "READY" {
 		t.Fatalf("a refused command changed the task: %+v", got.Task)
 	}
+}
+
+// A PostgreSQL that drops every connection for a moment after the first
+// (a restart): the agent's call is tried again with backoff, as the README
+// promises, and answers once the server is back; a single try would have
+// ended in API_ERROR.
+func TestConnectFailuresAreTriedAgainWithBackoff(t *testing.T) {
+	dsn := pgTestDSN(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var first atomic.Int64 // when the first connection came, in unix nanoseconds
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			first.CompareAndSwap(0, time.Now().UnixNano())
+			// Down for 300 ms from the first connection: the first try and
+			// the second, 200 ms later, fail; the third, 400 ms after that, lands.
+			if time.Since(time.Unix(0, first.Load())) < 300*time.Millisecond {
+				conn.Close()
+				continue
+			}
+			go forward(conn, u.Host)
+		}
+	}()
+	table := fmt.Sprintf("retry_%d", os.Getpid())
+	st, err := sqlstore.Open(context.Background(), sqlstore.Config{Name: "pg", Driver: "postgres", DSN: dsn, Table: table, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	proxied := *u
+	proxied.Host = ln.Addr().String()
+	dir := t.TempDir()
+	c := &cli{t: t, conf: filepath.Join(dir, "config.yaml"), dir: dir}
+	conf := fmt.Sprintf("actor: alice\naudit_log: %s/audit.jsonl\nsources:\n  - name: pg\n    kind: postgres\n    dsn: %s\n    table: %s\n", dir, proxied.String(), table)
+	if err := os.WriteFile(c.conf, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.run(0, "next", "--agent-name", "alpha"); r.Task != nil {
+		t.Fatalf("next on an empty queue: %+v", r.Task)
+	}
+}
+
+// forward copies bytes both ways between conn and the server at addr.
+func forward(conn net.Conn, addr string) {
+	defer conn.Close()
+	up, err := net.Dial("tcp", addr)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	go func() { _, _ = io.Copy(up, conn) }()
+	_, _ = io.Copy(conn, up)
 }

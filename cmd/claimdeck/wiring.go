@@ -15,8 +15,17 @@ import (
 
 // openSource turns one configured source into a Source. Without create a
 // missing SQLite file or lock directory is MISCONFIGURED: only migrate,
-// --create, or a write to the embedded default queue makes one.
+// --create, or a write to the embedded default queue makes one. A connect
+// failure worth trying again (API_ERROR: refused, reset, timed out) is
+// tried four times in all with backoff, as every idempotent call is.
 func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) (sources.Source, error) {
+	if sc.Kind == "notion" {
+		return openOnce(ctx, cfg, sc, create) // the Notion client retries within its own budget
+	}
+	return retrying(ctx, func() (sources.Source, error) { return openOnce(ctx, cfg, sc, create) })
+}
+
+func openOnce(ctx context.Context, cfg *Config, sc SourceConfig, create bool) (sources.Source, error) {
 	switch sc.Kind {
 	case "sqlite", "postgres":
 		dsn := sc.DSN
