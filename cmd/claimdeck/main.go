@@ -124,9 +124,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	f.StringVarP(&a.output, "output", "o", "json", "output format: json or table")
 	f.BoolVar(&a.readOnly, "read-only", false, "refuse every write")
 	f.BoolVar(&a.createFlag, "create", false, "create a missing SQLite file or lock directory (otherwise a missing one is MISCONFIGURED)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
-	})
+	root.SetFlagErrorFunc(flagError)
 	var themeName string
 	root.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark (NO_COLOR is respected)")
 	root.Flags().StringVar(&a.metricsListen, "metrics-listen", "", "also serve Prometheus metrics at ADDR/metrics (metrics_listen in config)")

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -124,4 +125,22 @@ func forward(conn net.Conn, addr string) {
 	defer up.Close()
 	go func() { _, _ = io.Copy(up, conn) }()
 	_, _ = io.Copy(conn, up)
+}
+
+// A slip of the finger in a flag or a source's kind gets the nearest word.
+func TestMistypedFlagAndKindSuggestTheNearest(t *testing.T) {
+	c := newCLI(t, sqliteSource)
+	if r := c.run(3, "heartbeat", "--task", "t1", "--lock-tokn", "x"); !strings.Contains(r.Error.Message, "unknown flag: --lock-tokn (did you mean --lock-token?)") {
+		t.Fatalf("mistyped flag: %s", r.Error.Message)
+	}
+	if r := c.run(3, "takeover", "--taks", "t1"); !strings.Contains(r.Error.Message, "did you mean --task?") {
+		t.Fatalf("mistyped flag: %s", r.Error.Message)
+	}
+	bad := &cli{t: t, conf: filepath.Join(t.TempDir(), "config.yaml")}
+	if err := os.WriteFile(bad.conf, []byte("sources:\n  - name: team\n    kind: postgress\n    dsn: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := bad.run(3, "list"); !strings.Contains(r.Error.Message, `kind "postgress" is not one of sqlite, postgres, lockdir, notion (did you mean "postgres"?)`) {
+		t.Fatalf("mistyped kind: %s", r.Error.Message)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/theme"
@@ -253,4 +254,24 @@ func (a *app) checkOutput(cmd *cobra.Command) error {
 		return model.Errorf(model.CodeMisconfigured, cmd.Name(), "", "-o table: the preview and summary of `%s --filter` are JSON only; drop -o table", cmd.CommandPath())
 	}
 	return nil
+}
+
+// flagError is a flag the command does not take, as MISCONFIGURED, with
+// the nearest flag it does take when one is a plausible slip.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return model.Errorf(model.CodeMisconfigured, "", "", "%s", msg)
+	}
+	var flags []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			flags = append(flags, f.Name)
+		}
+	})
+	if near := model.Nearest(name, flags, 3); near != "" {
+		msg += " (did you mean --" + near + "?)"
+	}
+	return model.Errorf(model.CodeMisconfigured, "", "", "%s", msg)
 }
