@@ -59,6 +59,15 @@ func TestBulkReleaseFromTheCommandLine(t *testing.T) {
 	if got := c.run(0, "--source", "local", "get", "--task", a).Task; got.ClaimedBy != "AGENT" {
 		t.Fatalf("--dry-run changed %s: %+v", a, got)
 	}
+	// list --filter, across both sources, gives the preview's answer.
+	var listed []string
+	for _, task := range c.run(0, "list", "--filter", filter).Tasks {
+		listed = append(listed, task.Source+"/"+task.PageID)
+	}
+	slices.Sort(listed)
+	if want := []string{"local/" + a, "locks/" + b}; !slices.Equal(listed, want) {
+		t.Fatalf("list --filter %q = %v, want %v as the preview", filter, listed, want)
+	}
 	if stdout, _, code := c.raw("", "release", "--force", "--filter", filter, "--reason", "node lost"); code != 3 || !strings.Contains(stdout, "pass --yes") {
 		t.Fatalf("without a terminal or --yes: exit %d, %s", code, stdout)
 	}

@@ -147,23 +147,12 @@ func (a *app) bulkOverride(ctx context.Context, action model.Action, o *override
 	if err != nil {
 		return err
 	}
-	srcs, err := a.openAll(ctx)
-	if err != nil {
-		return err
-	}
-	defer closeAll(srcs)
-	byName := map[string]sources.Source{}
-	var all []*model.Task
 	// Finished tasks are history no action applies to: only live work is read.
-	live := sources.PollOption{FinishedAfter: time.Now(), Uncounted: true}
-	for _, src := range srcs {
-		d, err := src.Poll(ctx, "", live)
-		if err != nil {
-			return fmt.Errorf("reading %s for the preview, nothing was done: %w", src.Name(), err)
-		}
-		byName[src.Name()] = src
-		all = append(all, d.Tasks...)
+	byName, all, closeSrcs, err := a.readAll(ctx, sources.PollOption{FinishedAfter: time.Now(), Uncounted: true})
+	if err != nil {
+		return fmt.Errorf("%w; nothing was done", err)
 	}
+	defer closeSrcs()
 	req := sources.Request{Action: action, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority}
 	preview := desk.PreviewBulk(req, f.Select(all, standing, time.Now()))
 	out := map[string]any{"ok": true, "filter": o.filter, "dry_run": o.dryRun, "preview": preview}
