@@ -144,3 +144,22 @@ func TestMistypedFlagAndKindSuggestTheNearest(t *testing.T) {
 		t.Fatalf("mistyped kind: %s", r.Error.Message)
 	}
 }
+
+// claimdeck history names both sides of every override: whom the task was
+// taken from, whom it was released from.
+func TestHistoryNamesWhomEachOverrideWasFrom(t *testing.T) {
+	c := newCLI(t, sqliteSource)
+	id := c.run(0, "create", "--title", "looping agent").Task.PageID
+	c.run(0, "claim", "--task", id, "--agent-name", "worker-7")
+	c.run(0, "takeover", "--task", id, "--reason", "looping", "--yes")
+	c.run(0, "release", "--force", "--task", id, "--reason", "back to the pool", "--yes")
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"--config", c.conf, "-o", "table", "history", "--task", id}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("history exited %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"takeover", "was claimed by worker-7", "force-release", "was claimed by HUMAN:alice"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("history lacks %q:\n%s", want, out.String())
+		}
+	}
+}
