@@ -120,6 +120,14 @@ func (m *Mesh) Place(t *Task) Placement {
 	return Placement{Node: slices.Min(down), By: "claimed_tasks", Down: true}
 }
 
+// On reports whether t's holder runs on node as Place finds it (the
+// claim's node, the holders mapping, a DOWN node's claimed_tasks), in any
+// case: a node's detail lists the claims the Stale view places there.
+func (m *Mesh) On(t *Task, node string) bool {
+	p := m.Place(t)
+	return p.Node != "" && strings.EqualFold(p.Node, node)
+}
+
 // Cause says why a task needs a person's eye.
 type Cause int
 

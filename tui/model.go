@@ -1134,7 +1134,7 @@ func (m *Model) openDetail() tea.Cmd {
 		n := p.nodes[p.grid.cursor]
 		var tasks []*model.Task
 		for _, t := range m.all {
-			if t.Claim.Node == n.Name && t.Claim.Held() {
+			if m.snap.Mesh.On(t, n.Name) {
 				tasks = append(tasks, t)
 			}
 		}
