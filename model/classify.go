@@ -76,6 +76,23 @@ type Placement struct {
 	Down bool
 }
 
+// String is the placement as a person reads it: the node, DOWN when it
+// is, and how it is known unless the claim itself names it ("ORACLE DOWN
+// (holder mapping)"); "" when the node is unknown.
+func (p Placement) String() string {
+	if p.Node == "" {
+		return ""
+	}
+	s := p.Node
+	if p.Down {
+		s += " DOWN"
+	}
+	if p.By != "claim node" {
+		s += " (" + p.By + ")"
+	}
+	return s
+}
+
 // Place finds the node an AGENT claim runs on: the claim's own node, else
 // the holders mapping, else the claimed_tasks a DOWN node last reported. An
 // explicit placement wins over a report, and a task that a node not DOWN

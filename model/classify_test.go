@@ -192,4 +192,9 @@ func TestOnPlacesClaimsAsTheStaleViewDoes(t *testing.T) {
 	if !slices.Equal(on, []string{"mapped", "own"}) {
 		t.Fatalf("on ORACLE: %v, want mapped and own", on)
 	}
+	// The task detail's node line says the same: the mapped claim, whose
+	// own node field is empty, is on ORACLE, DOWN.
+	if got := Classify(tasks[0], now, DefaultPolicy(), mesh).Placement.String(); got != "ORACLE DOWN (holder mapping)" {
+		t.Fatalf("the mapped claim's node reads %q", got)
+	}
 }
