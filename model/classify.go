@@ -76,6 +76,23 @@ type Placement struct {
 	Down bool
 }
 
+// String is the placement as a person reads it: the node, DOWN when it
+// is, and how it is known unless the claim itself names it ("ORACLE DOWN
+// (holder mapping)"); "" when the node is unknown.
+func (p Placement) String() string {
+	if p.Node == "" {
+		return ""
+	}
+	s := p.Node
+	if p.Down {
+		s += " DOWN"
+	}
+	if p.By != "claim node" {
+		s += " (" + p.By + ")"
+	}
+	return s
+}
+
 // Place finds the node an AGENT claim runs on: the claim's own node, else
 // the holders mapping, else the claimed_tasks a DOWN node last reported. An
 // explicit placement wins over a report, and a task that a node not DOWN
@@ -118,6 +135,14 @@ func (m *Mesh) Place(t *Task) Placement {
 		return Placement{}
 	}
 	return Placement{Node: slices.Min(down), By: "claimed_tasks", Down: true}
+}
+
+// On reports whether t's holder runs on node as Place finds it (the
+// claim's node, the holders mapping, a DOWN node's claimed_tasks), in any
+// case: a node's detail lists the claims the Stale view places there.
+func (m *Mesh) On(t *Task, node string) bool {
+	p := m.Place(t)
+	return p.Node != "" && strings.EqualFold(p.Node, node)
 }
 
 // Cause says why a task needs a person's eye.

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -160,5 +161,40 @@ func TestPlace(t *testing.T) {
 	}
 	if !mesh.Down("alpha") || mesh.Down("BRAVO") || mesh.Down("ZULU") {
 		t.Error("Down: ALPHA (any case) is DOWN; BRAVO and ZULU are not")
+	}
+}
+
+// A node's detail and the Stale view give one answer: the claims placed on
+// ORACLE by the holders mapping (in another case) and by the claim's own
+// node are on it; a claim on SANDMAN and a person's claim are not.
+func TestOnPlacesClaimsAsTheStaleViewDoes(t *testing.T) {
+	now := time.Now()
+	mesh := NewMesh([]Node{{Name: "ORACLE", Status: NodeDown}, {Name: "SANDMAN", Status: NodeHealthy}}, map[string]string{"worker-7": "oracle"})
+	claim := func(id, agent, node string, holder HolderKind) *Task {
+		return &Task{ID: id, State: StateClaimed, Claim: Claim{Holder: holder, Name: agent, Node: node, Expires: now.Add(time.Hour)}}
+	}
+	tasks := []*Task{
+		claim("mapped", "worker-7", "", HolderAgent),
+		claim("own", "worker-9", "ORACLE", HolderAgent),
+		claim("other", "worker-8", "SANDMAN", HolderAgent),
+		claim("person", "HUMAN:alice", "", HolderHuman),
+	}
+	var on []string
+	for _, task := range tasks {
+		if mesh.On(task, "ORACLE") {
+			on = append(on, task.ID)
+		}
+		stale := Classify(task, now, DefaultPolicy(), mesh).Cause == CauseNodeDown
+		if stale != mesh.On(task, "ORACLE") {
+			t.Errorf("%s: on ORACLE %v, but the Stale view says node DOWN %v", task.ID, mesh.On(task, "ORACLE"), stale)
+		}
+	}
+	if !slices.Equal(on, []string{"mapped", "own"}) {
+		t.Fatalf("on ORACLE: %v, want mapped and own", on)
+	}
+	// The task detail's node line says the same: the mapped claim, whose
+	// own node field is empty, is on ORACLE, DOWN.
+	if got := Classify(tasks[0], now, DefaultPolicy(), mesh).Placement.String(); got != "ORACLE DOWN (holder mapping)" {
+		t.Fatalf("the mapped claim's node reads %q", got)
 	}
 }

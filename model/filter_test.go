@@ -197,3 +197,23 @@ func FuzzFreeWords(f *testing.F) {
 		}
 	})
 }
+
+// The README's saved filter: alpha's tasks that are not done. A bare word
+// is text, so `!done` would keep a done task whose title lacks the word.
+func TestReadmeFilterAlphaNotDone(t *testing.T) {
+	f, err := ParseFilter("agent:alpha !state:done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	none := func(*Task) Classification { return Classification{} }
+	held := &Task{ID: "1", Title: "index", State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "alpha"}}
+	done := &Task{ID: "2", Title: "index", State: StateDone, Claim: Claim{Holder: HolderAgent, Name: "alpha"}}
+	if got := f.Select([]*Task{held, done}, none, now); len(got) != 1 || got[0] != held {
+		t.Fatalf("agent:alpha !state:done selected %v, want only the claimed task", got)
+	}
+	text, _ := ParseFilter("agent:alpha !done")
+	if got := text.Select([]*Task{held, done}, none, now); len(got) != 2 {
+		t.Fatalf("agent:alpha !done selected %d, want both: done is text there", len(got))
+	}
+}

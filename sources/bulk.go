@@ -83,7 +83,7 @@ func (d *Desk) PreviewBulk(req Request, tasks []*model.Task) BulkPreview {
 			err = model.Errorf(model.CodeConflict, string(req.Action), t.ID, "held by %s: a person's claim is acted on one at a time", t.Claim.Name)
 		}
 		if err == nil {
-			err = CheckHuman(req.Action, t, Human{Actor: d.Actor, Reason: req.Reason, Expect: t.Version})
+			err = CheckHuman(req.Action, t, Human{Actor: d.Actor, Reason: req.Reason, Expect: t.Version, Seen: t})
 		}
 		if err != nil {
 			p.Refused = append(p.Refused, bulkTask(t, err))

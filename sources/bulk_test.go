@@ -74,8 +74,20 @@ func TestBulkReleaseOfADeadNodesClaims(t *testing.T) {
 		t.Fatalf("the human's claim is not refused as held by a person: %+v", preview.Refused)
 	}
 
-	// worker-9 heartbeats after the operator saw the preview.
-	if _, err := locks.Heartbeat(ctx, b.ID, b.Claim.Token, time.Hour); err != nil {
+	// After the operator saw the preview, worker-7 heartbeats (the claim
+	// seen stands) and worker-9's task is released and claimed by worker-10
+	// (a new claim: the decision no longer stands).
+	if _, err := locks.Heartbeat(ctx, c.ID, c.Claim.Token, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	bNow, err := locks.Get(ctx, b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := desk.Apply(ctx, locks, sources.Request{Action: model.ActionForceRelease, Seen: bNow, Reason: "stuck"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := locks.Claim(ctx, b.ID, sources.ClaimRequest{Agent: "worker-10", Node: "SANDMAN", Lease: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	var progress []int

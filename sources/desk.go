@@ -105,7 +105,7 @@ func (d *Desk) check(source string, req Request) error {
 }
 
 func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, error) {
-	h := Human{Actor: d.Actor, Reason: req.Reason, Expect: req.Seen.Version}
+	h := Human{Actor: d.Actor, Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
 	id := req.Seen.ID
 	switch req.Action {
 	case model.ActionTakeover:

@@ -13,9 +13,10 @@ import (
 //
 //   - MISCONFIGURED: texts that are not text (Human.Check); no actor; no
 //     version seen; a cancel without a reason.
-//   - CONFLICT, carrying the task as it is now: the task changed since it
-//     was seen, was read from bad data, has already ended, or (force-release)
-//     sits in the queue with nobody holding it, so there is nothing to release.
+//   - CONFLICT, carrying the task as it is now: the claim changed since it
+//     was seen (ClaimChanges), was read from bad data, has already ended, or
+//     (force-release) sits in the queue with nobody holding it, so there is
+//     nothing to release.
 func CheckHuman(action model.Action, t *model.Task, h Human) error {
 	op := string(action)
 	conflict := func(format string, args ...any) error {
@@ -33,8 +34,12 @@ func CheckHuman(action model.Action, t *model.Task, h Human) error {
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "no version seen: a human action is applied only to the version the human saw")
 	case action == model.ActionCancel && strings.TrimSpace(h.Reason) == "":
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "a reason is required")
-	case t.Version != h.Expect:
+	case t.Version != h.Expect && h.Seen == nil:
 		return conflict("the task changed since it was read (version %s, now %s)", h.Expect, t.Version)
+	case t.Version != h.Expect && h.Seen.Version != h.Expect:
+		return model.Errorf(model.CodeMisconfigured, op, t.ID, "the task seen (version %s) is not the version expected (%s)", h.Seen.Version, h.Expect)
+	case t.Version != h.Expect && len(ClaimChanges(h.Seen, t)) > 0:
+		return conflict("the task changed since you looked: %s", strings.Join(model.Changes(h.Seen, t), "; "))
 	case t.Problem != "":
 		return conflict("the task was read from bad data (%s); repair it by hand", t.Problem)
 	case t.State.Final():
@@ -43,6 +48,49 @@ func CheckHuman(action model.Action, t *model.Task, h Human) error {
 		return conflict("the task is in the queue and nobody holds it: there is nothing to release")
 	}
 	return nil
+}
+
+// ClaimChanges lists what a person's override was decided on and is no
+// longer so: the status, the holder, the lock token and the reservation. A
+// heartbeat — the same holder extending the same lease — changes none of
+// them, so an override of a live lease confirmed after its holder
+// heartbeated is applied; a new claim, a finish or a release is named here
+// and refuses. Other edits (title, priority) do not change the decision.
+func ClaimChanges(seen, now *model.Task) []string {
+	var out []string
+	if seen.State != now.State {
+		out = append(out, "status")
+	}
+	if seen.Claim.Holder != now.Claim.Holder || seen.Claim.Name != now.Claim.Name {
+		out = append(out, "holder")
+	}
+	if seen.Claim.Token != now.Claim.Token {
+		out = append(out, "lock token")
+	}
+	if !sameReservation(seen.Reservation, now.Reservation) {
+		out = append(out, "reservation")
+	}
+	return out
+}
+
+func sameReservation(a, b *model.Reservation) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.For == b.For && a.Until.Equal(b.Until) && a.By == b.By
+}
+
+// FromWhom is what every backend's trail records of an override besides
+// who acted: the task as the override found it, naming whom it was taken,
+// released, canceled or handed off from ("was claimed by SANDMAN"). It is
+// read from the task under the override's own write, so a claim that left
+// no trail (a seed 003 row claimed before migrate) is named too.
+func FromWhom(cur *model.Task) string {
+	d := "was " + cur.State.String()
+	if cur.Claim.Held() && cur.Claim.Name != "" {
+		d += " by " + cur.Claim.Name
+	}
+	return d
 }
 
 // CheckTarget is the check of a hand-off's target, before anything is read.

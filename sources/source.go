@@ -188,11 +188,16 @@ func (o Outcome) By(holder string) string {
 }
 
 // Human is who acts and on what they saw. A human action is applied only if
-// the task's version is still Expect ("never trust the screen").
+// the task's version is still Expect ("never trust the screen") or, when
+// Seen is the task at that version, its claim is still the one seen
+// (CheckHuman, ClaimChanges): a heartbeat does not refuse.
 type Human struct {
 	Actor  string
 	Reason string
 	Expect string
+	// Seen is the task as the person saw it; nil holds the action to the
+	// exact version (a rescue: a heartbeat proves the holder alive).
+	Seen *model.Task
 }
 
 // Handoff hands a task to another agent. A human hand-off is conditional on

@@ -199,7 +199,7 @@ func (m *Model) openDetail() tea.Cmd {
 		n := p.nodes[p.grid.cursor]
 		var tasks []*model.Task
 		for _, t := range m.board.all {
-			if t.Claim.Node == n.Name && t.Claim.Held() {
+			if m.board.snap.Mesh.On(t, n.Name) {
 				tasks = append(tasks, t)
 			}
 		}

@@ -197,7 +197,7 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		{"class", t.Class.String()}, {"priority", orDash(model.PriorityName(t.Priority))},
 		{"created", when(t.CreatedAt)}, {"edited", when(t.EditedAt)},
 		{"holder", orDash(t.Claim.Holder.String())}, {"agent", orDash(t.Claim.Name)},
-		{"run", orDash(t.Claim.RunID)}, {"node", orDash(t.Claim.Node)}, {"lock token", token},
+		{"run", orDash(t.Claim.RunID)}, {"node", orDash(c.Placement.String())}, {"lock token", token},
 		{"claimed", when(t.Claim.ClaimedAt)}, {"heartbeat", when(t.Claim.HeartbeatAt)},
 		{"expires", when(t.Claim.Expires)},
 	}

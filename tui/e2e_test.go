@@ -191,12 +191,12 @@ func TestE2EActionOnAChangedTaskIsRefused(t *testing.T) {
 	e.see("paused")
 	time.Sleep(500 * time.Millisecond) // let a poll already under way land
 	held := e.task("deploy-1")
-	if _, err := e.store.Heartbeat(context.Background(), "deploy-1", held.Claim.Token, time.Hour); err != nil {
+	if _, err := e.store.Takeover(context.Background(), "deploy-1", sources.Human{Actor: "carol", Expect: held.Version}); err != nil {
 		t.Fatal(err)
 	}
 	e.keys("r", "enter", "y")
-	e.see("Force-release deploy-1 refused", "lease extended by a heartbeat", "force-release deploy-1 refused: CONFLICT")
-	if got := e.task("deploy-1"); got.Claim.Name != "SANDMAN" || got.State != model.StateClaimed {
+	e.see("Force-release deploy-1 refused", "holder AGENT SANDMAN → HUMAN HUMAN:carol", "force-release deploy-1 refused: CONFLICT")
+	if got := e.task("deploy-1"); got.Claim.Name != "HUMAN:carol" || got.State != model.StateClaimed {
 		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim.Name)
 	}
 	if m := e.quit(); !strings.Contains(m.status.text, "CONFLICT") || len(m.work.pending) != 0 {

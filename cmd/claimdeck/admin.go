@@ -19,7 +19,10 @@ func (a *app) migrateCommand() *cobra.Command {
 protocol: lock token, lease expiry, heartbeat, holder kind, run id,
 reservation, version and updated-at columns, an audit table, and triggers
 that version every change (PostgreSQL also NOTIFYs listeners). The seed's
-own SQL keeps working. Running it twice is harmless.`,
+own SQL keeps working. Running it twice is harmless.
+
+With --create, a database without the table (a team's first PostgreSQL)
+gets seed 003's governance_tasks table made first, then migrated.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc, err := pickSource(a.cfg, a.sourceName)
@@ -32,6 +35,7 @@ own SQL keeps working. Running it twice is harmless.`,
 			if a.cfg.readOnly(sc.Name) {
 				return model.Errorf(model.CodeMisconfigured, "migrate", "", "source %q is read-only", sc.Name)
 			}
+			sc.makeTable = a.createFlag
 			src, err := openSource(cmd.Context(), a.cfg, sc, true)
 			if err != nil {
 				return err

@@ -249,6 +249,8 @@ func (a *app) agentCommands() []*cobra.Command {
 			updateExtras(cmd)
 		case "cancel":
 			a.cancelExtras(cmd, tf)
+		case "list":
+			a.listExtras(cmd, tf)
 		}
 		out = append(out, cmd)
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,19 +41,8 @@ func (c *cli) bulk(wantExit int, args ...string) bulkOut {
 // each recorded in the audit log; SANDMAN's claim is left alone.
 func TestBulkReleaseFromTheCommandLine(t *testing.T) {
 	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
-	reg := filepath.Join(c.dir, "mesh-nodes.json")
-	if err := os.WriteFile(reg, []byte(`{"nodes": {
-  "ORACLE_LOCAL": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "down"},
-  "SANDMAN": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "healthy"}
-}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	conf, _ := os.ReadFile(c.conf)
-	conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n  record: %s\n  holders:\n    worker-7: oracle_local\n    worker-9: ORACLE_LOCAL\n    worker-8: SANDMAN\n",
-		reg, filepath.Join(c.dir, "sweep.json"))...)
-	if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	c.withRegistry(map[string]string{"ORACLE_LOCAL": "down", "SANDMAN": "healthy"},
+		fmt.Sprintf("  record: %s\n  holders:\n    worker-7: oracle_local\n    worker-9: ORACLE_LOCAL\n    worker-8: SANDMAN\n", filepath.Join(c.dir, "sweep.json")))
 	claim := func(source, agent string) string {
 		id := c.run(0, "--source", source, "create", "--title", "job of "+agent).Task.PageID
 		c.run(0, "--source", source, "claim", "--task", id, "--agent-name", agent, "--lease", "1h")
@@ -67,6 +58,15 @@ func TestBulkReleaseFromTheCommandLine(t *testing.T) {
 	}
 	if got := c.run(0, "--source", "local", "get", "--task", a).Task; got.ClaimedBy != "AGENT" {
 		t.Fatalf("--dry-run changed %s: %+v", a, got)
+	}
+	// list --filter, across both sources, gives the preview's answer.
+	var listed []string
+	for _, task := range c.run(0, "list", "--filter", filter).Tasks {
+		listed = append(listed, task.Source+"/"+task.PageID)
+	}
+	slices.Sort(listed)
+	if want := []string{"local/" + a, "locks/" + b}; !slices.Equal(listed, want) {
+		t.Fatalf("list --filter %q = %v, want %v as the preview", filter, listed, want)
 	}
 	if stdout, _, code := c.raw("", "release", "--force", "--filter", filter, "--reason", "node lost"); code != 3 || !strings.Contains(stdout, "pass --yes") {
 		t.Fatalf("without a terminal or --yes: exit %d, %s", code, stdout)
@@ -118,4 +118,25 @@ func TestBulkBadInputIsRefusedBeforeAnythingIsRead(t *testing.T) {
 	if r := c.run(3, "release", "--force", "--filter", "level>=urgnt", "--dry-run"); !strings.Contains(r.Error.Message, `filter: "level>=urgnt": unknown level "urgnt" (want stale, urgent, notify or escalated)`) {
 		t.Errorf("a bad filter does not say what to fix: %s", r.Error.Message)
 	}
+}
+
+// withRegistry writes a mesh registry whose nodes stand as statuses says
+// (their webhooks answer nothing) and adds a mesh section naming it to the
+// configuration, extra lines under it; it returns the registry's path.
+func (c *cli) withRegistry(statuses map[string]string, extra string) string {
+	c.t.Helper()
+	var nodes []string
+	for _, name := range slices.Sorted(maps.Keys(statuses)) {
+		nodes = append(nodes, fmt.Sprintf(`%q: {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": %q}`, name, statuses[name]))
+	}
+	reg := filepath.Join(c.dir, "mesh-nodes.json")
+	if err := os.WriteFile(reg, []byte(`{"nodes": {`+strings.Join(nodes, ",\n")+`}}`), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	conf, _ := os.ReadFile(c.conf)
+	conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n%s", reg, extra)...)
+	if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	return reg
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,7 +63,9 @@ type SourceConfig struct {
 	DSN    string `mapstructure:"dsn" json:"dsn,omitempty"`
 	DSNEnv string `mapstructure:"dsn_env" json:"dsn_env,omitempty"`
 	// sqlite, postgres
-	Table       string        `mapstructure:"table" json:"table,omitempty"`
+	Table string `mapstructure:"table" json:"table,omitempty"`
+	// makeTable: `migrate --create` makes seed 003's table where none is.
+	makeTable   bool
 	Pool        string        `mapstructure:"pool" json:"pool,omitempty"`
 	SeedTimeout time.Duration `mapstructure:"seed_timeout" json:"seed_timeout,omitempty"`
 	// lockdir
@@ -243,7 +246,7 @@ func loginName() string {
 	return os.Getenv("USER")
 }
 
-var kinds = map[string]bool{"sqlite": true, "postgres": true, "lockdir": true, "notion": true}
+var kinds = []string{"sqlite", "postgres", "lockdir", "notion"}
 
 func (c *Config) validate() error {
 	var problems []string
@@ -256,8 +259,12 @@ func (c *Config) validate() error {
 			problems = append(problems, where+": the name "+s.Name+" is used twice")
 		}
 		seen[s.Name] = true
-		if !kinds[s.Kind] {
-			problems = append(problems, fmt.Sprintf("%s (%s): kind %q is not one of sqlite, postgres, lockdir, notion", where, s.Name, s.Kind))
+		if !slices.Contains(kinds, s.Kind) {
+			p := fmt.Sprintf("%s (%s): kind %q is not one of %s", where, s.Name, s.Kind, strings.Join(kinds, ", "))
+			if near := model.Nearest(strings.ToLower(s.Kind), kinds, 3); near != "" {
+				p += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			problems = append(problems, p)
 		}
 	}
 	l := c.Escalation

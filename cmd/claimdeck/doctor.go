@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,8 +46,11 @@ func (a *app) doctorCommand() *cobra.Command {
 		Short: "Check every source: credentials, reachability, schema, write access",
 		Long: `doctor checks, for each configured source (or --source), that its
 credentials are present (never printing them), the backend answers, its
-schema is what claimdeck needs, and this process may write. It changes
-nothing. The report is JSON; the exit status is 3 when any check fails.`,
+schema is what claimdeck needs, every live task reads cleanly (a broken
+lock file is named with its path), and this process may write; with a
+mesh, which nodes the registry last recorded DOWN (no pings are sent). It
+changes nothing. The report is JSON; the exit status is 3 when any
+source's check fails (a DOWN node is reported, not a configuration fault).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			list := a.cfg.Sources
@@ -69,8 +73,15 @@ nothing. The report is JSON; the exit status is 3 when any check fails.`,
 			// checks.db_accessible is the ntask contract's summary line.
 			out := map[string]any{"ok": ok, "config": a.cfg.file, "actor": a.cfg.Actor, "sources": reports,
 				"checks": map[string]any{"db_accessible": ok}}
+			m, err := a.diagnoseMesh()
+			if err != nil {
+				return err
+			}
+			if m != nil {
+				out["mesh"] = m
+			}
 			if a.output == "table" {
-				a.printDoctor(reports)
+				a.printDoctor(reports, m)
 			} else if err := a.out().json(out); err != nil {
 				return err
 			}
@@ -109,6 +120,9 @@ func (a *app) diagnose(ctx context.Context, sc SourceConfig) sourceReport {
 	if _, err := src.Next(ctx, "claimdeck-doctor"); !r.add("query", err, "the queue answers") {
 		return fail()
 	}
+	if !r.add("data", unreadable(ctx, src), "every live task reads cleanly") {
+		r.OK = false // reported, and the later checks still run
+	}
 	if st, isSQL := src.(*sqlstore.Store); isSQL && !st.Migrated() {
 		r.add("schema", fmt.Errorf("table lacks claimdeck's lease columns: run `claimdeck migrate --source %s` (read-only until then)", sc.Name), "")
 		return fail()
@@ -130,6 +144,56 @@ func (a *app) diagnose(ctx context.Context, sc SourceConfig) sourceReport {
 		return fail()
 	}
 	return r
+}
+
+// unreadable names the live tasks a source read from bad data (a broken
+// lock file, with its path; an unknown status), the ones shown and never
+// acted on until someone repairs them.
+func unreadable(ctx context.Context, src sources.Source) error {
+	d, err := src.Poll(ctx, "", sources.PollOption{FinishedAfter: time.Now(), Uncounted: true})
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for _, t := range d.Tasks {
+		if t.Problem != "" {
+			bad = append(bad, t.DisplayKey()+": "+t.Problem)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	const shown = 5
+	n, more := len(bad), ""
+	if n > shown {
+		more = fmt.Sprintf("; and %d more (claimdeck list -o table shows them)", n-shown)
+		bad = bad[:shown]
+	}
+	return fmt.Errorf("%d read from bad data, shown and never acted on until repaired: %s%s", n, strings.Join(bad, "; "), more)
+}
+
+// meshReport is the mesh as the registry last recorded it (no pings: the
+// doctor changes nothing and waits on no node).
+type meshReport struct {
+	Registry string   `json:"registry"`
+	OK       bool     `json:"ok"`
+	Nodes    int      `json:"nodes"`
+	Down     []string `json:"down"`
+}
+
+func (a *app) diagnoseMesh() (*meshReport, error) {
+	reg, err := a.registry()
+	if reg == nil || err != nil {
+		return nil, err
+	}
+	r := &meshReport{Registry: a.cfg.Mesh.Registry, Nodes: len(reg.Nodes), Down: []string{}}
+	for _, n := range reg.Nodes {
+		if n.Status == model.NodeDown {
+			r.Down = append(r.Down, n.Name)
+		}
+	}
+	r.OK = len(r.Down) == 0
+	return r, nil
 }
 
 // credentials says whether a source's secret is where the configuration
@@ -162,7 +226,7 @@ func credentialDetail(sc SourceConfig) string {
 	return "none needed"
 }
 
-func (a *app) printDoctor(reports []sourceReport) {
+func (a *app) printDoctor(reports []sourceReport, m *meshReport) {
 	for _, r := range reports {
 		fmt.Fprintf(a.stdout, "%s (%s)\n", r.Name, r.Kind)
 		for _, c := range r.Checks {
@@ -172,5 +236,14 @@ func (a *app) printDoctor(reports []sourceReport) {
 			}
 			fmt.Fprintf(a.stdout, "  %s %-12s %s\n", mark, c.Check, c.Detail)
 		}
+	}
+	if m == nil {
+		return
+	}
+	fmt.Fprintf(a.stdout, "mesh (%s, as last recorded)\n", m.Registry)
+	if m.OK {
+		fmt.Fprintf(a.stdout, "  ok   nodes        %d, none DOWN\n", m.Nodes)
+	} else {
+		fmt.Fprintf(a.stdout, "  FAIL nodes        %d DOWN of %d: %s\n", len(m.Down), m.Nodes, strings.Join(m.Down, ", "))
 	}
 }

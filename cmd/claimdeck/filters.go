@@ -2,13 +2,80 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 )
+
+// listExtras gives list a --filter in the dashboard's filter language,
+// over every source (or --source); node: and level read each task's
+// standing as list prints it, from the registry's last state.
+func (a *app) listExtras(cmd *cobra.Command, tf *taskFlags) {
+	var expr string
+	run := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if expr == "" {
+			return run(cmd, args)
+		}
+		f, err := model.ParseFilter(expr)
+		if err != nil {
+			return model.Wrap(model.CodeMisconfigured, "list", "", err)
+		}
+		var want model.State
+		if tf.status != "" {
+			if want, err = parseStatus(tf.status); err != nil {
+				return err
+			}
+		}
+		standing, err := a.standing()
+		if err != nil {
+			return err
+		}
+		_, all, closeSrcs, err := a.readAll(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer closeSrcs()
+		out := []*model.Task{}
+		for _, t := range f.Select(all, standing, time.Now()) {
+			if want == model.StateUnknown || t.State == want {
+				out = append(out, t)
+			}
+		}
+		model.SortPullOrder(out)
+		return a.out().answer(answer{tasks: out, list: true, classify: standing})
+	}
+	cmd.Flags().StringVar(&expr, "filter", "", "list what the filter matches in every source (or --source), e.g. 'node:ORACLE_LOCAL level>=stale'; node: and level read the mesh as the registry last recorded it (no pings)")
+}
+
+// readAll opens every source (or --source) and reads its tasks; byName
+// finds a source by name for what follows, and closeAll closes them.
+func (a *app) readAll(ctx context.Context, opts ...sources.PollOption) (byName map[string]sources.Source, all []*model.Task, closeSrcs func(), err error) {
+	srcs, err := a.openAll(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	byName = map[string]sources.Source{}
+	for _, src := range srcs {
+		d, err := retrying(ctx, func() (sources.Delta, error) { return src.Poll(ctx, "", opts...) })
+		if err != nil {
+			closeAll(srcs)
+			return nil, nil, nil, fmt.Errorf("reading %s: %w", src.Name(), err)
+		}
+		byName[src.Name()] = src
+		all = append(all, d.Tasks...)
+	}
+	return byName, all, func() { closeAll(srcs) }, nil
+}
 
 // saveFilter is the dashboard's :save: it keeps a filter under name in
 // the file the configuration came from, or nil when there is none (the

@@ -119,6 +119,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			if a.output != "json" && a.output != "table" {
 				return model.Errorf(model.CodeMisconfigured, "", "", "--output %q: want json or table", a.output)
 			}
+			if err := a.checkOutput(cmd); err != nil {
+				return err
+			}
 			cfg, err := loadConfig(a.configFile)
 			if err != nil {
 				return err
@@ -145,9 +148,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	f.StringVarP(&a.output, "output", "o", "json", "output format: json or table")
 	f.BoolVar(&a.readOnly, "read-only", false, "refuse every write")
 	f.BoolVar(&a.createFlag, "create", false, "create a missing SQLite file or lock directory (otherwise a missing one is MISCONFIGURED)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
-	})
+	root.SetFlagErrorFunc(flagError)
 	var themeName string
 	root.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark (NO_COLOR is respected)")
 	root.Flags().StringVar(&a.metricsListen, "metrics-listen", "", "also serve Prometheus metrics at ADDR/metrics (metrics_listen in config)")
@@ -175,6 +176,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	group("operator", a.operatorCommands()...)
 	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
 	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })
+	markJSONOnly(root, "migrate", "config show", "config path", "version", "sweep", "node serve")
 	root.SetHelpCommandGroupID("admin")
 	root.SetCompletionCommandGroupID("admin")
 	root.CompletionOptions.HiddenDefaultCmd = false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -100,13 +101,11 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 	return after, err
 }
 
+// isTerminal reports whether r is a terminal a person can answer on. A
+// character device is not enough: /dev/null (stdin under cron) is one.
 func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // confirm asks y/N on the terminal; anything but y/yes is No.
@@ -137,7 +136,7 @@ func (a *app) overrideFlags(cmd *cobra.Command, o *override) {
 
 func bulkFlags(cmd *cobra.Command, o *override) {
 	f := cmd.Flags()
-	f.StringVar(&o.filter, "filter", "", "act on every task the filter matches, e.g. 'node:ORACLE_LOCAL level>=stale' (instead of --task)")
+	f.StringVar(&o.filter, "filter", "", "act on every task the filter matches, e.g. 'node:ORACLE_LOCAL level>=stale' (instead of --task); node: and level read the mesh as the registry last recorded it (no pings)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "with --filter: print what would be done and refused; change nothing")
 }
 
@@ -165,23 +164,12 @@ func (a *app) bulkOverride(ctx context.Context, action model.Action, o *override
 	if err != nil {
 		return err
 	}
-	srcs, err := a.openAll(ctx)
-	if err != nil {
-		return err
-	}
-	defer closeAll(srcs)
-	byName := map[string]sources.Source{}
-	var all []*model.Task
 	// Finished tasks are history no action applies to: only live work is read.
-	live := sources.PollOption{FinishedAfter: time.Now(), Uncounted: true}
-	for _, src := range srcs {
-		d, err := src.Poll(ctx, "", live)
-		if err != nil {
-			return fmt.Errorf("reading %s for the preview, nothing was done: %w", src.Name(), err)
-		}
-		byName[src.Name()] = src
-		all = append(all, d.Tasks...)
+	byName, all, closeSrcs, err := a.readAll(ctx, sources.PollOption{FinishedAfter: time.Now(), Uncounted: true})
+	if err != nil {
+		return fmt.Errorf("%w; nothing was done", err)
 	}
+	defer closeSrcs()
 	req := sources.Request{Action: action, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority}
 	preview := desk.PreviewBulk(req, f.Select(all, standing, time.Now()))
 	out := map[string]any{"ok": true, "filter": o.filter, "dry_run": o.dryRun, "preview": preview}

@@ -8,6 +8,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/theme"
 )
@@ -164,20 +167,31 @@ func (p printer) tasks(ts []*model.Task) error {
 	}
 	fmt.Fprintln(tw, header)
 	for _, t := range ts {
-		holder := t.Claim.Name
+		status := t.State.Contract()
 		if t.Problem != "" {
-			holder = "BROKEN: " + t.Problem
+			status = "BROKEN"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", oneLine(t.Source), oneLine(t.DisplayKey()), t.State.Contract(), t.Class,
-			model.PriorityName(t.Priority), oneLine(holder), stamp(t.Claim.Expires), oneLine(t.Title))
-		if p.classify != nil {
-			if c := p.classify(t); c.Stale() && c.Cause != model.CauseBroken {
-				fmt.Fprintf(tw, "\t%s: %s", c.Level, oneLine(c.Reason))
-			}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", oneLine(t.Source), oneLine(t.DisplayKey()), status, t.Class,
+			model.PriorityName(t.Priority), oneLine(t.Claim.Name), stamp(t.Claim.Expires), oneLine(t.Title))
+		switch c := p.standing(t); {
+		case t.Problem != "":
+			// Last, and whole: the path names the file to repair.
+			fmt.Fprintf(tw, "\tBROKEN: %s", strings.Join(strings.Fields(theme.Safe(t.Problem)), " "))
+		case c.Stale():
+			fmt.Fprintf(tw, "\t%s: %s", c.Level, oneLine(c.Reason))
 		}
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// standing is the task's classification, or none when the command has no
+// mesh or policy to classify by.
+func (p printer) standing(t *model.Task) model.Classification {
+	if p.classify == nil {
+		return model.Classification{}
+	}
+	return p.classify(t)
 }
 
 func (p printer) json(v any) error {
@@ -211,4 +225,61 @@ func oneLine(s string) string {
 		return string(r[:59]) + "…"
 	}
 	return s
+}
+
+// jsonOnly annotates a command whose answer has no table form: -o table is
+// refused before anything runs rather than ignored.
+const jsonOnly = "claimdeck/json-only"
+
+// markJSONOnly marks the commands at paths under root as JSON only.
+func markJSONOnly(root *cobra.Command, paths ...string) {
+	for _, p := range paths {
+		c, _, err := root.Find(strings.Fields(p))
+		if err != nil || c == root {
+			panic("markJSONOnly: no command " + p)
+		}
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[jsonOnly] = "true"
+	}
+}
+
+// checkOutput refuses -o table for a command that answers in JSON only,
+// and for an operator command over --filter, whose preview and summary are
+// JSON; nothing has run yet.
+func (a *app) checkOutput(cmd *cobra.Command) error {
+	if a.output != "table" {
+		return nil
+	}
+	// bulkFlags gives an operator command both --filter and --dry-run.
+	f, d := cmd.Flags().Lookup("filter"), cmd.Flags().Lookup("dry-run")
+	bulk := f != nil && d != nil && (f.Changed || d.Changed)
+	switch {
+	case cmd.Annotations[jsonOnly] != "":
+		return model.Errorf(model.CodeMisconfigured, cmd.Name(), "", "-o table: `%s` answers in JSON only; drop -o table", cmd.CommandPath())
+	case bulk:
+		return model.Errorf(model.CodeMisconfigured, cmd.Name(), "", "-o table: the preview and summary of `%s --filter` are JSON only; drop -o table", cmd.CommandPath())
+	}
+	return nil
+}
+
+// flagError is a flag the command does not take, as MISCONFIGURED, with
+// the nearest flag it does take when one is a plausible slip.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return model.Errorf(model.CodeMisconfigured, "", "", "%s", msg)
+	}
+	var flags []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			flags = append(flags, f.Name)
+		}
+	})
+	if near := model.Nearest(name, flags, 3); near != "" {
+		msg += " (did you mean --" + near + "?)"
+	}
+	return model.Errorf(model.CodeMisconfigured, "", "", "%s", msg)
 }

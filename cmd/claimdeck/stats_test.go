@@ -171,3 +171,34 @@ func TestStatsOnTheEmbeddedDefaultNeverCreatesIt(t *testing.T) {
 		t.Fatalf("stats created the embedded queue:\n%s", out.String())
 	}
 }
+
+// An agent's first call on a fresh machine: with no configuration, reads of
+// the embedded queue that does not exist yet answer as an empty queue does,
+// and still make nothing; a configured path that does not exist stays
+// MISCONFIGURED.
+func TestFirstRunReadsOfTheEmbeddedQueueAnswerAnEmptyQueue(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	t.Setenv("CLAIMDECK_CONFIG", "")
+	empty := newCLI(t, sqliteSource)
+	for _, args := range [][]string{{"next", "--agent-name", "alpha"}, {"list"}} {
+		want := empty.run(0, args...)
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+		var got result
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil || code != 0 || !got.OK || got.Task != nil || len(got.Tasks) != len(want.Tasks) {
+			t.Fatalf("claimdeck %v on a fresh machine exited %d: %s %s (%v), want the empty queue's answer", args, code, out.String(), errOut.String(), err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "data", "claimdeck", "queue.db")); err == nil {
+		t.Fatal("a read created the embedded queue")
+	}
+	missing := &cli{t: t, conf: filepath.Join(t.TempDir(), "config.yaml")}
+	if err := os.WriteFile(missing.conf, []byte("sources:\n  - name: local\n    kind: sqlite\n    path: "+filepath.Join(home, "nowhere.db")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := missing.run(3, "next", "--agent-name", "alpha"); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "does not exist") {
+		t.Fatalf("a configured path that does not exist: %+v", r.Error)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,8 +15,17 @@ import (
 
 // openSource turns one configured source into a Source. Without create a
 // missing SQLite file or lock directory is MISCONFIGURED: only migrate,
-// --create, or a write to the embedded default queue makes one.
+// --create, or a write to the embedded default queue makes one. A connect
+// failure worth trying again (API_ERROR: refused, reset, timed out) is
+// tried four times in all with backoff, as every idempotent call is.
 func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) (sources.Source, error) {
+	if sc.Kind == "notion" {
+		return openOnce(ctx, cfg, sc, create) // the Notion client retries within its own budget
+	}
+	return retrying(ctx, func() (sources.Source, error) { return openOnce(ctx, cfg, sc, create) })
+}
+
+func openOnce(ctx context.Context, cfg *Config, sc SourceConfig, create bool) (sources.Source, error) {
 	switch sc.Kind {
 	case "sqlite", "postgres":
 		dsn := sc.DSN
@@ -31,6 +41,9 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) 
 			if path == "" {
 				return nil, noHome("the embedded queue", "XDG_DATA_HOME", "a source")
 			}
+			if _, err := os.Stat(path); !create && errors.Is(err, os.ErrNotExist) {
+				return notYetMade(ctx, cfg, sc)
+			}
 			if err := sources.PrivateDir("data directory", filepath.Dir(path)); err != nil {
 				return nil, model.Wrap(model.CodeMisconfigured, "open", "", err)
 			}
@@ -40,7 +53,7 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) 
 			Lease: firstSet(sc.Lease, cfg.Lease), SeedTimeout: sc.SeedTimeout, Grace: cfg.Grace,
 			// claimdeck's own table is made where it may create; a team's table
 			// is changed only by `claimdeck migrate`.
-			Create: create && sc.Kind == "sqlite" && sc.Table == "", MustExist: !create,
+			Create: (create && sc.Kind == "sqlite" && sc.Table == "") || sc.makeTable, MustExist: !create,
 		})
 	case "lockdir":
 		// Seed 004's lease is an hour unless this source says otherwise.
@@ -49,6 +62,36 @@ func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) 
 		return openNotion(ctx, cfg, sc)
 	}
 	return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: kind %q is not available in this build", sc.Name, sc.Kind)
+}
+
+// notYetMade answers a read of the embedded queue before its first write
+// made it: an empty queue, as an agent's first call expects, kept in a
+// throwaway directory so the read still creates nothing where the queue
+// will be. A configured path that does not exist stays MISCONFIGURED.
+func notYetMade(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Source, error) {
+	dir, err := os.MkdirTemp("", "claimdeck-empty-")
+	if err != nil {
+		return nil, model.Wrap(model.CodeMisconfigured, "open", "", err)
+	}
+	src, err := sqlstore.Open(ctx, sqlstore.Config{Name: sc.Name, Driver: "sqlite", Path: filepath.Join(dir, "queue.db"),
+		Lease: firstSet(sc.Lease, cfg.Lease), Grace: cfg.Grace, Create: true})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return emptyQueue{Source: src, dir: dir}, nil
+}
+
+// emptyQueue is the stand-in notYetMade opens; closing it removes it.
+type emptyQueue struct {
+	sources.Source
+	dir string
+}
+
+func (q emptyQueue) Close() error {
+	err := q.Source.Close()
+	os.RemoveAll(q.dir)
+	return err
 }
 
 func firstSet(ds ...time.Duration) time.Duration {

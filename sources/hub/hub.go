@@ -398,8 +398,41 @@ func (h *Hub) readNodes(context.Context) {
 	if reflect.DeepEqual(nodes, h.nodes) {
 		return
 	}
+	h.noteNodes(h.nodes, nodes)
 	h.nodes, h.mesh = nodes, model.NewMesh(nodes, h.cfg.Holders)
 	h.publish()
+}
+
+// noteNodes records in Activity each node that went DOWN or came back
+// between two readings of the mesh.
+func (h *Hub) noteNodes(before, after []model.Node) {
+	was := map[string]bool{}
+	for _, n := range before {
+		was[n.Name] = n.Status == model.NodeDown
+	}
+	now := h.cfg.Now()
+	for _, n := range after {
+		down, known := was[n.Name]
+		switch {
+		case n.Status == model.NodeDown && !down:
+			what := "node " + n.Name + " DOWN"
+			if n.LastErr != "" {
+				what += ": " + model.Redact(n.LastErr)
+			}
+			h.note(Notice{At: now, What: what, Failed: true})
+		case n.Status != model.NodeDown && down && known:
+			h.note(Notice{At: now, What: "node " + n.Name + " UP again"})
+		}
+	}
+}
+
+// note adds one entry for the Activity view, keeping the newest when the
+// dashboard falls behind; the caller holds h.mu and publishes.
+func (h *Hub) note(n Notice) {
+	h.notices = append(h.notices, n)
+	if k := len(h.notices); k > maxTransitions {
+		h.notices = slices.Delete(h.notices, 0, k-maxTransitions)
+	}
 }
 
 // enforce hands Enforce the latest snapshot, then publishes its notices
@@ -414,9 +447,8 @@ func (h *Hub) enforce(ctx context.Context) {
 	notices := h.cfg.Enforce(ctx, s)
 	if len(notices) > 0 {
 		h.mu.Lock()
-		h.notices = append(h.notices, notices...)
-		if n := len(h.notices); n > maxTransitions {
-			h.notices = slices.Delete(h.notices, 0, n-maxTransitions)
+		for _, n := range notices {
+			h.note(n)
 		}
 		h.publish()
 		h.mu.Unlock()
@@ -625,18 +657,22 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 	st.PollTook = took
 	if err != nil {
 		st.PollErrs++
-		if st.Status != StatusDegraded {
-			st.Status, st.Since = StatusDegraded, now
-		}
 		st.Err = model.Redact(err.Error())
 		if errors.Is(err, context.DeadlineExceeded) {
 			st.Err = "poll timed out after " + h.cfg.PollTimeout.String()
+		}
+		if st.Status != StatusDegraded {
+			st.Status, st.Since = StatusDegraded, now
+			h.note(Notice{At: now, Source: st.Name, What: "source unreachable: " + st.Err, Failed: true})
 		}
 		st.Failures++
 		wait := retryWait(err, f.every, st.Failures, h.cfg.MaxBackoff)
 		st.Health = SourceHealth{Code: model.CodeOf(err), Retry: now.Add(wait), Every: f.every}
 		h.publish()
 		return wait
+	}
+	if st.Status == StatusDegraded {
+		h.note(Notice{At: now, Source: st.Name, What: "source reachable again after " + now.Sub(st.Since).Round(time.Second).String()})
 	}
 	if st.Status != StatusOK {
 		st.Status, st.Since = StatusOK, now

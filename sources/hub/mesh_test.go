@@ -2,6 +2,9 @@ package hub
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -66,6 +69,50 @@ func TestSnapshotCarriesTheMeshAndEnforcement(t *testing.T) {
 		}
 		if len(s.Notices) != 1 || s.Notices[0].What != "marked stale" {
 			t.Fatalf("notices in the snapshot after enforcement: %+v", s.Notices)
+		}
+	})
+}
+
+// Activity names what the on-call person must know first: a source that
+// stopped answering and when it came back, a node that went DOWN and UP.
+func TestActivityRecordsSourceOutagesAndNodesGoingDownAndUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memsource.NewMemory("prod")
+		mem.Put(&model.Task{ID: "a", State: model.StateQueued})
+		var mu sync.Mutex
+		status := model.NodeHealthy
+		h := start(t, Config{
+			Feeds: []Feed{{Source: mem, Every: 5 * time.Millisecond}}, MaxBackoff: 20 * time.Millisecond,
+			Nodes: func() []model.Node {
+				mu.Lock()
+				defer mu.Unlock()
+				return []model.Node{{Name: "ORACLE_LOCAL", Status: status, LastErr: "dial tcp: connection refused"}}
+			},
+		})
+		var seen []string
+		activity := func(want string) func(Snapshot) bool {
+			return func(s Snapshot) bool {
+				for _, n := range s.Notices {
+					seen = append(seen, n.Source+"|"+n.What)
+				}
+				return slices.ContainsFunc(seen, func(e string) bool { return strings.HasPrefix(e, want) })
+			}
+		}
+		await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK })
+		mem.FailPolls(errors.New("connection refused"))
+		await(t, h, "the outage in Activity", activity("prod|source unreachable: "))
+		mem.FailPolls(nil)
+		await(t, h, "the recovery in Activity", activity("prod|source reachable again after "))
+		mu.Lock()
+		status = model.NodeDown
+		mu.Unlock()
+		await(t, h, "the node DOWN in Activity", activity("|node ORACLE_LOCAL DOWN: dial tcp: connection refused"))
+		mu.Lock()
+		status = model.NodeHealthy
+		mu.Unlock()
+		await(t, h, "the node UP in Activity", activity("|node ORACLE_LOCAL UP again"))
+		if n := len(slices.DeleteFunc(slices.Clone(seen), func(e string) bool { return !strings.Contains(e, "unreachable") })); n != 1 {
+			t.Fatalf("one outage noted %d times: %q", n, seen)
 		}
 	})
 }

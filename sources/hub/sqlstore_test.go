@@ -42,14 +42,15 @@ func TestHubOverSQLite(t *testing.T) {
 	if _, err := store.Heartbeat(ctx, "t1", seen.Claim.Token, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.Apply(ctx, sources.Request{Action: model.ActionForceRelease, Seen: seen})
-	if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "heartbeat") {
-		t.Fatalf("release on a stale view: %v; want CONFLICT saying the lease was extended", err)
-	}
-	s = await(t, h, "the heartbeat", func(s Snapshot) bool { t := task(s); return t != nil && t.Version != seen.Version })
-	after, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: task(s)})
+	// A heartbeat leaves the claim the person saw: the takeover applies.
+	after, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: seen})
 	if err != nil || after.Claim.Holder != model.HolderHuman {
-		t.Fatalf("takeover: %v %+v", err, after)
+		t.Fatalf("takeover after the holder heartbeated: %v %+v", err, after)
+	}
+	// The agent's claim is no longer what the screen shows: a release refuses.
+	_, err = h.Apply(ctx, sources.Request{Action: model.ActionForceRelease, Seen: seen, Reason: "wedged"})
+	if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "holder AGENT SANDMAN → HUMAN HUMAN:alice") {
+		t.Fatalf("release on a stale view: %v; want CONFLICT naming the new holder", err)
 	}
 	await(t, h, "the takeover", func(s Snapshot) bool { t := task(s); return t != nil && t.Claim.Holder == model.HolderHuman })
 }

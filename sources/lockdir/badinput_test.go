@@ -77,6 +77,9 @@ func TestBrokenFilesShowUpWithTheirReasonAndAreNeverDeleted(t *testing.T) {
 		if !strings.Contains(task.Problem, reason) {
 			t.Errorf("%s: problem %q, want it to say %q", id, task.Problem, reason)
 		}
+		if !strings.HasPrefix(task.Problem, filepath.Join(dir, id)) {
+			t.Errorf("%s: problem %q does not name the file to repair", id, task.Problem)
+		}
 		if model.Eligible(task, time.Now()) {
 			t.Errorf("%s: a broken task is eligible", id)
 		}

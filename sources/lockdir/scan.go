@@ -657,6 +657,9 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 		// shown as claimed, never pulled.
 		t.State = model.StateClaimed
 	}
+	if t.Problem != "" {
+		t.Problem = fs.path + ": " + t.Problem // the file to repair or move
+	}
 	return t
 }
 

@@ -56,6 +56,9 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if err != nil {
 		return nil, err
 	}
+	if token == "" {
+		detail = strings.TrimSuffix(sources.FromWhom(t)+"; "+detail, "; ")
+	}
 	s.appendHistory(p, t, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason, Detail: detail})
 	code := model.CodeConflict
 	if token != "" {

@@ -1,7 +1,9 @@
 package sourcetest
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -64,5 +66,92 @@ func testHumanRefusals(t *testing.T, k *kit) {
 		err := act(a, done.ID, sources.Human{Actor: "alice", Reason: "why", Expect: done.Version}, "ORACLE")
 		wantCode(t, string(a)+" of a finished task", err, model.CodeConflict)
 		k.unchanged(t, done, string(a)+" of a finished task")
+	}
+}
+
+// humanActs runs one override as a person who saw seen.
+func (k *kit) humanAct(t *testing.T, action model.Action, seen *model.Task, actor string) (*model.Task, error) {
+	ctx := k.ctx(t)
+	h := sources.Human{Actor: actor, Reason: "looping without progress", Expect: seen.Version, Seen: seen}
+	switch action {
+	case model.ActionTakeover:
+		return k.src.Takeover(ctx, seen.ID, h)
+	case model.ActionForceRelease:
+		return k.src.ForceRelease(ctx, seen.ID, h)
+	case model.ActionCancel:
+		return k.src.Cancel(ctx, seen.ID, h)
+	default:
+		return k.src.Handoff(ctx, seen.ID, sources.Handoff{Human: h, To: "ORACLE"})
+	}
+}
+
+// testOverrideAfterHeartbeat: an override is decided on the claim a person
+// saw, not on its heartbeat. A heartbeat by the same holder under the same
+// token leaves the decision standing; a new claim, a finish or a release
+// refuses it with CONFLICT naming what changed, and changes nothing.
+func testOverrideAfterHeartbeat(t *testing.T, k *kit) {
+	ctx := k.ctx(t)
+	all := []model.Action{model.ActionTakeover, model.ActionForceRelease, model.ActionCancel, model.ActionHandoff}
+	for _, a := range all {
+		task := k.create(t, sources.NewTask{Title: "an agent looping on heartbeats: " + string(a)})
+		agent := k.claim(t, task.ID, "SANDMAN")
+		seen := k.get(t, task.ID)
+		if _, err := k.src.Heartbeat(ctx, task.ID, agent.Claim.Token, 30*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		got, err := k.humanAct(t, a, seen, "alice")
+		if err != nil {
+			t.Fatalf("%s confirmed after the holder heartbeated: %v", a, err)
+		}
+		want := map[model.Action]func(*model.Task) bool{
+			model.ActionTakeover: func(x *model.Task) bool {
+				return x.Claim.Holder == model.HolderHuman && strings.Contains(x.Claim.Name, "alice")
+			},
+			model.ActionForceRelease: func(x *model.Task) bool { return x.State == model.StateQueued && !x.Claim.Held() },
+			model.ActionCancel:       func(x *model.Task) bool { return x.State == model.StateCanceled },
+			model.ActionHandoff:      func(x *model.Task) bool { return x.ReservedFor() == "ORACLE" },
+		}[a]
+		if now := k.get(t, task.ID); !want(now) {
+			t.Fatalf("%s after a heartbeat returned %s but left %s", a, describe(got), describe(now))
+		}
+	}
+
+	changes := []struct {
+		name   string
+		change func(t *testing.T, seen *model.Task, token string)
+		named  string
+	}{
+		{"a new claim", func(t *testing.T, seen *model.Task, _ string) {
+			k.advance(t, seen.ID, 20*time.Minute+model.DefaultPolicy().Grace)
+			k.claim(t, seen.ID, "ORACLE")
+		}, "ORACLE"},
+		{"a finish", func(t *testing.T, seen *model.Task, token string) {
+			if _, err := k.src.Finish(ctx, seen.ID, token, sources.Outcome{State: model.StateDone}); err != nil {
+				t.Fatal(err)
+			}
+		}, "done"},
+		{"a release", func(t *testing.T, seen *model.Task, _ string) {
+			if _, err := k.humanAct(t, model.ActionForceRelease, seen, "bob"); err != nil {
+				t.Fatal(err)
+			}
+		}, "queued"},
+	}
+	for _, c := range changes {
+		for _, a := range all {
+			task := k.create(t, sources.NewTask{Title: "changed under the dialog: " + c.name + ", " + string(a)})
+			agent := k.claim(t, task.ID, "SANDMAN")
+			seen := k.get(t, task.ID)
+			c.change(t, seen, agent.Claim.Token)
+			now := k.get(t, task.ID)
+			_, err := k.humanAct(t, a, seen, "alice")
+			wantCode(t, string(a)+" after "+c.name, err, model.CodeConflict)
+			if !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(c.named)) {
+				t.Fatalf("%s after %s: the CONFLICT must say what changed (%s): %v", a, c.name, c.named, err)
+			}
+			if e := model.CurrentOf(err); e == nil || e.ID != task.ID {
+				t.Fatalf("%s after %s: the refusal must carry the task as it is now: %v", a, c.name, err)
+			}
+			k.unchanged(t, now, string(a)+" after "+c.name)
+		}
 	}
 }

@@ -557,6 +557,14 @@ func testHistory(t *testing.T, k *kit) {
 			t.Fatalf("force-release event lacks reason or time: %+v", e)
 		}
 	}
+	// Both sides of each override: whom it was taken from, released from.
+	for action, from := range map[model.Action]string{model.ActionTakeover: "SANDMAN", model.ActionForceRelease: "alice"} {
+		if !slices.ContainsFunc(hist, func(e model.Event) bool {
+			return e.Action == string(action) && strings.Contains(e.Detail, "by ") && strings.Contains(e.Detail, from)
+		}) {
+			t.Fatalf("the trail's %s does not name whom it was from (%s): %+v", action, from, hist)
+		}
+	}
 }
 
 // testWriterInTrail: agent B read A's token somewhere and completed A's

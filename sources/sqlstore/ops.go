@@ -591,7 +591,7 @@ func (s *Store) humanAction(ctx context.Context, action model.Action, id string,
 		if out, err = write(q); err != nil {
 			return err
 		}
-		return s.writeAudit(ctx, q, st, id, h.Actor, op, h.Reason, detail, cur, out)
+		return s.writeAudit(ctx, q, st, id, h.Actor, op, h.Reason, joinDetail(sources.FromWhom(cur), detail), cur, out)
 	})
 	if err != nil {
 		if e := model.CurrentOf(err); e != nil {
@@ -600,6 +600,13 @@ func (s *Store) humanAction(ctx context.Context, action model.Action, id string,
 		return nil, s.classify(op, id, err)
 	}
 	return out, nil
+}
+
+func joinDetail(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
 }
 
 func (s *Store) loadHistory(ctx context.Context, st statements, t *model.Task) error {

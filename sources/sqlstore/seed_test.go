@@ -152,12 +152,18 @@ INSERT INTO governance_tasks (id, title, priority, status, assigned_worker, crea
 	('abc-122-001', 'File last year''s minutes', 'low', 'completed', 'claude-chat-OLD1', '2025-10-01T09:00:00.000Z', '2025-10-01T09:05:00.000Z', '2025-10-01T10:00:00.000Z');`
 
 func TestSeed003InteropSQLite(t *testing.T) {
+	seed, cfg := seedSQLite(t)
+	testSeedInterop(t, seed, cfg)
+}
+
+// seedSQLite is a seed 003 table in a fresh SQLite file, as a team has it.
+func seedSQLite(t *testing.T) (seedDB, Config) {
 	path := t.TempDir() + "/governance.db"
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	for _, stmt := range strings.SplitAfter(strings.ReplaceAll(seedTable, "TIMESTAMPTZ", "TEXT"), ";") {
 		if strings.TrimSpace(stmt) != "" {
 			if _, err := db.Exec(stmt); err != nil {
@@ -165,10 +171,17 @@ func TestSeed003InteropSQLite(t *testing.T) {
 			}
 		}
 	}
-	testSeedInterop(t, plainSQL{db}, Config{Driver: "sqlite", Path: path, Name: "local"})
+	return plainSQL{db}, Config{Driver: "sqlite", Path: path, Name: "local"}
 }
 
 func TestSeed003InteropPostgres(t *testing.T) {
+	seed, cfg := seedPostgres(t)
+	testSeedInterop(t, seed, cfg)
+}
+
+// seedPostgres is a seed 003 table in a schema of its own on the test
+// cluster, reached as the seed reaches it: by psql.
+func seedPostgres(t *testing.T) (seedDB, Config) {
 	dsn := pgDSN(t)
 	if _, err := exec.LookPath("psql"); err != nil {
 		t.Fatal("psql is needed to run the seed's SQL by hand")
@@ -181,7 +194,56 @@ func TestSeed003InteropPostgres(t *testing.T) {
 	scopedDSN := dsn + "&options=-csearch_path%3D" + schema
 	scoped := psql{dsn: scopedDSN}
 	scoped.run(t, seedTable)
-	testSeedInterop(t, scoped, Config{Driver: "postgres", DSN: scopedDSN, Name: "governance"})
+	return scoped, Config{Driver: "postgres", DSN: scopedDSN, Name: "governance"}
+}
+
+// A row a seed agent claimed with the seed's own UPDATE before claimdeck
+// was migrated has no audit row for its claim; the trail of the takeover
+// and the release that follow still names whom each was from.
+func TestTrailNamesWhomAnOverrideOfAClaimMadeBeforeMigrateWasFrom(t *testing.T) {
+	for name, open := range map[string]func(*testing.T) (seedDB, Config){"sqlite": seedSQLite, "postgres": seedPostgres} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			seed, cfg := open(t)
+			if n := seed.exec(t, seedSQL(seedClaim, "abc-123-457")); n != 1 {
+				t.Fatalf("the seed's claim: rowCount = %d, want 1", n)
+			}
+			cfg.SeedTimeout = time.Hour
+			s, err := Open(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			seen, err := s.Get(ctx, "abc-123-457")
+			if err != nil {
+				t.Fatal(err)
+			}
+			taken, err := s.Takeover(ctx, seen.ID, sources.Human{Actor: "bob", Reason: "looping", Expect: seen.Version, Seen: seen})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ForceRelease(ctx, seen.ID, sources.Human{Actor: "carol", Reason: "back to the pool", Expect: taken.Version, Seen: taken}); err != nil {
+				t.Fatal(err)
+			}
+			trail, err := s.Get(ctx, seen.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var steps []string
+			for _, e := range trail.History {
+				steps = append(steps, e.Action+" by "+e.Actor+" ("+e.Detail+")")
+			}
+			got := strings.Join(steps, " | ")
+			for _, want := range []string{"takeover by bob (was claimed by claude-chat-7K9X)", "force-release by carol (was claimed by HUMAN:bob)"} {
+				if !strings.Contains(got, want) {
+					t.Fatalf("the trail lacks %q:\n%s", want, got)
+				}
+			}
+		})
+	}
 }
 
 func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {

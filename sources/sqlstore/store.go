@@ -285,7 +285,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		return s.Migrate(ctx)
 	}
 	if !exists && !s.cfg.Create {
-		return model.Errorf(model.CodeMisconfigured, "open", "", "table %s does not exist", s.plainTable)
+		return model.Errorf(model.CodeMisconfigured, "open", "", "table %s does not exist (claimdeck migrate --create makes seed 003's table and migrates it)", s.plainTable)
 	}
 	return nil
 }

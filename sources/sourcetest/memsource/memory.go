@@ -433,7 +433,7 @@ func (m *Memory) human(op, id string, h sources.Human, apply func(*model.Task, t
 		return nil, err
 	}
 	now := m.Now()
-	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason})
+	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason, Detail: sources.FromWhom(t)})
 	apply(t, now)
 	m.store(t)
 	return m.copyOf(id), nil
