@@ -94,3 +94,138 @@ func ntaskIn(t *testing.T, c *cli, home string, args ...string) (map[string]any,
 	}
 	return v, code
 }
+
+// commandsJSON is the part of commands.json at 75590fd the examples test reads.
+type commandsJSON struct {
+	Commands []struct {
+		Name     string `json:"name"`
+		Examples []struct {
+			Command  string         `json:"command"`
+			Output   map[string]any `json:"example_output"`
+			ExitCode int            `json:"exit_code"`
+		} `json:"examples"`
+	} `json:"commands"`
+}
+
+// exampleValues are the fields whose example value an answer must repeat;
+// page ids, versions and times are the backend's own.
+var exampleValues = map[string]bool{"ok": true, "status": true, "task_id": true, "priority": true, "found": true, "db_accessible": true}
+
+// exampleDiffers are the values where claimdeck answers otherwise on
+// purpose, each with the file it follows (README, "Agents on today's skill").
+var exampleDiffers = map[string]map[string]any{
+	// Create.swift defaults to Backlog; claimdeck's queues have no backlog,
+	// and the backend names the new task.
+	"create": {"status": "Ready", "task_id": nil},
+	// Rework.swift (0.4.1, the commit itself) moves to Ready; commands.json
+	// still says In Progress.
+	"rework": {"status": "Ready"},
+}
+
+// examplePrep is what each command's example needs TASK-42 to be first.
+var examplePrep = map[string][][]string{
+	"heartbeat": {{"claim", "TASK-42"}},
+	"block":     {{"claim", "TASK-42"}},
+	"cancel":    {{"claim", "TASK-42"}},
+	"get":       {{"claim", "TASK-42"}},
+	"list":      {{"claim", "TASK-42"}},
+	"review":    {{"claim", "TASK-42"}},
+	"approve":   {{"claim", "TASK-42"}, {"review", "TASK-42", "--summary", "done"}},
+	"rework":    {{"claim", "TASK-42"}, {"review", "TASK-42", "--summary", "done"}},
+}
+
+// TestNtaskCommandsJSONExamples runs every example of commands.json at
+// 75590fd through a binary named ntask, as a shell runs the command line,
+// on a lock directory whose queue holds TASK-42, and checks the exit code
+// and every field of the example output.
+func TestNtaskCommandsJSONExamples(t *testing.T) {
+	raw, err := os.ReadFile("testdata/ntask-v1/commands.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc commandsJSON
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range doc.Commands {
+		for _, ex := range c.Examples {
+			n++
+			t.Run(c.Name, func(t *testing.T) {
+				cl := newCLI(t, "  - name: local\n    kind: lockdir\n    path: DIR/.locks\n")
+				tasks := `[{"id": "TASK-42", "title": "Fix login bug", "priority": 1}]`
+				if err := os.WriteFile(filepath.Join(cl.dir, ".locks", "tasks.json"), []byte(tasks), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				home := t.TempDir()
+				for _, step := range examplePrep[c.Name] {
+					if _, code := ntaskIn(t, cl, home, step...); code != 0 {
+						t.Fatalf("preparing %s: ntask %v exited %d", c.Name, step, code)
+					}
+				}
+				cmd := exec.Command("bash", "-c", ex.Command)
+				cmd.Env = agentEnv(t, cl, home)
+				var out, errOut bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errOut
+				err := cmd.Run()
+				code := cmd.ProcessState.ExitCode()
+				if code != ex.ExitCode {
+					t.Fatalf("%s exited %d (%v), want %d: %s%s", ex.Command, code, err, ex.ExitCode, out.String(), errOut.String())
+				}
+				var got map[string]any
+				if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+					t.Fatalf("%s: stdout is not JSON: %v\n%s", ex.Command, err, out.String())
+				}
+				matchV1Example(t, c.Name, ex.Command, "", ex.Output, got)
+			})
+		}
+	}
+	if n != 15 {
+		t.Fatalf("commands.json has %d examples, want the 15 of 75590fd", n)
+	}
+}
+
+// matchExample checks that got has every field of want, with want's value
+// where exampleValues says so.
+func matchV1Example(t *testing.T, name, command, path string, want, got any) {
+	t.Helper()
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: %s is %T, want an object like %v", command, path, got, w)
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok {
+				t.Fatalf("%s: %s.%s is missing: %v", command, path, k, got)
+			}
+			if d, ok := exampleDiffers[name][k]; ok {
+				if d != nil && gv != d {
+					t.Fatalf("%s: %s.%s is %v, want claimdeck's %v", command, path, k, gv, d)
+				}
+				continue
+			}
+			if !exampleValues[k] {
+				if _, nested := wv.(map[string]any); !nested {
+					if _, list := wv.([]any); !list {
+						continue
+					}
+				}
+			}
+			matchV1Example(t, name, command, path+"."+k, wv, gv)
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) < len(w) {
+			t.Fatalf("%s: %s is %v, want at least %d entries", command, path, got, len(w))
+		}
+		for i := range w {
+			matchV1Example(t, name, command, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])
+		}
+	default:
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			t.Fatalf("%s: %s is %v, want %v", command, path, got, want)
+		}
+	}
+}
