@@ -229,3 +229,74 @@ func matchV1Example(t *testing.T, name, command, path string, want, got any) {
 		}
 	}
 }
+
+// TestMixedGenerationDrain: two agents of the older generation (flags,
+// exit 2-5) and two on today's skill (positional ids, 10-41), each a real
+// process, drain one queue together: every task is claimed exactly once.
+func TestMixedGenerationDrain(t *testing.T) {
+	const tasks = 40
+	for _, b := range contractBackends {
+		if b.name == "notion" {
+			continue // Notion cannot promise zero double claims (Caps.AtomicClaim); its kit measures them
+		}
+		t.Run(b.name, func(t *testing.T) {
+			c := newCLI(t, b.yaml(t))
+			want := map[string]bool{}
+			for i := range tasks {
+				want[c.run(0, "create", "--title", fmt.Sprintf("task %d", i), "--priority", fmt.Sprint(i%4)).Task.PageID] = true
+			}
+			type agent struct {
+				script, arg string
+				out         bytes.Buffer
+				errOut      bytes.Buffer
+				cmd         *exec.Cmd
+			}
+			agents := []*agent{{script: "old-agent.sh", arg: "OLD-1"}, {script: "new-agent.sh"}, {script: "old-agent.sh", arg: "OLD-2"}, {script: "new-agent.sh"}}
+			for _, a := range agents {
+				script, err := filepath.Abs(filepath.Join("testdata/ntask-agent", a.script))
+				if err != nil {
+					t.Fatal(err)
+				}
+				a.cmd = exec.Command("bash", script, a.arg)
+				a.cmd.Env = agentEnv(t, c, t.TempDir())
+				a.cmd.Stdout, a.cmd.Stderr = &a.out, &a.errOut
+				if err := a.cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			claims := map[string]int{}
+			for _, a := range agents {
+				if err := a.cmd.Wait(); err != nil {
+					t.Errorf("%s %s: %v\n%s", a.script, a.arg, err, a.errOut.String())
+				}
+				n := 0
+				for _, line := range strings.Split(a.out.String(), "\n") {
+					if id, ok := strings.CutPrefix(line, "CLAIMED "); ok {
+						claims[id]++
+						n++
+					}
+				}
+				t.Logf("%s %s claimed %d", a.script, a.arg, n)
+			}
+			double := 0
+			for id, n := range claims {
+				if !want[id] {
+					t.Errorf("claimed %s, which is not one of the queue's tasks", id)
+				}
+				if n > 1 {
+					double++
+					t.Errorf("%s was claimed %d times", id, n)
+				}
+			}
+			t.Logf("double claims: %d", double)
+			if len(claims) != tasks {
+				t.Fatalf("%d of %d tasks were claimed", len(claims), tasks)
+			}
+			for _, tk := range c.run(0, "list").Tasks {
+				if tk.Status != "DONE" && tk.Status != "REVIEW" {
+					t.Errorf("after the drain %s is %s", tk.PageID, tk.Status)
+				}
+			}
+		})
+	}
+}
