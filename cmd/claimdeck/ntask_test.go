@@ -300,3 +300,93 @@ func TestMixedGenerationDrain(t *testing.T) {
 		})
 	}
 }
+
+// With several sources the skill's grammar, which has no --source, takes
+// $NTASK_SOURCE or default_source, and otherwise answers 40 naming them.
+func TestNtaskPicksOneSource(t *testing.T) {
+	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	home := t.TempDir()
+	t.Setenv(envNtaskSource, "")
+	out, code := ntaskIn(t, c, home, "list")
+	msg := fmt.Sprint(out["error"])
+	if code != 40 || !strings.Contains(msg, "local, locks") || !strings.Contains(msg, envNtaskSource) {
+		t.Fatalf("list with two sources and none picked: exit %d %v, want 40 naming local, locks and %s", code, out, envNtaskSource)
+	}
+	t.Setenv(envNtaskSource, "locks")
+	if out, code := ntaskIn(t, c, home, "create", "--title", "into the lock directory"); code != 0 {
+		t.Fatalf("create with %s=locks: exit %d %v", envNtaskSource, code, out)
+	}
+	t.Setenv(envNtaskSource, "")
+	conf, err := os.ReadFile(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.conf, append([]byte("default_source: locks\n"), conf...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code = ntaskIn(t, c, home, "list")
+	if code != 0 || out["count"] != float64(1) {
+		t.Fatalf("list with default_source locks: exit %d %v, want the one task created there", code, out)
+	}
+}
+
+// With no claimdeck configuration the binary's environment configures a
+// Notion source; the token is named, never copied into the configuration.
+func TestNtaskNotionFromEnvironment(t *testing.T) {
+	t.Setenv("CLAIMDECK_CONFIG", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv(envNotionToken, "ntn_secret_value_1234567890")
+	t.Setenv(envNotionDB, "0123456789abcdef0123456789abcdef")
+	cfg, err := loadNtaskConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Sources) != 1 {
+		t.Fatalf("sources: %+v", cfg.Sources)
+	}
+	s := cfg.Sources[0]
+	if s.Kind != "notion" || s.TokenEnv != envNotionToken || s.Token != "" || s.DatabaseID != "0123456789abcdef0123456789abcdef" || s.Schema != "ntask" {
+		t.Fatalf("the source from the environment: %+v", s)
+	}
+	t.Setenv(envNotionToken, "")
+	if cfg, err := loadNtaskConfig(); err != nil || cfg.Sources[0].Kind != "sqlite" {
+		t.Fatalf("without NOTION_TOKEN: %+v %v, want the embedded queue", cfg, err)
+	}
+}
+
+// The holder's commands read the lock from the state file: none, or one
+// for another task, is 40 as the binary answers; --lock-token still works.
+func TestNtaskLockStateAnswers(t *testing.T) {
+	c := newCLI(t, sqliteSource)
+	home := t.TempDir()
+	a, _ := ntaskIn(t, c, home, "create", "--title", "a", "--status", "Ready")
+	b, _ := ntaskIn(t, c, home, "create", "--title", "b", "--status", "Ready")
+	idA := a["task"].(map[string]any)["task_id"].(string)
+	idB := b["task"].(map[string]any)["task_id"].(string)
+	out, code := ntaskIn(t, c, home, "heartbeat", idA)
+	if code != 40 || !strings.Contains(fmt.Sprint(out["error"]), "No active task claim") {
+		t.Fatalf("heartbeat with no claim: exit %d %v", code, out)
+	}
+	claimed, code := ntaskIn(t, c, home, "claim", idA)
+	if code != 0 {
+		t.Fatalf("claim: exit %d %v", code, claimed)
+	}
+	token := claimed["task"].(map[string]any)["lock_token"].(string)
+	if _, code := ntaskIn(t, c, t.TempDir(), "claim", idB); code != 0 {
+		t.Fatalf("claim of b by another agent: exit %d", code)
+	}
+	out, code = ntaskIn(t, c, home, "block", idB, "--reason", "x", "--unblock-action", "y")
+	if code != 40 || !strings.Contains(fmt.Sprint(out["error"]), "Lock state is for "+idA) {
+		t.Fatalf("block of another task than the state's: exit %d %v", code, out)
+	}
+	if out, code := ntaskIn(t, c, t.TempDir(), "heartbeat", idA, "--lock-token", token); code != 0 {
+		t.Fatalf("heartbeat with --lock-token and no state: exit %d %v", code, out)
+	}
+	if out, code := ntaskIn(t, c, home, "review", idA, "--summary", "done"); code != 0 {
+		t.Fatalf("review: exit %d %v", code, out)
+	}
+	if _, err := loadState(); err != errNoState {
+		t.Fatalf("review left the lock state: %v", err)
+	}
+}
