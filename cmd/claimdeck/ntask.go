@@ -82,6 +82,9 @@ func (n *ntask) fail(err error) int {
 	if t := model.CurrentOf(err); t != nil {
 		out["task"] = ntaskTask(t)
 	}
+	if code == model.CodeNoTasks {
+		out["message"] = msg // where the binary's own answer (Next.swift) keeps it
+	}
 	_ = n.print(out)
 	return code.ExitStatusV1()
 }
