@@ -390,3 +390,49 @@ func TestNtaskLockStateAnswers(t *testing.T) {
 		t.Fatalf("review left the lock state: %v", err)
 	}
 }
+
+// The lifecycle rules as the issue lists them, each answered with the
+// binary's code: review is 41 on open sub-tasks; escalate marks the claim
+// and ends its lease; update refuses the statuses that belong to commands
+// and a task another agent holds; approve and rework refuse a task not in
+// Review and a rework without its reason.
+func TestNtaskLifecycleRules(t *testing.T) {
+	c := newCLI(t, sqliteSource)
+	home, other := t.TempDir(), t.TempDir()
+	id := func(out map[string]any) string { return out["task"].(map[string]any)["task_id"].(string) }
+	code := func(args ...string) (map[string]any, int) { return ntaskIn(t, c, home, args...) }
+	want := func(exit int, wantCode string, args ...string) map[string]any {
+		t.Helper()
+		out, got := code(args...)
+		if got != exit || (wantCode != "" && fmt.Sprint(out["error"].(map[string]any)["code"]) != wantCode) {
+			t.Fatalf("ntask %v: exit %d %v, want %d %s", args, got, out, exit, wantCode)
+		}
+		return out
+	}
+	parent := id(want(0, "", "create", "--title", "parent", "--status", "Ready", "--priority", "3"))
+	want(0, "", "create", "--title", "child", "--parent", parent, "--status", "Ready")
+	token := want(0, "", "claim", parent)["task"].(map[string]any)["lock_token"].(string)
+	out := want(41, "INCOMPLETE_SUBTASKS", "review", parent, "--summary", "done")
+	if out["task"].(map[string]any)["status"] != "In Progress" {
+		t.Fatalf("the 41 answer does not carry the task as it is: %v", out)
+	}
+	if _, err := loadState(); err != nil {
+		t.Fatalf("a refused review dropped the lock state: %v", err)
+	}
+	want(21, "LOST_LOCK", "update", parent, "--priority", "1", "--lock-token", "1b4e28ba-2fa1-11d2-883f-0016d3cca427")
+	if o, got := ntaskIn(t, c, other, "update", parent, "--priority", "1"); got != 20 {
+		t.Fatalf("update of a task another agent holds: exit %d %v, want 20", got, o)
+	}
+	want(0, "", "update", parent, "--priority", "1")
+	want(40, "MISCONFIGURED", "update", parent, "--status", "done")
+	want(40, "MISCONFIGURED", "create", "--title", "x", "--priority", "4")
+	want(40, "MISCONFIGURED", "approve", parent)
+	want(40, "MISCONFIGURED", "rework", parent)
+
+	esc := want(0, "", "escalate", parent)
+	if esc["task"].(map[string]any)["escalation"] != "escalated" {
+		t.Fatalf("escalate: %v, want the escalated mark", esc)
+	}
+	want(40, "MISCONFIGURED", "heartbeat", parent)
+	want(21, "LOST_LOCK", "heartbeat", parent, "--lock-token", token)
+}
