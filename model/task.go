@@ -39,13 +39,22 @@ func (s State) Final() bool { return s == StateDone || s == StateFailed || s == 
 
 // ParseState reads a normalized state name as String prints it.
 func ParseState(name string) (State, error) {
-	n := strings.ToLower(strings.TrimSpace(name))
-	for i, s := range stateNames {
-		if s == n && i != int(StateUnknown) {
-			return State(i), nil
-		}
+	if i := namedIndex(stateNames[:], name); i > 0 {
+		return State(i), nil
 	}
 	return StateUnknown, fmt.Errorf("unknown state %q (want one of queued, claimed, blocked, review, done, failed, canceled)", name)
+}
+
+// namedIndex is the index of name, in any case and spacing, among names
+// whose first entry is the zero value's and never matches; 0 when none.
+func namedIndex(names []string, name string) int {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for i, s := range names[1:] {
+		if s == n {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // Class is the service class of seed 002; its value is the rank used by the

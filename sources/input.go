@@ -83,5 +83,5 @@ func (e Edit) Check(op, id string) error {
 		prio = model.CheckPriority(*e.Priority)
 	}
 	return refuse(op, id, model.CheckText("the actor", e.Actor), model.CheckText("the lock token", e.Token),
-		model.CheckText("the reason", e.Reason), title, prio)
+		model.CheckText("the reason", e.Reason), model.CheckText("the expected version", e.Expect), title, prio)
 }

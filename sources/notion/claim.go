@@ -347,6 +347,8 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		}
 		if o.State == model.StateDone {
 			p.date(s.m.DoneAt, now)
+		} else {
+			p.text(s.m.Reason, o.Reason) // the summary for the reviewer
 		}
 	case model.StateBlocked:
 		p.text(s.m.Reason, o.Reason)

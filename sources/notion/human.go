@@ -291,7 +291,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 			return nil, err
 		}
 		if attempt > 1 && sources.EditApplied(t, e) {
-			return t, nil
+			return s.moved(ctx, t, t, e)
 		}
 		p, err := s.editPatch(op, t, e)
 		if err != nil {
@@ -299,7 +299,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 		}
 		w, err := s.write(ctx, id, p)
 		if err == nil {
-			return w, nil
+			return s.moved(ctx, w, t, e)
 		}
 		if !ambiguous(ctx, err) || attempt >= claimAttempts {
 			return nil, s.fail(op, id, err)
@@ -308,6 +308,15 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 			return nil, s.fail(op, id, err)
 		}
 	}
+}
+
+// moved leaves a move's audit comment, as a human action's, on got, which
+// was before; any other edit is returned as it is.
+func (s *Source) moved(ctx context.Context, got, before *model.Task, e sources.Edit) (*model.Task, error) {
+	if e.Move == model.MoveNone {
+		return got, nil
+	}
+	return s.audited(ctx, e.Action(), got, auditNote(model.Action(e.Action()), e.Actor, e.Reason, "", before))
 }
 
 // editPatch checks e against t as just read and builds its patch.

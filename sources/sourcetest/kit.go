@@ -132,6 +132,7 @@ var cases = []struct {
 	{name: "a task with open sub-tasks cannot be completed", run: testSubtasks},
 	{name: "an escalation mark needs the claim's token and ends the lease: the holder's heartbeat then gets LOST_LOCK", run: testEscalationMark},
 	{name: "update edits a free task, a held one only by its holder, and never the lease", run: testUpdate},
+	{name: "approve, rework and unblock move a parked task without a lock, conditional, in the trail", run: testMoves},
 	{name: "bad input is MISCONFIGURED on every operation and writes nothing", run: testBadInput},
 	{name: "many agents claiming one task: exactly one wins", run: testOneTaskManyClaimers, concurrent: true},
 	{name: "many agents draining the queue: no task is claimed or completed twice", run: testContention, concurrent: true},
