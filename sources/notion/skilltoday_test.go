@@ -214,3 +214,38 @@ func TestTodaysSubtasksComeFromTheRollups(t *testing.T) {
 	_, err = src.Finish(ctx, parent, held.Claim.Token, sources.Outcome{State: model.StateDone})
 	wantCode(t, err, model.CodeIncompleteSubtasks, "1 sub-task")
 }
+
+// Approve and rework write what the skill's binary writes
+// (NotionCLI.swift: updateForApprove, updateForRework).
+func TestTodaysApproveAndReworkWriteWhatTheBinaryWrites(t *testing.T) {
+	emu, db, cfg := skillDB(t)
+	src := emu.open(t, cfg)
+	ctx := context.Background()
+	stale := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	lockOf := func(id string) (string, any, any) {
+		pg := emu.raw(t, "GET", "/v1/pages/"+id, "")["properties"].(map[string]any)
+		return fmt.Sprint(pg["Lock Token"].(map[string]any)["rich_text"]), pg["Lock Expires"].(map[string]any)["date"], pg["Done At"].(map[string]any)["date"]
+	}
+	// A Review page the binary left with a dead lock behind (an older
+	// binary's review kept it): approve clears it and stamps Done At.
+	id := skillPage(t, emu, db, title("reviewed"), status("Review"),
+		`"Lock Token":{"rich_text":[{"text":{"content":"t-old"}}]}`, `"Lock Expires":{"date":{"start":"`+stale+`"}}`)
+	seen, _ := src.Get(ctx, id)
+	done, err := src.Update(ctx, id, sources.MoveEdit(model.MoveApprove, sources.Human{Actor: "olga", Expect: seen.Version}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token, expires, doneAt := lockOf(id); done.RawStatus != "Done" || token != "[]" || expires != nil || doneAt == nil {
+		t.Fatalf("approve left %s, Lock Token %s, Lock Expires %v, Done At %v", done.RawStatus, token, expires, doneAt)
+	}
+	id = skillPage(t, emu, db, title("sent back"), status("Review"),
+		`"Lock Token":{"rich_text":[{"text":{"content":"t-old"}}]}`, `"Lock Expires":{"date":{"start":"`+stale+`"}}`)
+	seen, _ = src.Get(ctx, id)
+	back, err := src.Update(ctx, id, sources.MoveEdit(model.MoveRework, sources.Human{Actor: "olga", Reason: "keep comments", Expect: seen.Version}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token, expires, _ := lockOf(id); back.RawStatus != "Ready" || token != "[]" || expires != nil {
+		t.Fatalf("rework left %s, Lock Token %s, Lock Expires %v", back.RawStatus, token, expires)
+	}
+}
