@@ -82,3 +82,15 @@ func CheckMove(t *Task, m Move, reason string) error {
 	}
 	return nil
 }
+
+// CheckReview is ntask 0.4's rule before a holder sends a task to Review
+// (Review.swift: "Cannot review: n/total sub-tasks still open"):
+// INCOMPLETE_SUBTASKS while any sub-task is open, the task carried along.
+func CheckReview(t *Task) error {
+	if t.OpenSubtasks <= 0 {
+		return nil
+	}
+	e := Errorf(CodeIncompleteSubtasks, "review", t.ID, "cannot review: %d sub-task(s) still open", t.OpenSubtasks)
+	e.Current = t
+	return e
+}

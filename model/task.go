@@ -94,7 +94,7 @@ func (c Class) Rank() int {
 // ParseClass reads a class name. An empty name is STANDARD; an unknown one
 // is an error so that a typo in a tasks file is reported, not silently ranked.
 func ParseClass(name string) (Class, error) {
-	switch strings.ToUpper(strings.TrimSpace(strings.ReplaceAll(name, "-", "_"))) {
+	switch strings.ToUpper(strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == '-' || r == '_' }), "_")) {
 	case "EXPEDITE":
 		return ClassExpedite, nil
 	case "FIXED_DATE", "FIXEDDATE":
@@ -368,4 +368,36 @@ func (t *Task) Ref() string { return t.Source + "/" + t.ID }
 // before it. The dashboard keeps only what is not; a zero horizon keeps all.
 func Archived(t *Task, horizon time.Time) bool {
 	return !horizon.IsZero() && t.State.Final() && t.EditedAt.Before(horizon)
+}
+
+// NamedBy reports whether ref names t the way an agent writes a task id:
+// its native id, its key in any case ("task-42" for TASK-42), or the
+// number alone on either side ("42" for TASK-42, "TASK-42" for key 42).
+func NamedBy(t *Task, ref string) bool {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return false
+	}
+	key := t.DisplayKey()
+	if ref == t.ID || strings.EqualFold(ref, key) {
+		return true
+	}
+	return keyNumber(ref) != "" && keyNumber(ref) == keyNumber(key)
+}
+
+// keyNumber is the number a key ends in ("42" of TASK-42 and of 42), ""
+// when it does not end in one after a prefix of letters and a dash.
+func keyNumber(key string) string {
+	num := key
+	if i := strings.LastIndexByte(key, '-'); i >= 0 {
+		prefix := key[:i]
+		if prefix == "" || strings.IndexFunc(prefix, func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') }) >= 0 {
+			return ""
+		}
+		num = key[i+1:]
+	}
+	if num == "" || strings.IndexFunc(num, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return ""
+	}
+	return strings.TrimLeft(num, "0")
 }

@@ -17,15 +17,18 @@ import (
 
 // Config is the whole configuration file.
 type Config struct {
-	Actor      string         `mapstructure:"actor" json:"actor"`
-	ReadOnly   bool           `mapstructure:"read_only" json:"read_only"`
-	AuditLog   string         `mapstructure:"audit_log" json:"audit_log"`
-	Sources    []SourceConfig `mapstructure:"sources" json:"sources"`
-	Escalation LadderConfig   `mapstructure:"escalation" json:"escalation"`
-	Mesh       MeshConfig     `mapstructure:"mesh" json:"mesh"`
-	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
-	Grace      time.Duration  `mapstructure:"grace" json:"grace"`
-	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
+	Actor    string         `mapstructure:"actor" json:"actor"`
+	ReadOnly bool           `mapstructure:"read_only" json:"read_only"`
+	AuditLog string         `mapstructure:"audit_log" json:"audit_log"`
+	Sources  []SourceConfig `mapstructure:"sources" json:"sources"`
+	// DefaultSource is the source the ntask grammar acts on when several
+	// are configured and $NTASK_SOURCE names none.
+	DefaultSource string        `mapstructure:"default_source" json:"default_source,omitempty"`
+	Escalation    LadderConfig  `mapstructure:"escalation" json:"escalation"`
+	Mesh          MeshConfig    `mapstructure:"mesh" json:"mesh"`
+	Lease         time.Duration `mapstructure:"lease" json:"lease"`
+	Grace         time.Duration `mapstructure:"grace" json:"grace"`
+	Heartbeat     time.Duration `mapstructure:"heartbeat_every" json:"heartbeat_every"`
 	// HistoryWindow is how long the dashboard keeps finished tasks in
 	// memory; older ones stay in the backend until a filter asks.
 	HistoryWindow time.Duration `mapstructure:"history_window" json:"history_window"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,17 @@ type sourceReport struct {
 	Kind   string  `json:"kind"`
 	OK     bool    `json:"ok"`
 	Checks []check `json:"checks"`
+}
+
+// problems is what failed, one check after another.
+func (r *sourceReport) problems() string {
+	var out []string
+	for _, c := range r.Checks {
+		if !c.OK {
+			out = append(out, c.Check+": "+c.Detail)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 func (r *sourceReport) add(name string, err error, okDetail string) bool {

@@ -23,7 +23,11 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	runner := run
+	if calledAsNtask(os.Args[0]) {
+		runner = runNtask
+	}
+	code := runner(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -50,8 +54,17 @@ func (a *app) out() printer { return printer{w: a.stdout, errw: a.stderr, table:
 // run executes one command line and returns the exit status of the ntask
 // contract: 0 ok, 2 CONFLICT, 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == ntaskName {
+		return runNtask(ctx, args[1:], stdin, stdout, stderr)
+	}
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
-	root := a.rootCommand()
+	return execute(ctx, a.rootCommand(), args, stdin, stdout, stderr, a.out().fail)
+}
+
+// execute runs one command line of root and returns the exit status: 0,
+// the status a command that printed its answer ended with, or what fail
+// prints and returns for the error.
+func execute(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer, fail func(error) int) int {
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -69,7 +82,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// cobra's own errors: unknown commands and flags, bad flag values.
 		err = model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
 	}
-	return a.out().fail(err)
+	return fail(err)
 }
 
 // exitStatus ends a command that has already printed its result.
