@@ -118,6 +118,8 @@ func TestE2EClaimAsHuman(t *testing.T) {
 	e.keys("2")
 	e.see("SANDMAN")
 	e.keys("c")
+	e.see("Claim as HUMAN deploy-1 on local", "optional") // the reason may be left empty
+	e.keys("enter")
 	e.see("Claim as HUMAN deploy-1 on local?", "[y/N]")
 	e.keys("y")
 	e.see("takeover deploy-1 applied")
@@ -144,7 +146,7 @@ func TestE2EForceRelease(t *testing.T) {
 		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim.Name)
 	}
 	m := e.quit()
-	if n := len(m.panes[queueView].members); n != 2 {
+	if n := len(m.board.panes[queueView].members); n != 2 {
 		t.Fatalf("the queue holds %d tasks after the release, want 2", n)
 	}
 }
@@ -197,7 +199,7 @@ func TestE2EActionOnAChangedTaskIsRefused(t *testing.T) {
 	if got := e.task("deploy-1"); got.Claim.Name != "SANDMAN" || got.State != model.StateClaimed {
 		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim.Name)
 	}
-	if m := e.quit(); !strings.Contains(m.banner, "CONFLICT") || len(m.pending) != 0 {
-		t.Fatalf("after the refusal: banner %q, pending %v", m.banner, m.pending)
+	if m := e.quit(); !strings.Contains(m.status.text, "CONFLICT") || len(m.work.pending) != 0 {
+		t.Fatalf("after the refusal: banner %q, pending %v", m.status.text, m.work.pending)
 	}
 }

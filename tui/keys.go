@@ -21,6 +21,9 @@ type KeyMap struct {
 	Claim, Release, Cancel, Handoff     key.Binding
 	Mark, MarkAll, MarkRange            key.Binding
 	Copy, Back, Quit                    key.Binding
+	// Dialog keys: answered only inside a dialog, so they may share keys
+	// with the map above; they are not rebound.
+	Yes, Again, Close, NextField, Pick, Submit key.Binding
 }
 
 // DefaultKeyMap is the dashboard's key map. No destructive action sits on a
@@ -56,7 +59,15 @@ func DefaultKeyMap() KeyMap {
 		Copy:      b("copy id", "y"),
 		Back:      b("back", "esc"),
 		Quit:      b("quit", "q", "ctrl+c"),
+		Yes:       b("do it", "y", "Y"),
+		Again:     b("look again", "a"),
+		Close:     b("close", "esc", "enter", "q"),
+		NextField: b("next field", "tab", "down"),
+		Pick:      key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "choose")),
+		Submit:    b("continue", "enter"),
 	}
+	k.Yes.SetHelp("y", "do it")
+	k.Close.SetHelp("esc", "close")
 	for v, spec := range views {
 		k.Views[v] = b(spec.help, spec.key)
 	}
