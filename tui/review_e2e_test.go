@@ -12,12 +12,10 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
-	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/lockdir"
 	"github.com/claimdeck/claimdeck/sources/notion"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
@@ -115,21 +113,7 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 				}
 			}
 			review("SANDMAN")
-			journal, err := sources.OpenJournal(filepath.Join(t.TempDir(), "journal.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = journal.Close() })
-			h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: src, Every: 100 * time.Millisecond}}, Desk: &sources.Desk{Actor: "alice", Journal: journal}})
-			hctx, cancel := context.WithCancel(ctx)
-			done := make(chan struct{})
-			go func() { h.Run(hctx); close(done) }()
-			t.Cleanup(func() { cancel(); <-done })
-			m, err := New(Options{Hub: h})
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := &e2e{t: t, tm: teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))}
+			e := dashboardOn(t, src)
 			get := func(id string) *model.Task {
 				t.Helper()
 				got, err := src.Get(ctx, id)
@@ -174,7 +158,7 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 			if got := get(reviewed.ID); got.State != model.StateDone {
 				t.Fatalf("after approve: %s", got.State)
 			}
-			recs, err := sources.ReadJournal(journal.Path())
+			recs, err := sources.ReadJournal(e.journal)
 			if err != nil {
 				t.Fatal(err)
 			}
