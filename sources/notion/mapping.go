@@ -71,8 +71,11 @@ type Mapping struct {
 	// all of them (today's skill: Dependencies and Completed Sub-tasks).
 	Subtasks     string
 	SubtasksDone string
-	// SubtaskPages is the relation listing a task's sub-tasks.
+	// SubtaskPages is the relation listing a task's sub-tasks; ParentPage
+	// the one naming its parent, read as the task's Parent so the detail
+	// lists a parent's sub-tasks.
 	SubtaskPages string
+	ParentPage   string
 	// HumanLease makes a person's claim write a lease a century ahead:
 	// today's skill re-claims an In Progress task whose lock is empty or
 	// expired, and must not take a person's.
@@ -165,9 +168,10 @@ func today() Mapping {
 		Holder: "Agent Run", Assignee: "Assignee", Token: "Lock Token", Expires: "Lock Expires", HumanLease: true,
 		StartedAt: "Started At", DoneAt: "Done At",
 		Artifacts: "Summary", Reason: "Blocker Reason", UnblockAction: "Unblock Action", NextCheckAt: "Next Check At",
-		Subtasks: "Dependencies", SubtasksDone: "Completed Sub-tasks", SubtaskPages: "Sub-tasks", CreateKey: "Create Key",
+		Subtasks: "Dependencies", SubtasksDone: "Completed Sub-tasks", SubtaskPages: "Sub-tasks", ParentPage: "Parent-task",
+		CreateKey: "Create Key",
 		Optional: []string{"Description", "ID", "Class", "ClassRank", "Assignee", "Started At", "Done At", "Summary",
-			"Blocker Reason", "Unblock Action", "Next Check At", "Dependencies", "Completed Sub-tasks", "Sub-tasks", "Create Key"},
+			"Blocker Reason", "Unblock Action", "Next Check At", "Dependencies", "Completed Sub-tasks", "Sub-tasks", "Parent-task", "Create Key"},
 	}
 }
 
@@ -282,6 +286,7 @@ func (m *Mapping) roles() []role {
 		{"open sub-tasks", &m.Subtasks, []notionapi.PropertyConfigType{rollup, formula, num}},
 		{"completed sub-tasks", &m.SubtasksDone, []notionapi.PropertyConfigType{rollup, formula, num}},
 		{"sub-task pages", &m.SubtaskPages, []notionapi.PropertyConfigType{relation}},
+		{"parent page", &m.ParentPage, []notionapi.PropertyConfigType{relation}},
 		{"create key", &m.CreateKey, []notionapi.PropertyConfigType{text}},
 	}
 }

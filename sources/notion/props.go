@@ -107,7 +107,7 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 		RawStatus: v.option(m.Status),
 		CreatedAt: p.CreatedTime, EditedAt: p.LastEditedTime,
 		Reason: v.text(m.Reason), Unblock: model.UnblockOf(v.text(m.UnblockAction), v.date(m.NextCheckAt)),
-		Artifacts: v.text(m.Artifacts),
+		Artifacts: v.text(m.Artifacts), Parent: v.relation(m.ParentPage),
 	}
 	t.State = m.stateOf(t.RawStatus)
 	if reason, ok := strings.CutPrefix(t.Reason, m.FailedMark); ok && m.FailedMark != "" && t.State == m.stateOf(m.States[model.StateFailed]) {
@@ -172,6 +172,14 @@ func clampInt(f float64) int {
 		return math.MinInt32
 	}
 	return int(f)
+}
+
+// relation is the first page a relation property names.
+func (v values) relation(name string) string {
+	if p, ok := v[name].(*notionapi.RelationProperty); ok && len(p.Relation) > 0 {
+		return string(p.Relation[0].ID) // dashed, as page ids come
+	}
+	return ""
 }
 
 // runSep joins holder and run where they share one property.

@@ -249,3 +249,36 @@ func TestTodaysApproveAndReworkWriteWhatTheBinaryWrites(t *testing.T) {
 		t.Fatalf("rework left %s, Lock Token %s, Lock Expires %v", back.RawStatus, token, expires)
 	}
 }
+
+// Where the database has the Parent-task relation, each sub-task names its
+// parent, so the dashboard's detail lists a parent's sub-tasks.
+func TestTodaysSubtasksNameTheirParent(t *testing.T) {
+	emu, db, cfg := skillDB(t)
+	src := emu.open(t, cfg)
+	parent := skillPage(t, emu, db, title("parent"), status("Ready"))
+	var kids []string
+	for i, st := range []string{"Done", "Ready"} {
+		kids = append(kids, skillPage(t, emu, db, title(fmt.Sprint("criterion ", i)), status(st), `"Parent-task":{"relation":[{"id":"`+parent+`"}]}`))
+	}
+	d, err := src.Poll(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := model.SubtaskIndex{}
+	var p *model.Task
+	for _, task := range d.Tasks {
+		index.Add(task)
+		if task.ID == parent {
+			p = task
+		}
+	}
+	var got []string
+	for _, s := range index.Of(p) {
+		got = append(got, s.ID)
+	}
+	slices.Sort(got)
+	slices.Sort(kids)
+	if !slices.Equal(got, kids) || index.Open(p) != 1 {
+		t.Fatalf("sub-tasks %v (open %d), want %v (open 1)", got, index.Open(p), kids)
+	}
+}
