@@ -103,15 +103,7 @@ func FuzzPageCreate(f *testing.F) {
 // is applied or refused with Notion's error, and a refused one changes
 // nothing on the page or its relatives.
 func FuzzTodaysPagePatch(f *testing.F) {
-	h := newHarness(f)
-	db, err := h.srv.CreateDatabase(PresetToday(), testToken)
-	if err != nil {
-		f.Fatal(err)
-	}
-	if err := h.srv.AddUser(alice, "Alice Example"); err != nil {
-		f.Fatal(err)
-	}
-	h.db = db
+	h := newToday(f)
 	parent := h.createTask(named("parent"))["id"].(string)
 	id := h.createTask(named("fuzzed"))["id"].(string)
 	for _, seed := range []string{

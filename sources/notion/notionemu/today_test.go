@@ -11,7 +11,7 @@ const alice = "5d7c6e8b-9a51-4b0e-9f3a-2c1d0e4f5a6b"
 
 // newToday is a harness whose database is shaped as today's skill sets it
 // up, with one workspace member.
-func newToday(t *testing.T) *harness {
+func newToday(t testing.TB) *harness {
 	t.Helper()
 	h := newHarness(t)
 	db, err := h.srv.CreateDatabase(PresetToday(), testToken)
