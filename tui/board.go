@@ -56,7 +56,23 @@ type board struct {
 	// recorded one); which version wins after that is the hub's rule.
 	results map[string]actionResult
 	acts    []activity // the Activity lines, oldest first
+	// undo holds, for each narrowing keystroke, the rows the pane showed
+	// before it, so that backspace puts them back instead of filtering the
+	// whole view again; spare is a row buffer for the next narrowing.
+	undo  []narrowing
+	spare []row
 }
+
+// narrowing is a pane's rows under a filter, before a keystroke narrowed it.
+type narrowing struct {
+	flt  model.Filter
+	kind viewKind
+	rows []row
+}
+
+// maxUndo is how many narrowing keystrokes backspace can take back
+// without filtering the view again.
+const maxUndo = 16
 
 // actionResult is an applied action's task and the snapshot that carries it.
 type actionResult struct {
@@ -299,6 +315,8 @@ func (b *board) freshen(p *pane) {
 	}
 	resort := p.unsorted
 	p.unsorted, p.unfiltered = false, false
+	clear(b.undo) // rows judged before this freshen no longer stand
+	b.undo = b.undo[:0]
 	keep := p.selectedTask()
 	switch p.kind {
 	case nodesView:
@@ -416,19 +434,36 @@ func (b *board) standing(t *model.Task, now time.Time) model.Classification {
 }
 
 // setFilter puts a parsed filter in force. A filter that only narrows the
-// one in force searches the rows on screen, not the whole snapshot.
+// one in force searches the rows on screen, not the whole snapshot; one
+// that takes back the last narrowing puts its rows back.
 func (b *board) setFilter(f model.Filter) {
 	p := b.pane()
-	narrower := f.Narrows(b.flt) && !p.unsorted && !p.unfiltered && p.kind != nodesView && p.kind != activityView
+	fresh := !p.unsorted && !p.unfiltered && p.kind != nodesView && p.kind != activityView && p.kind != statsView
+	narrower := fresh && f.Narrows(b.flt)
+	prev := b.flt
 	b.flt = f
 	for _, q := range b.panes {
 		q.unfiltered = true
 	}
-	if narrower {
+	n := len(b.undo)
+	switch {
+	case fresh && n > 0 && b.undo[n-1].kind == p.kind && slices.Equal(b.undo[n-1].flt.Terms, f.Terms):
 		p.unfiltered = false
-		p.shown = b.filterTasks(p.shown[:0], p.shown)
+		b.spare, p.shown = p.shown[:0], b.undo[n-1].rows
+		b.undo[n-1] = narrowing{}
+		b.undo = b.undo[:n-1]
 		p.grid.SetLen(len(p.shown))
-	} else {
+	case narrower:
+		p.unfiltered = false
+		old := p.shown
+		p.shown, b.spare = b.filterTasks(b.spare[:0], old), nil
+		if n == maxUndo {
+			b.undo[0] = narrowing{}
+			b.undo = slices.Delete(b.undo, 0, 1)
+		}
+		b.undo = append(b.undo, narrowing{flt: prev, kind: p.kind, rows: old})
+		p.grid.SetLen(len(p.shown))
+	default:
 		b.freshen(p)
 	}
 	// The first match is what the human typed for.

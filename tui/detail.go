@@ -40,9 +40,9 @@ type trailMsg struct {
 // hint offers the actions that can apply to the task as it stands, by
 // the keys they are bound to.
 func (d *taskDialog) hint(k KeyMap) string {
+	k.setActions(d.offers)
 	var bs []key.Binding
-	for i, b := range k.actionKeys() {
-		b.SetEnabled(i < len(d.offers) && d.offers[i])
+	for _, b := range k.actionKeys() {
 		bs = append(bs, *b)
 	}
 	return hintOf(append(bs, k.Copy), keyName(k.Up)+"/"+keyName(k.Down)+" scroll", keyName(k.Close)+" close")
@@ -110,10 +110,7 @@ func (d *taskDialog) refresh(m *Model, width int) {
 
 func (d *taskDialog) view(m *Model, width, height int) string {
 	d.refresh(m, width)
-	d.offers = d.offers[:0]
-	for _, ta := range taskActions {
-		d.offers = append(d.offers, m.refusal(d.last, ta.action) == "" && d.last.Problem == "")
-	}
+	d.offers = m.offers(d.last, false)
 	return d.detailDialog.view(m, width, height)
 }
 
@@ -161,16 +158,6 @@ func (d *nodeDialog) view(m *Model, width, height int) string {
 	return d.detailDialog.view(m, width, height)
 }
 
-// readOnlyKey says "read-only" for an action key that is switched off,
-// so a key press is never met with silence.
-func (m *Model) readOnlyKey(msg tea.KeyMsg, b key.Binding) bool {
-	if b.Enabled() || !slices.Contains(b.Keys(), msg.String()) {
-		return false
-	}
-	m.fail(b.Help().Desc + ": read-only — actions are off for this source")
-	return true
-}
-
 // copyID puts the task's id on the clipboard through the terminal (OSC 52),
 // only when asked.
 func (m *Model) copyID(t *model.Task) tea.Cmd {
@@ -189,6 +176,9 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 	when := func(at time.Time) string {
 		if at.IsZero() {
 			return "—"
+		}
+		if pc.sped() {
+			return pc.at(at, now, loc, "")
 		}
 		if at.After(now) {
 			return at.In(loc).Format("2006-01-02 15:04:05") + " (in " + pc.span(at.Sub(now)) + ")"
@@ -236,7 +226,7 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		out = append(out, "", "description")
 		out = append(out, strings.Split(ansi.Wordwrap(t.Description, 76, ""), "\n")...)
 	}
-	return append(out, historyLines(t, loc, width)...)
+	return append(out, historyLines(t, now, pc, loc, width)...)
 }
 
 // fieldLines lays out a task's fields, its title wrapped in full.
@@ -259,7 +249,7 @@ func fieldLines(kv [][2]string, title string, width int) []string {
 }
 
 // historyLines is a task's timeline, each reason wrapped under its line.
-func historyLines(t *model.Task, loc *time.Location, width int) []string {
+func historyLines(t *model.Task, now time.Time, pc pace, loc *time.Location, width int) []string {
 	history := model.Timeline(t)
 	out := []string{"", fmt.Sprintf("history (%d, newest last)", len(history))}
 	for _, e := range history {
@@ -275,7 +265,7 @@ func historyLines(t *model.Task, loc *time.Location, width int) []string {
 		const indent = 2 + 14 + 2 + 15
 		for i, l := range strings.Split(ansi.Wordwrap(text, max(width-indent, 20), " "), "\n") {
 			if i == 0 {
-				out = append(out, fmt.Sprintf("  %s  %-14s %s", e.At.In(loc).Format("01-02 15:04:05"), e.Action, l))
+				out = append(out, fmt.Sprintf("  %-14s  %-14s %s", pc.at(e.At, now, loc, "01-02 15:04:05"), e.Action, l))
 			} else {
 				out = append(out, strings.Repeat(" ", indent)+l)
 			}

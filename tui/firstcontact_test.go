@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -99,6 +100,13 @@ func TestTheDetailOffersWhatCanApplyByItsKeys(t *testing.T) {
 	}
 	r.press("esc")
 	r.selectKey(allView, "TASK-8") // done
+	if footer := lastLine(r.screen()); strings.Contains(footer, "claim") || strings.Contains(footer, "release") {
+		t.Fatalf("a done task's row offers actions: %q", footer)
+	}
+	r.press("t")
+	if len(r.m.dialogs) != 0 || !strings.Contains(r.screen(), "already done") {
+		t.Fatalf("t (claim) on a done task must say why nothing opens:\n%s", r.screen())
+	}
 	r.press("enter")
 	hint := lastLine(r.screen())
 	for _, offer := range []string{"claim", "release", "cancel", "hand off"} {
@@ -185,4 +193,91 @@ func TestAConflictOffersToLookAgain(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(s, "\n")
 	return lines[len(lines)-1]
+}
+
+// Backspace after narrowing keystrokes puts back exactly the rows the
+// wider filter shows when judged afresh, cursor on the first.
+func TestBackspaceShowsWhatTheWiderFilterShows(t *testing.T) {
+	r := newRig(t)
+	r.press("7", "/")
+	r.typeText("re")
+	want := rowKeys(r.m.pane().shown)
+	r.typeText("n")
+	if got := rowKeys(r.m.pane().shown); len(got) >= len(want) || len(r.m.board.undo) == 0 {
+		t.Fatalf("typing n did not narrow through the rows shown: %v from %v", got, want)
+	}
+	r.press("backspace")
+	if got := rowKeys(r.m.pane().shown); strings.Join(got, " ") != strings.Join(want, " ") || r.m.pane().grid.cursor != 0 {
+		t.Fatalf("backspace shows %v, want %v", got, want)
+	}
+	r.press("backspace", "backspace")
+	r.m.refilter()
+	all := rowKeys(r.m.pane().shown)
+	r.typeText("re")
+	r.m.pane().unfiltered = true // judged afresh over every member
+	r.m.refilter()
+	if fresh := rowKeys(r.m.pane().shown); strings.Join(fresh, " ") != strings.Join(want, " ") || len(all) <= len(want) {
+		t.Fatalf("judged afresh %v, put back %v", fresh, want)
+	}
+}
+
+// Columns by meaning: in the Stale view WHY and NODE outrank the title; a
+// key is not cut while the title has room to give.
+func TestColumnsGiveWayByMeaning(t *testing.T) {
+	r := newRig(t)
+	r.prod.Put(&model.Task{ID: "20", Key: "index-rebuild-42", Title: "Rebuild the index", State: model.StateQueued, CreatedAt: t0})
+	r.poll()
+	r.size(120, 40)
+	r.press("1")
+	if !strings.Contains(r.screen(), "index-rebuild-42") {
+		t.Fatalf("the key is cut while the title has room:\n%s", r.screen())
+	}
+	for _, w := range []int{60, 80} {
+		r.size(w, 24)
+		r.press("3")
+		row := rowOf(t, r, "TASK-7")
+		if !strings.Contains(row, "n3") || !strings.Contains(row, "node n3 DOWN") {
+			t.Fatalf("%d columns: the Stale row lacks its node or why: %q", w, row)
+		}
+	}
+}
+
+// A sped-up clock (the demo's) is named in the top bar, and every time on
+// screen is in the tasks' time: no wall-clock time beside it.
+func TestASpedUpClockIsNamedAndShowsOneKindOfTime(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.Speed = 60 })
+	r.size(160, 40)
+	if top := strings.Split(r.screen(), "\n")[0]; !strings.Contains(top, "clock ×60") {
+		t.Fatalf("the top bar does not say the clock runs 60×: %q", top)
+	}
+	r.press("5")
+	if s := r.screen(); !strings.Contains(s, " ago ") || strings.Contains(s, "02:10:00") {
+		t.Fatalf("Activity shows wall-clock times under a sped-up clock:\n%s", s)
+	}
+	r.selectKey(leasesView, "TASK-4")
+	r.press("enter", "G")
+	if s := r.screen(); strings.Contains(s, "2026-11-21") || strings.Contains(s, "11-21 ") {
+		t.Fatalf("the detail shows wall-clock dates under a sped-up clock:\n%s", s)
+	}
+}
+
+// The dialog's lease line follows the lease as polls bring it: a
+// heartbeat while the person reads moves it; who holds the task stays as
+// they saw it.
+func TestTheDialogsLeaseLineStaysLive(t *testing.T) {
+	r := newRig(t)
+	r.size(120, 40)
+	r.selectKey(leasesView, "TASK-4")
+	r.press("r", "enter")
+	if !strings.Contains(r.screen(), "lease    12:00 left") {
+		t.Fatalf("the lease as seen:\n%s", r.screen())
+	}
+	seen := r.get("4")
+	if _, err := r.prod.Heartbeat(t.Context(), "4", seen.Claim.Token, 30*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r.poll()
+	if s := r.screen(); !strings.Contains(s, "lease    30:00 left") || !strings.Contains(s, "AGENT alpha") {
+		t.Fatalf("the lease line did not follow the heartbeat:\n%s", s)
+	}
 }

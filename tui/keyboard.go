@@ -82,8 +82,10 @@ func (m *Model) boardKey(msg tea.KeyMsg) tea.Cmd {
 		m.freshen(p)
 		return nil
 	}
-	for _, b := range m.keys.actionKeys() {
-		if m.readOnlyKey(msg, *b) {
+	// An action key switched off is never met with silence: say why.
+	for i, b := range m.keys.actionKeys() {
+		if slices.Contains(b.Keys(), msg.String()) {
+			m.startActionOn(m.selected(), taskActions[i].action)
 			break
 		}
 	}

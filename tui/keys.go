@@ -208,7 +208,7 @@ func (k KeyMap) viewKeys() []key.Binding { return k.Views[:] }
 
 // ShortHelp is the one-line help under the table.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return short(k.Claim, k.Release, k.Cancel, k.Handoff, k.Filter, k.Detail, k.Sort, k.Help, k.Quit)
+	return short(k.Approve, k.Rework, k.Complete, k.Claim, k.Release, k.Cancel, k.Handoff, k.Filter, k.Detail, k.Sort, k.Help, k.Quit)
 }
 
 // short names each binding by its first key only: the one-line help has
@@ -234,10 +234,11 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	}
 }
 
-// setActions enables or disables the actions that change a task; disabled
-// bindings neither match nor show in help, so help tells the truth.
-func (k *KeyMap) setActions(on bool) {
-	for _, b := range k.actionKeys() {
-		b.SetEnabled(on)
+// setActions enables or disables each action that changes a task (in
+// taskActions' order); disabled bindings neither match nor show in help,
+// so help tells the truth.
+func (k *KeyMap) setActions(on []bool) {
+	for i, b := range k.actionKeys() {
+		b.SetEnabled(i < len(on) && on[i])
 	}
 }

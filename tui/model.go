@@ -350,10 +350,19 @@ func (m *Model) readOnly(source string) bool {
 }
 
 // syncKeys enables the action keys only where an action can be applied,
-// so help never offers what the desk would refuse.
+// so help never offers what the desk would refuse. With marks, the bulk
+// preview judges each task.
 func (m *Model) syncKeys() {
-	t := m.selected()
-	m.keys.setActions(len(m.board.marks) > 0 || (t != nil && !m.readOnly(t.Source)))
+	m.keys.setActions(m.offers(m.selected(), len(m.board.marks) > 0))
+}
+
+// offers says which actions can apply to t (taskActions' order).
+func (m *Model) offers(t *model.Task, marked bool) []bool {
+	on := make([]bool, len(taskActions))
+	for i, ta := range taskActions {
+		on[i] = marked || t != nil && t.Problem == "" && m.refusal(t, ta.action) == ""
+	}
+	return on
 }
 
 // mouse: a click selects a row or a tab, the wheel scrolls.

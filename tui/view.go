@@ -143,10 +143,19 @@ func (m *Model) flagsWidth() int {
 	if m.screen.paused {
 		w += len(" paused")
 	}
+	if m.pace.sped() {
+		w += 1 + ansi.StringWidth(m.clockFlag())
+	}
 	return w
 }
 
 const alarmSep = " · "
+
+// clockFlag says the tasks' clock runs faster than the wall clock (the
+// demo's --speed), so no time on screen is taken for a wall-clock one.
+func (m *Model) clockFlag() string {
+	return "clock ×" + strconv.FormatFloat(float64(m.pace), 'f', -1, 64)
+}
 
 // alarmText is what is wrong anywhere, worst first, and how bad the
 // worst of it is.
@@ -241,6 +250,9 @@ func (m *Model) tabs() string {
 	}
 	if m.screen.paused {
 		flags = append(flags, st.Warn.Render("paused"))
+	}
+	if m.pace.sped() {
+		flags = append(flags, st.Muted.Render(m.clockFlag()))
 	}
 	return joinRight(b.String(), strings.Join(flags, " "), m.screen.width)
 }

@@ -45,24 +45,27 @@ var views = [viewCount]viewSpec{
 		empty: "No eligible tasks: the queue is empty or everything is claimed.",
 		sorts: []string{"pull order", "oldest first", "newest first"},
 		cols: []column{
-			{title: "SOURCE", width: 8, drop: 2, field: model.FieldSource}, {title: "KEY", width: 10, field: model.FieldKey}, {title: "TITLE", field: model.FieldTitle},
+			{title: "SOURCE", width: 8, drop: 2, whole: true, field: model.FieldSource}, {title: "KEY", width: 10, whole: true, field: model.FieldKey}, {title: "TITLE", field: model.FieldTitle},
 			{title: "CLASS", width: 10, drop: 3, field: model.FieldClass}, {title: "PRI", width: 8, drop: 4, field: model.FieldPriority}, {title: "AGE", width: 4, right: true, field: model.FieldAge},
 			{title: "RESERVED", width: 14, drop: 1, field: model.FieldReserved},
 		}},
 	leasesView: {title: "Leases", name: "leases", key: "2", help: "leases", empty: "No active leases.",
 		sorts: []string{"time left", "claimed first", "agent"},
 		cols: []column{
-			{title: "SOURCE", width: 8, drop: 2, field: model.FieldSource}, {title: "KEY", width: 10, field: model.FieldKey}, {title: "TITLE", field: model.FieldTitle}, {title: "HOLDER", width: 6, drop: 6, field: model.FieldHolder},
+			{title: "SOURCE", width: 8, drop: 2, whole: true, field: model.FieldSource}, {title: "KEY", width: 10, whole: true, field: model.FieldKey}, {title: "TITLE", field: model.FieldTitle}, {title: "HOLDER", width: 6, drop: 6, field: model.FieldHolder},
 			{title: "AGENT", width: 16, field: model.FieldAgent}, {title: "RUN", width: 8, drop: 4, field: model.FieldRun}, {title: "NODE", width: 8, drop: 3, field: model.FieldNode},
 			{title: "CLAIMED", width: 7, right: true, drop: 5, field: model.FieldClaimed}, {title: "BEAT", width: 4, right: true, field: model.FieldBeat},
 			{title: "LEFT", width: 7, right: true, field: model.FieldLeft}, {title: "LEASE", width: 10, drop: 1},
 		}},
 	staleView: {title: "Stale", name: "stale", key: "3", help: "stale", empty: "Nothing stale or escalated.",
 		sorts: []string{"severity", "stuck longest", "source"},
+		// WHY and NODE tell an expired lease from a DOWN node: they
+		// outrank the title, which gives way first.
 		cols: []column{
-			{title: "SOURCE", width: 8, drop: 2, field: model.FieldSource}, {title: "KEY", width: 10, field: model.FieldKey}, {title: "TITLE", field: model.FieldTitle}, {title: "LEVEL", width: 9},
-			{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER", width: 18}, {title: "NODE", width: 12, drop: 3},
-			{title: "WHY", width: 40, drop: 1},
+			{title: "SOURCE", width: 8, drop: 2, whole: true, field: model.FieldSource}, {title: "KEY", width: 10, whole: true, field: model.FieldKey},
+			{title: "TITLE", drop: 3, field: model.FieldTitle}, {title: "LEVEL", width: 9},
+			{title: "STUCK", width: 5, right: true}, {title: "LAST HOLDER", width: 18, drop: 1, whole: true}, {title: "NODE", width: 12, whole: true},
+			{title: "WHY", width: 40, flexNext: true},
 		}},
 	nodesView: {title: "Nodes", name: "nodes", key: "4", help: "nodes", empty: "The mesh registry lists no nodes.",
 		sorts: []string{"status", "name"},
@@ -83,14 +86,14 @@ var views = [viewCount]viewSpec{
 		empty: "Nothing parked: no task is blocked, in review or failed.",
 		sorts: []string{"review first, next check", "parked longest", "state"},
 		cols: []column{
-			{title: "SOURCE", width: 8, drop: 2, field: model.FieldSource}, {title: "KEY", width: 10, field: model.FieldKey}, {title: "STATE", width: 7, field: model.FieldState},
+			{title: "SOURCE", width: 8, drop: 2, whole: true, field: model.FieldSource}, {title: "KEY", width: 10, whole: true, field: model.FieldKey}, {title: "STATE", width: 7, field: model.FieldState},
 			{title: "TITLE", field: model.FieldTitle}, {title: "PARKED", width: 6, right: true, drop: 4, field: model.FieldParked}, {title: "REASON", width: 40, field: model.FieldReason},
 			{title: "UNBLOCK", width: 30, drop: 1, field: model.FieldUnblock}, {title: "NEXT CHECK", width: 10, right: true, drop: 3, field: model.FieldNextCheck},
 		}},
 	allView: {title: "All", name: "all", key: "7", help: "all tasks", empty: "No tasks in any source.",
 		sorts: []string{"state", "newest first", "pull order"},
 		cols: []column{
-			{title: "SOURCE", width: 8, drop: 2, field: model.FieldSource}, {title: "KEY", width: 10, field: model.FieldKey}, {title: "STATE", width: 8, field: model.FieldState},
+			{title: "SOURCE", width: 8, drop: 2, whole: true, field: model.FieldSource}, {title: "KEY", width: 10, whole: true, field: model.FieldKey}, {title: "STATE", width: 8, field: model.FieldState},
 			{title: "TITLE", field: model.FieldTitle}, {title: "HOLDER", width: 14, drop: 1, field: model.FieldAgent}, {title: "PRI", width: 8, drop: 3, field: model.FieldPriority},
 			{title: "AGE", width: 4, right: true, field: model.FieldAge},
 		}},
@@ -477,7 +480,7 @@ func sparkline(lat []time.Duration, width int) string {
 
 func (m *Model) activityCells(a activity, cells []cell) {
 	ps := m.paints
-	cells[0] = cell{text: a.At.In(m.loc).Format("15:04:05"), paint: &ps.muted}
+	cells[0] = cell{text: m.pace.at(a.At, m.now(), m.loc, "15:04:05"), paint: &ps.muted}
 	cells[1] = cell{text: a.Source, paint: ps.source(a.Source)}
 	cells[2] = cell{text: a.Task}
 	cells[3] = cell{text: a.What}
