@@ -370,19 +370,28 @@ func Archived(t *Task, horizon time.Time) bool {
 	return !horizon.IsZero() && t.State.Final() && t.EditedAt.Before(horizon)
 }
 
-// NamedBy reports whether ref names t the way an agent writes a task id:
-// its native id, its key in any case ("task-42" for TASK-42), or the
-// number alone on either side ("42" for TASK-42, "TASK-42" for key 42).
-func NamedBy(t *Task, ref string) bool {
+// How closely a task id as an agent writes it names a task.
+const (
+	NamedNot      = 0
+	NamedByNumber = 1 // the number alone on either side: "42" for TASK-42, "TASK-42" for key 42
+	NamedExactly  = 2 // the native id, or the key in any case ("task-42" for TASK-42)
+)
+
+// NamedBy says how ref names t: exactly, by its number, or not at all. A
+// caller resolving ref takes the exact names first.
+func NamedBy(t *Task, ref string) int {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
-		return false
+		return NamedNot
 	}
-	key := t.DisplayKey()
-	if ref == t.ID || strings.EqualFold(ref, key) {
-		return true
+	key := strings.TrimSpace(t.DisplayKey())
+	if ref == strings.TrimSpace(t.ID) || strings.EqualFold(ref, key) {
+		return NamedExactly
 	}
-	return keyNumber(ref) != "" && keyNumber(ref) == keyNumber(key)
+	if n := keyNumber(ref); n != "" && n == keyNumber(key) {
+		return NamedByNumber
+	}
+	return NamedNot
 }
 
 // keyNumber is the number a key ends in ("42" of TASK-42 and of 42), ""

@@ -82,6 +82,9 @@ func (n *ntask) fail(err error) int {
 	if t := model.CurrentOf(err); t != nil {
 		out["task"] = ntaskTask(t)
 	}
+	if code == model.CodeNoTasks {
+		out["message"] = msg // where the binary's own answer (Next.swift) keeps it
+	}
 	_ = n.print(out)
 	return code.ExitStatusV1()
 }
@@ -235,7 +238,7 @@ func (n *ntask) agent() string {
 }
 
 // resolve finds the task an agent names: a native id, or the key in any
-// case, or its number alone (model.NamedBy).
+// case, or else its number alone (model.NamedBy).
 func resolve(ctx context.Context, src sources.Source, ref string) (*model.Task, error) {
 	ref = strings.TrimSpace(ref)
 	if err := model.CheckText("the task id", ref); err != nil {
@@ -256,8 +259,12 @@ func resolve(ctx context.Context, src sources.Source, ref string) (*model.Task, 
 		return nil, err
 	}
 	var found []*model.Task
+	best := model.NamedNot
 	for _, t := range d.Tasks {
-		if model.NamedBy(t, ref) {
+		switch how := model.NamedBy(t, ref); {
+		case how > best:
+			found, best = []*model.Task{t}, how
+		case how == best && how != model.NamedNot:
 			found = append(found, t)
 		}
 	}
@@ -284,7 +291,7 @@ func (n *ntask) held(ref string, t *model.Task) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if s.TaskID != ref && s.PageID != t.ID && !model.NamedBy(t, s.TaskID) {
+	if s.TaskID != ref && s.PageID != t.ID && model.NamedBy(t, s.TaskID) != model.NamedExactly {
 		return "", model.Errorf(model.CodeMisconfigured, "", "", "Lock state is for %s, not %s", s.TaskID, ref)
 	}
 	return s.LockToken, nil
