@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os/exec"
 	"strings"
@@ -27,6 +28,13 @@ type AlertOptions struct {
 // maxRing is the most alarms rung one by one at a time.
 const maxRing = 3
 
+// alarms are what has rung and what waits to ring.
+type alarms struct {
+	rang    map[uint64]model.Level // what has rung (ringKey), at which level
+	hash    maphash.Hash
+	ringing []Alarm // new alarms waiting for the next ring
+}
+
 // ringFrom is the lowest rung that rings: a stale claim alone is the
 // Stale view's business, not a page.
 const ringFrom = model.LevelUrgent
@@ -36,7 +44,7 @@ const ringFrom = model.LevelUrgent
 // needs no string built, compared or scanned by the collector. Two names
 // colliding would silence one alarm, at odds of about 2⁻⁶⁴ per pair.
 func (m *Model) ringKey(kind byte, a, b string) uint64 {
-	h := &m.ringHash
+	h := &m.alarms.hash
 	h.Reset()
 	h.WriteByte(kind)
 	h.WriteString(a)
@@ -47,36 +55,36 @@ func (m *Model) ringKey(kind byte, a, b string) uint64 {
 
 // watchLevel queues an alarm the first time a task reaches a ringing rung.
 func (m *Model) watchLevel(t *model.Task, lv model.Level) {
-	if lv < ringFrom || lv > model.LevelEscalated || m.paused || m.opts.Alert == nil {
+	if lv < ringFrom || lv > model.LevelEscalated || m.screen.paused || m.opts.Alert == nil {
 		return // nothing rings, so there is nothing to remember
 	}
 	k := m.ringKey('t', t.Source, t.ID)
-	if m.rang[k] >= lv {
+	if m.alarms.rang[k] >= lv {
 		return
 	}
-	m.rang[k] = lv
-	m.ringing = append(m.ringing, Alarm{Title: fmt.Sprintf("%s %s", t.DisplayKey(), strings.ToUpper(lv.String())),
+	m.alarms.rang[k] = lv
+	m.alarms.ringing = append(m.alarms.ringing, Alarm{Title: fmt.Sprintf("%s %s", t.DisplayKey(), strings.ToUpper(lv.String())),
 		Body: fmt.Sprintf("%s on %s, held by %s", theme.Safe(t.Title), t.Source, t.Claim.Name)})
 }
 
 // watchDown queues an alarm the first time a node is seen DOWN.
 func (m *Model) watchDown(node string) {
 	k := m.ringKey('n', node, "")
-	if m.paused || m.opts.Alert == nil || m.rang[k] > 0 {
+	if m.screen.paused || m.opts.Alert == nil || m.alarms.rang[k] > 0 {
 		return
 	}
-	m.rang[k] = model.LevelEscalated
-	m.ringing = append(m.ringing, Alarm{Title: "node " + node + " DOWN", Body: "its claims are stale"})
+	m.alarms.rang[k] = model.LevelEscalated
+	m.alarms.ringing = append(m.alarms.ringing, Alarm{Title: "node " + node + " DOWN", Body: "its claims are stale"})
 }
 
 // ring hands the queued alarms to Options.Alert off the UI loop.
 func (m *Model) ring() tea.Cmd {
-	if len(m.ringing) == 0 || m.opts.Alert == nil {
-		m.ringing = m.ringing[:0]
+	if len(m.alarms.ringing) == 0 || m.opts.Alert == nil {
+		m.alarms.ringing = m.alarms.ringing[:0]
 		return nil
 	}
-	alarms, alert := m.ringing, m.opts.Alert
-	m.ringing = nil
+	alarms, alert := m.alarms.ringing, m.opts.Alert
+	m.alarms.ringing = nil
 	if len(alarms) > maxRing {
 		// A dashboard opened on a bad night rings once, not per task.
 		alarms = []Alarm{{Title: fmt.Sprintf("%d new alarms", len(alarms)), Body: alarms[0].Title + " and more: see the top bar"}}

@@ -49,11 +49,11 @@ func archiveQuery(f model.Filter) *sources.ArchiveQuery {
 // askArchive brings the history a kept filter asks for, or lets go of it
 // when the filter no longer does. The backends are read off the UI loop.
 func (m *Model) askArchive() tea.Cmd {
-	q := archiveQuery(m.flt)
-	if q == nil && !m.archiveAsked {
+	q := archiveQuery(m.board.flt)
+	if q == nil && !m.input.archiveAsked {
 		return nil
 	}
-	m.archiveAsked = q != nil
+	m.input.archiveAsked = q != nil
 	if q != nil {
 		m.note("reading finished tasks older than the window…")
 	}
@@ -69,7 +69,7 @@ func (m *Model) archiveDone(msg archiveMsg) {
 	switch {
 	case msg.err != nil:
 		m.fail("reading history: " + msg.err.Error())
-	case m.archiveAsked:
+	case m.input.archiveAsked:
 		m.note("")
 	}
 }

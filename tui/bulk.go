@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -15,130 +16,55 @@ import (
 	"github.com/claimdeck/claimdeck/theme"
 )
 
-// toggleMark marks the task under the cursor, or unmarks it, and moves on.
-func (m *Model) toggleMark() {
-	t := m.selected()
-	if t == nil {
-		return
-	}
-	if _, ok := m.marks[t.Ref()]; ok {
-		delete(m.marks, t.Ref())
-	} else {
-		m.marks[t.Ref()] = t
-		m.markFrom = t.Ref()
-	}
-	m.move(1)
-}
-
-// markRange marks every task shown from the last one marked to the cursor,
-// both included, and makes the cursor's task the next range's start.
-func (m *Model) markRange() {
-	t := m.selected()
-	if t == nil {
-		return
-	}
-	p := m.pane()
-	from := slices.IndexFunc(p.shown, func(r row) bool { return r.t.Ref() == m.markFrom })
-	if from < 0 {
-		m.fail("no mark to range from here: space marks where a range starts")
-		return
-	}
-	lo, hi := min(from, p.grid.cursor), max(from, p.grid.cursor)
-	for _, r := range p.shown[lo : hi+1] {
-		m.marks[r.t.Ref()] = r.t
-	}
-	m.markFrom = t.Ref()
-	m.note(strconv.Itoa(len(m.marks)) + " marked · esc clears")
-	m.syncKeys()
-}
-
-// markShown marks every task the view shows through the filter.
-func (m *Model) markShown() {
-	p := m.pane()
-	if p.kind == nodesView || p.kind == activityView {
-		return
-	}
-	for _, r := range p.shown {
-		m.marks[r.t.Ref()] = r.t
-	}
-	m.note(strconv.Itoa(len(m.marks)) + " marked · esc clears")
-	m.syncKeys()
-}
-
-// marked are the marked tasks in the order of the view on screen, then
-// those the view no longer shows.
-func (m *Model) marked() []*model.Task {
-	out := make([]*model.Task, 0, len(m.marks))
-	seen := make(map[string]bool, len(m.marks))
-	for _, r := range m.pane().shown {
-		if t, ok := m.marks[r.t.Ref()]; ok {
-			out = append(out, t)
-			seen[r.t.Ref()] = true
-		}
-	}
-	for ref, t := range m.marks {
-		if !seen[ref] {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// startBulk opens the preview of an action on the marked tasks.
+// startBulk asks what a bulk action on the marked tasks needs (the reason,
+// a hand-off's target); the preview follows, judged with it.
 func (m *Model) startBulk(a model.Action) {
-	tasks := m.marked()
-	req := sources.Request{Action: a}
-	d := &bulkDialog{req: req, tasks: tasks, preview: m.hub.PreviewBulk(req, tasks), reason: &lineEdit{limit: 500}}
+	d := &bulkDialog{req: sources.Request{Action: a}, tasks: m.board.marked(), reason: &lineEdit{limit: 500}}
 	if a == model.ActionHandoff {
-		d.agents = m.knownAgents()
+		d.agents = m.board.knownAgents(m.opts.Agents)
 	}
 	m.push(d)
 }
 
-// bulkDialog shows what a bulk action would do, asks for one reason (and a
-// hand-off's target), then y/N.
+// bulkDialog asks for one reason (and a hand-off's target), then shows
+// what the action would do with them, then y/N.
 type bulkDialog struct {
 	req     sources.Request
 	tasks   []*model.Task
-	preview sources.BulkPreview
+	preview *sources.BulkPreview // judged once the reason is given
 	reason  *lineEdit
 	agents  []string
 	agent   int
-	confirm bool
 	problem string
+	refused []sources.BulkTask // as the last preview judged them
 }
 
-func (d *bulkDialog) hint() string {
-	if d.confirm {
-		return "y do it · any other key cancels: nothing is done"
+func (d *bulkDialog) hint(k KeyMap) string {
+	if d.preview != nil {
+		return hintOf([]key.Binding{k.Yes}, "any other key cancels: nothing is done")
 	}
-	return "type the reason · enter continue · esc back: nothing is done"
+	if len(d.agents) > 0 {
+		return hintOf([]key.Binding{k.Pick, k.Submit, k.Back})
+	}
+	return hintOf([]key.Binding{k.Submit, k.Back}, "type the reason")
 }
 
-func (d *bulkDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
-	if d.confirm {
-		m.pop()
-		if msg.String() != "y" && msg.String() != "Y" {
-			m.note(fmt.Sprintf("%s of %d marked: nothing done", d.req.Action, len(d.tasks)))
-			return nil
+func (d *bulkDialog) typing() bool { return d.preview == nil }
+
+func (d *bulkDialog) update(m *Model, msg tea.KeyMsg) action {
+	nothing := action{close: true, note: fmt.Sprintf("%s of %d marked: nothing done", d.req.Action, len(d.tasks))}
+	if d.preview != nil {
+		if key.Matches(msg, m.keys.Yes) {
+			return action{close: true, bulk: &bulkStart{preview: *d.preview, req: d.request()}}
 		}
-		return m.runBulk(d.preview, d.request())
+		return nothing
 	}
 	switch msg.Type {
 	case tea.KeyEsc:
-		m.pop()
-		m.note(fmt.Sprintf("%s of %d marked: nothing done", d.req.Action, len(d.tasks)))
-		return nil
+		return nothing
 	case tea.KeyEnter:
-		switch {
-		case len(d.preview.Apply) == 0:
-			d.problem = "nothing to apply: every marked task would be refused"
-		case strings.TrimSpace(d.reason.Value()) == "":
-			d.problem = "a reason is required"
-		default:
-			d.confirm = true
-		}
-		return nil
+		d.judge(m)
+		return action{}
 	case tea.KeyLeft, tea.KeyRight:
 		if len(d.agents) > 0 {
 			step := 1
@@ -146,13 +72,30 @@ func (d *bulkDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 				step = len(d.agents) - 1
 			}
 			d.agent = (d.agent + step) % len(d.agents)
-			return nil
+			return action{}
 		}
 	}
 	if d.reason.Update(msg) {
 		d.problem = ""
 	}
-	return nil
+	return action{}
+}
+
+// judge previews the action with the reason given: on to y/N when some
+// task would be applied to, else it says why not and waits.
+func (d *bulkDialog) judge(m *Model) {
+	req := d.request()
+	if req.Reason == "" {
+		d.problem = "a reason is required" // one line in the journal for many overrides
+		return
+	}
+	p := m.hub.PreviewBulk(req, d.tasks)
+	d.refused = p.Refused
+	if len(p.Apply) == 0 {
+		d.problem = "nothing to apply: every marked task would be refused"
+		return
+	}
+	d.preview, d.problem = &p, ""
 }
 
 func (d *bulkDialog) request() sources.Request {
@@ -193,30 +136,38 @@ func cmpKey(b sources.BulkTask) string {
 
 func (d *bulkDialog) view(m *Model, width, height int) string {
 	st := m.styles
-	p := d.preview
-	var per []string
-	for name, n := range p.Sources {
-		per = append(per, fmt.Sprintf("%s %d", name, n))
+	per := map[string]int{}
+	for _, t := range d.tasks {
+		per[t.Source]++
 	}
-	slices.Sort(per)
+	var names []string
+	for name, n := range per {
+		names = append(names, fmt.Sprintf("%s %d", name, n))
+	}
+	slices.Sort(names)
 	lines := []string{
-		st.DialogTitle.Render(fmt.Sprintf("%s %d marked tasks?", actionTitles[d.req.Action], p.Count)),
+		st.DialogTitle.Render(fmt.Sprintf("%s %d marked tasks?", actionTitles[d.req.Action], len(d.tasks))),
 		"",
-		field(st, "sources", theme.Safe(strings.Join(per, " · "))),
-		field(st, "apply to", strconv.Itoa(len(p.Apply))+", each only if still as seen"),
-		field(st, "refused", strconv.Itoa(len(p.Refused))),
+		field(st, "sources", theme.Safe(strings.Join(names, " · "))),
 	}
-	lines = append(lines, bulkLines(st, "refused:", p.Refused, 6)...)
-	lines = append(lines, "")
 	if len(d.agents) > 0 {
 		lines = append(lines, field(st, "to", "‹ "+theme.Safe(d.agents[d.agent])+" ›"))
 	}
-	lines = append(lines, field(st, "reason", d.reason.View(min(width-4, 76)-11, !d.confirm, "")))
+	lines = append(lines, field(st, "reason", d.reason.View(min(width-4, 76)-11, d.preview == nil, "")))
+	if p := d.preview; p != nil {
+		lines = append(lines, "",
+			field(st, "apply to", strconv.Itoa(len(p.Apply))+", each only if still as seen"),
+			field(st, "refused", strconv.Itoa(len(p.Refused))))
+		lines = append(lines, bulkLines(st, "refused:", p.Refused, 6)...)
+		lines = append(lines, "", fmt.Sprintf("Apply to %d tasks, one by one? ", len(p.Apply))+st.Key.Render("[y/N]"))
+	} else {
+		lines = append(lines, "", st.Muted.Render("enter: see what would be applied and refused, with this reason"))
+	}
 	if d.problem != "" {
 		lines = append(lines, "", st.Danger.Render(d.problem))
-	}
-	if d.confirm {
-		lines = append(lines, "", fmt.Sprintf("Apply to %d tasks, one by one? ", len(p.Apply))+st.Key.Render("[y/N]"))
+		if d.preview == nil {
+			lines = append(lines, bulkLines(st, "refused:", d.refused, 6)...)
+		}
 	}
 	return box(st, lines, width, height)
 }
@@ -239,8 +190,8 @@ type (
 func (m *Model) runBulk(p sources.BulkPreview, req sources.Request) tea.Cmd {
 	ctx, stop := context.WithCancel(context.Background())
 	run := &bulkRun{action: req.Action, total: len(p.Apply), stop: stop, events: make(chan tea.Msg, 1)}
-	m.bulk = run
-	m.marks = map[string]*model.Task{}
+	m.work.bulk = run
+	m.board.marks = map[string]*model.Task{}
 	h := m.hub
 	go func() {
 		s := h.ApplyBulk(ctx, p, req, func(done, total int) {
@@ -256,21 +207,21 @@ func (m *Model) runBulk(p sources.BulkPreview, req sources.Request) tea.Cmd {
 }
 
 func (m *Model) waitBulk() tea.Cmd {
-	events := m.bulk.events
+	events := m.work.bulk.events
 	return func() tea.Msg { return <-events }
 }
 
 // bulkStep takes a bulk action's progress or its end.
 func (m *Model) bulkStep(msg tea.Msg) tea.Cmd {
-	if m.bulk == nil {
+	if m.work.bulk == nil {
 		return nil
 	}
 	switch msg := msg.(type) {
 	case bulkProgressMsg:
-		m.bulk.done, m.bulk.total = msg.done, msg.total
+		m.work.bulk.done, m.work.bulk.total = msg.done, msg.total
 		return m.waitBulk()
 	case bulkDoneMsg:
-		m.bulk = nil
+		m.work.bulk = nil
 		m.bulkDone(msg.summary)
 	}
 	return nil
@@ -291,7 +242,7 @@ func (m *Model) bulkDone(s sources.BulkSummary) {
 		what += " (" + strings.Join(named, ", ") + ")"
 	}
 	failed := s.Err() != nil
-	m.addActivity(activity{At: m.now(), Task: "bulk", Actor: m.hub.Actor(), What: what, Human: true, Failed: failed})
+	m.board.addActivity(activity{At: m.now(), Task: "bulk", Actor: m.hub.Actor(), What: what, Human: true, Failed: failed})
 	if failed {
 		m.fail(what)
 	} else {
@@ -305,7 +256,7 @@ func (m *Model) bulkDone(s sources.BulkSummary) {
 	// Reasons are wrapped, not cut: what changed is the point of a refusal.
 	var wrapped []string
 	for _, l := range lines {
-		wrapped = append(wrapped, strings.Split(ansi.Wordwrap(l, max(m.width-6, 20), " "), "\n")...)
+		wrapped = append(wrapped, strings.Split(ansi.Wordwrap(l, max(m.screen.width-6, 20), " "), "\n")...)
 	}
 	lines = wrapped
 	m.push(&detailDialog{title: actionTitles[s.Action] + " summary", lines: lines})
@@ -314,7 +265,7 @@ func (m *Model) bulkDone(s sources.BulkSummary) {
 
 // bulkBar is the banner of a bulk action under way.
 func (m *Model) bulkBar() string {
-	b := m.bulk
+	b := m.work.bulk
 	width := 20
 	filled := 0
 	if b.total > 0 {

@@ -15,14 +15,14 @@ func TestBulkReleaseOfMarkedStaleClaims(t *testing.T) {
 	r := newRig(t)
 	r.size(120, 40)
 	r.press("3", "*")
-	if len(r.m.marks) != 3 || !strings.Contains(r.screen(), "✓ ") {
-		t.Fatalf("* marked %d, want the 3 stale claims shown:\n%s", len(r.m.marks), r.screen())
+	if len(r.m.board.marks) != 3 || !strings.Contains(r.screen(), "✓ ") {
+		t.Fatalf("* marked %d, want the 3 stale claims shown:\n%s", len(r.m.board.marks), r.screen())
 	}
 	r.press("r")
 	screen := r.screen()
-	for _, want := range []string{"Force-release 3 marked tasks?", "prod 2 · staging 1", "apply to", "3, each only if still as seen"} {
+	for _, want := range []string{"Force-release 3 marked tasks?", "prod 2 · staging 1"} {
 		if !strings.Contains(screen, want) {
-			t.Fatalf("the preview lacks %q:\n%s", want, screen)
+			t.Fatalf("the dialog lacks %q:\n%s", want, screen)
 		}
 	}
 	r.press("enter")
@@ -31,6 +31,11 @@ func TestBulkReleaseOfMarkedStaleClaims(t *testing.T) {
 	}
 	r.typeText("node lost")
 	r.press("enter")
+	for _, want := range []string{"apply to", "3, each only if still as seen", "[y/N]"} {
+		if !strings.Contains(r.screen(), want) {
+			t.Fatalf("the preview lacks %q:\n%s", want, r.screen())
+		}
+	}
 	seen, err := r.prod.Get(t.Context(), "5")
 	if err != nil {
 		t.Fatal(err)
@@ -64,8 +69,8 @@ func TestBulkReleaseOfMarkedStaleClaims(t *testing.T) {
 	if acts := r.m.pane().acts; len(acts) == 0 || !strings.Contains(acts[0].What, "force-release of 3: 2 applied, 1 refused, 0 failed (TASK-5)") {
 		t.Fatalf("the summary is not kept in Activity: %+v", acts)
 	}
-	if len(r.m.marks) != 0 {
-		t.Fatalf("marks outlived the action: %d", len(r.m.marks))
+	if len(r.m.board.marks) != 0 {
+		t.Fatalf("marks outlived the action: %d", len(r.m.board.marks))
 	}
 }
 
@@ -76,19 +81,19 @@ func TestMarksToggleAndEscClearsThem(t *testing.T) {
 	r.press("/")
 	r.typeText("task")
 	r.press("enter", "space", "space")
-	if len(r.m.marks) != 2 {
-		t.Fatalf("two spaces marked %d", len(r.m.marks))
+	if len(r.m.board.marks) != 2 {
+		t.Fatalf("two spaces marked %d", len(r.m.board.marks))
 	}
 	r.press("up", "space")
-	if len(r.m.marks) != 1 {
-		t.Fatalf("space on a marked task left %d marks, want 1", len(r.m.marks))
+	if len(r.m.board.marks) != 1 {
+		t.Fatalf("space on a marked task left %d marks, want 1", len(r.m.board.marks))
 	}
 	r.press("esc")
-	if len(r.m.marks) != 0 || r.m.filter.Value() != "task" {
-		t.Fatalf("esc: %d marks, filter %q; want the marks cleared and the filter kept", len(r.m.marks), r.m.filter.Value())
+	if len(r.m.board.marks) != 0 || r.m.input.filter.Value() != "task" {
+		t.Fatalf("esc: %d marks, filter %q; want the marks cleared and the filter kept", len(r.m.board.marks), r.m.input.filter.Value())
 	}
 	r.press("esc")
-	if r.m.filter.Value() != "" {
+	if r.m.input.filter.Value() != "" {
 		t.Fatal("a second esc must clear the filter")
 	}
 }
@@ -100,11 +105,11 @@ func TestBulkOnReadOnlyIsRefusedInThePreview(t *testing.T) {
 	r.size(120, 40)
 	r.selectKey(queueView, "A-1")
 	r.press("space", "x")
+	r.typeText("dup")
+	r.press("enter")
 	if !strings.Contains(r.screen(), `source "archive" is read-only`) {
 		t.Fatalf("the preview does not refuse the read-only task:\n%s", r.screen())
 	}
-	r.typeText("dup")
-	r.press("enter")
 	if !strings.Contains(r.screen(), "nothing to apply") {
 		t.Fatalf("a preview with nothing to apply went on:\n%s", r.screen())
 	}
@@ -116,18 +121,18 @@ func TestBulkOnReadOnlyIsRefusedInThePreview(t *testing.T) {
 func TestCtrlSpaceMarksARange(t *testing.T) {
 	r := newRig(t)
 	r.press("7", "ctrl+space")
-	if len(r.m.marks) != 0 || !strings.Contains(r.screen(), "no mark to range from here") {
-		t.Fatalf("ctrl-space without a mark: %d marks\n%s", len(r.m.marks), r.screen())
+	if len(r.m.board.marks) != 0 || !strings.Contains(r.screen(), "no mark to range from here") {
+		t.Fatalf("ctrl-space without a mark: %d marks\n%s", len(r.m.board.marks), r.screen())
 	}
 	r.press("down", "space", "down", "down", "ctrl+space")
 	shown := r.m.pane().shown
 	want := func(rows ...int) {
 		t.Helper()
-		if len(r.m.marks) != len(rows) {
-			t.Fatalf("%d marked, want rows %v", len(r.m.marks), rows)
+		if len(r.m.board.marks) != len(rows) {
+			t.Fatalf("%d marked, want rows %v", len(r.m.board.marks), rows)
 		}
 		for _, i := range rows {
-			if _, ok := r.m.marks[shown[i].t.Ref()]; !ok {
+			if _, ok := r.m.board.marks[shown[i].t.Ref()]; !ok {
 				t.Fatalf("row %d is not marked; want rows %v", i, rows)
 			}
 		}

@@ -49,36 +49,36 @@ func commands() []string {
 func (m *Model) commandKey(msg tea.KeyMsg) tea.Cmd {
 	switch msg.Type {
 	case tea.KeyEsc:
-		m.commanding = false
-		m.cmdline.SetValue("")
+		m.input.commanding = false
+		m.input.cmdline.SetValue("")
 	case tea.KeyEnter:
-		line := strings.TrimSpace(m.cmdline.Value())
-		m.commanding = false
-		m.cmdline.SetValue("")
+		line := strings.TrimSpace(m.input.cmdline.Value())
+		m.input.commanding = false
+		m.input.cmdline.SetValue("")
 		if line == "" {
 			return nil
 		}
-		if n := len(m.cmdHistory); n == 0 || m.cmdHistory[n-1] != line {
-			m.cmdHistory = append(m.cmdHistory, line)
+		if n := len(m.input.cmdHistory); n == 0 || m.input.cmdHistory[n-1] != line {
+			m.input.cmdHistory = append(m.input.cmdHistory, line)
 		}
-		m.cmdAt = len(m.cmdHistory)
+		m.input.cmdAt = len(m.input.cmdHistory)
 		return m.runCommand(line)
 	case tea.KeyTab:
-		m.cmdline.SetValue(m.complete(m.cmdline.Value()))
+		m.input.cmdline.SetValue(m.complete(m.input.cmdline.Value()))
 	case tea.KeyUp, tea.KeyDown:
 		step := -1
 		if msg.Type == tea.KeyDown {
 			step = 1
 		}
-		at := min(max(m.cmdAt+step, 0), len(m.cmdHistory))
-		m.cmdAt = at
-		if at == len(m.cmdHistory) {
-			m.cmdline.SetValue("")
+		at := min(max(m.input.cmdAt+step, 0), len(m.input.cmdHistory))
+		m.input.cmdAt = at
+		if at == len(m.input.cmdHistory) {
+			m.input.cmdline.SetValue("")
 		} else {
-			m.cmdline.SetValue(m.cmdHistory[at])
+			m.input.cmdline.SetValue(m.input.cmdHistory[at])
 		}
 	default:
-		m.cmdline.Update(msg)
+		m.input.cmdline.Update(msg)
 	}
 	return nil
 }
@@ -100,14 +100,14 @@ func (m *Model) complete(line string) string {
 			word = words[1]
 		}
 		cands = []string{"all"}
-		for _, s := range m.snap.Sources {
+		for _, s := range m.board.snap.Sources {
 			cands = append(cands, s.Name)
 		}
 	case words[0] == "load" && len(words) <= 2:
 		if len(words) == 2 {
 			word = words[1]
 		}
-		cands = slices.Sorted(maps.Keys(m.filters))
+		cands = slices.Sorted(maps.Keys(m.input.filters))
 	default:
 		return line
 	}
@@ -144,12 +144,12 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	}
 	switch word {
 	case "q", "quit":
-		m.quitting = true
+		m.screen.quitting = true
 		return tea.Quit
 	case "help":
 		m.push(&helpDialog{})
 	case "filter":
-		m.filter.SetValue(arg)
+		m.input.filter.SetValue(arg)
 		m.refilter()
 	case "source":
 		m.scopeTo(arg)
@@ -183,10 +183,10 @@ func (m *Model) runCommand(line string) tea.Cmd {
 // scopeTo narrows every view to one source, or widens them again (all).
 func (m *Model) scopeTo(name string) {
 	if name == "" || name == "all" {
-		m.scope = ""
+		m.board.scope = ""
 	} else {
 		var names []string
-		for _, s := range m.snap.Sources {
+		for _, s := range m.board.snap.Sources {
 			names = append(names, s.Name)
 		}
 		if !slices.Contains(names, name) {
@@ -197,9 +197,9 @@ func (m *Model) scopeTo(name string) {
 			m.fail(msg)
 			return
 		}
-		m.scope = name
+		m.board.scope = name
 	}
-	for _, p := range m.panes {
+	for _, p := range m.board.panes {
 		p.unfiltered = true
 	}
 	m.freshen(m.pane())

@@ -13,23 +13,23 @@ func TestCommandLineNavigates(t *testing.T) {
 	r.press(":")
 	r.typeText("leases")
 	r.press("enter")
-	if r.m.active != leasesView {
-		t.Fatalf(":leases shows view %d", r.m.active)
+	if r.m.board.active != leasesView {
+		t.Fatalf(":leases shows view %d", r.m.board.active)
 	}
 	r.press(":")
 	r.typeText("stal")
 	r.press("tab")
-	if got := r.m.cmdline.Value(); got != "stale " {
+	if got := r.m.input.cmdline.Value(); got != "stale " {
 		t.Fatalf("tab completed stal to %q, want the one command it starts", got)
 	}
 	r.press("enter")
-	if r.m.active != staleView {
-		t.Fatalf(":stale shows view %d", r.m.active)
+	if r.m.board.active != staleView {
+		t.Fatalf(":stale shows view %d", r.m.board.active)
 	}
 	r.press(":")
 	r.typeText("qeue")
 	r.press("enter")
-	if !strings.Contains(r.screen(), "unknown command :qeue — did you mean :queue?") || r.m.active != staleView {
+	if !strings.Contains(r.screen(), "unknown command :qeue — did you mean :queue?") || r.m.board.active != staleView {
 		t.Fatalf("an unknown word:\n%s", r.screen())
 	}
 }
@@ -44,20 +44,20 @@ func TestCommandLineHistory(t *testing.T) {
 		r.press("enter")
 	}
 	r.press(":", "up")
-	if got := r.m.cmdline.Value(); got != "filter tls" {
+	if got := r.m.input.cmdline.Value(); got != "filter tls" {
 		t.Fatalf("up: %q", got)
 	}
 	r.press("up")
-	if got := r.m.cmdline.Value(); got != "nodes" {
+	if got := r.m.input.cmdline.Value(); got != "nodes" {
 		t.Fatalf("up twice: %q", got)
 	}
 	r.press("down", "down")
-	if got := r.m.cmdline.Value(); got != "" {
+	if got := r.m.input.cmdline.Value(); got != "" {
 		t.Fatalf("down past the newest: %q", got)
 	}
 	r.press("esc")
-	if r.m.commanding || r.m.filter.Value() != "tls" {
-		t.Fatalf("esc left the line open (%v) or :filter did not set the filter (%q)", r.m.commanding, r.m.filter.Value())
+	if r.m.input.commanding || r.m.input.filter.Value() != "tls" {
+		t.Fatalf("esc left the line open (%v) or :filter did not set the filter (%q)", r.m.input.commanding, r.m.input.filter.Value())
 	}
 }
 
@@ -70,7 +70,7 @@ func TestSourceScopesEveryView(t *testing.T) {
 	r.press(":")
 	r.typeText("source st")
 	r.press("tab")
-	if got := r.m.cmdline.Value(); got != "source staging " {
+	if got := r.m.input.cmdline.Value(); got != "source staging " {
 		t.Fatalf("tab completed the source to %q", got)
 	}
 	r.press("enter")
@@ -84,7 +84,7 @@ func TestSourceScopesEveryView(t *testing.T) {
 	r.press(":")
 	r.typeText("source prd")
 	r.press("enter")
-	if !strings.Contains(r.screen(), "no such source — did you mean prod?") || r.m.scope != "staging" {
+	if !strings.Contains(r.screen(), "no such source — did you mean prod?") || r.m.board.scope != "staging" {
 		t.Fatalf("a misspelt source:\n%s", r.screen())
 	}
 	r.press(":")

@@ -2,6 +2,10 @@ package tui
 
 import (
 	"context"
+	"fmt"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
 	"slices"
 	"strings"
 
@@ -21,6 +25,9 @@ type taskDialog struct {
 	last       *model.Task   // the task as last seen, should it leave the snapshot
 	trail      []model.Event // the source's full trail, once fetched
 	trailErr   string
+	// offers says which of taskActions can apply to the task as last
+	// drawn: only those are offered.
+	offers []bool
 }
 
 // trailMsg carries a task read afresh for its detail.
@@ -30,9 +37,18 @@ type trailMsg struct {
 	err        error
 }
 
-func (d *taskDialog) hint() string {
-	return "c claim · r release · x cancel · h hand off · y copy id · ↑/↓ scroll · esc close"
+// hint offers the actions that can apply to the task as it stands, by
+// the keys they are bound to.
+func (d *taskDialog) hint(k KeyMap) string {
+	k.setActions(d.offers)
+	var bs []key.Binding
+	for _, b := range k.actionKeys() {
+		bs = append(bs, *b)
+	}
+	return hintOf(append(bs, k.Copy), keyName(k.Up)+"/"+keyName(k.Down)+" scroll", keyName(k.Close)+" close")
 }
+
+func (d *taskDialog) typing() bool { return false }
 
 // openTask pushes a task's detail and fetches its full trail.
 func (m *Model) openTask(t *model.Task) tea.Cmd {
@@ -59,55 +75,26 @@ func (m *Model) gotTrail(msg trailMsg) {
 	}
 }
 
-// find is the task with this source and id in the snapshot, or nil.
-func (m *Model) find(source, id string) *model.Task {
-	for _, t := range m.all {
-		if t.ID == id && t.Source == source {
-			return t
-		}
-	}
-	return nil
-}
-
-// findKey is the task with this source and display key (or id), or nil.
-func (m *Model) findKey(source, key string) *model.Task {
-	for _, t := range m.all {
-		if t.Source == source && (t.DisplayKey() == key || t.ID == key) {
-			return t
-		}
-	}
-	return nil
-}
-
 // task is the detail's task as the snapshot has it now.
 func (d *taskDialog) task(m *Model) *model.Task {
-	if t := m.find(d.source, d.id); t != nil {
+	if t := m.board.find(d.source, d.id); t != nil {
 		d.last = t
 	}
 	return d.last
 }
 
-func (d *taskDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
+func (d *taskDialog) update(m *Model, msg tea.KeyMsg) action {
 	t := d.task(m)
-	m.keys.setActions(!m.readOnly(t.Source))
-	defer m.syncKeys()
 	k := m.keys
-	for _, a := range []struct {
-		b      key.Binding
-		action model.Action
-	}{{k.Claim, model.ActionTakeover}, {k.Release, model.ActionForceRelease}, {k.Cancel, model.ActionCancel}, {k.Handoff, model.ActionHandoff}} {
-		if key.Matches(msg, a.b) {
-			m.startActionOn(t, a.action)
-			return nil
-		}
-		if m.readOnlyKey(msg, a.b) {
-			return nil
+	for _, ta := range taskActions {
+		if slices.Contains(ta.binding(&k).Keys(), msg.String()) {
+			return action{start: &startAction{task: t, action: ta.action}}
 		}
 	}
 	if key.Matches(msg, k.Copy) {
-		return m.copyID(t)
+		return action{copy: t}
 	}
-	d.refresh(m, m.width) // scrolling needs the lines as they are now
+	d.refresh(m, m.screen.width) // scrolling needs the lines as they are now
 	return d.detailDialog.update(m, msg)
 }
 
@@ -115,7 +102,7 @@ func (d *taskDialog) refresh(m *Model, width int) {
 	t := *d.task(m)
 	t.History = model.MergeHistory(t.History, d.trail)
 	d.title = t.DisplayKey() + " · " + t.Source
-	d.lines = m.withFamily(&t, taskDetail(&t, m.now(), m.pace, m.snap.Policy, m.snap.Classify(&t, m.now()), m.loc, width))
+	d.lines = m.withFamily(&t, taskDetail(&t, m.now(), m.pace, m.board.snap.Policy, m.board.snap.Classify(&t, m.now()), m.loc, width))
 	if d.trailErr != "" {
 		d.lines = append(d.lines, "", "full history unavailable: "+theme.Safe(d.trailErr))
 	}
@@ -123,6 +110,7 @@ func (d *taskDialog) refresh(m *Model, width int) {
 
 func (d *taskDialog) view(m *Model, width, height int) string {
 	d.refresh(m, width)
+	d.offers = m.offers(d.last, false)
 	return d.detailDialog.view(m, width, height)
 }
 
@@ -135,24 +123,29 @@ type nodeDialog struct {
 	sel   int
 }
 
-func (d *nodeDialog) hint() string { return "↑/↓ pick a task · enter open it · esc close" }
+func (d *nodeDialog) hint(k KeyMap) string {
+	return hintOf([]key.Binding{k.Up, k.Down}, "enter open the task", "esc close")
+}
 
-func (d *nodeDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
-	switch msg.String() {
-	case "up", "k":
+func (d *nodeDialog) typing() bool { return false }
+
+func (d *nodeDialog) update(m *Model, msg tea.KeyMsg) action {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Up):
 		d.sel = max(d.sel-1, 0)
-	case "down", "j":
+	case key.Matches(msg, k.Down):
 		d.sel = min(d.sel+1, max(len(d.tasks)-1, 0))
-	case "enter":
+	case key.Matches(msg, k.Detail):
 		if d.sel < len(d.tasks) {
-			return m.openTask(d.tasks[d.sel])
+			return action{open: d.tasks[d.sel]}
 		}
-		m.pop()
+		return action{close: true}
 	default:
 		d.lines = nodeDetail(d.node, d.tasks, d.sel, m.now(), m.loc)
 		return d.detailDialog.update(m, msg)
 	}
-	return nil
+	return action{}
 }
 
 func (d *nodeDialog) view(m *Model, width, height int) string {
@@ -165,16 +158,6 @@ func (d *nodeDialog) view(m *Model, width, height int) string {
 	return d.detailDialog.view(m, width, height)
 }
 
-// readOnlyKey says "read-only" for an action key that is switched off,
-// so a key press is never met with silence.
-func (m *Model) readOnlyKey(msg tea.KeyMsg, b key.Binding) bool {
-	if b.Enabled() || !slices.Contains(b.Keys(), msg.String()) {
-		return false
-	}
-	m.fail(b.Help().Desc + ": read-only — actions are off for this source")
-	return true
-}
-
 // copyID puts the task's id on the clipboard through the terminal (OSC 52),
 // only when asked.
 func (m *Model) copyID(t *model.Task) tea.Cmd {
@@ -185,4 +168,135 @@ func (m *Model) copyID(t *model.Task) tea.Cmd {
 	m.note("copied " + t.ID)
 	id, put := t.ID, m.opts.Copy
 	return func() tea.Msg { put(id); return nil }
+}
+
+// taskDetail lists every field of a task and its history; the title is
+// wrapped in full to the width.
+func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.Classification, loc *time.Location, width int) []string {
+	when := func(at time.Time) string {
+		if at.IsZero() {
+			return "—"
+		}
+		if pc.sped() {
+			return pc.at(at, now, loc, "")
+		}
+		if at.After(now) {
+			return at.In(loc).Format("2006-01-02 15:04:05") + " (in " + pc.span(at.Sub(now)) + ")"
+		}
+		return at.In(loc).Format("2006-01-02 15:04:05") + " (" + pc.ago(at, now) + " ago)"
+	}
+	token := "—"
+	if t.Claim.Token != "" {
+		// Enough to tell two tokens apart, not enough to write with.
+		token = ansi.Truncate(t.Claim.Token, 8, "…")
+	}
+	kv := [][2]string{
+		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", ""},
+		{"state", t.State.String() + " (raw " + orDash(t.RawStatus) + ")"},
+		{"class", t.Class.String()}, {"priority", orDash(model.PriorityName(t.Priority))},
+		{"created", when(t.CreatedAt)}, {"edited", when(t.EditedAt)},
+		{"holder", orDash(t.Claim.Holder.String())}, {"agent", orDash(t.Claim.Name)},
+		{"run", orDash(t.Claim.RunID)}, {"node", orDash(t.Claim.Node)}, {"lock token", token},
+		{"claimed", when(t.Claim.ClaimedAt)}, {"heartbeat", when(t.Claim.HeartbeatAt)},
+		{"expires", when(t.Claim.Expires)},
+	}
+	if !t.Claim.Expires.IsZero() {
+		kv = append(kv, [2]string{"left", pc.clock(model.Remaining(t, now))})
+	}
+	kv = append(kv,
+		[2]string{"lease", model.Health(t, now, p).String()},
+		[2]string{"escalation", orDash(c.Level.String())},
+		[2]string{"standing", orDash(c.Reason)},
+		[2]string{"recorded", orDash(t.Escalated.String())},
+	)
+	if r := t.Reservation; r != nil && r.For != "" {
+		kv = append(kv, [2]string{"reserved", fmt.Sprintf("for %s until %s by %s, %s: %s",
+			r.For, when(r.Until), orDash(r.By), orDash(r.Priority), orDash(r.Reason))})
+	}
+	kv = append(kv,
+		[2]string{"reason", orDash(theme.Safe(t.Reason))}, [2]string{"unblock", orDash(theme.Safe(t.UnblockAction()))},
+		[2]string{"next check", when(t.NextCheckAt())}, [2]string{"artifacts", orDash(theme.Safe(t.Artifacts))},
+		[2]string{"subtasks", fmt.Sprintf("%d open", t.OpenSubtasks)}, [2]string{"version", orDash(t.Version)},
+	)
+	if t.Problem != "" {
+		kv = append(kv, [2]string{"PROBLEM", theme.Safe(t.Problem)})
+	}
+	out := fieldLines(kv, t.Title, width)
+	if t.Description != "" {
+		out = append(out, "", "description")
+		out = append(out, strings.Split(ansi.Wordwrap(t.Description, 76, ""), "\n")...)
+	}
+	return append(out, historyLines(t, now, pc, loc, width)...)
+}
+
+// fieldLines lays out a task's fields, its title wrapped in full.
+func fieldLines(kv [][2]string, title string, width int) []string {
+	var out []string
+	for _, e := range kv {
+		if e[0] != "title" {
+			out = append(out, fmt.Sprintf("%-11s %s", e[0], e[1]))
+			continue
+		}
+		for i, l := range strings.Split(ansi.Wordwrap(theme.Safe(title), max(width-12, 20), " "), "\n") {
+			name := ""
+			if i == 0 {
+				name = "title"
+			}
+			out = append(out, fmt.Sprintf("%-11s %s", name, l))
+		}
+	}
+	return out
+}
+
+// historyLines is a task's timeline, each reason wrapped under its line.
+func historyLines(t *model.Task, now time.Time, pc pace, loc *time.Location, width int) []string {
+	history := model.Timeline(t)
+	out := []string{"", fmt.Sprintf("history (%d, newest last)", len(history))}
+	for _, e := range history {
+		what := e.Actor
+		if e.Reason != "" && what != "" {
+			what += ": "
+		}
+		text := what + theme.Safe(e.Reason)
+		if e.Detail != "" {
+			text += " (" + theme.Safe(e.Detail) + ")"
+		}
+		// A reason is what the page is about: wrapped under its line, not cut.
+		const indent = 2 + 14 + 2 + 15
+		for i, l := range strings.Split(ansi.Wordwrap(text, max(width-indent, 20), " "), "\n") {
+			if i == 0 {
+				out = append(out, fmt.Sprintf("  %-14s  %-14s %s", pc.at(e.At, now, loc, "01-02 15:04:05"), e.Action, l))
+			} else {
+				out = append(out, strings.Repeat(" ", indent)+l)
+			}
+		}
+	}
+	return out
+}
+
+// nodeDetail shows a node and the tasks claimed on it, sel marked.
+func nodeDetail(n model.Node, tasks []*model.Task, sel int, now time.Time, loc *time.Location) []string {
+	out := []string{
+		fmt.Sprintf("%-11s %s", "status", n.Status),
+		fmt.Sprintf("%-11s %s", "last seen", ago(n.LastSeen, now)),
+		fmt.Sprintf("%-11s %d", "failures", n.Failures),
+		fmt.Sprintf("%-11s %s", "last error", orDash(theme.Safe(n.LastErr))),
+		fmt.Sprintf("%-11s %d", "queue", n.QueueDepth),
+		fmt.Sprintf("%-11s %s", "health url", orDash(n.Health)),
+	}
+	if !n.LastTaskAt.IsZero() {
+		out = append(out, fmt.Sprintf("%-11s %s", "last task", n.LastTaskAt.In(loc).Format(time.RFC3339)))
+	}
+	out = append(out, "", fmt.Sprintf("claimed here (%d)", len(tasks)))
+	for i, t := range tasks {
+		mark := "  "
+		if i == sel {
+			mark = "› "
+		}
+		out = append(out, fmt.Sprintf("%s%-10s %-8s %-12s %s", mark, t.DisplayKey(), t.Source, t.Claim.Name, theme.Safe(t.Title)))
+	}
+	if len(n.ClaimedTasks) > 0 {
+		out = append(out, "", "reported by the node: "+strings.Join(n.ClaimedTasks, ", "))
+	}
+	return out
 }

@@ -46,7 +46,7 @@ func TestTheDetailIsAWorkingPlace(t *testing.T) {
 	t.Run("c claims from it", func(t *testing.T) {
 		r := newRig(t)
 		r.selectKey(leasesView, "TASK-4")
-		r.press("enter", "c", "y")
+		r.press("enter", "c", "enter", "y")
 		if got := r.get("4"); got.Claim.Name != "HUMAN:alice" {
 			t.Fatalf("c in the detail did not claim: holder %q", got.Claim.Name)
 		}

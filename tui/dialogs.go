@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -17,19 +17,74 @@ import (
 )
 
 // dialog is one layer of the dialog stack; the top one gets every key.
+// It reads the root (m) but never changes it: what a key means for the
+// dashboard comes back as an action, which the root applies.
 type dialog interface {
-	update(m *Model, msg tea.KeyMsg) tea.Cmd
+	update(m *Model, msg tea.KeyMsg) action
 	view(m *Model, width, height int) string
-	// hint replaces the key help under the table while the dialog is open.
-	hint() string
+	// hint replaces the key help under the table while the dialog is open;
+	// it is built from the key map, so it follows a rebinding.
+	hint(k KeyMap) string
+	// typing says whether keys are text here, so a burst of runes stays
+	// one burst.
+	typing() bool
 }
 
-func (d *confirmDialog) hint() string { return "y do it · any other key cancels: nothing is done" }
-func (d *formDialog) hint() string {
-	return "tab next field · ←/→ choose · enter continue · esc back"
+// hintOf is a one-line hint naming the enabled bindings' first keys and
+// what they do, then any words of its own.
+func hintOf(bs []key.Binding, extra ...string) string {
+	var parts []string
+	for _, b := range bs {
+		if b.Enabled() && len(b.Keys()) > 0 {
+			parts = append(parts, keyName(b)+" "+b.Help().Desc)
+		}
+	}
+	return strings.Join(append(parts, extra...), " · ")
 }
-func (d *detailDialog) hint() string { return "↑/↓ pgup/pgdown scroll · esc close" }
-func (d *helpDialog) hint() string   { return "any key closes" }
+
+// keyName is a binding's first key as a hint writes it.
+func keyName(b key.Binding) string {
+	switch k := b.Keys()[0]; k {
+	case "up":
+		return "↑"
+	case "down":
+		return "↓"
+	case " ":
+		return "space"
+	default:
+		if strings.HasPrefix(b.Help().Key, "←") {
+			return b.Help().Key
+		}
+		return k
+	}
+}
+
+// scrollHint names the keys that scroll a page.
+func scrollHint(k KeyMap) string {
+	return keyName(k.Up) + "/" + keyName(k.Down) + " " + keyName(k.PageUp) + "/" + keyName(k.PageDown) + " scroll"
+}
+
+func (d *confirmDialog) hint(k KeyMap) string {
+	return hintOf([]key.Binding{k.Yes}, "any other key cancels: nothing is done")
+}
+func (d *formDialog) hint(k KeyMap) string {
+	return hintOf([]key.Binding{k.NextField, k.Pick, k.Submit, k.Back})
+}
+func (d *detailDialog) hint(k KeyMap) string {
+	var bs []key.Binding
+	if d.again != nil {
+		bs = append(bs, k.Again)
+	}
+	return hintOf(append(bs, k.Close), scrollHint(k))
+}
+func (d *helpDialog) hint(k KeyMap) string {
+	return scrollHint(k) + " · " + keyName(k.Back) + " " + keyName(k.Help) + " " + keyName(k.Quit) + " close"
+}
+
+func (d *confirmDialog) typing() bool { return false }
+func (d *formDialog) typing() bool    { return true }
+func (d *detailDialog) typing() bool  { return false }
+func (d *helpDialog) typing() bool    { return false }
 
 // confirmDialog asks y/N before an action. Anything but y — enter
 // included — is No: at 3 a.m. the safe answer must be the easy one.
@@ -37,13 +92,11 @@ type confirmDialog struct {
 	req sources.Request
 }
 
-func (d *confirmDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
-	m.pop()
-	if msg.String() == "y" || msg.String() == "Y" {
-		return m.send(d.req)
+func (d *confirmDialog) update(m *Model, msg tea.KeyMsg) action {
+	if key.Matches(msg, m.keys.Yes) {
+		return action{close: true, send: &d.req}
 	}
-	m.note(fmt.Sprintf("%s %s: nothing done", d.req.Action, d.req.Seen.DisplayKey()))
-	return nil
+	return action{close: true, note: fmt.Sprintf("%s %s: nothing done", d.req.Action, d.req.Seen.DisplayKey())}
 }
 
 var actionTitles = map[model.Action]string{
@@ -51,6 +104,12 @@ var actionTitles = map[model.Action]string{
 	model.ActionForceRelease: "Force-release",
 	model.ActionCancel:       "Cancel",
 	model.ActionHandoff:      "Hand off",
+	model.ActionApprove:      "Approve",
+	model.ActionRework:       "Send back for rework",
+	model.ActionComplete:     "Complete my claim",
+	model.ActionReview:       "Send my claim to review",
+	model.ActionBlock:        "Block my claim",
+	model.ActionRelease:      "Give my claim back",
 }
 
 func (d *confirmDialog) view(m *Model, width, height int) string {
@@ -60,7 +119,7 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 		st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s?", actionTitles[d.req.Action], t.DisplayKey(), t.Source))),
 		"",
 	}
-	lines = append(lines, taskSummary(t, m.now(), m.pace, st)...)
+	lines = append(lines, m.taskSummary(t)...)
 	if d.req.Action == model.ActionHandoff {
 		p, _ := model.ParsePriority(d.req.Priority)
 		lines = append(lines, field(st, "to", d.req.To+", priority "+model.PriorityName(p)))
@@ -68,26 +127,35 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 	if d.req.Reason != "" {
 		lines = append(lines, field(st, "reason", d.req.Reason))
 	}
+	if d.req.Unblock != "" {
+		lines = append(lines, field(st, "unblock", d.req.Unblock))
+	}
 	lines = append(lines, "", "Only if the task is still as shown. Proceed? "+st.Key.Render("[y/N]"))
 	return box(st, lines, width, height)
 }
 
 // taskSummary is what a human must see before acting: the task and who
-// holds it now.
-func taskSummary(t *model.Task, now time.Time, pc pace, st *theme.Styles) []string {
+// holds it as they saw it, with the lease as it stands now (a heartbeat
+// moves it while the dialog is open).
+func (m *Model) taskSummary(seen *model.Task) []string {
+	st, now, pc := m.styles, m.now(), m.pace
+	t := seen
+	if live := m.board.find(seen.Source, seen.ID); live != nil {
+		t = live
+	}
 	holder := "nobody"
-	if t.Claim.Held() {
-		holder = t.Claim.Holder.String() + " " + t.Claim.Name
-		if t.Claim.RunID != "" {
-			holder += " · run " + t.Claim.RunID
+	if seen.Claim.Held() {
+		holder = seen.Claim.Holder.String() + " " + seen.Claim.Name
+		if seen.Claim.RunID != "" {
+			holder += " · run " + seen.Claim.RunID
 		}
-		if t.Claim.Node != "" {
-			holder += " · node " + t.Claim.Node
+		if seen.Claim.Node != "" {
+			holder += " · node " + seen.Claim.Node
 		}
 	}
 	out := []string{
-		field(st, "title", theme.Safe(t.Title)),
-		field(st, "state", t.State.String()+" ("+orDash(t.RawStatus)+")"),
+		field(st, "title", theme.Safe(seen.Title)),
+		field(st, "state", seen.State.String()+" ("+orDash(seen.RawStatus)+")"),
 		field(st, "holder", holder),
 	}
 	if !t.Claim.Expires.IsZero() {
@@ -97,8 +165,11 @@ func taskSummary(t *model.Task, now time.Time, pc pace, st *theme.Styles) []stri
 			out = append(out, field(st, "lease", "expired "+pc.clock(-left)+" ago"))
 		}
 	}
-	if r := t.Reservation; r.Active(now) {
+	if r := seen.Reservation; r.Active(now) {
 		out = append(out, field(st, "reserved", r.For))
+	}
+	if t != seen && (t.State != seen.State || t.Claim.Name != seen.Claim.Name || t.Claim.Token != seen.Claim.Token) {
+		out = append(out, st.Warn.Render(fmt.Sprintf("⚠ changed since you looked: now %s, held by %s", t.State, orDash(t.Claim.Name))))
 	}
 	return out
 }
@@ -141,13 +212,24 @@ type formDialog struct {
 	problem  string
 }
 
-func newReasonForm(req sources.Request, _ *theme.Styles) *formDialog {
+// newReasonForm asks for the reason a cancel requires.
+func newReasonForm(req sources.Request) *formDialog {
 	return &formDialog{req: req, fields: []formField{{name: "reason", edit: &lineEdit{limit: 500}}}, required: "reason"}
 }
 
-// newReleaseForm asks for an optional reason before a force-release.
-func newReleaseForm(req sources.Request) *formDialog {
+// newOptionalReasonForm asks for an optional reason before a
+// force-release or a takeover.
+func newOptionalReasonForm(req sources.Request) *formDialog {
 	return &formDialog{req: req, fields: []formField{{name: "reason", edit: &lineEdit{limit: 500}}}}
+}
+
+// newBlockForm asks why a person's own claim is blocked (required) and
+// what would unblock it.
+func newBlockForm(req sources.Request) *formDialog {
+	return &formDialog{req: req, required: "reason", fields: []formField{
+		{name: "reason", edit: &lineEdit{limit: 500}},
+		{name: "unblock", edit: &lineEdit{limit: 500}},
+	}}
 }
 
 // handoffPriorities are the tasks' own priority words that seed 001's
@@ -157,7 +239,7 @@ var handoffPriorities = []string{"medium", "high", "critical"}
 // newHandoffForm asks for the target (typed, or picked with ←/→ among the
 // known agents), a reason and a priority in the tasks' words, starting at
 // the task's own.
-func newHandoffForm(req sources.Request, agents []string, _ *theme.Styles) *formDialog {
+func newHandoffForm(req sources.Request, agents []string) *formDialog {
 	prio := slices.Index(handoffPriorities, model.PriorityName(req.Seen.Priority))
 	to := &lineEdit{limit: 100}
 	if len(agents) > 0 {
@@ -170,34 +252,23 @@ func newHandoffForm(req sources.Request, agents []string, _ *theme.Styles) *form
 	}}
 }
 
-func (d *formDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
+func (d *formDialog) update(m *Model, msg tea.KeyMsg) action {
 	f := &d.fields[d.focus]
 	switch msg.Type {
 	case tea.KeyEsc:
-		m.pop()
-		m.note(fmt.Sprintf("%s %s: nothing done", d.req.Action, d.req.Seen.DisplayKey()))
-		return nil
+		return action{close: true, note: fmt.Sprintf("%s %s: nothing done", d.req.Action, d.req.Seen.DisplayKey())}
 	case tea.KeyTab, tea.KeyDown:
 		d.focus = (d.focus + 1) % len(d.fields)
-		return nil
+		return action{}
 	case tea.KeyShiftTab, tea.KeyUp:
 		d.focus = (d.focus + len(d.fields) - 1) % len(d.fields)
-		return nil
+		return action{}
 	case tea.KeyEnter:
-		return d.submit(m)
+		return d.submit()
 	case tea.KeyLeft, tea.KeyRight:
 		if len(f.choices) > 0 {
-			step := 1
-			if msg.Type == tea.KeyLeft {
-				step = len(f.choices) - 1
-			}
-			f.choice = (max(f.choice, 0) + step) % len(f.choices)
-			if f.edit != nil {
-				// A pick fills the text in; typing replaces it.
-				f.edit.SetValue(f.choices[f.choice])
-			}
-			d.problem = ""
-			return nil
+			d.pick(f, msg.Type == tea.KeyLeft)
+			return action{}
 		}
 	}
 	if f.edit != nil && len(f.choices) > 0 && msg.Type == tea.KeyRunes && f.edit.Value() == f.choices[f.choice] {
@@ -206,7 +277,20 @@ func (d *formDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 	if f.edit != nil && f.edit.Update(msg) {
 		d.problem = ""
 	}
-	return nil
+	return action{}
+}
+
+// pick steps a choice field; a pick fills its text in, typing replaces it.
+func (d *formDialog) pick(f *formField, back bool) {
+	step := 1
+	if back {
+		step = len(f.choices) - 1
+	}
+	f.choice = (max(f.choice, 0) + step) % len(f.choices)
+	if f.edit != nil {
+		f.edit.SetValue(f.choices[f.choice])
+	}
+	d.problem = ""
 }
 
 func (d *formDialog) value(name string) string {
@@ -226,52 +310,34 @@ func (d *formDialog) value(name string) string {
 }
 
 // submit hands the filled-in request to a confirmation dialog.
-func (d *formDialog) submit(m *Model) tea.Cmd {
+func (d *formDialog) submit() action {
 	if d.required != "" && d.value(d.required) == "" {
 		d.problem = "a " + d.required + " is required"
-		return nil
+		return action{}
 	}
 	req := d.req
 	req.Reason = d.value("reason")
+	req.Unblock = d.value("unblock")
 	if req.Action == model.ActionHandoff {
 		p, _ := model.ParsePriority(d.value("priority"))
 		req.To, req.Priority = d.value("to"), model.HandoffPriority(p)
 	}
-	m.pop()
-	m.push(&confirmDialog{req: req})
-	return nil
+	return action{close: true, push: &confirmDialog{req: req}}
 }
 
 func (d *formDialog) view(m *Model, width, height int) string {
 	st := m.styles
 	t := d.req.Seen
 	lines := []string{st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source))), ""}
-	lines = append(lines, taskSummary(t, m.now(), m.pace, st)...)
+	lines = append(lines, m.taskSummary(t)...)
 	lines = append(lines, "")
 	inner := min(width-4, 76) - 11
 	for i, f := range d.fields {
-		mark := "  "
-		if i == d.focus {
-			mark = st.Cursor.Render("› ")
-		}
-		v := ""
-		switch {
-		case f.edit != nil && len(f.choices) > 0:
-			v = f.edit.View(inner-14, i == d.focus, "type a name") + st.Muted.Render("  ←/→ pick")
-		case f.edit != nil:
-			placeholder := ""
-			if d.required != f.name {
-				placeholder = "optional"
-			}
-			v = f.edit.View(inner, i == d.focus, placeholder)
-		default:
-			v = "‹ " + f.choices[f.choice] + " ›"
-		}
-		lines = append(lines, mark+field(st, f.name, v))
+		lines = append(lines, d.fieldLine(st, f, i == d.focus, inner))
 	}
 	if d.req.Action == model.ActionHandoff {
 		if to := d.value("to"); to != "" && to != model.AnyAgent {
-			if node := m.agentNode(to); node != "" && m.snap.Mesh.Down(node) {
+			if node := m.board.agentNode(to); node != "" && m.board.snap.Mesh.Down(node) {
 				lines = append(lines, "", st.Danger.Render("⚠ "+to+" runs on node "+node+", which is DOWN: it may never pick this up"))
 			}
 		}
@@ -282,30 +348,78 @@ func (d *formDialog) view(m *Model, width, height int) string {
 	return box(st, lines, width, height)
 }
 
-// detailDialog is a scrollable page of lines: a task's fields and
-// history, or a node and its tasks.
-type detailDialog struct {
-	title  string
-	lines  []string
+func (d *formDialog) fieldLine(st *theme.Styles, f formField, focused bool, inner int) string {
+	mark := "  "
+	if focused {
+		mark = st.Cursor.Render("› ")
+	}
+	v := ""
+	switch {
+	case f.edit != nil && len(f.choices) > 0:
+		v = f.edit.View(inner-14, focused, "type a name") + st.Muted.Render("  ←/→ pick")
+	case f.edit != nil:
+		placeholder := ""
+		if d.required != f.name {
+			placeholder = "optional"
+		}
+		v = f.edit.View(inner, focused, placeholder)
+	default:
+		v = "‹ " + f.choices[f.choice] + " ›"
+	}
+	return mark + field(st, f.name, v)
+}
+
+// scroller is a page of lines and where it is scrolled to.
+type scroller struct {
 	offset int
 }
 
-func (d *detailDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
-	switch msg.String() {
-	case "up", "k":
-		d.offset = max(d.offset-1, 0)
-	case "down", "j":
-		d.offset = min(d.offset+1, max(len(d.lines)-1, 0))
-	case "pgup":
-		d.offset = max(d.offset-10, 0)
-	case "pgdown", " ":
-		d.offset = min(d.offset+10, max(len(d.lines)-1, 0))
-	case "end", "G":
-		d.offset = len(d.lines)
-	case "esc", "enter", "q":
-		m.pop()
+// scroll moves the page by a key of the key map, over n lines; it reports
+// whether the key was a scrolling one.
+func (s *scroller) scroll(k KeyMap, msg tea.KeyMsg, n, page int) bool {
+	switch {
+	case key.Matches(msg, k.Up):
+		s.offset--
+	case key.Matches(msg, k.Down):
+		s.offset++
+	case key.Matches(msg, k.PageUp):
+		s.offset -= page
+	case key.Matches(msg, k.PageDown) || msg.String() == " ":
+		s.offset += page
+	case key.Matches(msg, k.Top):
+		s.offset = 0
+	case key.Matches(msg, k.Bottom):
+		s.offset = n
+	default:
+		return false
 	}
-	return nil
+	s.offset = max(min(s.offset, n-1), 0)
+	return true
+}
+
+// detailDialog is a scrollable page of lines: a task's fields and
+// history, or a node and its tasks, or a refusal. again, on a CONFLICT,
+// is the task as it was seen: a key opens it as it is now.
+type detailDialog struct {
+	scroller
+	title string
+	lines []string
+	again *model.Task
+}
+
+func (d *detailDialog) update(m *Model, msg tea.KeyMsg) action {
+	k := m.keys
+	switch {
+	case d.scroll(k, msg, len(d.lines), 10):
+	case d.again != nil && key.Matches(msg, k.Again):
+		if t := m.board.find(d.again.Source, d.again.ID); t != nil {
+			return action{close: true, open: t}
+		}
+		return action{close: true, fail: d.again.DisplayKey() + " is no longer in the snapshot"}
+	case key.Matches(msg, k.Close):
+		return action{close: true}
+	}
+	return action{}
 }
 
 func (d *detailDialog) view(m *Model, width, height int) string {
@@ -327,20 +441,27 @@ func (d *detailDialog) view(m *Model, width, height int) string {
 }
 
 // helpDialog is the full help, generated from the key map: disabled keys
-// (actions in read-only mode) do not appear.
-type helpDialog struct{}
-
-func (d *helpDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
-	m.pop()
-	return nil
+// (actions in read-only mode) do not appear. It scrolls, and closes only
+// on esc, ? or q, so a key meant for scrolling never closes it.
+type helpDialog struct {
+	scroller
 }
 
-func (d *helpDialog) view(m *Model, width, height int) string {
+func (d *helpDialog) update(m *Model, msg tea.KeyMsg) action {
+	k := m.keys
+	if key.Matches(msg, k.Back) || key.Matches(msg, k.Help) || key.Matches(msg, k.Quit) {
+		return action{close: true}
+	}
+	d.scroll(k, msg, len(d.lines(m, m.screen.width)), 10)
+	return action{}
+}
+
+func (d *helpDialog) lines(m *Model, width int) []string {
 	st := m.styles
 	h := help.New()
 	h.Styles.FullKey, h.Styles.FullDesc, h.Styles.FullSeparator = st.Key, st.KeyDesc, st.Faint
 	h.Width = width
-	lines := []string{st.DialogTitle.Render("Keys"), ""}
+	var lines []string
 	groups := m.pane().FullHelp(m.keys)
 	// Two groups a row: four side by side do not fit 80 columns.
 	for i := 0; i < len(groups); i += 2 {
@@ -358,123 +479,21 @@ func (d *helpDialog) view(m *Model, width, height int) string {
 	if m.opts.ReadOnly {
 		lines = append(lines, st.Warn.Render("read-only: actions are off"))
 	}
-	lines = append(lines, "", st.Muted.Render("any key closes"))
+	return lines
+}
+
+func (d *helpDialog) view(m *Model, width, height int) string {
+	st := m.styles
+	all := d.lines(m, width)
+	room := max(height-2-3, 1) // the box's border, the title, a blank and the last line
+	d.offset = max(min(d.offset, len(all)-room), 0)
+	end := min(d.offset+room, len(all))
+	lines := append([]string{st.DialogTitle.Render("Keys"), ""}, all[d.offset:end]...)
+	switch {
+	case end < len(all):
+		lines = append(lines, st.Warn.Render(fmt.Sprintf("↓ %d more lines: %s", len(all)-end, scrollHint(m.keys))))
+	case d.offset > 0:
+		lines = append(lines, st.Muted.Render("the end · "+scrollHint(m.keys)))
+	}
 	return box(st, lines, width, height)
-}
-
-// taskDetail lists every field of a task and its history; the title is
-// wrapped in full to the width.
-func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.Classification, loc *time.Location, width int) []string {
-	when := func(at time.Time) string {
-		if at.IsZero() {
-			return "—"
-		}
-		if at.After(now) {
-			return at.In(loc).Format("2006-01-02 15:04:05") + " (in " + pc.span(at.Sub(now)) + ")"
-		}
-		return at.In(loc).Format("2006-01-02 15:04:05") + " (" + pc.ago(at, now) + " ago)"
-	}
-	token := "—"
-	if t.Claim.Token != "" {
-		// Enough to tell two tokens apart, not enough to write with.
-		token = ansi.Truncate(t.Claim.Token, 8, "…")
-	}
-	kv := [][2]string{
-		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", ""},
-		{"state", t.State.String() + " (raw " + orDash(t.RawStatus) + ")"},
-		{"class", t.Class.String()}, {"priority", orDash(model.PriorityName(t.Priority))},
-		{"created", when(t.CreatedAt)}, {"edited", when(t.EditedAt)},
-		{"holder", orDash(t.Claim.Holder.String())}, {"agent", orDash(t.Claim.Name)},
-		{"run", orDash(t.Claim.RunID)}, {"node", orDash(t.Claim.Node)}, {"lock token", token},
-		{"claimed", when(t.Claim.ClaimedAt)}, {"heartbeat", when(t.Claim.HeartbeatAt)},
-		{"expires", when(t.Claim.Expires)},
-	}
-	if !t.Claim.Expires.IsZero() {
-		kv = append(kv, [2]string{"left", pc.clock(model.Remaining(t, now))})
-	}
-	kv = append(kv,
-		[2]string{"lease", model.Health(t, now, p).String()},
-		[2]string{"escalation", orDash(c.Level.String())},
-		[2]string{"standing", orDash(c.Reason)},
-		[2]string{"recorded", orDash(t.Escalated.String())},
-	)
-	if r := t.Reservation; r != nil && r.For != "" {
-		kv = append(kv, [2]string{"reserved", fmt.Sprintf("for %s until %s by %s, %s: %s",
-			r.For, when(r.Until), orDash(r.By), orDash(r.Priority), orDash(r.Reason))})
-	}
-	kv = append(kv,
-		[2]string{"reason", orDash(theme.Safe(t.Reason))}, [2]string{"unblock", orDash(theme.Safe(t.UnblockAction()))},
-		[2]string{"next check", when(t.NextCheckAt())}, [2]string{"artifacts", orDash(theme.Safe(t.Artifacts))},
-		[2]string{"subtasks", fmt.Sprintf("%d open", t.OpenSubtasks)}, [2]string{"version", orDash(t.Version)},
-	)
-	if t.Problem != "" {
-		kv = append(kv, [2]string{"PROBLEM", theme.Safe(t.Problem)})
-	}
-	var out []string
-	for _, e := range kv {
-		if e[0] != "title" {
-			out = append(out, fmt.Sprintf("%-11s %s", e[0], e[1]))
-			continue
-		}
-		for i, l := range strings.Split(ansi.Wordwrap(theme.Safe(t.Title), max(width-12, 20), " "), "\n") {
-			name := ""
-			if i == 0 {
-				name = "title"
-			}
-			out = append(out, fmt.Sprintf("%-11s %s", name, l))
-		}
-	}
-	if t.Description != "" {
-		out = append(out, "", "description")
-		out = append(out, strings.Split(ansi.Wordwrap(t.Description, 76, ""), "\n")...)
-	}
-	history := model.Timeline(t)
-	out = append(out, "", fmt.Sprintf("history (%d, newest last)", len(history)))
-	for _, e := range history {
-		what := e.Actor
-		if e.Reason != "" && what != "" {
-			what += ": "
-		}
-		text := what + theme.Safe(e.Reason)
-		if e.Detail != "" {
-			text += " (" + theme.Safe(e.Detail) + ")"
-		}
-		// A reason is what the page is about: wrapped under its line, not cut.
-		const indent = 2 + 14 + 2 + 15
-		for i, l := range strings.Split(ansi.Wordwrap(text, max(width-indent, 20), " "), "\n") {
-			if i == 0 {
-				out = append(out, fmt.Sprintf("  %s  %-14s %s", e.At.In(loc).Format("01-02 15:04:05"), e.Action, l))
-			} else {
-				out = append(out, strings.Repeat(" ", indent)+l)
-			}
-		}
-	}
-	return out
-}
-
-// nodeDetail shows a node and the tasks claimed on it, sel marked.
-func nodeDetail(n model.Node, tasks []*model.Task, sel int, now time.Time, loc *time.Location) []string {
-	out := []string{
-		fmt.Sprintf("%-11s %s", "status", n.Status),
-		fmt.Sprintf("%-11s %s", "last seen", ago(n.LastSeen, now)),
-		fmt.Sprintf("%-11s %d", "failures", n.Failures),
-		fmt.Sprintf("%-11s %s", "last error", orDash(theme.Safe(n.LastErr))),
-		fmt.Sprintf("%-11s %d", "queue", n.QueueDepth),
-		fmt.Sprintf("%-11s %s", "health url", orDash(n.Health)),
-	}
-	if !n.LastTaskAt.IsZero() {
-		out = append(out, fmt.Sprintf("%-11s %s", "last task", n.LastTaskAt.In(loc).Format(time.RFC3339)))
-	}
-	out = append(out, "", fmt.Sprintf("claimed here (%d)", len(tasks)))
-	for i, t := range tasks {
-		mark := "  "
-		if i == sel {
-			mark = "› "
-		}
-		out = append(out, fmt.Sprintf("%s%-10s %-8s %-12s %s", mark, t.DisplayKey(), t.Source, t.Claim.Name, theme.Safe(t.Title)))
-	}
-	if len(n.ClaimedTasks) > 0 {
-		out = append(out, "", "reported by the node: "+strings.Join(n.ClaimedTasks, ", "))
-	}
-	return out
 }

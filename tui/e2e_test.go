@@ -47,15 +47,25 @@ func startE2E(t *testing.T) *e2e {
 	if _, err := store.Claim(ctx, "deploy-1", sources.ClaimRequest{Agent: "SANDMAN", RunID: "run-1"}); err != nil {
 		t.Fatal(err)
 	}
-	e := &e2e{t: t, store: store, journal: filepath.Join(dir, "journal.jsonl")}
+	e := dashboardOn(t, store)
+	e.store = store
+	e.see("docs-2", "local ok")
+	return e
+}
+
+// dashboardOn runs the dashboard as a real program over src, its actions
+// journalled as alice's.
+func dashboardOn(t *testing.T, src sources.Source) *e2e {
+	t.Helper()
+	e := &e2e{t: t, journal: filepath.Join(t.TempDir(), "journal.jsonl")}
 	journal, err := sources.OpenJournal(e.journal)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = journal.Close() })
-	e.hub = hub.New(hub.Config{Feeds: []hub.Feed{{Source: store, Every: 100 * time.Millisecond}},
+	e.hub = hub.New(hub.Config{Feeds: []hub.Feed{{Source: src, Every: 100 * time.Millisecond}},
 		Desk: &sources.Desk{Actor: "alice", Journal: journal}})
-	hctx, cancel := context.WithCancel(ctx)
+	hctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { e.hub.Run(hctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
@@ -64,7 +74,6 @@ func startE2E(t *testing.T) *e2e {
 		t.Fatal(err)
 	}
 	e.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
-	e.see("docs-2", "local ok")
 	return e
 }
 
@@ -118,6 +127,8 @@ func TestE2EClaimAsHuman(t *testing.T) {
 	e.keys("2")
 	e.see("SANDMAN")
 	e.keys("c")
+	e.see("Claim as HUMAN deploy-1 on local", "optional") // the reason may be left empty
+	e.keys("enter")
 	e.see("Claim as HUMAN deploy-1 on local?", "[y/N]")
 	e.keys("y")
 	e.see("takeover deploy-1 applied")
@@ -144,7 +155,7 @@ func TestE2EForceRelease(t *testing.T) {
 		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim.Name)
 	}
 	m := e.quit()
-	if n := len(m.panes[queueView].members); n != 2 {
+	if n := len(m.board.panes[queueView].members); n != 2 {
 		t.Fatalf("the queue holds %d tasks after the release, want 2", n)
 	}
 }
@@ -197,7 +208,7 @@ func TestE2EActionOnAChangedTaskIsRefused(t *testing.T) {
 	if got := e.task("deploy-1"); got.Claim.Name != "SANDMAN" || got.State != model.StateClaimed {
 		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim.Name)
 	}
-	if m := e.quit(); !strings.Contains(m.banner, "CONFLICT") || len(m.pending) != 0 {
-		t.Fatalf("after the refusal: banner %q, pending %v", m.banner, m.pending)
+	if m := e.quit(); !strings.Contains(m.status.text, "CONFLICT") || len(m.work.pending) != 0 {
+		t.Fatalf("after the refusal: banner %q, pending %v", m.status.text, m.work.pending)
 	}
 }

@@ -27,7 +27,23 @@ func (p pace) ago(t, now time.Time) string {
 	return span(p.scale(now.Sub(t)))
 }
 
-func (p pace) span(d time.Duration) string  { return span(p.scale(d)) }
+func (p pace) span(d time.Duration) string { return span(p.scale(d)) }
+
+// sped says the tasks' time runs faster than the wall clock: then only
+// spans are shown, never a wall-clock time beside a task-time one.
+func (p pace) sped() bool { return p > 1 }
+
+// at is when something happened or will, as a time of day on the wall
+// clock, or in a sped-up simulation as a span in task time.
+func (p pace) at(t, now time.Time, loc *time.Location, layout string) string {
+	switch {
+	case !p.sped():
+		return t.In(loc).Format(layout)
+	case t.After(now):
+		return "in " + p.span(t.Sub(now))
+	}
+	return p.ago(t, now) + " ago"
+}
 func (p pace) clock(d time.Duration) string { return clock(p.scale(d)) }
 
 // ago is a compact age: 42s, 5m, 3h, 2d. Zero times print as a dash.

@@ -23,6 +23,12 @@ type column struct {
 	drop int
 	// field is what a column sort orders by; FieldNone: not sortable.
 	field model.Field
+	// whole: a name (a key, a source) that is not cut while the flexible
+	// column has room to give; it takes more than width then.
+	whole bool
+	// flexNext: the column that takes the rest when the flexible one is
+	// dropped (the title gives way to what matters more in the view).
+	flexNext bool
 }
 
 // minFlex is the least the flexible column (usually the title) keeps
@@ -83,31 +89,60 @@ func (g *grid) SetSize(width, height int) {
 func (g *grid) layout() {
 	dropped := map[int]bool{}
 	for {
-		fixed, flex := gutter, -1
-		g.shown, g.widths = g.shown[:0], g.widths[:0]
-		for i, c := range g.cols {
-			if dropped[i] {
-				continue
-			}
-			w := c.width
-			if w > 0 && len(g.need) == len(g.cols) {
-				w = min(w, g.need[i])
-			}
-			g.shown = append(g.shown, i)
-			g.widths = append(g.widths, w)
-			if c.width == 0 {
-				flex = len(g.widths) - 1
-			} else {
-				fixed += w
-			}
-			fixed++ // the space after every column
-		}
+		fixed, flex := g.place(dropped)
 		rest := g.width - fixed
-		if rest >= minFlex || !g.dropOne(dropped) {
+		if flex >= 0 && rest >= minFlex || !g.dropOne(dropped) {
 			if flex >= 0 {
 				g.widths[flex] = max(rest, 1)
+				g.widen(flex)
 			}
 			return
+		}
+	}
+}
+
+// place lists the columns not dropped with their widths, and returns the
+// width of all but the flexible one and the flexible one's place (-1:
+// none): the title, or when it is dropped the column marked flexNext.
+func (g *grid) place(dropped map[int]bool) (fixed, flex int) {
+	fixed, flex = gutter, -1
+	g.shown, g.widths = g.shown[:0], g.widths[:0]
+	titleGone := false
+	for i, c := range g.cols {
+		titleGone = titleGone || c.width == 0 && dropped[i]
+	}
+	for i, c := range g.cols {
+		if dropped[i] {
+			continue
+		}
+		w := c.width
+		if w > 0 && len(g.need) == len(g.cols) {
+			w = min(w, g.need[i])
+		}
+		g.shown = append(g.shown, i)
+		g.widths = append(g.widths, w)
+		if c.width == 0 || c.flexNext && titleGone {
+			flex = len(g.widths) - 1
+		} else {
+			fixed += w
+		}
+		fixed++ // the space after every column
+	}
+	return fixed, flex
+}
+
+// widen gives the whole columns cut short what they need, out of the
+// flexible column's room above minFlex: the title gives way first.
+func (g *grid) widen(flex int) {
+	if len(g.need) != len(g.cols) {
+		return
+	}
+	for j, ci := range g.shown {
+		spare := g.widths[flex] - minFlex
+		if c := g.cols[ci]; c.whole && j != flex && g.need[ci] > g.widths[j] && spare > 0 {
+			add := min(g.need[ci]-g.widths[j], spare)
+			g.widths[j] += add
+			g.widths[flex] -= add
 		}
 	}
 }

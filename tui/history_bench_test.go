@@ -196,7 +196,7 @@ func changeToScreen(b *testing.B, cfg sqlstore.Config) {
 		b.Fatal(err)
 	}
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	for loading(m.snap) {
+	for loading(m.board.snap) {
 		m.Update(snapshotMsg(<-h.Snapshots()))
 	}
 	b.ResetTimer()
@@ -207,7 +207,7 @@ func changeToScreen(b *testing.B, cfg sqlstore.Config) {
 			b.Fatalf("claim-next: %v, %v", task, err)
 		}
 		b.StartTimer()
-		for !claimedOnScreen(m.snap, task.ID) {
+		for !claimedOnScreen(m.board.snap, task.ID) {
 			m.Update(snapshotMsg(<-h.Snapshots()))
 		}
 		m.View()

@@ -61,11 +61,11 @@ func TestQueueSortFallsBackForUnpackableValues(t *testing.T) {
 
 func TestAnIdleSnapshotDoesNotRebuildTheViews(t *testing.T) {
 	r := newRig(t)
-	s := r.m.snap
-	before := &r.m.panes[queueView].members[0]
+	s := r.m.board.snap
+	before := &r.m.board.panes[queueView].members[0]
 	s.Sources[0].Updated = r.now
 	r.m.Update(snapshotMsg(s))
-	if &r.m.panes[queueView].members[0] != before || r.m.panes[queueView].unsorted {
+	if &r.m.board.panes[queueView].members[0] != before || r.m.board.panes[queueView].unsorted {
 		t.Fatal("a snapshot with the same task lists rebuilt the views")
 	}
 }
@@ -111,7 +111,7 @@ func TestTheQueueIsInPullOrderAfterEverySnapshot(t *testing.T) {
 			}
 		}
 		model.SortPullOrder(want)
-		if got := rowKeys(m.panes[queueView].shown); !slices.Equal(got, keys(want)) {
+		if got := rowKeys(m.board.panes[queueView].shown); !slices.Equal(got, keys(want)) {
 			t.Fatalf("snapshot %d: the Queue is not in pull order", round+1)
 		}
 	}

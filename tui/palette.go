@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
 
@@ -50,6 +51,7 @@ type paletteDialog struct {
 	all   []paletteEntry
 	shown []paletteEntry
 	at    int
+	query lineEdit
 }
 
 func newPalette() *paletteDialog {
@@ -58,9 +60,11 @@ func newPalette() *paletteDialog {
 	return d
 }
 
-func (d *paletteDialog) hint() string {
-	return "type to narrow · ↑/↓ choose · enter run · tab to the : line · esc close"
+func (d *paletteDialog) hint(k KeyMap) string {
+	return hintOf([]key.Binding{k.Up, k.Down, k.Submit}, "type to narrow", "tab to the : line", "esc close")
 }
+
+func (d *paletteDialog) typing() bool { return true }
 
 // match lists the entries query matches, best first.
 func (d *paletteDialog) match(query string) {
@@ -82,41 +86,36 @@ func (d *paletteDialog) match(query string) {
 	d.at = 0
 }
 
-func (d *paletteDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
+func (d *paletteDialog) update(m *Model, msg tea.KeyMsg) action {
 	switch msg.Type {
 	case tea.KeyEsc:
-		m.pop()
-		m.commanding = false
-		m.cmdline.SetValue("")
+		return action{close: true, leaveCommand: true}
 	case tea.KeyUp:
 		d.at = max(d.at-1, 0)
 	case tea.KeyDown:
 		d.at = max(min(d.at+1, len(d.shown)-1), 0)
 	case tea.KeyEnter, tea.KeyTab:
 		if len(d.shown) == 0 {
-			return nil
+			return action{}
 		}
 		e := d.shown[d.at]
-		m.pop()
 		if e.args != "" || msg.Type == tea.KeyTab {
-			m.cmdline.SetValue(e.word + " ")
-			return nil // the : line stays open for the argument
+			return action{close: true, cmdline: e.word + " "} // the : line stays open for the argument
 		}
-		m.cmdline.SetValue(e.word)
-		return m.commandKey(tea.KeyMsg{Type: tea.KeyEnter})
+		return action{close: true, command: e.word}
 	default:
-		if m.cmdline.Update(msg) {
-			d.match(strings.TrimSpace(m.cmdline.Value()))
+		if d.query.Update(msg) {
+			d.match(strings.TrimSpace(d.query.Value()))
 		}
 	}
-	return nil
+	return action{}
 }
 
 func (d *paletteDialog) view(m *Model, width, height int) string {
 	st := m.styles
-	lines := []string{st.DialogTitle.Render("Commands"), ""}
+	lines := []string{st.DialogTitle.Render("Commands"), st.FilterPrompt.Render(": ") + d.query.View(min(width-4, 76)-4, true, "type to narrow")}
 	if len(d.shown) == 0 {
-		lines = append(lines, st.Muted.Render("no command matches "+m.cmdline.Value()))
+		lines = append(lines, st.Muted.Render("no command matches "+d.query.Value()))
 	}
 	// The list scrolls to keep the chosen line in the box.
 	rows := max(height-6, 1)

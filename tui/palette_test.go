@@ -38,14 +38,14 @@ func TestPaletteRunsCommands(t *testing.T) {
 		t.Fatalf("lses does not choose leases:\n%s", r.screen())
 	}
 	r.press("enter")
-	if r.m.active != leasesView || r.m.commanding || len(r.m.dialogs) != 0 {
-		t.Fatalf("enter on leases: view %d, commanding %v, %d dialogs", r.m.active, r.m.commanding, len(r.m.dialogs))
+	if r.m.board.active != leasesView || r.m.input.commanding || len(r.m.dialogs) != 0 {
+		t.Fatalf("enter on leases: view %d, commanding %v, %d dialogs", r.m.board.active, r.m.input.commanding, len(r.m.dialogs))
 	}
 	r.press("1", "ctrl+p")
 	r.typeText("srt")
 	r.press("enter")
-	if got := r.m.cmdline.Value(); got != "sort " || !r.m.commanding || len(r.m.dialogs) != 0 {
-		t.Fatalf("enter on sort left the line %q (commanding %v)", got, r.m.commanding)
+	if got := r.m.input.cmdline.Value(); got != "sort " || !r.m.input.commanding || len(r.m.dialogs) != 0 {
+		t.Fatalf("enter on sort left the line %q (commanding %v)", got, r.m.input.commanding)
 	}
 	r.typeText("pri desc")
 	r.press("enter")
@@ -58,7 +58,7 @@ func TestPaletteRunsCommands(t *testing.T) {
 		t.Fatalf("no match:\n%s", r.screen())
 	}
 	r.press("esc")
-	if r.m.commanding || len(r.m.dialogs) != 0 || r.m.cmdline.Value() != "" {
+	if r.m.input.commanding || len(r.m.dialogs) != 0 || r.m.input.cmdline.Value() != "" {
 		t.Fatal("esc left the palette open")
 	}
 }

@@ -144,6 +144,9 @@ func (r *rig) poll() {
 		s.Mesh = model.NewMesh(r.nodes, r.holders)
 	}
 	s.At = r.now
+	// The rig's poll stands in for the hub's: as new as any snapshot the
+	// hub published for the actions it applied.
+	s.Seq = r.hub.Seq()
 	r.tracker.Observe(s)
 	// As Update does, keeping its commands (the next wait, the alarms) for the test.
 	r.m.applySnapshot(s)

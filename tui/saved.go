@@ -29,7 +29,7 @@ func validFilterName(name string) bool {
 // saveFilter keeps the filter in force under name, through Options'
 // SaveFilter, off the UI loop: it writes the config file.
 func (m *Model) saveFilter(name string) tea.Cmd {
-	expr := strings.TrimSpace(m.filter.Value())
+	expr := strings.TrimSpace(m.input.filter.Value())
 	switch {
 	case name == "":
 		m.fail(":save NAME: the filter needs a name")
@@ -40,8 +40,8 @@ func (m *Model) saveFilter(name string) tea.Cmd {
 	case expr == "":
 		m.fail(":save " + name + ": no filter to save; / or :filter sets one")
 		return nil
-	case m.filterErr != "":
-		m.fail(":save " + name + ": the filter does not parse: " + m.filterErr)
+	case m.input.filterErr != "":
+		m.fail(":save " + name + ": the filter does not parse: " + m.input.filterErr)
 		return nil
 	case m.opts.SaveFilter == nil:
 		m.fail(":save " + name + ": no configuration file to keep filters in")
@@ -57,20 +57,20 @@ func (m *Model) saved(msg savedMsg) {
 		m.fail(":save " + msg.name + ": " + msg.err.Error())
 		return
 	}
-	if m.filters == nil {
-		m.filters = map[string]string{}
+	if m.input.filters == nil {
+		m.input.filters = map[string]string{}
 	}
-	m.filters[msg.name] = msg.expr
+	m.input.filters[msg.name] = msg.expr
 	m.note("filter " + msg.name + " saved: " + msg.expr + " · :load " + msg.name + " brings it back")
 }
 
 // loadFilter puts a saved filter in force.
 func (m *Model) loadFilter(name string) {
-	names := slices.Sorted(maps.Keys(m.filters))
-	expr, ok := m.filters[name]
+	names := slices.Sorted(maps.Keys(m.input.filters))
+	expr, ok := m.input.filters[name]
 	switch {
 	case ok:
-		m.filter.SetValue(expr)
+		m.input.filter.SetValue(expr)
 		m.refilter()
 		m.note("filter " + name + ": " + expr)
 	case len(names) == 0:

@@ -34,25 +34,25 @@ func TestSaveAndLoadFilter(t *testing.T) {
 		t.Fatalf(":save with a space:\n%s", r.screen())
 	}
 	r.press("esc", "esc")
-	if r.m.filter.Value() != "" {
-		t.Fatalf("esc kept the filter %q", r.m.filter.Value())
+	if r.m.input.filter.Value() != "" {
+		t.Fatalf("esc kept the filter %q", r.m.input.filter.Value())
 	}
 	r.press(":")
 	r.typeText("load t")
 	r.press("tab")
-	if got := r.m.cmdline.Value(); got != "load tls " {
+	if got := r.m.input.cmdline.Value(); got != "load tls " {
 		t.Fatalf("tab completed to %q, want the saved name", got)
 	}
 	r.press("enter")
-	if r.m.filter.Value() != "state:queued tls" {
-		t.Fatalf(":load tls set the filter to %q", r.m.filter.Value())
+	if r.m.input.filter.Value() != "state:queued tls" {
+		t.Fatalf(":load tls set the filter to %q", r.m.input.filter.Value())
 	}
 	run("load mine")
-	if r.m.filter.Value() != "agent:alpha" {
-		t.Fatalf(":load mine, from the config, set %q", r.m.filter.Value())
+	if r.m.input.filter.Value() != "agent:alpha" {
+		t.Fatalf(":load mine, from the config, set %q", r.m.input.filter.Value())
 	}
 	run("load tsl")
-	if !strings.Contains(r.screen(), ":load tsl: no such filter — did you mean tls?") || r.m.filter.Value() != "agent:alpha" {
+	if !strings.Contains(r.screen(), ":load tsl: no such filter — did you mean tls?") || r.m.input.filter.Value() != "agent:alpha" {
 		t.Fatalf(":load of an unknown name:\n%s", r.screen())
 	}
 }
@@ -68,8 +68,8 @@ func TestSaveFilterFailureIsShown(t *testing.T) {
 	r.press("enter", ":")
 	r.typeText("save tls")
 	r.press("enter")
-	if _, ok := r.m.filters["tls"]; ok || !strings.Contains(r.screen(), "saved only into a YAML file") {
-		t.Fatalf("a failed save: %v\n%s", r.m.filters, r.screen())
+	if _, ok := r.m.input.filters["tls"]; ok || !strings.Contains(r.screen(), "saved only into a YAML file") {
+		t.Fatalf("a failed save: %v\n%s", r.m.input.filters, r.screen())
 	}
 }
 

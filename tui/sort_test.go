@@ -50,7 +50,7 @@ func TestColumnSortAndReversal(t *testing.T) {
 // letter is the next one, E; no view gives two columns one letter.
 func TestSortLettersAvoidBoundKeys(t *testing.T) {
 	r := newRig(t)
-	for _, p := range r.m.panes {
+	for _, p := range r.m.board.panes {
 		seen := map[byte]bool{}
 		for ci, li := range p.grid.letter {
 			if li < 0 {
@@ -63,7 +63,7 @@ func TestSortLettersAvoidBoundKeys(t *testing.T) {
 			seen[ch] = true
 		}
 	}
-	q := r.m.panes[queueView]
+	q := r.m.board.panes[queueView]
 	if ci := q.sortLetter("E"); ci < 0 || q.grid.cols[ci].title != "RESERVED" {
 		t.Fatalf("E sorts column %d of the Queue, want RESERVED", ci)
 	}

@@ -81,7 +81,7 @@ func TestDashboardProcess(t *testing.T) {
 	}
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	var apply time.Duration // the dashboard's own part: merge, sort, first View
-	for m.snap.Len() == 0 {
+	for m.board.snap.Len() == 0 {
 		s := <-h.Snapshots()
 		start := time.Now()
 		m.Update(snapshotMsg(s))
@@ -93,7 +93,7 @@ func TestDashboardProcess(t *testing.T) {
 	}
 	apply += time.Since(start)
 	fmt.Println("frame")
-	for loading(m.snap) {
+	for loading(m.board.snap) {
 		m.Update(snapshotMsg(<-h.Snapshots()))
 	}
 	m.View()
@@ -117,7 +117,7 @@ func TestDashboardProcess(t *testing.T) {
 		}
 		break
 	}
-	fmt.Println("memory", procStatus("VmRSS"), procStatus("VmHWM"), m.snap.Len(), apply.Microseconds(), (cpuTime() - cpu0).Milliseconds())
+	fmt.Println("memory", procStatus("VmRSS"), procStatus("VmHWM"), m.board.snap.Len(), apply.Microseconds(), (cpuTime() - cpu0).Milliseconds())
 }
 
 // churnFor is how long the writer of CLAIMDECK_CHURN changes tasks.

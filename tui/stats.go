@@ -57,7 +57,7 @@ func (m *Model) setStats(r stats.Report) {
 			rows = append(rows, statsRow{kind: part.kind, g: g})
 		}
 	}
-	p := m.panes[statsView]
+	p := m.board.panes[statsView]
 	p.stats = rows
 	p.grid.SetLen(len(rows))
 }

@@ -14,7 +14,7 @@ func (m *Model) familyLines(t *model.Task) []string {
 	var out []string
 	if t.Parent != "" {
 		parent := "not in view"
-		for _, p := range m.all {
+		for _, p := range m.board.all {
 			if p.ID == t.Parent && p.Source == t.Source {
 				parent = p.DisplayKey() + "  " + p.State.String() + "  " + p.Title
 				break
@@ -22,11 +22,11 @@ func (m *Model) familyLines(t *model.Task) []string {
 		}
 		out = append(out, fmt.Sprintf("%-11s %s (%s)", "parent", t.Parent, parent))
 	}
-	subs := m.subs.Of(t)
+	subs := m.board.subs.Of(t)
 	if len(subs) == 0 {
 		return out
 	}
-	out = append(out, "", fmt.Sprintf("sub-tasks (%d, %d open)", len(subs), m.subs.Open(t)))
+	out = append(out, "", fmt.Sprintf("sub-tasks (%d, %d open)", len(subs), m.board.subs.Open(t)))
 	for _, s := range subs {
 		out = append(out, fmt.Sprintf("  %-10s %-9s %s", s.DisplayKey(), s.State, s.Title))
 	}
@@ -52,7 +52,7 @@ func (m *Model) withFamily(t *model.Task, lines []string) []string {
 // waitingMark prefixes the title of a task whose open sub-tasks keep it
 // from completing.
 func (m *Model) waitingMark(t *model.Task) string {
-	if n := m.subs.Open(t); n > 0 {
+	if n := m.board.subs.Open(t); n > 0 {
 		return fmt.Sprintf("[%d open] ", n)
 	}
 	return ""

@@ -2,10 +2,12 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -19,18 +21,18 @@ const appName = "claimdeck"
 // the banner, the footer and the short help. The banner has its own line,
 // so an error never covers a row.
 func (m *Model) View() string {
-	if m.quitting {
+	if m.screen.quitting {
 		return ""
 	}
 	var b strings.Builder
-	b.Grow(m.width * m.height * 2)
+	b.Grow(m.screen.width * m.screen.height * 2)
 	b.WriteString(m.tabs())
 	b.WriteByte('\n')
 	b.WriteString(m.filterLine())
 	b.WriteByte('\n')
 	p := m.pane()
 	if n := len(m.dialogs); n > 0 {
-		b.WriteString(m.dialogs[n-1].view(m, m.width, p.grid.height))
+		b.WriteString(m.dialogs[n-1].view(m, m.screen.width, p.grid.height))
 	} else {
 		m.body(&b, p)
 	}
@@ -43,39 +45,94 @@ func (m *Model) View() string {
 	return b.String()
 }
 
-func (m *Model) tabLabel(k viewKind) string { return m.tabLabelOf(k, m.compactTabs()) }
+// tabStyle is how much of each view's tab the top bar has room for.
+type tabStyle int
 
-// tabLabelOf is a view's tab: its number, title and count; compact tabs
-// title only the view on screen.
-func (m *Model) tabLabelOf(k viewKind, compact bool) string {
-	label := strconv.Itoa(int(k)+1) + " " + views[k].title
-	if compact && k != m.active {
-		label = strconv.Itoa(int(k) + 1)
+const (
+	tabsFull      tabStyle = iota // "2 Leases 5" for every view
+	tabsShort                     // "2 Lea 5" beside the one on screen
+	tabsBrief                     // "2 Lea" beside the one on screen
+	tabsInitial                   // "2 L" beside the one on screen
+	tabsOnlyShown                 // only the view on screen
+	tabsBare                      // only the view on screen, without the app's name
+	tabStyles
+)
+
+// tabLabelIn is a view's tab in a style: its number, its title (cut
+// short, never to a bare digit) and its count. The view on screen always
+// has its whole title and count.
+func (m *Model) tabLabelIn(k viewKind, style tabStyle) string {
+	title := views[k].title
+	if k != m.board.active {
+		switch style {
+		case tabsShort, tabsBrief:
+			title = title[:min(3, len(title))]
+		case tabsInitial:
+			title = title[:1]
+		case tabsOnlyShown, tabsBare:
+			return ""
+		}
+	}
+	label := strconv.Itoa(int(k)+1) + " " + title
+	if k != m.board.active && style >= tabsBrief {
+		return label
 	}
 	switch k {
 	case nodesView:
-		if m.snap.Mesh != nil {
-			label += " " + strconv.Itoa(len(m.snap.Mesh.Nodes()))
+		if m.board.snap.Mesh != nil {
+			label += " " + strconv.Itoa(len(m.board.snap.Mesh.Nodes()))
 		}
 	case activityView, statsView:
 	default:
-		label += " " + strconv.Itoa(len(m.panes[k].members))
+		label += " " + strconv.Itoa(len(m.board.panes[k].members))
 	}
 	return label
 }
 
-// tabsWidth is the width of the app name and the tabs.
-func (m *Model) tabsWidth(compact bool) int {
-	w := ansi.StringWidth(appName) + 2
+// tabLabels are the tabs as the top bar draws them now.
+func (m *Model) tabLabels() [viewCount]string {
+	var out [viewCount]string
+	style, _ := m.tabLayout()
 	for k := range viewCount {
-		w += ansi.StringWidth(m.tabLabelOf(k, compact)) + 2
+		out[k] = m.tabLabelIn(k, style)
+	}
+	return out
+}
+
+// tabsWidth is the width of the app name and the tabs in a style.
+func (m *Model) tabsWidth(style tabStyle) int {
+	w := 0
+	if style != tabsBare {
+		w = ansi.StringWidth(appName) + 2
+	}
+	for k := range viewCount {
+		if l := m.tabLabelIn(k, style); l != "" {
+			w += ansi.StringWidth(l) + 2
+		}
 	}
 	return w
 }
 
-// compactTabs says every title does not fit beside the alarm and flags.
-func (m *Model) compactTabs() bool {
-	return m.tabsWidth(false)+ansi.StringWidth(strings.Join(m.alarm().parts, alarmSep))+m.flagsWidth() > m.width
+// tabLayout picks the richest tabs that leave the whole alarm room; when
+// even the tab on screen alone does not, the alarm keeps what fits of it.
+func (m *Model) tabLayout() (tabStyle, string) {
+	a := m.alarm()
+	parts := a.parts
+	room := m.screen.width - m.flagsWidth() - 1
+	// The review count shows where it fits beside the tabs of a style and
+	// the whole alarm; it never shortens them.
+	tries := [][]string{parts}
+	if a.review != "" {
+		tries = [][]string{append(slices.Clip(parts), a.review), parts}
+	}
+	for style := range tabStyles {
+		for _, try := range tries {
+			if whole := strings.Join(try, alarmSep); m.tabsWidth(style)+ansi.StringWidth(whole) <= room {
+				return style, whole
+			}
+		}
+	}
+	return tabsBare, fitAlarm(parts, room-m.tabsWidth(tabsBare))
 }
 
 func (m *Model) flagsWidth() int {
@@ -83,29 +140,42 @@ func (m *Model) flagsWidth() int {
 	if m.opts.ReadOnly {
 		w += len(" READ-ONLY")
 	}
-	if m.paused {
+	if m.screen.paused {
 		w += len(" paused")
+	}
+	if m.pace.sped() {
+		w += 1 + ansi.StringWidth(m.clockFlag())
 	}
 	return w
 }
 
 const alarmSep = " · "
 
+// clockFlag says the tasks' clock runs faster than the wall clock (the
+// demo's --speed), so no time on screen is taken for a wall-clock one.
+func (m *Model) clockFlag() string {
+	return "clock ×" + strconv.FormatFloat(float64(m.pace), 'f', -1, 64)
+}
+
 // alarmText is what is wrong anywhere, worst first, and how bad the
 // worst of it is.
 type alarmText struct {
 	parts []string
 	level model.Level // LevelNone: all quiet
+	// review counts the tasks waiting for a reviewer: shown after the
+	// parts where there is room.
+	review string
 }
 
 // alarm names what needs a human, seen from every view: unreachable
-// sources, broken and stuck claims by rung, DOWN nodes.
+// sources and DOWN nodes by name, then broken and stuck claims by rung,
+// then how many tasks wait for a reviewer.
 func (m *Model) alarm() alarmText {
 	var a alarmText
 	raise := func(l model.Level) { a.level = max(a.level, min(l, model.LevelEscalated)) }
 	// A source that does not answer hides everything else it holds.
-	for i := range m.snap.Sources {
-		src := &m.snap.Sources[i]
+	for i := range m.board.snap.Sources {
+		src := &m.board.snap.Sources[i]
 		switch {
 		case src.Status == hub.StatusDegraded:
 			a.parts = append(a.parts, strings.ToUpper(src.Name)+" "+sourceWord(*src))
@@ -115,8 +185,14 @@ func (m *Model) alarm() alarmText {
 			raise(model.LevelUrgent)
 		}
 	}
+	for _, n := range m.board.snap.Mesh.Nodes() {
+		if n.Status == model.NodeDown {
+			a.parts = append(a.parts, strings.ToUpper(n.Name)+" DOWN")
+			raise(model.LevelEscalated)
+		}
+	}
 	for lv := levelBroken; lv > model.LevelNone; lv-- {
-		if n := m.rungs[lv]; n > 0 {
+		if n := m.board.rungs[lv]; n > 0 {
 			word := strings.ToUpper(lv.String())
 			if lv == levelBroken {
 				word = "BROKEN"
@@ -125,11 +201,8 @@ func (m *Model) alarm() alarmText {
 			raise(lv)
 		}
 	}
-	for _, n := range m.snap.Mesh.Nodes() {
-		if n.Status == model.NodeDown {
-			a.parts = append(a.parts, strings.ToUpper(n.Name)+" DOWN")
-			raise(model.LevelEscalated)
-		}
+	if n := m.board.reviews; n > 0 {
+		a.review = strconv.Itoa(n) + " IN REVIEW"
 	}
 	return a
 }
@@ -150,31 +223,38 @@ func fitAlarm(parts []string, width int) string {
 
 func (m *Model) tabs() string {
 	st := m.styles
-	compact := m.compactTabs()
+	style, alarm := m.tabLayout()
 	var b strings.Builder
-	b.WriteString(st.Title.Render(appName))
-	b.WriteString("  ")
+	if style != tabsBare {
+		b.WriteString(st.Title.Render(appName))
+		b.WriteString("  ")
+	}
 	for k := range viewCount {
-		if k == m.active {
-			b.WriteString(st.TabActive.Render(m.tabLabelOf(k, compact)))
-		} else {
-			b.WriteString(st.Tab.Render(m.tabLabelOf(k, compact)))
+		label := m.tabLabelIn(k, style)
+		switch {
+		case label == "":
+			continue
+		case k == m.board.active:
+			b.WriteString(st.TabActive.Render(label))
+		default:
+			b.WriteString(st.Tab.Render(label))
 		}
 		b.WriteString("  ")
 	}
 	var flags []string
-	a := m.alarm()
-	// joinRight keeps a column between the tabs and the flags.
-	if text := fitAlarm(a.parts, m.width-m.tabsWidth(compact)-m.flagsWidth()-1); text != "" {
-		flags = append(flags, st.Level(int(a.level)).Render(text))
+	if alarm != "" {
+		flags = append(flags, st.Level(int(m.alarm().level)).Render(alarm))
 	}
 	if m.opts.ReadOnly {
 		flags = append(flags, st.Warn.Render("READ-ONLY"))
 	}
-	if m.paused {
+	if m.screen.paused {
 		flags = append(flags, st.Warn.Render("paused"))
 	}
-	return joinRight(b.String(), strings.Join(flags, " "), m.width)
+	if m.pace.sped() {
+		flags = append(flags, st.Muted.Render(m.clockFlag()))
+	}
+	return joinRight(b.String(), strings.Join(flags, " "), m.screen.width)
 }
 
 func (m *Model) filterLine() string {
@@ -184,20 +264,24 @@ func (m *Model) filterLine() string {
 	rw := ansi.StringWidth(right)
 	var left string
 	switch {
-	case m.commanding:
-		left = st.FilterPrompt.Render(": ") + m.cmdline.View(m.width-rw-3, true, st.Faint.Render(commandHint()))
-	case m.filtering:
-		left = st.FilterPrompt.Render("/ ") + m.filter.View(m.width-rw-3, true, st.Faint.Render("agent: state: source: node: level>= age> prio>= !word or text"))
-	case m.filter.Value() != "":
-		left = st.FilterPrompt.Render("filter ") + m.filter.Value()
+	case m.input.commanding:
+		left = st.FilterPrompt.Render(": ") + m.input.cmdline.View(m.screen.width-rw-3, true, st.Faint.Render(commandHint()))
+	case m.input.filtering:
+		left = st.FilterPrompt.Render("/ ") + m.input.filter.View(m.screen.width-rw-3, true, st.Faint.Render("agent: state: source: node: level>= age> prio>= !word or text"))
+	case m.input.rejected != "":
+		// The rejected text is not what the rows show: say so, and name
+		// the filter they do show.
+		left = st.Danger.Render("rejected ") + theme.Safe(m.input.rejected) + st.Muted.Render(" · in force: "+orDash(theme.Safe(m.input.inForce)))
+	case m.input.filter.Value() != "":
+		left = st.FilterPrompt.Render("filter ") + theme.Safe(m.input.filter.Value())
 	default:
 		left = st.Faint.Render("/ to filter · : for commands")
 	}
-	if m.scope != "" {
-		left = st.Accent.Render("source "+theme.Safe(m.scope)) + " · " + left
+	if m.board.scope != "" {
+		left = st.Accent.Render("source "+theme.Safe(m.board.scope)) + " · " + left
 	}
 
-	return joinRight(left, right, m.width)
+	return joinRight(left, right, m.screen.width)
 }
 
 // joinRight puts right at the end of the line, cutting left to make room.
@@ -213,7 +297,7 @@ func joinRight(left, right string, width int) string {
 
 func (m *Model) body(b *strings.Builder, p *pane) {
 	st := m.styles
-	if p.kind == nodesView && m.snap.Mesh == nil {
+	if p.kind == nodesView && m.board.snap.Mesh == nil {
 		lines := []string{"", "  No mesh is configured, so there are no nodes to show.",
 			"  Set mesh.registry in the config to watch the machines your agents run on."}
 		for i := range p.grid.height {
@@ -221,7 +305,7 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 				b.WriteByte('\n')
 			}
 			if i < len(lines) {
-				b.WriteString(st.Muted.Render(fit(lines[i], m.width)))
+				b.WriteString(st.Muted.Render(fit(lines[i], m.screen.width)))
 			}
 		}
 		return
@@ -239,20 +323,20 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 		p.grid.render(&rows, gs, func(i int, c []cell) bool {
 			t := p.shown[i].t
 			m.taskCells(p, t, c)
-			if len(m.marks) > 0 {
-				if _, ok := m.marks[t.Ref()]; ok {
+			if len(m.board.marks) > 0 {
+				if _, ok := m.board.marks[t.Ref()]; ok {
 					c[0].text = "✓ " + c[0].text
 				}
 			}
-			_, busy := m.pending[t.Ref()]
+			_, busy := m.work.pending[t.Ref()]
 			return busy
 		})
 	}
 	out := rows.String()
 	if p.len() == 0 {
-		msgs := []string{st.Muted.Render(fit("  "+views[p.kind].empty, m.width))}
-		if len(m.flt.Terms) > 0 {
-			msgs = []string{st.Muted.Render(fit("  Nothing matches the filter (esc clears it).", m.width))}
+		msgs := []string{st.Muted.Render(fit("  "+views[p.kind].empty, m.screen.width))}
+		if len(m.board.flt.Terms) > 0 {
+			msgs = []string{st.Muted.Render(fit("  Nothing matches the filter (esc clears it).", m.screen.width))}
 		}
 		if p.kind != nodesView && p.kind != activityView {
 			if sick := m.sourceTrouble(); len(sick) > 0 {
@@ -278,13 +362,13 @@ func (m *Model) sourceTrouble() []string {
 	st := m.styles
 	now := m.now()
 	var out []string
-	for _, s := range m.snap.Sources {
+	for _, s := range m.board.snap.Sources {
 		switch s.Status {
 		case hub.StatusDegraded:
 			out = append(out, st.Danger.Render(fit(fmt.Sprintf("  %s %s since %s (%s ago), %d failed polls",
-				s.Name, sourceWord(s), s.Since.In(m.loc).Format("15:04:05"), ago(s.Since, now), s.Failures), m.width)))
-			for _, l := range strings.Split(ansi.Wordwrap("last error: "+theme.Safe(s.Err), max(m.width-6, 20), " "), "\n") {
-				out = append(out, fit("    "+l, m.width))
+				s.Name, sourceWord(s), s.Since.In(m.loc).Format("15:04:05"), ago(s.Since, now), s.Failures), m.screen.width)))
+			for _, l := range strings.Split(ansi.Wordwrap("last error: "+theme.Safe(s.Err), max(m.screen.width-6, 20), " "), "\n") {
+				out = append(out, fit("    "+l, m.screen.width))
 			}
 			next := "next retry now"
 			if r := s.Health.Retry; r.After(now) {
@@ -294,14 +378,14 @@ func (m *Model) sourceTrouble() []string {
 			if s.Health.Code == model.CodeMisconfigured {
 				hint = "fix the source's configuration; " + hint
 			}
-			out = append(out, st.Muted.Render(fit("    "+next+"; "+hint, m.width)), "")
+			out = append(out, st.Muted.Render(fit("    "+next+"; "+hint, m.screen.width)), "")
 		case hub.StatusOK:
 			if m.lagging(&s) {
 				out = append(out, st.Warn.Render(fit(fmt.Sprintf("  %s lagging: no answer for %s (polled every %s); the rows shown may be old",
-					s.Name, ago(s.Updated, now), s.Health.Every), m.width)), "")
+					s.Name, ago(s.Updated, now), s.Health.Every), m.screen.width)), "")
 			}
 		case hub.StatusConnecting:
-			out = append(out, st.Warn.Render(fit("  "+s.Name+" connecting: no poll has answered yet", m.width)), "")
+			out = append(out, st.Warn.Render(fit("  "+s.Name+" connecting: no poll has answered yet", m.screen.width)), "")
 		}
 	}
 	return out
@@ -309,7 +393,7 @@ func (m *Model) sourceTrouble() []string {
 
 // lagging is a source that has stopped answering without failing, judged
 // by the hub's rule; never while paused, when nobody polls.
-func (m *Model) lagging(s *hub.SourceState) bool { return !m.paused && s.Lagging(m.now()) }
+func (m *Model) lagging(s *hub.SourceState) bool { return !m.screen.paused && s.Lagging(m.now()) }
 
 // sourceWord names a degraded source's trouble as the status bar and the
 // alarm say it.
@@ -322,22 +406,22 @@ func sourceWord(s hub.SourceState) string {
 
 func (m *Model) bannerLine() string {
 	st := m.styles
-	if m.bulk != nil {
-		return st.Notice.Render(fit(m.bulkBar(), m.width))
+	if m.work.bulk != nil {
+		return st.Notice.Render(fit(m.bulkBar(), m.screen.width))
 	}
-	if m.filterErr != "" {
-		return st.Banner.Render(fit(" "+theme.Safe(m.filterErr)+" — the last filter stays", m.width))
+	if m.input.filterErr != "" {
+		return st.Banner.Render(fit(" filter rejected: "+theme.Safe(m.input.filterErr)+" — in force: "+orDash(theme.Safe(m.input.inForce)), m.screen.width))
 	}
-	if m.banner != "" {
-		if m.bannerIsErr {
-			return st.Banner.Render(fit(" "+theme.Safe(m.banner), m.width))
+	if m.status.text != "" {
+		if m.status.isErr {
+			return st.Banner.Render(fit(" "+theme.Safe(m.status.text), m.screen.width))
 		}
-		return st.Notice.Render(fit(" "+theme.Safe(m.banner), m.width))
+		return st.Notice.Render(fit(" "+theme.Safe(m.status.text), m.screen.width))
 	}
-	for _, s := range m.snap.Sources {
+	for _, s := range m.board.snap.Sources {
 		if s.Status == hub.StatusDegraded {
-			msg := " ⚠ " + s.Name + " degraded for " + ago(s.Since, m.now()) + ": " + theme.Safe(s.Err) + " — retrying, showing its last good data"
-			return st.Banner.Render(fit(msg, m.width))
+			msg := " ⚠ " + s.Name + " " + strings.ToLower(sourceWord(s)) + " for " + ago(s.Since, m.now()) + ": " + theme.Safe(s.Err) + " — retrying, showing its last good data"
+			return st.Banner.Render(fit(msg, m.screen.width))
 		}
 	}
 	return ""
@@ -348,7 +432,7 @@ func (m *Model) footer() string {
 	st := m.styles
 	now := m.now()
 	var parts []string
-	for _, s := range m.snap.Sources {
+	for _, s := range m.board.snap.Sources {
 		part := st.Source(s.Name).Render(s.Name) + " "
 		switch {
 		case m.lagging(&s):
@@ -378,23 +462,40 @@ func (m *Model) footer() string {
 	if len(parts) == 0 {
 		return st.Footer.Render("waiting for the first poll…")
 	}
-	return ansi.Truncate(strings.Join(parts, st.Faint.Render(" │ ")), m.width, "…")
+	return ansi.Truncate(strings.Join(parts, st.Faint.Render(" │ ")), m.screen.width, "…")
 }
 
 func (m *Model) helpLine() string {
 	st := m.styles
+	if n := len(m.dialogs); n > 0 {
+		return st.Muted.Render(fit(m.dialogs[n-1].hint(m.keys), m.screen.width))
+	}
+	if m.input.filtering {
+		return st.Muted.Render(fit("enter keep filter · esc clear filter · ctrl+w delete word", m.screen.width))
+	}
+	if m.input.commanding {
+		return st.Muted.Render(fit("enter run · tab complete · ↑/↓ history · esc leave", m.screen.width))
+	}
+	return m.shortHelp(m.pane().ShortHelp(m.keys))
+}
+
+// shortHelp fits the pane's keys on one line: the last two (help and
+// quit) always stay; the ones before them give way from the right.
+func (m *Model) shortHelp(items []key.Binding) string {
+	st := m.styles
 	h := help.New()
 	h.Styles.ShortKey, h.Styles.ShortDesc, h.Styles.ShortSeparator = st.Key, st.KeyDesc, st.Faint
-	h.Width = m.width
-	if n := len(m.dialogs); n > 0 {
-		return st.Muted.Render(fit(m.dialogs[n-1].hint(), m.width))
+	var enabled []key.Binding
+	for _, b := range items {
+		if b.Enabled() {
+			enabled = append(enabled, b)
+		}
 	}
-	if m.filtering {
-		return st.Muted.Render(fit("enter keep filter · esc clear filter · ctrl+w delete word", m.width))
+	for {
+		line := h.ShortHelpView(enabled)
+		if ansi.StringWidth(line) <= m.screen.width || len(enabled) <= 2 {
+			return ansi.Truncate(line, m.screen.width, "…")
+		}
+		enabled = slices.Delete(enabled, len(enabled)-3, len(enabled)-2)
 	}
-	if m.commanding {
-		return st.Muted.Render(fit("enter run · tab complete · ↑/↓ history · esc leave", m.width))
-	}
-	// bubbles/help can overrun its width by one item; cut it here.
-	return ansi.Truncate(h.ShortHelpView(m.pane().ShortHelp(m.keys)), m.width, "…")
 }

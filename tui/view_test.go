@@ -27,7 +27,7 @@ func TestADemoRunningFasterCountsInItsOwnTime(t *testing.T) {
 func TestASourceThatStopsAnsweringIsSaidToLag(t *testing.T) {
 	r := newRig(t)
 	r.size(120, 40)
-	s := r.m.snap
+	s := r.m.board.snap
 	s.Sources = slices.Clone(s.Sources)
 	for i := range s.Sources {
 		s.Sources[i].Health.Every = 2 * time.Second

@@ -86,6 +86,9 @@ type SourceConfig struct {
 	Rate         float64       `mapstructure:"rate" json:"rate,omitempty"`
 	Settle       time.Duration `mapstructure:"settle" json:"settle,omitempty"`
 	HandoffQueue string        `mapstructure:"handoff_queue" json:"handoff_queue,omitempty"`
+	// notion, a database set up by today's notion-task skill: the Notion
+	// user id a person's claim sets as Assignee
+	OperatorUser string `mapstructure:"operator_user" json:"operator_user,omitempty"`
 	// notion, a team's own database: property names by role, status
 	// options by state, and properties it may lack, over the schema preset.
 	Properties map[string]string `mapstructure:"properties" json:"properties,omitempty"`

@@ -12,6 +12,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/notion"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -126,6 +127,9 @@ func (a *app) diagnose(ctx context.Context, sc SourceConfig) sourceReport {
 		return fail()
 	}
 	schema := "every property claimdeck needs is there"
+	if ns, isNotion := src.(*notion.Source); isNotion {
+		schema += "; read as " + ns.Schema()
+	}
 	if st, isSQL := src.(*sqlstore.Store); isSQL && st.Behind() != "" {
 		schema += fmt.Sprintf("; %s: `claimdeck migrate --source %s` adds it", st.Behind(), sc.Name)
 	}

@@ -162,7 +162,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	}
 	group("dashboard", demoCmd, a.statsCommand(), a.metricsCommand())
 	group("agent", append(a.agentCommands(), a.historyCommand(), a.mcpCommand())...)
-	group("operator", a.operatorCommands()...)
+	group("operator", append(a.operatorCommands(), a.reviewCommands()...)...)
 	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
 	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })
 	root.SetHelpCommandGroupID("admin")

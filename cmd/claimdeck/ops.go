@@ -43,6 +43,10 @@ func (an answer) payload() map[string]any {
 
 func one(t *model.Task, err error) (answer, error) { return answer{task: t}, err }
 
+// ownActions are the holder commands a person may run on their own claim
+// without its token.
+var ownActions = map[string]model.Action{"complete": model.ActionComplete, "block": model.ActionBlock, "review": model.ActionReview}
+
 // agentOps are the agent commands, in the contract's order.
 func (a *app) agentOps() []agentOp {
 	finish := func(name, short string, state model.State, args ...string) agentOp {
@@ -53,6 +57,11 @@ func (a *app) agentOps() []agentOp {
 		return agentOp{name: name, short: short, required: req,
 			args: append([]string{"task", "lock-token", "run-id", "agent-name"}, args...),
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
+				if own := ownActions[name]; own != "" {
+					if t, handled, err := a.finishOwn(ctx, src, own, tf); handled {
+						return one(t, err)
+					}
+				}
 				if err := tf.checkToken(); err != nil {
 					return answer{}, err
 				}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,18 +16,7 @@ func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
 	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
-			reg := filepath.Join(c.dir, "mesh-nodes.json")
-			if err := os.WriteFile(reg, []byte(`{"nodes": {
-  "ORACLE_LOCAL": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "down"}
-}}`), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			conf, _ := os.ReadFile(c.conf)
-			conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n  record: %s\n  holders:\n    worker-7: ORACLE_LOCAL\n    worker-9: ORACLE_LOCAL\n",
-				reg, filepath.Join(c.dir, "sweep.json"))...)
-			if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			withDownNode(t, c, "  holders:\n    worker-7: ORACLE_LOCAL\n    worker-9: ORACLE_LOCAL\n")
 			claim := func(source, agent, title string) string {
 				id := c.run(0, "--source", source, "create", "--title", title).Task.PageID
 				c.run(0, "--source", source, "claim", "--task", id, "--agent-name", agent, "--lease", "1s")

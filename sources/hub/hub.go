@@ -248,6 +248,16 @@ type feed struct {
 	// (Caps.CostlyCount), so full polls never ask for it.
 	uncounted bool
 	state     SourceState
+	// applied are the human writes merged at once, by task id, until a
+	// poll shows a version other than the one they were made on.
+	applied map[string]appliedWrite
+}
+
+// appliedWrite is a write Apply merged: the version the human acted on
+// and the task it left.
+type appliedWrite struct {
+	seen  string
+	after *model.Task
 }
 
 // New builds a hub; Run starts it.
@@ -292,7 +302,7 @@ func New(cfg Config) *Hub {
 			every = DefaultEvery
 		}
 		h.feeds = append(h.feeds, &feed{src: f.Source, every: every, kick: make(chan struct{}, 1),
-			tasks: map[string]*model.Task{}, uncounted: f.Source.Caps().CostlyCount,
+			tasks: map[string]*model.Task{}, applied: map[string]appliedWrite{}, uncounted: f.Source.Caps().CostlyCount,
 			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}, Rescues: f.Source.Caps().Rescue}})
 	}
 	return h
@@ -458,6 +468,14 @@ func (h *Hub) Actor() string {
 	return h.cfg.Desk.Actor
 }
 
+// Seq is the sequence number of the latest snapshot published: one that
+// carries every write Apply has returned so far.
+func (h *Hub) Seq() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq
+}
+
 // Get reads one task afresh from its source, with the whole trail the
 // backend keeps (polls carry only what is cheap to read). Call it from a
 // goroutine (a tea.Cmd).
@@ -489,6 +507,9 @@ func (h *Hub) Apply(ctx context.Context, req sources.Request) (*model.Task, erro
 	if after != nil {
 		h.mu.Lock()
 		h.merge(f, sources.Delta{Tasks: []*model.Task{after}})
+		if req.Seen.Version != "" && after.Version != req.Seen.Version {
+			f.applied[after.ID] = appliedWrite{seen: req.Seen.Version, after: after}
+		}
 		h.publish()
 		h.mu.Unlock()
 	}
@@ -693,6 +714,7 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 	if d.Full {
 		next := make(map[string]*model.Task, len(d.Tasks))
 		for _, t := range d.Tasks {
+			t = h.keepApplied(f, t)
 			old := f.tasks[t.ID]
 			if old != nil && t.Version != "" && old.Version == t.Version {
 				// Unchanged: keep the record the dashboard already knows, so
@@ -711,6 +733,7 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 		f.tasks = next
 	} else {
 		for _, t := range d.Tasks {
+			t = h.keepApplied(f, t)
 			note(f.tasks[t.ID], t)
 			f.tasks[t.ID] = t
 		}
@@ -726,6 +749,23 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 	}
 	f.dirty = f.dirty || d.Full || len(d.Tasks) > 0 || len(d.Removed) > 0
 	f.loaded = f.loaded || !d.Partial
+}
+
+// keepApplied is the rule "an applied write beats an older poll": a poll
+// that began before a human's write landed answers the version the human
+// acted on, and must not put it back. A task polled at that version gives
+// way to the write's result; any other version retires the write, since
+// the source has moved past it. Holds h.mu.
+func (h *Hub) keepApplied(f *feed, t *model.Task) *model.Task {
+	w, ok := f.applied[t.ID]
+	switch {
+	case !ok || t == w.after:
+		return t
+	case t.Version == w.seen:
+		return w.after
+	}
+	delete(f.applied, t.ID)
+	return t
 }
 
 // transitioned says whether a change is worth a line in the activity view:

@@ -261,3 +261,51 @@ func TestASourceThatStopsAnsweringLags(t *testing.T) {
 		}
 	}
 }
+
+// A poll that began before a takeover landed answers the task as the human
+// saw it; the snapshot keeps the takeover until the source moves past it.
+func TestAnAppliedWriteBeatsAnOlderPoll(t *testing.T) {
+	ctx := context.Background()
+	mem := memsource.NewMemory("prod")
+	h := New(Config{Feeds: []Feed{{Source: mem}}, Desk: &sources.Desk{Actor: "alice"}})
+	f := h.feeds[0]
+	mem.Create(ctx, sources.NewTask{ID: "t1", Title: "deploy"})
+	seen, err := mem.Claim(ctx, "t1", sources.ClaimRequest{Agent: "SANDMAN", RunID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.merge(f, sources.Delta{Full: true, Tasks: []*model.Task{seen}})
+	h.mu.Unlock()
+	after, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: seen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := func() model.HolderKind {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return f.tasks["t1"].Claim.Holder
+	}
+	for _, full := range []bool{true, false} {
+		h.mu.Lock()
+		h.merge(f, sources.Delta{Full: full, Tasks: []*model.Task{seen}}) // the older poll
+		h.mu.Unlock()
+		if holder() != model.HolderHuman {
+			t.Fatalf("a poll (full %v) of the version the human acted on undid the takeover", full)
+		}
+	}
+	later := *after
+	later.Version, later.Claim = "later", model.Claim{}
+	h.mu.Lock()
+	h.merge(f, sources.Delta{Tasks: []*model.Task{&later}})
+	h.mu.Unlock()
+	if holder() != model.HolderNone {
+		t.Fatal("a newer version than the write must be taken")
+	}
+	h.mu.Lock()
+	h.merge(f, sources.Delta{Tasks: []*model.Task{seen}})
+	h.mu.Unlock()
+	if len(f.applied) != 0 || holder() != model.HolderAgent {
+		t.Fatal("once the source moved past the write, the write no longer overrides")
+	}
+}

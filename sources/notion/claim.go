@@ -316,6 +316,9 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if !ok {
 		return nil, model.Errorf(model.CodeMisconfigured, op, id, "%s is not an outcome: want done, blocked, review, canceled or failed", o.State)
 	}
+	if s.m.States[o.State] == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, op, id, "the database's %s has no status for %s", s.m.Status, o.State)
+	}
 	t, err := s.holder(ctx, op, id, token)
 	if err != nil {
 		return nil, err
@@ -357,6 +360,9 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if o.Reason == "" && o.State != model.StateBlocked {
 		// keep whatever reason the task had
 		delete(p, s.m.Reason)
+	}
+	if o.State == model.StateFailed && s.m.FailedMark != "" {
+		p.text(s.m.Reason, s.m.FailedMark+o.Reason)
 	}
 	s.appendHistory(p, t, model.Event{At: now, Actor: t.Claim.Name, Action: action, Reason: o.Reason})
 	return s.settled(ctx, op, t, p, model.CodeLostLock)

@@ -355,6 +355,15 @@ func (s *Source) editPatch(op string, t *model.Task, e sources.Edit) (patch, err
 			p.text(s.m.Reason, e.Reason)
 		}
 	}
+	if e.Move != model.MoveNone && s.m.Assignee != "" {
+		// As the skill's binary moves a task (NotionCLI.swift's
+		// updateForApprove, updateForRework): the lock fields cleared,
+		// Done At stamped on approve; the Assignee stays, its audit trail.
+		p.lock(&s.m, model.HolderNone, "", "", "", time.Time{}, time.Time{})
+		if e.Move == model.MoveApprove {
+			p.date(s.m.DoneAt, s.now())
+		}
+	}
 	return p, nil
 }
 

@@ -134,7 +134,7 @@ func BenchmarkApplySnapshot100k(b *testing.B) {
 	}{{"poll/filter", 1000, "service"}, {"poll/no-filter", 1000, ""}, {"all-new/filter", 100_000, "service"}, {"all-new/no-filter", 100_000, ""}} {
 		b.Run(c.name, func(b *testing.B) {
 			m, s := benchModel(b)
-			m.filter.SetValue(c.filter)
+			m.input.filter.SetValue(c.filter)
 			m.refilter()
 			rng := rand.New(rand.NewPCG(3, 4))
 			fresh := func() hub.Snapshot {
@@ -202,7 +202,7 @@ func BenchmarkFilterKeystroke100k(b *testing.B) {
 				i++
 			}
 			b.StopTimer()
-			if got := fmt.Sprint(m.filter.Value()); got != c.base && got != c.base+"e" {
+			if got := fmt.Sprint(m.input.filter.Value()); got != c.base && got != c.base+"e" {
 				b.Fatalf("filter is %q", got)
 			}
 		})

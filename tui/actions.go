@@ -1,0 +1,224 @@
+package tui
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// action is what a dialog asks of the root after a key: dialogs read the
+// root but never change it, so every change to the dashboard happens
+// here, in Model.apply. The zero action does nothing.
+type action struct {
+	close bool   // pop the dialog that answered
+	push  dialog // then open this one
+	note  string // a status message
+	fail  string // an error message
+	// start opens the first dialog of an action on a task.
+	start *startAction
+	send  *sources.Request // apply one action
+	bulk  *bulkStart       // apply a previewed bulk action
+	open  *model.Task      // open a task's detail
+	copy  *model.Task      // copy a task's id
+	// command runs a : line; cmdline leaves text on the : line to finish.
+	command, cmdline string
+	leaveCommand     bool // the : line closes
+}
+
+type startAction struct {
+	task   *model.Task
+	action model.Action
+}
+
+type bulkStart struct {
+	preview sources.BulkPreview
+	req     sources.Request
+}
+
+// apply does what a dialog asked, in order: close, open, say, then start.
+func (m *Model) apply(a action) tea.Cmd {
+	if a.close {
+		m.pop()
+	}
+	if a.push != nil {
+		m.push(a.push)
+	}
+	if a.note != "" {
+		m.note(a.note)
+	}
+	if a.fail != "" {
+		m.fail(a.fail)
+	}
+	if a.leaveCommand {
+		m.input.commanding = false
+		m.input.cmdline.SetValue("")
+	}
+	if a.cmdline != "" {
+		m.input.commanding, m.input.cmdAt = true, len(m.input.cmdHistory)
+		m.input.cmdline.SetValue(a.cmdline)
+	}
+	switch {
+	case a.start != nil:
+		m.startActionOn(a.start.task, a.start.action)
+	case a.send != nil:
+		return m.send(*a.send)
+	case a.bulk != nil:
+		return m.runBulk(a.bulk.preview, a.bulk.req)
+	case a.open != nil:
+		return m.openTask(a.open)
+	case a.copy != nil:
+		return m.copyID(a.copy)
+	case a.command != "":
+		m.input.commanding, m.input.cmdAt = true, len(m.input.cmdHistory)
+		m.input.cmdline.SetValue(a.command)
+		return m.commandKey(tea.KeyMsg{Type: tea.KeyEnter})
+	}
+	return nil
+}
+
+// act starts an action on the marked tasks, or else on the selected one.
+func (m *Model) act(a model.Action) {
+	switch {
+	case m.work.bulk != nil:
+		m.fail("a bulk action is under way (esc stops it)")
+	case len(m.board.marks) > 0:
+		m.startBulk(a)
+	default:
+		m.startActionOn(m.selected(), a)
+	}
+}
+
+// refusal says why action a cannot apply to t as shown, or "": read-only,
+// or the desk's own rule (Desk.Precheck) on the task as it stands. The
+// reason is asked later, so the rule is asked with one in hand.
+func (m *Model) refusal(t *model.Task, a model.Action) string {
+	if m.readOnly(t.Source) {
+		return "read-only — actions are off for this source"
+	}
+	desk := sources.Desk{Actor: cmp.Or(m.hub.Actor(), "-")}
+	err := desk.Precheck(t, sources.Request{Action: a, Seen: t, Reason: "-", To: "-"})
+	if err == nil || model.CodeOf(err) == model.CodeMisconfigured && a.Move() == model.MoveNone {
+		return "" // what the desk would say of the settings is for it to say
+	}
+	msg := err.Error()
+	var e *model.Error
+	if errors.As(err, &e) && e.Msg != "" {
+		msg = e.Msg
+	}
+	return strings.TrimSuffix(msg, ": nothing was done")
+}
+
+// startActionOn opens the first dialog of an action on t, or says why it
+// cannot apply.
+func (m *Model) startActionOn(t *model.Task, a model.Action) {
+	if t == nil {
+		return
+	}
+	if t.Problem != "" {
+		m.fail("cannot act on " + t.DisplayKey() + ": " + t.Problem)
+		return
+	}
+	if _, busy := m.work.pending[t.Ref()]; busy {
+		m.fail(t.DisplayKey() + " already has an action under way")
+		return
+	}
+	if why := m.refusal(t, a); why != "" {
+		m.fail(fmt.Sprintf("%s %s: %s", a, t.DisplayKey(), why))
+		return
+	}
+	req := sources.Request{Action: a, Seen: t}
+	switch a {
+	case model.ActionCancel, model.ActionRework:
+		m.push(newReasonForm(req))
+	case model.ActionBlock:
+		m.push(newBlockForm(req))
+	case model.ActionForceRelease, model.ActionTakeover, model.ActionApprove, model.ActionReview:
+		m.push(newOptionalReasonForm(req))
+	case model.ActionHandoff:
+		m.push(newHandoffForm(req, m.board.knownAgents(m.opts.Agents)))
+	default:
+		m.push(&confirmDialog{req: req})
+	}
+}
+
+// send marks the row pending and applies the action off the UI loop.
+func (m *Model) send(req sources.Request) tea.Cmd {
+	m.work.pending[req.Seen.Ref()] = req.Action
+	m.note(fmt.Sprintf("%s %s…", req.Action, req.Seen.DisplayKey()))
+	h, timeout := m.hub, m.opts.ActionTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		after, err := h.Apply(ctx, req)
+		return actionMsg{req: req, after: after, seq: h.Seq(), err: err}
+	}
+}
+
+// actionDone shows an action's outcome: the row at once on success, what
+// changed on a CONFLICT, with a key to look again.
+func (m *Model) actionDone(msg actionMsg) {
+	ref := msg.req.Seen.Ref()
+	delete(m.work.pending, ref)
+	r := model.AuditRecord{At: m.now(), Actor: m.hub.Actor(), Source: msg.req.Seen.Source, Task: msg.req.Seen.DisplayKey(),
+		Action: msg.req.Action, Reason: msg.req.Reason, Target: msg.req.To, Result: "applied"}
+	if msg.err != nil {
+		r.Result, r.Error = string(model.CodeOf(msg.err)), model.Redact(msg.err.Error())
+		m.fail(fmt.Sprintf("%s %s refused: %s", msg.req.Action, msg.req.Seen.DisplayKey(), msg.err))
+		// A refusal is worth more than one cut-off line: the whole reason,
+		// with what changed, until the human dismisses it.
+		d := &detailDialog{title: fmt.Sprintf("%s %s refused", actionTitles[msg.req.Action], msg.req.Seen.DisplayKey()),
+			lines: strings.Split(ansi.Wordwrap(model.Redact(msg.err.Error()), max(m.screen.width-2, 20), " "), "\n")}
+		if model.CodeOf(msg.err) == model.CodeConflict {
+			d.again = msg.req.Seen
+		}
+		m.push(d)
+	} else {
+		m.note(fmt.Sprintf("%s %s applied", msg.req.Action, msg.req.Seen.DisplayKey()))
+	}
+	m.board.addActivity(recordActivity(r))
+	if msg.after != nil {
+		m.board.results[ref] = actionResult{after: msg.after, seq: msg.seq}
+	}
+	m.derive()
+}
+
+// openDetail shows every field of the selected task, or a node's tasks.
+func (m *Model) openDetail() tea.Cmd {
+	p := m.pane()
+	if p.len() == 0 {
+		return nil
+	}
+	switch p.kind {
+	case nodesView:
+		n := p.nodes[p.grid.cursor]
+		var tasks []*model.Task
+		for _, t := range m.board.all {
+			if t.Claim.Node == n.Name && t.Claim.Held() {
+				tasks = append(tasks, t)
+			}
+		}
+		m.push(&nodeDialog{node: n, tasks: tasks})
+	case activityView:
+		a := p.acts[p.grid.cursor]
+		if t := m.board.findKey(a.Source, a.Task); t != nil {
+			return m.openTask(t)
+		}
+		m.push(&detailDialog{title: "activity", lines: []string{
+			"when    " + a.At.In(m.loc).Format(time.RFC3339), "source  " + a.Source, "task    " + a.Task,
+			"actor   " + orDash(a.Actor), "what    " + a.What}})
+	default:
+		if t := m.selected(); t != nil {
+			return m.openTask(t)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+package tui
+
+import (
+	"slices"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// burst handles keys typed faster than a frame: Bubble Tea v1 delivers
+// "jjj" as one message of three runes. Outside text inputs each rune is a
+// key of its own, in order; once one of them opens a text input, the rest
+// are typed into it.
+func (m *Model) burst(msg tea.KeyMsg) tea.Cmd {
+	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste || m.typing() {
+		return m.key(msg)
+	}
+	var cmds []tea.Cmd
+	for i, r := range msg.Runes {
+		one := msg
+		if m.typing() {
+			one.Runes = msg.Runes[i:]
+			cmds = append(cmds, m.key(one))
+			break
+		}
+		one.Runes = []rune{r}
+		cmds = append(cmds, m.key(one))
+		if m.screen.quitting {
+			break
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+// typing says whether keys are text now: the filter, the : line, or a
+// dialog's text field.
+func (m *Model) typing() bool {
+	if n := len(m.dialogs); n > 0 {
+		return m.dialogs[n-1].typing()
+	}
+	return m.input.filtering || m.input.commanding
+}
+
+// key handles one key: ctrl-c always quits; then the top dialog, the
+// filter or the : line, or else the key map.
+func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	if msg.String() == "ctrl+c" {
+		m.screen.quitting = true
+		return tea.Quit
+	}
+	switch {
+	case len(m.dialogs) > 0:
+		return m.apply(m.dialogs[len(m.dialogs)-1].update(m, msg))
+	case m.input.filtering:
+		return m.filterKey(msg)
+	case m.input.commanding:
+		return m.commandKey(msg)
+	}
+	was := m.board.active
+	cmd := m.boardKey(msg)
+	if m.board.active == statsView && was != statsView {
+		return tea.Batch(cmd, m.loadStats())
+	}
+	return cmd
+}
+
+// boardKey is a key of the key map over the rows.
+func (m *Model) boardKey(msg tea.KeyMsg) tea.Cmd {
+	for _, ka := range keyActions {
+		if key.Matches(msg, *ka.binding(&m.keys)) {
+			return ka.do(m)
+		}
+	}
+	if v := viewKey(msg, m.keys); v >= 0 {
+		m.show(v)
+		return nil
+	}
+	if p := m.pane(); p.sortLetter(msg.String()) >= 0 {
+		p.sortBy(p.sortLetter(msg.String()))
+		m.freshen(p)
+		return nil
+	}
+	// An action key switched off is never met with silence: say why.
+	for i, b := range m.keys.actionKeys() {
+		if slices.Contains(b.Keys(), msg.String()) {
+			m.startActionOn(m.selected(), taskActions[i].action)
+			break
+		}
+	}
+	return nil
+}
+
+// keyAction is what one binding of the key map does over the rows.
+type keyAction struct {
+	binding func(*KeyMap) *key.Binding
+	do      func(*Model) tea.Cmd
+}
+
+// moveBy moves the cursor by a number of rows that depends on the pane.
+func moveBy(rows func(p *pane) int) func(*Model) tea.Cmd {
+	return func(m *Model) tea.Cmd { m.move(rows(m.pane())); return nil }
+}
+
+func actOn(a model.Action) func(*Model) tea.Cmd {
+	return func(m *Model) tea.Cmd { m.act(a); return nil }
+}
+
+// keyActions are the key map's bindings over the rows, in the order they
+// are tried.
+var keyActions = []keyAction{
+	{func(k *KeyMap) *key.Binding { return &k.Quit }, func(m *Model) tea.Cmd { m.screen.quitting = true; return tea.Quit }},
+	{func(k *KeyMap) *key.Binding { return &k.Back }, (*Model).back},
+	{func(k *KeyMap) *key.Binding { return &k.Up }, moveBy(func(*pane) int { return -1 })},
+	{func(k *KeyMap) *key.Binding { return &k.Down }, moveBy(func(*pane) int { return 1 })},
+	{func(k *KeyMap) *key.Binding { return &k.PageUp }, moveBy(func(p *pane) int { return -p.grid.rows() })},
+	{func(k *KeyMap) *key.Binding { return &k.PageDown }, moveBy(func(p *pane) int { return p.grid.rows() })},
+	{func(k *KeyMap) *key.Binding { return &k.Top }, moveBy(func(p *pane) int { return -p.len() })},
+	{func(k *KeyMap) *key.Binding { return &k.Bottom }, moveBy(func(p *pane) int { return p.len() })},
+	{func(k *KeyMap) *key.Binding { return &k.NextView }, func(m *Model) tea.Cmd {
+		m.show((m.board.active + 1) % viewCount)
+		return nil
+	}},
+	{func(k *KeyMap) *key.Binding { return &k.PrevView }, func(m *Model) tea.Cmd {
+		m.show((m.board.active + viewCount - 1) % viewCount)
+		return nil
+	}},
+	{func(k *KeyMap) *key.Binding { return &k.Sort }, (*Model).nextSort},
+	{func(k *KeyMap) *key.Binding { return &k.Filter }, func(m *Model) tea.Cmd { m.input.filtering = true; return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.Help }, func(m *Model) tea.Cmd { m.push(&helpDialog{}); return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.Refresh }, func(m *Model) tea.Cmd {
+		m.note("refreshing every source…")
+		h := m.hub
+		return func() tea.Msg { h.Refresh(); return nil }
+	}},
+	{func(k *KeyMap) *key.Binding { return &k.Detail }, (*Model).openDetail},
+	{func(k *KeyMap) *key.Binding { return &k.Command }, func(m *Model) tea.Cmd {
+		m.input.commanding, m.input.cmdAt = true, len(m.input.cmdHistory)
+		return nil
+	}},
+	{func(k *KeyMap) *key.Binding { return &k.Palette }, func(m *Model) tea.Cmd { m.push(newPalette()); return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.Mark }, func(m *Model) tea.Cmd { m.toggleMark(); return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.MarkAll }, func(m *Model) tea.Cmd { m.markShown(); return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.MarkRange }, func(m *Model) tea.Cmd { m.markRange(); return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.Copy }, func(m *Model) tea.Cmd {
+		if t := m.selected(); t != nil {
+			return m.copyID(t)
+		}
+		return nil
+	}},
+}
+
+func init() {
+	for _, ta := range taskActions {
+		keyActions = append(keyActions, keyAction{ta.binding, actOn(ta.action)})
+	}
+}
+
+// back stops a bulk action under way, or clears the marks, or the status
+// line and the filter.
+func (m *Model) back() tea.Cmd {
+	switch {
+	case m.work.bulk != nil:
+		m.work.bulk.stop()
+	case len(m.board.marks) > 0:
+		clear(m.board.marks)
+		m.note("marks cleared")
+		m.syncKeys()
+	default:
+		m.status.text = ""
+		if m.input.filter.Value() != "" || m.input.filterErr != "" {
+			m.input.filter.SetValue("")
+			m.refilter()
+			return m.askArchive()
+		}
+	}
+	return nil
+}
+
+// nextSort steps through the pane's preset orders; after a column sort it
+// goes back to the preset it left.
+func (m *Model) nextSort() tea.Cmd {
+	p := m.pane()
+	if p.grid.sortCol < 0 {
+		p.sort = (p.sort + 1) % len(p.sorts)
+	}
+	p.grid.sortCol = -1
+	p.unsorted = true
+	m.freshen(p)
+	return nil
+}
+
+// viewKey is the view a key opens, or -1.
+func viewKey(msg tea.KeyMsg, k KeyMap) viewKind {
+	return viewKind(slices.IndexFunc(k.viewKeys(), func(b key.Binding) bool { return key.Matches(msg, b) }))
+}
+
+// filterKey edits the filter; every keystroke re-filters the pane on
+// screen. Enter keeps the filter, esc drops it.
+func (m *Model) filterKey(msg tea.KeyMsg) tea.Cmd {
+	switch msg.Type {
+	case tea.KeyEnter:
+		m.input.filtering = false
+		return m.askArchive()
+	case tea.KeyEsc:
+		m.input.filtering = false
+		m.input.filter.SetValue("")
+		m.refilter()
+		return m.askArchive()
+	default:
+		if m.input.filter.Update(msg) {
+			m.refilter()
+		}
+	}
+	return nil
+}
+
+// refilter puts the filter as typed in force. One that does not parse
+// leaves the last one in force, says what to fix, and is shown as
+// rejected beside the one that stays.
+func (m *Model) refilter() {
+	typed := m.input.filter.Value()
+	f, err := model.ParseFilter(typed)
+	m.input.filterErr, m.input.rejected = "", ""
+	if err != nil {
+		m.input.filterErr, m.input.rejected = err.Error(), typed
+		return
+	}
+	m.input.inForce = typed
+	m.board.setFilter(f)
+	m.syncKeys()
+}

@@ -1,0 +1,371 @@
+package tui
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// sortTasks orders a task pane by its column sort or else its chosen preset.
+// The Queue's first preset is exactly the model's pull order.
+func (p *pane) sortTasks(classes func() map[*model.Task]model.Classification) {
+	t := p.members
+	if g := &p.grid; g.sortCol >= 0 {
+		p.sortColumn(model.Order{Field: g.cols[g.sortCol].field, Desc: g.desc})
+		return
+	}
+	switch p.kind {
+	case queueView:
+		switch p.sort {
+		case 0:
+			p.sortPullOrder()
+		case 1:
+			slices.SortStableFunc(t, by(func(a, b *model.Task) int { return a.CreatedAt.Compare(b.CreatedAt) }))
+		default:
+			slices.SortStableFunc(t, by(func(a, b *model.Task) int { return b.CreatedAt.Compare(a.CreatedAt) }))
+		}
+	case leasesView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(leftCompare(a, b), refCompare(a, b)) }))
+		case 1:
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
+				return cmp.Or(a.Claim.ClaimedAt.Compare(b.Claim.ClaimedAt), refCompare(a, b))
+			}))
+		default:
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
+				return cmp.Or(strings.Compare(a.Claim.Name, b.Claim.Name), refCompare(a, b))
+			}))
+		}
+	case staleView:
+		p.sortStale(classes()) // indexed only for the view that reads it
+	case parkedView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(reviewFirst(a, b), nextCheckCompare(a, b), refCompare(a, b)) }))
+		case 1:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(a.EditedAt.Compare(b.EditedAt), refCompare(a, b)) }))
+		default:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(cmp.Compare(a.State, b.State), refCompare(a, b)) }))
+		}
+	case allView:
+		switch p.sort {
+		case 0:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(cmp.Compare(a.State, b.State), model.PullCompare(a, b)) }))
+		case 1:
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), refCompare(a, b)) }))
+		default:
+			slices.SortFunc(t, by(model.PullCompare))
+		}
+	}
+}
+
+// reviewFirst puts the tasks waiting for a reviewer on top, the one
+// waiting longest (edited longest ago) first.
+func reviewFirst(a, b *model.Task) int {
+	ra, rb := a.State == model.StateReview, b.State == model.StateReview
+	switch {
+	case ra && rb:
+		return a.EditedAt.Compare(b.EditedAt)
+	case ra:
+		return -1
+	case rb:
+		return 1
+	}
+	return 0
+}
+
+// sortStale orders the Stale pane by its chosen preset.
+func (p *pane) sortStale(class map[*model.Task]model.Classification) {
+	t := p.members
+	switch p.sort {
+	case 0:
+		slices.SortFunc(t, by(func(a, b *model.Task) int {
+			ca, cb := class[a], class[b]
+			return cmp.Or(cmp.Compare(severity(cb), severity(ca)), cmp.Compare(cb.Stuck, ca.Stuck), refCompare(a, b))
+		}))
+	case 1:
+		slices.SortFunc(t, by(func(a, b *model.Task) int {
+			return cmp.Or(cmp.Compare(class[b].Stuck, class[a].Stuck), refCompare(a, b))
+		}))
+	default:
+		slices.SortFunc(t, by(refCompare))
+	}
+}
+
+// nextCheckCompare puts the parked task due to be looked at first on top;
+// those with no next check go last.
+func nextCheckCompare(a, b *model.Task) int {
+	na, nb := a.NextCheckAt(), b.NextCheckAt()
+	switch {
+	case na.IsZero() && nb.IsZero():
+		return 0
+	case na.IsZero():
+		return 1
+	case nb.IsZero():
+		return -1
+	}
+	return na.Compare(nb)
+}
+
+// pullKey packs a task's pull-order fields into one integer (class rank,
+// inverted priority, edit second) so that sorting 100k tasks is mostly one
+// integer compare in a small slice instead of chasing task pointers; idx
+// says which member it was.
+type pullKey struct {
+	key  uint64
+	nsec int32
+	idx  int32
+}
+
+// Field widths of pullKey.key: rank in the top 3 bits, then 16 bits of
+// priority, then 45 bits of seconds (offset so that year 1 fits).
+const (
+	prioBits  = 16
+	secBits   = 45
+	maxPrio   = 1<<(prioBits-1) - 1
+	secOffset = 1 << (secBits - 1)
+)
+
+// pack makes a task's pull key, or reports that its values do not fit.
+func pack(t *model.Task, idx int) (pullKey, bool) {
+	sec := t.EditedAt.Unix() + secOffset
+	if t.Priority < -maxPrio || t.Priority > maxPrio || sec < 0 || sec >= 1<<secBits {
+		return pullKey{}, false
+	}
+	k := uint64(t.Class.Rank())<<(prioBits+secBits) | uint64(maxPrio-t.Priority)<<secBits | uint64(sec)
+	return pullKey{key: k, nsec: int32(t.EditedAt.Nanosecond()), idx: int32(idx)}, true
+}
+
+// sortPullOrder sorts the members in exactly model.PullCompare's order:
+// the same keys, and PullCompare itself for the last tie-breaks. Values the
+// packing cannot hold (absurd priorities or dates) fall back to PullCompare.
+func (p *pane) sortPullOrder() {
+	members := p.members
+	keys := p.keys
+	if !p.packed || len(keys) != len(members) {
+		keys = keys[:0]
+		for i, r := range members {
+			k, ok := pack(r.t, i)
+			if !ok {
+				slices.SortFunc(members, by(model.PullCompare))
+				return
+			}
+			keys = append(keys, k)
+		}
+	}
+	p.packed = false // the members are about to move
+	p.reorder(keys)
+}
+
+// sortColumn sorts the members in exactly o.Compare's order: a number or
+// time field by packed keys, as the pull order is, a text field by
+// comparison.
+func (p *pane) sortColumn(o model.Order) {
+	members := p.members
+	if len(members) == 0 {
+		return
+	}
+	if _, _, ok := o.Field.Number(members[0].t); !ok {
+		p.sortText(o)
+		return
+	}
+	keys := p.keys[:0]
+	for i, r := range members {
+		n, ns, _ := o.Field.Number(r.t)
+		// Sign bits flipped, so the radix sort's unsigned order is the
+		// numbers' order; every bit flipped for descending.
+		k, s := uint64(n)^1<<63, uint32(ns)^1<<31
+		if o.Desc {
+			k, s = ^k, ^s
+		}
+		keys = append(keys, pullKey{key: k, nsec: int32(s), idx: int32(i)})
+	}
+	p.packed = false
+	p.reorder(keys)
+}
+
+// textKey is a row's sort key for a text column (model.AppendSortKey),
+// cut from one buffer per sort, and the row it came from.
+type textKey struct {
+	key string
+	idx int32
+}
+
+// sortText sorts the members in exactly o.Compare's order by a text field:
+// each row's key is made once, into one buffer, so that the sort compares
+// bytes laid side by side (strings.Compare) instead of folding two titles
+// spread over the heap at every comparison. Equal keys are equal values:
+// their order is Compare's tie-breaks.
+func (p *pane) sortText(o model.Order) {
+	members := p.members
+	buf := p.textBuf[:0]
+	ends := make([]int, 0, len(members))
+	for _, r := range members {
+		s, fold := o.Field.Text(r.t)
+		buf = model.AppendSortKey(buf, s, fold)
+		ends = append(ends, len(buf))
+	}
+	all := string(buf) // one allocation; the keys are its substrings
+	keys := make([]textKey, len(members))
+	start := 0
+	for i, end := range ends {
+		keys[i] = textKey{key: all[start:end], idx: int32(i)}
+		start = end
+	}
+	slices.SortFunc(keys, func(a, b textKey) int {
+		c := strings.Compare(a.key, b.key)
+		if o.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+		x, y := members[a.idx].t, members[b.idx].t
+		return cmp.Or(strings.Compare(x.Source, y.Source), strings.Compare(x.ID, y.ID))
+	})
+	sorted := p.spare[:0]
+	for _, k := range keys {
+		sorted = append(sorted, members[k.idx])
+	}
+	clear(members)
+	p.members, p.spare, p.packed = sorted, members[:0], false
+	if cap(buf) <= maxKeptText {
+		p.textBuf = buf[:0]
+	} else {
+		p.textBuf = nil // a 100k sort's keys are not held between sorts
+	}
+}
+
+// maxKeptText is the most key bytes a pane keeps for its next text sort.
+const maxKeptText = 64 << 10
+
+// reorder puts the members in the order of their packed keys, runs of
+// equal keys by source, then id.
+func (p *pane) reorder(keys []pullKey) {
+	members := p.members
+	keys, p.keySpare = radixSort(keys, p.keySpare)
+	// Equal keys are equal in every field they pack: the last tie-breaks
+	// (source, then id, for PullCompare and model.Order alike) order each
+	// run of them after the sort, so that the sort itself never reads a task.
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j].key == keys[i].key && keys[j].nsec == keys[i].nsec {
+			j++
+		}
+		if j-i > 1 {
+			p.ties = sortTies(keys[i:j], members, p.ties)
+		}
+		i = j
+	}
+	if cap(p.ties) > maxKeptTies {
+		p.ties = nil // a bulk load's one long run: not held between sorts
+	}
+	sorted := p.spare[:0]
+	for _, k := range keys {
+		sorted = append(sorted, members[k.idx])
+	}
+	// The old slice becomes the next sort's spare; drop its pointers.
+	clear(members)
+	p.members, p.spare, p.keys = sorted, members[:0], keys
+}
+
+// maxKeptTies is the most tie-break entries a pane keeps between sorts.
+const maxKeptTies = 4096
+
+// tie is a task whose pull key equals others': what PullCompare's last
+// tie-breaks read (source, then id), with the id's first 16 bytes packed
+// so that most comparisons are two integer compares.
+type tie struct {
+	source, id string
+	id0, id1   uint64
+	key        pullKey
+}
+
+// sortTies orders a run of equal pull keys by source, then id. A queue
+// loaded in bulk has runs of thousands (one timestamp, one priority), so
+// each task is read once, not at every comparison.
+func sortTies(run []pullKey, members []row, buf []tie) []tie {
+	buf = buf[:0]
+	for _, k := range run {
+		t := members[k.idx].t
+		buf = append(buf, tie{source: t.Source, id: t.ID, id0: bigEndian(t.ID), id1: bigEndian(t.ID[min(8, len(t.ID)):]), key: k})
+	}
+	slices.SortFunc(buf, func(a, b tie) int {
+		switch {
+		case a.source != b.source: // one source, one string: no byte compared
+			return strings.Compare(a.source, b.source)
+		case a.id0 != b.id0:
+			return cmp.Compare(a.id0, b.id0)
+		case a.id1 != b.id1:
+			return cmp.Compare(a.id1, b.id1)
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	for i := range buf {
+		run[i] = buf[i].key
+	}
+	clear(buf) // kept for its capacity, not for the tasks' strings
+	return buf
+}
+
+// bigEndian packs s's first 8 bytes, zero-padded: unequal packs order as
+// strings.Compare orders the strings; equal ones say nothing.
+func bigEndian(s string) uint64 {
+	var v uint64
+	for i := range 8 {
+		v <<= 8
+		if i < len(s) {
+			v |= uint64(s[i])
+		}
+	}
+	return v
+}
+
+// radixSort sorts keys by key, then nsec, and returns them with the other
+// buffer. It is a least-significant-byte radix sort: no comparisons and no
+// task read, a counting pass, then one pass per byte that differs among the
+// keys (about five for a queue a few days deep). It is stable.
+func radixSort(keys, spare []pullKey) (sorted, other []pullKey) {
+	n := len(keys)
+	if n < 2 {
+		return keys, spare
+	}
+	// Bytes 0-3 are nsec's, 4-11 key's, least significant first.
+	digit := func(k pullKey, b int) byte {
+		if b < 4 {
+			return byte(uint32(k.nsec) >> (8 * b))
+		}
+		return byte(k.key >> (8 * (b - 4)))
+	}
+	var counts [12][256]int32
+	for _, k := range keys {
+		for b := range 4 {
+			counts[b][byte(uint32(k.nsec)>>(8*b))]++
+		}
+		for b := range 8 {
+			counts[4+b][byte(k.key>>(8*b))]++
+		}
+	}
+	src, dst := keys, slices.Grow(spare[:0], n)[:n]
+	for b := range 12 {
+		c := &counts[b]
+		if c[digit(src[0], b)] == int32(n) {
+			continue // every key has this byte
+		}
+		var at [256]int32
+		sum := int32(0)
+		for d, k := range c {
+			at[d], sum = sum, sum+k
+		}
+		for _, k := range src {
+			d := digit(k, b)
+			dst[at[d]] = k
+			at[d]++
+		}
+		src, dst = dst, src
+	}
+	return src, dst[:0]
+}
