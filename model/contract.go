@@ -41,3 +41,31 @@ func ParseStatus(word string) (State, error) {
 	}
 	return StateUnknown, fmt.Errorf("unknown status %q (want READY, IN_PROGRESS, BLOCKED, REVIEW, DONE, FAILED or CANCELED)", word)
 }
+
+// titleStatus is each state's word in ntask 0.4's contract
+// (Schema/TaskStatus.swift at 75590fd): title case, as the Notion status
+// options read. FAILED, which the skill lacks, reads "Failed".
+var titleStatus = [...]string{"", "Ready", "In Progress", "Blocked", "Review", "Done", "Failed", "Canceled"}
+
+// Title is the state's status word in ntask 0.4's contract; a task read
+// from bad data keeps its raw word.
+func (s State) Title(raw string) string {
+	if s == StateUnknown || int(s) >= len(titleStatus) {
+		return raw
+	}
+	return titleStatus[s]
+}
+
+// Title is the class's word in ntask 0.4's contract
+// (Schema/TaskStatus.swift's ClassOfService).
+func (c Class) Title() string {
+	switch c {
+	case ClassExpedite:
+		return "Expedite"
+	case ClassFixedDate:
+		return "Fixed Date"
+	case ClassIntangible:
+		return "Intangible"
+	}
+	return "Standard"
+}

@@ -15,7 +15,32 @@ const (
 	CodeLostLock           Code = "LOST_LOCK"
 	CodeAPIError           Code = "API_ERROR"
 	CodeIncompleteSubtasks Code = "INCOMPLETE_SUBTASKS"
+	// CodeNoTasks is ntask 0.4's answer to next on an empty queue
+	// (workflow.md: "No tasks (exit 10 = NO_TASKS)"); seed 002's next
+	// answers task null instead, so no source returns it.
+	CodeNoTasks Code = "NO_TASKS"
 )
+
+// ExitStatusV1 is the exit status ntask 0.4 assigns to a code
+// (Errors.swift's ExitCodes at 75590fd): 10 NO_TASKS, 20 CONFLICT,
+// 21 LOST_LOCK, 30 API_ERROR, 40 MISCONFIGURED, 41 INCOMPLETE_SUBTASKS.
+func (c Code) ExitStatusV1() int {
+	switch c {
+	case "":
+		return 0
+	case CodeNoTasks:
+		return 10
+	case CodeConflict:
+		return 20
+	case CodeLostLock:
+		return 21
+	case CodeMisconfigured:
+		return 40
+	case CodeIncompleteSubtasks:
+		return 41
+	}
+	return 30
+}
 
 // ExitStatus is the process exit status seed 002 assigns to a code.
 func (c Code) ExitStatus() int {

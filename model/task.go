@@ -39,13 +39,22 @@ func (s State) Final() bool { return s == StateDone || s == StateFailed || s == 
 
 // ParseState reads a normalized state name as String prints it.
 func ParseState(name string) (State, error) {
-	n := strings.ToLower(strings.TrimSpace(name))
-	for i, s := range stateNames {
-		if s == n && i != int(StateUnknown) {
-			return State(i), nil
-		}
+	if i := namedIndex(stateNames[:], name); i > 0 {
+		return State(i), nil
 	}
 	return StateUnknown, fmt.Errorf("unknown state %q (want one of queued, claimed, blocked, review, done, failed, canceled)", name)
+}
+
+// namedIndex is the index of name, in any case and spacing, among names
+// whose first entry is the zero value's and never matches; 0 when none.
+func namedIndex(names []string, name string) int {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for i, s := range names[1:] {
+		if s == n {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // Class is the service class of seed 002; its value is the rank used by the
@@ -85,7 +94,7 @@ func (c Class) Rank() int {
 // ParseClass reads a class name. An empty name is STANDARD; an unknown one
 // is an error so that a typo in a tasks file is reported, not silently ranked.
 func ParseClass(name string) (Class, error) {
-	switch strings.ToUpper(strings.TrimSpace(strings.ReplaceAll(name, "-", "_"))) {
+	switch strings.ToUpper(strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == '-' || r == '_' }), "_")) {
 	case "EXPEDITE":
 		return ClassExpedite, nil
 	case "FIXED_DATE", "FIXEDDATE":
@@ -359,4 +368,45 @@ func (t *Task) Ref() string { return t.Source + "/" + t.ID }
 // before it. The dashboard keeps only what is not; a zero horizon keeps all.
 func Archived(t *Task, horizon time.Time) bool {
 	return !horizon.IsZero() && t.State.Final() && t.EditedAt.Before(horizon)
+}
+
+// How closely a task id as an agent writes it names a task.
+const (
+	NamedNot      = 0
+	NamedByNumber = 1 // the number alone on either side: "42" for TASK-42, "TASK-42" for key 42
+	NamedExactly  = 2 // the native id, or the key in any case ("task-42" for TASK-42)
+)
+
+// NamedBy says how ref names t: exactly, by its number, or not at all. A
+// caller resolving ref takes the exact names first.
+func NamedBy(t *Task, ref string) int {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return NamedNot
+	}
+	key := strings.TrimSpace(t.DisplayKey())
+	if ref == strings.TrimSpace(t.ID) || strings.EqualFold(ref, key) {
+		return NamedExactly
+	}
+	if n := keyNumber(ref); n != "" && n == keyNumber(key) {
+		return NamedByNumber
+	}
+	return NamedNot
+}
+
+// keyNumber is the number a key ends in ("42" of TASK-42 and of 42), ""
+// when it does not end in one after a prefix of letters and a dash.
+func keyNumber(key string) string {
+	num := key
+	if i := strings.LastIndexByte(key, '-'); i >= 0 {
+		prefix := key[:i]
+		if prefix == "" || strings.IndexFunc(prefix, func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') }) >= 0 {
+			return ""
+		}
+		num = key[i+1:]
+	}
+	if num == "" || strings.IndexFunc(num, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return ""
+	}
+	return strings.TrimLeft(num, "0")
 }

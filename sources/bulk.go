@@ -69,7 +69,7 @@ func bulkTask(t *model.Task, err error) BulkTask {
 
 // PreviewBulk sorts tasks, as the operator sees them now, into those a
 // bulk action would apply to and those it would refuse, by the rules of a
-// single action (the desk's and CheckHuman) plus one of its own: a bulk
+// single action (Desk.Precheck) plus one of its own: a bulk
 // action never touches a claim a person holds, which is taken over or
 // released one at a time. req is the action without Seen.
 func (d *Desk) PreviewBulk(req Request, tasks []*model.Task) BulkPreview {
@@ -83,7 +83,7 @@ func (d *Desk) PreviewBulk(req Request, tasks []*model.Task) BulkPreview {
 			err = model.Errorf(model.CodeConflict, string(req.Action), t.ID, "held by %s: a person's claim is acted on one at a time", t.Claim.Name)
 		}
 		if err == nil {
-			err = CheckHuman(req.Action, t, Human{Actor: d.Actor, Reason: req.Reason, Expect: t.Version, Seen: t})
+			err = d.Precheck(t, req)
 		}
 		if err != nil {
 			p.Refused = append(p.Refused, bulkTask(t, err))

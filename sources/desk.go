@@ -19,12 +19,14 @@ const DefaultReservation = 30 * time.Minute
 // Request is a human override as the operator asked for it, carrying the
 // task exactly as the operator saw it.
 type Request struct {
-	Action   model.Action
-	Seen     *model.Task
-	Reason   string
-	To       string        // hand-off target
-	For      time.Duration // hand-off reservation
-	Priority string        // hand-off priority
+	Action    model.Action
+	Seen      *model.Task
+	Reason    string
+	To        string        // hand-off target
+	For       time.Duration // hand-off reservation
+	Priority  string        // hand-off priority
+	Unblock   string        // block: what would unblock the task
+	Artifacts string        // complete, review: links or notes produced
 }
 
 // Desk applies human overrides: it refuses them in read-only mode, records
@@ -97,7 +99,12 @@ func (d *Desk) check(source string, req Request) error {
 		if strings.TrimSpace(req.To) == "" {
 			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a target agent (or ANY) is required")
 		}
-	case model.ActionTakeover, model.ActionForceRelease:
+	case model.ActionRework, model.ActionBlock:
+		if strings.TrimSpace(req.Reason) == "" {
+			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a reason is required")
+		}
+	case model.ActionTakeover, model.ActionForceRelease, model.ActionApprove,
+		model.ActionComplete, model.ActionReview, model.ActionRelease:
 	default:
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "unknown action")
 	}
@@ -107,6 +114,12 @@ func (d *Desk) check(source string, req Request) error {
 func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, error) {
 	h := Human{Actor: d.Actor, Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
 	id := req.Seen.ID
+	if m := req.Action.Move(); m != model.MoveNone {
+		return src.Update(ctx, id, MoveEdit(m, h))
+	}
+	if req.Action.Own() {
+		return d.finishOwn(ctx, src, req, h)
+	}
 	switch req.Action {
 	case model.ActionTakeover:
 		return src.Takeover(ctx, id, h)
@@ -121,6 +134,43 @@ func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, e
 		}
 		return src.Handoff(ctx, id, Handoff{Human: h, To: req.To, For: dur, Priority: req.Priority})
 	}
+}
+
+// finishOwn ends the acting person's own claim with the lock token the
+// task carried when they looked (the person never copies it): refused by
+// model.CheckOwn first, then fenced by that token in the backend.
+func (d *Desk) finishOwn(ctx context.Context, src Source, req Request, h Human) (*model.Task, error) {
+	seen := req.Seen
+	if err := model.CheckOwn(seen, d.Actor, req.Action); err != nil {
+		return nil, err
+	}
+	if req.Action == model.ActionRelease {
+		return src.ForceRelease(ctx, seen.ID, h)
+	}
+	o := Outcome{State: req.Action.Outcome(), Reason: req.Reason, Artifacts: req.Artifacts}
+	if req.Action == model.ActionBlock {
+		o.UnblockAction = req.Unblock
+	}
+	return src.Finish(ctx, seen.ID, seen.Claim.Token, o)
+}
+
+// Precheck is what the desk and the backend would refuse req on t for, as
+// t reads now, without writing: the bulk preview's sort and the check
+// before a person is asked to confirm.
+func (d *Desk) Precheck(t *model.Task, req Request) error {
+	r := req
+	r.Seen = t
+	if err := d.check(t.Source, r); err != nil {
+		return err
+	}
+	h := Human{Actor: d.Actor, Reason: req.Reason, Expect: t.Version, Seen: t}
+	switch {
+	case req.Action.Move() != model.MoveNone:
+		return CheckEdit(t, MoveEdit(req.Action.Move(), h), time.Now())
+	case req.Action.Own():
+		return model.CheckOwn(t, d.Actor, req.Action)
+	}
+	return CheckHuman(req.Action, t, h)
 }
 
 // explain turns a CONFLICT on a changed task into what changed.

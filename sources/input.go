@@ -84,5 +84,5 @@ func (e Edit) Check(op, id string) error {
 		prio = model.CheckPriority(*e.Priority)
 	}
 	return refuse(op, id, model.CheckText("the actor", e.Actor), model.CheckText("the lock token", e.Token),
-		model.CheckBounded("the reason", e.Reason, model.MaxReason), title, prio)
+		model.CheckBounded("the reason", e.Reason, model.MaxReason), model.CheckText("the expected version", e.Expect), title, prio)
 }

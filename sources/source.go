@@ -238,6 +238,29 @@ type Edit struct {
 	Class    *model.Class
 	State    model.State
 	Reason   string
+	// Expect, when set, makes the edit conditional on the version the
+	// caller saw: CONFLICT, carrying the task as it is now, otherwise.
+	Expect string
+	// Move, when set, is a lock-free lifecycle transition (approve, rework,
+	// unblock) checked with model.CheckMove in the same write; build it
+	// with MoveEdit so that State is the move's target.
+	Move model.Move
+}
+
+// MoveEdit is the edit that applies move m as h: conditional on the version
+// h saw when h.Expect is set, recorded in the trail under the move's name
+// with h's reason.
+func MoveEdit(m model.Move, h Human) Edit {
+	return Edit{Actor: h.Actor, Reason: h.Reason, Expect: h.Expect, Move: m, State: m.To()}
+}
+
+// Action is the name the backend's trail records the edit under: the
+// move's, or "update".
+func (e Edit) Action() string {
+	if e.Move != model.MoveNone {
+		return e.Move.String()
+	}
+	return "update"
 }
 
 // Empty reports whether the edit changes nothing.
@@ -249,7 +272,26 @@ func (e Edit) Empty() bool {
 // between queued, blocked, review and the final states: a claim goes through
 // Claim and ends through Finish, so the lease fields stay the protocol's.
 func CheckEdit(t *model.Task, e Edit, now time.Time) error {
-	const op = "update"
+	op := e.Action()
+	if e.Expect != "" && t.Version != e.Expect {
+		err := model.Errorf(model.CodeConflict, op, t.ID, "the task changed since it was read (version %s, now %s): nothing was done", e.Expect, t.Version)
+		err.Current = t
+		return err
+	}
+	if e.Move != model.MoveNone {
+		if e.State != e.Move.To() || e.Title != nil || e.Priority != nil || e.Class != nil || e.Token != "" {
+			return model.Errorf(model.CodeMisconfigured, op, t.ID, "a move changes the state alone, to %s (build it with MoveEdit)", e.Move.To())
+		}
+		if strings.TrimSpace(e.Actor) == "" {
+			return model.Errorf(model.CodeMisconfigured, op, t.ID, "no actor")
+		}
+		if t.Problem != "" {
+			err := model.Errorf(model.CodeConflict, op, t.ID, "the task was read from bad data (%s); repair it by hand", t.Problem)
+			err.Current = t
+			return err
+		}
+		return model.CheckMove(t, e.Move, e.Reason)
+	}
 	if e.Empty() {
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "nothing to update: give --title, --priority, --class or --status")
 	}

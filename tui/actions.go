@@ -98,14 +98,15 @@ func (m *Model) act(a model.Action) {
 }
 
 // refusal says why action a cannot apply to t as shown, or "": read-only,
-// or the desk's own rule (sources.CheckHuman) on the task as it stands.
-// The reason is asked later, so the rule is asked with one in hand.
+// or the desk's own rule (Desk.Precheck) on the task as it stands. The
+// reason is asked later, so the rule is asked with one in hand.
 func (m *Model) refusal(t *model.Task, a model.Action) string {
 	if m.readOnly(t.Source) {
 		return "read-only — actions are off for this source"
 	}
-	err := sources.CheckHuman(a, t, sources.Human{Actor: cmp.Or(m.hub.Actor(), "-"), Reason: "-", Expect: t.Version})
-	if err == nil || model.CodeOf(err) == model.CodeMisconfigured {
+	desk := sources.Desk{Actor: cmp.Or(m.hub.Actor(), "-")}
+	err := desk.Precheck(t, sources.Request{Action: a, Seen: t, Reason: "-", To: "-"})
+	if err == nil || model.CodeOf(err) == model.CodeMisconfigured && a.Move() == model.MoveNone {
 		return "" // what the desk would say of the settings is for it to say
 	}
 	msg := err.Error()
@@ -136,9 +137,11 @@ func (m *Model) startActionOn(t *model.Task, a model.Action) {
 	}
 	req := sources.Request{Action: a, Seen: t}
 	switch a {
-	case model.ActionCancel:
+	case model.ActionCancel, model.ActionRework:
 		m.push(newReasonForm(req))
-	case model.ActionForceRelease, model.ActionTakeover:
+	case model.ActionBlock:
+		m.push(newBlockForm(req))
+	case model.ActionForceRelease, model.ActionTakeover, model.ActionApprove, model.ActionReview:
 		m.push(newOptionalReasonForm(req))
 	case model.ActionHandoff:
 		m.push(newHandoffForm(req, m.board.knownAgents(m.opts.Agents)))

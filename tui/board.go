@@ -32,6 +32,7 @@ type board struct {
 	sick       map[string]bool      // sources whose last poll failed: their rows are marked
 	boundary   time.Time            // the next time a task changes view by the clock alone
 	rungs      [levelBroken + 1]int // stale rows by severity, for the alarm in the top bar
+	reviews    int                  // tasks waiting for a reviewer, for the top bar
 	touched    int                  // keeps derive's touching loop from being optimized away
 	derived    uint64               // derives so far: the root re-reads the stale claims after one
 
@@ -195,7 +196,7 @@ func (b *board) derive() {
 	q := b.panes[queueView]
 	q.keys, q.packed = q.keys[:0], q.sort == 0 && q.grid.sortCol < 0
 	var touched int
-	b.rungs = [levelBroken + 1]int{}
+	b.rungs, b.reviews = [levelBroken + 1]int{}, 0
 	// The filter is judged here too, while each task is in the cache; the
 	// freshen below reads the verdicts instead of visiting 100k tasks again.
 	judge := len(b.flt.Terms) > 0 || b.scope != ""
@@ -235,6 +236,9 @@ func (b *board) place(t *model.Task, c *model.Classification, now time.Time, jud
 		in[queueView] = true
 	case t.State == model.StateClaimed && t.Claim.Held():
 		in[leasesView] = !c.Stale()
+	}
+	if t.State == model.StateReview {
+		b.reviews++
 	}
 	r := row{t: t, pass: !judge || !in[b.active] || b.passes(t, c, now)}
 	b.panes[allView].members = append(b.panes[allView].members, r)

@@ -421,7 +421,7 @@ func TestEveryTaskIsFindable(t *testing.T) {
 		filter string
 		want   []string
 	}{
-		{parkedView, "", []string{"TASK-12", "TASK-10", "TASK-11"}}, // failed check overdue, then the blocked one's, then none
+		{parkedView, "", []string{"TASK-11", "TASK-12", "TASK-10"}}, // the one in review, then the failed check overdue, then the blocked one's
 		{parkedView, "state:blocked", []string{"TASK-10"}},
 		{allView, "state:done", []string{"TASK-8"}},
 		{allView, "state:canceled", []string{"TASK-13"}},

@@ -25,13 +25,10 @@ type taskDialog struct {
 	last       *model.Task   // the task as last seen, should it leave the snapshot
 	trail      []model.Event // the source's full trail, once fetched
 	trailErr   string
-	// offers says which of takeover, force-release, cancel and hand-off
-	// can apply to the task as last drawn: only those are offered.
-	offers [4]bool
+	// offers says which of taskActions can apply to the task as last
+	// drawn: only those are offered.
+	offers []bool
 }
-
-// detailActions are the actions a task's detail offers, in offers' order.
-var detailActions = [4]model.Action{model.ActionTakeover, model.ActionForceRelease, model.ActionCancel, model.ActionHandoff}
 
 // trailMsg carries a task read afresh for its detail.
 type trailMsg struct {
@@ -44,7 +41,11 @@ type trailMsg struct {
 // the keys they are bound to.
 func (d *taskDialog) hint(k KeyMap) string {
 	k.setActions(d.offers)
-	return hintOf([]key.Binding{k.Claim, k.Release, k.Cancel, k.Handoff, k.Copy}, keyName(k.Up)+"/"+keyName(k.Down)+" scroll", keyName(k.Close)+" close")
+	var bs []key.Binding
+	for _, b := range k.actionKeys() {
+		bs = append(bs, *b)
+	}
+	return hintOf(append(bs, k.Copy), keyName(k.Up)+"/"+keyName(k.Down)+" scroll", keyName(k.Close)+" close")
 }
 
 func (d *taskDialog) typing() bool { return false }
@@ -85,12 +86,9 @@ func (d *taskDialog) task(m *Model) *model.Task {
 func (d *taskDialog) update(m *Model, msg tea.KeyMsg) action {
 	t := d.task(m)
 	k := m.keys
-	for _, a := range []struct {
-		b      key.Binding
-		action model.Action
-	}{{k.Claim, model.ActionTakeover}, {k.Release, model.ActionForceRelease}, {k.Cancel, model.ActionCancel}, {k.Handoff, model.ActionHandoff}} {
-		if slices.Contains(a.b.Keys(), msg.String()) {
-			return action{start: &startAction{task: t, action: a.action}}
+	for _, ta := range taskActions {
+		if slices.Contains(ta.binding(&k).Keys(), msg.String()) {
+			return action{start: &startAction{task: t, action: ta.action}}
 		}
 	}
 	if key.Matches(msg, k.Copy) {

@@ -104,6 +104,12 @@ var actionTitles = map[model.Action]string{
 	model.ActionForceRelease: "Force-release",
 	model.ActionCancel:       "Cancel",
 	model.ActionHandoff:      "Hand off",
+	model.ActionApprove:      "Approve",
+	model.ActionRework:       "Send back for rework",
+	model.ActionComplete:     "Complete my claim",
+	model.ActionReview:       "Send my claim to review",
+	model.ActionBlock:        "Block my claim",
+	model.ActionRelease:      "Give my claim back",
 }
 
 func (d *confirmDialog) view(m *Model, width, height int) string {
@@ -120,6 +126,9 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 	}
 	if d.req.Reason != "" {
 		lines = append(lines, field(st, "reason", d.req.Reason))
+	}
+	if d.req.Unblock != "" {
+		lines = append(lines, field(st, "unblock", d.req.Unblock))
 	}
 	lines = append(lines, "", "Only if the task is still as shown. Proceed? "+st.Key.Render("[y/N]"))
 	return box(st, lines, width, height)
@@ -214,6 +223,15 @@ func newOptionalReasonForm(req sources.Request) *formDialog {
 	return &formDialog{req: req, fields: []formField{{name: "reason", edit: &lineEdit{limit: 500}}}}
 }
 
+// newBlockForm asks why a person's own claim is blocked (required) and
+// what would unblock it.
+func newBlockForm(req sources.Request) *formDialog {
+	return &formDialog{req: req, required: "reason", fields: []formField{
+		{name: "reason", edit: &lineEdit{limit: 500}},
+		{name: "unblock", edit: &lineEdit{limit: 500}},
+	}}
+}
+
 // handoffPriorities are the tasks' own priority words that seed 001's
 // hand-off priorities (normal, urgent, critical) stand for.
 var handoffPriorities = []string{"medium", "high", "critical"}
@@ -299,6 +317,7 @@ func (d *formDialog) submit() action {
 	}
 	req := d.req
 	req.Reason = d.value("reason")
+	req.Unblock = d.value("unblock")
 	if req.Action == model.ActionHandoff {
 		p, _ := model.ParsePriority(d.value("priority"))
 		req.To, req.Priority = d.value("to"), model.HandoffPriority(p)

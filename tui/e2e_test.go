@@ -47,15 +47,25 @@ func startE2E(t *testing.T) *e2e {
 	if _, err := store.Claim(ctx, "deploy-1", sources.ClaimRequest{Agent: "SANDMAN", RunID: "run-1"}); err != nil {
 		t.Fatal(err)
 	}
-	e := &e2e{t: t, store: store, journal: filepath.Join(dir, "journal.jsonl")}
+	e := dashboardOn(t, store)
+	e.store = store
+	e.see("docs-2", "local ok")
+	return e
+}
+
+// dashboardOn runs the dashboard as a real program over src, its actions
+// journalled as alice's.
+func dashboardOn(t *testing.T, src sources.Source) *e2e {
+	t.Helper()
+	e := &e2e{t: t, journal: filepath.Join(t.TempDir(), "journal.jsonl")}
 	journal, err := sources.OpenJournal(e.journal)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = journal.Close() })
-	e.hub = hub.New(hub.Config{Feeds: []hub.Feed{{Source: store, Every: 100 * time.Millisecond}},
+	e.hub = hub.New(hub.Config{Feeds: []hub.Feed{{Source: src, Every: 100 * time.Millisecond}},
 		Desk: &sources.Desk{Actor: "alice", Journal: journal}})
-	hctx, cancel := context.WithCancel(ctx)
+	hctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { e.hub.Run(hctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
@@ -64,7 +74,6 @@ func startE2E(t *testing.T) *e2e {
 		t.Fatal(err)
 	}
 	e.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
-	e.see("docs-2", "local ok")
 	return e
 }
 

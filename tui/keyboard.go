@@ -85,7 +85,7 @@ func (m *Model) boardKey(msg tea.KeyMsg) tea.Cmd {
 	// An action key switched off is never met with silence: say why.
 	for i, b := range m.keys.actionKeys() {
 		if slices.Contains(b.Keys(), msg.String()) {
-			m.startActionOn(m.selected(), detailActions[i])
+			m.startActionOn(m.selected(), taskActions[i].action)
 			break
 		}
 	}
@@ -143,16 +143,18 @@ var keyActions = []keyAction{
 	{func(k *KeyMap) *key.Binding { return &k.Mark }, func(m *Model) tea.Cmd { m.toggleMark(); return nil }},
 	{func(k *KeyMap) *key.Binding { return &k.MarkAll }, func(m *Model) tea.Cmd { m.markShown(); return nil }},
 	{func(k *KeyMap) *key.Binding { return &k.MarkRange }, func(m *Model) tea.Cmd { m.markRange(); return nil }},
-	{func(k *KeyMap) *key.Binding { return &k.Claim }, actOn(model.ActionTakeover)},
-	{func(k *KeyMap) *key.Binding { return &k.Release }, actOn(model.ActionForceRelease)},
-	{func(k *KeyMap) *key.Binding { return &k.Cancel }, actOn(model.ActionCancel)},
-	{func(k *KeyMap) *key.Binding { return &k.Handoff }, actOn(model.ActionHandoff)},
 	{func(k *KeyMap) *key.Binding { return &k.Copy }, func(m *Model) tea.Cmd {
 		if t := m.selected(); t != nil {
 			return m.copyID(t)
 		}
 		return nil
 	}},
+}
+
+func init() {
+	for _, ta := range taskActions {
+		keyActions = append(keyActions, keyAction{ta.binding, actOn(ta.action)})
+	}
 }
 
 // back stops a bulk action under way, or clears the marks, or the status

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // KeyMap is every key the dashboard answers, so help is generated from it
@@ -19,8 +21,11 @@ type KeyMap struct {
 	Detail, Filter, Sort, Help, Refresh key.Binding
 	Command, Palette                    key.Binding
 	Claim, Release, Cancel, Handoff     key.Binding
-	Mark, MarkAll, MarkRange            key.Binding
-	Copy, Back, Quit                    key.Binding
+	// The reviewer's keys on a task in Review, and a person's on their
+	// own claim.
+	Approve, Rework, Complete, ToReview, Block, GiveBack key.Binding
+	Mark, MarkAll, MarkRange                             key.Binding
+	Copy, Back, Quit                                     key.Binding
 	// Dialog keys: answered only inside a dialog, so they may share keys
 	// with the map above; they are not rebound.
 	Yes, Again, Close, NextField, Pick, Submit key.Binding
@@ -50,6 +55,12 @@ func DefaultKeyMap() KeyMap {
 		Release:  b("release", "r"),
 		Cancel:   b("cancel", "x"),
 		Handoff:  b("hand off", "h"),
+		Approve:  b("approve", "a"),
+		Rework:   b("rework", "w"),
+		Complete: b("complete mine", "d"),
+		ToReview: b("send mine to review", "v"),
+		Block:    b("block mine", "b"),
+		GiveBack: b("give mine back", "u"),
 		Command:  b("command", ":"),
 		Palette:  b("command palette", "ctrl+p"),
 		Mark:     b("mark", " "),
@@ -95,6 +106,7 @@ func (k *KeyMap) named() map[string]*key.Binding {
 		"top": &k.Top, "bottom": &k.Bottom, "next-view": &k.NextView, "prev-view": &k.PrevView,
 		"detail": &k.Detail, "filter": &k.Filter, "sort": &k.Sort, "help": &k.Help, "refresh": &k.Refresh,
 		"claim": &k.Claim, "release": &k.Release, "cancel": &k.Cancel, "handoff": &k.Handoff,
+		"approve": &k.Approve, "rework": &k.Rework, "complete": &k.Complete, "review": &k.ToReview, "block": &k.Block, "give-back": &k.GiveBack,
 		"mark": &k.Mark, "mark-all": &k.MarkAll, "mark-range": &k.MarkRange, "command": &k.Command, "palette": &k.Palette,
 		"copy": &k.Copy, "back": &k.Back, "quit": &k.Quit,
 	}
@@ -105,7 +117,36 @@ func (k *KeyMap) named() map[string]*key.Binding {
 }
 
 // destructive names the actions that change a task.
-var destructive = map[string]bool{"claim": true, "release": true, "cancel": true, "handoff": true}
+var destructive = map[string]bool{"claim": true, "release": true, "cancel": true, "handoff": true,
+	"approve": true, "rework": true, "complete": true, "review": true, "block": true, "give-back": true}
+
+// taskActions are the key map's actions on a task, in the order help and
+// the detail list them: the board, the detail, its hint and setActions all
+// read this one table.
+var taskActions = []struct {
+	binding func(*KeyMap) *key.Binding
+	action  model.Action
+}{
+	{func(k *KeyMap) *key.Binding { return &k.Claim }, model.ActionTakeover},
+	{func(k *KeyMap) *key.Binding { return &k.Release }, model.ActionForceRelease},
+	{func(k *KeyMap) *key.Binding { return &k.Cancel }, model.ActionCancel},
+	{func(k *KeyMap) *key.Binding { return &k.Handoff }, model.ActionHandoff},
+	{func(k *KeyMap) *key.Binding { return &k.Approve }, model.ActionApprove},
+	{func(k *KeyMap) *key.Binding { return &k.Rework }, model.ActionRework},
+	{func(k *KeyMap) *key.Binding { return &k.Complete }, model.ActionComplete},
+	{func(k *KeyMap) *key.Binding { return &k.ToReview }, model.ActionReview},
+	{func(k *KeyMap) *key.Binding { return &k.Block }, model.ActionBlock},
+	{func(k *KeyMap) *key.Binding { return &k.GiveBack }, model.ActionRelease},
+}
+
+// actionKeys are the bindings of taskActions, in its order.
+func (k *KeyMap) actionKeys() []*key.Binding {
+	out := make([]*key.Binding, len(taskActions))
+	for i, ta := range taskActions {
+		out[i] = ta.binding(k)
+	}
+	return out
+}
 
 // Rebind applies a config's key map: action name → keys. It refuses
 // unknown names, empty key lists, a destructive action on a ctrl-key, and
@@ -167,7 +208,7 @@ func (k KeyMap) viewKeys() []key.Binding { return k.Views[:] }
 
 // ShortHelp is the one-line help under the table.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return short(k.Claim, k.Release, k.Cancel, k.Handoff, k.Filter, k.Detail, k.Sort, k.Help, k.Quit)
+	return short(k.Approve, k.Rework, k.Complete, k.Claim, k.Release, k.Cancel, k.Handoff, k.Filter, k.Detail, k.Sort, k.Help, k.Quit)
 }
 
 // short names each binding by its first key only: the one-line help has
@@ -188,21 +229,16 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		append(k.viewKeys(), k.NextView, k.PrevView),
 		{k.Detail, k.Filter, k.Command, k.Palette, k.Sort, k.Refresh, k.Copy, k.Back, k.Help, k.Quit},
 		{k.Claim, k.Release, k.Cancel, k.Handoff},
+		{k.Approve, k.Rework, k.Complete, k.ToReview, k.Block, k.GiveBack},
 		{k.Mark, k.MarkRange, k.MarkAll},
 	}
 }
 
-// actionKeys are the bindings of the actions that change a task, in
-// detailActions' order.
-func (k *KeyMap) actionKeys() [4]*key.Binding {
-	return [4]*key.Binding{&k.Claim, &k.Release, &k.Cancel, &k.Handoff}
-}
-
-// setActions enables or disables each action that changes a task;
-// disabled bindings neither match nor show in help, so help tells the
-// truth.
-func (k *KeyMap) setActions(on [4]bool) {
+// setActions enables or disables each action that changes a task (in
+// taskActions' order); disabled bindings neither match nor show in help,
+// so help tells the truth.
+func (k *KeyMap) setActions(on []bool) {
 	for i, b := range k.actionKeys() {
-		b.SetEnabled(on[i])
+		b.SetEnabled(i < len(on) && on[i])
 	}
 }

@@ -356,11 +356,11 @@ func (m *Model) syncKeys() {
 	m.keys.setActions(m.offers(m.selected(), len(m.board.marks) > 0))
 }
 
-// offers says which actions can apply to t (detailActions' order).
-func (m *Model) offers(t *model.Task, marked bool) [4]bool {
-	var on [4]bool
-	for i, a := range detailActions {
-		on[i] = marked || t != nil && t.Problem == "" && m.refusal(t, a) == ""
+// offers says which actions can apply to t (taskActions' order).
+func (m *Model) offers(t *model.Task, marked bool) []bool {
+	on := make([]bool, len(taskActions))
+	for i, ta := range taskActions {
+		on[i] = marked || t != nil && t.Problem == "" && m.refusal(t, ta.action) == ""
 	}
 	return on
 }

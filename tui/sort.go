@@ -44,7 +44,7 @@ func (p *pane) sortTasks(classes func() map[*model.Task]model.Classification) {
 	case parkedView:
 		switch p.sort {
 		case 0:
-			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(nextCheckCompare(a, b), refCompare(a, b)) }))
+			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(reviewFirst(a, b), nextCheckCompare(a, b), refCompare(a, b)) }))
 		case 1:
 			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(a.EditedAt.Compare(b.EditedAt), refCompare(a, b)) }))
 		default:
@@ -60,6 +60,21 @@ func (p *pane) sortTasks(classes func() map[*model.Task]model.Classification) {
 			slices.SortFunc(t, by(model.PullCompare))
 		}
 	}
+}
+
+// reviewFirst puts the tasks waiting for a reviewer on top, the one
+// waiting longest (edited longest ago) first.
+func reviewFirst(a, b *model.Task) int {
+	ra, rb := a.State == model.StateReview, b.State == model.StateReview
+	switch {
+	case ra && rb:
+		return a.EditedAt.Compare(b.EditedAt)
+	case ra:
+		return -1
+	case rb:
+		return 1
+	}
+	return 0
 }
 
 // sortStale orders the Stale pane by its chosen preset.

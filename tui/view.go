@@ -116,12 +116,20 @@ func (m *Model) tabsWidth(style tabStyle) int {
 // tabLayout picks the richest tabs that leave the whole alarm room; when
 // even the tab on screen alone does not, the alarm keeps what fits of it.
 func (m *Model) tabLayout() (tabStyle, string) {
-	parts := m.alarm().parts
+	a := m.alarm()
+	parts := a.parts
 	room := m.screen.width - m.flagsWidth() - 1
-	whole := strings.Join(parts, alarmSep)
+	// The review count shows where it fits beside the tabs of a style and
+	// the whole alarm; it never shortens them.
+	tries := [][]string{parts}
+	if a.review != "" {
+		tries = [][]string{append(slices.Clip(parts), a.review), parts}
+	}
 	for style := range tabStyles {
-		if m.tabsWidth(style)+ansi.StringWidth(whole) <= room {
-			return style, whole
+		for _, try := range tries {
+			if whole := strings.Join(try, alarmSep); m.tabsWidth(style)+ansi.StringWidth(whole) <= room {
+				return style, whole
+			}
 		}
 	}
 	return tabsBare, fitAlarm(parts, room-m.tabsWidth(tabsBare))
@@ -154,10 +162,14 @@ func (m *Model) clockFlag() string {
 type alarmText struct {
 	parts []string
 	level model.Level // LevelNone: all quiet
+	// review counts the tasks waiting for a reviewer: shown after the
+	// parts where there is room.
+	review string
 }
 
 // alarm names what needs a human, seen from every view: unreachable
-// sources and DOWN nodes by name, then broken and stuck claims by rung.
+// sources and DOWN nodes by name, then broken and stuck claims by rung,
+// then how many tasks wait for a reviewer.
 func (m *Model) alarm() alarmText {
 	var a alarmText
 	raise := func(l model.Level) { a.level = max(a.level, min(l, model.LevelEscalated)) }
@@ -201,6 +213,9 @@ func (m *Model) alarm() alarmText {
 			a.parts = append(a.parts, strconv.Itoa(n)+" "+word)
 			raise(lv)
 		}
+	}
+	if n := m.board.reviews; n > 0 {
+		a.review = strconv.Itoa(n) + " IN REVIEW"
 	}
 	return a
 }

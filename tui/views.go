@@ -84,7 +84,7 @@ var views = [viewCount]viewSpec{
 		}},
 	parkedView: {title: "Parked", name: "parked", key: "6", help: "parked",
 		empty: "Nothing parked: no task is blocked, in review or failed.",
-		sorts: []string{"next check", "parked longest", "state"},
+		sorts: []string{"review first, next check", "parked longest", "state"},
 		cols: []column{
 			{title: "SOURCE", width: 8, drop: 2, whole: true, field: model.FieldSource}, {title: "KEY", width: 10, whole: true, field: model.FieldKey}, {title: "STATE", width: 7, field: model.FieldState},
 			{title: "TITLE", field: model.FieldTitle}, {title: "PARKED", width: 6, right: true, drop: 4, field: model.FieldParked}, {title: "REASON", width: 40, field: model.FieldReason},

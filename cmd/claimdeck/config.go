@@ -18,15 +18,18 @@ import (
 
 // Config is the whole configuration file.
 type Config struct {
-	Actor      string         `mapstructure:"actor" json:"actor"`
-	ReadOnly   bool           `mapstructure:"read_only" json:"read_only"`
-	AuditLog   string         `mapstructure:"audit_log" json:"audit_log"`
-	Sources    []SourceConfig `mapstructure:"sources" json:"sources"`
-	Escalation LadderConfig   `mapstructure:"escalation" json:"escalation"`
-	Mesh       MeshConfig     `mapstructure:"mesh" json:"mesh"`
-	Lease      time.Duration  `mapstructure:"lease" json:"lease"`
-	Grace      time.Duration  `mapstructure:"grace" json:"grace"`
-	Heartbeat  time.Duration  `mapstructure:"heartbeat_every" json:"heartbeat_every"`
+	Actor    string         `mapstructure:"actor" json:"actor"`
+	ReadOnly bool           `mapstructure:"read_only" json:"read_only"`
+	AuditLog string         `mapstructure:"audit_log" json:"audit_log"`
+	Sources  []SourceConfig `mapstructure:"sources" json:"sources"`
+	// DefaultSource is the source the ntask grammar acts on when several
+	// are configured and $NTASK_SOURCE names none.
+	DefaultSource string        `mapstructure:"default_source" json:"default_source,omitempty"`
+	Escalation    LadderConfig  `mapstructure:"escalation" json:"escalation"`
+	Mesh          MeshConfig    `mapstructure:"mesh" json:"mesh"`
+	Lease         time.Duration `mapstructure:"lease" json:"lease"`
+	Grace         time.Duration `mapstructure:"grace" json:"grace"`
+	Heartbeat     time.Duration `mapstructure:"heartbeat_every" json:"heartbeat_every"`
 	// HistoryWindow is how long the dashboard keeps finished tasks in
 	// memory; older ones stay in the backend until a filter asks.
 	HistoryWindow time.Duration `mapstructure:"history_window" json:"history_window"`
@@ -87,6 +90,9 @@ type SourceConfig struct {
 	Rate         float64       `mapstructure:"rate" json:"rate,omitempty"`
 	Settle       time.Duration `mapstructure:"settle" json:"settle,omitempty"`
 	HandoffQueue string        `mapstructure:"handoff_queue" json:"handoff_queue,omitempty"`
+	// notion, a database set up by today's notion-task skill: the Notion
+	// user id a person's claim sets as Assignee
+	OperatorUser string `mapstructure:"operator_user" json:"operator_user,omitempty"`
 	// notion, a team's own database: property names by role, status
 	// options by state, and properties it may lack, over the schema preset.
 	Properties map[string]string `mapstructure:"properties" json:"properties,omitempty"`

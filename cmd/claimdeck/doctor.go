@@ -12,6 +12,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/notion"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -28,6 +29,17 @@ type sourceReport struct {
 	Kind   string  `json:"kind"`
 	OK     bool    `json:"ok"`
 	Checks []check `json:"checks"`
+}
+
+// problems is what failed, one check after another.
+func (r *sourceReport) problems() string {
+	var out []string
+	for _, c := range r.Checks {
+		if !c.OK {
+			out = append(out, c.Check+": "+c.Detail)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 func (r *sourceReport) add(name string, err error, okDetail string) bool {
@@ -128,6 +140,9 @@ func (a *app) diagnose(ctx context.Context, sc SourceConfig) sourceReport {
 		return fail()
 	}
 	schema := "every property claimdeck needs is there"
+	if ns, isNotion := src.(*notion.Source); isNotion {
+		schema += "; read as " + ns.Schema()
+	}
 	if st, isSQL := src.(*sqlstore.Store); isSQL && st.Behind() != "" {
 		schema += fmt.Sprintf("; %s: `claimdeck migrate --source %s` adds it", st.Behind(), sc.Name)
 	}

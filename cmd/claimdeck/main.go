@@ -24,7 +24,11 @@ var version = "dev"
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	watchSignals(cancel)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	runner := run
+	if calledAsNtask(os.Args[0]) {
+		runner = runNtask
+	}
+	code := runner(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	cancel()
 	os.Exit(code)
 }
@@ -71,8 +75,18 @@ func (a *app) out() printer { return printer{w: a.stdout, errw: a.stderr, table:
 // run executes one command line and returns the exit status of the ntask
 // contract: 0 ok, 2 CONFLICT, 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == ntaskName {
+		return runNtask(ctx, args[1:], stdin, stdout, stderr)
+	}
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
-	root := a.rootCommand()
+	// a.out() is read after the command ran: --output is parsed by then.
+	return execute(ctx, a.rootCommand(), args, stdin, stdout, stderr, func(err error) int { return a.out().fail(err) })
+}
+
+// execute runs one command line of root and returns the exit status: 0,
+// the status a command that printed its answer ended with, or what fail
+// prints and returns for the error.
+func execute(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer, fail func(error) int) int {
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -90,7 +104,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// cobra's own errors: unknown commands and flags, bad flag values.
 		err = model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
 	}
-	return a.out().fail(err)
+	return fail(err)
 }
 
 // exitStatus ends a command that has already printed its result.
@@ -173,7 +187,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	}
 	group("dashboard", demoCmd, a.statsCommand(), a.metricsCommand())
 	group("agent", append(a.agentCommands(), a.historyCommand(), a.mcpCommand())...)
-	group("operator", a.operatorCommands()...)
+	group("operator", append(a.operatorCommands(), a.reviewCommands()...)...)
 	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
 	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })
 	markJSONOnly(root, "migrate", "config show", "config path", "version", "sweep", "node serve")

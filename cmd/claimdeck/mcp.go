@@ -217,6 +217,8 @@ var overrideTools = []struct {
 	{"takeover", model.ActionTakeover, "Claim a task as HUMAN (operator; audited)", []string{"task", "reason", "lock-token"}},
 	{"release", model.ActionForceRelease, "Force-release a claimed task back to the queue (operator; audited)", []string{"task", "reason", "lock-token"}},
 	{"handoff", model.ActionHandoff, "Release a task and reserve it for one agent or ANY (operator; audited)", []string{"task", "reason", "lock-token", "agent-name", "priority"}},
+	{"approve", model.ActionApprove, "Approve a task in Review: Done (reviewer; audited)", []string{"task", "reason"}},
+	{"rework", model.ActionRework, "Send a task in Review back to the queue; reason (what to change) required (reviewer; audited)", []string{"task", "reason"}},
 }
 
 // argName is a flag's name as a tool argument: snake_case.

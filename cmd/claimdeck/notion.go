@@ -31,7 +31,7 @@ func openNotion(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 		Name: sc.Name, Token: token, DatabaseID: sc.DatabaseID, Preset: sc.Schema, BaseURL: sc.BaseURL,
 		DataSourceID: sc.DataSourceID, DataSource: sc.DataSource, Timeout: sc.Timeout, Budget: sc.CommandBudget,
 		HandoffQueueDB: sc.HandoffQueue, Rate: sc.Rate, Settle: sc.Settle, Lease: firstSet(sc.Lease, cfg.Lease),
-		Grace: cfg.Grace,
+		Grace: cfg.Grace, OperatorUser: sc.OperatorUser,
 	}
 	if sc.Schema == "custom" || len(sc.Properties) > 0 || len(sc.Statuses) > 0 || len(sc.Optional) > 0 {
 		// A team's own database: a preset (ntask unless schema names
@@ -48,6 +48,10 @@ func openNotion(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 	}
 	return notion.Open(ctx, nc)
 }
+
+// todayDB names the emulator's database set up as today's notion-task
+// skill does; `schema: ntask` reads it.
+const todayDB = "ntask-today"
 
 // emulatorWorkspace is an emulator with one token and a database per
 // preset, as `claimdeck notion-emulator` and the demo serve it.
@@ -67,6 +71,7 @@ func newEmulatorWorkspace(limit notionemu.RateLimit) (*emulatorWorkspace, error)
 	for name, schema := range map[string]notionemu.DatabaseSchema{
 		notion.PresetNtask: notionemu.PresetNtask(), notion.PresetClaimProtocol: notionemu.PresetClaimProtocol(),
 		notion.PresetMeshHandoff: notionemu.PresetMeshHandoff(), "handoff-queue": notionemu.PresetHandoffQueue(),
+		todayDB: notionemu.PresetToday(),
 	} {
 		id, err := w.srv.CreateDatabase(schema, w.token)
 		if err != nil {
@@ -97,8 +102,9 @@ func (a *app) notionEmulatorCommand() *cobra.Command {
 		Use:   "notion-emulator",
 		Short: "Serve a local Notion API emulator with a database per seed",
 		Long: `notion-emulator serves the strict Notion API emulator claimdeck's tests use,
-with one database per schema preset (ntask, claim-protocol, mesh-handoff)
-and a seed 001 Handoff Queue. The token to use and the database ids are
+with one database per schema preset (ntask, claim-protocol, mesh-handoff),
+one set up as today's notion-task skill does (ntask-today, read by schema
+ntask) and a seed 001 Handoff Queue. The token to use and the database ids are
 printed on stderr; point a notion source's base_url at the address.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -114,7 +120,7 @@ printed on stderr; point a notion source's base_url at the address.`,
 				return err
 			}
 			fmt.Fprintf(a.stderr, "notion emulator on http://%s\ntoken: %s\n", addr, w.token)
-			for _, name := range []string{notion.PresetNtask, notion.PresetClaimProtocol, notion.PresetMeshHandoff, "handoff-queue"} {
+			for _, name := range []string{notion.PresetNtask, todayDB, notion.PresetClaimProtocol, notion.PresetMeshHandoff, "handoff-queue"} {
 				fmt.Fprintf(a.stderr, "database %-15s %s\n", name, w.dbs[name])
 			}
 			fmt.Fprintf(a.stderr, "config:\n  - name: emu\n    kind: notion\n    base_url: http://%s\n    token_env: NOTION_TOKEN\n    database_id: %s\n    schema: ntask\n", addr, w.dbs[notion.PresetNtask])

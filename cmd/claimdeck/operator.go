@@ -18,6 +18,7 @@ import (
 // override is one operator command's parameters.
 type override struct {
 	task, reason, to, priority, expect string
+	unblock, artifacts                 string
 	filter                             string
 	// actor, when set, is who the action is recorded as instead of the
 	// configured actor (an MCP client: NAME@mcp-http).
@@ -87,6 +88,14 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 			e.Current = seen
 			return e
 		}
+		req := sources.Request{Action: action, Seen: seen, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority, Unblock: o.unblock, Artifacts: o.artifacts}
+		if action.Move() != model.MoveNone || action.Own() {
+			// Refused before anyone is asked: a task not in Review, a
+			// claim that is not the person's own.
+			if err := desk.Precheck(seen, req); err != nil {
+				return err
+			}
+		}
 		if !o.yes {
 			if !isTerminal(a.stdin) {
 				return model.Errorf(model.CodeMisconfigured, string(action), o.task, "no terminal to confirm on: pass --yes to act without asking; nothing was done")
@@ -95,7 +104,7 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 				return model.Errorf(model.CodeMisconfigured, string(action), o.task, "not confirmed; nothing was done")
 			}
 		}
-		after, err = desk.Apply(ctx, src, sources.Request{Action: action, Seen: seen, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority})
+		after, err = desk.Apply(ctx, src, req)
 		return err
 	})
 	return after, err
@@ -214,11 +223,11 @@ func (a *app) operatorCommands() []*cobra.Command {
 	rel := &override{}
 	release := &cobra.Command{
 		Use:   "release",
-		Short: "Force-release a claimed task back to the queue (operator; needs --force; audited)",
+		Short: "Give your own claim back to the queue, or (--force) release anyone's (operator; audited)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !rel.force {
-				return model.Errorf(model.CodeMisconfigured, "release", rel.task, "releasing someone else's claim needs --force")
+				return a.releaseOwn(cmd.Context(), rel)
 			}
 			return a.printOverride(cmd.Context(), model.ActionForceRelease, rel)
 		},

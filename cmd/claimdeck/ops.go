@@ -50,6 +50,10 @@ func one(t *model.Task, err error) (answer, error) { return answer{task: t}, err
 // token over, a holder write echoes the token its caller gave.
 func holder(t *model.Task, err error) (answer, error) { return answer{task: t, holder: true}, err }
 
+// ownActions are the holder commands a person may run on their own claim
+// without its token.
+var ownActions = map[string]model.Action{"complete": model.ActionComplete, "block": model.ActionBlock, "review": model.ActionReview}
+
 // agentOps are the agent commands, in the contract's order.
 func (a *app) agentOps() []agentOp {
 	finish := func(name, short string, state model.State, args ...string) agentOp {
@@ -60,6 +64,11 @@ func (a *app) agentOps() []agentOp {
 		return agentOp{name: name, short: short, required: req,
 			args: append([]string{"task", "lock-token", "run-id", "agent-name"}, args...),
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
+				if own := ownActions[name]; own != "" {
+					if t, handled, err := a.finishOwn(ctx, src, own, tf); handled {
+						return one(t, err)
+					}
+				}
 				if err := tf.checkToken(); err != nil {
 					return answer{}, err
 				}
@@ -228,15 +237,43 @@ func (a *app) runOp(ctx context.Context, op agentOp, tf *taskFlags) (answer, err
 	}
 	var an answer
 	err := a.withSource(ctx, func(src sources.Source) error {
-		if !readCommands[op.name] && a.cfg.readOnly(src.Name()) {
-			return model.Errorf(model.CodeMisconfigured, op.name, tf.task, "source %q is read-only", src.Name())
-		}
 		var err error
-		if an, err = op.run(ctx, src, tf); err != nil || !readCommands[op.name] {
-			return err
-		}
-		an.classify, err = a.standing()
+		an, err = a.runOpOn(ctx, src, op, tf)
 		return err
 	})
 	return an, err
+}
+
+// runOpOn applies one agent command to an open source: read-only mode,
+// then the command itself, with each task's standing for a read.
+func (a *app) runOpOn(ctx context.Context, src sources.Source, op agentOp, tf *taskFlags) (answer, error) {
+	if !readCommands[op.name] {
+		if err := a.writable(src, op.name, tf.task); err != nil {
+			return answer{}, err
+		}
+	}
+	an, err := op.run(ctx, src, tf)
+	if err != nil || !readCommands[op.name] {
+		return an, err
+	}
+	an.classify, err = a.standing()
+	return an, err
+}
+
+// writable refuses op on a read-only source.
+func (a *app) writable(src sources.Source, op, id string) error {
+	if a.cfg.readOnly(src.Name()) {
+		return model.Errorf(model.CodeMisconfigured, op, id, "source %q is read-only", src.Name())
+	}
+	return nil
+}
+
+// agentOp is the agent command of that name in agentOps.
+func (a *app) agentOp(name string) agentOp {
+	for _, op := range a.agentOps() {
+		if op.name == name {
+			return op
+		}
+	}
+	panic("no agent command " + name)
 }

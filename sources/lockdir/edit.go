@@ -79,7 +79,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 	}
 	h := sources.Human{Actor: e.Actor, Reason: e.Reason, Expect: cur.Version}
 	seen := cur.Version
-	return s.actChecked(ctx, op, "updated", id, h,
+	return s.actChecked(ctx, e.Action(), "updated", id, h,
 		func(now *model.Task) error {
 			switch {
 			case now.Version != seen:

@@ -320,6 +320,9 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if !ok {
 		return nil, model.Errorf(model.CodeMisconfigured, op, id, "%s is not an outcome: want done, blocked, review, canceled or failed", o.State)
 	}
+	if s.m.States[o.State] == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, op, id, "the database's %s has no status for %s", s.m.Status, o.State)
+	}
 	t, err := s.holder(ctx, op, id, token)
 	if err != nil {
 		return nil, err
@@ -348,6 +351,8 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		}
 		if o.State == model.StateDone {
 			p.date(s.m.DoneAt, now)
+		} else {
+			p.text(s.m.Reason, o.Reason) // the summary for the reviewer
 		}
 	case model.StateBlocked:
 		p.text(s.m.Reason, o.Reason)
@@ -359,6 +364,9 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if o.Reason == "" && o.State != model.StateBlocked {
 		// keep whatever reason the task had
 		delete(p, s.m.Reason)
+	}
+	if o.State == model.StateFailed && s.m.FailedMark != "" {
+		p.text(s.m.Reason, s.m.FailedMark+o.Reason)
 	}
 	s.appendHistory(p, t, model.Event{At: now, Actor: o.By(t.Claim.Name), Action: action, Reason: o.Reason})
 	return s.settled(ctx, op, t, p, model.CodeLostLock)

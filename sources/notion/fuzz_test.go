@@ -33,7 +33,12 @@ func FuzzDecodePage(f *testing.F) {
 	f.Add([]byte(`{"properties":{"handoff_history":{"type":"rich_text","rich_text":[{"plain_text":"[{\"node\":1}]"}]}}}`))
 	f.Add([]byte(`{"properties":{"Priority":{"type":"number","number":1e308}}}`))
 	f.Add([]byte(`not json`))
-	presets := []Mapping{ntask(), claimProtocol(), meshHandoff()}
+	// Today's notion-task skill: a person, a run, a lock, a parent.
+	f.Add([]byte(`{"properties":{"Status":{"type":"status","status":{"name":"In Progress"}},"Assignee":{"type":"people","people":[{"object":"user","id":"u","name":"ntask bot"}]},` +
+		`"Agent Run":{"type":"rich_text","rich_text":[{"plain_text":"HUMAN:olga · r"}]},"Lock Token":{"type":"rich_text","rich_text":[{"plain_text":"t"}]},` +
+		`"Parent-task":{"type":"relation","relation":[{"id":"p"}]},"Blocker Reason":{"type":"rich_text","rich_text":[{"plain_text":"failed: x"}]},"ClassRank":{"type":"number","number":9}}}`))
+	f.Add([]byte(`{"properties":{"Status":{"type":"status","status":{"name":"Ready"}},"Agent Run":{"type":"rich_text","rich_text":[{"plain_text":"handoff:ORACLE"}]}}}`))
+	presets := []Mapping{ntask(), claimProtocol(), meshHandoff(), today()}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var p notionapi.Page
 		if json.Unmarshal(sanitize(raw), &p) != nil {

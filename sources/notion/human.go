@@ -294,7 +294,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 			return nil, err
 		}
 		if attempt > 1 && sources.EditApplied(t, e) {
-			return t, nil
+			return s.moved(ctx, t, t, e)
 		}
 		p, err := s.editPatch(op, t, e)
 		if err != nil {
@@ -302,7 +302,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 		}
 		w, err := s.write(ctx, id, p)
 		if err == nil {
-			return w, nil
+			return s.moved(ctx, w, t, e)
 		}
 		if !ambiguous(ctx, err) || attempt >= claimAttempts {
 			return nil, s.fail(op, id, err)
@@ -311,6 +311,15 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 			return nil, s.fail(op, id, err)
 		}
 	}
+}
+
+// moved leaves a move's audit comment, as a human action's, on got, which
+// was before; any other edit is returned as it is.
+func (s *Source) moved(ctx context.Context, got, before *model.Task, e sources.Edit) (*model.Task, error) {
+	if e.Move == model.MoveNone {
+		return got, nil
+	}
+	return s.audited(ctx, e.Action(), got, auditNote(model.Action(e.Action()), e.Actor, e.Reason, "", before))
 }
 
 // editPatch checks e against t as just read and builds its patch.
@@ -347,6 +356,15 @@ func (s *Source) editPatch(op string, t *model.Task, e sources.Edit) (patch, err
 		p.option(s.m.Status, raw)
 		if e.Reason != "" {
 			p.text(s.m.Reason, e.Reason)
+		}
+	}
+	if e.Move != model.MoveNone && s.m.Assignee != "" {
+		// As the skill's binary moves a task (NotionCLI.swift's
+		// updateForApprove, updateForRework): the lock fields cleared,
+		// Done At stamped on approve; the Assignee stays, its audit trail.
+		p.lock(&s.m, model.HolderNone, "", "", "", time.Time{}, time.Time{})
+		if e.Move == model.MoveApprove {
+			p.date(s.m.DoneAt, s.now())
 		}
 	}
 	return p, nil

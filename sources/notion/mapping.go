@@ -26,15 +26,28 @@ type Mapping struct {
 	// Also maps further raw statuses to states when reading.
 	Also map[string]model.State
 
-	Class    string // select: EXPEDITE, FIXED_DATE, STANDARD, INTANGIBLE
-	Priority string // number, or a select read with model.ParsePriority
+	Class string // select: EXPEDITE, FIXED_DATE, STANDARD, INTANGIBLE
+	// ClassOptions names the select option of each class where the
+	// database spells them otherwise (today's skill: Fixed Date).
+	ClassOptions map[model.Class]string
+	// ClassRank is a number property that, when set (1-4), ranks the task
+	// instead of its Class select (today's skill's optional ClassRank).
+	ClassRank string
+	Priority  string // number, or a select read with model.ParsePriority
 	// PriorityOptions names the select option written for a numeric
 	// priority when Priority is a select (seed 001: normal, urgent, critical).
 	PriorityOptions map[int]string
 
 	ClaimedBy string // select AGENT / HUMAN; without it the holder name says
 	Holder    string // rich_text: agent name or HUMAN:<actor>
-	Run       string // rich_text
+	// Run is the agent's run id (rich_text). Without it, and with an
+	// Assignee, the run shares the holder's property: "name · run".
+	Run string
+	// Assignee is a people property naming the holder (today's skill sets
+	// the agent's Notion user on claim and keeps it after release). A
+	// person's claim sets the operator's Notion user when one is
+	// configured; an agent's claim through claimdeck clears it.
+	Assignee string
 	// Token is the lock token (rich_text). Without it the token travels in
 	// the holder name as NAME#token.
 	Token string
@@ -54,7 +67,25 @@ type Mapping struct {
 
 	HandoffStatus string // select: available, claimed, stale, escalated (seed 001)
 	History       string // rich_text holding a JSON array (seed 001's handoff_history)
-	Subtasks      string // rollup counting open sub-tasks
+	// Subtasks is a rollup counting open sub-tasks, or, with SubtasksDone,
+	// all of them (today's skill: Dependencies and Completed Sub-tasks).
+	Subtasks     string
+	SubtasksDone string
+	// SubtaskPages is the relation listing a task's sub-tasks; ParentPage
+	// the one naming its parent, read as the task's Parent so the detail
+	// lists a parent's sub-tasks.
+	SubtaskPages string
+	ParentPage   string
+	// HumanLease makes a person's claim write a lease a century ahead:
+	// today's skill re-claims an In Progress task whose lock is empty or
+	// expired, and must not take a person's.
+	HumanLease bool
+	// FailedMark starts the reason of a failure written as the status of
+	// StateFailed that another state shares (today's skill has no Failed:
+	// a failure is Canceled with the reason "failed: …").
+	FailedMark string
+	// Generation says which kind of database the preset found.
+	Generation string
 
 	// CreateKey is a rich_text property each create fills with a fresh
 	// key, so that a create whose answer was lost can look for its page
@@ -70,6 +101,8 @@ type Mapping struct {
 	// statusOptions are the options the data source's status property
 	// had when the source opened.
 	statusOptions []string
+	// operator is the Notion user a person's claim sets as Assignee.
+	operator string
 }
 
 // The preset names a source config can give.
@@ -92,11 +125,62 @@ func Preset(name string) (Mapping, error) {
 	return Mapping{}, fmt.Errorf("unknown schema %q (want ntask, claim-protocol, mesh-handoff or a custom mapping)", name)
 }
 
+// The generations of ntask databases the preset reads.
+const (
+	GenerationSeed  = "seed 002"
+	GenerationToday = "today's notion-task skill"
+)
+
+// ntaskFor picks the ntask generation a data source's schema is: today's
+// skill's when its title is "Task name" or its Status offers "In
+// Progress" (seed 002 writes IN_PROGRESS), else seed 002's.
+func ntaskFor(schema notionapi.PropertyConfigs) Mapping {
+	_, named := schema["Task name"]
+	if st, ok := schema["Status"]; named || ok && slices.Contains(optionNames(st), "In Progress") {
+		return today()
+	}
+	return ntask()
+}
+
+// today is the database today's notion-task skill sets up
+// (21-DOT-DEV/openclaw-skills at 75590fd, references/schema.md and
+// NotionCLI.swift): the status type, priority 1-3, the Assignee person,
+// lock fields the binary writes, and sub-tasks counted by two rollups.
+// Backlog is not yet triaged: it is read as parked (blocked), shown with
+// its own name, and never pulled.
+func today() Mapping {
+	return Mapping{
+		Generation: GenerationToday,
+		Title:      "Task name", Key: "ID", Description: "Description",
+		Status: "Status",
+		States: map[model.State]string{
+			model.StateQueued: "Ready", model.StateClaimed: "In Progress", model.StateDone: "Done",
+			model.StateBlocked: "Blocked", model.StateReview: "Review", model.StateCanceled: "Canceled",
+			model.StateFailed: "Canceled",
+		},
+		FailedMark: "failed: ",
+		Also:       map[string]model.State{"backlog": model.StateBlocked},
+		Class:      "Class", ClassRank: "ClassRank", Priority: "Priority",
+		ClassOptions: map[model.Class]string{
+			model.ClassExpedite: "Expedite", model.ClassFixedDate: "Fixed Date",
+			model.ClassStandard: "Standard", model.ClassIntangible: "Intangible",
+		},
+		Holder: "Agent Run", Assignee: "Assignee", Token: "Lock Token", Expires: "Lock Expires", HumanLease: true,
+		StartedAt: "Started At", DoneAt: "Done At",
+		Artifacts: "Summary", Reason: "Blocker Reason", UnblockAction: "Unblock Action", NextCheckAt: "Next Check At",
+		Subtasks: "Dependencies", SubtasksDone: "Completed Sub-tasks", SubtaskPages: "Sub-tasks", ParentPage: "Parent-task",
+		CreateKey: "Create Key",
+		Optional: []string{"Description", "ID", "Class", "ClassRank", "Assignee", "Started At", "Done At", "Summary",
+			"Blocker Reason", "Unblock Action", "Next Check At", "Dependencies", "Completed Sub-tasks", "Sub-tasks", "Parent-task", "Create Key"},
+	}
+}
+
 // ntask is seed 002's database. Description, the unique id and the dates
 // it marks "if property exists" are optional.
 func ntask() Mapping {
 	return Mapping{
-		Title: "Name", Key: "ID", Description: "Description",
+		Generation: GenerationSeed,
+		Title:      "Name", Key: "ID", Description: "Description",
 		Status: "Status",
 		States: map[model.State]string{
 			model.StateQueued: "READY", model.StateClaimed: "IN_PROGRESS", model.StateDone: "DONE",
@@ -172,6 +256,8 @@ func (m *Mapping) roles() []role {
 		uniqueID = notionapi.PropertyConfigUniqueID
 		rollup   = notionapi.PropertyConfigTypeRollup
 		formula  = notionapi.PropertyConfigTypeFormula
+		people   = notionapi.PropertyConfigTypePeople
+		relation = notionapi.PropertyConfigTypeRelation
 	)
 	return []role{
 		{"title", &m.Title, []notionapi.PropertyConfigType{title}},
@@ -179,10 +265,12 @@ func (m *Mapping) roles() []role {
 		{"description", &m.Description, []notionapi.PropertyConfigType{text}},
 		{"status", &m.Status, []notionapi.PropertyConfigType{sel, status}},
 		{"class", &m.Class, []notionapi.PropertyConfigType{sel, status}},
+		{"class rank", &m.ClassRank, []notionapi.PropertyConfigType{num}},
 		{"priority", &m.Priority, []notionapi.PropertyConfigType{num, sel, status}},
 		{"claimed by", &m.ClaimedBy, []notionapi.PropertyConfigType{sel, status}},
 		{"holder", &m.Holder, []notionapi.PropertyConfigType{text}},
 		{"run", &m.Run, []notionapi.PropertyConfigType{text}},
+		{"assignee", &m.Assignee, []notionapi.PropertyConfigType{people}},
 		{"lock token", &m.Token, []notionapi.PropertyConfigType{text}},
 		{"lease expiry", &m.Expires, []notionapi.PropertyConfigType{date}},
 		{"claimed at", &m.ClaimedAt, []notionapi.PropertyConfigType{date}},
@@ -196,6 +284,9 @@ func (m *Mapping) roles() []role {
 		{"hand-off status", &m.HandoffStatus, []notionapi.PropertyConfigType{sel, status}},
 		{"history", &m.History, []notionapi.PropertyConfigType{text}},
 		{"open sub-tasks", &m.Subtasks, []notionapi.PropertyConfigType{rollup, formula, num}},
+		{"completed sub-tasks", &m.SubtasksDone, []notionapi.PropertyConfigType{rollup, formula, num}},
+		{"sub-task pages", &m.SubtaskPages, []notionapi.PropertyConfigType{relation}},
+		{"parent page", &m.ParentPage, []notionapi.PropertyConfigType{relation}},
 		{"create key", &m.CreateKey, []notionapi.PropertyConfigType{text}},
 	}
 }
@@ -248,6 +339,9 @@ func (m *Mapping) bind(schema notionapi.PropertyConfigs) error {
 		return nil
 	}
 	sort.Strings(problems)
+	if m.Generation != "" {
+		return fmt.Errorf("the database does not fit the schema (read as %s's): %s", m.Generation, strings.Join(problems, "; "))
+	}
 	return fmt.Errorf("the database does not fit the schema: %s", strings.Join(problems, "; "))
 }
 
@@ -275,9 +369,27 @@ func typeList(ts []notionapi.PropertyConfigType) string {
 	return strings.Join(s, " or ")
 }
 
-// stateOf reads a raw status.
+// classOf reads a class from its select option, spelled as ClassOptions
+// says or as model.ParseClass reads it; unknown is STANDARD.
+func (m *Mapping) classOf(raw string) model.Class {
+	for c, name := range m.ClassOptions {
+		if strings.EqualFold(name, raw) {
+			return c
+		}
+	}
+	if c, err := model.ParseClass(raw); err == nil {
+		return c
+	}
+	return model.ClassStandard
+}
+
+// stateOf reads a raw status; a failure shares its status (FailedMark),
+// and decodeTask tells it by its reason.
 func (m *Mapping) stateOf(raw string) model.State {
 	for st, v := range m.States {
+		if st == model.StateFailed && m.FailedMark != "" {
+			continue
+		}
 		if strings.EqualFold(v, raw) {
 			return st
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/google/uuid"
 	"github.com/jomei/notionapi"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -106,9 +107,12 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 		RawStatus: v.option(m.Status),
 		CreatedAt: p.CreatedTime, EditedAt: p.LastEditedTime,
 		Reason: v.text(m.Reason), Unblock: model.UnblockOf(v.text(m.UnblockAction), v.date(m.NextCheckAt)),
-		Artifacts: v.text(m.Artifacts),
+		Artifacts: v.text(m.Artifacts), Parent: v.relation(m.ParentPage),
 	}
 	t.State = m.stateOf(t.RawStatus)
+	if reason, ok := strings.CutPrefix(t.Reason, m.FailedMark); ok && m.FailedMark != "" && t.State == m.stateOf(m.States[model.StateFailed]) {
+		t.State, t.Reason = model.StateFailed, reason
+	}
 	if t.State == model.StateUnknown {
 		if t.RawStatus == "" {
 			t.Problem = "the status is empty"
@@ -116,10 +120,9 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 			t.Problem = fmt.Sprintf("status %q is outside the schema's vocabulary", t.RawStatus)
 		}
 	}
-	if c, err := model.ParseClass(v.option(m.Class)); err == nil {
-		t.Class = c
-	} else {
-		t.Class = model.ClassStandard
+	t.Class = m.classOf(v.option(m.Class))
+	if f, ok := v.number(m.ClassRank); ok && f >= float64(model.ClassExpedite) && f <= float64(model.ClassIntangible) {
+		t.Class = model.Class(f) // the skill: "If present, used instead of deriving from Class select"
 	}
 	if f, ok := v.number(m.Priority); ok {
 		t.Priority = clampInt(f)
@@ -127,7 +130,8 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 		t.Priority = n
 	}
 	if f, ok := v.number(m.Subtasks); ok {
-		t.OpenSubtasks = int32(clampInt(f))
+		done, _ := v.number(m.SubtasksDone)
+		t.OpenSubtasks = int32(max(0, clampInt(f)-clampInt(done)))
 	}
 	t.Claim, t.Reservation = decodeClaim(m, v)
 	t.History = decodeHistory(v.text(m.History))
@@ -170,9 +174,31 @@ func clampInt(f float64) int {
 	return int(f)
 }
 
+// relation is the first page a relation property names.
+func (v values) relation(name string) string {
+	if p, ok := v[name].(*notionapi.RelationProperty); ok && len(p.Relation) > 0 {
+		return string(p.Relation[0].ID) // dashed, as page ids come
+	}
+	return ""
+}
+
+// runSep joins holder and run where they share one property.
+const runSep = " · "
+
+// assigneeName is the name of the first person of a people property.
+func (v values) assigneeName(name string) string {
+	if p, ok := v[name].(*notionapi.PeopleProperty); ok && len(p.People) > 0 {
+		return p.People[0].Name
+	}
+	return ""
+}
+
 // decodeClaim reads the lock fields. The holder's kind comes from the
 // Claimed By select when the schema has one, else from the name.
 func decodeClaim(m *Mapping, v values) (model.Claim, *model.Reservation) {
+	if m.Assignee != "" && m.Run == "" {
+		return decodeAssigned(m, v)
+	}
 	name := v.text(m.Holder)
 	var c model.Claim
 	c.RunID = v.text(m.Run)
@@ -213,6 +239,37 @@ func decodeClaim(m *Mapping, v values) (model.Claim, *model.Reservation) {
 	}
 	if !c.Held() {
 		return model.Claim{}, nil
+	}
+	return c, nil
+}
+
+// decodeAssigned reads the lock of today's skill: held while Lock Token
+// is set. The run property holds HUMAN:<actor> for a person's claim,
+// "name · run" for claimdeck's agents, and the run id alone for the
+// skill's agents, whose name is the Assignee's.
+// A hand-off holds a lock token too, so the skill's agents, which know no
+// reservations, leave the task alone until it ends.
+func decodeAssigned(m *Mapping, v values) (model.Claim, *model.Reservation) {
+	c := model.Claim{Token: v.text(m.Token)}
+	raw := v.text(m.Holder)
+	if target, ok := strings.CutPrefix(raw, reservedPrefix); ok {
+		return model.Claim{}, &model.Reservation{For: target, Until: v.date(m.Expires)}
+	}
+	if c.Token == "" {
+		return model.Claim{}, nil
+	}
+	c.Name, c.RunID = raw, ""
+	if i := strings.LastIndex(raw, runSep); i >= 0 {
+		c.Name, c.RunID = raw[:i], raw[i+len(runSep):]
+	} else if who := v.assigneeName(m.Assignee); who != "" && !strings.HasPrefix(raw, model.HumanPrefix) {
+		c.Name, c.RunID = who, raw
+	}
+	c.ClaimedAt, c.Expires = v.date(m.StartedAt), v.date(m.Expires)
+	c.Holder = model.HolderAgent
+	if strings.HasPrefix(c.Name, model.HumanPrefix) {
+		// A person's lease runs a century only to keep the skill's
+		// re-claim away; a human claim has no expiry.
+		c.Holder, c.Expires = model.HolderHuman, time.Time{}
 	}
 	return c, nil
 }
@@ -429,12 +486,18 @@ func (p patch) date(name string, t time.Time) {
 	}
 }
 
-// class writes a service class; STANDARD is written as such.
+// class writes a service class; STANDARD is written as such. A ClassRank
+// property is kept in step.
 func (p patch) class(m *Mapping, c model.Class) {
 	if c == 0 {
 		c = model.ClassStandard
 	}
-	p.option(m.Class, c.String())
+	name := c.String()
+	if m.ClassOptions[c] != "" {
+		name = m.ClassOptions[c]
+	}
+	p.option(m.Class, name)
+	p.number(m.ClassRank, float64(c.Rank()), true)
 }
 
 // priority writes a numeric priority as a number or as a select option.
@@ -453,10 +516,41 @@ func (p patch) lock(m *Mapping, kind model.HolderKind, name, run, token string, 
 	if m.Token == "" && token != "" {
 		name += tokenSep + token
 	}
+	if m.Run == "" && m.Assignee != "" && run != "" {
+		name += runSep + run
+	}
+	if m.Assignee != "" && kind == model.HolderNone && strings.HasPrefix(name, reservedPrefix) {
+		token = uuid.NewString()
+	}
 	p.text(m.Holder, name)
 	p.text(m.Run, run)
 	p.text(m.Token, token)
+	switch {
+	case m.Assignee == "" || kind == model.HolderNone:
+		// A release leaves the Assignee, as the skill does: its audit trail.
+	case kind == model.HolderHuman && m.operator != "":
+		p[m.Assignee] = people{m.operator}
+	default:
+		p[m.Assignee] = people{}
+	}
+	if kind == model.HolderHuman && m.HumanLease {
+		until = from.AddDate(100, 0, 0)
+	}
 	p.lease(m, from, until)
+}
+
+// people is a people value: {"people":[{"object":"user","id":…}]}
+// (https://developers.notion.com/reference/page-property-values#people).
+type people []string
+
+func (u people) GetID() string                   { return "" }
+func (u people) GetType() notionapi.PropertyType { return notionapi.PropertyTypePeople }
+func (u people) MarshalJSON() ([]byte, error) {
+	refs := make([]map[string]string, len(u))
+	for i, id := range u {
+		refs[i] = map[string]string{"object": "user", "id": id}
+	}
+	return json.Marshal(map[string]any{"people": refs})
 }
 
 // lease writes only the lease: the expiry, or the claim time and timeout.

@@ -33,6 +33,9 @@ type Config struct {
 	// (seed 001); Mapping, when set, replaces it.
 	Preset  string
 	Mapping *Mapping
+	// OperatorUser is the Notion user id a person's claim sets as Assignee
+	// in a database set up by today's notion-task skill. Optional.
+	OperatorUser string
 	// HandoffQueueDB is seed 001's Handoff Queue database; each hand-off
 	// adds a record to it. Optional.
 	HandoffQueueDB string
@@ -103,6 +106,7 @@ func (c Config) GoString() string { return c.String() }
 // Source is a task queue in a Notion database.
 type Source struct {
 	name    string
+	schema  string // the configured schema's name
 	m       Mapping
 	api     *api
 	db      string
@@ -133,9 +137,11 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, model.Errorf(model.CodeMisconfigured, op, "", "source %s: no database_id", cfg.Name)
 	}
 	var m Mapping
+	detect := false
 	if cfg.Mapping != nil {
 		m = *cfg.Mapping
 	} else {
+		detect = cfg.schemaName() == PresetNtask
 		var err error
 		if m, err = Preset(cfg.Preset); err != nil {
 			return nil, model.Errorf(model.CodeMisconfigured, op, "", "source %s: %v", cfg.Name, err)
@@ -161,7 +167,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	token := cfg.Token
 	s := &Source{
 		limit: rt.limit,
-		name:  cfg.Name, m: m, db: cfg.DatabaseID,
+		name:  cfg.Name, m: m, db: cfg.DatabaseID, schema: cfg.schemaName(),
 		api: &api{hc: &http.Client{Transport: rt}, token: token, base: strings.TrimRight(u.String(), "/"), timeout: orDur(cfg.Timeout, 30*time.Second), budget: orDur(cfg.Budget, 3*time.Minute),
 			retry: retryPolicy{attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: orDur(cfg.RetryMax, time.Minute)}},
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), grace: orDur(cfg.Grace, model.DefaultPolicy().Grace), settle: orDur(cfg.Settle, time.Second),
@@ -183,6 +189,10 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, s.fail(op, "", err)
 	}
+	if detect {
+		s.m = ntaskFor(sc.Properties)
+	}
+	s.m.operator = strings.TrimSpace(cfg.OperatorUser)
 	if err := s.m.bind(sc.Properties); err != nil {
 		return nil, model.Errorf(model.CodeMisconfigured, op, "", "source %s, database %s, data source %s: %v", cfg.Name, cfg.DatabaseID, s.ds, err)
 	}
@@ -255,6 +265,16 @@ func orInt(n, def int) int {
 
 // Name is the configured source name.
 func (s *Source) Name() string { return s.name }
+
+// Schema says which schema the source reads the database as, and for the
+// ntask preset which generation it found: "ntask (today's notion-task
+// skill)" or "ntask (seed 002)".
+func (s *Source) Schema() string {
+	if s.m.Generation == "" {
+		return s.schema
+	}
+	return s.schema + " (" + s.m.Generation + ")"
+}
 
 // Caps: claims are verified by re-reading, not atomic; changes are found
 // by polling; escalation needs the schema's hand-off status property;

@@ -53,17 +53,32 @@ func (p *propertyItem) num() *float64 {
 	return nil
 }
 
-// openSubtasks counts a task's open sub-tasks exactly. The page object's
-// rollup is computed over at most 25 relations, so a rollup or formula is
-// read again from the page property endpoint, following its pages to the
-// last, which holds the result; a number property is taken as read.
+// openSubtasks counts a task's open sub-tasks exactly: the Subtasks
+// rollup, less SubtasksDone where the database counts all sub-tasks and
+// the completed ones apart (today's skill).
 func (s *Source) openSubtasks(ctx context.Context, pageID string, read int32) (int32, error) {
-	kind := s.m.kinds[s.m.Subtasks]
-	if s.m.Subtasks == "" || (kind != notionapi.PropertyConfigTypeRollup && kind != notionapi.PropertyConfigTypeFormula) {
-		return read, nil
+	all, ok, err := s.exactCount(ctx, pageID, s.m.Subtasks)
+	if err != nil || !ok {
+		return read, err
+	}
+	done, _, err := s.exactCount(ctx, pageID, s.m.SubtasksDone)
+	if err != nil {
+		return 0, err
+	}
+	return int32(max(0, clampInt(all)-clampInt(done))), nil
+}
+
+// exactCount reads a rollup or formula again from the page property
+// endpoint, following its pages to the last, which holds the result: the
+// page object's rollup is computed over at most 25 relations. ok is false
+// for a property that is not computed.
+func (s *Source) exactCount(ctx context.Context, pageID, name string) (float64, bool, error) {
+	kind := s.m.kinds[name]
+	if name == "" || (kind != notionapi.PropertyConfigTypeRollup && kind != notionapi.PropertyConfigTypeFormula) {
+		return 0, false, nil
 	}
 	// Notion's property ids come URL-encoded and go back as they came.
-	path := "/v1/pages/" + pageID + "/properties/" + s.m.ids[s.m.Subtasks]
+	path := "/v1/pages/" + pageID + "/properties/" + s.m.ids[name]
 	cursor := ""
 	for {
 		var item propertyItem
@@ -72,13 +87,13 @@ func (s *Source) openSubtasks(ctx context.Context, pageID string, read int32) (i
 			p += "?start_cursor=" + url.QueryEscape(cursor)
 		}
 		if err := s.api.do(ctx, http.MethodGet, p, nil, &item); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		if item.HasMore && item.NextCursor != "" {
 			cursor = item.NextCursor
 			continue
 		}
 		n, _ := item.number()
-		return int32(clampInt(n)), nil
+		return n, true, nil
 	}
 }

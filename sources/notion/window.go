@@ -36,7 +36,8 @@ func (m *Mapping) finalStatuses(st model.State) []string {
 	var out []string
 	add := func(raw string) {
 		s := m.stateOf(raw)
-		if raw != "" && s.Final() && (st == model.StateUnknown || s == st) && !slices.Contains(out, raw) {
+		shared := st == model.StateFailed && m.FailedMark != "" && strings.EqualFold(raw, m.States[st]) // told apart by reason
+		if raw != "" && s.Final() && (st == model.StateUnknown || s == st || shared) && !slices.Contains(out, raw) {
 			out = append(out, raw)
 		}
 	}

@@ -134,6 +134,7 @@ var cases = []struct {
 	{name: "a task with open sub-tasks cannot be completed", run: testSubtasks},
 	{name: "an escalation mark needs the claim's token and ends the lease: the holder's heartbeat then gets LOST_LOCK", run: testEscalationMark},
 	{name: "update edits a free task, a held one only by its holder, and never the lease", run: testUpdate},
+	{name: "approve, rework and unblock move a parked task without a lock, conditional, in the trail", run: testMoves},
 	{name: "bad input is MISCONFIGURED on every operation and writes nothing", run: testBadInput},
 	{name: "texts at their limits are stored and read back whole through claim, heartbeat and finish", run: testTextsAtTheirLimits},
 	{name: "many agents claiming one task: exactly one wins", run: testOneTaskManyClaimers, concurrent: true},

@@ -77,7 +77,7 @@ func (s *Store) Update(ctx context.Context, id string, e sources.Edit) (*model.T
 		if out, err = s.scanOne(q.queryRow(ctx, stmt, append([]any{id}, args...)...)); err != nil {
 			return err
 		}
-		return s.writeAudit(ctx, q, st, id, e.Actor, op, e.Reason, sources.EditDetail(e), cur, out)
+		return s.writeAudit(ctx, q, st, id, e.Actor, e.Action(), e.Reason, sources.EditDetail(e), cur, out)
 	})
 	if err != nil {
 		return nil, s.classify(op, id, err)

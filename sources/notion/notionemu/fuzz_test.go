@@ -97,3 +97,47 @@ func FuzzPageCreate(f *testing.F) {
 		checkAnswerAs(t, h.srv, DataSourceVersion, "POST", "/v1/pages", body)
 	})
 }
+
+// FuzzTodaysPagePatch covers the people, relation, status and rollup
+// properties of a database set up by today's notion-task skill: any body
+// is applied or refused with Notion's error, and a refused one changes
+// nothing on the page or its relatives.
+func FuzzTodaysPagePatch(f *testing.F) {
+	h := newToday(f)
+	parent := h.createTask(named("parent"))["id"].(string)
+	id := h.createTask(named("fuzzed"))["id"].(string)
+	for _, seed := range []string{
+		`{"properties":{"Status":{"status":{"name":"In Progress"}},"Assignee":{"people":[{"object":"user","id":"` + alice + `"}]}}}`,
+		`{"properties":{"Parent-task":{"relation":[{"id":"` + parent + `"}]}}}`,
+		`{"properties":{"Sub-tasks":{"relation":[{"id":"` + parent + `"},{"id":"` + parent + `"}]}}}`,
+		`{"properties":{"Assignee":{"people":[{"id":7}]}}}`,
+		`{"properties":{"Dependencies":{"rollup":{"number":1}}}}`,
+		`{"properties":{"Status":{"status":null}}}`,
+		`{"properties":{"Lock Expires":{"date":null},"Lock Token":{"rich_text":[]}}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	read := func(page string) string {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/v1/pages/"+page, nil)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Notion-Version", NotionVersion)
+		h.srv.ServeHTTP(rec, req)
+		var p map[string]any
+		_ = json.Unmarshal(rec.Body.Bytes(), &p)
+		b, _ := json.Marshal(p["properties"])
+		return string(b)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		before, parentBefore := read(id), read(parent)
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("PATCH", "/v1/pages/"+id, strings.NewReader(string(body)))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Notion-Version", NotionVersion)
+		h.srv.ServeHTTP(rec, req)
+		checkAnswer(t, h.srv, "GET", "/v1/pages/"+parent, nil)
+		if rec.Code != http.StatusOK && (read(id) != before || read(parent) != parentBefore) {
+			t.Fatalf("a refused update (%d) changed a page: %s", rec.Code, body)
+		}
+	})
+}

@@ -197,7 +197,8 @@ func (s *Server) retrieveProperty(r *http.Request, token string) (any, error) {
 	switch c.typ {
 	case TypeRollup:
 		return list([]any{}, map[string]any{"id": c.id, "next_url": nil, "type": c.typ, "rollup": p.exactJSON(c)}), nil
-	case TypeTitle, TypeRichText:
+	case TypeTitle, TypeRichText, TypePeople, TypeRelation:
+		// One item per text object, user or page reference.
 		parts, _ := p.exactJSON(c).([]any)
 		results := make([]any, len(parts))
 		for i, part := range parts {

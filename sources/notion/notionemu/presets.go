@@ -89,3 +89,48 @@ func PresetHandoffQueue() DatabaseSchema {
 		},
 	}
 }
+
+// PresetToday is the task database today's notion-task skill sets up
+// (21-DOT-DEV/openclaw-skills at 75590fd, references/schema.md): Notion's
+// status type in three groups, priority 1-3 (higher is more urgent), a
+// TASK-n unique id, the Assignee person, and sub-tasks counted by rollups
+// over the Sub-tasks relation.
+func PresetToday() DatabaseSchema {
+	text := func(n string) Property { return Property{Name: n, Type: TypeRichText} }
+	date := func(n string) Property { return Property{Name: n, Type: TypeDate} }
+	return DatabaseSchema{
+		Title: "Tasks",
+		Properties: []Property{
+			{Name: "Task name", Type: TypeTitle},
+			{Name: "ID", Type: TypeUniqueID, Prefix: "TASK"},
+			{
+				Name: "Status", Type: TypeStatus,
+				Options: []string{"Backlog", "Ready", "In Progress", "Blocked", "Review", "Done", "Canceled"},
+				Groups: []StatusGroup{
+					{Name: "To-do", Options: []string{"Backlog", "Ready"}},
+					{Name: "In Progress", Options: []string{"In Progress", "Blocked", "Review"}},
+					{Name: "Complete", Options: []string{"Done", "Canceled"}},
+				},
+			},
+			{Name: "Priority", Type: TypeNumber},
+			{Name: "Class", Type: TypeSelect, Options: []string{"Expedite", "Fixed Date", "Standard", "Intangible"}},
+			{Name: "Assignee", Type: TypePeople},
+			{Name: "Due", Type: TypeDate},
+			{Name: "Sub-tasks", Type: TypeRelation, Synced: "Parent-task"},
+			{Name: "Parent-task", Type: TypeRelation, Synced: "Sub-tasks"},
+			text("Summary"),
+			{Name: "URL", Type: TypeURL},
+			text("Agent Run"), text("Lock Token"), date("Lock Expires"),
+			text("Blocker Reason"), text("Unblock Action"),
+			date("Next Check At"), date("Started At"), date("Done At"),
+			{
+				Name: "Dependencies", Type: TypeRollup,
+				Config: json.RawMessage(`{"relation_property_name":"Sub-tasks","rollup_property_name":"Status","function":"count"}`),
+			},
+			{
+				Name: "Completed Sub-tasks", Type: TypeRollup,
+				Config: json.RawMessage(`{"relation_property_name":"Sub-tasks","rollup_property_name":"Status","function":"count_per_group"}`),
+			},
+		},
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -31,7 +32,17 @@ const (
 	TypeCreatedTime    PropertyType = "created_time"
 	TypeLastEditedTime PropertyType = "last_edited_time"
 	TypeRollup         PropertyType = "rollup"
+	TypePeople         PropertyType = "people"
+	TypeRelation       PropertyType = "relation"
 )
+
+// StatusGroup is one of a status property's groups (To-do, In Progress,
+// Complete) and the options in it, in display order
+// (https://developers.notion.com/reference/property-object#status).
+type StatusGroup struct {
+	Name    string
+	Options []string
+}
 
 // Property declares one column of a database schema.
 type Property struct {
@@ -42,6 +53,14 @@ type Property struct {
 	Options []string
 	// Prefix is a unique_id property's prefix, such as "TASK" for TASK-42.
 	Prefix string
+	// Groups are a status property's groups; every option is in exactly
+	// one. Without them all options are in one To-do group.
+	Groups []StatusGroup
+	// Synced names, for a relation to its own data source, the property
+	// that shows the other side (Sub-tasks and Parent-task): Notion keeps
+	// the two in step ("dual_property",
+	// https://developers.notion.com/reference/property-object#relation).
+	Synced string
 	// Config is the type-specific schema object of a type the emulator does
 	// not model (rollup, button, …); nil renders as {}.
 	Config json.RawMessage
@@ -62,7 +81,7 @@ type DatabaseSchema struct {
 func (t PropertyType) modelled() bool {
 	switch t {
 	case TypeTitle, TypeRichText, TypeNumber, TypeSelect, TypeStatus, TypeDate,
-		TypeCheckbox, TypeURL, TypeEmail, TypePhoneNumber,
+		TypeCheckbox, TypeURL, TypeEmail, TypePhoneNumber, TypePeople, TypeRelation,
 		TypeUniqueID, TypeCreatedTime, TypeLastEditedTime:
 		return true
 	}
@@ -92,9 +111,18 @@ type column struct {
 	name    string
 	typ     PropertyType
 	options []option
+	groups  []group
 	prefix  string
+	synced  string
 	config  json.RawMessage
 	value   json.RawMessage
+	rollup  *rollupConfig
+}
+
+// group is a status group as the schema renders it.
+type group struct {
+	id, name, color string
+	options         []string // option names
 }
 
 // database is one data source: a schema and its pages. Before 2025-09-03
@@ -106,8 +134,9 @@ type database struct {
 	created    time.Time
 	columns    []*column // in schema order
 	byKey      map[string]*column
-	shared     map[string]bool // tokens the database is shared with
-	pages      []*page         // in creation order
+	shared     map[string]bool   // tokens the database is shared with
+	users      map[string]string // the workspace's members, shared with the Server
+	pages      []*page           // in creation order
 	nextUnique int
 }
 
@@ -166,14 +195,79 @@ func newColumn(p Property, taken map[string]*column) (*column, error) {
 	case p.Type.modelled() && (p.Config != nil || p.Value != nil):
 		return nil, fmt.Errorf("property %q: Config and Value are for types the emulator does not model, not %s", p.Name, p.Type)
 	}
-	c := &column{name: p.Name, typ: p.Type, prefix: p.Prefix, config: p.Config, value: p.Value}
+	c := &column{name: p.Name, typ: p.Type, prefix: p.Prefix, synced: p.Synced, config: p.Config, value: p.Value}
 	c.id = propertyID(p, taken)
 	for _, name := range p.Options {
 		if _, err := c.addOption(name); err != nil {
 			return nil, fmt.Errorf("property %q: %w", p.Name, err)
 		}
 	}
+	if err := c.setGroups(p.Groups); err != nil {
+		return nil, fmt.Errorf("property %q: %w", p.Name, err)
+	}
+	if p.Type == TypeRollup && p.Config != nil {
+		r, err := parseRollupConfig(p.Config)
+		if err != nil {
+			return nil, fmt.Errorf("property %q: %w", p.Name, err)
+		}
+		c.rollup = r
+	}
+	if p.Synced != "" && p.Type != TypeRelation {
+		return nil, fmt.Errorf("property %q: Synced is for relations, not %s", p.Name, p.Type)
+	}
 	return c, nil
+}
+
+// groupColors are the colours Notion gives its three status groups.
+var groupColors = map[string]string{"To-do": "gray", "In Progress": "blue", "Complete": "green"}
+
+// setGroups files a status property's options into groups: all in one
+// To-do group when none are given.
+func (c *column) setGroups(groups []StatusGroup) error {
+	if len(groups) > 0 && c.typ != TypeStatus {
+		return fmt.Errorf("groups are for status properties, not %s", c.typ)
+	}
+	if c.typ != TypeStatus {
+		return nil
+	}
+	if len(groups) == 0 {
+		names := make([]string, len(c.options))
+		for i, o := range c.options {
+			names[i] = o.Name
+		}
+		groups = []StatusGroup{{Name: "To-do", Options: names}}
+	}
+	seen := map[string]bool{}
+	for _, g := range groups {
+		for _, name := range g.Options {
+			if _, ok := c.option(name); !ok {
+				return fmt.Errorf("group %q names option %q the property lacks", g.Name, name)
+			}
+			if seen[name] {
+				return fmt.Errorf("option %q is in two groups", name)
+			}
+			seen[name] = true
+		}
+		color := groupColors[g.Name]
+		if color == "" {
+			color = "default"
+		}
+		c.groups = append(c.groups, group{id: newID(), name: g.Name, color: color, options: g.Options})
+	}
+	if len(seen) != len(c.options) {
+		return errors.New("every status option must be in a group")
+	}
+	return nil
+}
+
+// groupOf is the name of the status group holding option name.
+func (c *column) groupOf(name string) string {
+	for _, g := range c.groups {
+		if slices.Contains(g.options, name) {
+			return g.name
+		}
+	}
+	return ""
 }
 
 // propertyID makes the short, URL-encoded, stable id Notion gives a
@@ -244,14 +338,16 @@ func (c *column) schemaJSON() map[string]any {
 	case TypeSelect:
 		config = map[string]any{"options": c.optionsJSON()}
 	case TypeStatus:
-		ids := make([]string, len(c.options))
-		for i, o := range c.options {
-			ids[i] = o.ID
+		groups := make([]any, len(c.groups))
+		for i, g := range c.groups {
+			ids := make([]string, len(g.options))
+			for j, name := range g.options {
+				o, _ := c.option(name)
+				ids[j] = o.ID
+			}
+			groups[i] = map[string]any{"id": g.id, "name": g.name, "color": g.color, "option_ids": ids}
 		}
-		config = map[string]any{
-			"options": c.optionsJSON(),
-			"groups":  []any{map[string]any{"id": "to-do", "name": "To-do", "color": "gray", "option_ids": ids}},
-		}
+		config = map[string]any{"options": c.optionsJSON(), "groups": groups}
 	case TypeUniqueID:
 		config = map[string]any{"prefix": nullable(c.prefix)}
 	default:
@@ -284,7 +380,11 @@ func nullable(s string) any {
 func (db *database) objectJSON(owner, version string) map[string]any {
 	props := make(map[string]any, len(db.columns))
 	for _, c := range db.columns {
-		props[c.name] = c.schemaJSON()
+		prop := c.schemaJSON()
+		if c.typ == TypeRelation {
+			prop[string(TypeRelation)] = db.relationJSON(c)
+		}
+		props[c.name] = prop
 	}
 	obj := map[string]any{
 		"object":           "database",

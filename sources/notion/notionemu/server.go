@@ -73,6 +73,7 @@ type Server struct {
 	sources   map[string]*database  // by data source id
 	pages     map[string]*page
 	comments  map[string][]*comment // by page id, in creation order
+	users     map[string]string     // workspace member id → name (AddUser)
 	seq       int
 	// conflictWindow is how soon after a write another write to the page
 	// answers 409.
@@ -90,6 +91,7 @@ func New(opts Options) *Server {
 		sources:   map[string]*database{},
 		pages:     map[string]*page{},
 		comments:  map[string][]*comment{},
+		users:     map[string]string{},
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -198,7 +200,7 @@ func (s *Server) lockedAddSource(c *container, schema DatabaseSchema) (string, e
 	if _, taken := s.sources[ds.id]; taken || s.databases[ds.id] != nil || ds.id == c.id {
 		return "", fmt.Errorf("notionemu: creating data source: id %s already exists", ds.id)
 	}
-	ds.container, ds.shared = c, c.shared
+	ds.container, ds.shared, ds.users = c, c.shared, s.users
 	c.sources = append(c.sources, ds)
 	s.sources[ds.id] = ds
 	return ds.id, nil
@@ -230,7 +232,7 @@ func (s *Server) setComputed(pageID, property string, raw json.RawMessage, pageV
 		return fmt.Errorf("notionemu: no page %s", pageID)
 	}
 	c, ok := p.db.lookup(property)
-	if !ok || c.typ.modelled() {
+	if !ok || c.typ.modelled() || p.db.computes(c) {
 		return fmt.Errorf("notionemu: page %s has no computed property %q", pageID, property)
 	}
 	if !json.Valid(raw) {

@@ -17,6 +17,7 @@ type value struct {
 	date     *dateValue      // date; nil is empty
 	checkbox bool            // checkbox
 	str      *string         // url, email, phone_number; nil is empty
+	refs     []string        // people: user ids; relation: page ids
 	raw      json.RawMessage // types the emulator does not model
 }
 
@@ -41,22 +42,40 @@ type page struct {
 func (p *page) propertiesJSON() map[string]any {
 	out := make(map[string]any, len(p.db.columns))
 	for _, c := range p.db.columns {
-		out[c.name] = map[string]any{"id": c.id, "type": c.typ, string(c.typ): p.valueJSON(c)}
+		prop := map[string]any{"id": c.id, "type": c.typ, string(c.typ): p.valueJSON(c)}
+		if c.typ == TypeRelation {
+			prop["has_more"] = len(p.values[c].refs) > shownReferences
+		}
+		out[c.name] = prop
 	}
 	return out
 }
 
+// valueJSON is the value as the page object shows it: at most 25 people
+// or page references, and rollups computed over as many.
 func (p *page) valueJSON(c *column) any {
 	if raw, ok := p.shown[c]; ok {
 		return raw
 	}
-	return p.exactJSON(c)
+	return p.limitedJSON(c, shownReferences)
 }
 
 // exactJSON is the value as the page property endpoint sends it.
 func (p *page) exactJSON(c *column) any {
+	return p.limitedJSON(c, maxReferences*maxReferences)
+}
+
+func (p *page) limitedJSON(c *column, limit int) any {
 	v := p.values[c]
 	switch c.typ {
+	case TypePeople:
+		return p.db.peopleJSON(v.refs, limit)
+	case TypeRelation:
+		return relationJSON(v.refs, limit)
+	case TypeRollup:
+		if p.db.computes(c) {
+			return p.rollupJSON(c, limit)
+		}
 	case TypeTitle, TypeRichText:
 		return textArrayJSON(v.text)
 	case TypeNumber:
@@ -143,7 +162,7 @@ func parseProperties(db *database, raw json.RawMessage) ([]propertyUpdate, error
 		if !ok {
 			return nil, validationError("%s is not a property that exists.", key)
 		}
-		v, err := parseValue(c, props[key], "body.properties."+key)
+		v, err := parseValue(db, c, props[key], "body.properties."+key)
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +174,7 @@ func parseProperties(db *database, raw json.RawMessage) ([]propertyUpdate, error
 // parseValue validates a property value object such as
 // {"select": {"name": "READY"}}; "id" and a matching "type" may accompany
 // the value, as in the objects Notion itself returns.
-func parseValue(c *column, raw json.RawMessage, path string) (value, error) {
+func parseValue(db *database, c *column, raw json.RawMessage, path string) (value, error) {
 	o, err := asObject(raw, path)
 	if err != nil {
 		return value{}, err
@@ -178,10 +197,10 @@ func parseValue(c *column, raw json.RawMessage, path string) (value, error) {
 		return value{}, validationError("Cannot update %s: %s properties are read-only.", c.name, c.typ)
 	}
 	path += "." + string(c.typ)
-	return parseTyped(c, o[string(c.typ)], path)
+	return parseTyped(db, c, o[string(c.typ)], path)
 }
 
-func parseTyped(c *column, raw json.RawMessage, path string) (value, error) {
+func parseTyped(db *database, c *column, raw json.RawMessage, path string) (value, error) {
 	var v value
 	var err error
 	switch c.typ {
@@ -197,6 +216,10 @@ func parseTyped(c *column, raw json.RawMessage, path string) (value, error) {
 		v.option, err = parseOption(c, raw, path)
 	case TypeDate:
 		v.date, err = parseDate(raw, path)
+	case TypePeople:
+		v.refs, err = parsePeople(db, raw, path)
+	case TypeRelation:
+		v.refs, err = parseRelation(db, raw, path)
 	case TypeCheckbox:
 		v.checkbox, err = asBool(raw, path)
 	case TypeURL, TypeEmail, TypePhoneNumber:
@@ -267,6 +290,10 @@ func (p *page) apply(updates []propertyUpdate) {
 			created, _ := u.column.addOption(u.value.option.Name) // validated by parseOption
 			u.value.option = &created
 		}
+		before := p.values[u.column].refs
 		p.values[u.column] = u.value
+		if u.column.typ == TypeRelation {
+			p.syncRelation(u.column, before, u.value.refs)
+		}
 	}
 }

@@ -383,7 +383,7 @@ func (m *Memory) Update(_ context.Context, id string, e sources.Edit) (*model.Ta
 	if e.State != model.StateUnknown {
 		t.State, t.RawStatus, t.Reason, t.Claim = e.State, e.State.String(), e.Reason, model.Claim{}
 	}
-	t.History = append(t.History, model.Event{At: now, Actor: e.Actor, Action: "update", Reason: e.Reason, Detail: sources.EditDetail(e)})
+	t.History = append(t.History, model.Event{At: now, Actor: e.Actor, Action: e.Action(), Reason: e.Reason, Detail: sources.EditDetail(e)})
 	m.store(t)
 	return m.copyOf(id), nil
 }

@@ -1,0 +1,770 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// The ntask grammar: today's notion-task skill (openclaw-skills at 75590fd,
+// binary 0.4.x, CLI Contract v1.x) over every backend, under the name
+// `ntask` or as `claimdeck ntask …`. Each command resolves its positional
+// task id and applies the agent command of the same rules that serve the
+// older grammar and MCP (agentOps); only the words differ.
+
+// ntaskName is the program name under which claimdeck speaks today's contract.
+const ntaskName = "ntask"
+
+// ntaskLease is the lease claim takes by default and heartbeat always
+// extends to (Claim.swift: leaseMin = 15; Heartbeat.swift: 15 minutes).
+const ntaskLease = 15 * time.Minute
+
+// calledAsNtask reports whether argv[0] names the ntask binary (a symlink or
+// a copy of claimdeck).
+func calledAsNtask(argv0 string) bool {
+	return strings.TrimSuffix(filepath.Base(argv0), ".exe") == ntaskName
+}
+
+// ntaskEnv names the environment today's ntask reads.
+const (
+	envNotionToken = "NOTION_TOKEN"
+	envNotionDB    = "NOTION_TASKS_DB_ID"
+	envNotionAgent = "NOTION_AGENT_USER_ID"
+	envNtaskSource = "NTASK_SOURCE"
+)
+
+// ntaskContract is the binary version whose contract the grammar follows.
+const ntaskContract = "0.4.1"
+
+// runNtask executes one ntask command line and returns its exit status:
+// 0, 10 NO_TASKS, 20 CONFLICT, 21 LOST_LOCK, 30 API_ERROR, 40
+// MISCONFIGURED, 41 INCOMPLETE_SUBTASKS.
+func runNtask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	n := &ntask{app: &app{stdin: stdin, stdout: stdout, stderr: stderr}}
+	return execute(ctx, n.root(), args, stdin, stdout, stderr, n.fail)
+}
+
+type ntask struct {
+	*app
+	lockToken string // --lock-token: the token given instead of the state file
+}
+
+// print writes v as the binary does: one JSON document, keys sorted,
+// indented.
+func (n *ntask) print(v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = n.stdout.Write(append(b, '\n'))
+	return err
+}
+
+// fail prints the error envelope (Responses.swift's NTaskErrorResponse),
+// with the task as it is now when the error carries it.
+func (n *ntask) fail(err error) int {
+	code := model.CodeOf(err)
+	// The code is the envelope's own field; the message need not repeat it.
+	msg := strings.TrimPrefix(model.Redact(err.Error()), string(code)+": ")
+	out := map[string]any{"ok": false, "error": map[string]string{"code": string(code), "message": msg}}
+	if t := model.CurrentOf(err); t != nil {
+		out["task"] = ntaskTask(t)
+	}
+	if code == model.CodeNoTasks {
+		out["message"] = msg // where the binary's own answer (Next.swift) keeps it
+	}
+	_ = n.print(out)
+	return code.ExitStatusV1()
+}
+
+// ok prints a success envelope with one task.
+func (n *ntask) ok(t *model.Task, extra map[string]any) error {
+	task := ntaskTask(t)
+	for k, v := range extra {
+		task[k] = v
+	}
+	return n.print(map[string]any{"ok": true, "task": task})
+}
+
+// ntaskTask is a task in Responses.swift's TaskSummary shape: sorted keys,
+// absent fields left out, statuses and classes in title case. The lock
+// token is claim's answer alone; title is claimdeck's addition.
+func ntaskTask(t *model.Task) map[string]any {
+	m := map[string]any{"page_id": t.ID, "task_id": t.DisplayKey(), "status": t.State.Title(t.RawStatus), "class": t.Class.Title()}
+	put := func(k, v string) {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	put("title", t.Title)
+	if t.Priority != 0 {
+		m["priority"] = t.Priority
+	}
+	if t.State == model.StateClaimed {
+		put("agent_run", t.Claim.RunID)
+		put("lock_expires", stamp(t.Claim.Expires))
+		put("started_at", stamp(t.Claim.ClaimedAt))
+	}
+	switch t.State {
+	case model.StateBlocked:
+		put("blocker_reason", t.Reason)
+		put("unblock_action", t.UnblockAction())
+		put("next_check_at", stamp(t.NextCheckAt()))
+	case model.StateDone:
+		put("done_at", stamp(t.EditedAt))
+	default:
+		put("reason", t.Reason)
+	}
+	put("parent_task_id", t.Parent)
+	return m
+}
+
+// root is the ntask command tree, in NTaskCommand.swift's order.
+func (n *ntask) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   ntaskName,
+		Short: "Task queue CLI for agents on today's notion-task skill (ntask 0.4), over every claimdeck source",
+		Long: `ntask is claimdeck under today's notion-task skill's grammar: positional task
+ids (TASK-42, 42, or the row, page or lock id), the lock kept in
+~/.openclaw/state/current-task.json, JSON on stdout, exit status 0, 10
+NO_TASKS, 20 CONFLICT, 21 LOST_LOCK, 30 API_ERROR, 40 MISCONFIGURED, 41
+INCOMPLETE_SUBTASKS. With no claimdeck configuration, NOTION_TOKEN and
+NOTION_TASKS_DB_ID configure a Notion source; with several sources,
+NTASK_SOURCE or default_source picks one.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadNtaskConfig()
+			if err != nil {
+				return err
+			}
+			n.cfg = cfg
+			// The embedded queue is made by the first command, doctor and
+			// next too: an agent's run starts with them.
+			n.create = cfg.implicit
+			return nil
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
+	})
+	root.AddCommand(n.doctor(), n.next(), n.claim(), n.heartbeat(), n.block(),
+		n.moveCommand(model.MoveUnblock, "Unblock a blocked task: it returns to the queue for the agent to claim again", "", ""),
+		n.escalate(),
+		n.createCmd(), n.list(), n.get(), n.comment(), n.review(),
+		n.moveCommand(model.MoveApprove, "Approve a reviewed task and mark it Done (no lock)", "summary", "optional approval summary, kept in the trail"),
+		n.moveCommand(model.MoveRework, "Send a reviewed task back to Ready with feedback (no lock)", "reason", "reason for rework (feedback for the worker)"),
+		n.cancel(), n.update(), n.version())
+	return root
+}
+
+// loadNtaskConfig is the usual configuration, except that with none at all
+// the binary's own environment configures a Notion source.
+func loadNtaskConfig() (*Config, error) {
+	cfg, err := loadConfig("")
+	if err != nil {
+		return nil, err
+	}
+	if cfg.implicit && os.Getenv(envNotionToken) != "" && os.Getenv(envNotionDB) != "" {
+		cfg.Sources = []SourceConfig{{Name: "notion", Kind: "notion", TokenEnv: envNotionToken,
+			DatabaseID: strings.TrimSpace(os.Getenv(envNotionDB)), Schema: "ntask"}}
+		cfg.implicit = false
+		if err := cfg.validate(); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// sourceName is the source ntask acts on: $NTASK_SOURCE, else the
+// configuration's default_source, else the only one; 40 naming the
+// choices when there are several and nothing picks one.
+func (n *ntask) pick() (SourceConfig, error) {
+	name := strings.TrimSpace(os.Getenv(envNtaskSource))
+	if name == "" {
+		name = n.cfg.DefaultSource
+	}
+	if name == "" && len(n.cfg.Sources) > 1 {
+		names := make([]string, len(n.cfg.Sources))
+		for i, s := range n.cfg.Sources {
+			names[i] = s.Name
+		}
+		return SourceConfig{}, model.Errorf(model.CodeMisconfigured, "", "", "%d sources are configured (%s): set %s or default_source in the configuration to one of them",
+			len(names), strings.Join(names, ", "), envNtaskSource)
+	}
+	return pickSource(n.cfg, name)
+}
+
+// on opens the picked source for the length of one command.
+func (n *ntask) on(ctx context.Context, fn func(src sources.Source) error) error {
+	sc, err := n.pick()
+	if err != nil {
+		return err
+	}
+	src, err := openSource(ctx, n.cfg, sc, n.create)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return fn(src)
+}
+
+// apply runs the agent command name of agentOps on src.
+func (n *ntask) apply(ctx context.Context, src sources.Source, name string, tf *taskFlags) (*model.Task, error) {
+	an, err := n.runOpOn(ctx, src, n.agentOp(name), tf)
+	return an.task, err
+}
+
+// agent is who claims: the binary's NOTION_AGENT_USER_ID, else the
+// configured actor.
+func (n *ntask) agent() string {
+	if a := strings.TrimSpace(os.Getenv(envNotionAgent)); a != "" {
+		return a
+	}
+	return n.cfg.Actor
+}
+
+// resolve finds the task an agent names: a native id, or the key in any
+// case, or else its number alone (model.NamedBy).
+func resolve(ctx context.Context, src sources.Source, ref string) (*model.Task, error) {
+	ref = strings.TrimSpace(ref)
+	if err := model.CheckText("the task id", ref); err != nil {
+		return nil, model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
+	}
+	if ref == "" {
+		return nil, model.Errorf(model.CodeMisconfigured, "", "", "a task id is required (e.g. TASK-42)")
+	}
+	t, err := retrying(ctx, func() (*model.Task, error) { return src.Get(ctx, ref) })
+	if err == nil {
+		return t, nil
+	}
+	if model.CodeOf(err) != model.CodeMisconfigured {
+		return nil, err
+	}
+	d, err := retrying(ctx, func() (sources.Delta, error) { return src.Poll(ctx, "") })
+	if err != nil {
+		return nil, err
+	}
+	var found []*model.Task
+	best := model.NamedNot
+	for _, t := range d.Tasks {
+		switch how := model.NamedBy(t, ref); {
+		case how > best:
+			found, best = []*model.Task{t}, how
+		case how == best && how != model.NamedNot:
+			found = append(found, t)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, model.Errorf(model.CodeMisconfigured, "", ref, "%w: no task has this id or key (ntask list shows them)", model.ErrNoSuchTask)
+	case 1:
+		return retrying(ctx, func() (*model.Task, error) { return src.Get(ctx, found[0].ID) })
+	}
+	keys := make([]string, len(found))
+	for i, t := range found {
+		keys[i] = t.DisplayKey() + " (" + t.ID + ")"
+	}
+	return nil, model.Errorf(model.CodeMisconfigured, "", ref, "%d tasks answer to this id: give one of %s", len(found), strings.Join(keys, ", "))
+}
+
+// held is the lock the agent holds on t: --lock-token, else the state file,
+// which must be for this task (LockState.swift: "Lock state is for X, not Y").
+func (n *ntask) held(ref string, t *model.Task) (string, error) {
+	if n.lockToken != "" {
+		return n.lockToken, nil
+	}
+	s, err := loadState()
+	if err != nil {
+		return "", err
+	}
+	if s.TaskID != ref && s.PageID != t.ID && model.NamedBy(t, s.TaskID) != model.NamedExactly {
+		return "", model.Errorf(model.CodeMisconfigured, "", "", "Lock state is for %s, not %s", s.TaskID, ref)
+	}
+	return s.LockToken, nil
+}
+
+// command is one ntask command taking a positional task id.
+func (n *ntask) command(use, short string, run func(ctx context.Context, src sources.Source, ref string, t *model.Task) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use + " <task-id>",
+		Short: short,
+		Args:  exactlyOneTask,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return n.on(ctx, func(src sources.Source) error {
+				t, err := resolve(ctx, src, args[0])
+				if err != nil {
+					return err
+				}
+				return run(ctx, src, args[0], t)
+			})
+		},
+	}
+}
+
+func exactlyOneTask(_ *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return model.Errorf(model.CodeMisconfigured, "", "", "give exactly one task id (e.g. TASK-42), not %d arguments", len(args))
+	}
+	return nil
+}
+
+// lockFlag adds --lock-token, which the binary no longer needs but an
+// agent may still give instead of the state file.
+func (n *ntask) lockFlag(cmd *cobra.Command) *cobra.Command {
+	cmd.Flags().StringVar(&n.lockToken, "lock-token", "", "the lock token, instead of ~/.openclaw/state/current-task.json")
+	return cmd
+}
+
+func (n *ntask) doctor() *cobra.Command {
+	return &cobra.Command{
+		Use: "doctor", Short: "Validate the configuration and the source's access", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc, err := n.pick()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			r := n.diagnose(ctx, sc)
+			checks := map[string]any{
+				// claimdeck speaks to Notion itself: no ntn CLI is needed.
+				"notion_cli":            map[string]any{"found": true, "version": "claimdeck " + version + " (built in)"},
+				"db_accessible":         r.OK,
+				"source":                sc.Name,
+				"kind":                  sc.Kind,
+				"env_" + envNotionDB:    os.Getenv(envNotionDB) != "",
+				"env_" + envNotionAgent: os.Getenv(envNotionAgent) != "",
+			}
+			if sc.Kind == "notion" {
+				checks["notion_token"] = map[string]any{"available": r.OK || os.Getenv(envNotionToken) != ""}
+			}
+			if !r.OK {
+				return n.printExit(map[string]any{"ok": false, "checks": checks,
+					"error": map[string]string{"code": string(model.CodeMisconfigured), "message": "Environment check failed: " + model.Redact(r.problems())}},
+					model.CodeMisconfigured)
+			}
+			return n.print(map[string]any{"ok": true, "checks": checks})
+		},
+	}
+}
+
+// printExit prints v and ends with code's exit status.
+func (n *ntask) printExit(v any, code model.Code) error {
+	if err := n.print(v); err != nil {
+		return err
+	}
+	return exitStatus(code.ExitStatusV1())
+}
+
+func (n *ntask) next() *cobra.Command {
+	return &cobra.Command{
+		Use: "next", Short: "Get the highest-priority ready task", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			return n.on(ctx, func(src sources.Source) error {
+				t, err := n.apply(ctx, src, "next", &taskFlags{agent: n.agent()})
+				if err != nil {
+					return err
+				}
+				if t == nil {
+					// workflow.md: "No tasks (exit 10 = NO_TASKS)"; the binary's
+					// message (Next.swift) kept.
+					return model.Errorf(model.CodeNoTasks, "", "", "No ready tasks found")
+				}
+				return n.ok(t, nil)
+			})
+		},
+	}
+}
+
+func (n *ntask) claim() *cobra.Command {
+	var leaseMin int
+	cmd := n.command("claim", "Claim a task for this agent run", func(ctx context.Context, src sources.Source, ref string, t *model.Task) error {
+		if leaseMin < 1 || leaseMin > 24*60 {
+			return model.Errorf(model.CodeMisconfigured, "", "", "--lease-min %d: want 1 to 1440 minutes", leaseMin)
+		}
+		tf := &taskFlags{task: t.ID, agent: n.agent(), runID: uuid.NewString(), lease: time.Duration(leaseMin) * time.Minute}
+		got, err := n.apply(ctx, src, "claim", tf)
+		if err != nil {
+			return err
+		}
+		if err := saveState(lockState{TaskID: ref, RunID: got.Claim.RunID, LockToken: got.Claim.Token,
+			LockExpires: stamp(got.Claim.Expires), PageID: got.ID}); err != nil {
+			return err
+		}
+		return n.ok(got, map[string]any{"lock_token": got.Claim.Token})
+	})
+	cmd.Flags().IntVar(&leaseMin, "lease-min", int(ntaskLease/time.Minute), "lease duration in minutes")
+	return cmd
+}
+
+// holderOp runs a holder's agent command on t with the lock the agent
+// holds, then forgets the lock when the command gave it up.
+func (n *ntask) holderOp(ctx context.Context, src sources.Source, ref string, t *model.Task, name string, tf *taskFlags, releases bool) (*model.Task, error) {
+	token, err := n.held(ref, t)
+	if err != nil {
+		return nil, err
+	}
+	tf.task, tf.token, tf.agent = t.ID, token, t.Claim.Name
+	got, err := n.apply(ctx, src, name, tf)
+	if err != nil {
+		return nil, err
+	}
+	if releases && n.lockToken == "" {
+		return got, clearState()
+	}
+	return got, nil
+}
+
+func (n *ntask) heartbeat() *cobra.Command {
+	return n.lockFlag(n.command("heartbeat", "Extend the lock lease on a claimed task", func(ctx context.Context, src sources.Source, ref string, t *model.Task) error {
+		got, err := n.holderOp(ctx, src, ref, t, "heartbeat", &taskFlags{lease: ntaskLease}, false)
+		if err != nil {
+			return err
+		}
+		if n.lockToken == "" {
+			s, err := loadState()
+			if err != nil {
+				return err
+			}
+			s.LockExpires = stamp(got.Claim.Expires)
+			if err := saveState(s); err != nil {
+				return err
+			}
+		}
+		return n.ok(got, nil)
+	}))
+}
+
+func (n *ntask) block() *cobra.Command {
+	var reason, unblock, next string
+	cmd := n.lockFlag(n.command("block", "Mark a task as Blocked with reason", func(ctx context.Context, src sources.Source, ref string, t *model.Task) error {
+		if next != "" {
+			if _, err := time.Parse(time.RFC3339, next); err != nil {
+				return model.Errorf(model.CodeMisconfigured, "", "", "--next-check %q is not an ISO 8601 time (e.g. 2026-02-01T09:00:00Z)", next)
+			}
+		}
+		got, err := n.holderOp(ctx, src, ref, t, "block", &taskFlags{reason: reason, unblock: unblock, nextCheck: next}, true)
+		if err != nil {
+			return err
+		}
+		return n.ok(got, nil)
+	}))
+	cmd.Flags().StringVar(&reason, "reason", "", "reason the task is blocked")
+	cmd.Flags().StringVar(&unblock, "unblock-action", "", "what needs to happen to unblock")
+	cmd.Flags().StringVar(&next, "next-check", "", "ISO 8601 time for the next check (optional)")
+	_ = cmd.MarkFlagRequired("reason")
+	_ = cmd.MarkFlagRequired("unblock-action")
+	return cmd
+}
+
+func (n *ntask) escalate() *cobra.Command {
+	return n.lockFlag(n.command("escalate", "Escalate a claimed task to human attention (claimdeck's escalation mark; ends the lease)", func(ctx context.Context, src sources.Source, ref string, t *model.Task) error {
+		token, err := n.held(ref, t)
+		if err != nil {
+			return err
+		}
+		if err := n.writable(src, "escalate", t.ID); err != nil {
+			return err
+		}
+		if err := src.MarkEscalation(ctx, t.ID, token, model.LevelEscalated); err != nil {
+			return err
+		}
+		if n.lockToken == "" {
+			if err := clearState(); err != nil {
+				return err
+			}
+		}
+		got, err := src.Get(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		return n.ok(got, map[string]any{"escalation": got.Escalated.String()})
+	}))
+}
+
+func (n *ntask) createCmd() *cobra.Command {
+	var title, class, parent, status, ac string
+	var prio int
+	cmd := &cobra.Command{
+		Use: "create", Short: "Create a new task or subtask", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if err := checkNtaskPriority(prio); err != nil {
+				return err
+			}
+			st, err := parseStatus(status)
+			if err != nil {
+				return err
+			}
+			if st != model.StateQueued {
+				return model.Errorf(model.CodeMisconfigured, "", "", "Initial status must be Backlog or Ready, got '%s'", status)
+			}
+			return n.on(ctx, func(src sources.Source) error {
+				tf := &taskFlags{title: title, priority: fmt.Sprint(prio), class: class}
+				if parent != "" {
+					p, err := resolve(ctx, src, parent)
+					if err != nil {
+						return err
+					}
+					tf.parent = p.ID
+				}
+				got, err := n.apply(ctx, src, "create", tf)
+				if err != nil {
+					return err
+				}
+				if err := n.criteria(ctx, src, got, ac); err != nil {
+					return err
+				}
+				return n.ok(got, nil)
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&title, "title", "", "task title")
+	f.IntVar(&prio, "priority", 2, "priority 1-3 (higher = more urgent)")
+	f.StringVar(&class, "class", "Standard", "class of service: Expedite, Fixed Date, Standard, Intangible")
+	f.StringVar(&parent, "parent", "", "parent task id to create a subtask under")
+	f.StringVar(&status, "status", "Backlog", "initial status: Backlog or Ready (both are the queue in claimdeck)")
+	acFlags(f, &ac)
+	_ = cmd.MarkFlagRequired("title")
+	return cmd
+}
+
+// acFlags adds --acceptance-criteria and its alias --ac.
+func acFlags(f *pflag.FlagSet, ac *string) {
+	f.StringVar(ac, "acceptance-criteria", "", "acceptance criteria, kept as a comment in the task's trail")
+	f.StringVar(ac, "ac", "", "alias of --acceptance-criteria")
+}
+
+// criteria keeps acceptance criteria, which no claimdeck backend has a
+// field for, as a comment in the task's trail.
+func (n *ntask) criteria(ctx context.Context, src sources.Source, t *model.Task, ac string) error {
+	if strings.TrimSpace(ac) == "" {
+		return nil
+	}
+	return src.Comment(ctx, t.ID, sources.Note{Author: n.agent(), Text: "Acceptance criteria: " + ac})
+}
+
+// checkNtaskPriority is the binary's range (Create.swift, Update.swift).
+func checkNtaskPriority(p int) error {
+	if p < 1 || p > 3 {
+		return model.Errorf(model.CodeMisconfigured, "", "", "Priority must be 1-3, got %d", p)
+	}
+	return nil
+}
+
+func (n *ntask) list() *cobra.Command {
+	var status string
+	var limit int
+	cmd := &cobra.Command{
+		Use: "list", Short: "List tasks with optional status filter", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if limit < 1 {
+				return model.Errorf(model.CodeMisconfigured, "", "", "--limit %d: want 1 or more", limit)
+			}
+			return n.on(ctx, func(src sources.Source) error {
+				an, err := n.runOpOn(ctx, src, n.agentOp("list"), &taskFlags{status: status})
+				if err != nil {
+					return err
+				}
+				tasks := an.tasks
+				if len(tasks) > limit {
+					tasks = tasks[:limit]
+				}
+				out := make([]map[string]any, len(tasks))
+				for i, t := range tasks {
+					out[i] = ntaskTask(t)
+				}
+				return n.print(map[string]any{"ok": true, "tasks": out, "count": len(out)})
+			})
+		},
+	}
+	cmd.Flags().StringVar(&status, "status", "", "filter by status (Ready, In Progress, Blocked, Review, Done, Canceled; any case)")
+	cmd.Flags().IntVar(&limit, "limit", 50, "maximum number of results")
+	return cmd
+}
+
+func (n *ntask) get() *cobra.Command {
+	return n.command("get", "Get full details of a specific task", func(_ context.Context, _ sources.Source, _ string, t *model.Task) error {
+		return n.ok(t, nil)
+	})
+}
+
+func (n *ntask) comment() *cobra.Command {
+	var text string
+	cmd := n.command("comment", "Add a comment to a task", func(ctx context.Context, src sources.Source, ref string, t *model.Task) error {
+		if _, err := n.apply(ctx, src, "comment", &taskFlags{task: t.ID, agent: n.agent(), body: text}); err != nil {
+			return err
+		}
+		return n.print(map[string]any{"ok": true, "task_id": ref, "comment": text})
+	})
+	cmd.Flags().StringVar(&text, "text", "", "comment text")
+	_ = cmd.MarkFlagRequired("text")
+	return cmd
+}
+
+func (n *ntask) review() *cobra.Command {
+	var summary string
+	cmd := n.lockFlag(n.command("review", "Move a claimed task to Review for human inspection; releases the lock", func(ctx context.Context, src sources.Source, ref string, t *model.Task) error {
+		if strings.TrimSpace(summary) == "" {
+			return model.Errorf(model.CodeMisconfigured, "", "", "--summary is required: what was done, for the reviewer")
+		}
+		if _, err := n.held(ref, t); err != nil {
+			return err
+		}
+		if err := model.CheckReview(t); err != nil {
+			return err
+		}
+		got, err := n.holderOp(ctx, src, ref, t, "review", &taskFlags{reason: summary}, true)
+		if err != nil {
+			return err
+		}
+		return n.ok(got, nil)
+	}))
+	cmd.Flags().StringVar(&summary, "summary", "", "work summary for the reviewer")
+	_ = cmd.MarkFlagRequired("summary")
+	return cmd
+}
+
+// moveCommand is approve, rework or unblock: a lock-free move of the task
+// as read (model.Move), with its optional or required text flag.
+func (n *ntask) moveCommand(m model.Move, short, flag, help string) *cobra.Command {
+	var text string
+	cmd := n.command(m.String(), short, func(ctx context.Context, src sources.Source, _ string, t *model.Task) error {
+		if err := n.writable(src, m.String(), t.ID); err != nil {
+			return err
+		}
+		got, err := src.Update(ctx, t.ID, sources.MoveEdit(m, sources.Human{Actor: n.agent(), Reason: text, Expect: t.Version}))
+		if err != nil {
+			return err
+		}
+		extra := map[string]any{}
+		if m.NeedsReason() {
+			extra["reason"] = text
+		}
+		return n.ok(got, extra)
+	})
+	if flag != "" {
+		cmd.Flags().StringVar(&text, flag, "", help)
+		if m.NeedsReason() {
+			_ = cmd.MarkFlagRequired(flag)
+		}
+	}
+	return cmd
+}
+
+func (n *ntask) cancel() *cobra.Command {
+	var reason string
+	cmd := n.lockFlag(n.command("cancel", "Cancel a task with reason (the lock is needed only from In Progress)", func(ctx context.Context, src sources.Source, ref string, t *model.Task) error {
+		if strings.TrimSpace(reason) == "" {
+			return model.Errorf(model.CodeMisconfigured, "", "", "--reason is required")
+		}
+		switch {
+		case t.State == model.StateDone || t.State == model.StateCanceled:
+			// Cancel.swift: idempotent in a terminal state.
+			return n.ok(t, map[string]any{"reason": reason})
+		case t.State == model.StateClaimed:
+			got, err := n.holderOp(ctx, src, ref, t, "cancel", &taskFlags{reason: reason}, true)
+			if err != nil {
+				return err
+			}
+			return n.ok(got, nil)
+		}
+		if err := n.writable(src, "cancel", t.ID); err != nil {
+			return err
+		}
+		got, err := src.Cancel(ctx, t.ID, sources.Human{Actor: n.agent(), Reason: reason, Expect: t.Version})
+		if err != nil {
+			return err
+		}
+		return n.ok(got, nil)
+	}))
+	cmd.Flags().StringVar(&reason, "reason", "", "reason for cancellation")
+	_ = cmd.MarkFlagRequired("reason")
+	return cmd
+}
+
+func (n *ntask) update() *cobra.Command {
+	var prio int
+	var class, status, ac string
+	cmd := n.command("update", "Update task properties (priority, class, status)", func(ctx context.Context, src sources.Source, ref string, t *model.Task) error {
+		tf := &taskFlags{task: t.ID, agent: n.agent(), given: map[string]bool{}}
+		if prio != 0 {
+			if err := checkNtaskPriority(prio); err != nil {
+				return err
+			}
+			tf.priority, tf.given["priority"] = fmt.Sprint(prio), true
+		}
+		if class != "" {
+			tf.class, tf.given["class"] = class, true
+		}
+		if status != "" {
+			st, err := parseStatus(status)
+			if err != nil {
+				return err
+			}
+			// Update.swift: these statuses belong to their commands.
+			if cmd, ok := map[model.State]string{model.StateDone: "complete", model.StateClaimed: "claim", model.StateReview: "review"}[st]; ok {
+				return model.Errorf(model.CodeMisconfigured, "", "", "Cannot set status to %s via update — use the '%s' command instead", st.Title(""), cmd)
+			}
+			tf.status, tf.given["status"] = status, true
+		}
+		if len(tf.given) == 0 {
+			if ac == "" {
+				return model.Errorf(model.CodeMisconfigured, "", "", "At least one property must be specified (--priority, --class, --status, --acceptance-criteria)")
+			}
+			if err := n.criteria(ctx, src, t, ac); err != nil {
+				return err
+			}
+			return n.ok(t, nil)
+		}
+		// A task this agent holds is edited under its lock.
+		if s, err := loadState(); err == nil && t.State == model.StateClaimed && (s.PageID == t.ID || s.TaskID == ref) {
+			tf.token = s.LockToken
+		}
+		if n.lockToken != "" {
+			tf.token = n.lockToken
+		}
+		got, err := n.apply(ctx, src, "update", tf)
+		if err != nil {
+			return err
+		}
+		if err := n.criteria(ctx, src, got, ac); err != nil {
+			return err
+		}
+		return n.ok(got, nil)
+	})
+	n.lockFlag(cmd)
+	f := cmd.Flags()
+	f.IntVar(&prio, "priority", 0, "new priority 1-3 (higher = more urgent)")
+	f.StringVar(&class, "class", "", "new class of service: Expedite, Fixed Date, Standard, Intangible")
+	f.StringVar(&status, "status", "", "new status: Backlog, Ready, Blocked or Canceled")
+	acFlags(f, &ac)
+	return cmd
+}
+
+func (n *ntask) version() *cobra.Command {
+	return &cobra.Command{
+		Use: "version", Short: "Print version information", Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return n.print(map[string]any{"ok": true, "version": version, "contract": ntaskContract})
+		},
+	}
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+// reviewCommands are the reviewer's: approve a task in Review (Done) or
+// send it back with a reason (the queue), one task or every one a filter
+// matches, through the desk: conditional on the version read, audited.
+func (a *app) reviewCommands() []*cobra.Command {
+	ok := &override{}
+	approve := &cobra.Command{
+		Use:   "approve",
+		Short: "Approve a task in Review: Done (reviewer; audited)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.printOverride(cmd.Context(), model.ActionApprove, ok)
+		},
+	}
+	a.overrideFlags(approve, ok)
+	approve.Flags().Lookup("reason").Usage = "an approval note (recorded in the audit trail)"
+
+	back := &override{}
+	rework := &cobra.Command{
+		Use:   "rework",
+		Short: "Send a task in Review back to the queue with what to change (reviewer; --reason required; audited)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := required("reason", back.reason); err != nil {
+				return err
+			}
+			return a.printOverride(cmd.Context(), model.ActionRework, back)
+		},
+	}
+	a.overrideFlags(rework, back)
+	rework.Flags().Lookup("reason").Usage = "what to change (required; the worker reads it)"
+	return []*cobra.Command{approve, rework}
+}
+
+// lockTokenGiven reports whether the holder named a lock token in any of
+// the three ways checkToken reads.
+func (tf *taskFlags) lockTokenGiven() bool {
+	return tf.token != "" || tf.tokenFile != "" || os.Getenv(lockTokenEnv) != ""
+}
+
+// finishOwn is complete, block and review without a token for a claim the
+// configured actor holds as a person: the desk finds the token. It answers
+// handled=false when the task is not such a claim, and the holder's rules
+// (a token is required) apply.
+func (a *app) finishOwn(ctx context.Context, src sources.Source, action model.Action, tf *taskFlags) (t *model.Task, handled bool, err error) {
+	if tf.lockTokenGiven() || tf.task == "" {
+		return nil, false, nil
+	}
+	seen, err := src.Get(ctx, tf.task)
+	if err != nil || !model.OwnClaim(seen, a.cfg.Actor) {
+		return nil, false, nil
+	}
+	desk, closeDesk, err := a.desk()
+	if err != nil {
+		return nil, true, err
+	}
+	defer closeDesk()
+	t, err = desk.Apply(ctx, src, sources.Request{Action: action, Seen: seen, Reason: tf.reason, Unblock: tf.unblock, Artifacts: tf.artifacts})
+	return t, true, err
+}
+
+// releaseOwn gives the configured actor's own claim back to the queue;
+// anyone else's needs --force.
+func (a *app) releaseOwn(ctx context.Context, o *override) error {
+	if o.filter != "" {
+		return model.Errorf(model.CodeMisconfigured, "release", "", "releasing the tasks a filter matches needs --force")
+	}
+	t, err := a.applyOverride(ctx, model.ActionRelease, o)
+	if model.CodeOf(err) == model.CodeConflict && model.CurrentOf(err) != nil && !model.OwnClaim(model.CurrentOf(err), a.cfg.Actor) {
+		return model.Errorf(model.CodeMisconfigured, "release", o.task, "%v; releasing someone else's claim needs --force", err)
+	}
+	if err != nil {
+		return err
+	}
+	return a.out().task(t)
+}

@@ -1,0 +1,45 @@
+package model
+
+import "testing"
+
+// The moves as ntask 0.4 has them at 75590fd: approve and rework start in
+// Review (Approve.swift, Rework.swift), unblock in Blocked (Unblock.swift);
+// only rework needs a reason; a task elsewhere is refused, MISCONFIGURED.
+func TestCheckMove(t *testing.T) {
+	cases := []struct {
+		move   Move
+		state  State
+		reason string
+		want   Code
+		to     State
+	}{
+		{MoveApprove, StateReview, "", "", StateDone},
+		{MoveApprove, StateQueued, "", CodeMisconfigured, StateDone},
+		{MoveApprove, StateDone, "", CodeMisconfigured, StateDone},
+		{MoveRework, StateReview, "keep comments", "", StateQueued},
+		{MoveRework, StateReview, " \t", CodeMisconfigured, StateQueued},
+		{MoveRework, StateBlocked, "x", CodeMisconfigured, StateQueued},
+		{MoveUnblock, StateBlocked, "", "", StateQueued},
+		{MoveUnblock, StateClaimed, "", CodeMisconfigured, StateQueued},
+		{MoveUnblock, StateReview, "", CodeMisconfigured, StateQueued},
+		{MoveNone, StateReview, "", CodeMisconfigured, StateUnknown},
+	}
+	for _, c := range cases {
+		task := &Task{ID: "t1", State: c.state}
+		err := CheckMove(task, c.move, c.reason)
+		if CodeOf(err) != c.want {
+			t.Errorf("%s from %s (reason %q): %v, want %q", c.move, c.state, c.reason, err, c.want)
+		}
+		if c.move.To() != c.to {
+			t.Errorf("%s goes to %s, want %s", c.move, c.move.To(), c.to)
+		}
+	}
+	for _, m := range []Move{MoveApprove, MoveRework, MoveUnblock} {
+		if got, err := ParseMove(" " + m.String() + " "); err != nil || got != m {
+			t.Errorf("ParseMove(%q) = %v, %v", m, got, err)
+		}
+	}
+	if _, err := ParseMove(""); err == nil {
+		t.Error("ParseMove of an empty name succeeded")
+	}
+}

@@ -1,0 +1,68 @@
+package model
+
+// The reviewer's actions and a person's finishes of their own claim.
+const (
+	ActionApprove  Action = "approve"  // Review -> Done (MoveApprove)
+	ActionRework   Action = "rework"   // Review -> the queue, with a reason (MoveRework)
+	ActionComplete Action = "complete" // a person's own claim -> Done
+	ActionReview   Action = "review"   // a person's own claim -> Review
+	ActionBlock    Action = "block"    // a person's own claim -> Blocked, with a reason
+	ActionRelease  Action = "release"  // a person's own claim -> back to the queue
+)
+
+// Move is the lock-free move an action applies; MoveNone for the others.
+func (a Action) Move() Move {
+	switch a {
+	case ActionApprove:
+		return MoveApprove
+	case ActionRework:
+		return MoveRework
+	}
+	return MoveNone
+}
+
+// Own reports whether the action finishes the acting person's own claim.
+func (a Action) Own() bool {
+	switch a {
+	case ActionComplete, ActionReview, ActionBlock, ActionRelease:
+		return true
+	}
+	return false
+}
+
+// Outcome is the state a person's own finish leaves the task in.
+func (a Action) Outcome() State {
+	switch a {
+	case ActionComplete:
+		return StateDone
+	case ActionReview:
+		return StateReview
+	case ActionBlock:
+		return StateBlocked
+	case ActionRelease:
+		return StateQueued
+	}
+	return StateUnknown
+}
+
+// OwnClaim reports whether actor holds t as a person (HUMAN:<actor>).
+func OwnClaim(t *Task, actor string) bool {
+	return t.State == StateClaimed && t.Claim.Holder == HolderHuman && actor != "" && t.Claim.Name == HumanPrefix+actor
+}
+
+// CheckOwn is the one rule for a person's own finish: the task must be
+// claimed by actor as a person; otherwise CONFLICT, carrying the task, and
+// nothing is done. A person finishes only what they hold: someone else's
+// claim is taken over or force-released first.
+func CheckOwn(t *Task, actor string, a Action) error {
+	if OwnClaim(t, actor) {
+		return nil
+	}
+	holder := "nobody holds it"
+	if t.Claim.Held() {
+		holder = "it is held by " + t.Claim.Name
+	}
+	e := Errorf(CodeConflict, string(a), t.ID, "only a claim you hold as %s%s can be finished this way (the task is %s; %s): nothing was done", HumanPrefix, actor, t.State, holder)
+	e.Current = t
+	return e
+}
