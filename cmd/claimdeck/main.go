@@ -58,7 +58,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runNtask(ctx, args[1:], stdin, stdout, stderr)
 	}
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
-	return execute(ctx, a.rootCommand(), args, stdin, stdout, stderr, a.out().fail)
+	// a.out() is read after the command ran: --output is parsed by then.
+	return execute(ctx, a.rootCommand(), args, stdin, stdout, stderr, func(err error) int { return a.out().fail(err) })
 }
 
 // execute runs one command line of root and returns the exit status: 0,

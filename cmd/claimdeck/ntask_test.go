@@ -57,13 +57,14 @@ func agentEnv(t *testing.T, c *cli, home string) []string {
 }
 
 // TestNtaskWorkflowScript runs an agent script written from workflow.md's
-// lifecycle, unchanged, through a binary named ntask, on every backend.
+// lifecycle, unchanged, through a binary named ntask, on every backend and
+// on a Notion database set up by today's skill.
 func TestNtaskWorkflowScript(t *testing.T) {
 	script, err := filepath.Abs("testdata/ntask-agent/workflow.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range contractBackends {
+	for _, b := range reviewBackends {
 		t.Run(b.name, func(t *testing.T) {
 			c := newCLI(t, b.yaml(t))
 			cmd := exec.Command("bash", script)
