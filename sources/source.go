@@ -123,6 +123,11 @@ type Caps struct {
 	// page at about 3 requests a second). The source still counts when asked;
 	// the dashboard's hub does not ask, and shows no count.
 	CostlyCount bool
+	// Reads names how the backend reads its store where it reads more
+	// than one kind (Notion's ntask schema: "ntask (today's notion-task
+	// skill)" or "ntask (seed 002)"); the dashboard's source line and
+	// doctor show it. Empty elsewhere.
+	Reads string
 }
 
 // Cursor is an opaque incremental-poll watermark.

@@ -123,7 +123,8 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 				return got
 			}
 			key, rkey := mine.DisplayKey(), reviewed.DisplayKey()
-			e.see("Rotate the TLS certificates", "1 IN REVIEW")
+			// The source's line says how it reads the database, where it says.
+			e.see("Rotate the TLS certificates", "1 IN REVIEW", strings.TrimSpace("local "+src.Caps().Reads)+" ok")
 
 			// Take over the queued task, then finish it as its holder.
 			e.keys("1", "c", "enter", "y")

@@ -447,6 +447,9 @@ func (m *Model) footer() string {
 	var parts []string
 	for _, s := range m.board.snap.Sources {
 		part := st.Source(s.Name).Render(s.Name) + " "
+		if s.Reads != "" {
+			part += st.Footer.Render(theme.Safe(s.Reads) + " ")
+		}
 		switch {
 		case m.lagging(&s):
 			part += st.Warn.Render("lagging")

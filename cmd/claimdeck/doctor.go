@@ -12,7 +12,6 @@ import (
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
-	"github.com/claimdeck/claimdeck/sources/notion"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -140,8 +139,8 @@ func (a *app) diagnose(ctx context.Context, sc SourceConfig) sourceReport {
 		return fail()
 	}
 	schema := "every property claimdeck needs is there"
-	if ns, isNotion := src.(*notion.Source); isNotion {
-		schema += "; read as " + ns.Schema()
+	if reads := src.Caps().Reads; reads != "" {
+		schema += "; read as " + reads
 	}
 	if st, isSQL := src.(*sqlstore.Store); isSQL && st.Behind() != "" {
 		schema += fmt.Sprintf("; %s: `claimdeck migrate --source %s` adds it", st.Behind(), sc.Name)

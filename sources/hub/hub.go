@@ -133,7 +133,9 @@ type SourceState struct {
 	Watching bool // pushes arrive; polling is the fallback
 	// Rescues: the source's next hands out dead holders' claims after the
 	// policy's grace (Caps.Rescue), so they belong in its queue.
-	Rescues  bool
+	Rescues bool
+	// Reads is how the source reads its store, where it says (Caps.Reads).
+	Reads    string
 	PollTook time.Duration // how long the last poll took, failed or not
 	Polls    uint64        // polls so far
 	PollErrs uint64        // failed polls so far
@@ -307,7 +309,7 @@ func New(cfg Config) *Hub {
 		}
 		h.feeds = append(h.feeds, &feed{src: f.Source, every: every, kick: make(chan struct{}, 1),
 			tasks: map[string]*model.Task{}, applied: map[string]appliedWrite{}, uncounted: f.Source.Caps().CostlyCount,
-			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}, Rescues: f.Source.Caps().Rescue}})
+			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}, Rescues: f.Source.Caps().Rescue, Reads: f.Source.Caps().Reads}})
 	}
 	return h
 }

@@ -281,7 +281,7 @@ func (s *Source) Schema() string {
 // CheckWrite checks what reads reveal (caps.go). Next hands out no dead
 // holder's task: seed 002 keeps it IN_PROGRESS, and the sweep puts it back.
 func (s *Source) Caps() sources.Caps {
-	c := sources.Caps{Rescue: false, Escalation: s.m.HandoffStatus != "", WriteCheck: true, CostlyCount: true, Lacks: []string{
+	c := sources.Caps{Rescue: false, Escalation: s.m.HandoffStatus != "", WriteCheck: true, CostlyCount: true, Reads: s.Schema(), Lacks: []string{
 		"atomic claims: Notion has no conditional writes, so a claim is verified by reading it back",
 		"sub-tasks: tasks are not created under a parent here",
 		"push: Notion sends no change notifications; the dashboard polls",
