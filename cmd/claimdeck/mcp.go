@@ -184,11 +184,14 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 	}
 	if overrides && a.cfg.MCP.Overrides && !a.cfg.ReadOnly {
 		for _, ov := range overrideTools {
-			args := ov.args
-			srv.AddTool(&mcp.Tool{Name: string(ov.name), Description: ov.short, InputSchema: inputSchema(args, []string{"task", "reason"})},
+			args, need := ov.args, []string{"task", "reason"}
+			if ov.action == model.ActionApprove {
+				need = need[:1] // an approval is the reviewer's yes: it needs no why
+			}
+			srv.AddTool(&mcp.Tool{Name: string(ov.name), Description: ov.short, InputSchema: inputSchema(args, need)},
 				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					tf, err := toolFlags(args, req.Params.Arguments)
-					if err == nil {
+					if err == nil && len(need) > 1 {
 						// As on the dashboard: an override says why.
 						err = required("reason", tf.reason)
 					}
