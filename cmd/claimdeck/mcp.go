@@ -76,8 +76,12 @@ func serveMCP(ctx context.Context, ln net.Listener, srv *mcp.Server, token strin
 		h.ServeHTTP(w, r)
 	})
 	// A streamable-HTTP event stream outlives a tool call: answers get
-	// five minutes, the rest of the limits are the defaults.
-	return model.Wrap(model.CodeAPIError, "mcp", "", webserver.New(auth, webserver.Limits{Write: 5 * time.Minute}).Serve(ctx, ln))
+	// five minutes. Every session holds an event stream open, and agents on
+	// one host share its address: the default 16 connections per address
+	// left the 17th agent's requests closed unanswered (the official MCP
+	// conformance runner found it), so one address may hold 256.
+	limits := webserver.Limits{Write: 5 * time.Minute, PerClient: 256}
+	return model.Wrap(model.CodeAPIError, "mcp", "", webserver.New(auth, limits).Serve(ctx, ln))
 }
 
 // mcpServer is the MCP server over the configured source: one tool per
