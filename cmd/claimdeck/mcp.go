@@ -149,8 +149,12 @@ func (a *app) serveMCP(ctx context.Context, ln net.Listener, clients []MCPClient
 	}
 	authed := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	// A streamable-HTTP event stream outlives a tool call: answers get
-	// five minutes, the rest of the limits are the defaults.
-	return model.Wrap(model.CodeAPIError, "mcp", "", webserver.New(authed, webserver.Limits{Write: 5 * time.Minute}).Serve(ctx, ln))
+	// five minutes. Every session holds an event stream open, and agents on
+	// one host share its address: the default 16 connections per address
+	// left the 17th agent's requests closed unanswered (the official MCP
+	// conformance runner found it), so one address may hold 256.
+	limits := webserver.Limits{Write: 5 * time.Minute, PerClient: 256}
+	return model.Wrap(model.CodeAPIError, "mcp", "", webserver.New(authed, limits).Serve(ctx, ln))
 }
 
 // mcpCaller is who a tool call comes from, as the trail and the audit name

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
@@ -139,6 +140,11 @@ printed on stderr; point a notion source's base_url at the address.`,
 	return cmd
 }
 
+// demoNotionTransport carries the demo source's requests; nil (the
+// default transport) but in tests, which hold each request to Notion's
+// published API description.
+var demoNotionTransport http.RoundTripper
+
 // openNotionDemo starts an emulator on loopback with an empty ntask
 // database and returns a source over it, and a function that stops the
 // emulator. The demo's simulated agents and dashboard share the token and
@@ -159,6 +165,7 @@ func openNotionDemo(ctx context.Context, dir string, lease time.Duration) (sourc
 	src, err := notion.Open(ctx, notion.Config{
 		Name: "demo-notion", Token: w.token, DatabaseID: w.dbs[notion.PresetNtask], BaseURL: "http://" + addr,
 		Rate: 30, Settle: 150 * time.Millisecond, Lease: lease, ReconcileEvery: 30 * time.Second,
+		Transport: demoNotionTransport,
 	})
 	if err != nil {
 		halt()

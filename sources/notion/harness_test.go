@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
+	"github.com/claimdeck/claimdeck/sources/notion/notionspec"
 )
 
 // emulator is a strict Notion emulator served over real HTTP on 127.0.0.1.
@@ -42,7 +43,22 @@ func newEmulator(tb testing.TB) *emulator {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 128
 	tb.Cleanup(tr.CloseIdleConnections)
-	return &emulator{skew: skew, srv: srv, url: ts.URL, token: token, rt: tr}
+	return &emulator{skew: skew, srv: srv, url: ts.URL, token: token, rt: published(tb, tr)}
+}
+
+// published holds every request a test sends to Notion's published API
+// description: one outside it fails the test and is not sent. Benchmarks
+// go unchecked, so that their figures are the source's cost alone.
+func published(tb testing.TB, next http.RoundTripper) http.RoundTripper {
+	tb.Helper()
+	if _, bench := tb.(*testing.B); bench {
+		return next
+	}
+	spec, err := notionspec.Load()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return spec.Transport(next, func(err error) { tb.Errorf("%v", err) })
 }
 
 // database creates a database shared with the emulator's token.

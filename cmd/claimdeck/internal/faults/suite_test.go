@@ -212,6 +212,7 @@ func TestNotionStorm(t *testing.T) {
 	if db == "" {
 		t.Fatal("the emulator did not print its address, token and database")
 	}
+	addr = publishedOnly(t, addr)
 	conf := writeConfig(t, fmt.Sprintf("  - name: emu\n    kind: notion\n    base_url: %s\n    token_env: FAULTS_NOTION_TOKEN\n    database_id: %s\n    schema: ntask\n    settle: 200ms\n", addr, db))
 	w := newWorld(t, conf, lease, "FAULTS_NOTION_TOKEN="+token)
 	seed(t, w, s.tasks)
