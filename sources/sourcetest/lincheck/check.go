@@ -17,6 +17,7 @@ type Report struct {
 	Ops     int          // operations in the history
 	Kinds   map[Kind]int // operations by kind
 	Pending int          // operations whose outcome is unknown
+	Granted int          // claims and claim-nexts answered with a task
 	// Illegal names the tasks whose history no order of the protocol
 	// explains; Unknown those the search gave up on (Rules.Timeout).
 	Illegal []string
@@ -62,6 +63,9 @@ func Check(ops []Op, r Rules) Report {
 		rep.Kinds[o.Kind]++
 		if o.Result == Unknown {
 			rep.Pending++
+		}
+		if o.Result == OK && (o.Kind == Claim || o.Kind == ClaimNext) {
+			rep.Granted++
 		}
 		end = max(end, o.Call.UnixNano(), o.Return.UnixNano())
 	}

@@ -112,7 +112,7 @@ func (o Op) check() error {
 	if o.Result == "" {
 		return fmt.Errorf("%s has no result: give ok, none, unknown or the error code", o.Kind)
 	}
-	if o.Task == "" && o.Kind != ClaimNext && o.Kind != Read {
+	if o.Task == "" && o.Kind != ClaimNext && o.Kind != Read && !(o.Kind == Create && o.Result != OK) {
 		return fmt.Errorf("%s names no task", o.Kind)
 	}
 	if o.Result == OK && (o.Kind == Claim || o.Kind == ClaimNext || o.Kind == Takeover) && (len(o.Seen) == 0 || o.Seen[0].Token == "") {

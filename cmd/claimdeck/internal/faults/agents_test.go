@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/claimdeck/claimdeck/sources/sourcetest/lincheck"
 )
 
 // answer is the JSON a claimdeck command prints.
@@ -27,10 +29,18 @@ type answer struct {
 }
 
 type task struct {
-	PageID    string `json:"page_id"`
-	State     string `json:"state"`
-	LockToken string `json:"lock_token"`
+	PageID      string `json:"page_id"`
+	State       string `json:"state"`
+	ClaimedBy   string `json:"claimed_by"`
+	LockToken   string `json:"lock_token"`
+	LockExpires string `json:"lock_expires"`
 }
+
+// Lanes of the history besides the agents'.
+const (
+	laneDrain = 50 // the healthy agent left after the faults
+	laneSuite = 51 // the suite's own commands: create, list
+)
 
 // claimSeen is a claim whose answer an agent received: it surely took
 // effect between start and end.
@@ -63,6 +73,8 @@ type world struct {
 	kills     int
 	apiErrors int
 	lostLocks int
+
+	hist *histories
 }
 
 func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *world {
@@ -70,7 +82,26 @@ func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *wo
 	if graceLine() == "" {
 		g = time.Minute // claimdeck's default, were it to know one
 	}
-	return &world{t: t, bin: claimdeck, conf: conf, env: env, lease: lease, grace: g, running: map[*os.Process]bool{}}
+	dir, err := historyDir(strings.ReplaceAll(t.Name(), "/", "-"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &world{t: t, bin: claimdeck, conf: conf, env: env, lease: lease, grace: g, running: map[*os.Process]bool{},
+		hist: &histories{dir: dir, lanes: map[int]*os.File{}}}
+}
+
+// rec runs one command of the lease protocol and records it in lane's
+// history: when it was called, when it returned (never, if killed), what
+// it answered.
+func (w *world) rec(ctx context.Context, lane int, o lincheck.Op, args ...string) (answer, bool) {
+	o.Client, o.Call = lane, time.Now()
+	a, killed := w.run(ctx, args...)
+	o.Return = time.Now()
+	outcome(&o, a, killed)
+	if err := w.hist.write(o); err != nil {
+		w.t.Errorf("recording %v: %v", args, err)
+	}
+	return a, killed
 }
 
 // run runs one claimdeck command; killed says SIGKILL ended it.
@@ -112,7 +143,15 @@ func (w *world) run(ctx context.Context, args ...string) (a answer, killed bool)
 func (w *world) must(ctx context.Context, args ...string) answer {
 	w.t.Helper()
 	for try := 0; ; try++ {
-		a, _ := w.run(ctx, args...)
+		var a answer
+		switch args[0] {
+		case "create":
+			a, _ = w.rec(ctx, laneSuite, lincheck.Op{Kind: lincheck.Create}, args...)
+		case "list":
+			a, _ = w.rec(ctx, laneSuite, lincheck.Op{Kind: lincheck.Read}, args...)
+		default:
+			a, _ = w.run(ctx, args...)
+		}
 		if a.OK {
 			return a
 		}
@@ -126,11 +165,13 @@ func (w *world) must(ctx context.Context, args ...string) answer {
 // agent claims, works briefly and completes until ctx ends. It keeps no
 // state across a killed command: a claim whose answer it never saw is a
 // dead holder's, as after a crash.
-func (w *world) agent(ctx context.Context, name string) {
+func (w *world) agent(ctx context.Context, lane int) {
+	name := fmt.Sprintf("agent-%02d", lane)
 	lease := w.lease.String()
 	for ctx.Err() == nil {
 		start := time.Now()
-		a, killed := w.run(ctx, "claim", "--agent-name", name, "--lease", lease)
+		a, killed := w.rec(ctx, lane, lincheck.Op{Kind: lincheck.ClaimNext, Agent: name, Lease: w.lease},
+			"claim", "--agent-name", name, "--lease", lease)
 		end := time.Now()
 		if killed || !a.OK || a.Task == nil {
 			time.Sleep(20 * time.Millisecond)
@@ -141,10 +182,15 @@ func (w *world) agent(ctx context.Context, name string) {
 		w.claims = append(w.claims, c)
 		w.mu.Unlock()
 		time.Sleep(time.Duration(rand.IntN(30)) * time.Millisecond)
+		if rand.IntN(3) == 0 {
+			w.rec(ctx, lane, lincheck.Op{Kind: lincheck.Heartbeat, Task: c.task, Token: c.token, Lease: w.lease},
+				"heartbeat", "--task", c.task, "--lock-token", c.token, "--lease", lease)
+		}
 		w.mu.Lock()
 		c.finishStart = time.Now()
 		w.mu.Unlock()
-		a, killed = w.run(ctx, "complete", "--task", c.task, "--lock-token", c.token)
+		a, killed = w.rec(ctx, lane, lincheck.Op{Kind: lincheck.Finish, Task: c.task, Token: c.token, Outcome: "done"},
+			"complete", "--task", c.task, "--lock-token", c.token)
 		if !killed && a.OK {
 			w.mu.Lock()
 			w.completes = append(w.completes, completeSeen{task: c.task, token: c.token, end: time.Now()})
@@ -186,7 +232,7 @@ func (w *world) load(agents int, d time.Duration, disrupt ...func(ctx context.Co
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := range agents {
-		wg.Go(func() { w.agent(ctx, fmt.Sprintf("agent-%02d", i)) })
+		wg.Go(func() { w.agent(ctx, i) })
 	}
 	for _, f := range disrupt {
 		wg.Go(func() { f(ctx) })
@@ -204,14 +250,16 @@ func (w *world) drain(total int) {
 	giveUp := time.Now().Add(w.lease + w.grace + 5*time.Second)
 	for ctx.Err() == nil {
 		start := time.Now()
-		a, _ := w.run(ctx, "claim", "--agent-name", "drainer", "--lease", w.lease.String())
+		a, _ := w.rec(ctx, laneDrain, lincheck.Op{Kind: lincheck.ClaimNext, Agent: "drainer", Lease: w.lease},
+			"claim", "--agent-name", "drainer", "--lease", w.lease.String())
 		if a.OK && a.Task != nil {
 			c := &claimSeen{task: a.Task.PageID, token: a.Task.LockToken, agent: "drainer", start: start, end: time.Now()}
 			c.finishStart = time.Now()
 			w.mu.Lock()
 			w.claims = append(w.claims, c)
 			w.mu.Unlock()
-			if a, _ := w.run(ctx, "complete", "--task", c.task, "--lock-token", c.token); a.OK {
+			if a, _ := w.rec(ctx, laneDrain, lincheck.Op{Kind: lincheck.Finish, Task: c.task, Token: c.token, Outcome: "done"},
+				"complete", "--task", c.task, "--lock-token", c.token); a.OK {
 				w.mu.Lock()
 				w.completes = append(w.completes, completeSeen{task: c.task, token: c.token, end: time.Now()})
 				w.mu.Unlock()
@@ -324,12 +372,21 @@ func (w *world) count(final []task) tally {
 // double claims are the race the docs describe, measured, not asserted.
 func (w *world) judge(name string, extra string, tl tally, atomic bool) {
 	w.t.Logf("%s: %s %s", name, tl, extra)
+	rep, took := w.checkHistory(name, time.Second)
 	if f := os.Getenv("FAULTS_REPORT"); f != "" {
 		if out, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			fmt.Fprintf(out, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n", name, tl.Tasks, tl.Kills, tl.Claims,
-				tl.Completes, tl.DoubleClaims, tl.DoubleCompletions, tl.LostCompletions, tl.Stuck, extra)
+			k := rep.Kinds
+			fmt.Fprintf(out, "| %s | %s | %d tasks, %d kills | %d: claim-next %d, heartbeat %d, complete %d, create %d, read %d; %d unknown outcome | %d not linearizable, %d undecided (checked in %s) | %d claims, %d completions, %d double claims, %d lost completions, %d stuck |\n",
+				name, extra, tl.Tasks, tl.Kills, rep.Ops, k[lincheck.ClaimNext], k[lincheck.Heartbeat], k[lincheck.Finish], k[lincheck.Create], k[lincheck.Read],
+				rep.Pending, len(rep.Illegal), len(rep.Unknown), took.Round(10*time.Millisecond), tl.Claims, tl.Completes, tl.DoubleClaims, tl.LostCompletions, tl.Stuck)
 			out.Close()
 		}
+	}
+	if atomic && !rep.Linearizable() {
+		w.t.Errorf("%s: the history is not proven linearizable: %s", name, rep)
+	}
+	if !atomic && rep.Granted > 0 {
+		w.t.Logf("%s residual: %d of %d task histories not linearizable, over %d answered claims", name, len(rep.Illegal), rep.Tasks, rep.Granted)
 	}
 	if tl.LostCompletions > 0 {
 		w.t.Errorf("%s: %d lost completions", name, tl.LostCompletions)
