@@ -24,7 +24,7 @@ const (
 	grace = 2 * time.Second
 )
 
-var rules = lincheck.Rules{Grace: grace, Lease: lease, Timeout: time.Minute}
+var rules = lincheck.Rules{Grace: grace, Rescue: true, Lease: lease, Timeout: time.Minute}
 
 // clock is the queue's clock and the history's: every reading moves it on
 // a microsecond, so each operation's window holds the instant the queue

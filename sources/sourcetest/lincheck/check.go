@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -57,6 +58,8 @@ func first(s []string, n int) []string {
 
 // Check proves each task's history linearizable against the protocol.
 func Check(ops []Op, r Rules) Report {
+	ops = slices.Clone(ops)
+	slices.SortStableFunc(ops, func(a, b Op) int { return a.Call.Compare(b.Call) })
 	rep := Report{Ops: len(ops), Kinds: map[Kind]int{}, rules: r}
 	end := int64(0)
 	for _, o := range ops {
@@ -71,6 +74,11 @@ func Check(ops []Op, r Rules) Report {
 	}
 	end++ // a pending operation returns after everything else: never, as far as the history can tell
 	parts, lost := partition(ops, end)
+	for t, cands := range r.attribute(ops, lost) {
+		if parts[t] != nil {
+			parts[t] = append(parts[t], in(t, cands)...)
+		}
+	}
 	tasks := make([]string, 0, len(parts))
 	for t := range parts {
 		tasks = append(tasks, t)
@@ -85,17 +93,7 @@ func Check(ops []Op, r Rules) Report {
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range work {
-				history := parts[tasks[i]]
-				v := porcupine.CheckOperationsTimeout(m, history, r.Timeout)
-				if v == porcupine.Illegal && len(lost) > 0 {
-					// A claim-next whose answer was lost may have taken
-					// this task: with them all, the verdict is the one
-					// the whole history would get.
-					history = append(slices.Clone(history), in(tasks[i], lost)...)
-					v = porcupine.CheckOperationsTimeout(m, history, r.Timeout)
-				}
-				parts[tasks[i]] = history
-				verdicts[i] = v
+				verdicts[i] = porcupine.CheckOperationsTimeout(m, parts[tasks[i]], r.Timeout)
 			}
 		})
 	}
@@ -117,10 +115,11 @@ func Check(ops []Op, r Rules) Report {
 }
 
 // partition splits a history by task. A claim-next that found nothing
-// joins every task; one whose answer was lost comes back as lost.
+// joins every task; one whose answer was lost comes back as lost. A
+// create whose answer was lost joins every task no create made.
 func partition(ops []Op, end int64) (map[string][]porcupine.Operation, []porcupine.Operation) {
 	parts := map[string][]porcupine.Operation{}
-	var everywhere, lost []porcupine.Operation
+	var everywhere, lost, creates []porcupine.Operation
 	add := func(task string, o *Op, seen *Seen) {
 		ret := o.Return.UnixNano()
 		hi := ret
@@ -134,6 +133,8 @@ func partition(ops []Op, end int64) (map[string][]porcupine.Operation, []porcupi
 			parts[task] = append(parts[task], p)
 		case o.Result == None:
 			everywhere = append(everywhere, p)
+		case o.Kind == Create:
+			creates = append(creates, p)
 		default:
 			lost = append(lost, p)
 		}
@@ -153,8 +154,36 @@ func partition(ops []Op, end int64) (map[string][]porcupine.Operation, []porcupi
 			add(o.Task, o, nil)
 		}
 	}
-	for t := range parts {
-		parts[t] = append(parts[t], in(t, everywhere)...)
+	for t, p := range parts {
+		// A claim-next that found nothing only says something about a
+		// task while it can change: not before its first operation, not
+		// after a finish answered ok (final states stay final).
+		from, to := int64(never), int64(never)
+		created := false
+		for _, q := range p {
+			c := q.Input.(*call)
+			from = min(from, q.Call)
+			created = created || c.op.Kind == Create
+			if c.op.Kind == Finish && c.op.Result == OK && final(c.op.Outcome) {
+				to = min(to, q.Return)
+			}
+		}
+		if !created {
+			// a create whose answer was lost made the task, before the
+			// task was first seen
+			for _, q := range creates {
+				if q.Call <= from {
+					q.Metadata = t
+					parts[t] = append(parts[t], q)
+				}
+			}
+		}
+		for _, q := range everywhere {
+			if q.Return >= from && q.Call <= to {
+				q.Metadata = t
+				parts[t] = append(parts[t], q)
+			}
+		}
 	}
 	return parts, lost
 }
@@ -187,14 +216,16 @@ func (r Rules) model() porcupine.Model {
 }
 
 // Visualize writes Porcupine's HTML view of the illegal tasks' histories
-// (at most ten) to path: the longest order the protocol allows, and where
+// (the three shortest) to path: the longest order the protocol allows, and where
 // it stops.
 func (r Report) Visualize(path string) error {
 	if len(r.illegal) == 0 {
 		return nil
 	}
 	var all []porcupine.Operation
-	for _, p := range r.illegal[:min(len(r.illegal), 10)] {
+	smallest := slices.Clone(r.illegal)
+	slices.SortFunc(smallest, func(a, b []porcupine.Operation) int { return len(a) - len(b) })
+	for _, p := range smallest[:min(len(smallest), 3)] {
 		all = append(all, p...)
 	}
 	m := r.rules.model()
@@ -216,4 +247,85 @@ func (r Report) Visualize(path string) error {
 	}
 	_, info := porcupine.CheckOperationsVerbose(m, all, r.rules.Timeout)
 	return porcupine.VisualizePath(m, info, path)
+}
+
+// attributionSlack is how long after its agent's next call a lost claim may
+// still have landed: a server finishes a request its client died in.
+const attributionSlack = time.Second
+
+// attribute finds, for each task, the claims whose answer was lost that
+// took it: each claim in its trail by an agent that no answered claim
+// explains becomes one claim of unknown outcome by that agent, at an
+// instant within the windows of the agent's lost claim-nexts that reach
+// the trail's time (a killed call's window ends at its agent's next call,
+// plus attributionSlack). One agent cannot claim one task twice within a
+// lease, so one trail entry is one claim. A claim the trail does not show
+// is taken to have not landed.
+func (r Rules) attribute(ops []Op, lost []porcupine.Operation) map[string][]porcupine.Operation {
+	trails := map[string][]Event{}
+	type claimAt struct {
+		task, agent string
+		lo, hi      int64
+	}
+	var answered []claimAt
+	next := map[*Op]int64{}
+	last := map[int]*Op{}
+	for i := range ops {
+		o := &ops[i]
+		if p := last[o.Client]; p != nil {
+			next[p] = o.Call.UnixNano()
+		}
+		last[o.Client] = o
+		if o.Kind == Read {
+			for _, s := range o.Seen {
+				if len(s.Trail) > 0 {
+					trails[s.Task] = s.Trail
+				}
+			}
+		}
+		if (o.Kind == Claim || o.Kind == ClaimNext) && o.Result == OK && len(o.Seen) > 0 {
+			answered = append(answered, claimAt{o.Seen[0].Task, o.Agent, o.Call.UnixNano(), o.Return.UnixNano()})
+		}
+	}
+	res := int64(r.Resolution)
+	out := map[string][]porcupine.Operation{}
+	for task, trail := range trails {
+		for _, e := range trail {
+			if e.Action != "claim" && e.Action != "rescue" {
+				continue
+			}
+			at := e.At.UnixNano()
+			if slices.ContainsFunc(answered, func(a claimAt) bool {
+				return a.task == task && a.agent == e.Actor && a.lo <= at+res && at <= a.hi
+			}) {
+				continue
+			}
+			var one *call
+			var ret int64
+			for _, p := range lost {
+				c := p.Input.(*call)
+				upper, ok := next[c.op]
+				if ok {
+					upper += int64(attributionSlack)
+				} else {
+					upper = p.Return
+				}
+				if c.op.Agent != e.Actor || c.lo > at+res || at > upper {
+					continue
+				}
+				if one == nil {
+					o := *c.op
+					o.Task = task
+					one = &call{op: &o, lo: c.lo, hi: upper}
+					ret = p.Return
+				}
+				one.lo, one.hi = min(one.lo, c.lo), max(one.hi, upper)
+				ret = max(ret, min(p.Return, upper))
+			}
+			if one != nil {
+				out[task] = append(out[task], porcupine.Operation{ClientId: one.op.Client, Input: one, Call: one.lo, Output: one, Return: ret, Metadata: task})
+			}
+		}
+	}
+	return out
 }

@@ -63,6 +63,16 @@ type Seen struct {
 	Holder  string    `json:"holder,omitempty"` // AGENT or HUMAN
 	Token   string    `json:"token,omitempty"`
 	Expires time.Time `json:"expires,omitzero"` // on the backend's clock
+	// Trail is the task's own record of claims, where the backend keeps
+	// one: it tells which task a claim-next whose answer was lost took.
+	Trail []Event `json:"trail,omitempty"`
+}
+
+// Event is one entry of a task's trail.
+type Event struct {
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`
+	Action string    `json:"action"` // claim and rescue are the ones read
 }
 
 // Pending reports whether the operation never returned.

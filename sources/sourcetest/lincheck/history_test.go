@@ -2,6 +2,8 @@ package lincheck_test
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -62,4 +64,45 @@ func FuzzReadHistory(f *testing.F) {
 		// whatever was accepted can be checked without a panic
 		lincheck.Check(ops, lincheck.Rules{Grace: time.Second, Lease: time.Second, Timeout: time.Second})
 	})
+}
+
+// TestSavedHistory checks a history the fault suite kept: set
+// LINCHECK_HISTORY to its directory (every *.jsonl in it is one lane) and
+// LINCHECK_GRACE and LINCHECK_LEASE to the run's (the suite's 2s and 3s);
+// LINCHECK_NO_RESCUE=1 for a queue whose next never rescues (Notion).
+func TestSavedHistory(t *testing.T) {
+	dir := os.Getenv("LINCHECK_HISTORY")
+	if dir == "" {
+		t.Skip("set LINCHECK_HISTORY to a directory of a fault run's history")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	var all bytes.Buffer
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+	}
+	ops, err := lincheck.ReadHistory(&all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := lincheck.Rules{Grace: 2 * time.Second, Rescue: os.Getenv("LINCHECK_NO_RESCUE") == "", Lease: 3 * time.Second, Resolution: time.Second, Timeout: time.Minute}
+	for env, d := range map[string]*time.Duration{"LINCHECK_GRACE": &r.Grace, "LINCHECK_LEASE": &r.Lease} {
+		if v := os.Getenv(env); v != "" {
+			if *d, err = time.ParseDuration(v); err != nil {
+				t.Fatalf("%s: %v", env, err)
+			}
+		}
+	}
+	rep := lincheck.Check(ops, r)
+	t.Log(rep)
+	if !rep.Linearizable() {
+		html := filepath.Join(dir, "violations.html")
+		if err := rep.Visualize(html); err != nil {
+			t.Fatal(err)
+		}
+		t.Fatalf("not linearizable; Porcupine's view: %s", html)
+	}
 }

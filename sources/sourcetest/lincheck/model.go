@@ -11,10 +11,15 @@ type Rules struct {
 	// Grace is how long an agent's ended lease waits before its task may be
 	// claimed again (the configuration's grace).
 	Grace time.Duration
+	// Rescue is true where claim-next hands out an agent's claim whose
+	// lease and grace have ended; false where, as in seed 002, such a task
+	// stays out of next until a sweep puts it back.
+	Rescue bool
 	// Lease is the lease an operation that names none was given.
 	Lease time.Duration
-	// Resolution is how far a time an answer carries may be from the
-	// backend's instant: the rounding of the format it is printed in.
+	// Resolution is how finely answers print times: a time printed as R
+	// was an instant in [R, R+Resolution] (RFC 3339 without fractions
+	// truncates to the second).
 	Resolution time.Duration
 	// Timeout bounds the search of one task's history; zero waits for the
 	// verdict. A task the search gives up on is reported, not passed.
@@ -60,8 +65,9 @@ func reservedAway(s state, who string, at int64) bool {
 }
 
 // claimable: seed 002's filter (READY, not HUMAN, lock empty or expired)
-// with the hand-off's reservation, or an agent's claim whose lease and
-// grace have ended (rescue) — possible at some instant up to hi.
+// with the hand-off's reservation, or, where the queue rescues, an agent's
+// claim whose lease and grace have ended — possible at some instant up to
+// hi.
 func (r Rules) claimable(s state, who string, hi int64) bool {
 	switch {
 	case !s.exists:
@@ -69,7 +75,7 @@ func (r Rules) claimable(s state, who string, hi int64) bool {
 	case s.status == "queued":
 		return s.holder != human && (s.holder != agent || s.eLo == 0 || s.eLo <= hi) && !reservedAway(s, who, hi)
 	case s.status == "claimed":
-		return s.holder == agent && s.eLo+int64(r.Grace) <= hi
+		return r.Rescue && s.holder == agent && s.eLo+int64(r.Grace) <= hi
 	}
 	return false
 }
@@ -84,7 +90,7 @@ func (r Rules) unclaimable(s state, who string, lo int64) bool {
 		return s.holder == human || s.holder == agent && s.eLo != 0 && s.eHi > lo ||
 			s.resFor != "" && s.resFor != "ANY" && s.resFor != who && s.rHi > lo
 	case s.status == "claimed":
-		return s.holder != agent || s.eHi+int64(r.Grace) > lo
+		return !r.Rescue || s.holder != agent || s.eHi+int64(r.Grace) > lo
 	}
 	return true
 }
@@ -100,18 +106,24 @@ func stale(s state, token string, hi int64) bool {
 	return s.status != "claimed" || s.token != token || token == "" || s.holder == agent && hi >= s.eLo
 }
 
-// leaseEnd is the lease an answer granted: the end it carries, to the
-// resolution, or else the lease asked for from the call's window.
+// leaseEnd is the end of the lease an answer granted: the lease asked for
+// from an instant of the call's window, narrowed by the end the answer
+// carries (printed truncated to the resolution). An answer whose end is
+// outside that window granted another lease: its end is taken as printed.
 func (r Rules) leaseEnd(c call) (int64, int64) {
-	if c.seen != nil && !c.seen.Expires.IsZero() {
-		at := c.seen.Expires.UnixNano()
-		return at - int64(r.Resolution), at + int64(r.Resolution)
-	}
 	lease := c.op.Lease
 	if lease == 0 {
 		lease = r.Lease
 	}
-	return c.lo + int64(lease), min(c.hi+int64(lease), never)
+	lo, hi := c.lo+int64(lease), min(c.hi+int64(lease), never)
+	if c.seen != nil && !c.seen.Expires.IsZero() {
+		at := c.seen.Expires.UnixNano()
+		if at > hi || at+int64(r.Resolution) < lo {
+			return at, at + int64(r.Resolution)
+		}
+		lo, hi = max(lo, at), min(hi, at+int64(r.Resolution))
+	}
+	return lo, hi
 }
 
 func cleared(status string) state { return state{exists: true, status: status} }
@@ -199,7 +211,7 @@ func (r Rules) read(s state, c call) (state, bool) {
 	s.token = v.Token
 	if s.holder == agent && !v.Expires.IsZero() {
 		at := v.Expires.UnixNano()
-		lo, hi := max(s.eLo, at-int64(r.Resolution)), min(s.eHi, at+int64(r.Resolution))
+		lo, hi := max(s.eLo, at), min(s.eHi, at+int64(r.Resolution))
 		if lo > hi {
 			return s, false
 		}

@@ -34,6 +34,7 @@ type task struct {
 	ClaimedBy   string `json:"claimed_by"`
 	LockToken   string `json:"lock_token"`
 	LockExpires string `json:"lock_expires"`
+	History     []lincheck.Event
 }
 
 // Lanes of the history besides the agents'.
@@ -74,7 +75,8 @@ type world struct {
 	apiErrors int
 	lostLocks int
 
-	hist *histories
+	hist     *histories
+	noRescue bool // claim-next never hands out an expired claim (seed 002)
 }
 
 func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *world {

@@ -68,7 +68,7 @@ func (h *histories) merged() ([]lincheck.Op, error) {
 
 // seenOf is a task as claimdeck's answer showed it.
 func seenOf(t task) lincheck.Seen {
-	s := lincheck.Seen{Task: t.PageID, State: t.State, Holder: t.ClaimedBy, Token: t.LockToken}
+	s := lincheck.Seen{Task: t.PageID, State: t.State, Holder: t.ClaimedBy, Token: t.LockToken, Trail: t.History}
 	if at, err := time.Parse(time.RFC3339, t.LockExpires); err == nil {
 		s.Expires = at
 	}
@@ -111,7 +111,7 @@ func (w *world) checkHistory(name string, resolution time.Duration) (lincheck.Re
 		return lincheck.Report{}, 0
 	}
 	start := time.Now()
-	rep := lincheck.Check(ops, lincheck.Rules{Grace: w.grace, Lease: w.lease, Resolution: resolution, Timeout: 5 * time.Minute})
+	rep := lincheck.Check(ops, lincheck.Rules{Grace: w.grace, Rescue: !w.noRescue, Lease: w.lease, Resolution: resolution, Timeout: 30 * time.Second})
 	took := time.Since(start)
 	w.t.Logf("%s history (%s, checked in %s): %s", name, w.hist.dir, took.Round(time.Millisecond), rep)
 	if !rep.Linearizable() {
