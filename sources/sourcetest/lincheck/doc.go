@@ -22,12 +22,22 @@
 // (SIGKILL) or it answered API_ERROR, which may follow a write that landed —
 // the model lets it have taken effect or not. A killed operation never
 // returns, as Porcupine treats it. A claim-next that found nothing says no
-// task was claimable for that agent, so it joins every task's partition; a
-// claim-next whose answer was lost joins every partition that cannot be
-// explained without it, as a claim by an unknown token. Each operation is
-// judged at some instant of its own window; the checker does not also
-// force those instants to be monotone across operations, which makes it
-// weaker, never stricter, than the protocol.
+// task was claimable for that agent, so it joins every task's partition
+// while that task can still change. A claim-next whose answer was lost
+// names no task: the task's own trail (its claim and rescue entries, read
+// at the end) tells which task an agent took that no answered claim
+// explains, and that entry becomes one claim of unknown outcome, whose
+// window ends at the agent's next call plus a second (a server finishes a
+// request whose client died; Porcupine would otherwise have to try every
+// lost claim-next of the run in every task). A create whose answer was
+// lost joins every task no create made. Each operation is judged at some
+// instant of its own window; the checker does not also force those
+// instants to be monotone across operations, which makes it weaker, never
+// stricter, than the protocol.
+//
+// What a history cannot say comes in Rules: the grace, the default lease,
+// how finely answers print times, and whether claim-next rescues at all
+// (seed 002's Notion queue does not: a sweep puts expired claims back).
 //
 // It lives beside the conformance kit (sources/sourcetest) because it is
 // the same kind of thing: the protocol stated once for tests, used by the
