@@ -254,7 +254,8 @@ func (r Report) Visualize(path string) error {
 const attributionSlack = time.Second
 
 // attribute finds, for each task, the claims whose answer was lost that
-// took it: each claim in its trail by an agent that no answered claim
+// took it: each claim in its trail (every entry any read showed; a list
+// may show only the latest) by an agent that no answered claim
 // explains becomes one claim of unknown outcome by that agent, at an
 // instant within the windows of the agent's lost claim-nexts that reach
 // the trail's time (a killed call's window ends at its agent's next call,
@@ -278,8 +279,10 @@ func (r Rules) attribute(ops []Op, lost []porcupine.Operation) map[string][]porc
 		last[o.Client] = o
 		if o.Kind == Read {
 			for _, s := range o.Seen {
-				if len(s.Trail) > 0 {
-					trails[s.Task] = s.Trail
+				for _, e := range s.Trail {
+					if !slices.Contains(trails[s.Task], e) {
+						trails[s.Task] = append(trails[s.Task], e)
+					}
 				}
 			}
 		}

@@ -41,6 +41,7 @@ type task struct {
 const (
 	laneDrain = 50 // the healthy agent left after the faults
 	laneSuite = 51 // the suite's own commands: create, list
+	laneOps   = 52 // an operator taking tasks over and releasing them
 )
 
 // claimSeen is a claim whose answer an agent received: it surely took
@@ -76,7 +77,9 @@ type world struct {
 	lostLocks int
 
 	hist     *histories
-	noRescue bool // claim-next never hands out an expired claim (seed 002)
+	ids      []string        // the tasks seeded, for the operator
+	touched  map[string]bool // tasks the operator took over: the history judges them
+	noRescue bool            // claim-next never hands out an expired claim (seed 002)
 }
 
 func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *world {
@@ -88,7 +91,7 @@ func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *wo
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{t: t, bin: claimdeck, conf: conf, env: env, lease: lease, grace: g, running: map[*os.Process]bool{},
+	return &world{t: t, bin: claimdeck, conf: conf, env: env, lease: lease, grace: g, running: map[*os.Process]bool{}, touched: map[string]bool{},
 		hist: &histories{dir: dir, lanes: map[int]*os.File{}}}
 }
 
@@ -149,6 +152,9 @@ func (w *world) must(ctx context.Context, args ...string) answer {
 		switch args[0] {
 		case "create":
 			a, _ = w.rec(ctx, laneSuite, lincheck.Op{Kind: lincheck.Create}, args...)
+			if a.OK && a.Task != nil {
+				w.ids = append(w.ids, a.Task.PageID)
+			}
 		case "list":
 			a, _ = w.rec(ctx, laneSuite, lincheck.Op{Kind: lincheck.Read}, args...)
 		default:
@@ -197,6 +203,42 @@ func (w *world) agent(ctx context.Context, lane int) {
 			w.mu.Lock()
 			w.completes = append(w.completes, completeSeen{task: c.task, token: c.token, end: time.Now()})
 			w.mu.Unlock()
+		}
+	}
+}
+
+// operator takes a random task over as a person would (whatever holds it)
+// and force-releases it a moment later, naming the token it took, every
+// period. Its commands are killed like the agents'.
+func (w *world) operator(ctx context.Context, every time.Duration) {
+	defer w.releaseHumans()
+	for ctx.Err() == nil {
+		time.Sleep(every)
+		id := w.ids[rand.IntN(len(w.ids))]
+		w.mu.Lock()
+		w.touched[id] = true
+		w.mu.Unlock()
+		a, killed := w.rec(ctx, laneOps, lincheck.Op{Kind: lincheck.Takeover, Task: id}, "takeover", "--task", id, "--yes", "--reason", "fault suite")
+		if killed || !a.OK || a.Task == nil {
+			continue
+		}
+		time.Sleep(time.Duration(rand.IntN(50)) * time.Millisecond)
+		w.rec(ctx, laneOps, lincheck.Op{Kind: lincheck.ForceRelease, Task: id},
+			"release", "--force", "--task", id, "--expect-token", a.Task.LockToken, "--yes", "--reason", "fault suite")
+	}
+}
+
+// operate is the operator of every run: a takeover every 300 ms.
+func (w *world) operate(ctx context.Context) { w.operator(ctx, 300*time.Millisecond) }
+
+// releaseHumans puts back what a killed release left taken over: nothing
+// hands a person's claim to an agent.
+func (w *world) releaseHumans() {
+	ctx := context.Background()
+	for _, t := range w.list(ctx) {
+		if t.State == "claimed" && t.ClaimedBy == "HUMAN" {
+			w.rec(ctx, laneOps, lincheck.Op{Kind: lincheck.ForceRelease, Task: t.PageID},
+				"release", "--force", "--task", t.PageID, "--expect-token", t.LockToken, "--yes", "--reason", "fault suite")
 		}
 	}
 }
@@ -321,7 +363,10 @@ func (w *world) count(final []task) tally {
 	for _, c := range w.claims {
 		byTask[c.task] = append(byTask[c.task], c)
 	}
-	for _, cs := range byTask {
+	for id, cs := range byTask {
+		if w.touched[id] {
+			continue // taken over and released under its holder: a second claim is the protocol
+		}
 		sort.Slice(cs, func(i, j int) bool { return cs[i].end.Before(cs[j].end) })
 		for i, a := range cs {
 			liveUntil := a.start.Add(w.lease)

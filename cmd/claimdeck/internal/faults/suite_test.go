@@ -112,7 +112,7 @@ func killRun(t *testing.T, name, source string) {
 	s := sizeOf()
 	w := newWorld(t, writeConfig(t, source), lease)
 	seed(t, w, s.tasks)
-	w.load(s.agents, s.load, func(ctx context.Context) { w.killer(ctx, s.killEvery) })
+	w.load(s.agents, s.load, func(ctx context.Context) { w.killer(ctx, s.killEvery) }, w.operate)
 	w.drain(s.tasks)
 	w.judge(name, "kill -9 of agents", w.count(w.list(context.Background())), true)
 }
@@ -151,7 +151,7 @@ func TestPostgresCrashRestart(t *testing.T) {
 	w.must(context.Background(), "migrate")
 	seed(t, w, s.tasks)
 	restarts := 0
-	w.load(s.agents, s.load, func(ctx context.Context) {
+	w.load(s.agents, s.load, w.operate, func(ctx context.Context) {
 		for {
 			select {
 			case <-ctx.Done():
@@ -219,7 +219,7 @@ func TestNotionStorm(t *testing.T) {
 	w := newWorld(t, conf, lease, "FAULTS_NOTION_TOKEN="+token)
 	w.noRescue = true // seed 002: an expired claim stays IN_PROGRESS until a sweep
 	seed(t, w, s.tasks)
-	w.load(s.agents, s.load, func(ctx context.Context) { w.killer(ctx, 4*s.killEvery) })
+	w.load(s.agents, s.load, func(ctx context.Context) { w.killer(ctx, 4*s.killEvery) }, w.operate)
 	w.drain(s.tasks)
 	w.judge("notion", "429 past 25 req/s, 10% 504 (writes applied first), kill -9", w.count(w.list(context.Background())), false)
 }
