@@ -423,8 +423,9 @@ func (w *world) judge(name string, extra string, tl tally, atomic bool) {
 	if f := os.Getenv("FAULTS_REPORT"); f != "" {
 		if out, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 			k := rep.Kinds
-			fmt.Fprintf(out, "| %s | %s | %d tasks, %d kills | %d: claim-next %d, heartbeat %d, complete %d, create %d, read %d; %d unknown outcome | %d not linearizable, %d undecided (checked in %s) | %d claims, %d completions, %d double claims, %d lost completions, %d stuck |\n",
-				name, extra, tl.Tasks, tl.Kills, rep.Ops, k[lincheck.ClaimNext], k[lincheck.Heartbeat], k[lincheck.Finish], k[lincheck.Create], k[lincheck.Read],
+			fmt.Fprintf(out, "| %s | %s | %d tasks, %d kills | %d: claim-next %d, heartbeat %d, complete %d, takeover %d, force-release %d, create %d, read %d; %d unknown outcome | %d not linearizable, %d undecided (checked in %s) | %d claims, %d completions, %d double claims, %d lost completions, %d stuck |\n",
+				name, extra, tl.Tasks, tl.Kills, rep.Ops, k[lincheck.ClaimNext], k[lincheck.Heartbeat], k[lincheck.Finish],
+				k[lincheck.Takeover], k[lincheck.ForceRelease], k[lincheck.Create], k[lincheck.Read],
 				rep.Pending, len(rep.Illegal), len(rep.Unknown), took.Round(10*time.Millisecond), tl.Claims, tl.Completes, tl.DoubleClaims, tl.LostCompletions, tl.Stuck)
 			out.Close()
 		}
