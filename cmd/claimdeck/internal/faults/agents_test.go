@@ -243,6 +243,21 @@ func (w *world) releaseHumans() {
 	}
 }
 
+// readTrails gets every task once more after the run: a get shows the
+// task's whole trail (a list only its latest entry), which tells the
+// checker where a claim whose answer was lost landed.
+func (w *world) readTrails() {
+	ctx := context.Background()
+	for _, id := range w.ids {
+		for try := 0; try < 5; try++ {
+			if a, _ := w.rec(ctx, laneSuite, lincheck.Op{Kind: lincheck.Read}, "get", "--task", id); a.OK {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
 // killer sends SIGKILL to a random running command every period.
 func (w *world) killer(ctx context.Context, every time.Duration) {
 	tick := time.NewTicker(every)
@@ -419,6 +434,7 @@ func (w *world) count(final []task) tally {
 // double claims are the race the docs describe, measured, not asserted.
 func (w *world) judge(name string, extra string, tl tally, atomic bool) {
 	w.t.Logf("%s: %s %s", name, tl, extra)
+	w.readTrails()
 	rep, took := w.checkHistory(name, time.Second)
 	if f := os.Getenv("FAULTS_REPORT"); f != "" {
 		if out, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
