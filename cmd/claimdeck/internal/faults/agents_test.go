@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/claimdeck/claimdeck/sources/sourcetest/lincheck"
 )
 
 // answer is the JSON a claimdeck command prints.
@@ -27,10 +29,20 @@ type answer struct {
 }
 
 type task struct {
-	PageID    string `json:"page_id"`
-	State     string `json:"state"`
-	LockToken string `json:"lock_token"`
+	PageID      string `json:"page_id"`
+	State       string `json:"state"`
+	ClaimedBy   string `json:"claimed_by"`
+	LockToken   string `json:"lock_token"`
+	LockExpires string `json:"lock_expires"`
+	History     []lincheck.Event
 }
+
+// Lanes of the history besides the agents'.
+const (
+	laneDrain = 50 // the healthy agent left after the faults
+	laneSuite = 51 // the suite's own commands: create, list
+	laneOps   = 52 // an operator taking tasks over and releasing them
+)
 
 // claimSeen is a claim whose answer an agent received: it surely took
 // effect between start and end.
@@ -63,6 +75,11 @@ type world struct {
 	kills     int
 	apiErrors int
 	lostLocks int
+
+	hist     *histories
+	ids      []string        // the tasks seeded, for the operator
+	touched  map[string]bool // tasks the operator took over: the history judges them
+	noRescue bool            // claim-next never hands out an expired claim (seed 002)
 }
 
 func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *world {
@@ -70,7 +87,26 @@ func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *wo
 	if graceLine() == "" {
 		g = time.Minute // claimdeck's default, were it to know one
 	}
-	return &world{t: t, bin: claimdeck, conf: conf, env: env, lease: lease, grace: g, running: map[*os.Process]bool{}}
+	dir, err := historyDir(strings.ReplaceAll(t.Name(), "/", "-"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &world{t: t, bin: claimdeck, conf: conf, env: env, lease: lease, grace: g, running: map[*os.Process]bool{}, touched: map[string]bool{},
+		hist: &histories{dir: dir, lanes: map[int]*os.File{}}}
+}
+
+// rec runs one command of the lease protocol and records it in lane's
+// history: when it was called, when it returned (never, if killed), what
+// it answered.
+func (w *world) rec(ctx context.Context, lane int, o lincheck.Op, args ...string) (answer, bool) {
+	o.Client, o.Call = lane, time.Now()
+	a, killed := w.run(ctx, args...)
+	o.Return = time.Now()
+	outcome(&o, a, killed)
+	if err := w.hist.write(o); err != nil {
+		w.t.Errorf("recording %v: %v", args, err)
+	}
+	return a, killed
 }
 
 // run runs one claimdeck command; killed says SIGKILL ended it.
@@ -112,7 +148,18 @@ func (w *world) run(ctx context.Context, args ...string) (a answer, killed bool)
 func (w *world) must(ctx context.Context, args ...string) answer {
 	w.t.Helper()
 	for try := 0; ; try++ {
-		a, _ := w.run(ctx, args...)
+		var a answer
+		switch args[0] {
+		case "create":
+			a, _ = w.rec(ctx, laneSuite, lincheck.Op{Kind: lincheck.Create}, args...)
+			if a.OK && a.Task != nil {
+				w.ids = append(w.ids, a.Task.PageID)
+			}
+		case "list":
+			a, _ = w.rec(ctx, laneSuite, lincheck.Op{Kind: lincheck.Read}, args...)
+		default:
+			a, _ = w.run(ctx, args...)
+		}
 		if a.OK {
 			return a
 		}
@@ -126,11 +173,13 @@ func (w *world) must(ctx context.Context, args ...string) answer {
 // agent claims, works briefly and completes until ctx ends. It keeps no
 // state across a killed command: a claim whose answer it never saw is a
 // dead holder's, as after a crash.
-func (w *world) agent(ctx context.Context, name string) {
+func (w *world) agent(ctx context.Context, lane int) {
+	name := fmt.Sprintf("agent-%02d", lane)
 	lease := w.lease.String()
 	for ctx.Err() == nil {
 		start := time.Now()
-		a, killed := w.run(ctx, "claim", "--agent-name", name, "--lease", lease)
+		a, killed := w.rec(ctx, lane, lincheck.Op{Kind: lincheck.ClaimNext, Agent: name, Lease: w.lease},
+			"claim", "--agent-name", name, "--lease", lease)
 		end := time.Now()
 		if killed || !a.OK || a.Task == nil {
 			time.Sleep(20 * time.Millisecond)
@@ -141,14 +190,70 @@ func (w *world) agent(ctx context.Context, name string) {
 		w.claims = append(w.claims, c)
 		w.mu.Unlock()
 		time.Sleep(time.Duration(rand.IntN(30)) * time.Millisecond)
+		if rand.IntN(3) == 0 {
+			w.rec(ctx, lane, lincheck.Op{Kind: lincheck.Heartbeat, Task: c.task, Token: c.token, Lease: w.lease},
+				"heartbeat", "--task", c.task, "--lock-token", c.token, "--lease", lease)
+		}
 		w.mu.Lock()
 		c.finishStart = time.Now()
 		w.mu.Unlock()
-		a, killed = w.run(ctx, "complete", "--task", c.task, "--lock-token", c.token)
+		a, killed = w.rec(ctx, lane, lincheck.Op{Kind: lincheck.Finish, Task: c.task, Token: c.token, Outcome: "done"},
+			"complete", "--task", c.task, "--lock-token", c.token)
 		if !killed && a.OK {
 			w.mu.Lock()
 			w.completes = append(w.completes, completeSeen{task: c.task, token: c.token, end: time.Now()})
 			w.mu.Unlock()
+		}
+	}
+}
+
+// operator takes a random task over as a person would (whatever holds it)
+// and force-releases it a moment later, naming the token it took, every
+// period. Its commands are killed like the agents'.
+func (w *world) operator(ctx context.Context, every time.Duration) {
+	defer w.releaseHumans()
+	for ctx.Err() == nil {
+		time.Sleep(every)
+		id := w.ids[rand.IntN(len(w.ids))]
+		w.mu.Lock()
+		w.touched[id] = true
+		w.mu.Unlock()
+		a, killed := w.rec(ctx, laneOps, lincheck.Op{Kind: lincheck.Takeover, Task: id}, "takeover", "--task", id, "--yes", "--reason", "fault suite")
+		if killed || !a.OK || a.Task == nil {
+			continue
+		}
+		time.Sleep(time.Duration(rand.IntN(50)) * time.Millisecond)
+		w.rec(ctx, laneOps, lincheck.Op{Kind: lincheck.ForceRelease, Task: id},
+			"release", "--force", "--task", id, "--expect-token", a.Task.LockToken, "--yes", "--reason", "fault suite")
+	}
+}
+
+// operate is the operator of every run: a takeover every 300 ms.
+func (w *world) operate(ctx context.Context) { w.operator(ctx, 300*time.Millisecond) }
+
+// releaseHumans puts back what a killed release left taken over: nothing
+// hands a person's claim to an agent.
+func (w *world) releaseHumans() {
+	ctx := context.Background()
+	for _, t := range w.list(ctx) {
+		if t.State == "claimed" && t.ClaimedBy == "HUMAN" {
+			w.rec(ctx, laneOps, lincheck.Op{Kind: lincheck.ForceRelease, Task: t.PageID},
+				"release", "--force", "--task", t.PageID, "--expect-token", t.LockToken, "--yes", "--reason", "fault suite")
+		}
+	}
+}
+
+// readTrails gets every task once more after the run: a get shows the
+// task's whole trail (a list only its latest entry), which tells the
+// checker where a claim whose answer was lost landed.
+func (w *world) readTrails() {
+	ctx := context.Background()
+	for _, id := range w.ids {
+		for try := 0; try < 5; try++ {
+			if a, _ := w.rec(ctx, laneSuite, lincheck.Op{Kind: lincheck.Read}, "get", "--task", id); a.OK {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 }
@@ -186,7 +291,7 @@ func (w *world) load(agents int, d time.Duration, disrupt ...func(ctx context.Co
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := range agents {
-		wg.Go(func() { w.agent(ctx, fmt.Sprintf("agent-%02d", i)) })
+		wg.Go(func() { w.agent(ctx, i) })
 	}
 	for _, f := range disrupt {
 		wg.Go(func() { f(ctx) })
@@ -204,14 +309,16 @@ func (w *world) drain(total int) {
 	giveUp := time.Now().Add(w.lease + w.grace + 5*time.Second)
 	for ctx.Err() == nil {
 		start := time.Now()
-		a, _ := w.run(ctx, "claim", "--agent-name", "drainer", "--lease", w.lease.String())
+		a, _ := w.rec(ctx, laneDrain, lincheck.Op{Kind: lincheck.ClaimNext, Agent: "drainer", Lease: w.lease},
+			"claim", "--agent-name", "drainer", "--lease", w.lease.String())
 		if a.OK && a.Task != nil {
 			c := &claimSeen{task: a.Task.PageID, token: a.Task.LockToken, agent: "drainer", start: start, end: time.Now()}
 			c.finishStart = time.Now()
 			w.mu.Lock()
 			w.claims = append(w.claims, c)
 			w.mu.Unlock()
-			if a, _ := w.run(ctx, "complete", "--task", c.task, "--lock-token", c.token); a.OK {
+			if a, _ := w.rec(ctx, laneDrain, lincheck.Op{Kind: lincheck.Finish, Task: c.task, Token: c.token, Outcome: "done"},
+				"complete", "--task", c.task, "--lock-token", c.token); a.OK {
 				w.mu.Lock()
 				w.completes = append(w.completes, completeSeen{task: c.task, token: c.token, end: time.Now()})
 				w.mu.Unlock()
@@ -271,7 +378,10 @@ func (w *world) count(final []task) tally {
 	for _, c := range w.claims {
 		byTask[c.task] = append(byTask[c.task], c)
 	}
-	for _, cs := range byTask {
+	for id, cs := range byTask {
+		if w.touched[id] {
+			continue // taken over and released under its holder: a second claim is the protocol
+		}
 		sort.Slice(cs, func(i, j int) bool { return cs[i].end.Before(cs[j].end) })
 		for i, a := range cs {
 			liveUntil := a.start.Add(w.lease)
@@ -324,12 +434,23 @@ func (w *world) count(final []task) tally {
 // double claims are the race the docs describe, measured, not asserted.
 func (w *world) judge(name string, extra string, tl tally, atomic bool) {
 	w.t.Logf("%s: %s %s", name, tl, extra)
+	w.readTrails()
+	rep, took := w.checkHistory(name, time.Second)
 	if f := os.Getenv("FAULTS_REPORT"); f != "" {
 		if out, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			fmt.Fprintf(out, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n", name, tl.Tasks, tl.Kills, tl.Claims,
-				tl.Completes, tl.DoubleClaims, tl.DoubleCompletions, tl.LostCompletions, tl.Stuck, extra)
+			k := rep.Kinds
+			fmt.Fprintf(out, "| %s | %s | %d tasks, %d kills | %d: claim-next %d, heartbeat %d, complete %d, takeover %d, force-release %d, create %d, read %d; %d unknown outcome | %d not linearizable, %d undecided (checked in %s) | %d claims, %d completions, %d double claims, %d lost completions, %d stuck |\n",
+				name, extra, tl.Tasks, tl.Kills, rep.Ops, k[lincheck.ClaimNext], k[lincheck.Heartbeat], k[lincheck.Finish],
+				k[lincheck.Takeover], k[lincheck.ForceRelease], k[lincheck.Create], k[lincheck.Read],
+				rep.Pending, len(rep.Illegal), len(rep.Unknown), took.Round(10*time.Millisecond), tl.Claims, tl.Completes, tl.DoubleClaims, tl.LostCompletions, tl.Stuck)
 			out.Close()
 		}
+	}
+	if atomic && !rep.Linearizable() {
+		w.t.Errorf("%s: the history is not proven linearizable: %s", name, rep)
+	}
+	if !atomic && rep.Granted > 0 {
+		w.t.Logf("%s residual: %d of %d task histories not linearizable, over %d answered claims", name, len(rep.Illegal), rep.Tasks, rep.Granted)
 	}
 	if tl.LostCompletions > 0 {
 		w.t.Errorf("%s: %d lost completions", name, tl.LostCompletions)
