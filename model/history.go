@@ -116,13 +116,22 @@ func parkDetail(t *Task) string {
 	return strings.Join(parts, "; ")
 }
 
+// copyOf says whether two stamps may be one event's: the same instant, or
+// one of them rounded to the minute (a Notion comment's) and the other
+// within dupWindow of it. Two stamps that both carry their own seconds are
+// two events, such as one agent's two rescues of a task ten seconds apart.
+func copyOf(a, b time.Time) bool {
+	rounded := func(t time.Time) bool { return t.Equal(t.Truncate(time.Minute)) }
+	return a.Equal(b) || (rounded(a) || rounded(b)) && near(a, b)
+}
+
 // dedupe drops an event that repeats an earlier one (same step, actor and
-// reason, stamped within dupWindow), keeping the one with more detail.
+// reason, stamped as copyOf allows), keeping the one with more detail.
 func dedupe(evs []Event) []Event {
 	out := evs[:0]
 	for _, e := range evs {
 		i := slices.IndexFunc(out, func(o Event) bool {
-			return step(o.Action) == step(e.Action) && o.Actor == e.Actor && o.Reason == e.Reason && near(o.At, e.At)
+			return step(o.Action) == step(e.Action) && o.Actor == e.Actor && o.Reason == e.Reason && copyOf(o.At, e.At)
 		})
 		if i < 0 {
 			out = append(out, e)

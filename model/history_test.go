@@ -62,6 +62,13 @@ func TestTimeline(t *testing.T) {
 				{At: m(3).Add(20 * time.Second), Actor: "alice", Action: "handoff", Reason: "knows it", Detail: "to bravo · was: IN_PROGRESS held by w1"},
 			}},
 			"3m0s handoff by alice (knows it) [to bravo · was: IN_PROGRESS held by w1]"},
+		{"two rescues by one agent ten seconds apart are two claims, not one event kept twice",
+			Task{State: StateDone, History: []Event{
+				{At: m(1).Add(49383 * time.Millisecond), Actor: "agent-02", Action: ActionRescue, Detail: "from agent-07"},
+				{At: m(1).Add(59646 * time.Millisecond), Actor: "agent-02", Action: ActionRescue, Detail: "from agent-02"},
+				{At: m(2).Add(10034 * time.Millisecond), Actor: "agent-03", Action: "complete"},
+			}},
+			"1m49.383s rescue by agent-02 [from agent-07]; 1m59.646s rescue by agent-02 [from agent-02]; 2m10.034s complete by agent-03"},
 		{"a blocked task with no block event tells its reason, unblock action and next check from its fields",
 			Task{State: StateBlocked, EditedAt: m(30), Reason: "waiting for DBA", Unblock: &Unblock{Action: "grant access", NextCheckAt: m(90)}},
 			"30m0s block (waiting for DBA) [unblock: grant access; next check 2026-02-01T03:45:00Z]"},
