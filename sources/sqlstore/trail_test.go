@@ -61,3 +61,38 @@ func testAgentStepsTrail(t *testing.T, s *Store) {
 		t.Fatalf("trail:\n got %s\nwant %s", strings.Join(steps, " | "), want)
 	}
 }
+
+// An agent that rescues its own dead claim again a moment later made two
+// claims: the history `get` shows (model.Timeline) keeps both, since the
+// fault suite's checker places claims whose answers were lost by it.
+func TestOneAgentsRescuesTrailSQLite(t *testing.T) {
+	s := openSQLite(t, Config{Create: true, Grace: time.Millisecond})
+	defer s.Close()
+	ctx := context.Background()
+	task, err := s.Create(ctx, sources.NewTask{Title: "Rotate keys"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		held, err := s.ClaimNext(ctx, sources.ClaimRequest{Agent: "agent-02", Lease: time.Millisecond})
+		if err != nil || held == nil || held.ID != task.ID {
+			t.Fatalf("claim-next: %v %v", held, err)
+		}
+		// past the lease and the grace, on the database's clock too
+		time.Sleep(20 * time.Millisecond)
+	}
+	got, err := s.Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, e := range model.Timeline(got) {
+		if e.Action == model.EventClaim || e.Action == model.ActionRescue {
+			steps = append(steps, e.Action+" by "+e.Actor)
+		}
+	}
+	want := "claim by agent-02 | rescue by agent-02 | rescue by agent-02"
+	if strings.Join(steps, " | ") != want {
+		t.Fatalf("the history shows\n %s\nwant\n %s", strings.Join(steps, " | "), want)
+	}
+}
