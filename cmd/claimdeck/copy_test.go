@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,14 +23,25 @@ type copyResult struct {
 	} `json:"error"`
 }
 
-// The embedded queue moves into a team's first PostgreSQL: tasks, a live
-// claim its holder keeps heartbeating with the same token, history; a
-// second copy is refused and changes nothing.
+// The embedded queue moves into a team's first PostgreSQL.
 func TestCopySQLiteIntoPostgres(t *testing.T) {
-	team, psql := freshPGDatabase(t, "copy")
+	team, _ := freshPGDatabase(t, "copy")
 	c := newCLI(t, sqliteSource+"  - name: team\n    kind: postgres\n    dsn: "+team+"\n")
 	c.run(0, "--source", "team", "--create", "migrate")
+	copyQueue(t, c, "team")
+}
 
+// The embedded queue moves into a seed 004 lock directory.
+func TestCopySQLiteIntoLockDirectory(t *testing.T) {
+	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	copyQueue(t, c, "locks")
+}
+
+// copyQueue copies source local, holding a live claim, a finished task and
+// a queued one, into target: tasks, the live claim its holder keeps
+// heartbeating with the same token, history; a second copy is refused and
+// changes nothing.
+func copyQueue(t *testing.T, c *cli, target string) {
 	live := c.run(0, "--source", "local", "create", "--title", "index rebuild").Task.PageID
 	done := c.run(0, "--source", "local", "create", "--title", "vpc module").Task.PageID
 	queued := c.run(0, "--source", "local", "create", "--title", "docs", "--priority", "high").Task.PageID
@@ -37,27 +49,26 @@ func TestCopySQLiteIntoPostgres(t *testing.T) {
 	tok := c.run(0, "--source", "local", "claim", "--task", done, "--agent-name", "ORACLE").Task.LockToken
 	c.run(0, "--source", "local", "complete", "--task", done, "--lock-token", tok)
 
-	preview := c.copy(0, "--from", "local", "--to", "team", "--dry-run")
+	preview := c.copy(0, "--from", "local", "--to", target, "--dry-run")
 	if len(preview.Tasks) != 3 || !preview.DryRun {
 		t.Fatalf("dry run lists %+v, want the 3 tasks", preview)
 	}
-	if n := psql(team, "SELECT count(*) FROM governance_tasks"); n != "0" {
-		t.Fatalf("--dry-run wrote %s tasks", n)
+	if got := c.versions(target); got != "" {
+		t.Fatalf("--dry-run wrote %s", got)
 	}
-	if got := c.copy(0, "--from", "local", "--to", "team"); got.Copied != 3 {
+	if got := c.copy(0, "--from", "local", "--to", target); got.Copied != 3 {
 		t.Fatalf("copy: %+v, want 3 copied", got)
 	}
 
-	moved := c.run(0, "--source", "team", "get", "--task", live).Task
+	moved := c.run(0, "--source", target, "get", "--task", live).Task
 	was := claim.Task
 	if moved.Status != "IN_PROGRESS" || moved.Agent != "SANDMAN" || moved.AgentRun != "run-1" || moved.LockExpires != was.LockExpires {
 		t.Fatalf("the live claim arrived as %+v, want %+v", moved, was)
 	}
-	if q := c.run(0, "--source", "team", "get", "--task", queued).Task; q.Status != "READY" || q.Priority != model.PriorityHigh || q.Title != "docs" {
+	if q := c.run(0, "--source", target, "get", "--task", queued).Task; q.Status != "READY" || q.Priority != model.PriorityHigh || q.Title != "docs" {
 		t.Fatalf("the queued task arrived as %+v", q)
 	}
-
-	from, to := c.open("local"), c.open("team")
+	from, to := c.open("local"), c.open(target)
 	for _, id := range []string{live, done, queued} {
 		a, err := from.Get(context.Background(), id)
 		if err != nil {
@@ -71,8 +82,8 @@ func TestCopySQLiteIntoPostgres(t *testing.T) {
 			b.Claim.Holder != a.Claim.Holder || !b.Claim.Expires.Equal(a.Claim.Expires) {
 			t.Fatalf("%s: claim %+v arrived as %+v", id, a.Claim, b.Claim)
 		}
-		if b.State != a.State || len(a.History) == 0 && id != queued {
-			t.Fatalf("%s: state %s from %s, history %d", id, b.State, a.State, len(a.History))
+		if b.State != a.State || b.Title != a.Title || len(a.History) == 0 && id != queued {
+			t.Fatalf("%s: %s %q from %s %q, history %d", id, b.State, b.Title, a.State, a.Title, len(a.History))
 		}
 		if len(b.History) < len(a.History) {
 			t.Fatalf("%s: history %+v arrived as %+v", id, a.History, b.History)
@@ -84,30 +95,45 @@ func TestCopySQLiteIntoPostgres(t *testing.T) {
 			}
 		}
 	}
-
-	hb := c.run(0, "--source", "team", "heartbeat", "--task", live, "--lock-token", was.LockToken)
+	hb := c.run(0, "--source", target, "heartbeat", "--task", live, "--lock-token", was.LockToken)
 	if hb.Task.LockToken != was.LockToken {
 		t.Fatalf("heartbeat with the copied token: %+v", hb.Task)
 	}
-	c.run(4, "--source", "team", "heartbeat", "--task", live, "--lock-token", "00000000-0000-4000-8000-000000000000")
+	c.run(4, "--source", target, "heartbeat", "--task", live, "--lock-token", "00000000-0000-4000-8000-000000000000")
 
-	before := psql(team, "SELECT string_agg(id || ':' || version, ',' ORDER BY id) FROM governance_tasks")
-	again := c.copy(2, "--from", "local", "--to", "team")
+	before := c.versions(target)
+	again := c.copy(2, "--from", "local", "--to", target)
 	if again.Error.Code != "CONFLICT" || !strings.Contains(again.Error.Message, "already holds 3 task(s)") || !strings.Contains(again.Error.Message, live) {
 		t.Fatalf("a second copy: %+v", again.Error)
 	}
-	if after := psql(team, "SELECT string_agg(id || ':' || version, ',' ORDER BY id) FROM governance_tasks"); after != before {
+	if after := c.versions(target); after != before {
 		t.Fatalf("a refused copy changed the target: %s, was %s", after, before)
 	}
 }
 
+// versions lists a source's tasks as id:version, in id order.
+func (c *cli) versions(name string) string {
+	c.t.Helper()
+	d, err := c.open(name).Poll(context.Background(), "")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var out []string
+	for _, t := range d.Tasks {
+		out = append(out, t.ID+":"+t.Version)
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
 // A target that cannot take a copy says so and why, and nothing moves.
 func TestCopyRefusesATargetThatCannotImport(t *testing.T) {
-	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	yaml, _ := notionSource(t)
+	c := newCLI(t, sqliteSource+yaml)
 	c.run(0, "--source", "local", "create", "--title", "one")
-	r := c.copy(3, "--from", "local", "--to", "locks")
-	if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "cannot take a copied queue") {
-		t.Fatalf("copy into a lock directory: %+v", r.Error)
+	r := c.copy(3, "--from", "local", "--to", "team-notion")
+	if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "cannot take a copied queue: it has no conditional writes") {
+		t.Fatalf("copy into Notion: %+v", r.Error)
 	}
 	r = c.copy(3, "--from", "local", "--to", "local")
 	if !strings.Contains(r.Error.Message, "two different sources") {
