@@ -38,7 +38,7 @@ func TestCopySQLiteIntoLockDirectory(t *testing.T) {
 }
 
 // copyQueue copies source local, holding a live claim, a finished task and
-// a queued one, into target: tasks, the live claim its holder keeps
+// a queued one and one a person took over, into target: tasks, the live claim its holder keeps
 // heartbeating with the same token, history; a second copy is refused and
 // changes nothing.
 func copyQueue(t *testing.T, c *cli, target string) {
@@ -48,16 +48,18 @@ func copyQueue(t *testing.T, c *cli, target string) {
 	claim := c.run(0, "--source", "local", "claim", "--task", live, "--agent-name", "SANDMAN", "--run-id", "run-1", "--lease", "1h")
 	tok := c.run(0, "--source", "local", "claim", "--task", done, "--agent-name", "ORACLE").Task.LockToken
 	c.run(0, "--source", "local", "complete", "--task", done, "--lock-token", tok)
+	human := c.run(0, "--source", "local", "create", "--title", "held by a person").Task.PageID
+	c.run(0, "--source", "local", "takeover", "--yes", "--task", human)
 
 	preview := c.copy(0, "--from", "local", "--to", target, "--dry-run")
-	if len(preview.Tasks) != 3 || !preview.DryRun {
-		t.Fatalf("dry run lists %+v, want the 3 tasks", preview)
+	if len(preview.Tasks) != 4 || !preview.DryRun {
+		t.Fatalf("dry run lists %+v, want the 4 tasks", preview)
 	}
 	if got := c.versions(target); got != "" {
 		t.Fatalf("--dry-run wrote %s", got)
 	}
-	if got := c.copy(0, "--from", "local", "--to", target); got.Copied != 3 {
-		t.Fatalf("copy: %+v, want 3 copied", got)
+	if got := c.copy(0, "--from", "local", "--to", target); got.Copied != 4 {
+		t.Fatalf("copy: %+v, want 4 copied", got)
 	}
 
 	moved := c.run(0, "--source", target, "get", "--task", live).Task
@@ -69,7 +71,7 @@ func copyQueue(t *testing.T, c *cli, target string) {
 		t.Fatalf("the queued task arrived as %+v", q)
 	}
 	from, to := c.open("local"), c.open(target)
-	for _, id := range []string{live, done, queued} {
+	for _, id := range []string{live, done, queued, human} {
 		a, err := from.Get(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
@@ -103,7 +105,7 @@ func copyQueue(t *testing.T, c *cli, target string) {
 
 	before := c.versions(target)
 	again := c.copy(2, "--from", "local", "--to", target)
-	if again.Error.Code != "CONFLICT" || !strings.Contains(again.Error.Message, "already holds 3 task(s)") || !strings.Contains(again.Error.Message, live) {
+	if again.Error.Code != "CONFLICT" || !strings.Contains(again.Error.Message, "already holds 4 task(s)") || !strings.Contains(again.Error.Message, live) {
 		t.Fatalf("a second copy: %+v", again.Error)
 	}
 	if after := c.versions(target); after != before {
