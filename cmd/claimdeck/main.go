@@ -188,9 +188,9 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	group("dashboard", demoCmd, a.statsCommand(), a.metricsCommand())
 	group("agent", append(a.agentCommands(), a.historyCommand(), a.mcpCommand())...)
 	group("operator", append(a.operatorCommands(), a.reviewCommands()...)...)
-	group("admin", a.doctorCommand(), a.migrateCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
+	group("admin", a.doctorCommand(), a.migrateCommand(), a.copyCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
 	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })
-	markJSONOnly(root, "migrate", "config show", "config path", "version", "sweep", "node serve")
+	markJSONOnly(root, "migrate", "copy", "config show", "config path", "version", "sweep", "node serve")
 	root.SetHelpCommandGroupID("admin")
 	root.SetCompletionCommandGroupID("admin")
 	root.CompletionOptions.HiddenDefaultCmd = false

@@ -14,24 +14,7 @@ import (
 // migrate --create makes seed 003's table and the rest, and the seed's own
 // SQL and claimdeck both work on it.
 func TestMigrateCreateOnAnEmptyPostgresDatabase(t *testing.T) {
-	dsn := pgTestDSN(t)
-	psql := func(dsn, q string) string {
-		t.Helper()
-		out, err := exec.Command("psql", dsn, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", q).CombinedOutput()
-		if err != nil {
-			t.Fatalf("psql %s: %v\n%s", q, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	db := fmt.Sprintf("claimdeck_fresh_%d", os.Getpid())
-	psql(dsn, "CREATE DATABASE "+db)
-	t.Cleanup(func() { psql(dsn, "DROP DATABASE "+db+" WITH (FORCE)") })
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	fresh := u.String()
+	fresh, psql := freshPGDatabase(t, "fresh")
 
 	dir := t.TempDir()
 	c := &cli{t: t, conf: filepath.Join(dir, "config.yaml"), dir: dir}
@@ -53,6 +36,29 @@ func TestMigrateCreateOnAnEmptyPostgresDatabase(t *testing.T) {
 	if got.Task.Status != "IN_PROGRESS" || got.Task.Agent != "claude-chat-7K9X" {
 		t.Fatalf("the seed's claim on the created table reads as %+v", got.Task)
 	}
+}
+
+// freshPGDatabase makes an empty database on the throwaway cluster,
+// dropped with the test, and returns its DSN with a psql runner.
+func freshPGDatabase(t *testing.T, name string) (string, func(dsn, q string) string) {
+	dsn := pgTestDSN(t)
+	psql := func(dsn, q string) string {
+		t.Helper()
+		out, err := exec.Command("psql", dsn, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", q).CombinedOutput()
+		if err != nil {
+			t.Fatalf("psql %s: %v\n%s", q, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	db := fmt.Sprintf("claimdeck_%s_%d", name, os.Getpid())
+	psql(dsn, "CREATE DATABASE "+db)
+	t.Cleanup(func() { psql(dsn, "DROP DATABASE "+db+" WITH (FORCE)") })
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	return u.String(), psql
 }
 
 // pgTestDSN is the throwaway cluster's DSN; outside CI its absence skips.

@@ -1,0 +1,111 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+)
+
+var _ sources.Importer = (*Store)(nil)
+
+// Import writes t, copied from another queue, as one row and its history
+// as audit rows, in one transaction: CONFLICT, writing nothing, when the
+// table already has a row with t's id. The claim keeps its holder, run,
+// node, token and lease expiry, so the holder's next heartbeat with the
+// same token is accepted here. The version starts again at 0.
+func (s *Store) Import(ctx context.Context, t *model.Task) error {
+	const op = "import"
+	if _, err := s.writable(op, t.ID); err != nil {
+		return err
+	}
+	status, ok := statusOfState[t.State]
+	if !ok || t.Problem != "" || strings.TrimSpace(t.ID) == "" {
+		return model.Errorf(model.CodeMisconfigured, op, t.ID, "the task has no state seed 003 can store (%s): repair it first", t.State)
+	}
+	vals := s.importValues(t, status)
+	names := make([]string, len(columns))
+	params := make([]string, len(columns))
+	args := make([]any, len(columns))
+	for i, c := range columns {
+		names[i], params[i], args[i] = c.name, fmt.Sprintf("$%d", i+1), vals[c.name]
+	}
+	insert := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", s.table, strings.Join(names, ", "), strings.Join(params, ", "))
+	audit := `INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+	err := s.db.tx(ctx, func(q querier) error {
+		var n int
+		if err := q.queryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = $1", s.table, s.d.text("id")), t.ID).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return model.Errorf(model.CodeConflict, op, t.ID, "source %s already holds a task with this id: nothing was written", s.cfg.Name)
+		}
+		if _, err := q.exec(ctx, insert, args...); err != nil {
+			return err
+		}
+		for _, e := range t.History {
+			if _, err := q.exec(ctx, audit, s.tag, t.ID, s.d.timeArg(orNow(e.At)), e.Actor, e.Action, nullable(e.Reason), nullable(e.Detail)); err != nil {
+				return fmt.Errorf("audit: %w", err)
+			}
+		}
+		return nil
+	})
+	if model.CodeOf(err) == model.CodeConflict {
+		return err
+	}
+	if err != nil {
+		return s.classify(op, t.ID, err)
+	}
+	return nil
+}
+
+// importValues maps t onto the row as the store's own statements write it.
+func (s *Store) importValues(t *model.Task, status string) map[string]any {
+	tm := func(at time.Time) any {
+		if at.IsZero() {
+			return nil
+		}
+		return s.d.timeArg(at)
+	}
+	v := map[string]any{
+		"id": t.ID, "title": t.Title, "description": nullable(t.Description),
+		"priority": nullable(model.PriorityName(t.Priority)), "status": status,
+		"assigned_worker": nullable(s.cfg.Pool), "created_at": s.d.timeArg(orNow(t.CreatedAt)),
+		"reason": nullable(t.Reason), "artifacts": nullable(t.Artifacts), "parent_id": nullable(t.Parent),
+		"escalation": nullable(t.Escalated.String()), "version": 0, "updated_at": s.d.timeArg(time.Now()),
+	}
+	if t.Class != 0 && t.Class != model.ClassStandard {
+		v["class"] = t.Class.String()
+	}
+	if t.State.Final() {
+		v["completed_at"] = s.d.timeArg(orNow(t.EditedAt))
+	}
+	if u := t.Unblock; u != nil {
+		v["unblock_action"], v["next_check_at"] = nullable(u.Action), tm(u.NextCheckAt)
+	}
+	if c := t.Claim; t.State == model.StateClaimed {
+		v["assigned_worker"], v["run_id"], v["node"], v["lock_token"] = c.Name, nullable(c.RunID), nullable(c.Node), nullable(c.Token)
+		v["holder_kind"], v["started_at"], v["heartbeat_at"] = nullable(c.Holder.String()), tm(c.ClaimedAt), tm(c.HeartbeatAt)
+		if c.Holder != model.HolderHuman {
+			v["lease_expires_at"] = tm(c.Expires)
+		}
+	}
+	if r := t.Reservation; r != nil && t.State == model.StateQueued && r.For != "" {
+		if r.For != model.AnyAgent {
+			v["assigned_worker"] = r.For
+		}
+		v["reserved_for"], v["reserved_until"], v["reserved_by"] = r.For, tm(r.Until), nullable(r.By)
+		v["handoff_reason"], v["handoff_priority"] = nullable(r.Reason), nullable(r.Priority)
+	}
+	return v
+}
+
+func orNow(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Now()
+	}
+	return t
+}
