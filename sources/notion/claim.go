@@ -276,6 +276,10 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	const op = "heartbeat"
 	ctx, done := s.begin(ctx)
 	defer done()
+	id, err := s.resolve(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
 	if lease <= 0 {
 		lease = s.lease
 	}
@@ -316,6 +320,10 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	ctx, done := s.begin(ctx)
 	defer done()
 	const op = "finish"
+	id, err := s.resolve(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
 	action, ok := finals[o.State]
 	if !ok {
 		return nil, model.Errorf(model.CodeMisconfigured, op, id, "%s is not an outcome: want done, blocked, review, canceled or failed", o.State)

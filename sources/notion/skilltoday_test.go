@@ -282,3 +282,44 @@ func TestTodaysSubtasksNameTheirParent(t *testing.T) {
 		t.Fatalf("sub-tasks %v (open %d), want %v (open 1)", got, index.Open(p), kids)
 	}
 }
+
+// The task_id Notion prints (TASK-3) addresses a task in every operation,
+// as the page id does: holder writes, comments, edits and a person's
+// actions all resolve it the one way Get and Claim do.
+func TestThePrintedTaskIDAddressesEveryOperation(t *testing.T) {
+	emu, db, cfg := skillDB(t)
+	src := emu.open(t, cfg)
+	ctx := context.Background()
+	id := skillPage(t, emu, db, title("by key"), status("Ready"))
+	seen, err := src.Get(ctx, id)
+	if err != nil || !strings.HasPrefix(seen.Key, "TASK-") {
+		t.Fatalf("the page reads key %q: %v", seen.Key, err)
+	}
+	key := seen.Key
+	step := func(what string) func(*model.Task, error) *model.Task {
+		return func(got *model.Task, err error) *model.Task {
+			t.Helper()
+			if err != nil {
+				t.Fatalf("%s %s: %v", what, key, err)
+			}
+			if got != nil && got.ID != id {
+				t.Fatalf("%s %s wrote page %s, want %s", what, key, got.ID, id)
+			}
+			return got
+		}
+	}
+	held := step("claim")(src.Claim(ctx, key, sources.ClaimRequest{Agent: "A", RunID: "r1"}))
+	tok := held.Claim.Token
+	step("heartbeat")(src.Heartbeat(ctx, key, tok, time.Hour))
+	step("comment")(nil, src.Comment(ctx, key, sources.Note{Author: "A", Text: "halfway"}))
+	renamed := "by key, renamed"
+	step("update")(src.Update(ctx, key, sources.Edit{Actor: "A", Token: tok, Title: &renamed}))
+	blocked := step("block")(src.Finish(ctx, key, tok, sources.Outcome{State: model.StateBlocked, Reason: "waiting on keys", Writer: "A"}))
+	taken := step("takeover")(src.Takeover(ctx, key, sources.Human{Actor: "olga", Reason: "mine", Expect: blocked.Version}))
+	released := step("force-release")(src.ForceRelease(ctx, key, sources.Human{Actor: "olga", Reason: "back", Expect: taken.Version}))
+	handed := step("handoff")(src.Handoff(ctx, key, sources.Handoff{Human: sources.Human{Actor: "olga", Reason: "for B", Expect: released.Version}, To: "B"}))
+	step("cancel")(src.Cancel(ctx, key, sources.Human{Actor: "olga", Reason: "duplicate", Expect: handed.Version}))
+	if got, _ := src.Get(ctx, id); got.Title != renamed || got.State != model.StateCanceled {
+		t.Fatalf("after every operation by %s the page reads %q in %s", key, got.Title, got.State)
+	}
+}
