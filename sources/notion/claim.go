@@ -377,7 +377,14 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		p.text(s.m.Reason, s.m.FailedMark+o.Reason)
 	}
 	s.appendHistory(p, t, model.Event{At: now, Actor: o.By(t.Claim.Name), Action: action, Reason: o.Reason})
-	return s.settled(ctx, op, t, p, model.CodeLostLock)
+	got, err := s.settled(ctx, op, t, p, model.CodeLostLock)
+	person, own := t.Claim.Person(), model.OwnAction(o.State)
+	if err != nil || person == "" || own == "" {
+		return got, err
+	}
+	// A person's own finish is a human action: audited as takeover and
+	// the others are.
+	return s.audited(ctx, string(own), got, auditNote(own, person, o.Reason, "", t))
 }
 
 // settled writes a patch over before, waits Settle and reads the page

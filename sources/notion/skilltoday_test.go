@@ -323,3 +323,32 @@ func TestThePrintedTaskIDAddressesEveryOperation(t *testing.T) {
 		t.Fatalf("after every operation by %s the page reads %q in %s", key, got.Title, got.State)
 	}
 }
+
+// A person finishing their own claim (complete, review, block) leaves the
+// audit comment every other human action leaves, naming them.
+func TestAPersonsFinishLeavesAnAuditComment(t *testing.T) {
+	emu, db, cfg := skillDB(t)
+	src := emu.open(t, cfg)
+	ctx := context.Background()
+	for _, a := range []model.Action{model.ActionComplete, model.ActionReview, model.ActionBlock} {
+		id := skillPage(t, emu, db, title("mine to "+string(a)), status("Ready"))
+		seen, _ := src.Get(ctx, id)
+		held, err := src.Takeover(ctx, id, sources.Human{Actor: "olga", Expect: seen.Version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := sources.Outcome{State: a.Outcome(), Reason: "because " + string(a)}
+		if _, err := src.Finish(ctx, id, held.Claim.Token, o); err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		notes, err := src.comments(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(notes, func(e model.Event) bool {
+			return e.Action == string(a) && e.Actor == "olga" && e.Reason == o.Reason
+		}) {
+			t.Fatalf("%s by a person left the comments %+v", a, notes)
+		}
+	}
+}
