@@ -357,9 +357,12 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		if o.Artifacts != "" {
 			p.text(s.m.Artifacts, o.Artifacts)
 		}
-		if o.State == model.StateDone {
+		switch {
+		case o.State == model.StateDone:
 			p.date(s.m.DoneAt, now)
-		} else {
+		case s.m.ReviewInArtifacts && s.m.Artifacts != "" && o.Reason != "":
+			p.text(s.m.Artifacts, strings.TrimSpace(o.Reason+"\n"+o.Artifacts)) // the summary for the reviewer, then the artifacts
+		default:
 			p.text(s.m.Reason, o.Reason) // the summary for the reviewer
 		}
 	case model.StateBlocked:

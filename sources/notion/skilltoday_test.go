@@ -352,3 +352,48 @@ func TestAPersonsFinishLeavesAnAuditComment(t *testing.T) {
 		}
 	}
 }
+
+// A review's summary goes where today's skill puts it (references/
+// pull_policy.md at 75590fd: "Summary → provided summary text"), not into
+// Blocker Reason, which the skill keeps for blockers; a database without
+// Summary keeps it in Blocker Reason.
+func TestAReviewSummaryGoesToSummary(t *testing.T) {
+	richText := func(emu *emulator, id, prop string) string {
+		pg := emu.raw(t, "GET", "/v1/pages/"+id, "")["properties"].(map[string]any)
+		p, ok := pg[prop].(map[string]any)
+		if !ok {
+			return ""
+		}
+		var s string
+		for _, part := range p["rich_text"].([]any) {
+			s += part.(map[string]any)["plain_text"].(string)
+		}
+		return s
+	}
+	review := func(emu *emulator, src *Source, id string) {
+		t.Helper()
+		ctx := context.Background()
+		held, err := src.Claim(ctx, id, sources.ClaimRequest{Agent: "A"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.Finish(ctx, id, held.Claim.Token, sources.Outcome{State: model.StateReview, Reason: "ready: see PR 12"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emu, db, cfg := skillDB(t)
+	id := skillPage(t, emu, db, title("review me"), status("Ready"))
+	review(emu, emu.open(t, cfg), id)
+	if sum, blocker := richText(emu, id, "Summary"), richText(emu, id, "Blocker Reason"); sum != "ready: see PR 12" || blocker != "" {
+		t.Fatalf("a review wrote Summary %q, Blocker Reason %q", sum, blocker)
+	}
+
+	lacking := notionemu.PresetToday()
+	lacking.Properties = slices.DeleteFunc(lacking.Properties, func(p notionemu.Property) bool { return p.Name == "Summary" })
+	db = emu.database(t, lacking)
+	id = skillPage(t, emu, db, title("review me too"), status("Ready"))
+	review(emu, emu.open(t, emu.config(db, PresetNtask)), id)
+	if blocker := richText(emu, id, "Blocker Reason"); blocker != "ready: see PR 12" {
+		t.Fatalf("without Summary a review wrote Blocker Reason %q", blocker)
+	}
+}
