@@ -1,5 +1,7 @@
 package model
 
+import "strings"
+
 // The reviewer's actions and a person's finishes of their own claim.
 const (
 	ActionApprove  Action = "approve"  // Review -> Done (MoveApprove)
@@ -43,6 +45,26 @@ func (a Action) Outcome() State {
 		return StateQueued
 	}
 	return StateUnknown
+}
+
+// OwnAction is the person's own action that leaves a claim in state s
+// (Outcome read backwards), or "" for none.
+func OwnAction(s State) Action {
+	for _, a := range []Action{ActionComplete, ActionReview, ActionBlock, ActionRelease} {
+		if a.Outcome() == s {
+			return a
+		}
+	}
+	return ""
+}
+
+// Person is the person holding c as HUMAN:<actor>, or "" when no person
+// holds it.
+func (c Claim) Person() string {
+	if c.Holder != HolderHuman {
+		return ""
+	}
+	return strings.TrimPrefix(c.Name, HumanPrefix)
 }
 
 // OwnClaim reports whether actor holds t as a person (HUMAN:<actor>).

@@ -149,12 +149,26 @@ func (tf *taskFlags) recordRun(ctx context.Context, src sources.Source, op strin
 	return src.Comment(ctx, tf.task, sources.Note{Author: tf.writer(), Text: op + " by run " + tf.runID})
 }
 
+// recordClient notes in the trail which remote client made a claim or a
+// create, which the backends record under the agent's name alone (the
+// agent is who holds the lease) or under no name: NAME@mcp-http, as every
+// other write through that client is. A local call adds nothing.
+func (tf *taskFlags) recordClient(ctx context.Context, src sources.Source, op string, t *model.Task, err error) (*model.Task, error) {
+	if err != nil || t == nil || tf.via == "" {
+		return t, err
+	}
+	return t, src.Comment(ctx, t.ID, sources.Note{Author: tf.author(""), Text: op + " through " + tf.via})
+}
+
 // author is who a comment or an edit is recorded as: the agent name given,
 // else the local operator; a remote client's name always, never the
 // operator's.
 func (tf *taskFlags) author(operator string) string {
+	if tf.via != "" && tf.agent == "" {
+		return tf.via
+	}
 	if tf.via != "" {
-		return strings.TrimSpace(tf.agent + " via " + tf.via)
+		return tf.agent + " via " + tf.via
 	}
 	if tf.agent != "" {
 		return tf.agent

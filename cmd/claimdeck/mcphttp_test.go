@@ -92,7 +92,11 @@ func TestMCPOverHTTPNamesEachClient(t *testing.T) {
 	}
 
 	id := call(t, bot, "create", map[string]any{"title": "Rotate keys"}, false).Task.PageID
-	tok := call(t, bot, "claim", map[string]any{"task": id, "agent_name": "BOT", "run_id": "run-9"}, false).Task.LockToken
+	claimed := call(t, bot, "claim", map[string]any{"task": id, "agent_name": "BOT", "run_id": "run-9"}, false).Task
+	tok := claimed.LockToken
+	if claimed.Agent != "BOT" || len(tok) != 36 {
+		t.Fatalf("the claim: holder %q, token %q; want BOT and the whole token", claimed.Agent, tok)
+	}
 	if listed := call(t, oncall, "list", map[string]any{}, false).Tasks; len(listed) != 1 || listed[0].LockToken != model.ShownToken(tok) {
 		t.Fatalf("list over HTTP shows %+v, want the token's prefix %q", listed, model.ShownToken(tok))
 	}
@@ -113,12 +117,20 @@ func TestMCPOverHTTPNamesEachClient(t *testing.T) {
 	if !strings.Contains(string(audit), `"actor":"oncall@mcp-http"`) || strings.Contains(string(audit), `"actor":"alice"`) {
 		t.Fatalf("the audit does not name the client:\n%s", audit)
 	}
-	var botNamed bool
+	// The trail names the client for its create, its claim (the agent
+	// stays the holder) and its comment.
+	named := map[string]bool{}
 	for _, e := range c.run(0, "get", "--task", id).Task.History {
-		botNamed = botNamed || (e.Action == "comment" && strings.Contains(e.Actor, "ci-bot@mcp-http"))
+		if strings.Contains(e.Actor, "ci-bot@mcp-http") {
+			for _, what := range []string{"create", "claim", "halfway"} {
+				if strings.Contains(e.Action+" "+e.Reason+" "+e.Detail, what) {
+					named[what] = true
+				}
+			}
+		}
 	}
-	if !botNamed {
-		t.Fatalf("the trail does not name ci-bot for its comment:\n%s", dump(c.run(0, "get", "--task", id).Task.History))
+	if len(named) != 3 {
+		t.Fatalf("the trail names ci-bot only for %v:\n%s", named, dump(c.run(0, "get", "--task", id).Task.History))
 	}
 }
 

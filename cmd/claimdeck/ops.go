@@ -92,9 +92,11 @@ func (a *app) agentOps() []agentOp {
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
 				req := sources.ClaimRequest{Agent: tf.agent, RunID: tf.runID, Lease: tf.lease}
 				if tf.task == "" {
-					return holder(src.ClaimNext(ctx, req))
+					t, err := src.ClaimNext(ctx, req)
+					return holder(tf.recordClient(ctx, src, "claim", t, err))
 				}
-				return holder(src.Claim(ctx, tf.task, req))
+				t, err := src.Claim(ctx, tf.task, req)
+				return holder(tf.recordClient(ctx, src, "claim", t, err))
 			}},
 		{name: "heartbeat", short: "Extend the lease of a claimed task", args: []string{"task", "lock-token", "run-id", "agent-name", "lease"}, required: []string{"task"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
@@ -157,7 +159,8 @@ func (a *app) agentOps() []agentOp {
 				if err != nil {
 					return answer{}, model.Errorf(model.CodeMisconfigured, "", "", "--class: %v", err)
 				}
-				return one(src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent}))
+				t, err := src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent})
+				return one(tf.recordClient(ctx, src, "create", t, err))
 			}},
 		{name: "update", short: "Edit a task's title, priority, class or status (a claimed task only by its holder)",
 			args: []string{"task", "lock-token", "run-id", "agent-name", "title", "priority", "class", "status", "reason"}, required: []string{"task"},

@@ -276,6 +276,10 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	const op = "heartbeat"
 	ctx, done := s.begin(ctx)
 	defer done()
+	id, err := s.resolve(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
 	if lease <= 0 {
 		lease = s.lease
 	}
@@ -316,6 +320,10 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	ctx, done := s.begin(ctx)
 	defer done()
 	const op = "finish"
+	id, err := s.resolve(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
 	action, ok := finals[o.State]
 	if !ok {
 		return nil, model.Errorf(model.CodeMisconfigured, op, id, "%s is not an outcome: want done, blocked, review, canceled or failed", o.State)
@@ -349,9 +357,12 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		if o.Artifacts != "" {
 			p.text(s.m.Artifacts, o.Artifacts)
 		}
-		if o.State == model.StateDone {
+		switch {
+		case o.State == model.StateDone:
 			p.date(s.m.DoneAt, now)
-		} else {
+		case s.m.ReviewInArtifacts && s.m.Artifacts != "" && o.Reason != "":
+			p.text(s.m.Artifacts, strings.TrimSpace(o.Reason+"\n"+o.Artifacts)) // the summary for the reviewer, then the artifacts
+		default:
 			p.text(s.m.Reason, o.Reason) // the summary for the reviewer
 		}
 	case model.StateBlocked:
@@ -369,7 +380,14 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		p.text(s.m.Reason, s.m.FailedMark+o.Reason)
 	}
 	s.appendHistory(p, t, model.Event{At: now, Actor: o.By(t.Claim.Name), Action: action, Reason: o.Reason})
-	return s.settled(ctx, op, t, p, model.CodeLostLock)
+	got, err := s.settled(ctx, op, t, p, model.CodeLostLock)
+	person, own := t.Claim.Person(), model.OwnAction(o.State)
+	if err != nil || person == "" || own == "" {
+		return got, err
+	}
+	// A person's own finish is a human action: audited as takeover and
+	// the others are.
+	return s.audited(ctx, string(own), got, auditNote(own, person, o.Reason, "", t))
 }
 
 // settled writes a patch over before, waits Settle and reads the page

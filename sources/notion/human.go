@@ -30,8 +30,11 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	ctx, done := s.begin(ctx)
 	defer done()
 	op := string(action)
+	id, err := s.resolve(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
 	var t *model.Task
-	var err error
 	if token != "" {
 		t, err = s.holder(ctx, op, id, token)
 	} else {
@@ -216,6 +219,10 @@ func (s *Source) Handoff(ctx context.Context, id string, h sources.Handoff) (*mo
 	if err := sources.CheckTarget(id, h.To); err != nil {
 		return nil, err
 	}
+	id, err := s.resolve(ctx, op, id) // the Handoff Queue record names the page
+	if err != nil {
+		return nil, err
+	}
 	to := strings.TrimSpace(h.To)
 	dur := h.For
 	if dur <= 0 {
@@ -255,6 +262,10 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if strings.TrimSpace(n.Text) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "the comment is empty")
 	}
+	id, err := s.resolve(ctx, op, id)
+	if err != nil {
+		return err
+	}
 	t, err := s.page(ctx, op, id)
 	if err != nil {
 		return err
@@ -286,6 +297,10 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 	ctx, done := s.begin(ctx)
 	defer done()
 	const op = "update"
+	id, err := s.resolve(ctx, op, id)
+	if err != nil {
+		return nil, err
+	}
 	// Sent once per attempt: after a 409, 429 or 5xx the page is read again
 	// and the edit, checked afresh, is sent again only if it did not land.
 	for attempt := 1; ; attempt++ {

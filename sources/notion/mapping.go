@@ -80,6 +80,11 @@ type Mapping struct {
 	// today's skill re-claims an In Progress task whose lock is empty or
 	// expired, and must not take a person's.
 	HumanLease bool
+	// ReviewInArtifacts writes a review's summary to the Artifacts property
+	// (today's skill: "Summary → provided summary text" in its pull
+	// policy) rather than the blocker's Reason; without that property the
+	// summary stays in Reason.
+	ReviewInArtifacts bool
 	// FailedMark starts the reason of a failure written as the status of
 	// StateFailed that another state shares (today's skill has no Failed:
 	// a failure is Canceled with the reason "failed: …").
@@ -158,9 +163,9 @@ func today() Mapping {
 			model.StateBlocked: "Blocked", model.StateReview: "Review", model.StateCanceled: "Canceled",
 			model.StateFailed: "Canceled",
 		},
-		FailedMark: "failed: ",
-		Also:       map[string]model.State{"backlog": model.StateBlocked},
-		Class:      "Class", ClassRank: "ClassRank", Priority: "Priority",
+		FailedMark: "failed: ", ReviewInArtifacts: true,
+		Also:  map[string]model.State{"backlog": model.StateBlocked},
+		Class: "Class", ClassRank: "ClassRank", Priority: "Priority",
 		ClassOptions: map[model.Class]string{
 			model.ClassExpedite: "Expedite", model.ClassFixedDate: "Fixed Date",
 			model.ClassStandard: "Standard", model.ClassIntangible: "Intangible",

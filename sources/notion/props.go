@@ -110,6 +110,9 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 		Artifacts: v.text(m.Artifacts), Parent: v.relation(m.ParentPage),
 	}
 	t.State = m.stateOf(t.RawStatus)
+	if m.ReviewInArtifacts && t.State == model.StateReview && t.Artifacts != "" {
+		t.Reason = t.Artifacts // the review's summary (Finish)
+	}
 	if reason, ok := strings.CutPrefix(t.Reason, m.FailedMark); ok && m.FailedMark != "" && t.State == m.stateOf(m.States[model.StateFailed]) {
 		t.State, t.Reason = model.StateFailed, reason
 	}

@@ -282,3 +282,118 @@ func TestTodaysSubtasksNameTheirParent(t *testing.T) {
 		t.Fatalf("sub-tasks %v (open %d), want %v (open 1)", got, index.Open(p), kids)
 	}
 }
+
+// The task_id Notion prints (TASK-3) addresses a task in every operation,
+// as the page id does: holder writes, comments, edits and a person's
+// actions all resolve it the one way Get and Claim do.
+func TestThePrintedTaskIDAddressesEveryOperation(t *testing.T) {
+	emu, db, cfg := skillDB(t)
+	src := emu.open(t, cfg)
+	ctx := context.Background()
+	id := skillPage(t, emu, db, title("by key"), status("Ready"))
+	seen, err := src.Get(ctx, id)
+	if err != nil || !strings.HasPrefix(seen.Key, "TASK-") {
+		t.Fatalf("the page reads key %q: %v", seen.Key, err)
+	}
+	key := seen.Key
+	step := func(what string) func(*model.Task, error) *model.Task {
+		return func(got *model.Task, err error) *model.Task {
+			t.Helper()
+			if err != nil {
+				t.Fatalf("%s %s: %v", what, key, err)
+			}
+			if got != nil && got.ID != id {
+				t.Fatalf("%s %s wrote page %s, want %s", what, key, got.ID, id)
+			}
+			return got
+		}
+	}
+	held := step("claim")(src.Claim(ctx, key, sources.ClaimRequest{Agent: "A", RunID: "r1"}))
+	tok := held.Claim.Token
+	step("heartbeat")(src.Heartbeat(ctx, key, tok, time.Hour))
+	step("comment")(nil, src.Comment(ctx, key, sources.Note{Author: "A", Text: "halfway"}))
+	renamed := "by key, renamed"
+	step("update")(src.Update(ctx, key, sources.Edit{Actor: "A", Token: tok, Title: &renamed}))
+	blocked := step("block")(src.Finish(ctx, key, tok, sources.Outcome{State: model.StateBlocked, Reason: "waiting on keys", Writer: "A"}))
+	taken := step("takeover")(src.Takeover(ctx, key, sources.Human{Actor: "olga", Reason: "mine", Expect: blocked.Version}))
+	released := step("force-release")(src.ForceRelease(ctx, key, sources.Human{Actor: "olga", Reason: "back", Expect: taken.Version}))
+	handed := step("handoff")(src.Handoff(ctx, key, sources.Handoff{Human: sources.Human{Actor: "olga", Reason: "for B", Expect: released.Version}, To: "B"}))
+	step("cancel")(src.Cancel(ctx, key, sources.Human{Actor: "olga", Reason: "duplicate", Expect: handed.Version}))
+	if got, _ := src.Get(ctx, id); got.Title != renamed || got.State != model.StateCanceled {
+		t.Fatalf("after every operation by %s the page reads %q in %s", key, got.Title, got.State)
+	}
+}
+
+// A person finishing their own claim (complete, review, block) leaves the
+// audit comment every other human action leaves, naming them.
+func TestAPersonsFinishLeavesAnAuditComment(t *testing.T) {
+	emu, db, cfg := skillDB(t)
+	src := emu.open(t, cfg)
+	ctx := context.Background()
+	for _, a := range []model.Action{model.ActionComplete, model.ActionReview, model.ActionBlock} {
+		id := skillPage(t, emu, db, title("mine to "+string(a)), status("Ready"))
+		seen, _ := src.Get(ctx, id)
+		held, err := src.Takeover(ctx, id, sources.Human{Actor: "olga", Expect: seen.Version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := sources.Outcome{State: a.Outcome(), Reason: "because " + string(a)}
+		if _, err := src.Finish(ctx, id, held.Claim.Token, o); err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		notes, err := src.comments(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(notes, func(e model.Event) bool {
+			return e.Action == string(a) && e.Actor == "olga" && e.Reason == o.Reason
+		}) {
+			t.Fatalf("%s by a person left the comments %+v", a, notes)
+		}
+	}
+}
+
+// A review's summary goes where today's skill puts it (references/
+// pull_policy.md at 75590fd: "Summary → provided summary text"), not into
+// Blocker Reason, which the skill keeps for blockers; a database without
+// Summary keeps it in Blocker Reason.
+func TestAReviewSummaryGoesToSummary(t *testing.T) {
+	richText := func(emu *emulator, id, prop string) string {
+		pg := emu.raw(t, "GET", "/v1/pages/"+id, "")["properties"].(map[string]any)
+		p, ok := pg[prop].(map[string]any)
+		if !ok {
+			return ""
+		}
+		var s string
+		for _, part := range p["rich_text"].([]any) {
+			s += part.(map[string]any)["plain_text"].(string)
+		}
+		return s
+	}
+	review := func(emu *emulator, src *Source, id string) {
+		t.Helper()
+		ctx := context.Background()
+		held, err := src.Claim(ctx, id, sources.ClaimRequest{Agent: "A"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.Finish(ctx, id, held.Claim.Token, sources.Outcome{State: model.StateReview, Reason: "ready: see PR 12"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emu, db, cfg := skillDB(t)
+	id := skillPage(t, emu, db, title("review me"), status("Ready"))
+	review(emu, emu.open(t, cfg), id)
+	if sum, blocker := richText(emu, id, "Summary"), richText(emu, id, "Blocker Reason"); sum != "ready: see PR 12" || blocker != "" {
+		t.Fatalf("a review wrote Summary %q, Blocker Reason %q", sum, blocker)
+	}
+
+	lacking := notionemu.PresetToday()
+	lacking.Properties = slices.DeleteFunc(lacking.Properties, func(p notionemu.Property) bool { return p.Name == "Summary" })
+	db = emu.database(t, lacking)
+	id = skillPage(t, emu, db, title("review me too"), status("Ready"))
+	review(emu, emu.open(t, emu.config(db, PresetNtask)), id)
+	if blocker := richText(emu, id, "Blocker Reason"); blocker != "ready: see PR 12" {
+		t.Fatalf("without Summary a review wrote Blocker Reason %q", blocker)
+	}
+}
