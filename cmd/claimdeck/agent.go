@@ -152,12 +152,16 @@ func (tf *taskFlags) recordRun(ctx context.Context, src sources.Source, op strin
 // recordClient notes in the trail which remote client made a claim or a
 // create, which the backends record under the agent's name alone (the
 // agent is who holds the lease) or under no name: NAME@mcp-http, as every
-// other write through that client is. A local call adds nothing.
+// other write through that client is. A local call adds nothing. The note
+// is best effort: the claim or create has landed, and its answer (a claim's
+// token above all) must reach the client even when the note cannot be
+// written — a claim whose token is lost holds the task for a whole lease.
 func (tf *taskFlags) recordClient(ctx context.Context, src sources.Source, op string, t *model.Task, err error) (*model.Task, error) {
 	if err != nil || t == nil || tf.via == "" {
 		return t, err
 	}
-	return t, src.Comment(ctx, t.ID, sources.Note{Author: tf.author(""), Text: op + " through " + tf.via})
+	_ = src.Comment(ctx, t.ID, sources.Note{Author: tf.author(""), Text: op + " through " + tf.via})
+	return t, nil
 }
 
 // author is who a comment or an edit is recorded as: the agent name given,
