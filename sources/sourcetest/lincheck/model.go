@@ -3,6 +3,7 @@ package lincheck
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -98,12 +99,39 @@ func (r Rules) unclaimable(s state, who string, lo int64) bool {
 // current: the token names the claim and, for an agent, its lease has not
 // ended — possible at some instant from lo on. Tokens are fences.
 func current(s state, token string, lo int64) bool {
-	return s.status == "claimed" && token != "" && s.token == token && (s.holder == human || lo < s.eHi)
+	return s.status == "claimed" && token != "" && names(s.token, token) && (s.holder == human || lo < s.eHi)
 }
 
 // stale: possible at some instant up to hi that the token is not current.
 func stale(s state, token string, hi int64) bool {
-	return s.status != "claimed" || s.token != token || token == "" || s.holder == agent && hi >= s.eLo
+	return s.status != "claimed" || !names(s.token, token) || token == "" || s.holder == agent && hi >= s.eLo
+}
+
+// shownMark ends a token a read showed only in part: reads show a prefix
+// (the whole token is handed only to its holder), so a read names a token
+// by its first characters.
+const shownMark = "…"
+
+// names reports whether two tokens can be one: equal, or one a shown
+// prefix of the other. A lost claim known only from a read is known by its
+// prefix; the full token, when a call names it, must begin with it.
+func names(a, b string) bool {
+	if a == b {
+		return true
+	}
+	pa, sa := strings.CutSuffix(a, shownMark)
+	pb, sb := strings.CutSuffix(b, shownMark)
+	switch {
+	case a == lostToken || b == lostToken || pa == "" || pb == "":
+		return false
+	case sa && sb:
+		return strings.HasPrefix(pa, pb) || strings.HasPrefix(pb, pa)
+	case sa:
+		return strings.HasPrefix(b, pa)
+	case sb:
+		return strings.HasPrefix(a, pb)
+	}
+	return false
 }
 
 // leaseEnd is the end of the lease an answer granted: the lease asked for
@@ -143,7 +171,7 @@ func (r Rules) apply(s state, c call) (state, bool) {
 		n.holder, n.token = agent, lostToken
 		if c.seen != nil {
 			n.token = c.seen.Token
-			if n.token == s.token {
+			if names(n.token, s.token) {
 				return s, false // a claim hands out a new token
 			}
 		}
@@ -205,10 +233,12 @@ func (r Rules) read(s state, c call) (state, bool) {
 	if s.status != "claimed" {
 		return s, true
 	}
-	if v.Holder != s.holder || s.token != lostToken && v.Token != s.token {
+	if v.Holder != s.holder || s.token != lostToken && !names(s.token, v.Token) {
 		return s, false
 	}
-	s.token = v.Token
+	if s.token == lostToken || !strings.HasSuffix(v.Token, shownMark) {
+		s.token = v.Token // a prefix never replaces the whole token
+	}
 	if s.holder == agent && !v.Expires.IsZero() {
 		at := v.Expires.UnixNano()
 		lo, hi := max(s.eLo, at), min(s.eHi, at+int64(r.Resolution))
