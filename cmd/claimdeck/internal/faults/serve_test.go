@@ -25,7 +25,7 @@ func TestNodeServeUnderIdleConnections(t *testing.T) {
 		t.Skip("prlimit is not installed")
 	}
 	conf := writeConfig(t, "  - name: q\n    kind: sqlite\n    path: DIR/queue.db\n")
-	const token = "node-token-for-faults"
+	const token = "3f9c1a7e5b2d4f60a8c3e1b7d9f20465c8a1e3b5d7f90213" // strong enough to serve behind (mesh.Token.CheckStrength)
 	srv := exec.Command("prlimit", "--nofile=128", claimdeck, "--config", conf, "node", "serve", "--name", "ALPHA", "--token-env", "FAULTS_NODE_TOKEN", "--listen", "127.0.0.1:0")
 	srv.Env = append(os.Environ(), "FAULTS_NODE_TOKEN="+token)
 	stdout, err := srv.StdoutPipe()
