@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -103,7 +104,7 @@ func (b *board) take(s hub.Snapshot) {
 		b.addActivity(transitionActivity(tr))
 	}
 	for _, n := range s.Notices {
-		b.addActivity(activity{At: n.At, Source: n.Source, Task: n.Task, Actor: "sweep", What: n.What, Failed: n.Failed})
+		b.addActivity(activity{At: n.At, Source: n.Source, Task: n.Task, Actor: cmp.Or(n.By, "sweep"), What: n.What, Failed: n.Failed})
 	}
 	if b.active == activityView {
 		b.freshen(b.pane())

@@ -95,8 +95,11 @@ type Config struct {
 type Notice struct {
 	At           time.Time
 	Source, Task string
-	What         string
-	Failed       bool
+	// By is who saw it: "mesh" for a node going DOWN or UP, "hub" for a
+	// source lost or back; empty is the sweep's (Config.Enforce).
+	By     string
+	What   string
+	Failed bool
 }
 
 // Status is how a source is doing.
@@ -421,9 +424,9 @@ func (h *Hub) noteNodes(before, after []model.Node) {
 			if n.LastErr != "" {
 				what += ": " + model.Redact(n.LastErr)
 			}
-			h.note(Notice{At: now, What: what, Failed: true})
+			h.note(Notice{At: now, By: "mesh", What: what, Failed: true})
 		case n.Status != model.NodeDown && down && known:
-			h.note(Notice{At: now, What: "node " + n.Name + " UP again"})
+			h.note(Notice{At: now, By: "mesh", What: "node " + n.Name + " UP again"})
 		}
 	}
 }
@@ -665,7 +668,7 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 		}
 		if st.Status != StatusDegraded {
 			st.Status, st.Since = StatusDegraded, now
-			h.note(Notice{At: now, Source: st.Name, What: "source unreachable: " + st.Err, Failed: true})
+			h.note(Notice{At: now, Source: st.Name, By: "hub", What: "source unreachable: " + st.Err, Failed: true})
 		}
 		st.Failures++
 		wait := retryWait(err, f.every, st.Failures, h.cfg.MaxBackoff)
@@ -674,7 +677,7 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 		return wait
 	}
 	if st.Status == StatusDegraded {
-		h.note(Notice{At: now, Source: st.Name, What: "source reachable again after " + now.Sub(st.Since).Round(time.Second).String()})
+		h.note(Notice{At: now, Source: st.Name, By: "hub", What: "source reachable again after " + now.Sub(st.Since).Round(time.Second).String()})
 	}
 	if st.Status != StatusOK {
 		st.Status, st.Since = StatusOK, now

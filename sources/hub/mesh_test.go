@@ -93,24 +93,24 @@ func TestActivityRecordsSourceOutagesAndNodesGoingDownAndUp(t *testing.T) {
 		activity := func(want string) func(Snapshot) bool {
 			return func(s Snapshot) bool {
 				for _, n := range s.Notices {
-					seen = append(seen, n.Source+"|"+n.What)
+					seen = append(seen, n.By+"|"+n.Source+"|"+n.What)
 				}
 				return slices.ContainsFunc(seen, func(e string) bool { return strings.HasPrefix(e, want) })
 			}
 		}
 		await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK })
 		mem.FailPolls(errors.New("connection refused"))
-		await(t, h, "the outage in Activity", activity("prod|source unreachable: "))
+		await(t, h, "the outage in Activity", activity("hub|prod|source unreachable: "))
 		mem.FailPolls(nil)
-		await(t, h, "the recovery in Activity", activity("prod|source reachable again after "))
+		await(t, h, "the recovery in Activity", activity("hub|prod|source reachable again after "))
 		mu.Lock()
 		status = model.NodeDown
 		mu.Unlock()
-		await(t, h, "the node DOWN in Activity", activity("|node ORACLE_LOCAL DOWN: dial tcp: connection refused"))
+		await(t, h, "the node DOWN in Activity", activity("mesh||node ORACLE_LOCAL DOWN: dial tcp: connection refused"))
 		mu.Lock()
 		status = model.NodeHealthy
 		mu.Unlock()
-		await(t, h, "the node UP in Activity", activity("|node ORACLE_LOCAL UP again"))
+		await(t, h, "the node UP in Activity", activity("mesh||node ORACLE_LOCAL UP again"))
 		if n := len(slices.DeleteFunc(slices.Clone(seen), func(e string) bool { return !strings.Contains(e, "unreachable") })); n != 1 {
 			t.Fatalf("one outage noted %d times: %q", n, seen)
 		}
