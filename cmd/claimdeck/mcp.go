@@ -188,14 +188,11 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 	}
 	if overrides && a.cfg.MCP.Overrides && !a.cfg.ReadOnly {
 		for _, ov := range overrideTools {
-			args, need := ov.args, []string{"task", "reason"}
-			if ov.action == model.ActionApprove {
-				need = need[:1] // an approval is the reviewer's yes: it needs no why
-			}
+			args, need := ov.args, ov.required
 			srv.AddTool(&mcp.Tool{Name: string(ov.name), Description: ov.short, InputSchema: inputSchema(args, need)},
 				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					tf, err := toolFlags(args, req.Params.Arguments)
-					if err == nil && len(need) > 1 {
+					if err == nil && slices.Contains(need, "reason") {
 						// As on the dashboard: an override says why.
 						err = required("reason", tf.reason)
 					}
@@ -220,12 +217,15 @@ var overrideTools = []struct {
 	action model.Action
 	short  string
 	args   []string
+	// required are the arguments a call must give. An override says why,
+	// as on the dashboard; an approval is the reviewer's yes and needs none.
+	required []string
 }{
-	{"takeover", model.ActionTakeover, "Claim a task as HUMAN (operator; audited)", []string{"task", "reason", "lock-token"}},
-	{"release", model.ActionForceRelease, "Force-release a claimed task back to the queue (operator; audited)", []string{"task", "reason", "lock-token"}},
-	{"handoff", model.ActionHandoff, "Release a task and reserve it for one agent or ANY (operator; audited)", []string{"task", "reason", "lock-token", "agent-name", "priority"}},
-	{"approve", model.ActionApprove, "Approve a task in Review: Done (reviewer; audited)", []string{"task", "reason"}},
-	{"rework", model.ActionRework, "Send a task in Review back to the queue; reason (what to change) required (reviewer; audited)", []string{"task", "reason"}},
+	{"takeover", model.ActionTakeover, "Claim a task as HUMAN (operator; audited)", []string{"task", "reason", "lock-token"}, []string{"task", "reason"}},
+	{"release", model.ActionForceRelease, "Force-release a claimed task back to the queue (operator; audited)", []string{"task", "reason", "lock-token"}, []string{"task", "reason"}},
+	{"handoff", model.ActionHandoff, "Release a task and reserve it for one agent or ANY (operator; audited)", []string{"task", "reason", "lock-token", "agent-name", "priority"}, []string{"task", "reason"}},
+	{"approve", model.ActionApprove, "Approve a task in Review: Done (reviewer; audited)", []string{"task", "reason"}, []string{"task"}},
+	{"rework", model.ActionRework, "Send a task in Review back to the queue; reason (what to change) required (reviewer; audited)", []string{"task", "reason"}, []string{"task", "reason"}},
 }
 
 // argName is a flag's name as a tool argument: snake_case.
