@@ -26,12 +26,12 @@ func TestImportRefusesAnIDItHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, open := range map[string]func() *Store{
-		"sqlite":   func() *Store { return openSQLite(t, Config{Create: true}) },
-		"postgres": func() *Store { return openPG(t, Config{Create: true}) },
+	for name, open := range map[string]func(*testing.T) *Store{
+		"sqlite":   func(t *testing.T) *Store { return openSQLite(t, Config{Create: true}) },
+		"postgres": func(t *testing.T) *Store { return openPG(t, Config{Create: true}) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			to := open()
+			to := open(t)
 			defer to.Close()
 			if err := to.Import(ctx, task); err != nil {
 				t.Fatal(err)
