@@ -129,12 +129,12 @@ bits: openssl rand -hex 32).`,
 // actions are recorded under its name.
 func (a *app) serveMCP(ctx context.Context, ln net.Listener, clients []MCPClient) error {
 	full, agentOnly := a.mcpServer(true), a.mcpServer(false)
-	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	h := byRevision(func(r *http.Request) *mcp.Server {
 		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && ti.Extra["agent_only"] == true {
 			return agentOnly
 		}
 		return full
-	}, nil)
+	})
 	verify := func(_ context.Context, presented string, _ *http.Request) (*auth.TokenInfo, error) {
 		var found *MCPClient
 		for i := range clients { // every token compared: no early exit to time
@@ -170,7 +170,8 @@ func mcpCaller(req *mcp.CallToolRequest) string {
 // agent command, and the operator tools when overrides is true and the
 // configuration allows.
 func (a *app) mcpServer(overrides bool) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "claimdeck", Version: version}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "claimdeck", Version: version}, &mcp.ServerOptions{Capabilities: mcpCapabilities()})
+	srv.AddReceivingMiddleware(undeclared)
 	for _, op := range a.agentOps() {
 		srv.AddTool(&mcp.Tool{Name: op.name, Description: op.short, InputSchema: inputSchema(op.args, op.required)},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
