@@ -173,7 +173,7 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "claimdeck", Version: version}, &mcp.ServerOptions{Capabilities: mcpCapabilities()})
 	srv.AddReceivingMiddleware(undeclared)
 	for _, op := range a.agentOps() {
-		srv.AddTool(&mcp.Tool{Name: op.name, Description: op.short, InputSchema: inputSchema(op.args, op.required)},
+		srv.AddTool(documented(&mcp.Tool{Name: op.name, Description: op.short, InputSchema: inputSchema(op.args, op.required)}),
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				tf, err := toolFlags(op.args, req.Params.Arguments)
 				if err != nil {
@@ -190,7 +190,7 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 	if overrides && a.cfg.MCP.Overrides && !a.cfg.ReadOnly {
 		for _, ov := range overrideTools {
 			args, need := ov.args, ov.required
-			srv.AddTool(&mcp.Tool{Name: string(ov.name), Description: ov.short, InputSchema: inputSchema(args, need)},
+			srv.AddTool(documented(&mcp.Tool{Name: string(ov.name), Description: ov.short, InputSchema: inputSchema(args, need)}),
 				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					tf, err := toolFlags(args, req.Params.Arguments)
 					if err == nil && slices.Contains(need, "reason") {
@@ -232,20 +232,14 @@ var overrideTools = []struct {
 // argName is a flag's name as a tool argument: snake_case.
 func argName(flag string) string { return strings.ReplaceAll(flag, "-", "_") }
 
-// inputSchema is the JSON schema of a tool taking these flags.
+// inputSchema is the JSON schema of a tool taking these flags; documented
+// describes each.
 func inputSchema(flags, required []string) map[string]any {
 	props := map[string]any{}
 	for _, f := range flags {
 		p := map[string]any{"type": "string"}
-		switch f {
-		case "priority":
-			p = map[string]any{"type": []string{"integer", "string"}, "description": "a number (higher = more urgent) or critical, high, medium, low"}
-		case "lease":
-			p["description"] = "a duration such as 20m"
-		case "status":
-			p["description"] = "READY, IN_PROGRESS, BLOCKED, REVIEW, DONE, FAILED or CANCELED"
-		case "next-check-at":
-			p["description"] = "an RFC 3339 time"
+		if f == "priority" {
+			p["type"] = []string{"integer", "string"}
 		}
 		props[argName(f)] = p
 	}
