@@ -89,7 +89,10 @@ var (
 	_ sources.Watcher = (*Store)(nil)
 )
 
-func init() {
+// registerFunctions adds claimdeck's SQL functions to the SQLite driver,
+// once, before the first SQLite store opens: a command on PostgreSQL or
+// another source never pays for it.
+var registerFunctions = sync.OnceFunc(func() {
 	// Seed 003's SQL says NOW(); SQLite has no such function. Registering it
 	// lets the seed's statements run verbatim on the embedded queue, writing
 	// times in the format claimdeck reads.
@@ -106,7 +109,7 @@ func init() {
 		}
 		return now.(func() time.Time)().UTC().Format(sqliteTime), nil
 	})
-}
+})
 
 // clocks holds the Config.Now of each open SQLite store that has one.
 var clocks sync.Map
@@ -189,6 +192,7 @@ func (s *Store) openSQLite(path string) error {
 	} else if !errors.Is(err, os.ErrExist) {
 		return model.Wrap(model.CodeMisconfigured, "open", "", err)
 	}
+	registerFunctions()
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
