@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"sync"
 	"syscall"
 )
 
@@ -153,7 +154,7 @@ func Exposed(mode os.FileMode) string {
 }
 
 // yamlLine finds the line number yaml.v3 puts in its messages.
-var yamlLine = regexp.MustCompile(`line (\d+)`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 // ContentProblem describes where and how a JSON or YAML document failed to
 // parse (line, column, kind of mistake) without quoting the document: a
@@ -170,7 +171,7 @@ func ContentProblem(err error, data []byte) string {
 		line, col := lineCol(data, typ.Offset)
 		return fmt.Sprintf("line %d, column %d: a value of the wrong type", line, col)
 	}
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLine().FindStringSubmatch(err.Error()); m != nil {
 		return "line " + m[1] + ": not valid here (JSON or YAML)"
 	}
 	return "not readable as JSON or YAML"

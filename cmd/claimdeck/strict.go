@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -197,7 +198,7 @@ func (c *Config) inlineSecretsWarning() string {
 }
 
 // pgKeywordPassword finds a password in a keyword/value DSN.
-var pgKeywordPassword = regexp.MustCompile(`(?i)(^|\s)password\s*=`)
+var pgKeywordPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(^|\s)password\s*=`) })
 
 // dsnHasPassword says whether a DSN carries a password itself: a URL's
 // user info or a password= keyword.
@@ -207,7 +208,7 @@ func dsnHasPassword(dsn string) bool {
 			return true
 		}
 	}
-	return pgKeywordPassword.MatchString(dsn)
+	return pgKeywordPassword().MatchString(dsn)
 }
 
 // showable is v with every duration written as Go writes it (10m0s) rather

@@ -60,7 +60,7 @@ type Config struct {
 	Desk        *sources.Desk
 	Now         func() time.Time
 	MaxBackoff  time.Duration
-	Debounce    time.Duration // how long a burst of push hints is gathered
+	Debounce    time.Duration // after a hinted poll, how long further hints are gathered into one
 	PollTimeout time.Duration
 	// Window keeps tasks that finished within it beside the live ones;
 	// older history is counted and read on demand (LoadArchive). Zero is
@@ -876,8 +876,11 @@ func (h *Hub) publish() {
 	h.out <- s
 }
 
-// watch turns push hints into debounced polls. When the watch ends the
-// timer keeps polling.
+// watch turns push hints into polls. The first hint polls at once; hints
+// within Debounce after a poll are gathered into one more poll at its end,
+// and so on while they keep coming: a lone change is on screen one poll
+// after its hint, and a burst costs one poll per Debounce. When the watch
+// ends the timer keeps polling.
 func (h *Hub) watch(ctx context.Context, f *feed, w sources.Watcher) {
 	hints, err := w.Watch(ctx)
 	if err != nil {
@@ -885,34 +888,38 @@ func (h *Hub) watch(ctx context.Context, f *feed, w sources.Watcher) {
 	}
 	h.setWatching(f, true)
 	defer h.setWatching(f, false)
+	cooldown := time.NewTimer(0)
+	defer cooldown.Stop()
+	<-cooldown.C
+	cooling, pending := false, false
+	kick := func() {
+		if !h.Paused() {
+			poke(f.kick)
+		}
+		cooldown.Reset(h.cfg.Debounce)
+		cooling, pending = true, false
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case _, ok := <-hints:
 			if !ok {
-				return
-			}
-		}
-		// Gather the rest of the burst into one poll.
-		timer := time.NewTimer(h.cfg.Debounce)
-	gather:
-		for {
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return
-			case _, ok := <-hints:
-				if !ok {
-					timer.Stop()
-					return
+				if pending {
+					kick()
 				}
-			case <-timer.C:
-				break gather
+				return
 			}
-		}
-		if !h.Paused() {
-			poke(f.kick)
+			if cooling {
+				pending = true
+			} else {
+				kick()
+			}
+		case <-cooldown.C:
+			cooling = false
+			if pending {
+				kick()
+			}
 		}
 	}
 }

@@ -180,6 +180,40 @@ func TestPushHintPollsBeforeTheInterval(t *testing.T) {
 	})
 }
 
+// A lone hint polls at once; the hints of a burst that follows within
+// Debounce are gathered into one poll at its end, and none is lost. The
+// bubble's clock stands still until every goroutine waits, so "at once"
+// is before the clock moves at all.
+func TestPushHintPollsAtOnceAndGathersTheBurstAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memsource.NewMemory("watched")
+		h := start(t, Config{Feeds: []Feed{{Source: mem, Every: time.Hour}}, Debounce: time.Second})
+		await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Watching })
+		time.Sleep(2 * time.Second) // past any cooldown
+		synctest.Wait()
+		began := time.Now()
+		mem.Put(&model.Task{ID: "lone", State: model.StateQueued})
+		await(t, h, "the lone change", func(s Snapshot) bool { return find(s, "watched", "lone") != nil })
+		if waited := time.Since(began); waited != 0 {
+			t.Fatalf("the lone change waited %v of the bubble's clock for its poll, want none", waited)
+		}
+		polls := mem.Polls()
+		for _, id := range []string{"b1", "b2", "b3"} {
+			mem.Put(&model.Task{ID: id, State: model.StateQueued})
+			synctest.Wait()
+		}
+		if mem.Polls() != polls {
+			t.Fatalf("%d polls during the cooldown, want none", mem.Polls()-polls)
+		}
+		await(t, h, "the burst", func(s Snapshot) bool {
+			return find(s, "watched", "b1") != nil && find(s, "watched", "b2") != nil && find(s, "watched", "b3") != nil
+		})
+		if mem.Polls() != polls+1 {
+			t.Fatalf("the burst of 3 hints took %d polls, want 1", mem.Polls()-polls)
+		}
+	})
+}
+
 func TestSnapshotsCoalesceWithoutLosingTransitions(t *testing.T) {
 	mem := memsource.NewMemory("local")
 	h := New(Config{Feeds: []Feed{{Source: mem}}})

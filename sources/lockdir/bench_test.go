@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -271,4 +272,43 @@ func benchIncrementalPolls(b *testing.B, ctx context.Context, dir string, opt ..
 			cursor = d.Cursor
 		}
 	})
+}
+
+// BenchmarkClaimAgainstFloor alternates one Claim with one floor operation
+// (write a temp file, link it to a lock name, remove the temp, as publish
+// does) in a sibling directory of the same file system, so that both meet
+// the same load and the same directory sizes. It reports the median of
+// each and their ratio.
+func BenchmarkClaimAgainstFloor(b *testing.B) {
+	src, ids := queuedDir(b, b.N)
+	floorDir := b.TempDir()
+	body := (&record{TaskID: "x", Agent: "bench", ClaimedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour), LockToken: "t"}).marshal()
+	ctx := context.Background()
+	claims := make([]time.Duration, 0, b.N)
+	floors := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := src.Claim(ctx, ids[i], sources.ClaimRequest{Agent: "bench", RunID: "r"}); err != nil {
+			b.Fatal(err)
+		}
+		claims = append(claims, time.Since(start))
+		start = time.Now()
+		tmp, err := writeTemp(floorDir, body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Link(tmp, filepath.Join(floorDir, ids[i]+".lock")); err != nil {
+			b.Fatal(err)
+		}
+		os.Remove(tmp)
+		floors = append(floors, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(claims)
+	slices.Sort(floors)
+	claim, floor := claims[len(claims)/2], floors[len(floors)/2]
+	b.ReportMetric(float64(claim.Microseconds()), "claim-µs")
+	b.ReportMetric(float64(floor.Microseconds()), "floor-µs")
+	b.ReportMetric(float64(claim)/float64(floor), "claim/floor")
 }

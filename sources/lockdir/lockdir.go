@@ -260,7 +260,11 @@ func (s *Source) lockTask(ctx context.Context, op, id string) (func(), error) {
 // held file that a published file replaces is spent: to archive/, never
 // deleted. Otherwise the change never got published and the held file goes
 // back to its name; if that name has been taken since, to archive/.
-func (s *Source) recover(id string) {
+//
+// It returns the kinds it found a held file for: only those can still have
+// one afterwards (a move that failed), so a read right after it looks for
+// held names of those kinds alone (readSettled).
+func (s *Source) recover(id string) (found [numKinds]bool) {
 	var live []*fileState
 	for k := kindLock; k <= kindQueued; k++ {
 		held := s.heldPath(id, k)
@@ -268,6 +272,7 @@ func (s *Source) recover(id string) {
 		if err != nil {
 			continue // the usual case: one lstat per kind, nothing to settle
 		}
+		found[k] = true
 		fs := readFile(held, k, fi)
 		if fs == nil {
 			continue
@@ -288,6 +293,7 @@ func (s *Source) recover(id string) {
 			s.toArchive(held, id, "displaced")
 		}
 	}
+	return found
 }
 
 // replaced reports whether one of files was made from fs.

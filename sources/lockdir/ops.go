@@ -183,8 +183,8 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 // there first. With adopt, an id the directory has never seen is claimed as
 // a new queued task; without, it is errGone.
 func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, adopt bool) (*model.Task, error) {
-	s.recover(id)
-	cur, slot, err := s.readTask(id)
+	held := s.recover(id)
+	cur, slot, err := s.readSettled(id, &held)
 	if err != nil {
 		return nil, err
 	}

@@ -539,6 +539,13 @@ func (s *Source) removeStaleTemps() {
 // and its tasks-file entry. nil means the directory knows no such task. A
 // file a change has moved aside still counts until the change publishes.
 func (s *Source) readTask(id string) (*model.Task, *[numKinds]*fileState, error) {
+	return s.readSettled(id, nil)
+}
+
+// readSettled is readTask right after recover: held names are looked for
+// only for the kinds in held, those recover found one for (nil: every
+// kind).
+func (s *Source) readSettled(id string, held *[numKinds]bool) (*model.Task, *[numKinds]*fileState, error) {
 	byID, _, err := s.entries()
 	if err != nil {
 		return nil, nil, err
@@ -547,7 +554,7 @@ func (s *Source) readTask(id string) (*model.Task, *[numKinds]*fileState, error)
 	found := false
 	for k := kind(0); k < numKinds; k++ {
 		fs := readFile(s.path(id, k), k, nil)
-		if fs == nil && k <= kindQueued {
+		if fs == nil && k <= kindQueued && (held == nil || held[k]) {
 			fs = readFile(s.heldPath(id, k), k, nil)
 		}
 		if fs != nil {

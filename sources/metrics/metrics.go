@@ -7,6 +7,7 @@ package metrics
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,39 +46,64 @@ func New(cfg Config) *Collector {
 	return &Collector{cfg: cfg}
 }
 
-var (
-	tasksDesc = prometheus.NewDesc("claimdeck_tasks",
-		"Tasks by source and lifecycle state.", []string{"source", "state"}, nil)
-	leaseAgeDesc = prometheus.NewDesc("claimdeck_lease_age_seconds",
-		"Age of the claims held now, from claim to scrape.", []string{"source"}, nil)
-	stuckDesc = prometheus.NewDesc("claimdeck_claims_stuck",
-		"Tasks on the escalation ladder (seed 001) by level: stuck claims, claims of a DOWN node, expired hand-offs.", []string{"source", "level"}, nil)
-	sourceUpDesc = prometheus.NewDesc("claimdeck_source_up",
-		"1 when the source's last poll succeeded.", []string{"source"}, nil)
-	pollSecondsDesc = prometheus.NewDesc("claimdeck_poll_duration_seconds",
-		"How long the source's last poll took.", []string{"source"}, nil)
-	pollsDesc = prometheus.NewDesc("claimdeck_polls_total",
-		"Polls of the source.", []string{"source"}, nil)
-	pollErrorsDesc = prometheus.NewDesc("claimdeck_poll_errors_total",
-		"Failed polls of the source.", []string{"source"}, nil)
-	eventsDesc = prometheus.NewDesc("claimdeck_lease_events_total",
-		"Lease events the hub observed: claim, complete, fail, block.", []string{"source", "event"}, nil)
-	nodeUpDesc = prometheus.NewDesc("claimdeck_node_up",
-		"0 when the mesh node is DOWN, else 1.", []string{"node"}, nil)
-	nodeLatencyDesc = prometheus.NewDesc("claimdeck_node_ping_latency_seconds",
-		"Latency of the node's last successful health ping.", []string{"node"}, nil)
-	nodeFailuresDesc = prometheus.NewDesc("claimdeck_node_ping_failures",
-		"Consecutive failed health pings of the node.", []string{"node"}, nil)
-	overridesDesc = prometheus.NewDesc("claimdeck_overrides_total",
-		"Human overrides by action and result (applied or the error code).", []string{"action", "result"}, nil)
-	journalUpDesc = prometheus.NewDesc("claimdeck_audit_journal_up",
-		"1 when the audit journal could be read for the override counters.", nil, nil)
-)
+// descs are the collector's metric descriptions, made at the first
+// Describe or Collect: only a dashboard or server that serves metrics pays
+// for them, not every command of the binary.
+var descs = sync.OnceValue(func() *descSet {
+	return &descSet{
+		tasks: prometheus.NewDesc("claimdeck_tasks",
+			"Tasks by source and lifecycle state.", []string{"source", "state"}, nil),
+		leaseAge: prometheus.NewDesc("claimdeck_lease_age_seconds",
+			"Age of the claims held now, from claim to scrape.", []string{"source"}, nil),
+		stuck: prometheus.NewDesc("claimdeck_claims_stuck",
+			"Tasks on the escalation ladder (seed 001) by level: stuck claims, claims of a DOWN node, expired hand-offs.", []string{"source", "level"}, nil),
+		sourceUp: prometheus.NewDesc("claimdeck_source_up",
+			"1 when the source's last poll succeeded.", []string{"source"}, nil),
+		pollSeconds: prometheus.NewDesc("claimdeck_poll_duration_seconds",
+			"How long the source's last poll took.", []string{"source"}, nil),
+		polls: prometheus.NewDesc("claimdeck_polls_total",
+			"Polls of the source.", []string{"source"}, nil),
+		pollErrors: prometheus.NewDesc("claimdeck_poll_errors_total",
+			"Failed polls of the source.", []string{"source"}, nil),
+		events: prometheus.NewDesc("claimdeck_lease_events_total",
+			"Lease events the hub observed: claim, complete, fail, block.", []string{"source", "event"}, nil),
+		nodeUp: prometheus.NewDesc("claimdeck_node_up",
+			"0 when the mesh node is DOWN, else 1.", []string{"node"}, nil),
+		nodeLatency: prometheus.NewDesc("claimdeck_node_ping_latency_seconds",
+			"Latency of the node's last successful health ping.", []string{"node"}, nil),
+		nodeFailures: prometheus.NewDesc("claimdeck_node_ping_failures",
+			"Consecutive failed health pings of the node.", []string{"node"}, nil),
+		overrides: prometheus.NewDesc("claimdeck_overrides_total",
+			"Human overrides by action and result (applied or the error code).", []string{"action", "result"}, nil),
+		journalUp: prometheus.NewDesc("claimdeck_audit_journal_up",
+			"1 when the audit journal could be read for the override counters.", nil, nil),
+	}
+})
+
+type descSet struct {
+	tasks        *prometheus.Desc
+	leaseAge     *prometheus.Desc
+	stuck        *prometheus.Desc
+	sourceUp     *prometheus.Desc
+	pollSeconds  *prometheus.Desc
+	polls        *prometheus.Desc
+	pollErrors   *prometheus.Desc
+	events       *prometheus.Desc
+	nodeUp       *prometheus.Desc
+	nodeLatency  *prometheus.Desc
+	nodeFailures *prometheus.Desc
+	overrides    *prometheus.Desc
+	journalUp    *prometheus.Desc
+}
+
+// all lists every description, for Describe.
+func (d *descSet) all() []*prometheus.Desc {
+	return []*prometheus.Desc{d.tasks, d.leaseAge, d.stuck, d.sourceUp, d.pollSeconds, d.polls, d.pollErrors, d.events, d.nodeUp, d.nodeLatency, d.nodeFailures, d.overrides, d.journalUp}
+}
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{tasksDesc, leaseAgeDesc, stuckDesc, sourceUpDesc, pollSecondsDesc,
-		pollsDesc, pollErrorsDesc, eventsDesc, nodeUpDesc, nodeLatencyDesc, nodeFailuresDesc, overridesDesc, journalUpDesc} {
+	for _, d := range descs().all() {
 		ch <- d
 	}
 }
@@ -88,6 +114,7 @@ var stuckLevels = []model.Level{model.LevelStale, model.LevelUrgent, model.Level
 
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	d := descs()
 	now := c.cfg.Now()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
@@ -123,26 +150,26 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		for s := model.StateQueued; s <= model.StateCanceled; s++ {
-			gauge(tasksDesc, float64(byState[s]), st.Name, s.String())
+			gauge(d.tasks, float64(byState[s]), st.Name, s.String())
 		}
 		if byState[model.StateUnknown] > 0 {
-			gauge(tasksDesc, float64(byState[model.StateUnknown]), st.Name, model.StateUnknown.String())
+			gauge(d.tasks, float64(byState[model.StateUnknown]), st.Name, model.StateUnknown.String())
 		}
-		ch <- prometheus.MustNewConstHistogram(leaseAgeDesc, n, sum, buckets, st.Name)
+		ch <- prometheus.MustNewConstHistogram(d.leaseAge, n, sum, buckets, st.Name)
 		for _, l := range stuckLevels {
-			gauge(stuckDesc, float64(stuck[l]), st.Name, l.String())
+			gauge(d.stuck, float64(stuck[l]), st.Name, l.String())
 		}
 		up := 0.0
 		if st.Status == hub.StatusOK {
 			up = 1
 		}
-		gauge(sourceUpDesc, up, st.Name)
-		gauge(pollSecondsDesc, st.PollTook.Seconds(), st.Name)
-		counter(pollsDesc, float64(st.Polls), st.Name)
-		counter(pollErrorsDesc, float64(st.PollErrs), st.Name)
+		gauge(d.sourceUp, up, st.Name)
+		gauge(d.pollSeconds, st.PollTook.Seconds(), st.Name)
+		counter(d.polls, float64(st.Polls), st.Name)
+		counter(d.pollErrors, float64(st.PollErrs), st.Name)
 	}
 	for _, tot := range c.cfg.Tracker.Totals() {
-		counter(eventsDesc, float64(tot.Count), tot.Source, tot.Kind.String())
+		counter(d.events, float64(tot.Count), tot.Source, tot.Kind.String())
 	}
 	if snap.Mesh != nil {
 		for _, nd := range snap.Mesh.Nodes() {
@@ -150,10 +177,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			if nd.Status == model.NodeDown {
 				up = 0
 			}
-			gauge(nodeUpDesc, up, nd.Name)
-			gauge(nodeFailuresDesc, float64(nd.Failures), nd.Name)
+			gauge(d.nodeUp, up, nd.Name)
+			gauge(d.nodeFailures, float64(nd.Failures), nd.Name)
 			if k := len(nd.Latency); k > 0 {
-				gauge(nodeLatencyDesc, nd.Latency[k-1].Seconds(), nd.Name)
+				gauge(d.nodeLatency, nd.Latency[k-1].Seconds(), nd.Name)
 			}
 		}
 	}
@@ -165,10 +192,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		} else {
 			c.cfg.Tracker.Overrides(recs)
 		}
-		gauge(journalUpDesc, ok)
+		gauge(d.journalUp, ok)
 	}
 	for _, o := range c.cfg.Tracker.OverrideTotals() {
-		counter(overridesDesc, float64(o.Count), string(o.Action), o.Result)
+		counter(d.overrides, float64(o.Count), string(o.Action), o.Result)
 	}
 }
 

@@ -352,13 +352,13 @@ func (s *Source) page(ctx context.Context, op, id string) (*model.Task, error) {
 
 // keyShape is the task key Notion prints for a unique_id (TASK-3, or 3
 // without a prefix).
-var keyShape = regexp.MustCompile(`^(?:([A-Za-z][A-Za-z0-9_]*)-)?([0-9]{1,9})$`)
+var keyShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:([A-Za-z][A-Za-z0-9_]*)-)?([0-9]{1,9})$`) })
 
 // resolve turns the task key list and get print (task_id, TASK-3) into
 // the page id, by a query on the unique_id property; a page id passes as
 // it is. A key in another prefix, or no unique_id property, is not found.
 func (s *Source) resolve(ctx context.Context, op, id string) (string, error) {
-	m := keyShape.FindStringSubmatch(strings.TrimSpace(id))
+	m := keyShape().FindStringSubmatch(strings.TrimSpace(id))
 	if _, err := uuid.Parse(id); err == nil || m == nil || s.m.Key == "" {
 		return id, nil
 	}

@@ -180,6 +180,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(workerEnv); path != "" {
 		os.Exit(sqliteWorker(path))
 	}
+	if path := os.Getenv(insertEnv); path != "" {
+		os.Exit(sqliteInsert(path))
+	}
 	os.Exit(m.Run())
 }
 

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -73,7 +72,20 @@ var (
 	}
 )
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+// plainIdent: [A-Za-z_][A-Za-z0-9_]{0,62}, checked without a regular
+// expression compiled at every start of the binary.
+func plainIdent(p string) bool {
+	if p == "" || len(p) > 63 || ('0' <= p[0] && p[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // quoteTable validates a configured table name ("tasks" or "schema.tasks")
 // and quotes it. Table names cannot be parameters, so they are checked
@@ -84,7 +96,7 @@ func quoteTable(name string) (string, error) {
 		return "", fmt.Errorf("table %q: want NAME or SCHEMA.NAME", name)
 	}
 	for i, p := range parts {
-		if !identRE.MatchString(p) {
+		if !plainIdent(p) {
 			return "", fmt.Errorf("table %q: %q is not a plain SQL identifier (letters, digits, underscore)", name, p)
 		}
 		parts[i] = `"` + p + `"`

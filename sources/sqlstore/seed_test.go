@@ -436,9 +436,4 @@ func TestListenNotify(t *testing.T) {
 	cancel()
 	for range hints { // the channel closes when the context ends
 	}
-	sq := openSQLite(t, Config{Create: true})
-	defer sq.Close()
-	if _, err := sq.Watch(context.Background()); !errors.Is(err, ErrNoPush) {
-		t.Fatalf("SQLite Watch: %v, want ErrNoPush", err)
-	}
 }

@@ -59,19 +59,23 @@ type Config struct {
 	// wakes each watcher's connection a few times a second instead of for
 	// every change (default 200 ms; PostgreSQL only).
 	ListenPause time.Duration
+	// ProbeEvery is how often Watch on SQLite reads PRAGMA data_version,
+	// which changes when another connection (in any process) commits
+	// (default 100 ms).
+	ProbeEvery time.Duration
 	// Now, on SQLite only, is the clock the store's statements read instead
 	// of the database's (tests hand in their own); PostgreSQL always judges
 	// leases by its server's clock.
 	Now func() time.Time
 }
 
-// Store is a SQL source. It implements sources.Source, and sources.Watcher
-// on PostgreSQL.
+// Store is a SQL source. It implements sources.Source and sources.Watcher.
 type Store struct {
 	cfg        Config
 	d          dialect
 	db         conn
 	pgPool     *pgxpool.Pool
+	sqliteDB   *sql.DB
 	table      string // quoted
 	plainTable string
 	tag        string // the table's name in the audit and tombstone tables
@@ -89,7 +93,10 @@ var (
 	_ sources.Watcher = (*Store)(nil)
 )
 
-func init() {
+// registerFunctions adds claimdeck's SQL functions to the SQLite driver,
+// once, before the first SQLite store opens: a command on PostgreSQL or
+// another source never pays for it.
+var registerFunctions = sync.OnceFunc(func() {
 	// Seed 003's SQL says NOW(); SQLite has no such function. Registering it
 	// lets the seed's statements run verbatim on the embedded queue, writing
 	// times in the format claimdeck reads.
@@ -106,7 +113,7 @@ func init() {
 		}
 		return now.(func() time.Time)().UTC().Format(sqliteTime), nil
 	})
-}
+})
 
 // clocks holds the Config.Now of each open SQLite store that has one.
 var clocks sync.Map
@@ -137,6 +144,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.ListenPause <= 0 {
 		cfg.ListenPause = 200 * time.Millisecond
+	}
+	if cfg.ProbeEvery <= 0 {
+		cfg.ProbeEvery = 100 * time.Millisecond
 	}
 	table, err := quoteTable(cfg.Table)
 	if err != nil {
@@ -189,6 +199,7 @@ func (s *Store) openSQLite(path string) error {
 	} else if !errors.Is(err, os.ErrExist) {
 		return model.Wrap(model.CodeMisconfigured, "open", "", err)
 	}
+	registerFunctions()
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -203,6 +214,7 @@ func (s *Store) openSQLite(path string) error {
 	db.SetMaxOpenConns(4)
 	s.d = sqlite
 	s.db = &sqlConn{sqlQ: sqlQ{db: db}, db: db}
+	s.sqliteDB = db
 	return nil
 }
 
@@ -337,13 +349,9 @@ func (s *Store) Name() string { return s.cfg.Name }
 
 // Caps: claims are single conditional statements, and claim-next rescues
 // a dead holder's task; PostgreSQL pushes changes (LISTEN/NOTIFY), SQLite
-// cannot.
+// tells them by its data version.
 func (s *Store) Caps() sources.Caps {
-	c := sources.Caps{AtomicClaim: true, Rescue: true, Subtasks: true, Escalation: true, WriteCheck: true, Watch: s.pgPool != nil}
-	if !c.Watch {
-		c.Lacks = []string{"push: SQLite has no change notification across processes; the dashboard polls"}
-	}
-	return c
+	return sources.Caps{AtomicClaim: true, Rescue: true, Subtasks: true, Escalation: true, WriteCheck: true, Watch: true}
 }
 
 // Close releases the connections.

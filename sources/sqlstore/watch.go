@@ -2,26 +2,79 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// ErrNoPush is Watch's answer on SQLite, which has no change notification
-// across processes: the hub keeps polling on its timer.
-var ErrNoPush = errors.New("this source cannot push changes; polling instead")
+// Watch hints at changes: on PostgreSQL by LISTEN (listen), on SQLite by
+// probing its data version (probe). The channel closes when ctx ends.
+func (s *Store) Watch(ctx context.Context) (<-chan struct{}, error) {
+	if s.pgPool == nil {
+		return s.probe(ctx)
+	}
+	return s.watchPostgres(ctx), nil
+}
 
-// Watch listens for the NOTIFY the migration's statement trigger sends on
+// probe reads PRAGMA data_version every ProbeEvery on a connection of its
+// own and hints when it changed: SQLite changes it on a connection when
+// any other connection, in this process or another, committed to the
+// file. A probe reads the WAL index in shared memory, not the table, so an
+// idle watch costs the same at any size. A failed probe hints too: the
+// poll it brings reports the failure.
+func (s *Store) probe(ctx context.Context) (<-chan struct{}, error) {
+	c, err := s.sqliteDB.Conn(ctx)
+	if err != nil {
+		return nil, s.classify("watch", "", err)
+	}
+	stmt, err := c.PrepareContext(ctx, "PRAGMA data_version")
+	if err != nil {
+		c.Close()
+		return nil, s.classify("watch", "", err)
+	}
+	version := func() (v int64, err error) {
+		err = stmt.QueryRowContext(ctx).Scan(&v)
+		return v, err
+	}
+	last, err := version()
+	if err != nil {
+		stmt.Close()
+		c.Close()
+		return nil, s.classify("watch", "", err)
+	}
+	hints := make(chan struct{}, 1)
+	go func() {
+		defer close(hints)
+		defer c.Close()
+		defer stmt.Close()
+		tick := time.NewTicker(s.cfg.ProbeEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			v, err := version()
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil || v != last {
+				last = v
+				hint(hints)
+			}
+		}
+	}()
+	return hints, nil
+}
+
+// watchPostgres listens for the NOTIFY the migration's statement trigger sends on
 // every change to the table, and passes a hint for each (coalesced: a slow
 // reader sees one hint for many changes). While NOTIFYs come faster than
 // Config.ListenPause it stops listening for a pause at a time, and hints
 // after each. A lost connection is retried with backoff; the channel closes when
 // ctx ends.
-func (s *Store) Watch(ctx context.Context) (<-chan struct{}, error) {
-	if s.pgPool == nil {
-		return nil, ErrNoPush
-	}
+func (s *Store) watchPostgres(ctx context.Context) <-chan struct{} {
 	hints := make(chan struct{}, 1)
 	go func() {
 		defer close(hints)
@@ -44,7 +97,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan struct{}, error) {
 			backoff = min(backoff*2, 10*time.Second)
 		}
 	}()
-	return hints, nil
+	return hints
 }
 
 func (s *Store) listen(ctx context.Context, hints chan struct{}) error {

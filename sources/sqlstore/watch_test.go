@@ -2,7 +2,11 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -68,5 +72,58 @@ func TestWatchPausesOnABusyTableAndHintsAfter(t *testing.T) {
 	case <-hints:
 	case <-time.After(10 * time.Second):
 		t.Fatal("no hint after the pause for a change made during it")
+	}
+}
+
+// insertEnv makes this test binary a separate process that inserts one
+// row into the SQLite file it names, through database/sql alone, as a
+// seed 003 agent's own SQL would.
+const insertEnv = "CLAIMDECK_SQLITE_TEST_INSERT"
+
+func sqliteInsert(path string) int {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err == nil {
+		_, err = db.Exec("INSERT INTO governance_tasks (id, title, status, assigned_worker) VALUES (?, 'from another process', 'pending', 'claude-chat')", fmt.Sprint(os.Getpid()))
+		db.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// A SQLite store hints at a row another process wrote, and again at the
+// next one.
+func TestSQLiteWatchSeesAnotherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "queue.db")
+	s := openSQLite(t, Config{Create: true, Path: path})
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	hints, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		for len(hints) > 0 {
+			<-hints
+		}
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), insertEnv+"="+path)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the other process: %v\n%s", err, out)
+		}
+		select {
+		case <-hints:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no hint within 10 s of insert %d by another process", i+1)
+		}
+	}
+	cancel()
+	for range hints { // the channel closes when the context ends
 	}
 }
