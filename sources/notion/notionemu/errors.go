@@ -59,3 +59,21 @@ const StatusServiceOverload = 529
 func newAPIError(status int, code, message string) *apiError {
 	return &apiError{Status: status, Code: code, Message: message}
 }
+
+// The rate_limit_reason values the emulator sends in a 429's
+// additional_data: Notion enforces a per-connection budget per 60-second
+// window and a limit shared by every connection of the workspace, and
+// "additional_data.rate_limit_reason says which limit was exceeded"; other
+// values "can appear" and are to be handled like any other 429
+// (https://developers.notion.com/reference/request-limits).
+const (
+	ReasonConnection = "connection_rate_limit"
+	ReasonWorkspace  = "workspace_rate_limit"
+)
+
+// rateLimited is the 429 of the limit named by reason.
+func rateLimited(reason string) *apiError {
+	e := newAPIError(http.StatusTooManyRequests, "rate_limited", "You have been rate limited. Please try again in a few minutes.")
+	e.Additional = map[string]any{"rate_limit_reason": reason}
+	return e
+}

@@ -92,6 +92,11 @@ func (s *Server) updatePage(r *http.Request, token string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := body["archived"]; ok && r.Header.Get("Notion-Version") >= TrashVersion {
+		// "Replace all uses of the archived field with in_trash in request
+		// bodies" (https://developers.notion.com/docs/upgrade-guide-2026-03-11).
+		return nil, validationError("body failed validation: body.archived is not a parameter from Notion-Version %s on; use body.in_trash.", TrashVersion)
+	}
 	trash, err := trashFlag(body)
 	if err != nil {
 		return nil, err
