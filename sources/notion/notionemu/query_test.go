@@ -35,6 +35,8 @@ func TestQueryFilters(t *testing.T) {
 		{"select equals", `{"property":"Status","select":{"equals":"READY"}}`, []string{"alpha", "beta", "epsilon"}},
 		{"select does_not_equal keeps empty", `{"property":"Claimed By","select":{"does_not_equal":"HUMAN"}}`, []string{"alpha", "beta", "gamma", "delta"}},
 		{"select is_empty", `{"property":"Claimed By","select":{"is_empty":true}}`, []string{"alpha", "beta", "delta"}},
+		{"select equals any of several", `{"property":"Status","select":{"equals":["IN_PROGRESS","DONE"]}}`, []string{"gamma", "delta"}},
+		{"select does_not_equal any of several", `{"property":"Status","select":{"does_not_equal":["READY","DONE"]}}`, []string{"gamma"}},
 		{"select is_not_empty", `{"property":"Claimed By","select":{"is_not_empty":true}}`, []string{"gamma", "epsilon"}},
 		{"title equals", `{"property":"Name","title":{"equals":"beta"}}`, []string{"beta"}},
 		{"title by rich_text key", `{"property":"Name","rich_text":{"starts_with":"ALP"}}`, []string{"alpha"}},
@@ -92,6 +94,8 @@ func TestQueryFiltersNotionRejects(t *testing.T) {
 		"unique_id is never empty":      `{"property":"ID","unique_id":{"is_empty":true}}`,
 		"filter that is a string":       `"Status"`,
 		"property without a condition":  `{"property":"Status"}`,
+		"equals an empty array":         `{"property":"Status","select":{"equals":[]}}`,
+		"equals an array of numbers":    `{"property":"Status","select":{"equals":[1]}}`,
 	}
 	for name, filter := range tests {
 		t.Run(name, func(t *testing.T) {
