@@ -82,6 +82,24 @@ func (e *apiError) limit() string {
 	return d.Reason
 }
 
+// ErrBlockLimit is Notion refusing to create a block (a task's page, a
+// comment's is not one) because a Free workspace with more than one member
+// has used its 1,000 lifetime blocks and its grace period is over.
+// Deleting does not give blocks back; reads, edits and claims of existing
+// tasks go on. The next step is the workspace owner's: upgrade the plan,
+// or connect with a personal access token, to which the limit does not
+// apply (https://developers.notion.com/reference/workspace-block-limits).
+var ErrBlockLimit = errors.New("the Notion workspace reached the Free plan's block limit, so no task can be created: " +
+	"reads, edits and claims of existing tasks still work; to create tasks, upgrade the workspace's plan or connect with a personal access token " +
+	"(https://developers.notion.com/reference/workspace-block-limits)")
+
+// blockLimit reports whether e is the refusal of a block-creating request
+// past the workspace's block limit: Notion's answer names the block limit.
+func blockLimit(e *apiError) bool {
+	return e.Status >= 400 && e.Status < 500 && e.Status != http.StatusTooManyRequests &&
+		strings.Contains(strings.ToLower(e.Message), "block limit")
+}
+
 // timeoutError says which of the two clocks ran out.
 type timeoutError struct{ msg string }
 

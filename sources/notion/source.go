@@ -328,6 +328,8 @@ func (s *Source) fail(op, id string, err error) error {
 		case ae.Status == http.StatusUnauthorized:
 			// Named as refused credentials, so pollers wait long (hub.CredentialsBackoff).
 			return model.Errorf(model.CodeMisconfigured, op, id, "%w: Notion rejected the integration token (401 unauthorized): check the token or token_env%s", sources.ErrCredentials, ref)
+		case blockLimit(ae):
+			return model.Errorf(model.CodeMisconfigured, op, id, "%w: %s%s", ErrBlockLimit, ae.Message, ref)
 		case ae.Status == http.StatusForbidden:
 			code, msg = model.CodeMisconfigured, "the integration lacks this capability (403 "+ae.Code+"): "+ae.Message+ref
 		case ae.Status == http.StatusNotFound && id == "":

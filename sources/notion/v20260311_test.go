@@ -189,3 +189,24 @@ func TestAWorkspaceRateLimitSlowsEveryTokenOfTheWorkspace(t *testing.T) {
 		t.Fatalf("a token of another workspace is held too: %v", err)
 	}
 }
+
+// Past a Free workspace's block limit, creating a task is refused with
+// its own error naming the next step, while claims of the tasks already
+// there go on.
+func TestTheBlockLimitIsItsOwnErrorWithANextStep(t *testing.T) {
+	e := newEmulator(t)
+	e.srv.SetBlockLimit(1)
+	src := e.open(t, e.config(e.database(t, presetSchema(PresetNtask)), PresetNtask))
+	ctx := context.Background()
+	first, err := src.Create(ctx, sources.NewTask{Title: "the last block"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = src.Create(ctx, sources.NewTask{Title: "one too many"})
+	if !errors.Is(err, ErrBlockLimit) || model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "upgrade the workspace's plan") {
+		t.Fatalf("a create past the block limit: %v; want ErrBlockLimit with its next step", err)
+	}
+	if _, err := src.Claim(ctx, first.ID, sources.ClaimRequest{Agent: "SANDMAN"}); err != nil {
+		t.Fatalf("a claim of an existing task past the block limit: %v", err)
+	}
+}

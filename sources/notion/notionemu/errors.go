@@ -77,3 +77,14 @@ func rateLimited(reason string) *apiError {
 	e.Additional = map[string]any{"rate_limit_reason": reason}
 	return e
 }
+
+// blockLimitReached is the refusal of a block-creating request in a Free
+// workspace past its block limit. Notion's reference names the refusal
+// ("requests that create blocks fail", a plan restriction) without
+// printing its body here: the emulator answers 403 restricted_resource
+// with a message naming the block limit, which is what the client keys on
+// (https://developers.notion.com/reference/workspace-block-limits).
+func blockLimitReached(n int) *apiError {
+	return newAPIError(http.StatusForbidden, "restricted_resource", fmt.Sprintf(
+		"This workspace has reached its block limit (%d blocks on the Free plan). Upgrade the workspace to create more blocks.", n))
+}

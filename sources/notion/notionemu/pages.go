@@ -65,6 +65,9 @@ func (s *Server) createPage(r *http.Request, token string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.blockLimit > 0 && len(s.pages) >= s.blockLimit {
+		return nil, blockLimitReached(s.blockLimit)
+	}
 	now := s.stamp()
 	s.seq++
 	p := &page{
@@ -153,6 +156,17 @@ func trashFlag(body object) (*bool, error) {
 // minute.
 func (s *Server) stamp() time.Time {
 	return s.now().UTC().Truncate(time.Minute)
+}
+
+// SetBlockLimit makes the workspace a Free one with more than one member
+// whose grace period has run out: once it holds n blocks (every page is
+// one), a request that creates a block fails, while reads, edits and
+// deletes go on (https://developers.notion.com/reference/workspace-block-limits,
+// enforced by the REST API from 2026-09-08). Zero means no limit.
+func (s *Server) SetBlockLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blockLimit = max(0, n)
 }
 
 // SetConflictWindow makes a page update answer 409 conflict_error when the

@@ -94,6 +94,8 @@ type Server struct {
 	conflictWindow time.Duration
 	// resultLimit caps one query's results (QueryResultLimit).
 	resultLimit int
+	// blockLimit is the Free workspace's block limit (SetBlockLimit).
+	blockLimit int
 }
 
 // New returns an empty workspace with no tokens and no databases.
