@@ -235,3 +235,30 @@ func TestLastEditedTimeIsRoundedDownToTheMinute(t *testing.T) {
 		t.Errorf("archiving left last_edited_time %v", archived["last_edited_time"])
 	}
 }
+
+// One query answers at most the result limit; past it pagination stops,
+// has_more is false, and every page of the answer says the result is
+// incomplete (https://developers.notion.com/guides/data-apis/query-large-data-sources).
+// A query under the limit says nothing.
+func TestAQueryPastTheResultLimitSaysItIsIncomplete(t *testing.T) {
+	h := newHarness(t)
+	h.srv.SetQueryResultLimit(3)
+	for i := range 5 {
+		h.createTask(fmt.Sprintf(`{"Name":{"title":[{"text":{"content":"t%d"}}]}}`, i))
+	}
+	first := h.call("POST", "/v1/databases/"+h.db+"/query", `{"page_size":2}`).mustOK(t).Body
+	last := h.call("POST", "/v1/databases/"+h.db+"/query", `{"page_size":2,"start_cursor":"`+first["next_cursor"].(string)+`"}`).mustOK(t).Body
+	incomplete := map[string]any{"type": "incomplete", "incomplete_reason": "query_result_limit_reached"}
+	for i, page := range []map[string]any{first, last} {
+		if !reflect.DeepEqual(page["request_status"], incomplete) {
+			t.Errorf("answer %d: request_status %v, want %v", i+1, page["request_status"], incomplete)
+		}
+	}
+	if got := append(titles(first), titles(last)...); len(got) != 3 || last["has_more"] != false {
+		t.Errorf("a capped query gave %v, has_more %v; want 3 pages and no more", got, last["has_more"])
+	}
+	narrow := h.call("POST", "/v1/databases/"+h.db+"/query", `{"filter":{"property":"Name","title":{"equals":"t1"}}}`).mustOK(t).Body
+	if _, said := narrow["request_status"]; said {
+		t.Errorf("a query under the limit says %v", narrow["request_status"])
+	}
+}
