@@ -35,10 +35,12 @@ func TestACappedQueryIsNeverShownWhole(t *testing.T) {
 		want[task.ID] = true
 		e.advance(time.Minute) // Notion stamps created_time to the minute
 	}
+	before := e.srv.Stats().ByEndpoint[notionemu.EndpointDataSourceQuery]
 	d, err := src.Poll(ctx, "")
 	if err != nil {
 		t.Fatalf("a poll of 8 tasks, 3 a query: %v", err)
 	}
+	t.Logf("8 tasks, 3 a query: the full poll sent %d queries", e.srv.Stats().ByEndpoint[notionemu.EndpointDataSourceQuery]-before)
 	got := map[string]bool{}
 	for _, task := range d.Tasks {
 		got[task.ID] = true
