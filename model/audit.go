@@ -11,6 +11,10 @@ const (
 	ActionForceRelease Action = "force-release"
 	ActionCancel       Action = "cancel"
 	ActionHandoff      Action = "handoff"
+	// ActionReap puts an agent's claim whose lease ended a grace ago back
+	// in the queue (ntask 0.5's `reap`): a force-release held to the exact
+	// version read, so a heartbeat or a new claim since refuses it.
+	ActionReap Action = "reap"
 )
 
 // TaskBrief is the part of a task an audit record keeps as before/after.

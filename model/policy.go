@@ -96,6 +96,18 @@ func Rescuable(t *Task, now time.Time, grace time.Duration) bool {
 		!t.Claim.Expires.IsZero() && !now.Before(t.Claim.Expires.Add(grace))
 }
 
+// Reaped says whether after is before's agent claim put back in the queue
+// once its lease had ended (ntask 0.5's `reap`, claimdeck's reap or the
+// sweep's rescue), as seen at at: a reap, not an alarm. The Assignee stays
+// where the backend keeps one; the claim is gone.
+func Reaped(before, after *Task, at time.Time) bool {
+	if before == nil || after == nil || before.State != StateClaimed || before.Claim.Holder != HolderAgent ||
+		before.Claim.Expires.IsZero() || after.State != StateQueued || after.Claim.Held() {
+		return false
+	}
+	return !at.Before(before.Claim.Expires)
+}
+
 // TokenCurrent is the one rule for when a lock token stops being current:
 // it names the claim on the task, and the claim is a human's or an agent's
 // whose lease is still running. From the lease's end on the token gets

@@ -27,6 +27,7 @@ type Request struct {
 	Priority  string        // hand-off priority
 	Unblock   string        // block: what would unblock the task
 	Artifacts string        // complete, review: links or notes produced
+	Grace     time.Duration // reap: how long past its end a lease is dead
 }
 
 // Desk applies human overrides: it refuses them in read-only mode, records
@@ -46,10 +47,7 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 	if err := d.check(src.Name(), req); err != nil {
 		return nil, err
 	}
-	now := time.Now
-	if d.Now != nil {
-		now = d.Now
-	}
+	now := d.now
 	rec := model.AuditRecord{
 		At: now().UTC(), Actor: d.Actor, Source: src.Name(), Task: req.Seen.ID,
 		Action: req.Action, Reason: req.Reason, Target: req.To,
@@ -79,6 +77,13 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 	return after, err
 }
 
+func (d *Desk) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
 func (d *Desk) check(source string, req Request) error {
 	op := string(req.Action)
 	if req.Seen == nil || req.Seen.ID == "" {
@@ -104,7 +109,7 @@ func (d *Desk) check(source string, req Request) error {
 			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a reason is required")
 		}
 	case model.ActionTakeover, model.ActionForceRelease, model.ActionApprove,
-		model.ActionComplete, model.ActionReview, model.ActionRelease:
+		model.ActionComplete, model.ActionReview, model.ActionRelease, model.ActionReap:
 	default:
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "unknown action")
 	}
@@ -125,6 +130,8 @@ func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, e
 		return src.Takeover(ctx, id, h)
 	case model.ActionForceRelease:
 		return src.ForceRelease(ctx, id, h)
+	case model.ActionReap:
+		return ReapOne(ctx, src, req.Seen, d.Actor, string(model.ActionReap), d.now(), req.Grace)
 	case model.ActionCancel:
 		return src.Cancel(ctx, id, h)
 	default:

@@ -60,6 +60,9 @@ func transitionActivity(tr hub.Transition) activity {
 		a.What = "appeared as " + t.State.String()
 	case tr.After == nil:
 		a.What = "removed"
+	case model.Reaped(tr.Before, tr.After, tr.At):
+		// Put back once its lease had ended: the queue working, not an alarm.
+		a.What = "reaped: " + tr.Before.State.String() + " → " + tr.After.State.String()
 	case tr.Before.State != tr.After.State:
 		a.What = tr.Before.State.String() + " → " + tr.After.State.String()
 	default:

@@ -87,9 +87,14 @@ type SourceConfig struct {
 	Schema        string        `mapstructure:"schema" json:"schema,omitempty"`
 	BaseURL       string        `mapstructure:"base_url" json:"base_url,omitempty"`
 	// notion: requests/s per token (default 3), claim settle delay, seed 001 Handoff Queue database
-	Rate         float64       `mapstructure:"rate" json:"rate,omitempty"`
-	Settle       time.Duration `mapstructure:"settle" json:"settle,omitempty"`
-	HandoffQueue string        `mapstructure:"handoff_queue" json:"handoff_queue,omitempty"`
+	Rate float64 `mapstructure:"rate" json:"rate,omitempty"`
+	// notion: the Notion-Version sent (2026-03-11 by default; 2025-09-03
+	// where a workspace pins it) and the workspace whose shared budget the
+	// token draws on (sources naming the same workspace slow down together)
+	NotionVersion string        `mapstructure:"notion_version" json:"notion_version,omitempty"`
+	Workspace     string        `mapstructure:"workspace" json:"workspace,omitempty"`
+	Settle        time.Duration `mapstructure:"settle" json:"settle,omitempty"`
+	HandoffQueue  string        `mapstructure:"handoff_queue" json:"handoff_queue,omitempty"`
 	// notion, a database set up by today's notion-task skill: the Notion
 	// user id a person's claim sets as Assignee
 	OperatorUser string `mapstructure:"operator_user" json:"operator_user,omitempty"`

@@ -209,6 +209,7 @@ type rescueJSON struct {
 	Source  string `json:"source"`
 	Task    string `json:"task"`
 	Holder  string `json:"dead_holder"`
+	Expired string `json:"lock_expired_at"`
 	Applied bool   `json:"applied"`
 	Error   string `json:"error,omitempty"`
 }
@@ -257,7 +258,7 @@ func sweepResult(rep mesh.SweepReport, swept []string, dryRun bool) (map[string]
 	}
 	rescues := []rescueJSON{}
 	for _, r := range rep.Rescues {
-		j := rescueJSON{Source: r.Source, Task: r.Task, Holder: r.Holder, Applied: r.Applied}
+		j := rescueJSON{Source: r.Source, Task: r.Task, Holder: r.Holder, Expired: stamp(r.Expired), Applied: r.Applied}
 		if r.Err != nil {
 			j.Error = r.Err.Error()
 			if model.CodeOf(r.Err) != model.CodeConflict {
@@ -293,7 +294,8 @@ down are stale at once. Every mark is conditional on the claim's lock token,
 and each task is notified once per level, however often sweep runs
 (mesh.record remembers). In sources whose next keeps a dead holder's task
 out of the pool (Notion, seed 002), a claim whose lease ended grace ago is
-put back in the queue instead, conditional on the version read and recorded
+put back in the queue instead, as ntask reap does (Ready, the Assignee
+kept: a reap, not an alarm), conditional on the version read and recorded
 in the task's trail with the dead holder's name ("rescues"). --dry-run shows
 what would happen.
 

@@ -167,7 +167,7 @@ NTASK_SOURCE or default_source picks one.`,
 		n.createCmd(), n.list(), n.get(), n.comment(), n.review(),
 		n.moveCommand(model.MoveApprove, "Approve a reviewed task and mark it Done (no lock)", "summary", "optional approval summary, kept in the trail"),
 		n.moveCommand(model.MoveRework, "Send a reviewed task back to Ready with feedback (no lock)", "reason", "reason for rework (feedback for the worker)"),
-		n.cancel(), n.update(), n.version())
+		n.cancel(), n.update(), n.reap(), n.version())
 	return root
 }
 

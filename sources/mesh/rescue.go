@@ -13,14 +13,15 @@ import (
 // queue. Every sources.Source is one.
 type Releaser interface {
 	Caps() sources.Caps
-	ForceRelease(ctx context.Context, id string, h sources.Human) (*model.Task, error)
+	sources.Releaser
 }
 
 // Rescue is one dead holder's task the sweep put back in the queue, or
 // would have (a dry run), or could not (Err).
 type Rescue struct {
 	Source, Task string
-	Holder       string // the dead holder
+	Holder       string    // the dead holder
+	Expired      time.Time // when its lease ended
 	Applied      bool
 	Err          error
 }
@@ -33,7 +34,8 @@ const rescuer = "claimdeck sweep"
 // false: seed 002 keeps it IN_PROGRESS). Each is a force-release
 // conditional on the version the sweep read, recorded in the backend's
 // trail with the dead holder's name. Policy.Grace is the grace (zero: the
-// default). It returns the tasks it put back, by
+// default). It is claimdeck's reap (sources.ReapOne) under the sweep's
+// name. It returns the tasks it put back, by
 // Ref, which the ladder then leaves alone.
 func (s *Sweeper) rescueDead(ctx context.Context, tasks []*model.Task, owners []TaskSource, now time.Time, rep *SweepReport) map[string]bool {
 	grace := s.Policy.Grace
@@ -45,7 +47,7 @@ func (s *Sweeper) rescueDead(ctx context.Context, tasks []*model.Task, owners []
 		if !model.Rescuable(t, now, grace) {
 			continue
 		}
-		r := Rescue{Source: t.Source, Task: t.ID, Holder: t.Claim.Name}
+		r := Rescue{Source: t.Source, Task: t.ID, Holder: t.Claim.Name, Expired: t.Claim.Expires}
 		rel, ok := owners[i].(Releaser)
 		switch {
 		case ok && rel.Caps().Rescue:
@@ -53,8 +55,7 @@ func (s *Sweeper) rescueDead(ctx context.Context, tasks []*model.Task, owners []
 		case !ok:
 			r.Err = fmt.Errorf("source %s cannot put tasks back: %s stays with its dead holder %s", t.Source, t.ID, t.Claim.Name)
 		case !s.DryRun:
-			_, r.Err = rel.ForceRelease(ctx, t.ID, sources.Human{Actor: rescuer, Expect: t.Version,
-				Reason: fmt.Sprintf("rescue: the lease of %s ended %s", t.Claim.Name, t.Claim.Expires.UTC().Format(time.RFC3339))})
+			_, r.Err = sources.ReapOne(ctx, rel, t, rescuer, model.ActionRescue, now, grace)
 			r.Applied = r.Err == nil
 			done[t.Ref()] = r.Applied
 		}

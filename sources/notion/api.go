@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,13 +20,34 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 )
 
-// notionVersion is the first API version with data sources: older ones
-// refuse a database as soon as a person adds a second data source to it
-// (https://developers.notion.com/docs/upgrade-guide-2025-09-03).
+// The Notion-Version values a source may send. VersionCurrent (the
+// default) is Notion's current version: "archived" is gone from pages,
+// blocks, databases and data sources for "in_trash", and appending
+// children takes a position object
+// (https://developers.notion.com/docs/upgrade-guide-2026-03-11).
+// VersionDataSources is the first with data sources; older ones refuse a
+// database as soon as a person adds a second data source to it
+// (https://developers.notion.com/docs/upgrade-guide-2025-09-03), and it
+// stays available for a workspace that pins it (`notion_version`).
 // jomei/notionapi sends 2022-06-28 and has no data source calls (its issue
 // #195, PR #196 unmerged), so every request goes through api below, which
 // keeps notionapi's page and property types.
-const notionVersion = "2025-09-03"
+const (
+	VersionCurrent     = "2026-03-11"
+	VersionDataSources = "2025-09-03"
+)
+
+// checkVersion says whether v (empty: the current one) is a version this
+// source speaks.
+func checkVersion(v string) (string, error) {
+	switch v {
+	case "":
+		return VersionCurrent, nil
+	case VersionCurrent, VersionDataSources:
+		return v, nil
+	}
+	return "", fmt.Errorf("notion_version %q: claimdeck speaks %s (the default) and %s", v, VersionCurrent, VersionDataSources)
+}
 
 // apiError is Notion's error object with what notionapi.Error drops: the
 // request_id Notion's support traces a request by, additional_data, and
@@ -40,7 +62,42 @@ type apiError struct {
 }
 
 func (e *apiError) Error() string {
-	return fmt.Sprintf("Notion answered %d %s: %s (request_id %s)", e.Status, e.Code, e.Message, orDash(e.RequestID))
+	limit := ""
+	if r := e.limit(); r != "" {
+		limit = " [limit reached: " + r + "]"
+	}
+	return fmt.Sprintf("Notion answered %d %s%s: %s (request_id %s)", e.Status, e.Code, limit, e.Message, orDash(e.RequestID))
+}
+
+// limit is which of Notion's rate limits a 429 says was exceeded
+// (additional_data.rate_limit_reason), "" when it does not say.
+func (e *apiError) limit() string {
+	if e.Status != http.StatusTooManyRequests || len(e.Additional) == 0 {
+		return ""
+	}
+	var d struct {
+		Reason string `json:"rate_limit_reason"`
+	}
+	_ = json.Unmarshal(e.Additional, &d)
+	return d.Reason
+}
+
+// ErrBlockLimit is Notion refusing to create a block (a task's page, a
+// comment's is not one) because a Free workspace with more than one member
+// has used its 1,000 lifetime blocks and its grace period is over.
+// Deleting does not give blocks back; reads, edits and claims of existing
+// tasks go on. The next step is the workspace owner's: upgrade the plan,
+// or connect with a personal access token, to which the limit does not
+// apply (https://developers.notion.com/reference/workspace-block-limits).
+var ErrBlockLimit = errors.New("the Notion workspace reached the Free plan's block limit, so no task can be created: " +
+	"reads, edits and claims of existing tasks still work; to create tasks, upgrade the workspace's plan or connect with a personal access token " +
+	"(https://developers.notion.com/reference/workspace-block-limits)")
+
+// blockLimit reports whether e is the refusal of a block-creating request
+// past the workspace's block limit: Notion's answer names the block limit.
+func blockLimit(e *apiError) bool {
+	return e.Status >= 400 && e.Status < 500 && e.Status != http.StatusTooManyRequests &&
+		strings.Contains(strings.ToLower(e.Message), "block limit")
 }
 
 // timeoutError says which of the two clocks ran out.
@@ -59,12 +116,15 @@ var (
 // api sends requests to Notion. Reads (GETs and queries) are retried on
 // 429, 5xx and 529 and on a request that timed out; writes never are:
 // the caller re-reads and decides, since a write that failed may have
-// landed (see claim and settled).
+// landed (see claim, settled and postNote). Every request first waits out the
+// pauses Notion asked for on its token and its workspace (throttle).
 type api struct {
 	hc      *http.Client
 	token   string
+	version string // the Notion-Version sent
 	base    string // the configured base_url, as errors name it
 	retry   retryPolicy
+	gate    throttle
 	timeout time.Duration // per request
 	budget  time.Duration // per command
 }
@@ -89,12 +149,18 @@ func (a *api) do(ctx context.Context, method, path string, in, out any) error {
 		if attempt > 1 {
 			actx = context.WithValue(ctx, slotKey{}, nil) // a retry queues at the limiter
 		}
+		if err := a.gate.wait(ctx); err != nil {
+			return err
+		}
 		err := a.once(actx, method, path, body, out)
 		if err == nil {
 			return nil
 		}
 		var ae *apiError
 		var te *timeoutError
+		if errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests {
+			a.gate.hold(ae)
+		}
 		again := errors.As(err, &ae) && retryable(ae.Status) || ae == nil && errors.As(err, &te) && ctx.Err() == nil
 		if !idempotent(method, path) || !again || attempt >= a.retry.attempts {
 			return err
@@ -102,8 +168,8 @@ func (a *api) do(ctx context.Context, method, path string, in, out any) error {
 		wait := a.retry.backoff(attempt, ae)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 			if ae != nil && ae.RetryAfter > 0 {
-				return newTimeout("Notion asked to wait %s (Retry-After), longer than the %s left of the command's time budget (%s): %v",
-					ae.RetryAfter, time.Until(dl).Round(time.Second), a.budget, err)
+				return newTimeout("Notion asked to wait %s (Retry-After%s), longer than the %s left of the command's time budget (%s): %v",
+					ae.RetryAfter, forLimit(ae.limit()), time.Until(dl).Round(time.Second), a.budget, err)
 			}
 			return err
 		}
@@ -136,7 +202,7 @@ func (a *api) once(ctx context.Context, method, path string, body []byte, out an
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+a.token)
-	req.Header.Set("Notion-Version", notionVersion)
+	req.Header.Set("Notion-Version", a.version)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -266,23 +332,31 @@ type pageQuery struct {
 }
 
 // queryPages runs a data source query, 100 pages per request, until each
-// returns false or the pages run out.
+// returns false or the pages run out; ErrIncomplete when Notion cut the
+// answer short and the query could not be split.
 func (a *api) queryPages(ctx context.Context, dataSource string, q pageQuery, each func(*page) bool) error {
-	return scanPages(ctx, a, dataSource, q, each)
+	return scanAll(ctx, a, dataSource, q, each)
 }
 
 // trashMark is a query result decoded only as far as counting needs.
 type trashMark struct {
-	Archived bool `json:"archived"`
-	InTrash  bool `json:"in_trash"`
+	ID          string    `json:"id"`
+	CreatedTime time.Time `json:"created_time"`
+	Archived    bool      `json:"archived"`
+	InTrash     bool      `json:"in_trash"`
 }
+
+func (p *trashMark) rowID() string         { return p.ID }
+func (p *trashMark) rowCreated() time.Time { return p.CreatedTime }
+func (p *page) rowID() string              { return string(p.ID) }
+func (p *page) rowCreated() time.Time      { return p.CreatedTime }
 
 // countPages counts the pages a filter selects, asking for one property
 // of each (titleID) and decoding none: Notion has no count endpoint, so
 // this still reads every page, 100 a request.
 func (a *api) countPages(ctx context.Context, dataSource, titleID string, filter notionapi.Filter) (int, error) {
 	n := 0
-	err := scanPages(ctx, a, dataSource, pageQuery{Filter: filter, Only: []string{titleID}}, func(p *trashMark) bool {
+	err := scanAll(ctx, a, dataSource, pageQuery{Filter: filter, Only: []string{titleID}}, func(p *trashMark) bool {
 		if !p.Archived && !p.InTrash {
 			n++
 		}
@@ -291,7 +365,85 @@ func (a *api) countPages(ctx context.Context, dataSource, titleID string, filter
 	return n, err
 }
 
-func scanPages[T any](ctx context.Context, a *api, dataSource string, q pageQuery, each func(*T) bool) error {
+// ErrIncomplete is what a query whose answer Notion cut at its per-query
+// result limit returns when the query cannot be split: its pages are not
+// the whole list, and nothing may treat them as if they were.
+var ErrIncomplete = errors.New("Notion cut the query at its per-query result limit (request_status incomplete, query_result_limit_reached)")
+
+// row is a query result as scanAll splits queries by.
+type row[T any] interface {
+	*T
+	rowID() string
+	rowCreated() time.Time
+}
+
+// oldestFirst is the order a split query reads in: created_time never
+// changes, so a window starting at a created_time misses nothing.
+var oldestFirst = []notionapi.SortObject{{Timestamp: notionapi.TimestampCreated, Direction: notionapi.SortOrderASC}}
+
+// scanAll reads every page q selects. One Notion query answers at most
+// 10,000 pages and then says so (request_status incomplete); an unsorted
+// query is therefore read oldest first in created_time windows, each a
+// fresh query from the last page's created_time on, pages seen twice at a
+// window's edge given once — as Notion's SDK does
+// (https://developers.notion.com/guides/data-apis/query-large-data-sources).
+// A sorted query, or a window that cannot move on (more pages created in
+// one instant than a query answers), ends in ErrIncomplete.
+func scanAll[T any, P row[T]](ctx context.Context, a *api, dataSource string, q pageQuery, each func(P) bool) error {
+	if len(q.Sorts) > 0 {
+		incomplete, err := scanPages(ctx, a, dataSource, q, func(p *T) bool { return each(P(p)) })
+		if err == nil && incomplete {
+			err = ErrIncomplete
+		}
+		return err
+	}
+	seen := map[string]bool{}
+	var from time.Time
+	for {
+		w := q
+		w.Sorts, w.Filter = oldestFirst, createdFrom(q.Filter, from)
+		var last time.Time
+		stopped := false
+		incomplete, err := scanPages(ctx, a, dataSource, w, func(t *T) bool {
+			p := P(t)
+			last = p.rowCreated()
+			if seen[p.rowID()] {
+				return true
+			}
+			seen[p.rowID()] = true
+			stopped = !each(p)
+			return !stopped
+		})
+		if err != nil || stopped || !incomplete {
+			return err
+		}
+		if !last.After(from) {
+			return fmt.Errorf("%w: more pages were created at %s than one query answers; narrow the query", ErrIncomplete, last.UTC().Format(time.RFC3339))
+		}
+		from = last
+	}
+}
+
+// createdFrom adds a created_time lower bound to filter; the zero time
+// adds none. An "and" filter takes the bound as one more condition, so
+// the nesting Notion allows (two levels) is not exceeded by it.
+func createdFrom(filter notionapi.Filter, from time.Time) notionapi.Filter {
+	if from.IsZero() {
+		return filter
+	}
+	bound := &notionapi.TimestampFilter{Timestamp: notionapi.TimestampCreated, CreatedTime: &notionapi.DateFilterCondition{OnOrAfter: notionDate(from)}}
+	switch f := filter.(type) {
+	case nil:
+		return bound
+	case notionapi.AndCompoundFilter:
+		return append(slices.Clone(f), bound)
+	}
+	return notionapi.AndCompoundFilter{filter, bound}
+}
+
+// scanPages follows one query's cursors, reporting whether any answer
+// said the result was cut short (request_status incomplete).
+func scanPages[T any](ctx context.Context, a *api, dataSource string, q pageQuery, each func(*T) bool) (incomplete bool, err error) {
 	req := map[string]any{"page_size": 100}
 	if q.Filter != nil {
 		req["filter"] = q.Filter
@@ -304,17 +456,23 @@ func scanPages[T any](ctx context.Context, a *api, dataSource string, q pageQuer
 		path += "?" + url.Values{"filter_properties": q.Only}.Encode()
 	}
 	for {
-		var res listOf[T]
-		if err := a.do(ctx, http.MethodPost, path, req, &res); err != nil {
-			return err
+		var res struct {
+			listOf[T]
+			RequestStatus struct {
+				Type string `json:"type"`
+			} `json:"request_status"`
 		}
+		if err := a.do(ctx, http.MethodPost, path, req, &res); err != nil {
+			return incomplete, err
+		}
+		incomplete = incomplete || res.RequestStatus.Type == "incomplete"
 		for i := range res.Results {
 			if !each(&res.Results[i]) {
-				return nil
+				return incomplete, nil
 			}
 		}
 		if !res.HasMore || res.NextCursor == "" {
-			return nil
+			return incomplete, nil
 		}
 		req["start_cursor"] = res.NextCursor
 	}

@@ -91,7 +91,7 @@ func (e *emulator) post(db string, props []string) error {
 			for p := range work {
 				req, _ := http.NewRequest("POST", e.url+"/v1/pages", strings.NewReader(`{"parent":{"database_id":"`+db+`"},"properties":`+p+`}`))
 				req.Header.Set("Authorization", "Bearer "+e.token)
-				req.Header.Set("Notion-Version", notionVersion)
+				req.Header.Set("Notion-Version", VersionCurrent)
 				req.Header.Set("Content-Type", "application/json")
 				res, err := e.rt.RoundTrip(req)
 				if err == nil {

@@ -1,6 +1,7 @@
 package notion
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -447,6 +448,39 @@ func (m *Mapping) fit(p patch) notionapi.Properties {
 // has the value.
 func (m *Mapping) optionFilter(name, value string) notionapi.Filter {
 	return m.optionCondition(name, notionapi.SelectFilterCondition{Equals: value})
+}
+
+// optionsCondition is one select or status condition (op equals or
+// does_not_equal) over several option names: any of them, or none of
+// them. Select and status filters take an array of names since April 2026
+// (notion-sdk-js PR #707: "Select, status, and multi_select filter
+// operators accept a single string or an array of strings";
+// https://developers.notion.com/reference/filter-data-source-entries), so
+// one condition replaces an "or" (or "and") of one condition per name,
+// keeping a compound filter one level shallower.
+func (m *Mapping) optionsCondition(name, op string, values []string) notionapi.Filter {
+	kind := "select"
+	if m.kinds[name] == notionapi.PropertyConfigStatus {
+		kind = "status"
+	}
+	var v any = values
+	if len(values) == 1 {
+		v = values[0]
+	}
+	return optionsFilter{property: name, kind: kind, cond: map[string]any{op: v}}
+}
+
+// optionsFilter is a property filter notionapi cannot spell (its
+// conditions hold one string): it embeds notionapi.PropertyFilter to be a
+// notionapi.Filter and marshals itself.
+type optionsFilter struct {
+	notionapi.PropertyFilter
+	property, kind string
+	cond           map[string]any
+}
+
+func (f optionsFilter) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"property": f.property, f.kind: f.cond})
 }
 
 // optionCondition filters a select or status property under the key its

@@ -45,6 +45,14 @@ type Config struct {
 	// Rate is requests per second per token (default 3), shared by every
 	// source using the token. Negative means no limit (local emulators).
 	Rate float64
+	// Version is the Notion-Version sent: VersionCurrent (the default) or
+	// VersionDataSources for a workspace that pins it.
+	Version string
+	// Workspace names the Notion workspace the token belongs to: sources
+	// naming the same one share its workspace-wide budget, so a 429 for
+	// the workspace's limit slows every token in it (default: the token
+	// alone).
+	Workspace string
 	// Lease is the default lease (seed 002: 20 minutes).
 	Lease time.Duration
 	// Grace is how long an agent's expired lease waits before claim takes
@@ -159,6 +167,10 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
+	version, err := checkVersion(strings.TrimSpace(cfg.Version))
+	if err != nil {
+		return nil, model.Errorf(model.CodeMisconfigured, op, "", "source %s: %v", cfg.Name, err)
+	}
 	rate := cfg.Rate
 	if rate == 0 {
 		rate = 3
@@ -168,7 +180,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	s := &Source{
 		limit: rt.limit,
 		name:  cfg.Name, m: m, db: cfg.DatabaseID, schema: cfg.schemaName(),
-		api: &api{hc: &http.Client{Transport: rt}, token: token, base: strings.TrimRight(u.String(), "/"), timeout: orDur(cfg.Timeout, 30*time.Second), budget: orDur(cfg.Budget, 3*time.Minute),
+		api: &api{hc: &http.Client{Transport: rt}, token: token, version: version, gate: newThrottle(token, cfg.Workspace), base: strings.TrimRight(u.String(), "/"), timeout: orDur(cfg.Timeout, 30*time.Second), budget: orDur(cfg.Budget, 3*time.Minute),
 			retry: retryPolicy{attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: orDur(cfg.RetryMax, time.Minute)}},
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), grace: orDur(cfg.Grace, model.DefaultPolicy().Grace), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
@@ -303,6 +315,10 @@ func (s *Source) fail(op, id string, err error) error {
 	if errors.As(err, &me) {
 		return err
 	}
+	if errors.Is(err, ErrIncomplete) {
+		// Kept as ErrIncomplete: no reader may take the pages read for the list.
+		return model.Errorf(model.CodeAPIError, op, id, "%w", err)
+	}
 	code, msg := model.CodeAPIError, ""
 	var ae *apiError
 	var te *timeoutError
@@ -312,6 +328,8 @@ func (s *Source) fail(op, id string, err error) error {
 		case ae.Status == http.StatusUnauthorized:
 			// Named as refused credentials, so pollers wait long (hub.CredentialsBackoff).
 			return model.Errorf(model.CodeMisconfigured, op, id, "%w: Notion rejected the integration token (401 unauthorized): check the token or token_env%s", sources.ErrCredentials, ref)
+		case blockLimit(ae):
+			return model.Errorf(model.CodeMisconfigured, op, id, "%w: %s%s", ErrBlockLimit, ae.Message, ref)
 		case ae.Status == http.StatusForbidden:
 			code, msg = model.CodeMisconfigured, "the integration lacks this capability (403 "+ae.Code+"): "+ae.Message+ref
 		case ae.Status == http.StatusNotFound && id == "":
@@ -319,7 +337,7 @@ func (s *Source) fail(op, id string, err error) error {
 		case ae.Status == http.StatusNotFound:
 			return sources.NotFound(op, id)
 		case ae.Status == http.StatusTooManyRequests:
-			msg = fmt.Sprintf("Notion kept answering 429 rate_limited; gave up after the retries%s", ref)
+			msg = fmt.Sprintf("Notion kept answering 429 rate_limited%s; gave up after the retries%s", forLimit(ae.limit()), ref)
 		default:
 			msg = ae.Error()
 		}

@@ -2,6 +2,7 @@ package notion
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -99,6 +100,88 @@ func limiterFor(token string, rate float64) *limiter {
 	}
 	l.mu.Unlock()
 	return l
+}
+
+// pauses are the waits Notion asked for with a 429's Retry-After, by
+// token (its per-connection budget) and by workspace (the budget every
+// connection of the workspace shares), so that every source on the token
+// or in the workspace holds back instead of each earning its own 429.
+var pauses = struct {
+	sync.Mutex
+	until map[string]pause
+}{until: map[string]pause{}}
+
+// pause is when requests on a key may go again, and which limit said so.
+type pause struct {
+	until time.Time
+	limit string
+}
+
+// throttle is one source's place in pauses: its token's key and its
+// workspace's (the token's own when no workspace is configured).
+type throttle struct {
+	token, workspace string
+}
+
+func newThrottle(token, workspace string) throttle {
+	sum := sha256.Sum256([]byte(token))
+	g := throttle{token: "token:" + hex.EncodeToString(sum[:])}
+	g.workspace = g.token
+	if w := strings.TrimSpace(workspace); w != "" {
+		g.workspace = "workspace:" + w
+	}
+	return g
+}
+
+// hold records e's Retry-After on the key its limit names: the
+// workspace's for a workspace-wide limit, else the token's.
+func (g throttle) hold(e *apiError) {
+	if e.RetryAfter <= 0 {
+		return
+	}
+	key, limit := g.token, cmp.Or(e.limit(), "rate_limited")
+	if strings.Contains(limit, "workspace") {
+		key = g.workspace
+	}
+	until := time.Now().Add(e.RetryAfter)
+	pauses.Lock()
+	defer pauses.Unlock()
+	if p := pauses.until[key]; p.until.Before(until) {
+		pauses.until[key] = pause{until: until, limit: limit}
+	}
+}
+
+// wait blocks until neither the token nor the workspace is paused. A
+// pause that outlasts ctx's deadline ends the call at once, naming the
+// limit and how long is left, instead of sleeping into the deadline.
+func (g throttle) wait(ctx context.Context) error {
+	pauses.Lock()
+	p := pauses.until[g.token]
+	if w := pauses.until[g.workspace]; w.until.After(p.until) {
+		p = w
+	}
+	pauses.Unlock()
+	left := time.Until(p.until)
+	if left <= 0 {
+		return nil
+	}
+	if dl, ok := ctx.Deadline(); ok && dl.Before(p.until) {
+		scope := "this token"
+		if strings.Contains(p.limit, "workspace") {
+			scope = "every token of this workspace"
+		}
+		return newTimeout("Notion's %s limit was reached: %s waits %s more (Retry-After), longer than what is left of the command's time budget",
+			p.limit, scope, left.Round(time.Second))
+	}
+	return sleep(ctx, left)
+}
+
+// forLimit names a 429's limit inside a parenthesis, or nothing.
+func forLimit(limit string) string {
+	if limit == "" {
+		return ""
+	}
+	return " for " + limit
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

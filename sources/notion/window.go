@@ -61,12 +61,8 @@ func (m *Mapping) finalStatuses(st model.State) []string {
 // does_not_equal matches an empty value), or that were edited on or after
 // from.
 func (m *Mapping) liveFilter(final []string, from time.Time) notionapi.Filter {
-	notFinal := make(notionapi.AndCompoundFilter, len(final))
-	for i, w := range final {
-		notFinal[i] = m.optionCondition(m.Status, notionapi.SelectFilterCondition{DoesNotEqual: w})
-	}
 	return notionapi.OrCompoundFilter{
-		notFinal,
+		m.optionsCondition(m.Status, "does_not_equal", final),
 		m.optionCondition(m.Status, notionapi.SelectFilterCondition{IsEmpty: true}),
 		edited(notionapi.DateFilterCondition{OnOrAfter: notionDate(from)}),
 	}
@@ -75,10 +71,7 @@ func (m *Mapping) liveFilter(final []string, from time.Time) notionapi.Filter {
 // historyFilter selects the pages with one of the final statuses last
 // edited before the time, narrowed further by more.
 func (m *Mapping) historyFilter(final []string, before time.Time, more ...notionapi.Filter) notionapi.Filter {
-	oneOf := make(notionapi.OrCompoundFilter, len(final))
-	for i, w := range final {
-		oneOf[i] = m.optionCondition(m.Status, notionapi.SelectFilterCondition{Equals: w})
-	}
+	oneOf := m.optionsCondition(m.Status, "equals", final)
 	return append(notionapi.AndCompoundFilter{oneOf, edited(notionapi.DateFilterCondition{Before: notionDate(before)})}, more...)
 }
 

@@ -140,8 +140,9 @@ func TestAFullPollReadsLiveWorkNotHistory(t *testing.T) {
 	}
 }
 
-// The filter is Notion's compound filter: live statuses, an empty status
-// or a recent edit, keyed by the property's own type.
+// The filter is Notion's compound filter: none of the final statuses (one
+// multi-value condition, notion-sdk-js PR #707), an empty status or a
+// recent edit, keyed by the property's own type.
 func TestTheWindowFilterIsNotionsCompoundFilter(t *testing.T) {
 	horizon := time.Date(2026, 11, 20, 9, 30, 41, 0, time.UTC)
 	for _, c := range []struct{ typ, key string }{{"select", "select"}, {"status", "status"}} {
@@ -150,10 +151,7 @@ func TestTheWindowFilterIsNotionsCompoundFilter(t *testing.T) {
 			if _, err := h.src.Poll(context.Background(), "", sources.PollOption{FinishedAfter: horizon, Uncounted: true}); err != nil {
 				t.Fatal(err)
 			}
-			cond := func(op, value string) string {
-				return `{"property":"Status","` + c.key + `":{"` + op + `":"` + value + `"}}`
-			}
-			want := `{"or":[{"and":[` + cond("does_not_equal", "CANCELED") + `,` + cond("does_not_equal", "DONE") + `,` + cond("does_not_equal", "FAILED") + `]},` +
+			want := `{"or":[{"property":"Status","` + c.key + `":{"does_not_equal":["CANCELED","DONE","FAILED"]}},` +
 				`{"property":"Status","` + c.key + `":{"is_empty":true}},` +
 				`{"timestamp":"last_edited_time","last_edited_time":{"on_or_after":"2026-11-20T09:30:00Z"}}]}`
 			var got, wanted any

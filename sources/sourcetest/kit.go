@@ -119,6 +119,7 @@ var cases = []struct {
 	{name: "an agent whose lease expired loses the task to the next claimer and gets LOST_LOCK", run: testExpiredLease},
 	{name: "a token stops being current when its lease ends, even if nobody claimed the task since", run: testTokenExpiry},
 	{name: "a dead holder's task returns to the pool after the grace, recorded as a rescue naming it", run: testRescue},
+	{name: "reap puts back only agents' leases that ended a grace ago, and never a claim re-taken after its read", run: testReap},
 	{name: "a human takeover is never pulled, never stale, and fences out the agent", run: testTakeover},
 	{name: "force-release puts the task back and the zombie agent gets LOST_LOCK", run: testForceRelease},
 	{name: "a human cancel needs no token and fences out the agent", run: testHumanCancel},

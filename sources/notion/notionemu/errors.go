@@ -59,3 +59,32 @@ const StatusServiceOverload = 529
 func newAPIError(status int, code, message string) *apiError {
 	return &apiError{Status: status, Code: code, Message: message}
 }
+
+// The rate_limit_reason values the emulator sends in a 429's
+// additional_data: Notion enforces a per-connection budget per 60-second
+// window and a limit shared by every connection of the workspace, and
+// "additional_data.rate_limit_reason says which limit was exceeded"; other
+// values "can appear" and are to be handled like any other 429
+// (https://developers.notion.com/reference/request-limits).
+const (
+	ReasonConnection = "connection_rate_limit"
+	ReasonWorkspace  = "workspace_rate_limit"
+)
+
+// rateLimited is the 429 of the limit named by reason.
+func rateLimited(reason string) *apiError {
+	e := newAPIError(http.StatusTooManyRequests, "rate_limited", "You have been rate limited. Please try again in a few minutes.")
+	e.Additional = map[string]any{"rate_limit_reason": reason}
+	return e
+}
+
+// blockLimitReached is the refusal of a block-creating request in a Free
+// workspace past its block limit. Notion's reference names the refusal
+// ("requests that create blocks fail", a plan restriction) without
+// printing its body here: the emulator answers 403 restricted_resource
+// with a message naming the block limit, which is what the client keys on
+// (https://developers.notion.com/reference/workspace-block-limits).
+func blockLimitReached(n int) *apiError {
+	return newAPIError(http.StatusForbidden, "restricted_resource", fmt.Sprintf(
+		"This workspace has reached its block limit (%d blocks on the Free plan). Upgrade the workspace to create more blocks.", n))
+}

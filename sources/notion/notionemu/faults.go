@@ -1,6 +1,7 @@
 package notionemu
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -57,10 +58,14 @@ type Fault struct {
 	// Apply makes the request take effect before it answers Status: a
 	// write that landed although its client was told it failed.
 	Apply bool
-	// RetryAfter is a 429's Retry-After (default 1 s). Notion documents it
-	// as "an integer number of seconds" and sends more than 60 under load
+	// RetryAfter is a 429's or 529's Retry-After (default 1 s). Notion
+	// documents it as "an integer number of seconds" and sends more than 60
+	// for its workspace-wide limit
 	// (https://developers.notion.com/reference/request-limits).
 	RetryAfter time.Duration
+	// Reason is a 429's additional_data.rate_limit_reason: which limit was
+	// exceeded (ReasonConnection, ReasonWorkspace; default the first).
+	Reason string
 }
 
 // Inject queues n copies of f, before any random fault.
@@ -131,7 +136,7 @@ func (f *Fault) apiError() *apiError {
 			"Conflict occurred while saving. Please try again.")
 	}
 	if f.Status == http.StatusTooManyRequests {
-		return newAPIError(f.Status, "rate_limited", "You have been rate limited. Please try again in a few minutes.")
+		return rateLimited(cmp.Or(f.Reason, ReasonConnection))
 	}
 	return newAPIError(f.Status, faultCodes[f.Status], "notionemu: injected fault.")
 }

@@ -1,8 +1,10 @@
 package notionemu
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -304,11 +306,29 @@ func compileSelect(raw json.RawMessage, path string) (func(*option) bool, error)
 		wantEmpty, err := emptiness(op, arg, path)
 		return func(v *option) bool { return (v == nil) == wantEmpty }, err
 	case "equals", "does_not_equal":
-		want, err := asString(arg, path+"."+op)
+		want, err := optionNames(arg, path+"."+op)
 		equal := op == "equals"
-		return func(v *option) bool { return (v != nil && v.Name == want) == equal }, err
+		return func(v *option) bool { return (v != nil && slices.Contains(want, v.Name)) == equal }, err
 	}
 	return nil, unknownCondition(path, op)
+}
+
+// optionNames reads the value of a select or status equals or
+// does_not_equal: one option name, or an array of them, which matches any
+// of them (equals) or none of them (does_not_equal) — "Select, status,
+// and multi_select filter operators accept a single string or an array of
+// strings to filter by multiple values" (notion-sdk-js PR #707;
+// https://developers.notion.com/reference/filter-data-source-entries).
+func optionNames(raw json.RawMessage, path string) ([]string, error) {
+	if len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '[' {
+		var names []string
+		if err := json.Unmarshal(raw, &names); err != nil || len(names) == 0 {
+			return nil, validationError("body failed validation: %s should be a string or a non-empty array of strings.", path)
+		}
+		return names, nil
+	}
+	name, err := asString(raw, path)
+	return []string{name}, err
 }
 
 func compileCheckbox(raw json.RawMessage, path string) (func(bool) bool, error) {

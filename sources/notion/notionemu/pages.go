@@ -65,6 +65,9 @@ func (s *Server) createPage(r *http.Request, token string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.blockLimit > 0 && len(s.pages) >= s.blockLimit {
+		return nil, blockLimitReached(s.blockLimit)
+	}
 	now := s.stamp()
 	s.seq++
 	p := &page{
@@ -91,6 +94,11 @@ func (s *Server) updatePage(r *http.Request, token string) (any, error) {
 	body, err := readObject(r, "properties", "archived", "in_trash", "icon", "cover")
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := body["archived"]; ok && r.Header.Get("Notion-Version") >= TrashVersion {
+		// "Replace all uses of the archived field with in_trash in request
+		// bodies" (https://developers.notion.com/docs/upgrade-guide-2026-03-11).
+		return nil, validationError("body failed validation: body.archived is not a parameter from Notion-Version %s on; use body.in_trash.", TrashVersion)
 	}
 	trash, err := trashFlag(body)
 	if err != nil {
@@ -148,6 +156,17 @@ func trashFlag(body object) (*bool, error) {
 // minute.
 func (s *Server) stamp() time.Time {
 	return s.now().UTC().Truncate(time.Minute)
+}
+
+// SetBlockLimit makes the workspace a Free one with more than one member
+// whose grace period has run out: once it holds n blocks (every page is
+// one), a request that creates a block fails, while reads, edits and
+// deletes go on (https://developers.notion.com/reference/workspace-block-limits,
+// enforced by the REST API from 2026-09-08). Zero means no limit.
+func (s *Server) SetBlockLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blockLimit = max(0, n)
 }
 
 // SetConflictWindow makes a page update answer 409 conflict_error when the

@@ -71,6 +71,14 @@ func (s *Server) query(r *http.Request, token string, find func() (*database, er
 		}
 	}
 	slices.SortFunc(results, order)
+	// One query answers at most resultLimit pages; past it pagination
+	// stops, has_more is false and every page of the answer says the
+	// result is incomplete
+	// (https://developers.notion.com/guides/data-apis/query-large-data-sources).
+	capped := len(results) > s.resultLimit
+	if capped {
+		results = results[:s.resultLimit]
+	}
 
 	// A cursor names the first page of the next batch; resuming at its place
 	// in the order (rather than at an offset) keeps paging stable while
@@ -89,6 +97,9 @@ func (s *Server) query(r *http.Request, token string, find func() (*database, er
 		results = results[from:]
 	}
 	list := listJSON(results, size, "page_or_database", r.Header.Get("Notion-Version"))
+	if capped {
+		list["request_status"] = map[string]any{"type": "incomplete", "incomplete_reason": "query_result_limit_reached"}
+	}
 	if only != nil {
 		for _, item := range list["results"].([]any) {
 			props := item.(map[string]any)["properties"].(map[string]any)

@@ -35,6 +35,8 @@ func TestQueryFilters(t *testing.T) {
 		{"select equals", `{"property":"Status","select":{"equals":"READY"}}`, []string{"alpha", "beta", "epsilon"}},
 		{"select does_not_equal keeps empty", `{"property":"Claimed By","select":{"does_not_equal":"HUMAN"}}`, []string{"alpha", "beta", "gamma", "delta"}},
 		{"select is_empty", `{"property":"Claimed By","select":{"is_empty":true}}`, []string{"alpha", "beta", "delta"}},
+		{"select equals any of several", `{"property":"Status","select":{"equals":["IN_PROGRESS","DONE"]}}`, []string{"gamma", "delta"}},
+		{"select does_not_equal any of several", `{"property":"Status","select":{"does_not_equal":["READY","DONE"]}}`, []string{"gamma"}},
 		{"select is_not_empty", `{"property":"Claimed By","select":{"is_not_empty":true}}`, []string{"gamma", "epsilon"}},
 		{"title equals", `{"property":"Name","title":{"equals":"beta"}}`, []string{"beta"}},
 		{"title by rich_text key", `{"property":"Name","rich_text":{"starts_with":"ALP"}}`, []string{"alpha"}},
@@ -92,6 +94,8 @@ func TestQueryFiltersNotionRejects(t *testing.T) {
 		"unique_id is never empty":      `{"property":"ID","unique_id":{"is_empty":true}}`,
 		"filter that is a string":       `"Status"`,
 		"property without a condition":  `{"property":"Status"}`,
+		"equals an empty array":         `{"property":"Status","select":{"equals":[]}}`,
+		"equals an array of numbers":    `{"property":"Status","select":{"equals":[1]}}`,
 	}
 	for name, filter := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -229,5 +233,32 @@ func TestLastEditedTimeIsRoundedDownToTheMinute(t *testing.T) {
 	archived := h.call("PATCH", "/v1/pages/"+id, `{"archived":true}`).mustOK(t).Body
 	if archived["last_edited_time"] != "2026-02-01T02:17:00.000Z" {
 		t.Errorf("archiving left last_edited_time %v", archived["last_edited_time"])
+	}
+}
+
+// One query answers at most the result limit; past it pagination stops,
+// has_more is false, and every page of the answer says the result is
+// incomplete (https://developers.notion.com/guides/data-apis/query-large-data-sources).
+// A query under the limit says nothing.
+func TestAQueryPastTheResultLimitSaysItIsIncomplete(t *testing.T) {
+	h := newHarness(t)
+	h.srv.SetQueryResultLimit(3)
+	for i := range 5 {
+		h.createTask(fmt.Sprintf(`{"Name":{"title":[{"text":{"content":"t%d"}}]}}`, i))
+	}
+	first := h.call("POST", "/v1/databases/"+h.db+"/query", `{"page_size":2}`).mustOK(t).Body
+	last := h.call("POST", "/v1/databases/"+h.db+"/query", `{"page_size":2,"start_cursor":"`+first["next_cursor"].(string)+`"}`).mustOK(t).Body
+	incomplete := map[string]any{"type": "incomplete", "incomplete_reason": "query_result_limit_reached"}
+	for i, page := range []map[string]any{first, last} {
+		if !reflect.DeepEqual(page["request_status"], incomplete) {
+			t.Errorf("answer %d: request_status %v, want %v", i+1, page["request_status"], incomplete)
+		}
+	}
+	if got := append(titles(first), titles(last)...); len(got) != 3 || last["has_more"] != false {
+		t.Errorf("a capped query gave %v, has_more %v; want 3 pages and no more", got, last["has_more"])
+	}
+	narrow := h.call("POST", "/v1/databases/"+h.db+"/query", `{"filter":{"property":"Name","title":{"equals":"t1"}}}`).mustOK(t).Body
+	if _, said := narrow["request_status"]; said {
+		t.Errorf("a query under the limit says %v", narrow["request_status"])
 	}
 }

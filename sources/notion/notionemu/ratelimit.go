@@ -32,6 +32,16 @@ func (s *Server) SetRateLimit(limit RateLimit) {
 	s.limiter.set(limit)
 }
 
+// SetWorkspaceLimit replaces the budget every token of the workspace
+// shares; the zero RateLimit turns it off.
+func (s *Server) SetWorkspaceLimit(limit RateLimit) {
+	s.workspace.set(limit)
+}
+
+// workspaceKey is the one bucket of the workspace limiter: the emulator
+// is one workspace.
+const workspaceKey = "workspace"
+
 type bucket struct {
 	tokens float64
 	at     time.Time // last refill; with a Window, when the window opened

@@ -55,7 +55,19 @@ type Options struct {
 	Now func() time.Time
 	// RateLimit is the per-token budget; nil means DefaultRateLimit.
 	RateLimit *RateLimit
+	// WorkspaceLimit is the budget all tokens share (Notion's per-workspace
+	// limit); the zero value is none.
+	WorkspaceLimit RateLimit
+	// QueryResultLimit is the most pages one query answers (default
+	// DefaultQueryResultLimit, as Notion).
+	QueryResultLimit int
 }
+
+// DefaultQueryResultLimit is how many results one data source query
+// returns at most, however it is paginated
+// (https://developers.notion.com/guides/data-apis/query-large-data-sources:
+// "A single data source query returns at most 10,000 results").
+const DefaultQueryResultLimit = 10000
 
 // Server is an in-memory Notion workspace served over HTTP. It is safe for
 // concurrent use.
@@ -63,8 +75,10 @@ type Server struct {
 	now     func() time.Time
 	mux     *http.ServeMux
 	limiter *limiter
-	faults  faultInjector
-	stats   statsRecorder
+	// workspace is the budget every token of the workspace shares.
+	workspace *limiter
+	faults    faultInjector
+	stats     statsRecorder
 
 	mu        sync.Mutex
 	bots      map[string]string // integration token → its bot user id
@@ -78,6 +92,10 @@ type Server struct {
 	// conflictWindow is how soon after a write another write to the page
 	// answers 409.
 	conflictWindow time.Duration
+	// resultLimit caps one query's results (QueryResultLimit).
+	resultLimit int
+	// blockLimit is the Free workspace's block limit (SetBlockLimit).
+	blockLimit int
 }
 
 // New returns an empty workspace with no tokens and no databases.
@@ -96,11 +114,16 @@ func New(opts Options) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.resultLimit = DefaultQueryResultLimit
+	if opts.QueryResultLimit > 0 {
+		s.resultLimit = opts.QueryResultLimit
+	}
 	limit := DefaultRateLimit
 	if opts.RateLimit != nil {
 		limit = *opts.RateLimit
 	}
 	s.limiter = newLimiter(limit)
+	s.workspace = newLimiter(opts.WorkspaceLimit)
 	s.stats.reset()
 	routes := map[string]endpoint{
 		EndpointDatabaseRetrieve:   s.retrieveDatabase,
@@ -118,6 +141,14 @@ func New(opts Options) *Server {
 		s.mux.Handle(pattern, e)
 	}
 	return s
+}
+
+// SetQueryResultLimit changes how many results one query answers at most
+// (at least 1), as a smaller stand-in for Notion's 10,000.
+func (s *Server) SetQueryResultLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resultLimit = max(1, n)
 }
 
 // AddToken registers an integration token. Requests with any other bearer
@@ -294,14 +325,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if wait, ok := s.limiter.allow(bearer(r), s.now()); !ok {
 		rec.Header().Set("Retry-After", fmt.Sprint(int(wait/time.Second)))
-		writeError(rec, newAPIError(http.StatusTooManyRequests, "rate_limited",
-			"You have been rate limited. Please try again in a few minutes."))
+		writeError(rec, rateLimited(ReasonConnection))
+		return
+	}
+	// The workspace's limit is shared by every token: one token's burst
+	// answers another's request with 429
+	// (https://developers.notion.com/reference/request-limits, per-workspace limit).
+	if wait, ok := s.workspace.allow(workspaceKey, s.now()); !ok {
+		rec.Header().Set("Retry-After", fmt.Sprint(int(wait/time.Second)))
+		writeError(rec, rateLimited(ReasonWorkspace))
 		return
 	}
 	f := s.faults.next(pattern)
-	if f != nil && f.Status == http.StatusTooManyRequests {
+	switch {
+	case f != nil && (f.Status == http.StatusTooManyRequests || f.Status == StatusServiceOverload):
+		// "Connections should handle HTTP 429 and 529 responses and respect
+		// the Retry-After response header"
+		// (https://developers.notion.com/reference/request-limits).
 		rec.Header().Set("Retry-After", fmt.Sprint(int(max(f.RetryAfter, time.Second)/time.Second)))
-	} else if f != nil && (f.Status == http.StatusServiceUnavailable || f.Status == StatusServiceOverload) {
+	case f != nil && f.Status == http.StatusServiceUnavailable:
 		rec.Header().Set("Retry-After", "1")
 	}
 	switch {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,8 +37,11 @@ var corrections []byte
 // for concurrent use.
 type Spec struct {
 	// Version is the Notion-Version the description speaks (its
-	// notionVersion parameter's default); a request must send it.
-	Version string
+	// notionVersion parameter's default). Versions are those a request may
+	// send: the parameter's enum where a correction gives one (citing the
+	// upgrade guide that shows the requests unchanged), else Version alone.
+	Version  string
+	Versions []string
 	// Corrections are the amendments applied, each citing its reference.
 	Corrections []Correction
 
@@ -142,6 +146,15 @@ func New(desc []byte, cs []Correction) (*Spec, error) {
 	if version == "" {
 		return nil, fmt.Errorf("the OpenAPI description names no Notion-Version (components.parameters.notionVersion.schema.default)")
 	}
+	versions := []string{version}
+	if enum, ok := lookup(doc, "/components/parameters/notionVersion/schema/enum").([]any); ok {
+		versions = versions[:0]
+		for _, v := range enum {
+			if s, ok := v.(string); ok {
+				versions = append(versions, s)
+			}
+		}
+	}
 	amended, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err
@@ -154,7 +167,7 @@ func New(desc []byte, cs []Correction) (*Spec, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("building a validator from the OpenAPI description: %v", errs[0])
 	}
-	return &Spec{Version: version, Corrections: cs, v: v}, nil
+	return &Spec{Version: version, Versions: versions, Corrections: cs, v: v}, nil
 }
 
 // freeForm are the request parts the description declares as objects
@@ -226,8 +239,8 @@ func (s *Spec) Check(req *http.Request) error {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	var problems []string
-	if got := req.Header.Get("Notion-Version"); got != s.Version {
-		problems = append(problems, fmt.Sprintf("header Notion-Version is %q; the description is of %q", got, s.Version))
+	if got := req.Header.Get("Notion-Version"); !slices.Contains(s.Versions, got) {
+		problems = append(problems, fmt.Sprintf("header Notion-Version is %q; the description is of %s", got, strings.Join(s.Versions, " and ")))
 	}
 	probe := req.Clone(req.Context())
 	probe.Body = io.NopCloser(bytes.NewReader(body))

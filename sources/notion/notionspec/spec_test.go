@@ -74,8 +74,10 @@ func TestRequestsNotionDocumentsAreAccepted(t *testing.T) {
 		{"comment create naming the rich text's type", "POST", "/v1/comments", `{"parent":{"page_id":"` + pageID + `"},"rich_text":[{"type":"text","text":{"content":"done"}}]}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if err := s.Check(request(t, c.method, c.path, s.Version, c.body)); err != nil {
-				t.Fatal(err)
+			for _, v := range []string{"2025-09-03", "2026-03-11"} {
+				if err := s.Check(request(t, c.method, c.path, v, c.body)); err != nil {
+					t.Fatal(err)
+				}
 			}
 		})
 	}
@@ -152,6 +154,7 @@ func TestEveryCorrectionIsNeeded(t *testing.T) {
 			`{"parent":{"page_id":"`+pageID+`"},"rich_text":[{"text":{"content":"x"}}]}`),
 		"/paths/~1v1~1comments/post/requestBody/content/application~1json/schema/properties/rich_text/items/properties": request(t, "POST", "/v1/comments", "2025-09-03",
 			`{"parent":{"page_id":"`+pageID+`"},"rich_text":[{"type":"text","text":{"content":"x"}}]}`),
+		"/components/parameters/notionVersion/schema/enum": request(t, "GET", "/v1/pages/"+pageID, "2026-03-11", ""),
 	}
 	for i, c := range all {
 		req := documented[c.Pointer]
