@@ -173,7 +173,8 @@ func New(o Options) (*Model, error) {
 }
 
 // Run shows the dashboard until the user quits or ctx ends; it runs the
-// hub for as long.
+// hub for as long. Signals are the caller's: it ends ctx on SIGINT or
+// SIGTERM (claimdeck's main does), and the terminal is restored.
 func Run(ctx context.Context, o Options) error {
 	m, err := New(o)
 	if err != nil {
@@ -198,7 +199,11 @@ func Run(ctx context.Context, o Options) error {
 	done := make(chan struct{})
 	go func() { o.Hub.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	popts := append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithReportFocus()},
+	// The caller's ctx is how a signal ends the dashboard. Bubble Tea's own
+	// handler would race it: when ctx wins, the event loop is gone and the
+	// handler's send of QuitMsg blocks for ever, and the program's shutdown
+	// waits on that handler, so the first SIGTERM froze about half the runs.
+	popts := append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithReportFocus()},
 		o.ProgramOptions...)
 	_, err = tea.NewProgram(m, popts...).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
