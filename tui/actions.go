@@ -32,6 +32,8 @@ type action struct {
 	// command runs a : line; cmdline leaves text on the : line to finish.
 	command, cmdline string
 	leaveCommand     bool // the : line closes
+	// ignored: the dialog has no use for the key; it did nothing.
+	ignored bool
 }
 
 type startAction struct {

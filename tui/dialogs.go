@@ -418,6 +418,8 @@ func (d *detailDialog) update(m *Model, msg tea.KeyMsg) action {
 		return action{close: true, fail: d.again.DisplayKey() + " is no longer in the snapshot"}
 	case key.Matches(msg, k.Close):
 		return action{close: true}
+	default:
+		return action{ignored: true}
 	}
 	return action{}
 }
@@ -452,7 +454,9 @@ func (d *helpDialog) update(m *Model, msg tea.KeyMsg) action {
 	if key.Matches(msg, k.Back) || key.Matches(msg, k.Help) || key.Matches(msg, k.Quit) {
 		return action{close: true}
 	}
-	d.scroll(k, msg, len(d.lines(m, m.screen.width)), 10)
+	if !d.scroll(k, msg, len(d.lines(m, m.screen.width)), 10) {
+		return action{ignored: true}
+	}
 	return action{}
 }
 
@@ -475,6 +479,7 @@ func (d *helpDialog) lines(m *Model, width int) []string {
 		st.Muted.Render("prio>=high, !word negates, plus free text; every word must match."),
 		st.Muted.Render("shift+letter sorts by the column with that letter underlined; again reverses."),
 		st.Muted.Render("With marks, an action previews and applies to every marked task."),
+		st.Muted.Render("In a dialog only its keys act; : or / there drops what follows until enter or esc."),
 		st.Muted.Render("Mouse: click selects, wheel scrolls."))
 	if m.opts.ReadOnly {
 		lines = append(lines, st.Warn.Render("read-only: actions are off"))

@@ -122,6 +122,13 @@ type input struct {
 	commanding   bool
 	cmdHistory   []string
 	cmdAt        int // where up/down stand in cmdHistory
+	// dropping: a dialog taking no text is open and : or / was typed;
+	// dropped is what was typed since, shown and thrown away at enter or
+	// esc, never a key of the dialog.
+	dropping bool
+	dropped  string
+	// toldUnknown: the top dialog has said once that a key does nothing.
+	toldUnknown bool
 }
 
 // work is what the person started that has not come back yet.
@@ -336,12 +343,16 @@ func (m *Model) derive() {
 	m.syncKeys()
 }
 
-func (m *Model) push(d dialog) { m.dialogs = append(m.dialogs, d) }
+func (m *Model) push(d dialog) {
+	m.dialogs = append(m.dialogs, d)
+	m.input.toldUnknown = false
+}
 
 func (m *Model) pop() {
 	if n := len(m.dialogs); n > 0 {
 		m.dialogs = m.dialogs[:n-1]
 	}
+	m.input.toldUnknown = false
 }
 
 func (m *Model) note(s string) { m.status.set(s, false, m.now()) }

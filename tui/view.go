@@ -483,6 +483,9 @@ func (m *Model) footer() string {
 
 func (m *Model) helpLine() string {
 	st := m.styles
+	if m.input.dropping {
+		return st.Warn.Render(fit(fmt.Sprintf("dropping %q: no : line or filter in a dialog · enter or esc ends", m.input.dropped), m.screen.width))
+	}
 	if n := len(m.dialogs); n > 0 {
 		return st.Muted.Render(fit(m.dialogs[n-1].hint(m.keys), m.screen.width))
 	}
