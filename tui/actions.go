@@ -44,6 +44,7 @@ type startAction struct {
 type bulkStart struct {
 	preview sources.BulkPreview
 	req     sources.Request
+	titles  map[[2]string]string
 }
 
 // apply does what a dialog asked, in order: close, open, say, then start.
@@ -74,7 +75,7 @@ func (m *Model) apply(a action) tea.Cmd {
 	case a.send != nil:
 		return m.send(*a.send)
 	case a.bulk != nil:
-		return m.runBulk(a.bulk.preview, a.bulk.req)
+		return m.runBulk(a.bulk.preview, a.bulk.req, a.bulk.titles)
 	case a.open != nil:
 		return m.openTask(a.open)
 	case a.copy != nil:

@@ -178,6 +178,9 @@ func field(st *theme.Styles, name, value string) string {
 	return st.Field.Render(fmt.Sprintf("%-9s", name)) + theme.Safe(value)
 }
 
+// dialogWidth is the width of a box's text on a screen width wide.
+func dialogWidth(width int) int { return min(width-4, 76) - 2 }
+
 // box draws a dialog centred in the body area, its lines cut to fit.
 func box(st *theme.Styles, lines []string, width, height int) string {
 	inner := min(width-4, 76)
@@ -188,7 +191,7 @@ func box(st *theme.Styles, lines []string, width, height int) string {
 		lines = append(lines[:room-1:room-1], st.Warn.Render(fmt.Sprintf("%d more lines: the terminal needs %d rows for all of this", hidden, len(lines)+7)))
 	}
 	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, inner, "…")
+		lines[i] = ansi.Truncate(l, dialogWidth(width), "…") // within the padding, never wrapped
 	}
 	b := st.Dialog.Width(inner).Render(strings.Join(lines, "\n"))
 	return lipgloss.Place(width, height, lipgloss.Center, lipgloss.Center, b)
@@ -331,7 +334,7 @@ func (d *formDialog) view(m *Model, width, height int) string {
 	lines := []string{st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source))), ""}
 	lines = append(lines, m.taskSummary(t)...)
 	lines = append(lines, "")
-	inner := min(width-4, 76) - 11
+	inner := dialogWidth(width) - 11
 	for i, f := range d.fields {
 		lines = append(lines, d.fieldLine(st, f, i == d.focus, inner))
 	}
@@ -356,7 +359,7 @@ func (d *formDialog) fieldLine(st *theme.Styles, f formField, focused bool, inne
 	v := ""
 	switch {
 	case f.edit != nil && len(f.choices) > 0:
-		v = f.edit.View(inner-14, focused, "type a name") + st.Muted.Render("  ←/→ pick")
+		v = f.edit.View(inner-12, focused, "type a name") + st.Muted.Render("  ←/→ pick")
 	case f.edit != nil:
 		placeholder := ""
 		if d.required != f.name {
