@@ -458,9 +458,8 @@ func (m *Model) layout() {
 }
 
 func (m *Model) tabAt(x int) (viewKind, bool) {
-	style, _ := m.tabLayout()
 	pos := 0
-	if style != tabsBare {
+	if m.tabLayout().name {
 		pos = ansi.StringWidth(appName) + 2
 	}
 	labels := m.tabLabels()
