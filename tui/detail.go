@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
@@ -202,8 +203,14 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 	if !t.Claim.Expires.IsZero() {
 		kv = append(kv, [2]string{"left", pc.clock(model.Remaining(t, now))})
 	}
+	lease := model.Health(t, now, p).String()
+	if t.Problem != "" {
+		// Nothing is known of a lease the file does not give.
+		kv[slices.IndexFunc(kv, func(e [2]string) bool { return e[0] == "state" })][1] = "BROKEN: held as claimed, never pulled (raw " + orDash(t.RawStatus) + ")"
+		lease = "— (the file is broken)"
+	}
 	kv = append(kv,
-		[2]string{"lease", model.Health(t, now, p).String()},
+		[2]string{"lease", lease},
 		[2]string{"escalation", orDash(c.Level.String())},
 		[2]string{"standing", orDash(c.Reason)},
 		[2]string{"recorded", orDash(t.Escalated.String())},
@@ -217,10 +224,16 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		[2]string{"next check", when(t.NextCheckAt())}, [2]string{"artifacts", orDash(theme.Safe(t.Artifacts))},
 		[2]string{"subtasks", fmt.Sprintf("%d open", t.OpenSubtasks)}, [2]string{"version", orDash(t.Version)},
 	)
+	var out []string
 	if t.Problem != "" {
-		kv = append(kv, [2]string{"PROBLEM", theme.Safe(t.Problem)})
+		// First, and wrapped whole: the file to repair and what is wrong.
+		out = wrapField("PROBLEM", theme.Safe(brokenFile(t.Problem)), width)
+		if path, _, ok := strings.Cut(t.Problem, ": "); ok && brokenFile(t.Problem) != t.Problem {
+			out = append(out, wrapField("in", theme.Safe(filepath.Dir(path)), width)...)
+		}
+		out = append(out, "")
 	}
-	out := fieldLines(kv, t.Title, width)
+	out = append(out, fieldLines(kv, t.Title, width)...)
 	if t.Description != "" {
 		out = append(out, "", "description")
 		out = append(out, strings.Split(ansi.Wordwrap(t.Description, 76, ""), "\n")...)
@@ -236,13 +249,20 @@ func fieldLines(kv [][2]string, title string, width int) []string {
 			out = append(out, fmt.Sprintf("%-11s %s", e[0], e[1]))
 			continue
 		}
-		for i, l := range strings.Split(ansi.Wordwrap(theme.Safe(title), max(width-12, 20), " "), "\n") {
-			name := ""
-			if i == 0 {
-				name = "title"
-			}
-			out = append(out, fmt.Sprintf("%-11s %s", name, l))
+		out = append(out, wrapField("title", theme.Safe(title), width)...)
+	}
+	return out
+}
+
+// wrapField is a field whose value is wrapped in full under its name; a
+// path is broken where it must be, not cut.
+func wrapField(name, value string, width int) []string {
+	var out []string
+	for i, l := range strings.Split(ansi.Wrap(value, max(width-12, 20), " /"), "\n") {
+		if i > 0 {
+			name = ""
 		}
+		out = append(out, fmt.Sprintf("%-11s %s", name, l))
 	}
 	return out
 }

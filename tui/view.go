@@ -146,7 +146,11 @@ func (m *Model) tabLayout() topBar {
 			}
 		}
 	}
+	// Below, the alarm takes the flags with it: the tabs have the line.
 	below := len(parts) > 0 || a.review != ""
+	if below {
+		room = m.screen.width - 1
+	}
 	for style := range tabStyles {
 		for _, name := range []bool{true, false} {
 			if m.tabsWidth(style, name) <= room {
@@ -281,6 +285,17 @@ func (m *Model) tabs() string {
 	if alarm != "" {
 		flags = append(flags, st.Level(int(m.alarm().level)).Render(alarm))
 	}
+	if !bar.below {
+		flags = append(flags, m.flags()...)
+	}
+	return joinRight(b.String(), strings.Join(flags, " "), m.screen.width)
+}
+
+// flags are the top bar's words on how the dashboard runs: read-only,
+// paused, a sped-up clock.
+func (m *Model) flags() []string {
+	st := m.styles
+	var flags []string
 	if m.opts.ReadOnly {
 		flags = append(flags, st.Warn.Render("READ-ONLY"))
 	}
@@ -290,7 +305,7 @@ func (m *Model) tabs() string {
 	if m.pace.sped() {
 		flags = append(flags, st.Muted.Render(m.clockFlag()))
 	}
-	return joinRight(b.String(), strings.Join(flags, " "), m.screen.width)
+	return flags
 }
 
 // alarmBelow is the second line when the alarm has it: the whole alarm
@@ -311,12 +326,17 @@ func (m *Model) alarmBelow(typing string) string {
 	}
 	p := m.pane()
 	whole := strings.Join(parts, alarmSep)
+	flags := strings.Join(m.flags(), " ")
+	fw := ansi.StringWidth(flags)
+	if fw > 0 {
+		fw++
+	}
 	for _, right := range []string{"sort: " + p.sortName() + " · " + strconv.Itoa(p.len()) + " shown", "sort: " + p.sortName(), ""} {
-		if ansi.StringWidth(whole)+ansi.StringWidth(right)+2 <= m.screen.width {
-			return joinRight(style.Render(whole), st.Muted.Render(right), m.screen.width)
+		if ansi.StringWidth(whole)+ansi.StringWidth(right)+fw+2 <= m.screen.width {
+			return joinRight(style.Render(whole), strings.TrimSpace(st.Muted.Render(right)+" "+flags), m.screen.width)
 		}
 	}
-	return style.Render(fit(fitAlarm(parts, m.screen.width), m.screen.width))
+	return joinRight(style.Render(fitAlarm(parts, m.screen.width-fw-1)), flags, m.screen.width)
 }
 
 // stuckPointer sends a person on the Queue to the stuck claims: how many

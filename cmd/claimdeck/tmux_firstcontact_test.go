@@ -140,7 +140,7 @@ func TestTmuxTheDownNodeIsNamedAtNarrowWidths(t *testing.T) {
 			f := newFirstContact(t)
 			p := startTmux(t, sz[0], sz[1], "--config", f.conf)
 			s := p.await("the DOWN node in the Queue's top bar", func(s string) bool {
-				top, _, _ := strings.Cut(s, "\n")
+				top := topBar(s)
 				return strings.Contains(top, "Queue") && strings.Contains(top, "ORACLE_LOCAL DOWN")
 			})
 			lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
