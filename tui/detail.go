@@ -54,13 +54,29 @@ func (d *taskDialog) typing() bool { return false }
 // openTask pushes a task's detail and fetches its full trail.
 func (m *Model) openTask(t *model.Task) tea.Cmd {
 	m.push(&taskDialog{source: t.Source, id: t.ID, last: t})
+	return m.fetchTrail(t.Source, t.ID)
+}
+
+// fetchTrail reads a task's full trail afresh for its detail.
+func (m *Model) fetchTrail(source, id string) tea.Cmd {
 	h, timeout := m.hub, m.opts.ActionTimeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		full, err := h.Get(ctx, t.Source, t.ID)
-		return trailMsg{source: t.Source, id: t.ID, task: full, err: err}
+		full, err := h.Get(ctx, source, id)
+		return trailMsg{source: source, id: id, task: full, err: err}
 	}
+}
+
+// refetchTrail reads the trail again for an open detail of the task an
+// action just changed, so its timeline shows that action.
+func (m *Model) refetchTrail(source, id string) tea.Cmd {
+	for _, d := range m.dialogs {
+		if td, ok := d.(*taskDialog); ok && td.source == source && td.id == id {
+			return m.fetchTrail(source, id)
+		}
+	}
+	return nil
 }
 
 // gotTrail hands a fetched trail to the detail still showing its task.

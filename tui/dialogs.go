@@ -168,6 +168,13 @@ func (m *Model) taskSummary(seen *model.Task) []string {
 	if r := seen.Reservation; r.Active(now) {
 		out = append(out, field(st, "reserved", r.For))
 	}
+	if seen.State == model.StateReview {
+		// What a reviewer decides on: who submitted it, what they said,
+		// what they produced.
+		out = append(out, field(st, "submitter", orDash(model.Submitter(seen))))
+		out = append(out, wrapped(st, "summary", orDash(seen.Reason))...)
+		out = append(out, wrapped(st, "artifacts", orDash(seen.Artifacts))...)
+	}
 	if t != seen && (t.State != seen.State || t.Claim.Name != seen.Claim.Name || t.Claim.Token != seen.Claim.Token) {
 		out = append(out, st.Warn.Render(fmt.Sprintf("⚠ changed since you looked: now %s, held by %s", t.State, orDash(t.Claim.Name))))
 	}
@@ -175,7 +182,21 @@ func (m *Model) taskSummary(seen *model.Task) []string {
 }
 
 func field(st *theme.Styles, name, value string) string {
-	return st.Field.Render(fmt.Sprintf("%-9s", name)) + theme.Safe(value)
+	return st.Field.Render(fmt.Sprintf("%-8s ", name)) + theme.Safe(value)
+}
+
+// wrapped is a field whose value is wrapped under its name inside a
+// dialog, at most four lines: a summary is read, not cut at the border.
+func wrapped(st *theme.Styles, name, value string) []string {
+	lines := strings.Split(ansi.Wrap(theme.Safe(value), 76-2-10, " /"), "\n")
+	if len(lines) > 4 {
+		lines = append(lines[:3], "… (the detail, enter, has the rest)")
+	}
+	out := []string{field(st, name, lines[0])}
+	for _, l := range lines[1:] {
+		out = append(out, strings.Repeat(" ", 10)+l)
+	}
+	return out
 }
 
 // dialogWidth is the width of a box's text on a screen width wide.
@@ -469,7 +490,13 @@ func (d *helpDialog) lines(m *Model, width int) []string {
 	h.Styles.FullKey, h.Styles.FullDesc, h.Styles.FullSeparator = st.Key, st.KeyDesc, st.Faint
 	h.Width = width
 	var lines []string
-	groups := m.pane().FullHelp(m.keys)
+	// Every key of the view, the actions included: one that cannot apply
+	// to the task under the cursor says why when pressed.
+	k := m.keys
+	if !m.opts.ReadOnly {
+		k.setActions(slices.Repeat([]bool{true}, len(taskActions)))
+	}
+	groups := m.pane().FullHelp(k)
 	// Two groups a row: four side by side do not fit 80 columns.
 	for i := 0; i < len(groups); i += 2 {
 		if i > 0 {
@@ -481,8 +508,10 @@ func (d *helpDialog) lines(m *Model, width int) []string {
 		st.Muted.Render("filter: agent: state: source: node: level>=urgent age>30m stuck>1h"),
 		st.Muted.Render("prio>=high, !word negates, plus free text; every word must match."),
 		st.Muted.Render("shift+letter sorts by the column with that letter underlined; again reverses."),
+		st.Muted.Render("Actions act on the task under the cursor; one that cannot apply says why."),
+		st.Muted.Render("a w act on a task in Review; d v b u on your own claim (c takes one)."),
 		st.Muted.Render("With marks, an action previews and applies to every marked task."),
-		st.Muted.Render("In a dialog only its keys act; : or / there drops what follows until enter or esc."),
+		st.Muted.Render("In a dialog only its keys act; : or / there drops text till enter/esc."),
 		st.Muted.Render("Mouse: click selects, wheel scrolls."))
 	if m.opts.ReadOnly {
 		lines = append(lines, st.Warn.Render("read-only: actions are off"))

@@ -43,7 +43,7 @@ func TestHelpScrollsAndClosesOnlyOnEscQuestionOrQ(t *testing.T) {
 		t.Fatalf("the help does not say it goes on:\n%s", r.screen())
 	}
 	first := r.screen()
-	for _, k := range []string{"j", "down", "pgdown", "x", "enter", "space"} {
+	for _, k := range []string{"j", "down", "pgdown", "x", "enter", "space", "end"} {
 		r.press(k)
 		if len(r.m.dialogs) != 1 {
 			t.Fatalf("%s closed the help", k)

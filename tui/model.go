@@ -274,6 +274,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.ticked(msg)
 	case actionMsg:
 		m.actionDone(msg)
+		return m, m.refetchTrail(msg.req.Seen.Source, msg.req.Seen.ID)
 	case bulkProgressMsg, bulkDoneMsg:
 		return m, m.bulkStep(msg)
 	case archiveMsg:
