@@ -104,6 +104,7 @@ type screen struct {
 	width, height int
 	paused        bool // the terminal lost focus: the hub does not poll
 	quitting      bool
+	title         string // the terminal's title as last set
 }
 
 // input is the two lines a person types in: the filter and the : line.
@@ -267,7 +268,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.layout()
 	case snapshotMsg:
 		m.applySnapshot(hub.Snapshot(msg))
-		return m, tea.Batch(m.waitSnapshot(), m.ring())
+		return m, tea.Batch(m.waitSnapshot(), m.ring(), m.retitle())
 	case trailMsg:
 		m.gotTrail(msg)
 	case tickMsg:
@@ -309,7 +310,7 @@ func (m *Model) ticked(msg tickMsg) tea.Cmd {
 		m.derive()
 	}
 	m.status.expire(m.now())
-	return tea.Batch(m.tick(), m.ring())
+	return tea.Batch(m.tick(), m.ring(), m.retitle())
 }
 
 func (m *Model) pane() *pane { return m.board.pane() }
@@ -338,9 +339,7 @@ func (m *Model) freshen(p *pane) {
 // derive rebuilds the rows, then queues the alarms of the stale claims.
 func (m *Model) derive() {
 	m.board.derive()
-	for i, t := range m.board.stale {
-		m.watchLevel(t, severity(m.board.staleClass[i]))
-	}
+	m.watchBoard()
 	m.syncKeys()
 }
 
@@ -418,9 +417,7 @@ func (m *Model) applySnapshot(s hub.Snapshot) {
 	derived := m.board.derived
 	m.board.take(s)
 	if m.board.derived != derived {
-		for i, t := range m.board.stale {
-			m.watchLevel(t, severity(m.board.staleClass[i]))
-		}
+		m.watchBoard()
 	}
 	m.syncKeys()
 	if loaded {
