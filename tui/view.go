@@ -435,6 +435,14 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 	out := rows.String()
 	if p.len() == 0 {
 		msgs := []string{st.Muted.Render(fit("  "+views[p.kind].empty, m.screen.width))}
+		if len(m.board.all) == 0 && p.kind != nodesView && p.kind != activityView && p.kind != statsView && !loading(m.board.snap) {
+			// A board with nothing on it says how work gets there.
+			msgs = []string{
+				st.Muted.Render(fit("  No tasks in any source yet. To add one:", m.screen.width)),
+				fit(`    claimdeck create --title "what needs doing"`, m.screen.width),
+				st.Muted.Render(fit("  or let an agent create it (ntask create); it shows here at the next poll.", m.screen.width)),
+			}
+		}
 		if len(m.board.flt.Terms) > 0 {
 			msgs = []string{st.Muted.Render(fit("  Nothing matches the filter (esc clears it).", m.screen.width))}
 		}
