@@ -139,6 +139,9 @@ func (m *Model) startActionOn(t *model.Task, a model.Action) {
 		return
 	}
 	req := sources.Request{Action: a, Seen: t}
+	if a.Move() != model.MoveNone {
+		m.work.wantTrail = t // the submitter is in the trail
+	}
 	switch a {
 	case model.ActionCancel, model.ActionRework:
 		m.push(newReasonForm(req))

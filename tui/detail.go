@@ -81,6 +81,9 @@ func (m *Model) refetchTrail(source, id string) tea.Cmd {
 
 // gotTrail hands a fetched trail to the detail still showing its task.
 func (m *Model) gotTrail(msg trailMsg) {
+	if msg.err == nil && msg.task != nil {
+		m.work.trails[msg.task.Ref()] = msg.task.History
+	}
 	for _, d := range m.dialogs {
 		if td, ok := d.(*taskDialog); ok && td.source == msg.source && td.id == msg.id {
 			if msg.err != nil {

@@ -169,9 +169,11 @@ func (m *Model) taskSummary(seen *model.Task) []string {
 		out = append(out, field(st, "reserved", r.For))
 	}
 	if seen.State == model.StateReview {
-		// What a reviewer decides on: who submitted it, what they said,
-		// what they produced.
-		out = append(out, field(st, "submitter", orDash(model.Submitter(seen))))
+		// What a reviewer decides on: who submitted it (from the full
+		// trail once fetched), what they said, what they produced.
+		withTrail := *seen
+		withTrail.History = model.MergeHistory(seen.History, m.work.trails[seen.Ref()])
+		out = append(out, field(st, "submitter", orDash(model.Submitter(&withTrail))))
 		out = append(out, wrapped(st, "summary", orDash(seen.Reason))...)
 		out = append(out, wrapped(st, "artifacts", orDash(seen.Artifacts))...)
 	}

@@ -56,6 +56,15 @@ func (m *Model) typing() bool {
 // key handles one key: ctrl-c always quits; then the top dialog, the
 // filter or the : line, or else the key map.
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	cmd := m.oneKey(msg)
+	if t := m.work.wantTrail; t != nil {
+		m.work.wantTrail = nil
+		return tea.Batch(cmd, m.fetchTrail(t.Source, t.ID))
+	}
+	return cmd
+}
+
+func (m *Model) oneKey(msg tea.KeyMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		m.screen.quitting = true
 		return tea.Quit

@@ -136,6 +136,11 @@ type input struct {
 type work struct {
 	bulk    *bulkRun                // the bulk action under way
 	pending map[string]model.Action // ref → action under way
+	// trails are tasks' full trails as last fetched, by ref: polls of a
+	// SQL source carry none, and a reviewer must see who submitted.
+	trails map[string][]model.Event
+	// wantTrail is a task whose trail a dialog just opened needs.
+	wantTrail *model.Task
 }
 
 // New builds the dashboard's root model.
@@ -168,7 +173,7 @@ func New(o Options) (*Model, error) {
 		screen: screen{width: 80, height: 24}, board: newBoard(o.Now, &keys),
 		input:  input{filter: lineEdit{limit: 200}, filters: maps.Clone(o.Filters)},
 		alarms: alarms{rang: map[uint64]model.Level{}},
-		work:   work{pending: map[string]model.Action{}},
+		work:   work{pending: map[string]model.Action{}, trails: map[string][]model.Event{}},
 	}
 	for _, r := range o.Journal {
 		if !r.Pending {

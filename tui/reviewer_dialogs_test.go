@@ -10,10 +10,12 @@ import (
 
 // Approve and rework show what a reviewer decides on: who submitted the
 // task (the claim's holder when the review gave no name, never "unnamed
-// holder" alone), the summary and the artifacts.
+// holder" alone, read from the task's trail when polls carry none), the
+// summary and the artifacts.
 func TestReviewDialogsShowTheSubmitterSummaryAndArtifacts(t *testing.T) {
 	for _, key := range []string{"a", "w"} {
 		r := newRig(t)
+		r.noTrails = true // as a SQL source polls: the submitter is in the trail Get reads
 		r.size(120, 40)
 		r.prod.Put(&model.Task{ID: "20", Key: "TASK-20", Title: "Write the runbook", State: model.StateReview, RawStatus: "review",
 			CreatedAt: t0.Add(-time.Hour), EditedAt: t0.Add(-5 * time.Minute),
