@@ -320,11 +320,15 @@ func (m *Model) alarmBelow(typing string) string {
 		parts = append(parts, a.review)
 	}
 	style := st.Level(int(a.level))
+	p := m.pane()
 	if typing != "" {
 		room := m.screen.width - ansi.StringWidth(typing) - 2
+		shown := strconv.Itoa(p.len()) + " shown"
+		if whole := strings.Join(parts, alarmSep); ansi.StringWidth(whole)+2+len(shown) <= room {
+			return joinRight(typing, style.Render(whole)+"  "+st.Muted.Render(shown), m.screen.width)
+		}
 		return joinRight(typing, style.Render(fitAlarm(parts, max(room, 0))), m.screen.width)
 	}
-	p := m.pane()
 	whole := strings.Join(parts, alarmSep)
 	flags := strings.Join(m.flags(), " ")
 	fw := ansi.StringWidth(flags)

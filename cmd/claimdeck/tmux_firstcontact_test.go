@@ -163,7 +163,7 @@ func TestTmuxHelpScrollsAt80x24(t *testing.T) {
 	p.await("the dashboard", func(s string) bool { return strings.Contains(s, "Queue") })
 	p.keys("?")
 	p.await("the help, longer than the screen", func(s string) bool { return strings.Contains(s, "more lines") })
-	p.keys("PageDown", "PageDown", "j")
+	p.keys("PageDown", "PageDown", "j", "End")
 	p.await("the help's last lines", func(s string) bool {
 		return strings.Contains(s, "Mouse: click selects") && strings.Contains(s, "Keys")
 	})
