@@ -88,3 +88,27 @@ func CheckOwn(t *Task, actor string, a Action) error {
 	e.Current = t
 	return e
 }
+
+// Submitter is who sent a task to review, as its timeline says: the last
+// review step's writer; when that writer gave no name (WriterName's
+// fallback), the holder of the claim it finished, said so. "" when the
+// timeline has no review.
+func Submitter(t *Task) string {
+	tl := Timeline(t)
+	unnamed := WriterName("", "")
+	for i := len(tl) - 1; i >= 0; i-- {
+		if step(tl[i].Action) != FinishStep(StateReview) {
+			continue
+		}
+		if a := strings.TrimSpace(tl[i].Actor); a != "" && a != unnamed {
+			return a
+		}
+		for j := i - 1; j >= 0; j-- {
+			if s := step(tl[j].Action); (s == EventClaim || s == EventTakeover) && tl[j].Actor != "" {
+				return tl[j].Actor + " (held the claim; the review gave no name)"
+			}
+		}
+		return unnamed
+	}
+	return ""
+}

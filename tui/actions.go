@@ -32,6 +32,8 @@ type action struct {
 	// command runs a : line; cmdline leaves text on the : line to finish.
 	command, cmdline string
 	leaveCommand     bool // the : line closes
+	// ignored: the dialog has no use for the key; it did nothing.
+	ignored bool
 }
 
 type startAction struct {
@@ -42,6 +44,7 @@ type startAction struct {
 type bulkStart struct {
 	preview sources.BulkPreview
 	req     sources.Request
+	titles  map[[2]string]string
 }
 
 // apply does what a dialog asked, in order: close, open, say, then start.
@@ -72,7 +75,7 @@ func (m *Model) apply(a action) tea.Cmd {
 	case a.send != nil:
 		return m.send(*a.send)
 	case a.bulk != nil:
-		return m.runBulk(a.bulk.preview, a.bulk.req)
+		return m.runBulk(a.bulk.preview, a.bulk.req, a.bulk.titles)
 	case a.open != nil:
 		return m.openTask(a.open)
 	case a.copy != nil:
@@ -136,6 +139,9 @@ func (m *Model) startActionOn(t *model.Task, a model.Action) {
 		return
 	}
 	req := sources.Request{Action: a, Seen: t}
+	if a.Move() != model.MoveNone {
+		m.work.wantTrail = t // the submitter is in the trail
+	}
 	switch a {
 	case model.ActionCancel, model.ActionRework:
 		m.push(newReasonForm(req))

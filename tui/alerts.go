@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/theme"
 )
 
@@ -17,6 +18,7 @@ import (
 // the ladder, or a node going DOWN.
 type Alarm struct {
 	Title, Body string
+	review      bool // a task waiting for a reviewer: collapsed apart from the alarms
 }
 
 // AlertOptions say how the terminal rings (both off by default).
@@ -77,24 +79,79 @@ func (m *Model) watchDown(node string) {
 	m.alarms.ringing = append(m.alarms.ringing, Alarm{Title: "node " + node + " DOWN", Body: "its claims are stale"})
 }
 
-// ring hands the queued alarms to Options.Alert off the UI loop.
+// watchReview queues an alarm the first time a task waits for a reviewer.
+func (m *Model) watchReview(t *model.Task) {
+	if m.screen.paused || m.opts.Alert == nil {
+		return
+	}
+	k := m.ringKey('r', t.Source, t.ID)
+	if m.alarms.rang[k] > 0 {
+		return
+	}
+	m.alarms.rang[k] = model.LevelStale
+	who := model.Submitter(t)
+	if who == "" {
+		who = "an agent"
+	}
+	m.alarms.ringing = append(m.alarms.ringing, Alarm{Title: t.DisplayKey() + " waits for review",
+		Body: fmt.Sprintf("%s on %s, from %s", theme.Safe(t.Title), t.Source, who), review: true})
+}
+
+// watchBoard queues the alarms of the rows as derived: the stale claims'
+// rungs and the reviews waiting.
+func (m *Model) watchBoard() {
+	for i, t := range m.board.stale {
+		m.watchLevel(t, severity(m.board.staleClass[i]))
+	}
+	if m.board.reviews == 0 || m.opts.Alert == nil {
+		return
+	}
+	for _, r := range m.board.panes[parkedView].members {
+		if r.t.State == model.StateReview {
+			m.watchReview(r.t)
+		}
+	}
+}
+
+// ring hands the queued alarms to Options.Alert off the UI loop. While a
+// person types (a dialog's field, the filter, the : line) they wait: a
+// notification must not take the focus from what is being typed.
 func (m *Model) ring() tea.Cmd {
 	if len(m.alarms.ringing) == 0 || m.opts.Alert == nil {
 		m.alarms.ringing = m.alarms.ringing[:0]
 		return nil
 	}
-	alarms, alert := m.alarms.ringing, m.opts.Alert
-	m.alarms.ringing = nil
-	if len(alarms) > maxRing {
-		// A dashboard opened on a bad night rings once, not per task.
-		alarms = []Alarm{{Title: fmt.Sprintf("%d new alarms", len(alarms)), Body: alarms[0].Title + " and more: see the top bar"}}
+	if m.typing() {
+		return nil
 	}
+	alert := m.opts.Alert
+	var alarms, reviews []Alarm
+	for _, a := range m.alarms.ringing {
+		if a.review {
+			reviews = append(reviews, a)
+		} else {
+			alarms = append(alarms, a)
+		}
+	}
+	m.alarms.ringing = nil
+	// A dashboard opened on a bad night rings once, not per task; a pile
+	// of reviews rings apart, so it never hides a DOWN node.
+	alarms = append(collapse(alarms, "new alarms"), collapse(reviews, "tasks wait for review")...)
 	return func() tea.Msg {
 		for _, a := range alarms {
 			alert(a)
 		}
 		return nil
 	}
+}
+
+// collapse is alarms as rung: one by one up to maxRing, else one that
+// counts them.
+func collapse(alarms []Alarm, what string) []Alarm {
+	if len(alarms) <= maxRing {
+		return alarms
+	}
+	return []Alarm{{Title: fmt.Sprintf("%d %s", len(alarms), what), Body: alarms[0].Title + " and more: see the top bar"}}
 }
 
 // terminal rings w's terminal as the options say, or nil when both are off.
@@ -124,3 +181,46 @@ func (o AlertOptions) terminal(w io.Writer) func(Alarm) {
 // safe makes a notification's text harmless on the terminal (theme.Safe)
 // and keeps it from ending an OSC parameter early.
 func safe(s string) string { return strings.ReplaceAll(theme.Safe(s), ";", ",") }
+
+// windowTitle is the terminal's title: the worst of what needs a person
+// and how much, so a tab or a window list shows it while the dashboard is
+// out of sight ("claimdeck · 2 DOWN · 3 need you").
+func (m *Model) windowTitle() string {
+	parts := []string{appName}
+	unreachable := 0
+	for i := range m.board.snap.Sources {
+		if m.board.snap.Sources[i].Status == hub.StatusDegraded {
+			unreachable++
+		}
+	}
+	if unreachable > 0 {
+		parts = append(parts, fmt.Sprintf("%d UNREACHABLE", unreachable))
+	}
+	down := 0
+	for _, n := range m.board.snap.Mesh.Nodes() {
+		if n.Status == model.NodeDown {
+			down++
+		}
+	}
+	if down > 0 {
+		parts = append(parts, fmt.Sprintf("%d DOWN", down))
+	}
+	need := m.board.reviews
+	for lv := ringFrom; lv <= levelBroken; lv++ {
+		need += m.board.rungs[lv]
+	}
+	if need > 0 {
+		parts = append(parts, fmt.Sprintf("%d need you", need))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// retitle sets the terminal's title when what it says has changed.
+func (m *Model) retitle() tea.Cmd {
+	t := m.windowTitle()
+	if t == m.screen.title {
+		return nil
+	}
+	m.screen.title = t
+	return tea.SetWindowTitle(t)
+}

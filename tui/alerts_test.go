@@ -11,6 +11,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // rings collects what the dashboard rings, in the order rung.
@@ -25,13 +27,13 @@ func TestAlarmsRingOncePerTaskAndLevelAndNeverWhilePaused(t *testing.T) {
 	g := &rings{}
 	r := newRig(t, func(o *Options) { o.Alert = g.alert })
 	r.settle()
-	want := []string{"S-2 ESCALATED", "TASK-5 URGENT", "node n3 DOWN"}
+	want := []string{"S-2 ESCALATED", "TASK-11 waits for review", "TASK-5 URGENT", "node n3 DOWN"}
 	if !slices.Equal(slices.Sorted(slices.Values(g.titles)), want) {
 		t.Fatalf("rang %q, want %q", g.titles, want)
 	}
 	r.poll()
 	r.settle()
-	if len(g.titles) != 3 {
+	if len(g.titles) != 4 {
 		t.Fatalf("the same alarms rang again: %q", g.titles)
 	}
 
@@ -39,14 +41,14 @@ func TestAlarmsRingOncePerTaskAndLevelAndNeverWhilePaused(t *testing.T) {
 	r.now = r.now.Add(26 * time.Minute) // TASK-5: 61 min without a sign of life
 	r.m.derive()
 	r.settle()
-	if len(g.titles) != 3 {
+	if len(g.titles) != 4 {
 		t.Fatalf("rang while paused: %q", g.titles)
 	}
 	r.m.Update(tea.FocusMsg{})
 	r.m.derive()
 	r.settle()
 	// TASK-7, on the DOWN node, has climbed too: 35 min since its last beat.
-	if got := slices.Sorted(slices.Values(g.titles[3:])); !slices.Equal(got, []string{"TASK-5 NOTIFY", "TASK-7 URGENT"}) {
+	if got := slices.Sorted(slices.Values(g.titles[4:])); !slices.Equal(got, []string{"TASK-5 NOTIFY", "TASK-7 URGENT"}) {
 		t.Fatalf("after the pause rang %q, want TASK-5 NOTIFY and TASK-7 URGENT once each", got)
 	}
 }
@@ -57,8 +59,59 @@ func TestAFlurryOfAlarmsRingsOnce(t *testing.T) {
 	r.now = r.now.Add(3 * time.Hour) // every agent claim is escalated now
 	r.m.derive()
 	r.settle()
-	if len(g.titles) != 1 || !strings.HasSuffix(g.titles[0], "new alarms") {
-		t.Fatalf("rang %q, want one summary", g.titles)
+	// One summary of the alarms; the review waiting rings apart.
+	if !slices.Equal(g.titles, []string{"7 new alarms", "TASK-11 waits for review"}) {
+		t.Fatalf("rang %q, want one summary and the review", g.titles)
+	}
+}
+
+// A task newly waiting for review rings once; nothing rings while the
+// person types in a dialog, and what waited rings once they stop.
+func TestAReviewRingsOnceAndAlarmsWaitWhileThePersonTypes(t *testing.T) {
+	g := &rings{}
+	r := newRig(t, func(o *Options) { o.Alert = g.alert })
+	r.settle()
+	g.titles = nil
+	r.selectKey(queueView, "TASK-2")
+	r.press("x") // the cancel's reason: a text field has the keyboard
+	r.typeText("dup")
+	r.staging.Put(&model.Task{ID: "s9", Key: "S-9", Title: "Check the staging banner", State: model.StateReview, RawStatus: "review",
+		CreatedAt: t0.Add(-time.Hour), EditedAt: t0.Add(-time.Minute)})
+	r.poll()
+	r.settle()
+	if len(g.titles) != 0 {
+		t.Fatalf("rang %q while the person typed a reason", g.titles)
+	}
+	r.press("esc")
+	r.settle() // the next snapshot or tick rings what waited
+	if !slices.Equal(g.titles, []string{"S-9 waits for review"}) {
+		t.Fatalf("after the dialog closed rang %q, want the review once", g.titles)
+	}
+	r.poll()
+	r.settle()
+	if len(g.titles) != 1 {
+		t.Fatalf("the review rang again: %q", g.titles)
+	}
+}
+
+// The terminal's title carries the worst state and how many tasks need a
+// person, and changes with them.
+func TestTheWindowTitleCarriesTheWorstStateAndCount(t *testing.T) {
+	r := newRig(t)
+	// n3 DOWN; S-2 escalated, TASK-5 urgent, TASK-11 in review.
+	if got, want := r.m.windowTitle(), "claimdeck · 1 DOWN · 3 need you"; got != want {
+		t.Fatalf("title %q, want %q", got, want)
+	}
+	r.nodes = nil
+	r.poll()
+	if got, want := r.m.windowTitle(), "claimdeck · 3 need you"; got != want {
+		t.Fatalf("with the node back, title %q, want %q", got, want)
+	}
+	if cmd := r.m.retitle(); cmd == nil {
+		t.Fatal("a changed title is not set")
+	}
+	if cmd := r.m.retitle(); cmd != nil {
+		t.Fatal("an unchanged title is set again")
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -27,8 +26,10 @@ func (m *Model) startBulk(a model.Action) {
 }
 
 // bulkDialog asks for one reason (and a hand-off's target), then shows
-// what the action would do with them, then y/N.
+// what the action would do with them, then y/N. It lists the tasks by id
+// and title, scrolled with ↑/↓, so a wrong mark is seen before y.
 type bulkDialog struct {
+	scroller
 	req     sources.Request
 	tasks   []*model.Task
 	preview *sources.BulkPreview // judged once the reason is given
@@ -41,21 +42,38 @@ type bulkDialog struct {
 
 func (d *bulkDialog) hint(k KeyMap) string {
 	if d.preview != nil {
-		return hintOf([]key.Binding{k.Yes}, "any other key cancels: nothing is done")
+		return hintOf([]key.Binding{k.Yes}, scrollHint(k), "any other key cancels: nothing is done")
 	}
 	if len(d.agents) > 0 {
-		return hintOf([]key.Binding{k.Pick, k.Submit, k.Back})
+		return hintOf([]key.Binding{k.Pick, k.Submit, k.Back}, "↑/↓ scroll")
 	}
-	return hintOf([]key.Binding{k.Submit, k.Back}, "type the reason")
+	return hintOf([]key.Binding{k.Submit, k.Back}, "type the reason", "↑/↓ scroll")
 }
 
 func (d *bulkDialog) typing() bool { return d.preview == nil }
 
+// scrollKey scrolls the task list: the arrows and pages while the reason
+// is typed (letters are text then), every scrolling key at the preview.
+func (d *bulkDialog) scrollKey(m *Model, msg tea.KeyMsg) bool {
+	n := len(d.listLines(m, m.screen.width))
+	if d.preview == nil {
+		switch msg.Type {
+		case tea.KeyUp, tea.KeyDown, tea.KeyPgUp, tea.KeyPgDown:
+		default:
+			return false
+		}
+	}
+	return d.scroll(m.keys, msg, n, 10)
+}
+
 func (d *bulkDialog) update(m *Model, msg tea.KeyMsg) action {
 	nothing := action{close: true, note: fmt.Sprintf("%s of %d marked: nothing done", d.req.Action, len(d.tasks))}
+	if d.scrollKey(m, msg) {
+		return action{}
+	}
 	if d.preview != nil {
 		if key.Matches(msg, m.keys.Yes) {
-			return action{close: true, bulk: &bulkStart{preview: *d.preview, req: d.request()}}
+			return action{close: true, bulk: &bulkStart{preview: *d.preview, req: d.request(), titles: titles(d.tasks)}}
 		}
 		return nothing
 	}
@@ -95,7 +113,7 @@ func (d *bulkDialog) judge(m *Model) {
 		d.problem = "nothing to apply: every marked task would be refused"
 		return
 	}
-	d.preview, d.problem = &p, ""
+	d.preview, d.problem, d.offset = &p, "", 0
 }
 
 func (d *bulkDialog) request() sources.Request {
@@ -107,22 +125,37 @@ func (d *bulkDialog) request() sources.Request {
 	return req
 }
 
-// bulkLines is a preview or a summary's list, at most limit lines.
-func bulkLines(st *theme.Styles, head string, list []sources.BulkTask, limit int) []string {
+// titles are the tasks' titles by source and id, for the lists.
+func titles(ts []*model.Task) map[[2]string]string {
+	out := make(map[[2]string]string, len(ts))
+	for _, t := range ts {
+		out[[2]string{t.Source, t.ID}] = t.Title
+	}
+	return out
+}
+
+// bulkLines is a preview or a summary's list under its head: each task's
+// source, id and title, then why, when it was refused or failed, wrapped
+// to width: what changed is the point of a refusal.
+func bulkLines(st *theme.Styles, head string, list []sources.BulkTask, title map[[2]string]string, width int) []string {
 	if len(list) == 0 {
 		return nil
 	}
-	out := []string{st.Muted.Render(head)}
-	for i, b := range list {
-		if i == limit {
-			out = append(out, st.Faint.Render(fmt.Sprintf("  … and %d more", len(list)-limit)))
-			break
-		}
+	out := []string{st.Muted.Render(fmt.Sprintf("%s (%d)", head, len(list)))}
+	for _, b := range list {
 		line := "  " + b.Source + "/" + cmpKey(b)
+		if t := title[[2]string{b.Source, b.Task}]; t != "" {
+			line += "  " + t
+		}
 		if b.Reason != "" {
 			line += ": " + b.Reason
 		}
-		out = append(out, theme.Safe(line))
+		for i, l := range strings.Split(ansi.Wordwrap(theme.Safe(line), max(width-4, 20), " "), "\n") {
+			if i > 0 {
+				l = "    " + l
+			}
+			out = append(out, l)
+		}
 	}
 	return out
 }
@@ -132,6 +165,32 @@ func cmpKey(b sources.BulkTask) string {
 		return b.Key
 	}
 	return b.Task
+}
+
+// asBulk are tasks as a bulk list names them.
+func asBulk(ts []*model.Task) []sources.BulkTask {
+	out := make([]sources.BulkTask, len(ts))
+	for i, t := range ts {
+		out[i] = sources.BulkTask{Source: t.Source, Task: t.ID, Key: t.DisplayKey()}
+	}
+	return out
+}
+
+// listLines are the tasks the dialog is about: the marked ones, then, once
+// judged, those it would apply to and those it would refuse, with why.
+func (d *bulkDialog) listLines(m *Model, width int) []string {
+	st, title := m.styles, titles(d.tasks)
+	w := dialogWidth(width)
+	p := d.preview
+	if p == nil {
+		lines := bulkLines(st, "marked", asBulk(d.tasks), title, w)
+		if d.problem != "" {
+			lines = append(lines, bulkLines(st, "refused", d.refused, title, w)...)
+		}
+		return lines
+	}
+	return append(bulkLines(st, "apply to, each only if still as seen", p.Apply, title, w),
+		bulkLines(st, "refused", p.Refused, title, w)...)
 }
 
 func (d *bulkDialog) view(m *Model, width, height int) string {
@@ -145,31 +204,50 @@ func (d *bulkDialog) view(m *Model, width, height int) string {
 		names = append(names, fmt.Sprintf("%s %d", name, n))
 	}
 	slices.Sort(names)
-	lines := []string{
+	head := []string{
 		st.DialogTitle.Render(fmt.Sprintf("%s %d marked tasks?", actionTitles[d.req.Action], len(d.tasks))),
 		"",
 		field(st, "sources", theme.Safe(strings.Join(names, " · "))),
 	}
 	if len(d.agents) > 0 {
-		lines = append(lines, field(st, "to", "‹ "+theme.Safe(d.agents[d.agent])+" ›"))
+		head = append(head, field(st, "to", "‹ "+theme.Safe(d.agents[d.agent])+" ›"))
 	}
-	lines = append(lines, field(st, "reason", d.reason.View(min(width-4, 76)-11, d.preview == nil, "")))
-	if p := d.preview; p != nil {
-		lines = append(lines, "",
-			field(st, "apply to", strconv.Itoa(len(p.Apply))+", each only if still as seen"),
-			field(st, "refused", strconv.Itoa(len(p.Refused))))
-		lines = append(lines, bulkLines(st, "refused:", p.Refused, 6)...)
-		lines = append(lines, "", fmt.Sprintf("Apply to %d tasks, one by one? ", len(p.Apply))+st.Key.Render("[y/N]"))
-	} else {
-		lines = append(lines, "", st.Muted.Render("enter: see what would be applied and refused, with this reason"))
-	}
+	head = append(head, field(st, "reason", d.reason.View(dialogWidth(width)-9, d.preview == nil, "")), "")
+	var foot []string
 	if d.problem != "" {
-		lines = append(lines, "", st.Danger.Render(d.problem))
-		if d.preview == nil {
-			lines = append(lines, bulkLines(st, "refused:", d.refused, 6)...)
-		}
+		foot = append(foot, st.Danger.Render(d.problem))
 	}
-	return box(st, lines, width, height)
+	if p := d.preview; p != nil {
+		foot = append(foot, fmt.Sprintf("Apply to %d tasks, one by one? ", len(p.Apply))+st.Key.Render("[y/N]"))
+	} else {
+		foot = append(foot, st.Muted.Render("enter: see what would be applied and refused, with this reason"))
+	}
+	list := d.listLines(m, width)
+	room := max(height-2-len(head)-len(foot)-1, 1) // the border, and a blank before the foot
+	lines := append(head, d.window(st, list, room)...)
+	return box(st, append(append(lines, ""), foot...), width, height)
+}
+
+// window is the part of a list that fits room lines from the scroller's
+// offset, saying what lies above and below and which keys show it.
+func (s *scroller) window(st *theme.Styles, list []string, room int) []string {
+	if len(list) <= room {
+		s.offset = 0
+		return list
+	}
+	if room < 3 {
+		return []string{st.Warn.Render(fmt.Sprintf("%d lines: the terminal is too short to list them", len(list)))}
+	}
+	s.offset = max(min(s.offset, len(list)-(room-1)), 0)
+	end := min(s.offset+room-1, len(list))
+	out := slices.Clone(list[s.offset:end])
+	switch {
+	case end < len(list):
+		out = append(out, st.Warn.Render(fmt.Sprintf("↓ %d more · ↑/↓ pgup/pgdown scroll", len(list)-end)))
+	default:
+		out = append(out, st.Muted.Render(fmt.Sprintf("the end · %d above · ↑/↓ scroll", s.offset)))
+	}
+	return out
 }
 
 // bulkRun is a bulk action under way.
@@ -178,6 +256,7 @@ type bulkRun struct {
 	done, total int
 	stop        context.CancelFunc
 	events      chan tea.Msg
+	titles      map[[2]string]string // the marked tasks' titles, for the summary
 }
 
 type (
@@ -187,9 +266,9 @@ type (
 
 // runBulk applies a previewed action off the UI loop; progress and the
 // summary come back as messages.
-func (m *Model) runBulk(p sources.BulkPreview, req sources.Request) tea.Cmd {
+func (m *Model) runBulk(p sources.BulkPreview, req sources.Request, title map[[2]string]string) tea.Cmd {
 	ctx, stop := context.WithCancel(context.Background())
-	run := &bulkRun{action: req.Action, total: len(p.Apply), stop: stop, events: make(chan tea.Msg, 1)}
+	run := &bulkRun{action: req.Action, total: len(p.Apply), stop: stop, events: make(chan tea.Msg, 1), titles: title}
 	m.work.bulk = run
 	m.board.marks = map[string]*model.Task{}
 	h := m.hub
@@ -221,14 +300,15 @@ func (m *Model) bulkStep(msg tea.Msg) tea.Cmd {
 		m.work.bulk.done, m.work.bulk.total = msg.done, msg.total
 		return m.waitBulk()
 	case bulkDoneMsg:
+		title := m.work.bulk.titles
 		m.work.bulk = nil
-		m.bulkDone(msg.summary)
+		m.bulkDone(msg.summary, title)
 	}
 	return nil
 }
 
 // bulkDone keeps the summary in Activity and shows it.
-func (m *Model) bulkDone(s sources.BulkSummary) {
+func (m *Model) bulkDone(s sources.BulkSummary, title map[[2]string]string) {
 	what := fmt.Sprintf("%s %s of %d: %d applied, %d refused, %d failed", m.hub.Actor(), s.Action,
 		len(s.Applied)+len(s.Refused)+len(s.Failed)+len(s.Stopped), len(s.Applied), len(s.Refused), len(s.Failed))
 	if len(s.Stopped) > 0 {
@@ -249,16 +329,12 @@ func (m *Model) bulkDone(s sources.BulkSummary) {
 		m.note(what)
 	}
 	st := m.styles
-	lines := []string{what, ""}
-	lines = append(lines, bulkLines(st, "refused:", s.Refused, 20)...)
-	lines = append(lines, bulkLines(st, "failed:", s.Failed, 20)...)
-	lines = append(lines, bulkLines(st, "not tried:", s.Stopped, 20)...)
-	// Reasons are wrapped, not cut: what changed is the point of a refusal.
-	var wrapped []string
-	for _, l := range lines {
-		wrapped = append(wrapped, strings.Split(ansi.Wordwrap(l, max(m.screen.width-6, 20), " "), "\n")...)
-	}
-	lines = wrapped
+	w := max(m.screen.width-2, 20)
+	lines := append(strings.Split(ansi.Wordwrap(what, w, " "), "\n"), "")
+	lines = append(lines, bulkLines(st, "refused", s.Refused, title, w)...)
+	lines = append(lines, bulkLines(st, "failed", s.Failed, title, w)...)
+	lines = append(lines, bulkLines(st, "not tried", s.Stopped, title, w)...)
+	lines = append(lines, bulkLines(st, "applied", s.Applied, title, w)...)
 	m.push(&detailDialog{title: actionTitles[s.Action] + " summary", lines: lines})
 	m.derive()
 }

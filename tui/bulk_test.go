@@ -31,7 +31,7 @@ func TestBulkReleaseOfMarkedStaleClaims(t *testing.T) {
 	}
 	r.typeText("node lost")
 	r.press("enter")
-	for _, want := range []string{"apply to", "3, each only if still as seen", "[y/N]"} {
+	for _, want := range []string{"apply to, each only if still as seen (3)", "prod/TASK-5  Compact the event log", "[y/N]"} {
 		if !strings.Contains(r.screen(), want) {
 			t.Fatalf("the preview lacks %q:\n%s", want, r.screen())
 		}
@@ -107,7 +107,7 @@ func TestBulkOnReadOnlyIsRefusedInThePreview(t *testing.T) {
 	r.press("space", "x")
 	r.typeText("dup")
 	r.press("enter")
-	if !strings.Contains(r.screen(), `source "archive" is read-only`) {
+	if !strings.Contains(r.screen(), `"archive" is read-only`) {
 		t.Fatalf("the preview does not refuse the read-only task:\n%s", r.screen())
 	}
 	if !strings.Contains(r.screen(), "nothing to apply") {
@@ -140,4 +140,70 @@ func TestCtrlSpaceMarksARange(t *testing.T) {
 	want(1, 2, 3, 4)
 	r.press("home", "ctrl+space")
 	want(0, 1, 2, 3, 4)
+}
+
+// Space marks the task under the cursor and moves to the next row; the
+// bulk dialog lists every marked task by id and title before the reason,
+// the preview lists those it would apply to, and the summary those it
+// applied: a wrong mark is seen before y.
+func TestBulkDialogsNameTheMarkedTasks(t *testing.T) {
+	r := newRig(t)
+	r.size(120, 40)
+	r.selectKey(queueView, "TASK-1")
+	r.press("space")
+	second := r.m.selected()
+	r.press("space")
+	if !strings.Contains(r.screen(), "marked "+second.DisplayKey()+" · 2 marked · cursor on the next row") {
+		t.Fatalf("the note does not say what space did:\n%s", r.screen())
+	}
+	marked := r.m.board.marked()
+	if len(marked) != 2 {
+		t.Fatalf("%d marked, want 2", len(marked))
+	}
+	want := func(stage string) {
+		t.Helper()
+		s := r.screen()
+		for _, mt := range marked {
+			if !strings.Contains(s, mt.Source+"/"+mt.DisplayKey()+"  "+mt.Title) {
+				t.Fatalf("%s does not name %s (%s):\n%s", stage, mt.DisplayKey(), mt.Title, s)
+			}
+		}
+	}
+	r.press("x")
+	want("the reason's dialog")
+	r.typeText("duplicate")
+	r.press("enter")
+	want("the preview")
+	r.press("y")
+	want("the summary")
+	if !strings.Contains(r.screen(), "applied (2)") {
+		t.Fatalf("the summary does not list what it applied:\n%s", r.screen())
+	}
+}
+
+// A preview longer than the screen scrolls: the arrows show the tasks
+// below, and no other key than y applies it.
+func TestABulkPreviewScrolls(t *testing.T) {
+	r := newRig(t)
+	r.size(80, 24)
+	r.press("7", "*", "x")
+	r.typeText("sweep")
+	r.press("enter")
+	s := r.screen()
+	if !strings.Contains(s, "more · ↑/↓ pgup/pgdown scroll") {
+		t.Fatalf("a long preview does not say it scrolls:\n%s", s)
+	}
+	p := r.m.dialogs[0].(*bulkDialog).preview
+	last := append(p.Apply, p.Refused...)[len(p.Apply)+len(p.Refused)-1]
+	key := last.Source + "/" + cmpKey(last)
+	if strings.Contains(s, key) {
+		t.Fatalf("the last task %s is on the first page; the test needs a longer list", key)
+	}
+	r.press("end")
+	if !strings.Contains(r.screen(), key) {
+		t.Fatalf("scrolling to the end does not show %s:\n%s", key, r.screen())
+	}
+	if len(r.m.dialogs) != 1 || r.m.work.bulk != nil {
+		t.Fatal("scrolling closed or applied the preview")
+	}
 }

@@ -624,7 +624,7 @@ func TestDegradedSourceBannerNeverCoversTheTable(t *testing.T) {
 	if !strings.Contains(screen, "staging unreachable for 2m: dial tcp: connection refused") {
 		t.Fatalf("no banner:\n%s", screen)
 	}
-	if top := sl[0]; !strings.Contains(top, "STAGING UNREACHABLE") {
+	if top := topLines(screen); !strings.Contains(top, "STAGING UNREACHABLE") {
 		t.Fatalf("the top bar does not name the unreachable source: %q", top)
 	}
 	if !strings.Contains(screen, "staging unreachable") {
@@ -674,13 +674,13 @@ func TestTheTopBarNamesTheWorstThingFromAnyView(t *testing.T) {
 	r.size(120, 40)
 	for k := range viewCount {
 		r.press(fmt.Sprint(int(k) + 1))
-		top := strings.Split(r.screen(), "\n")[0]
+		top := topLines(r.screen())
 		if !strings.Contains(top, "N3 DOWN · 1 ESCALATED · 1 URGENT · 1 STALE") {
 			t.Fatalf("view %s: the top bar does not carry the alarm: %q", views[k].title, top)
 		}
 	}
 	r.size(80, 24)
-	if top := strings.Split(r.screen(), "\n")[0]; !strings.Contains(top, "N3 DOWN · 1 ESCALATED · 1 URGENT · 1 STALE") {
+	if top := topLines(r.screen()); !strings.Contains(top, "N3 DOWN · 1 ESCALATED · 1 URGENT · 1 STALE") {
 		t.Fatalf("at 80 columns the whole alarm must stay, the tabs shortened: %q", top)
 	}
 	r.nodes = nil
@@ -689,7 +689,7 @@ func TestTheTopBarNamesTheWorstThingFromAnyView(t *testing.T) {
 	r.prod.Remove("s2")
 	r.staging.Remove("s2")
 	r.poll()
-	if top := strings.Split(r.screen(), "\n")[0]; strings.Contains(top, "ESCALATED") || strings.Contains(top, "DOWN") {
+	if top := topLines(r.screen()); strings.Contains(top, "ESCALATED") || strings.Contains(top, "DOWN") {
 		t.Fatalf("the alarm stays after its cause is gone: %q", top)
 	}
 }

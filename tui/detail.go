@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
@@ -53,17 +54,36 @@ func (d *taskDialog) typing() bool { return false }
 // openTask pushes a task's detail and fetches its full trail.
 func (m *Model) openTask(t *model.Task) tea.Cmd {
 	m.push(&taskDialog{source: t.Source, id: t.ID, last: t})
+	return m.fetchTrail(t.Source, t.ID)
+}
+
+// fetchTrail reads a task's full trail afresh for its detail.
+func (m *Model) fetchTrail(source, id string) tea.Cmd {
 	h, timeout := m.hub, m.opts.ActionTimeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		full, err := h.Get(ctx, t.Source, t.ID)
-		return trailMsg{source: t.Source, id: t.ID, task: full, err: err}
+		full, err := h.Get(ctx, source, id)
+		return trailMsg{source: source, id: id, task: full, err: err}
 	}
+}
+
+// refetchTrail reads the trail again for an open detail of the task an
+// action just changed, so its timeline shows that action.
+func (m *Model) refetchTrail(source, id string) tea.Cmd {
+	for _, d := range m.dialogs {
+		if td, ok := d.(*taskDialog); ok && td.source == source && td.id == id {
+			return m.fetchTrail(source, id)
+		}
+	}
+	return nil
 }
 
 // gotTrail hands a fetched trail to the detail still showing its task.
 func (m *Model) gotTrail(msg trailMsg) {
+	if msg.err == nil && msg.task != nil {
+		m.work.trails[msg.task.Ref()] = msg.task.History
+	}
 	for _, d := range m.dialogs {
 		if td, ok := d.(*taskDialog); ok && td.source == msg.source && td.id == msg.id {
 			if msg.err != nil {
@@ -202,8 +222,14 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 	if !t.Claim.Expires.IsZero() {
 		kv = append(kv, [2]string{"left", pc.clock(model.Remaining(t, now))})
 	}
+	lease := model.Health(t, now, p).String()
+	if t.Problem != "" {
+		// Nothing is known of a lease the file does not give.
+		kv[slices.IndexFunc(kv, func(e [2]string) bool { return e[0] == "state" })][1] = "BROKEN: held as claimed, never pulled (raw " + orDash(t.RawStatus) + ")"
+		lease = "— (the file is broken)"
+	}
 	kv = append(kv,
-		[2]string{"lease", model.Health(t, now, p).String()},
+		[2]string{"lease", lease},
 		[2]string{"escalation", orDash(c.Level.String())},
 		[2]string{"standing", orDash(c.Reason)},
 		[2]string{"recorded", orDash(t.Escalated.String())},
@@ -217,10 +243,16 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		[2]string{"next check", when(t.NextCheckAt())}, [2]string{"artifacts", orDash(theme.Safe(t.Artifacts))},
 		[2]string{"subtasks", fmt.Sprintf("%d open", t.OpenSubtasks)}, [2]string{"version", orDash(t.Version)},
 	)
+	var out []string
 	if t.Problem != "" {
-		kv = append(kv, [2]string{"PROBLEM", theme.Safe(t.Problem)})
+		// First, and wrapped whole: the file to repair and what is wrong.
+		out = wrapField("PROBLEM", theme.Safe(brokenFile(t.Problem)), width)
+		if path, _, ok := strings.Cut(t.Problem, ": "); ok && brokenFile(t.Problem) != t.Problem {
+			out = append(out, wrapField("in", theme.Safe(filepath.Dir(path)), width)...)
+		}
+		out = append(out, "")
 	}
-	out := fieldLines(kv, t.Title, width)
+	out = append(out, fieldLines(kv, t.Title, width)...)
 	if t.Description != "" {
 		out = append(out, "", "description")
 		out = append(out, strings.Split(ansi.Wordwrap(t.Description, 76, ""), "\n")...)
@@ -236,13 +268,20 @@ func fieldLines(kv [][2]string, title string, width int) []string {
 			out = append(out, fmt.Sprintf("%-11s %s", e[0], e[1]))
 			continue
 		}
-		for i, l := range strings.Split(ansi.Wordwrap(theme.Safe(title), max(width-12, 20), " "), "\n") {
-			name := ""
-			if i == 0 {
-				name = "title"
-			}
-			out = append(out, fmt.Sprintf("%-11s %s", name, l))
+		out = append(out, wrapField("title", theme.Safe(title), width)...)
+	}
+	return out
+}
+
+// wrapField is a field whose value is wrapped in full under its name; a
+// path is broken where it must be, not cut.
+func wrapField(name, value string, width int) []string {
+	var out []string
+	for i, l := range strings.Split(ansi.Wrap(value, max(width-12, 20), " /"), "\n") {
+		if i > 0 {
+			name = ""
 		}
+		out = append(out, fmt.Sprintf("%-11s %s", name, l))
 	}
 	return out
 }

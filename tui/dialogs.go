@@ -168,6 +168,15 @@ func (m *Model) taskSummary(seen *model.Task) []string {
 	if r := seen.Reservation; r.Active(now) {
 		out = append(out, field(st, "reserved", r.For))
 	}
+	if seen.State == model.StateReview {
+		// What a reviewer decides on: who submitted it (from the full
+		// trail once fetched), what they said, what they produced.
+		withTrail := *seen
+		withTrail.History = model.MergeHistory(seen.History, m.work.trails[seen.Ref()])
+		out = append(out, field(st, "submitter", orDash(model.Submitter(&withTrail))))
+		out = append(out, wrapped(st, "summary", orDash(seen.Reason))...)
+		out = append(out, wrapped(st, "artifacts", orDash(seen.Artifacts))...)
+	}
 	if t != seen && (t.State != seen.State || t.Claim.Name != seen.Claim.Name || t.Claim.Token != seen.Claim.Token) {
 		out = append(out, st.Warn.Render(fmt.Sprintf("⚠ changed since you looked: now %s, held by %s", t.State, orDash(t.Claim.Name))))
 	}
@@ -175,8 +184,25 @@ func (m *Model) taskSummary(seen *model.Task) []string {
 }
 
 func field(st *theme.Styles, name, value string) string {
-	return st.Field.Render(fmt.Sprintf("%-9s", name)) + theme.Safe(value)
+	return st.Field.Render(fmt.Sprintf("%-8s ", name)) + theme.Safe(value)
 }
+
+// wrapped is a field whose value is wrapped under its name inside a
+// dialog, at most four lines: a summary is read, not cut at the border.
+func wrapped(st *theme.Styles, name, value string) []string {
+	lines := strings.Split(ansi.Wrap(theme.Safe(value), 76-2-10, " /"), "\n")
+	if len(lines) > 4 {
+		lines = append(lines[:3], "… (the detail, enter, has the rest)")
+	}
+	out := []string{field(st, name, lines[0])}
+	for _, l := range lines[1:] {
+		out = append(out, strings.Repeat(" ", 10)+l)
+	}
+	return out
+}
+
+// dialogWidth is the width of a box's text on a screen width wide.
+func dialogWidth(width int) int { return min(width-4, 76) - 2 }
 
 // box draws a dialog centred in the body area, its lines cut to fit.
 func box(st *theme.Styles, lines []string, width, height int) string {
@@ -188,7 +214,7 @@ func box(st *theme.Styles, lines []string, width, height int) string {
 		lines = append(lines[:room-1:room-1], st.Warn.Render(fmt.Sprintf("%d more lines: the terminal needs %d rows for all of this", hidden, len(lines)+7)))
 	}
 	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, inner, "…")
+		lines[i] = ansi.Truncate(l, dialogWidth(width), "…") // within the padding, never wrapped
 	}
 	b := st.Dialog.Width(inner).Render(strings.Join(lines, "\n"))
 	return lipgloss.Place(width, height, lipgloss.Center, lipgloss.Center, b)
@@ -331,7 +357,7 @@ func (d *formDialog) view(m *Model, width, height int) string {
 	lines := []string{st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source))), ""}
 	lines = append(lines, m.taskSummary(t)...)
 	lines = append(lines, "")
-	inner := min(width-4, 76) - 11
+	inner := dialogWidth(width) - 11
 	for i, f := range d.fields {
 		lines = append(lines, d.fieldLine(st, f, i == d.focus, inner))
 	}
@@ -356,7 +382,7 @@ func (d *formDialog) fieldLine(st *theme.Styles, f formField, focused bool, inne
 	v := ""
 	switch {
 	case f.edit != nil && len(f.choices) > 0:
-		v = f.edit.View(inner-14, focused, "type a name") + st.Muted.Render("  ←/→ pick")
+		v = f.edit.View(inner-12, focused, "type a name") + st.Muted.Render("  ←/→ pick")
 	case f.edit != nil:
 		placeholder := ""
 		if d.required != f.name {
@@ -418,6 +444,8 @@ func (d *detailDialog) update(m *Model, msg tea.KeyMsg) action {
 		return action{close: true, fail: d.again.DisplayKey() + " is no longer in the snapshot"}
 	case key.Matches(msg, k.Close):
 		return action{close: true}
+	default:
+		return action{ignored: true}
 	}
 	return action{}
 }
@@ -452,7 +480,9 @@ func (d *helpDialog) update(m *Model, msg tea.KeyMsg) action {
 	if key.Matches(msg, k.Back) || key.Matches(msg, k.Help) || key.Matches(msg, k.Quit) {
 		return action{close: true}
 	}
-	d.scroll(k, msg, len(d.lines(m, m.screen.width)), 10)
+	if !d.scroll(k, msg, len(d.lines(m, m.screen.width)), 10) {
+		return action{ignored: true}
+	}
 	return action{}
 }
 
@@ -462,7 +492,13 @@ func (d *helpDialog) lines(m *Model, width int) []string {
 	h.Styles.FullKey, h.Styles.FullDesc, h.Styles.FullSeparator = st.Key, st.KeyDesc, st.Faint
 	h.Width = width
 	var lines []string
-	groups := m.pane().FullHelp(m.keys)
+	// Every key of the view, the actions included: one that cannot apply
+	// to the task under the cursor says why when pressed.
+	k := m.keys
+	if !m.opts.ReadOnly {
+		k.setActions(slices.Repeat([]bool{true}, len(taskActions)))
+	}
+	groups := m.pane().FullHelp(k)
 	// Two groups a row: four side by side do not fit 80 columns.
 	for i := 0; i < len(groups); i += 2 {
 		if i > 0 {
@@ -474,7 +510,10 @@ func (d *helpDialog) lines(m *Model, width int) []string {
 		st.Muted.Render("filter: agent: state: source: node: level>=urgent age>30m stuck>1h"),
 		st.Muted.Render("prio>=high, !word negates, plus free text; every word must match."),
 		st.Muted.Render("shift+letter sorts by the column with that letter underlined; again reverses."),
+		st.Muted.Render("Actions act on the task under the cursor; one that cannot apply says why."),
+		st.Muted.Render("a w act on a task in Review; d v b u on your own claim (c takes one)."),
 		st.Muted.Render("With marks, an action previews and applies to every marked task."),
+		st.Muted.Render("In a dialog only its keys act; : or / there drops text till enter/esc."),
 		st.Muted.Render("Mouse: click selects, wheel scrolls."))
 	if m.opts.ReadOnly {
 		lines = append(lines, st.Warn.Render("read-only: actions are off"))

@@ -43,7 +43,7 @@ func TestHelpScrollsAndClosesOnlyOnEscQuestionOrQ(t *testing.T) {
 		t.Fatalf("the help does not say it goes on:\n%s", r.screen())
 	}
 	first := r.screen()
-	for _, k := range []string{"j", "down", "pgdown", "x", "enter", "space"} {
+	for _, k := range []string{"j", "down", "pgdown", "x", "enter", "space", "end"} {
 		r.press(k)
 		if len(r.m.dialogs) != 1 {
 			t.Fatalf("%s closed the help", k)
@@ -70,7 +70,7 @@ func TestTheWorstThingIsNamedAtEveryWidth(t *testing.T) {
 		for k := range viewCount {
 			r.press(string(views[k].key))
 			lines := strings.Split(r.screen(), "\n")
-			top := lines[0]
+			top := topLines(r.screen())
 			if !strings.Contains(top, "N3 DOWN") || strings.Contains(top, "+") {
 				t.Fatalf("%d columns, %s: the DOWN node is not named: %q", w, views[k].title, top)
 			}
@@ -247,7 +247,7 @@ func TestColumnsGiveWayByMeaning(t *testing.T) {
 func TestASpedUpClockIsNamedAndShowsOneKindOfTime(t *testing.T) {
 	r := newRig(t, func(o *Options) { o.Speed = 60 })
 	r.size(160, 40)
-	if top := strings.Split(r.screen(), "\n")[0]; !strings.Contains(top, "clock ×60") {
+	if top := topLines(r.screen()); !strings.Contains(top, "clock ×60") {
 		t.Fatalf("the top bar does not say the clock runs 60×: %q", top)
 	}
 	r.press("5")
@@ -289,7 +289,7 @@ func TestUnreachableSourcesAreNamedInANarrowTopBar(t *testing.T) {
 	r.sick(model.CodeAPIError, "dial tcp: connection refused")
 	for _, w := range []int{60, 80} {
 		r.size(w, 24)
-		top := strings.Split(r.screen(), "\n")[0]
+		top := topLines(r.screen())
 		if !strings.Contains(top, "PROD, STAGING, ARCHIVE UNREACHABLE") || !strings.Contains(top, "N3 DOWN") {
 			t.Fatalf("%d columns: the unreachable sources and the DOWN node are not all named: %q", w, top)
 		}

@@ -105,6 +105,17 @@ func fit(s string, width int) string {
 	return s + strings.Repeat(" ", width-w)
 }
 
+// fitMiddle is fit for a name: cut in the middle, so that both its start
+// and its end (a file's number, its suffix) stay.
+func fitMiddle(s string, width int) string {
+	w := ansi.StringWidth(s)
+	if w <= width || width < 5 {
+		return fit(s, width)
+	}
+	tail := (width - 1) / 2
+	return ansi.Truncate(s, width-1-tail, "") + "…" + ansi.TruncateLeft(s, w-tail, "")
+}
+
 // fitRight is fit aligned right, for numbers.
 func fitRight(s string, width int) string {
 	if width <= 0 {

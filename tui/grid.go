@@ -24,7 +24,8 @@ type column struct {
 	// field is what a column sort orders by; FieldNone: not sortable.
 	field model.Field
 	// whole: a name (a key, a source) that is not cut while the flexible
-	// column has room to give; it takes more than width then.
+	// column has room to give; it takes more than width then, and is cut
+	// in the middle when it must be.
 	whole bool
 	// flexNext: the column that takes the rest when the flexible one is
 	// dropped (the title gives way to what matters more in the view).
@@ -301,8 +302,11 @@ func (g *grid) measure() {
 }
 
 func (g *grid) pad(s string, j int) string {
-	if g.cols[g.shown[j]].right {
+	switch c := g.cols[g.shown[j]]; {
+	case c.right:
 		return fitRight(s, g.widths[j])
+	case c.whole:
+		return fitMiddle(theme.Safe(s), g.widths[j])
 	}
 	return fit(theme.Safe(s), g.widths[j])
 }

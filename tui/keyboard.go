@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -26,8 +27,14 @@ func (m *Model) burst(msg tea.KeyMsg) tea.Cmd {
 			break
 		}
 		one.Runes = []rune{r}
+		open := len(m.dialogs)
 		cmds = append(cmds, m.key(one))
 		if m.screen.quitting {
+			break
+		}
+		if len(m.dialogs) < open && i+1 < len(msg.Runes) {
+			// Typed for the dialog that just closed, not for what is under it.
+			m.note(fmt.Sprintf("dropped %q, typed after the dialog closed", string(msg.Runes[i+1:])))
 			break
 		}
 	}
@@ -37,6 +44,9 @@ func (m *Model) burst(msg tea.KeyMsg) tea.Cmd {
 // typing says whether keys are text now: the filter, the : line, or a
 // dialog's text field.
 func (m *Model) typing() bool {
+	if m.input.dropping {
+		return true
+	}
 	if n := len(m.dialogs); n > 0 {
 		return m.dialogs[n-1].typing()
 	}
@@ -46,13 +56,25 @@ func (m *Model) typing() bool {
 // key handles one key: ctrl-c always quits; then the top dialog, the
 // filter or the : line, or else the key map.
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	cmd := m.oneKey(msg)
+	if t := m.work.wantTrail; t != nil {
+		m.work.wantTrail = nil
+		return tea.Batch(cmd, m.fetchTrail(t.Source, t.ID))
+	}
+	return cmd
+}
+
+func (m *Model) oneKey(msg tea.KeyMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		m.screen.quitting = true
 		return tea.Quit
 	}
 	switch {
+	case m.input.dropping:
+		m.dropKey(msg)
+		return nil
 	case len(m.dialogs) > 0:
-		return m.apply(m.dialogs[len(m.dialogs)-1].update(m, msg))
+		return m.dialogKey(msg)
 	case m.input.filtering:
 		return m.filterKey(msg)
 	case m.input.commanding:
@@ -64,6 +86,42 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return tea.Batch(cmd, m.loadStats())
 	}
 	return cmd
+}
+
+// dialogKey gives a key to the top dialog and to nothing else. A dialog
+// that takes no text has no : line and no filter: what a person types
+// after : or / there is dropped until enter or esc, so its letters never
+// reach one of the dialog's actions. A key the dialog does not know does
+// nothing, and says so once per dialog.
+func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
+	top := m.dialogs[len(m.dialogs)-1]
+	startsText := !top.typing() && (key.Matches(msg, m.keys.Command) || key.Matches(msg, m.keys.Filter))
+	a := top.update(m, msg)
+	if startsText {
+		m.input.dropping, m.input.dropped = true, msg.String()
+		a.ignored = false
+	}
+	if a.ignored && !m.input.toldUnknown {
+		m.input.toldUnknown = true
+		a.note = fmt.Sprintf("%q does nothing here · %s", msg.String(), top.hint(m.keys))
+	}
+	return m.apply(a)
+}
+
+// dropKey takes a key typed while text meant for a : line or a filter is
+// being dropped: enter or esc ends it, anything else is dropped with it.
+func (m *Model) dropKey(msg tea.KeyMsg) {
+	switch msg.Type {
+	case tea.KeyEnter, tea.KeyEsc:
+		m.input.dropping = false
+		m.note(fmt.Sprintf("dropped %q: commands and the filter work once the dialog is closed", m.input.dropped))
+	case tea.KeyRunes, tea.KeySpace:
+		m.input.dropped += string(msg.Runes)
+	case tea.KeyBackspace:
+		if r := []rune(m.input.dropped); len(r) > 0 {
+			m.input.dropped = string(r[:len(r)-1])
+		}
+	}
 }
 
 // boardKey is a key of the key map over the rows.

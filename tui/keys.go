@@ -63,7 +63,7 @@ func DefaultKeyMap() KeyMap {
 		GiveBack: b("give mine back", "u"),
 		Command:  b("command", ":"),
 		Palette:  b("command palette", "ctrl+p"),
-		Mark:     b("mark", " "),
+		Mark:     b("mark/unmark, then next row", " "),
 		MarkAll:  b("mark all shown", "*"),
 		// The terminal sends ctrl-space as NUL, which Bubble Tea names ctrl+@.
 		MarkRange: key.NewBinding(key.WithKeys("ctrl+@"), key.WithHelp("ctrl+space", "mark range")),

@@ -74,11 +74,20 @@ func (b *board) marked() []*model.Task {
 	return out
 }
 
-// toggleMark marks or unmarks the cursor's task and moves on.
+// toggleMark marks or unmarks the cursor's task and moves to the next
+// row, so space space space marks three in a row; the note names the task
+// and says the cursor moved.
 func (m *Model) toggleMark() {
-	if m.board.toggleMark() {
-		m.move(1)
+	t := m.selected()
+	if !m.board.toggleMark() {
+		return
 	}
+	what := "marked "
+	if _, ok := m.board.marks[t.Ref()]; !ok {
+		what = "unmarked "
+	}
+	m.move(1)
+	m.note(what + t.DisplayKey() + " · " + strconv.Itoa(len(m.board.marks)) + " marked · cursor on the next row · esc clears")
 }
 
 func (m *Model) markRange() {

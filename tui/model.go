@@ -104,6 +104,7 @@ type screen struct {
 	width, height int
 	paused        bool // the terminal lost focus: the hub does not poll
 	quitting      bool
+	title         string // the terminal's title as last set
 }
 
 // input is the two lines a person types in: the filter and the : line.
@@ -122,12 +123,24 @@ type input struct {
 	commanding   bool
 	cmdHistory   []string
 	cmdAt        int // where up/down stand in cmdHistory
+	// dropping: a dialog taking no text is open and : or / was typed;
+	// dropped is what was typed since, shown and thrown away at enter or
+	// esc, never a key of the dialog.
+	dropping bool
+	dropped  string
+	// toldUnknown: the top dialog has said once that a key does nothing.
+	toldUnknown bool
 }
 
 // work is what the person started that has not come back yet.
 type work struct {
 	bulk    *bulkRun                // the bulk action under way
 	pending map[string]model.Action // ref → action under way
+	// trails are tasks' full trails as last fetched, by ref: polls of a
+	// SQL source carry none, and a reviewer must see who submitted.
+	trails map[string][]model.Event
+	// wantTrail is a task whose trail a dialog just opened needs.
+	wantTrail *model.Task
 }
 
 // New builds the dashboard's root model.
@@ -160,7 +173,7 @@ func New(o Options) (*Model, error) {
 		screen: screen{width: 80, height: 24}, board: newBoard(o.Now, &keys),
 		input:  input{filter: lineEdit{limit: 200}, filters: maps.Clone(o.Filters)},
 		alarms: alarms{rang: map[uint64]model.Level{}},
-		work:   work{pending: map[string]model.Action{}},
+		work:   work{pending: map[string]model.Action{}, trails: map[string][]model.Event{}},
 	}
 	for _, r := range o.Journal {
 		if !r.Pending {
@@ -173,7 +186,8 @@ func New(o Options) (*Model, error) {
 }
 
 // Run shows the dashboard until the user quits or ctx ends; it runs the
-// hub for as long.
+// hub for as long. Signals are the caller's: it ends ctx on SIGINT or
+// SIGTERM (claimdeck's main does), and the terminal is restored.
 func Run(ctx context.Context, o Options) error {
 	m, err := New(o)
 	if err != nil {
@@ -198,7 +212,11 @@ func Run(ctx context.Context, o Options) error {
 	done := make(chan struct{})
 	go func() { o.Hub.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	popts := append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithReportFocus()},
+	// The caller's ctx is how a signal ends the dashboard. Bubble Tea's own
+	// handler would race it: when ctx wins, the event loop is gone and the
+	// handler's send of QuitMsg blocks for ever, and the program's shutdown
+	// waits on that handler, so the first SIGTERM froze about half the runs.
+	popts := append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithReportFocus()},
 		o.ProgramOptions...)
 	_, err = tea.NewProgram(m, popts...).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
@@ -255,13 +273,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.layout()
 	case snapshotMsg:
 		m.applySnapshot(hub.Snapshot(msg))
-		return m, tea.Batch(m.waitSnapshot(), m.ring())
+		return m, tea.Batch(m.waitSnapshot(), m.ring(), m.retitle())
 	case trailMsg:
 		m.gotTrail(msg)
 	case tickMsg:
 		return m, m.ticked(msg)
 	case actionMsg:
 		m.actionDone(msg)
+		return m, m.refetchTrail(msg.req.Seen.Source, msg.req.Seen.ID)
 	case bulkProgressMsg, bulkDoneMsg:
 		return m, m.bulkStep(msg)
 	case archiveMsg:
@@ -296,7 +315,7 @@ func (m *Model) ticked(msg tickMsg) tea.Cmd {
 		m.derive()
 	}
 	m.status.expire(m.now())
-	return tea.Batch(m.tick(), m.ring())
+	return tea.Batch(m.tick(), m.ring(), m.retitle())
 }
 
 func (m *Model) pane() *pane { return m.board.pane() }
@@ -325,18 +344,20 @@ func (m *Model) freshen(p *pane) {
 // derive rebuilds the rows, then queues the alarms of the stale claims.
 func (m *Model) derive() {
 	m.board.derive()
-	for i, t := range m.board.stale {
-		m.watchLevel(t, severity(m.board.staleClass[i]))
-	}
+	m.watchBoard()
 	m.syncKeys()
 }
 
-func (m *Model) push(d dialog) { m.dialogs = append(m.dialogs, d) }
+func (m *Model) push(d dialog) {
+	m.dialogs = append(m.dialogs, d)
+	m.input.toldUnknown = false
+}
 
 func (m *Model) pop() {
 	if n := len(m.dialogs); n > 0 {
 		m.dialogs = m.dialogs[:n-1]
 	}
+	m.input.toldUnknown = false
 }
 
 func (m *Model) note(s string) { m.status.set(s, false, m.now()) }
@@ -401,9 +422,7 @@ func (m *Model) applySnapshot(s hub.Snapshot) {
 	derived := m.board.derived
 	m.board.take(s)
 	if m.board.derived != derived {
-		for i, t := range m.board.stale {
-			m.watchLevel(t, severity(m.board.staleClass[i]))
-		}
+		m.watchBoard()
 	}
 	m.syncKeys()
 	if loaded {
@@ -442,9 +461,8 @@ func (m *Model) layout() {
 }
 
 func (m *Model) tabAt(x int) (viewKind, bool) {
-	style, _ := m.tabLayout()
 	pos := 0
-	if style != tabsBare {
+	if m.tabLayout().name {
 		pos = ansi.StringWidth(appName) + 2
 	}
 	labels := m.tabLabels()

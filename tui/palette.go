@@ -113,7 +113,7 @@ func (d *paletteDialog) update(m *Model, msg tea.KeyMsg) action {
 
 func (d *paletteDialog) view(m *Model, width, height int) string {
 	st := m.styles
-	lines := []string{st.DialogTitle.Render("Commands"), st.FilterPrompt.Render(": ") + d.query.View(min(width-4, 76)-4, true, "type to narrow")}
+	lines := []string{st.DialogTitle.Render("Commands"), st.FilterPrompt.Render(": ") + d.query.View(dialogWidth(width)-2, true, "type to narrow")}
 	if len(d.shown) == 0 {
 		lines = append(lines, st.Muted.Render("no command matches "+d.query.Value()))
 	}

@@ -54,9 +54,18 @@ const (
 	tabsBrief                     // "2 Lea" beside the one on screen
 	tabsInitial                   // "2 L" beside the one on screen
 	tabsOnlyShown                 // only the view on screen
-	tabsBare                      // only the view on screen, without the app's name
 	tabStyles
 )
+
+// topBar is how the top two lines are shared: the tabs in a style, with
+// or without the app's name, and the alarm beside them or, when it does
+// not fit there, on the second line.
+type topBar struct {
+	style tabStyle
+	name  bool   // the app's name leads the tabs
+	alarm string // the alarm as the first line shows it; "" when below
+	below bool   // the alarm has the second line
+}
 
 // tabLabelIn is a view's tab in a style: its number, its title (cut
 // short, never to a bare digit) and its count. The view on screen always
@@ -69,7 +78,7 @@ func (m *Model) tabLabelIn(k viewKind, style tabStyle) string {
 			title = title[:min(3, len(title))]
 		case tabsInitial:
 			title = title[:1]
-		case tabsOnlyShown, tabsBare:
+		case tabsOnlyShown:
 			return ""
 		}
 	}
@@ -92,17 +101,18 @@ func (m *Model) tabLabelIn(k viewKind, style tabStyle) string {
 // tabLabels are the tabs as the top bar draws them now.
 func (m *Model) tabLabels() [viewCount]string {
 	var out [viewCount]string
-	style, _ := m.tabLayout()
+	bar := m.tabLayout()
 	for k := range viewCount {
-		out[k] = m.tabLabelIn(k, style)
+		out[k] = m.tabLabelIn(k, bar.style)
 	}
 	return out
 }
 
-// tabsWidth is the width of the app name and the tabs in a style.
-func (m *Model) tabsWidth(style tabStyle) int {
+// tabsWidth is the width of the tabs in a style, with the app's name or
+// without.
+func (m *Model) tabsWidth(style tabStyle, name bool) int {
 	w := 0
-	if style != tabsBare {
+	if name {
 		w = ansi.StringWidth(appName) + 2
 	}
 	for k := range viewCount {
@@ -113,9 +123,13 @@ func (m *Model) tabsWidth(style tabStyle) int {
 	return w
 }
 
-// tabLayout picks the richest tabs that leave the whole alarm room; when
-// even the tab on screen alone does not, the alarm keeps what fits of it.
-func (m *Model) tabLayout() (tabStyle, string) {
+// tabLayout shares the top two lines. Every view's number, name and
+// count come first: the alarm stays beside the tabs while the whole of it
+// fits there with every count (whole titles, then three letters), and
+// otherwise takes the second line whole, where the filter hint and the
+// sort give way to it. The tabs then drop the app's name before any
+// count, and lose counts only where even "2 Lea 5" does not fit.
+func (m *Model) tabLayout() topBar {
 	a := m.alarm()
 	parts := a.parts
 	room := m.screen.width - m.flagsWidth() - 1
@@ -125,14 +139,26 @@ func (m *Model) tabLayout() (tabStyle, string) {
 	if a.review != "" {
 		tries = [][]string{append(slices.Clip(parts), a.review), parts}
 	}
-	for style := range tabStyles {
+	for _, style := range []tabStyle{tabsFull, tabsShort} {
 		for _, try := range tries {
-			if whole := strings.Join(try, alarmSep); m.tabsWidth(style)+ansi.StringWidth(whole) <= room {
-				return style, whole
+			if whole := strings.Join(try, alarmSep); m.tabsWidth(style, true)+ansi.StringWidth(whole) <= room {
+				return topBar{style: style, name: true, alarm: whole}
 			}
 		}
 	}
-	return tabsBare, fitAlarm(parts, room-m.tabsWidth(tabsBare))
+	// Below, the alarm takes the flags with it: the tabs have the line.
+	below := len(parts) > 0 || a.review != ""
+	if below {
+		room = m.screen.width - 1
+	}
+	for style := range tabStyles {
+		for _, name := range []bool{true, false} {
+			if m.tabsWidth(style, name) <= room {
+				return topBar{style: style, name: name, below: below}
+			}
+		}
+	}
+	return topBar{style: tabsOnlyShown, below: below}
 }
 
 func (m *Model) flagsWidth() int {
@@ -236,14 +262,15 @@ func fitAlarm(parts []string, width int) string {
 
 func (m *Model) tabs() string {
 	st := m.styles
-	style, alarm := m.tabLayout()
+	bar := m.tabLayout()
+	alarm := bar.alarm
 	var b strings.Builder
-	if style != tabsBare {
+	if bar.name {
 		b.WriteString(st.Title.Render(appName))
 		b.WriteString("  ")
 	}
 	for k := range viewCount {
-		label := m.tabLabelIn(k, style)
+		label := m.tabLabelIn(k, bar.style)
 		switch {
 		case label == "":
 			continue
@@ -258,6 +285,17 @@ func (m *Model) tabs() string {
 	if alarm != "" {
 		flags = append(flags, st.Level(int(m.alarm().level)).Render(alarm))
 	}
+	if !bar.below {
+		flags = append(flags, m.flags()...)
+	}
+	return joinRight(b.String(), strings.Join(flags, " "), m.screen.width)
+}
+
+// flags are the top bar's words on how the dashboard runs: read-only,
+// paused, a sped-up clock.
+func (m *Model) flags() []string {
+	st := m.styles
+	var flags []string
 	if m.opts.ReadOnly {
 		flags = append(flags, st.Warn.Render("READ-ONLY"))
 	}
@@ -267,7 +305,56 @@ func (m *Model) tabs() string {
 	if m.pace.sped() {
 		flags = append(flags, st.Muted.Render(m.clockFlag()))
 	}
-	return joinRight(b.String(), strings.Join(flags, " "), m.screen.width)
+	return flags
+}
+
+// alarmBelow is the second line when the alarm has it: the whole alarm
+// (worst first, what the Queue should point at last), and the sort and
+// count where they fit beside it. A filter or : line being typed keeps
+// the left; the alarm then takes the right, its worst parts first.
+func (m *Model) alarmBelow(typing string) string {
+	st := m.styles
+	a := m.alarm()
+	parts := slices.Clip(a.parts)
+	if a.review != "" {
+		parts = append(parts, a.review)
+	}
+	style := st.Level(int(a.level))
+	p := m.pane()
+	if typing != "" {
+		room := m.screen.width - ansi.StringWidth(typing) - 2
+		shown := strconv.Itoa(p.len()) + " shown"
+		if whole := strings.Join(parts, alarmSep); ansi.StringWidth(whole)+2+len(shown) <= room {
+			return joinRight(typing, style.Render(whole)+"  "+st.Muted.Render(shown), m.screen.width)
+		}
+		return joinRight(typing, style.Render(fitAlarm(parts, max(room, 0))), m.screen.width)
+	}
+	whole := strings.Join(parts, alarmSep)
+	flags := strings.Join(m.flags(), " ")
+	fw := ansi.StringWidth(flags)
+	if fw > 0 {
+		fw++
+	}
+	for _, right := range []string{"sort: " + p.sortName() + " · " + strconv.Itoa(p.len()) + " shown", "sort: " + p.sortName(), ""} {
+		if ansi.StringWidth(whole)+ansi.StringWidth(right)+fw+2 <= m.screen.width {
+			return joinRight(style.Render(whole), strings.TrimSpace(st.Muted.Render(right)+" "+flags), m.screen.width)
+		}
+	}
+	return joinRight(style.Render(fitAlarm(parts, m.screen.width-fw-1)), flags, m.screen.width)
+}
+
+// stuckPointer sends a person on the Queue to the stuck claims: how many
+// wait in Stale, and its key. "" elsewhere, or when nothing is stuck.
+func (m *Model) stuckPointer() string {
+	n := len(m.board.panes[staleView].members)
+	if m.board.active != queueView || n == 0 {
+		return ""
+	}
+	word := "claims"
+	if n == 1 {
+		word = "claim"
+	}
+	return fmt.Sprintf(" → %d stuck %s waiting in %s: press %s", n, word, views[staleView].title, m.keys.Views[staleView].Help().Key)
 }
 
 func (m *Model) filterLine() string {
@@ -275,6 +362,7 @@ func (m *Model) filterLine() string {
 	p := m.pane()
 	right := st.Muted.Render("sort: " + p.sortName() + " · " + strconv.Itoa(p.len()) + " shown")
 	rw := ansi.StringWidth(right)
+	below := m.tabLayout().below
 	var left string
 	switch {
 	case m.input.commanding:
@@ -287,13 +375,16 @@ func (m *Model) filterLine() string {
 		left = st.Danger.Render("rejected ") + theme.Safe(m.input.rejected) + st.Muted.Render(" · in force: "+orDash(theme.Safe(m.input.inForce)))
 	case m.input.filter.Value() != "":
 		left = st.FilterPrompt.Render("filter ") + theme.Safe(m.input.filter.Value())
+	case below:
 	default:
 		left = st.Faint.Render("/ to filter · : for commands")
 	}
 	if m.board.scope != "" {
 		left = st.Accent.Render("source "+theme.Safe(m.board.scope)) + " · " + left
 	}
-
+	if below {
+		return m.alarmBelow(left)
+	}
 	return joinRight(left, right, m.screen.width)
 }
 
@@ -348,6 +439,14 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 	out := rows.String()
 	if p.len() == 0 {
 		msgs := []string{st.Muted.Render(fit("  "+views[p.kind].empty, m.screen.width))}
+		if len(m.board.all) == 0 && p.kind != nodesView && p.kind != activityView && p.kind != statsView && !loading(m.board.snap) {
+			// A board with nothing on it says how work gets there.
+			msgs = []string{
+				st.Muted.Render(fit("  No tasks in any source yet. To add one:", m.screen.width)),
+				fit(`    claimdeck create --title "what needs doing"`, m.screen.width),
+				st.Muted.Render(fit("  or let an agent create it (ntask create); it shows here at the next poll.", m.screen.width)),
+			}
+		}
 		if len(m.board.flt.Terms) > 0 {
 			msgs = []string{st.Muted.Render(fit("  Nothing matches the filter (esc clears it).", m.screen.width))}
 		}
@@ -437,6 +536,10 @@ func (m *Model) bannerLine() string {
 			return st.Banner.Render(fit(msg, m.screen.width))
 		}
 	}
+	if ptr := m.stuckPointer(); ptr != "" {
+		// The Queue a person starts on says where the stuck work is.
+		return st.Warn.Render(fit(ptr, m.screen.width))
+	}
 	return ""
 }
 
@@ -483,6 +586,9 @@ func (m *Model) footer() string {
 
 func (m *Model) helpLine() string {
 	st := m.styles
+	if m.input.dropping {
+		return st.Warn.Render(fit(fmt.Sprintf("dropping %q: no : line or filter in a dialog · enter or esc ends", m.input.dropped), m.screen.width))
+	}
 	if n := len(m.dialogs); n > 0 {
 		return st.Muted.Render(fit(m.dialogs[n-1].hint(m.keys), m.screen.width))
 	}

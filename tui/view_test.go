@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -33,13 +34,13 @@ func TestASourceThatStopsAnsweringIsSaidToLag(t *testing.T) {
 		s.Sources[i].Health.Every = 2 * time.Second
 	}
 	r.m.applySnapshot(s)
-	if top := strings.Split(r.screen(), "\n")[0]; strings.Contains(top, "LAGGING") {
+	if top := topLines(r.screen()); strings.Contains(top, "LAGGING") {
 		t.Fatalf("a source polled 3 s ago lags: %q", top)
 	}
 	r.now = r.now.Add(10 * time.Second) // 13 s without an answer, polled every 2 s
 	r.m.Update(tickMsg{})
 	screen := r.screen()
-	if top := strings.Split(screen, "\n")[0]; !strings.Contains(top, "PROD, STAGING, ARCHIVE LAGGING") {
+	if top := topLines(screen); !strings.Contains(top, "PROD, STAGING, ARCHIVE LAGGING") {
 		t.Fatalf("the top bar does not say prod lags: %q", top)
 	}
 	if !strings.Contains(screen, "prod lagging · updated 13s ago") {
@@ -64,5 +65,44 @@ func TestStatsCountInADemosOwnTime(t *testing.T) {
 		if got := cells[6].text; got != c.want {
 			t.Errorf("at %g× the queue wait reads %q, want %q", c.speed, got, c.want)
 		}
+	}
+}
+
+// topLines are the top bar's two lines: the tabs, and the alarm's place
+// when it does not fit beside them.
+func topLines(screen string) string {
+	lines := strings.SplitN(screen, "\n", 3)
+	return strings.Join(lines[:min(2, len(lines))], "\n")
+}
+
+// At 80 columns with an alarm, every view's number, name and count stay
+// on the first line (the alarm takes the second whole); the Queue says
+// where the stuck claims are and how to get there.
+func TestEveryTabKeepsItsCountBesideAnAlarmAt80Columns(t *testing.T) {
+	r := newRig(t)
+	r.size(80, 24)
+	screen := r.screen()
+	lines := strings.Split(screen, "\n")
+	for k := range viewCount {
+		label := views[k].key + " " + views[k].title[:3]
+		if !strings.Contains(lines[0], label) {
+			t.Fatalf("the tab %q is missing: %q", label, lines[0])
+		}
+		if k == activityView || k == statsView {
+			continue // they count nothing
+		}
+		if !regexp.MustCompile(regexp.QuoteMeta(label) + `[a-z]* \d+`).MatchString(lines[0]) {
+			t.Fatalf("the tab %q has no count: %q", label, lines[0])
+		}
+	}
+	if !strings.Contains(lines[1], "N3 DOWN · 1 ESCALATED · 1 URGENT · 1 STALE · 1 IN REVIEW") {
+		t.Fatalf("the whole alarm is not on the second line: %q", lines[1])
+	}
+	if !strings.Contains(screen, "→ 3 stuck claims waiting in Stale: press 3") {
+		t.Fatalf("the Queue does not point at the stuck claims:\n%s", screen)
+	}
+	r.press("2")
+	if strings.Contains(r.screen(), "stuck claims waiting") {
+		t.Fatal("the pointer shows outside the Queue")
 	}
 }

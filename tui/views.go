@@ -2,6 +2,7 @@ package tui
 
 import (
 	"cmp"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -379,6 +380,20 @@ func (m *Model) staleCells(t *model.Task, c []cell) {
 	c[2] = cell{text: holder}
 	c[3] = cell{text: cl.Placement.Node}
 	c[4] = cell{text: cl.Reason}
+	if t.Problem != "" {
+		c[4].text = brokenFile(t.Problem)
+	}
+}
+
+// brokenFile is a broken task's problem as a narrow column shows it: the
+// file's name first, its directory left out (the detail has the whole
+// path), so a cut from the right takes the reason, never the name.
+func brokenFile(problem string) string {
+	path, why, ok := strings.Cut(problem, ": ")
+	if !ok || !strings.ContainsRune(path, filepath.Separator) {
+		return problem
+	}
+	return filepath.Base(path) + ": " + why
 }
 
 // parkedCells fills a Parked row.

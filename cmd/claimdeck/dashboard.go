@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -146,14 +145,20 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 			o.Nodes, o.NodeUp = nodes.Names(), nodes.Up
 			// The simulation must not outlive the dashboard, nor the other way round.
 			errs := make(chan error, 1)
-			go func() { errs <- demo.Run(ctx, src, o) }()
+			go func() {
+				err := demo.Run(ctx, src, o)
+				if ctx.Err() != nil {
+					err = nil // stopped with the dashboard (q, or a signal): not a failure
+				}
+				errs <- err
+			}()
 			err = a.runDashboard(ctx, *themeName, dashboard{
 				hub:    hub.Config{Feeds: []hub.Feed{{Source: src}}, Policy: policy, Nodes: nodes.Nodes},
 				colors: map[string]string{src.Name(): "green"}, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second,
 				speed: o.Speed, metrics: a.cfg.MetricsListen,
 			})
 			cancel()
-			if simErr := <-errs; err == nil && simErr != nil && !errors.Is(simErr, context.Canceled) {
+			if simErr := <-errs; err == nil && simErr != nil {
 				err = simErr
 			}
 			return err

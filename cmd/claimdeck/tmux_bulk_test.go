@@ -64,7 +64,8 @@ func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 			p.keys("y")
 			s := p.await("the summary", func(s string) bool { return strings.Contains(s, "Force-release summary") })
-			if !strings.Contains(s, "2 applied, 1 refused, 0 failed") || !strings.Contains(s, "changed since you looked") {
+			// Reasons are wrapped, not cut: read the words across lines.
+			if words := strings.Join(strings.Fields(s), " "); !strings.Contains(words, "2 applied, 1 refused, 0 failed") || !strings.Contains(words, "changed since you looked") {
 				t.Fatalf("the summary does not name the changed claim refused:\n%s", s)
 			}
 			for i, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {

@@ -109,14 +109,24 @@ func TestTmuxABulkCancelOfThreeMarkedTasksCancelsThree(t *testing.T) {
 	p := startTmux(t, 120, 40, "--config", f.conf)
 	p.await("the queue", func(s string) bool { return strings.Contains(s, "queued chore 4") })
 	p.keys("Space", "Space", "Space", "x")
-	p.await("the reason asked first", func(s string) bool { return strings.Contains(s, "Cancel 3 marked tasks?") })
+	s := p.await("the reason asked first", func(s string) bool { return strings.Contains(s, "Cancel 3 marked tasks?") })
+	// The marked tasks are named, id and title, not only counted.
+	named := 0
+	for i, id := range f.queued {
+		if strings.Contains(s, id[:8]) && strings.Contains(s, fmt.Sprintf("queued chore %d", i)) {
+			named++
+		}
+	}
+	if named != 3 {
+		t.Fatalf("the bulk dialog names %d of the 3 marked tasks:\n%s", named, s)
+	}
 	for _, r := range "duplicate" {
 		p.keys(string(r))
 	}
 	p.keys("Enter")
 	p.await("the preview", func(s string) bool { return strings.Contains(s, "Apply to 3 tasks, one by one?") })
 	p.keys("y")
-	s := p.await("the summary", func(s string) bool { return strings.Contains(s, "Cancel summary") })
+	s = p.await("the summary", func(s string) bool { return strings.Contains(s, "Cancel summary") })
 	if !strings.Contains(s, "3 applied, 0 refused, 0 failed") {
 		t.Fatalf("the bulk cancel did not cancel the three:\n%s", s)
 	}
@@ -130,7 +140,7 @@ func TestTmuxTheDownNodeIsNamedAtNarrowWidths(t *testing.T) {
 			f := newFirstContact(t)
 			p := startTmux(t, sz[0], sz[1], "--config", f.conf)
 			s := p.await("the DOWN node in the Queue's top bar", func(s string) bool {
-				top, _, _ := strings.Cut(s, "\n")
+				top := topBar(s)
 				return strings.Contains(top, "Queue") && strings.Contains(top, "ORACLE_LOCAL DOWN")
 			})
 			lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -153,7 +163,7 @@ func TestTmuxHelpScrollsAt80x24(t *testing.T) {
 	p.await("the dashboard", func(s string) bool { return strings.Contains(s, "Queue") })
 	p.keys("?")
 	p.await("the help, longer than the screen", func(s string) bool { return strings.Contains(s, "more lines") })
-	p.keys("PageDown", "PageDown", "j")
+	p.keys("PageDown", "PageDown", "j", "End")
 	p.await("the help's last lines", func(s string) bool {
 		return strings.Contains(s, "Mouse: click selects") && strings.Contains(s, "Keys")
 	})

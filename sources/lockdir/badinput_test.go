@@ -83,6 +83,13 @@ func TestBrokenFilesShowUpWithTheirReasonAndAreNeverDeleted(t *testing.T) {
 		if model.Eligible(task, time.Now()) {
 			t.Errorf("%s: a broken task is eligible", id)
 		}
+		// Nothing of our making: a file that gives no expiry, heartbeat,
+		// holder or status has none.
+		if strings.HasSuffix(task.Problem, "empty file") || strings.Contains(task.Problem, "not valid JSON") {
+			if c := task.Claim; !c.Expires.IsZero() || !c.HeartbeatAt.IsZero() || c.Held() || task.RawStatus != "" {
+				t.Errorf("%s: invented lease data: expires %v, heartbeat %v, holder %v, status %q", id, c.Expires, c.HeartbeatAt, c.Holder, task.RawStatus)
+			}
+		}
 		if _, err := src.Claim(ctx, id, sources.ClaimRequest{Agent: "ORACLE"}); model.CodeOf(err) != model.CodeConflict {
 			t.Errorf("%s: claim of a broken task: %v, want CONFLICT", id, err)
 		}

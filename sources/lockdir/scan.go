@@ -661,8 +661,10 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 	}
 	if t.Problem != "" && fs.kind == kindLock {
 		// A lock nobody can read still means somebody may be working:
-		// shown as claimed, never pulled.
-		t.State = model.StateClaimed
+		// shown as claimed, never pulled. Its claim is only what the file
+		// says: no expiry from its mtime, no holder kind, no status word
+		// of our making.
+		t.State, t.Claim, t.RawStatus = model.StateClaimed, readClaim(r), r.Status
 	}
 	if t.Problem != "" {
 		t.Problem = fs.path + ": " + t.Problem // the file to repair or move
@@ -713,6 +715,20 @@ func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 		exp = quiet
 	}
 	c.Expires = exp
+	return c
+}
+
+// readClaim is the claim a broken lock file names, as written: the
+// holder only when it names an agent, times only those it gives.
+func readClaim(r *record) model.Claim {
+	c := model.Claim{Name: r.Agent, RunID: r.RunID, Node: r.Node, Token: r.LockToken,
+		ClaimedAt: r.ClaimedAt, HeartbeatAt: r.Heartbeat, Expires: r.ExpiresAt}
+	switch {
+	case strings.EqualFold(r.HolderKind, "HUMAN") || strings.HasPrefix(r.Agent, model.HumanPrefix):
+		c.Holder = model.HolderHuman
+	case r.Agent != "":
+		c.Holder = model.HolderAgent
+	}
 	return c
 }
 

@@ -10,6 +10,7 @@ package demo
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand"
 	"sync"
 	"time"
@@ -111,6 +112,8 @@ func Run(ctx context.Context, src sources.Source, o Options) error {
 	}
 	p := Policy(o.Speed)
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); feed(ctx, src, o, p, rng) }()
 	for i := 0; i < o.Agents; i++ {
 		a := &agent{
 			name: agentNames[i%len(agentNames)], src: src, policy: p, nodeUp: o.NodeUp,
@@ -130,6 +133,46 @@ func Run(ctx context.Context, src sources.Source, o Options) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// feed keeps work arriving, so the demo never drains: about one task per
+// agent per lease, as many as the agents finish, while fewer than the
+// seeded number wait in the queue.
+func feed(ctx context.Context, src sources.Source, o Options, p model.Policy, rng *rand.Rand) {
+	every := max(p.Lease/time.Duration(o.Agents), 100*time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	classes := []model.Class{model.ClassStandard, model.ClassStandard, model.ClassExpedite, model.ClassFixedDate}
+	for n := o.Tasks + 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if waiting(ctx, src) >= o.Tasks {
+			n--
+			continue
+		}
+		_, _ = src.Create(ctx, sources.NewTask{ID: fmt.Sprintf("TASK-%d", n),
+			Title:    fmt.Sprintf("%s #%d", titles[rng.Intn(len(titles))], n),
+			Priority: rng.Intn(5), Class: classes[rng.Intn(len(classes))]})
+	}
+}
+
+// waiting is how many tasks wait in the queue, or a large number when the
+// source cannot say (nothing is added then).
+func waiting(ctx context.Context, src sources.Source) int {
+	d, err := src.Poll(ctx, "")
+	if err != nil {
+		return math.MaxInt
+	}
+	n := 0
+	for _, t := range d.Tasks {
+		if t.State == model.StateQueued {
+			n++
+		}
+	}
+	return n
 }
 
 // opening is an agent's first task, scripted so that a blocked task with

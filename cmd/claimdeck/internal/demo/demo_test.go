@@ -38,11 +38,36 @@ func TestAgentsRunTheProtocol(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Tasks) != 30 {
-		t.Fatalf("the demo seeded %d tasks, want 30", len(d.Tasks))
+	if len(d.Tasks) < 30 {
+		t.Fatalf("the demo holds %d tasks, want the 30 seeded and any that arrived", len(d.Tasks))
 	}
-	if counts[model.StateDone] == 0 || counts[model.StateQueued] == 30 {
+	if counts[model.StateDone] == 0 { // the feed keeps the queue full: done work is the sign
 		t.Fatalf("the agents did no work: %v", counts)
+	}
+}
+
+// The demo never drains: with a small queue and busy agents, new work
+// arrives while fewer tasks than were seeded wait.
+func TestNewWorkArrives(t *testing.T) {
+	src := newDemoQueue(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, src, Options{Agents: 4, Tasks: 5, Speed: 3000, Seed: 1}) }()
+	var tasks int
+	for deadline := time.Now().Add(time.Minute); tasks <= 8 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		d, err := src.Poll(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks = len(d.Tasks)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if tasks <= 8 {
+		t.Fatalf("no new work arrived: %d tasks after 5 were seeded", tasks)
 	}
 }
 
