@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -99,19 +100,34 @@ func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *wo
 // history: when it was called, when it returned (never, if killed), what
 // it answered.
 func (w *world) rec(ctx context.Context, lane int, o lincheck.Op, args ...string) (answer, bool) {
+	_, a, killed := w.record(ctx, lane, o, nil, args...)
+	return a, killed
+}
+
+// record is rec under a wrapper command (strace, which holds the process
+// at a chosen system call), returning the operation as recorded and when
+// the process ended.
+func (w *world) record(ctx context.Context, lane int, o lincheck.Op, wrap []string, args ...string) (lincheck.Op, answer, bool) {
 	o.Client, o.Call = lane, time.Now()
-	a, killed := w.run(ctx, args...)
+	a, killed := w.runWrapped(ctx, wrap, args...)
 	o.Return = time.Now()
+	ended := o.Return
 	outcome(&o, a, killed)
 	if err := w.hist.write(o); err != nil {
 		w.t.Errorf("recording %v: %v", args, err)
 	}
-	return a, killed
+	o.Return = ended
+	return o, a, killed
 }
 
 // run runs one claimdeck command; killed says SIGKILL ended it.
 func (w *world) run(ctx context.Context, args ...string) (a answer, killed bool) {
-	cmd := exec.Command(w.bin, append([]string{"--config", w.conf}, args...)...)
+	return w.runWrapped(ctx, nil, args...)
+}
+
+func (w *world) runWrapped(ctx context.Context, wrap []string, args ...string) (a answer, killed bool) {
+	argv := append(append(slices.Clone(wrap), w.bin, "--config", w.conf), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), w.env...)
 	var out bytes.Buffer
 	cmd.Stdout = &out

@@ -139,16 +139,7 @@ func TestPostgresCrashRestart(t *testing.T) {
 		t.Skip("set FAULTS_PG_DATA and CLAIMDECK_TEST_PG_DSN (.ci/faults does)")
 	}
 	s := sizeOf()
-	table := fmt.Sprintf("faults_%d", time.Now().UnixNano())
-	w := newWorld(t, writeConfig(t, "  - name: gov\n    kind: postgres\n    dsn_env: FAULTS_DSN\n    table: "+table+"\n"), lease, "FAULTS_DSN="+dsn)
-	// The team's table, as seed 003 has it, then claimdeck's columns.
-	ddl := "CREATE TABLE " + table + ` (id TEXT PRIMARY KEY, title TEXT NOT NULL, description TEXT, priority TEXT,
-		task_type TEXT, status TEXT NOT NULL DEFAULT 'pending', assigned_worker TEXT,
-		created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(), started_at TIMESTAMPTZ, completed_at TIMESTAMPTZ)`
-	if out, err := exec.Command("/usr/lib/postgresql/15/bin/psql", dsn, "-v", "ON_ERROR_STOP=1", "-c", ddl).CombinedOutput(); err != nil {
-		t.Fatalf("create the seed 003 table: %v\n%s", err, out)
-	}
-	w.must(context.Background(), "migrate")
+	w, _ := postgresWorld(t, dsn)
 	seed(t, w, s.tasks)
 	restarts := 0
 	w.load(s.agents, s.load, w.operate, func(ctx context.Context) {
@@ -165,6 +156,25 @@ func TestPostgresCrashRestart(t *testing.T) {
 	})
 	w.drain(s.tasks)
 	w.judge("postgres", fmt.Sprintf("%d crash-restarts", restarts), w.count(w.list(context.Background())), true)
+}
+
+// postgresWorld makes a fresh table of the team's shape, as seed 003 has
+// it, migrates it to claimdeck's columns, and returns a world over it.
+func postgresWorld(t *testing.T, dsn string) (*world, string) {
+	table := fmt.Sprintf("faults_%d", time.Now().UnixNano())
+	w := newWorld(t, writeConfig(t, "  - name: gov\n    kind: postgres\n    dsn_env: FAULTS_DSN\n    table: "+table+"\n"), lease, "FAULTS_DSN="+dsn)
+	psql(t, dsn, "CREATE TABLE "+table+` (id TEXT PRIMARY KEY, title TEXT NOT NULL, description TEXT, priority TEXT,
+		task_type TEXT, status TEXT NOT NULL DEFAULT 'pending', assigned_worker TEXT,
+		created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(), started_at TIMESTAMPTZ, completed_at TIMESTAMPTZ)`)
+	w.must(context.Background(), "migrate")
+	return w, table
+}
+
+func psql(t *testing.T, dsn, sql string) {
+	t.Helper()
+	if out, err := exec.Command("/usr/lib/postgresql/15/bin/psql", dsn, "-v", "ON_ERROR_STOP=1", "-c", sql).CombinedOutput(); err != nil {
+		t.Fatalf("psql %.60s…: %v\n%s", sql, err, out)
+	}
 }
 
 func pgCtl(t *testing.T, data string, args ...string) {
