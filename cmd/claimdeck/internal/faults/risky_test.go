@@ -93,6 +93,9 @@ func risky(w *world) *world {
 type risk struct {
 	w      *world
 	rounds int
+	// residual is how many tasks may end not linearizable: none where
+	// claims are atomic; Notion's stated residual there.
+	residual int
 
 	mu    sync.Mutex
 	count map[string]int
@@ -521,10 +524,14 @@ func (r *risk) judge(name string, floor map[string]int) {
 			out.Close()
 		}
 	}
-	if !rep.Linearizable() {
-		w.t.Errorf("%s: the risky history is not proven linearizable: %s", name, rep)
+	bad := len(rep.Illegal) + len(rep.Unknown)
+	switch {
+	case bad > r.residual:
+		w.t.Errorf("%s: the risky history is not proven linearizable: %s (%d allowed)", name, rep, r.residual)
+	case bad > 0:
+		w.t.Logf("%s residual: %d of %d tasks not linearizable, within the %d allowed", name, bad, rep.Tasks, r.residual)
 	}
-	if len(r.wrong) > 0 {
+	if len(r.wrong) > 0 && r.residual == 0 {
 		w.t.Errorf("%s: %d answers the protocol forbids: %s", name, len(r.wrong), strings.Join(first(r.wrong, 5), "; "))
 	}
 	if len(left) > 0 {
@@ -546,6 +553,25 @@ func riskyRun(w *world, name string, extra func(r *risk), extraFloors map[string
 		extra(r)
 	}
 	r.judge(name, floor)
+}
+
+// notionRaceResidual is Notion's stated residual in the race for one
+// eligible task: claim-then-verify with a settle longer than the spread
+// of the racers' writes leaves at most this share of the rounds not
+// linearizable (FAULTS.md, "Notion's residual").
+const notionRaceResidual = 6 // one round in six
+
+// notionRace: the race for one eligible task on the Notion emulator, each
+// page write held 300 ms on its way (as a slow Notion holds it), so that
+// every racer reads the task before any write lands; claims settle 1 s
+// before they verify.
+func notionRace(t *testing.T) {
+	w := notionWorld(t, 300*time.Millisecond, time.Second, "--rate", "0")
+	w.must(context.Background(), "--create", "list")
+	r := newRisk(w)
+	r.residual = r.rounds / notionRaceResidual
+	r.single()
+	r.judge("notion", map[string]int{covRace: floors[covRace], covMixed: floors[covMixed]})
 }
 
 func merged(all ...map[string]int) map[string]int {
@@ -578,6 +604,10 @@ func TestRisky(t *testing.T) {
 			r.midClaim(dir)
 			r.tornRead(dir)
 		}, lockdirFloors)
+	})
+	t.Run("notion", func(t *testing.T) {
+		t.Parallel()
+		notionRace(t)
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()

@@ -194,8 +194,19 @@ func TestNotionStorm(t *testing.T) {
 	t.Parallel()
 	s := sizeOf()
 	s.tasks = min(s.tasks, s.tasks/10+4)
-	emu := exec.Command(claimdeck, "notion-emulator", "--listen", "127.0.0.1:0", "--rate", "25",
-		"--fault-rate", "0.1", "--fault-status", "504", "--fault-apply")
+	w := notionWorld(t, 0, 200*time.Millisecond, "--rate", "25", "--fault-rate", "0.1", "--fault-status", "504", "--fault-apply")
+	seed(t, w, s.tasks)
+	w.load(s.agents, s.load, func(ctx context.Context) { w.killer(ctx, 4*s.killEvery) }, w.operate)
+	w.drain(s.tasks)
+	w.judge("notion", "429 past 25 req/s, 10% 504 (writes applied first), kill -9", w.count(w.list(context.Background())), false)
+}
+
+// notionWorld starts the Notion emulator with args, puts the check of
+// Notion's published description in front of it (holding each page write
+// for hold, as a slow Notion would), and returns a world over its ntask
+// database whose claims settle for settle before they verify.
+func notionWorld(t *testing.T, hold, settle time.Duration, args ...string) *world {
+	emu := exec.Command(claimdeck, append([]string{"notion-emulator", "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := emu.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -225,12 +236,9 @@ func TestNotionStorm(t *testing.T) {
 	if db == "" {
 		t.Fatal("the emulator did not print its address, token and database")
 	}
-	addr = publishedOnly(t, addr)
-	conf := writeConfig(t, fmt.Sprintf("  - name: emu\n    kind: notion\n    base_url: %s\n    token_env: FAULTS_NOTION_TOKEN\n    database_id: %s\n    schema: ntask\n    settle: 200ms\n", addr, db))
+	addr = publishedOnly(t, addr, hold)
+	conf := writeConfig(t, fmt.Sprintf("  - name: emu\n    kind: notion\n    base_url: %s\n    token_env: FAULTS_NOTION_TOKEN\n    database_id: %s\n    schema: ntask\n    settle: %s\n", addr, db, settle))
 	w := newWorld(t, conf, lease, "FAULTS_NOTION_TOKEN="+token)
 	w.noRescue = true // seed 002: an expired claim stays IN_PROGRESS until a sweep
-	seed(t, w, s.tasks)
-	w.load(s.agents, s.load, func(ctx context.Context) { w.killer(ctx, 4*s.killEvery) }, w.operate)
-	w.drain(s.tasks)
-	w.judge("notion", "429 past 25 req/s, 10% 504 (writes applied first), kill -9", w.count(w.list(context.Background())), false)
+	return w
 }
