@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -335,13 +336,10 @@ func validDate(s string) bool {
 // reported to fail) and learns from every answer.
 func (p *Properties) Handler(next http.Handler, fail func(error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body []byte
-		if r.Body != nil {
-			var buf bytes.Buffer
-			_, _ = buf.ReadFrom(r.Body)
-			r.Body.Close()
-			body = buf.Bytes()
-			r.Body = readCloser{bytes.NewReader(body)}
+		body, err := drain(&r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
 		}
 		if err := p.Check(r.Method, r.URL.Path, body); err != nil {
 			fail(err)
@@ -354,6 +352,43 @@ func (p *Properties) Handler(next http.Handler, fail func(error)) http.Handler {
 		next.ServeHTTP(tee, r)
 		p.Learn(tee.body.Bytes())
 	})
+}
+
+// Transport is Handler for a client: a page write that does not fit is
+// not sent (fail hears why, the caller gets the error), and every answer
+// is learned from.
+func (p *Properties) Transport(next http.RoundTripper, fail func(error)) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		body, err := drain(&req.Body)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Check(req.Method, req.URL.Path, body); err != nil {
+			fail(err)
+			return nil, err
+		}
+		resp, err := next.RoundTrip(req)
+		if err != nil {
+			return resp, err
+		}
+		answer, err := drain(&resp.Body)
+		if err != nil {
+			return nil, err
+		}
+		p.Learn(answer)
+		return resp, nil
+	})
+}
+
+// drain reads a body whole and puts an unread copy in its place.
+func drain(body *io.ReadCloser) ([]byte, error) {
+	if *body == nil || *body == http.NoBody {
+		return nil, nil
+	}
+	b, err := io.ReadAll(*body)
+	(*body).Close()
+	*body = readCloser{bytes.NewReader(b)}
+	return b, err
 }
 
 type readCloser struct{ *bytes.Reader }

@@ -438,7 +438,7 @@ func (r *risk) midClaim(dir string) {
 		// the claim's lock is written to its temporary file and about to be linked
 		if !waitForFile(dir, ".cd-tmp-", done) {
 			<-done
-			r.w.t.Errorf("the claim of %s returned before it wrote its lock (is strace working?)", id)
+			r.w.t.Errorf("the claim of %s returned without writing a temporary file first: its lock was not published whole, by link (or strace is not holding it)", id)
 			continue
 		}
 		cancel, _, _ := r.w.record(context.Background(), 81, lincheck.Op{Kind: lincheck.CancelTask, Task: id}, nil,
