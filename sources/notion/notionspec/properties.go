@@ -18,8 +18,9 @@ import (
 // schema, which Notion's published description leaves open (a page's
 // properties are any object there): the property exists and can be
 // written, its value has the shape Notion's reference gives its type, a
-// select or status names one of its options, a date is an ISO 8601 date
-// or date-time. It learns each data source's schema, and which data
+// status names one of its options (a select's new option Notion creates,
+// as long as the name can be one), a date is an ISO 8601 date or
+// date-time. It learns each data source's schema, and which data
 // source each page belongs to, from the answers it sees. It is safe for
 // concurrent use.
 type Properties struct {
@@ -217,11 +218,11 @@ func checkValue(def propertyDef, raw json.RawMessage) error {
 		if err := shape(val, &o, `{"name": an option} or null`); err != nil || o == nil {
 			return err
 		}
-		if o.Name != nil && !slices.Contains(def.Options, *o.Name) {
-			return fmt.Errorf("%q is not one of its options (%s)", *o.Name, strings.Join(def.Options, ", "))
-		}
 		if o.Name == nil && o.ID == nil {
 			return fmt.Errorf(`an option is named by "name" or "id"`)
+		}
+		if o.Name != nil {
+			return checkOption(def, *o.Name)
 		}
 	case "multi_select":
 		var os []struct {
@@ -231,8 +232,11 @@ func checkValue(def propertyDef, raw json.RawMessage) error {
 			return err
 		}
 		for _, o := range os {
-			if o.Name != nil && !slices.Contains(def.Options, *o.Name) {
-				return fmt.Errorf("%q is not one of its options (%s)", *o.Name, strings.Join(def.Options, ", "))
+			if o.Name == nil {
+				continue
+			}
+			if err := checkOption(def, *o.Name); err != nil {
+				return err
 			}
 		}
 	case "date":
@@ -240,6 +244,22 @@ func checkValue(def propertyDef, raw json.RawMessage) error {
 	case "people", "relation", "files":
 		var l []json.RawMessage
 		return shape(val, &l, "a list")
+	}
+	return nil
+}
+
+// checkOption: a status names one of its options; a select or
+// multi-select may name a new one, which Notion adds to the schema, if
+// the name can be an option (not empty, no comma, at most 100
+// characters).
+func checkOption(def propertyDef, name string) error {
+	switch {
+	case slices.Contains(def.Options, name):
+		return nil
+	case def.Type == "status":
+		return fmt.Errorf("%q is not one of its options (%s): a status option must exist", name, strings.Join(def.Options, ", "))
+	case strings.TrimSpace(name) == "" || strings.Contains(name, ",") || len([]rune(name)) > 100:
+		return fmt.Errorf("%q cannot be an option: a new one is not empty, has no comma and at most 100 characters", name)
 	}
 	return nil
 }
