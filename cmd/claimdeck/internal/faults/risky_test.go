@@ -47,7 +47,7 @@ const shortRounds = 6
 
 // floors are the short run's (six rounds of each scenario); a long run
 // scales them by its rounds. They are half to five sixths of what the
-// workload plans (claims inside the grace: 6 of 12, the timed ones), so
+// workload plans (claims inside the grace: 6 of 18, the timed ones), so
 // that a machine at load 30 passes and a workload that stopped reaching
 // a situation does not.
 var floors = map[string]int{
@@ -73,6 +73,10 @@ const (
 	riskGrace  = 4 * time.Second
 )
 
+// riskLease is every other claim's lease: long enough that a holder on a
+// machine at load 30 completes before it ends, so that each task is done.
+const riskLease = 10 * time.Second
+
 // risky gives w the risky workload's grace, in its configuration and in
 // the rules its history is checked by.
 func risky(w *world) *world {
@@ -86,7 +90,7 @@ func risky(w *world) *world {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.grace = riskGrace
+	w.grace, w.lease = riskGrace, riskLease
 	return w
 }
 
@@ -301,7 +305,7 @@ func (r *risk) round(g int, x1, x2, x3 string) {
 			r.add(covLate)
 		}
 		held := map[string]string{}
-		for _, at := range []time.Duration{r.w.grace / 2, r.w.grace - 1200*time.Millisecond} {
+		for _, at := range []time.Duration{r.w.grace / 4, r.w.grace / 2, r.w.grace - 1500*time.Millisecond} {
 			sleepUntil(endHi.Add(at))
 			o, tok := r.claim(base+1, b, x2, lease)
 			if o.Call.After(endHi) && o.Return.Before(endLo.Add(r.w.grace)) {
