@@ -374,32 +374,6 @@ func (p *Properties) Handler(next http.Handler, fail func(error)) http.Handler {
 	})
 }
 
-// Transport is Handler for a client: a page write that does not fit is
-// not sent (fail hears why, the caller gets the error), and every answer
-// is learned from.
-func (p *Properties) Transport(next http.RoundTripper, fail func(error)) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		body, err := drain(&req.Body)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.Check(req.Method, req.URL.Path, body); err != nil {
-			fail(err)
-			return nil, err
-		}
-		resp, err := next.RoundTrip(req)
-		if err != nil {
-			return resp, err
-		}
-		answer, err := drain(&resp.Body)
-		if err != nil {
-			return nil, err
-		}
-		p.Learn(answer)
-		return resp, nil
-	})
-}
-
 // drain reads a body whole and puts an unread copy in its place.
 func drain(body *io.ReadCloser) ([]byte, error) {
 	if *body == nil || *body == http.NoBody {
