@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -99,19 +100,34 @@ func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *wo
 // history: when it was called, when it returned (never, if killed), what
 // it answered.
 func (w *world) rec(ctx context.Context, lane int, o lincheck.Op, args ...string) (answer, bool) {
+	_, a, killed := w.record(ctx, lane, o, nil, args...)
+	return a, killed
+}
+
+// record is rec under a wrapper command (strace, which holds the process
+// at a chosen system call), returning the operation as recorded and when
+// the process ended.
+func (w *world) record(ctx context.Context, lane int, o lincheck.Op, wrap []string, args ...string) (lincheck.Op, answer, bool) {
 	o.Client, o.Call = lane, time.Now()
-	a, killed := w.run(ctx, args...)
+	a, killed := w.runWrapped(ctx, wrap, args...)
 	o.Return = time.Now()
+	ended := o.Return
 	outcome(&o, a, killed)
 	if err := w.hist.write(o); err != nil {
 		w.t.Errorf("recording %v: %v", args, err)
 	}
-	return a, killed
+	o.Return = ended
+	return o, a, killed
 }
 
 // run runs one claimdeck command; killed says SIGKILL ended it.
 func (w *world) run(ctx context.Context, args ...string) (a answer, killed bool) {
-	cmd := exec.Command(w.bin, append([]string{"--config", w.conf}, args...)...)
+	return w.runWrapped(ctx, nil, args...)
+}
+
+func (w *world) runWrapped(ctx context.Context, wrap []string, args ...string) (a answer, killed bool) {
+	argv := append(append(slices.Clone(wrap), w.bin, "--config", w.conf), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), w.env...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -428,6 +444,11 @@ func (w *world) count(final []task) tally {
 	return tl
 }
 
+// stormResidual is Notion's stated residual under the storm (FAULTS.md,
+// "Notion's residual"): at most one task, or one in this many answered
+// claims, whichever is more, not linearizable.
+const stormResidual = 10
+
 // judge reports the tally, appends it to $FAULTS_REPORT, and fails the test
 // on any lost completion and, where claims are atomic, on any double claim,
 // double completion or stuck task. Notion has no conditional writes: its
@@ -450,7 +471,11 @@ func (w *world) judge(name string, extra string, tl tally, atomic bool) {
 		w.t.Errorf("%s: the history is not proven linearizable: %s", name, rep)
 	}
 	if !atomic && rep.Granted > 0 {
-		w.t.Logf("%s residual: %d of %d task histories not linearizable, over %d answered claims", name, len(rep.Illegal), rep.Tasks, rep.Granted)
+		bad, allowed := len(rep.Illegal)+len(rep.Unknown), max(1, rep.Granted/stormResidual)
+		w.t.Logf("%s residual: %d of %d task histories not linearizable, over %d answered claims (%d allowed)", name, bad, rep.Tasks, rep.Granted, allowed)
+		if bad > allowed {
+			w.t.Errorf("%s: %d tasks not linearizable, over the stated residual of one task or one in %d answered claims, whichever is more: %s", name, bad, stormResidual, rep)
+		}
 	}
 	if tl.LostCompletions > 0 {
 		w.t.Errorf("%s: %d lost completions", name, tl.LostCompletions)

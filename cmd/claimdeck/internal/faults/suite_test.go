@@ -139,16 +139,7 @@ func TestPostgresCrashRestart(t *testing.T) {
 		t.Skip("set FAULTS_PG_DATA and CLAIMDECK_TEST_PG_DSN (.ci/faults does)")
 	}
 	s := sizeOf()
-	table := fmt.Sprintf("faults_%d", time.Now().UnixNano())
-	w := newWorld(t, writeConfig(t, "  - name: gov\n    kind: postgres\n    dsn_env: FAULTS_DSN\n    table: "+table+"\n"), lease, "FAULTS_DSN="+dsn)
-	// The team's table, as seed 003 has it, then claimdeck's columns.
-	ddl := "CREATE TABLE " + table + ` (id TEXT PRIMARY KEY, title TEXT NOT NULL, description TEXT, priority TEXT,
-		task_type TEXT, status TEXT NOT NULL DEFAULT 'pending', assigned_worker TEXT,
-		created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(), started_at TIMESTAMPTZ, completed_at TIMESTAMPTZ)`
-	if out, err := exec.Command("/usr/lib/postgresql/15/bin/psql", dsn, "-v", "ON_ERROR_STOP=1", "-c", ddl).CombinedOutput(); err != nil {
-		t.Fatalf("create the seed 003 table: %v\n%s", err, out)
-	}
-	w.must(context.Background(), "migrate")
+	w, _ := postgresWorld(t, dsn)
 	seed(t, w, s.tasks)
 	restarts := 0
 	w.load(s.agents, s.load, w.operate, func(ctx context.Context) {
@@ -165,6 +156,25 @@ func TestPostgresCrashRestart(t *testing.T) {
 	})
 	w.drain(s.tasks)
 	w.judge("postgres", fmt.Sprintf("%d crash-restarts", restarts), w.count(w.list(context.Background())), true)
+}
+
+// postgresWorld makes a fresh table of the team's shape, as seed 003 has
+// it, migrates it to claimdeck's columns, and returns a world over it.
+func postgresWorld(t *testing.T, dsn string) (*world, string) {
+	table := fmt.Sprintf("faults_%d", time.Now().UnixNano())
+	w := newWorld(t, writeConfig(t, "  - name: gov\n    kind: postgres\n    dsn_env: FAULTS_DSN\n    table: "+table+"\n"), lease, "FAULTS_DSN="+dsn)
+	psql(t, dsn, "CREATE TABLE "+table+` (id TEXT PRIMARY KEY, title TEXT NOT NULL, description TEXT, priority TEXT,
+		task_type TEXT, status TEXT NOT NULL DEFAULT 'pending', assigned_worker TEXT,
+		created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(), started_at TIMESTAMPTZ, completed_at TIMESTAMPTZ)`)
+	w.must(context.Background(), "migrate")
+	return w, table
+}
+
+func psql(t *testing.T, dsn, sql string) {
+	t.Helper()
+	if out, err := exec.Command("/usr/lib/postgresql/15/bin/psql", dsn, "-v", "ON_ERROR_STOP=1", "-c", sql).CombinedOutput(); err != nil {
+		t.Fatalf("psql %.60s…: %v\n%s", sql, err, out)
+	}
 }
 
 func pgCtl(t *testing.T, data string, args ...string) {
@@ -184,8 +194,19 @@ func TestNotionStorm(t *testing.T) {
 	t.Parallel()
 	s := sizeOf()
 	s.tasks = min(s.tasks, s.tasks/10+4)
-	emu := exec.Command(claimdeck, "notion-emulator", "--listen", "127.0.0.1:0", "--rate", "25",
-		"--fault-rate", "0.1", "--fault-status", "504", "--fault-apply")
+	w := notionWorld(t, 0, 200*time.Millisecond, "--rate", "25", "--fault-rate", "0.1", "--fault-status", "504", "--fault-apply")
+	seed(t, w, s.tasks)
+	w.load(s.agents, s.load, func(ctx context.Context) { w.killer(ctx, 4*s.killEvery) }, w.operate)
+	w.drain(s.tasks)
+	w.judge("notion", "429 past 25 req/s, 10% 504 (writes applied first), kill -9", w.count(w.list(context.Background())), false)
+}
+
+// notionWorld starts the Notion emulator with args, puts the check of
+// Notion's published description in front of it (holding each page write
+// for hold, as a slow Notion would), and returns a world over its ntask
+// database whose claims settle for settle before they verify.
+func notionWorld(t *testing.T, hold, settle time.Duration, args ...string) *world {
+	emu := exec.Command(claimdeck, append([]string{"notion-emulator", "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := emu.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -215,12 +236,9 @@ func TestNotionStorm(t *testing.T) {
 	if db == "" {
 		t.Fatal("the emulator did not print its address, token and database")
 	}
-	addr = publishedOnly(t, addr)
-	conf := writeConfig(t, fmt.Sprintf("  - name: emu\n    kind: notion\n    base_url: %s\n    token_env: FAULTS_NOTION_TOKEN\n    database_id: %s\n    schema: ntask\n    settle: 200ms\n", addr, db))
+	addr = publishedOnly(t, addr, token, db, hold)
+	conf := writeConfig(t, fmt.Sprintf("  - name: emu\n    kind: notion\n    base_url: %s\n    token_env: FAULTS_NOTION_TOKEN\n    database_id: %s\n    schema: ntask\n    settle: %s\n", addr, db, settle))
 	w := newWorld(t, conf, lease, "FAULTS_NOTION_TOKEN="+token)
 	w.noRescue = true // seed 002: an expired claim stays IN_PROGRESS until a sweep
-	seed(t, w, s.tasks)
-	w.load(s.agents, s.load, func(ctx context.Context) { w.killer(ctx, 4*s.killEvery) }, w.operate)
-	w.drain(s.tasks)
-	w.judge("notion", "429 past 25 req/s, 10% 504 (writes applied first), kill -9", w.count(w.list(context.Background())), false)
+	return w
 }
