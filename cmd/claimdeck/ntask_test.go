@@ -113,7 +113,7 @@ type commandsJSON struct {
 var exampleValues = map[string]bool{"ok": true, "status": true, "task_id": true, "priority": true, "found": true, "db_accessible": true}
 
 // exampleDiffers are the values where claimdeck answers otherwise on
-// purpose, each with the file it follows (README, "Agents on today's skill").
+// purpose, each with the file it follows (docs/agents.md, "Agents on today's skill").
 var exampleDiffers = map[string]map[string]any{
 	// Create.swift defaults to Backlog; claimdeck's queues have no backlog,
 	// and the backend names the new task.

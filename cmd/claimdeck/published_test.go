@@ -50,7 +50,7 @@ func loadPublished(t *testing.T) published {
 }
 
 // notProduced are the example fields claimdeck deliberately does not print
-// (README, "Where claimdeck differs"): it drives Notion through its API, not
+// (docs/agents.md, "Where claimdeck differs"): it drives Notion through its API, not
 // through the notion CLI, and reads tokens from its configuration.
 var notProduced = map[string]bool{"doctor checks.notion_cli": true, "doctor checks.notion_token": true}
 
