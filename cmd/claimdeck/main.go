@@ -18,9 +18,6 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	watchSignals(cancel)
@@ -123,7 +120,7 @@ gives agents the ntask command line (next, claim, heartbeat, complete, …).
 Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 --output table is for people. Exit status: 0 ok, 2 CONFLICT,
 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.`,
-		Version:       version,
+		Version:       model.Build().String(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -239,7 +236,8 @@ func (a *app) versionCommand() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return a.out().json(map[string]any{"ok": true, "version": version})
+			b := model.Build()
+			return a.out().json(map[string]any{"ok": true, "version": b.String(), "build": b})
 		},
 	}
 }

@@ -343,7 +343,7 @@ func (n *ntask) doctor() *cobra.Command {
 			r := n.diagnose(ctx, sc)
 			checks := map[string]any{
 				// claimdeck speaks to Notion itself: no ntn CLI is needed.
-				"notion_cli":            map[string]any{"found": true, "version": "claimdeck " + version + " (built in)"},
+				"notion_cli":            map[string]any{"found": true, "version": "claimdeck " + model.Build().String() + " (built in)"},
 				"db_accessible":         r.OK,
 				"source":                sc.Name,
 				"kind":                  sc.Kind,
@@ -764,7 +764,7 @@ func (n *ntask) version() *cobra.Command {
 	return &cobra.Command{
 		Use: "version", Short: "Print version information", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return n.print(map[string]any{"ok": true, "version": version, "contract": ntaskContract})
+			return n.print(map[string]any{"ok": true, "version": model.Build().String(), "contract": ntaskContract})
 		},
 	}
 }
