@@ -204,17 +204,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			}
 		}
 	}
-	_ = root.RegisterFlagCompletionFunc("source", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		cfg, err := loadConfig(a.configFile)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		names := make([]string, len(cfg.Sources))
-		for i, s := range cfg.Sources {
-			names[i] = s.Name
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
-	})
+	a.decorate(root)
 	return root
 }
 

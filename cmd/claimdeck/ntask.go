@@ -168,6 +168,7 @@ NTASK_SOURCE or default_source picks one.`,
 		n.moveCommand(model.MoveApprove, "Approve a reviewed task and mark it Done (no lock)", "summary", "optional approval summary, kept in the trail"),
 		n.moveCommand(model.MoveRework, "Send a reviewed task back to Ready with feedback (no lock)", "reason", "reason for rework (feedback for the worker)"),
 		n.cancel(), n.update(), n.version())
+	n.decorate(root)
 	return root
 }
 
