@@ -59,7 +59,7 @@ gets seed 003's governance_tasks table made first, then migrated.`,
 			}
 			defer src.Close()
 			store := src.(*sqlstore.Store)
-			ran, err := store.Apply(ctx)
+			ran, err := store.Apply(ctx, a.stderrProgress("migrate "+sc.Name))
 			if err != nil {
 				return err
 			}

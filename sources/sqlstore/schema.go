@@ -132,8 +132,9 @@ func addedColumns(have map[string]bool) []string {
 	return out
 }
 
-// Apply runs the migration in one transaction and returns what it ran.
-func (s *Store) Apply(ctx context.Context) (Migration, error) {
+// Apply runs the migration in one transaction and returns what it ran;
+// progress, when set, hears of each statement run.
+func (s *Store) Apply(ctx context.Context, progress ...func(done, total int)) (Migration, error) {
 	var m Migration
 	err := s.db.tx(ctx, func(q querier) error {
 		have, err := s.columnsOf(ctx, q)
@@ -147,11 +148,17 @@ func (s *Store) Apply(ctx context.Context) (Migration, error) {
 			return fmt.Errorf("table %s lacks seed 003 columns: %s", s.plainTable, strings.Join(missing, ", "))
 		}
 		m = Migration{AddColumns: addedColumns(have)}
-		for _, stmt := range s.migration(have) {
+		stmts := s.migration(have)
+		for i, stmt := range stmts {
 			if _, err := q.exec(ctx, stmt); err != nil {
 				return fmt.Errorf("%w\nin: %s", err, firstLine(stmt))
 			}
 			m.Statements = append(m.Statements, stmt)
+			for _, p := range progress {
+				if p != nil {
+					p(i+1, len(stmts))
+				}
+			}
 		}
 		return nil
 	})
