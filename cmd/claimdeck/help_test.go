@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -134,6 +136,40 @@ func TestFlagsWithFixedValuesTasksAndSourcesComplete(t *testing.T) {
 		got := complete(t, c.conf, tc.args...)
 		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
 			t.Errorf("complete %v = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// The systemd units in docs/ops run commands and flags that exist.
+func TestSystemdUnitsRunRealCommands(t *testing.T) {
+	t.Parallel()
+	units, err := filepath.Glob("../../docs/ops/systemd/*.service")
+	if err != nil || len(units) < 3 {
+		t.Fatalf("units: %v %v", units, err)
+	}
+	for _, u := range units {
+		body, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exec string
+		for _, line := range strings.Split(string(body), "\n") {
+			if v, ok := strings.CutPrefix(line, "ExecStart="); ok {
+				exec = v
+			}
+		}
+		words := shellWords(exec)
+		if len(words) < 2 || filepath.Base(words[0]) != "claimdeck" {
+			t.Errorf("%s: ExecStart %q does not run claimdeck", u, exec)
+			continue
+		}
+		root := roots()["claimdeck"]()
+		found, rest, err := root.Find(words[1:])
+		if err == nil {
+			err = found.ParseFlags(rest)
+		}
+		if err != nil || found == root {
+			t.Errorf("%s: %q: %v", u, exec, err)
 		}
 	}
 }

@@ -5,9 +5,11 @@ package lockdir
 // notifier without inotify gives no word: every scan lists the lock
 // directory and archive/ whole, as on a filesystem inotify cannot vouch
 // for (see notify_linux.go).
-type notifier struct{}
+type notifier struct {
+	fd int // always -1: no inotify queue
+}
 
-func newNotifier(string) *notifier { return &notifier{} }
+func newNotifier(string) *notifier { return &notifier{fd: -1} }
 
 func (n *notifier) watchArchive(string) {}
 
