@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"strings"
@@ -12,19 +15,25 @@ import (
 )
 
 func (a *app) migrateCommand() *cobra.Command {
-	return &cobra.Command{
+	var dryRun bool
+	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Add claimdeck's lease columns, audit table and triggers to a SQL source",
 		Long: `migrate prepares a seed 003 governance_tasks table for the full lease
 protocol: lock token, lease expiry, heartbeat, holder kind, run id,
 reservation, version and updated-at columns, an audit table, and triggers
 that version every change (PostgreSQL also NOTIFYs listeners). The seed's
-own SQL keeps working. Running it twice is harmless.
+own SQL keeps working. Running it twice is harmless. It prints what it
+did: the columns it added and the statements it ran.
+
+--dry-run prints the exact SQL it would run, as a script, and changes
+nothing (a SQLite file is opened read-only).
 
 With --create, a database without the table (a team's first PostgreSQL)
 gets seed 003's governance_tasks table made first, then migrated.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
 			sc, err := pickSource(a.cfg, a.sourceName)
 			if err != nil {
 				return err
@@ -32,22 +41,81 @@ gets seed 003's governance_tasks table made first, then migrated.`,
 			if sc.Kind != "sqlite" && sc.Kind != "postgres" {
 				return model.Errorf(model.CodeMisconfigured, "migrate", "", "source %s is %s: only SQL sources are migrated", sc.Name, sc.Kind)
 			}
-			if a.cfg.readOnly(sc.Name) {
+			if a.cfg.readOnly(sc.Name) && !dryRun {
 				return model.Errorf(model.CodeMisconfigured, "migrate", "", "source %q is read-only", sc.Name)
 			}
+			plan, planErr := a.migrationPlan(ctx, sc)
+			if dryRun {
+				if planErr != nil {
+					return planErr
+				}
+				_, err := io.WriteString(a.stdout, migrationScript(sc, plan))
+				return err
+			}
 			sc.makeTable = a.createFlag
-			src, err := openSource(cmd.Context(), a.cfg, sc, true)
+			src, err := openSource(ctx, a.cfg, sc, true)
 			if err != nil {
 				return err
 			}
 			defer src.Close()
 			store := src.(*sqlstore.Store)
-			if err := store.Migrate(cmd.Context()); err != nil {
+			ran, err := store.Apply(ctx, a.stderrProgress("migrate "+sc.Name))
+			if err != nil {
 				return err
 			}
-			return a.out().json(map[string]any{"ok": true, "source": sc.Name, "migrated": store.Migrated()})
+			applied := make([]string, len(ran.Statements))
+			for i, st := range ran.Statements {
+				applied[i] = strings.SplitN(st, "\n", 2)[0]
+			}
+			out := map[string]any{"ok": true, "source": sc.Name, "migrated": store.Migrated(),
+				"statements": len(ran.Statements), "applied": applied}
+			if planErr == nil {
+				// What the table lacked before: Open may already have made
+				// or migrated it (the embedded queue, --create).
+				out["created_table"], out["added_columns"] = plan.CreateTable, plan.AddColumns
+			}
+			return a.out().json(out)
 		},
 	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the SQL migrate would run, and change nothing")
+	return cmd
+}
+
+// migrationPlan reads the source's schema, changing nothing, and returns
+// what migrate would run (with --create, a missing table made first).
+func (a *app) migrationPlan(ctx context.Context, sc SourceConfig) (sqlstore.Migration, error) {
+	dsn := sc.DSN
+	if sc.DSNEnv != "" {
+		dsn = os.Getenv(sc.DSNEnv)
+	}
+	store, err := sqlstore.Open(ctx, sqlstore.Config{Name: sc.Name, Driver: sc.Kind, Path: expand(sc.Path), DSN: dsn, Table: sc.Table, Inspect: true})
+	if err != nil {
+		return sqlstore.Migration{}, err
+	}
+	defer store.Close()
+	return store.Plan(ctx, a.createFlag || (a.cfg.implicit && sc.Kind == "sqlite"))
+}
+
+// migrationScript is the plan as a SQL script for psql or sqlite3: the
+// statements migrate runs, in one transaction.
+func migrationScript(sc SourceConfig, m sqlstore.Migration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- claimdeck migrate --source %s (%s): %d statements, run in one transaction.\n", sc.Name, sc.Kind, len(m.Statements))
+	if m.CreateTable {
+		b.WriteString("-- Makes seed 003's table first (--create).\n")
+	}
+	if len(m.AddColumns) > 0 {
+		fmt.Fprintf(&b, "-- Adds columns: %s.\n", strings.Join(m.AddColumns, ", "))
+	} else {
+		b.WriteString("-- Adds no columns: the table has them all; the rest is idempotent.\n")
+	}
+	b.WriteString("-- Dry run: nothing has been changed.\nBEGIN;\n\n")
+	for _, st := range m.Statements {
+		b.WriteString(st)
+		b.WriteString(";\n\n")
+	}
+	b.WriteString("COMMIT;\n")
+	return b.String()
 }
 
 func (a *app) configCommand() *cobra.Command {

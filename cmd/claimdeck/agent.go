@@ -220,6 +220,7 @@ func retrying[T any](ctx context.Context, call func() (T, error)) (T, error) {
 		if err == nil || !transient(err) || attempt == 4 {
 			return v, err
 		}
+		logOf(ctx).Debug("transient error; trying again", "attempt", attempt, "wait", wait, "error", err)
 		select {
 		case <-ctx.Done():
 			return v, err

@@ -18,8 +18,12 @@ import (
 
 // Config is the whole configuration file.
 type Config struct {
-	Actor    string         `mapstructure:"actor" json:"actor"`
-	ReadOnly bool           `mapstructure:"read_only" json:"read_only"`
+	Actor    string `mapstructure:"actor" json:"actor"`
+	ReadOnly bool   `mapstructure:"read_only" json:"read_only"`
+	// Output is a person's default for -o (json or table; CLAIMDECK_OUTPUT).
+	// Agents' default stays JSON; a command that answers in JSON only keeps
+	// JSON whatever it says.
+	Output   string         `mapstructure:"output" json:"output,omitempty"`
 	AuditLog string         `mapstructure:"audit_log" json:"audit_log"`
 	Sources  []SourceConfig `mapstructure:"sources" json:"sources"`
 	// DefaultSource is the source the ntask grammar acts on when several
@@ -183,6 +187,7 @@ func loadConfig(file string) (*Config, error) {
 	// default, so every scalar key gets one.
 	v.SetDefault("actor", "")
 	v.SetDefault("read_only", false)
+	v.SetDefault("output", "")
 	v.SetDefault("audit_log", defaultIn(dataDir(), "audit.jsonl"))
 	v.SetDefault("lease", p.Lease)
 	v.SetDefault("grace", p.Grace)

@@ -82,7 +82,7 @@ source's check fails (a DOWN node is reported, not a configuration fault).`,
 				reports = append(reports, r)
 			}
 			// checks.db_accessible is the ntask contract's summary line.
-			out := map[string]any{"ok": ok, "config": a.cfg.file, "actor": a.cfg.Actor, "sources": reports,
+			out := map[string]any{"ok": ok, "version": model.Build().String(), "build": model.Build(), "config": a.cfg.file, "actor": a.cfg.Actor, "sources": reports,
 				"checks": map[string]any{"db_accessible": ok}}
 			m, err := a.diagnoseMesh()
 			if err != nil {

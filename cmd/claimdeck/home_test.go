@@ -36,11 +36,7 @@ func TestNoHomeMeansNoSharedDirectoryAsASecondUser(t *testing.T) {
 		}
 		return d
 	}
-	binDir := open()
-	bin := filepath.Join(binDir, "claimdeck")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	shared := open()
 	if err := os.Chmod(shared, 0o1777); err != nil {
 		t.Fatal(err)

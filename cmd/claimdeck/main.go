@@ -14,12 +14,10 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/claimdeck/claimdeck/model"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -59,6 +57,7 @@ type app struct {
 	sourceName string
 	output     string
 	readOnly   bool
+	debug      bool
 	// metricsListen is the dashboard's --metrics-listen; it wins over the config.
 	metricsListen string
 	createFlag    bool
@@ -70,7 +69,15 @@ type app struct {
 	cfg            *Config
 }
 
-func (a *app) out() printer { return printer{w: a.stdout, errw: a.stderr, table: a.output == "table"} }
+func (a *app) out() printer {
+	p := printer{w: a.stdout, errw: a.stderr, table: a.output == "table"}
+	if f, ok := a.stdout.(*os.File); ok && p.table && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+			p.width = w
+		}
+	}
+	return p
+}
 
 // run executes one command line and returns the exit status of the ntask
 // contract: 0 ok, 2 CONFLICT, 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.
@@ -123,7 +130,7 @@ gives agents the ntask command line (next, claim, heartbeat, complete, …).
 Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 --output table is for people. Exit status: 0 ok, 2 CONFLICT,
 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.`,
-		Version:       version,
+		Version:       model.Build().String(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -136,10 +143,19 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			if err := a.checkOutput(cmd); err != nil {
 				return err
 			}
+			log, err := a.setupLog()
+			if err != nil {
+				return err
+			}
+			cmd.SetContext(withLog(cmd.Context(), log))
 			cfg, err := loadConfig(a.configFile)
 			if err != nil {
 				return err
 			}
+			if err := a.personalOutput(cmd, cfg); err != nil {
+				return err
+			}
+			log.Debug("configuration loaded", "file", cfg.file, "sources", len(cfg.Sources), "implicit", cfg.implicit, "output", a.output)
 			if w := cfg.inlineSecretsWarning(); w != "" {
 				fmt.Fprintln(a.stderr, "warning:", w)
 			}
@@ -161,6 +177,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	f.StringVar(&a.sourceName, "source", "", "the configured source to act on (default: the only one)")
 	f.StringVarP(&a.output, "output", "o", "json", "output format: json or table")
 	f.BoolVar(&a.readOnly, "read-only", false, "refuse every write")
+	f.BoolVar(&a.debug, "debug", false, "log what claimdeck does to stderr (also CLAIMDECK_LOG=debug); secrets redacted")
 	f.BoolVar(&a.createFlag, "create", false, "create a missing SQLite file or lock directory (otherwise a missing one is MISCONFIGURED)")
 	root.SetFlagErrorFunc(flagError)
 	var themeName string
@@ -207,17 +224,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			}
 		}
 	}
-	_ = root.RegisterFlagCompletionFunc("source", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		cfg, err := loadConfig(a.configFile)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		names := make([]string, len(cfg.Sources))
-		for i, s := range cfg.Sources {
-			names[i] = s.Name
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
-	})
+	a.decorate(root)
 	return root
 }
 
@@ -239,7 +246,8 @@ func (a *app) versionCommand() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return a.out().json(map[string]any{"ok": true, "version": version})
+			b := model.Build()
+			return a.out().json(map[string]any{"ok": true, "version": b.String(), "build": b})
 		},
 	}
 }

@@ -170,7 +170,7 @@ func mcpCaller(req *mcp.CallToolRequest) string {
 // agent command, and the operator tools when overrides is true and the
 // configuration allows.
 func (a *app) mcpServer(overrides bool) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "claimdeck", Version: version}, &mcp.ServerOptions{Capabilities: mcpCapabilities()})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "claimdeck", Version: model.Build().String()}, &mcp.ServerOptions{Capabilities: mcpCapabilities()})
 	srv.AddReceivingMiddleware(undeclared)
 	for _, op := range a.agentOps() {
 		srv.AddTool(documented(&mcp.Tool{Name: op.name, Description: op.short, InputSchema: inputSchema(op.args, op.required)}),

@@ -331,8 +331,8 @@ func TestMCPFromTheSpecification(t *testing.T) {
 
 	init := rpc("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "spec-client", "version": "1"}})
-	if init["serverInfo"].(map[string]any)["name"] != "claimdeck" {
-		t.Fatalf("initialize: %v", init)
+	if info := init["serverInfo"].(map[string]any); info["name"] != "claimdeck" || info["version"] != model.Build().String() {
+		t.Fatalf("initialize: %v, want version %q", init, model.Build().String())
 	}
 	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	if _, err := in.Write(append(msg, '\n')); err != nil {

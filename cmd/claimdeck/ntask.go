@@ -168,6 +168,7 @@ NTASK_SOURCE or default_source picks one.`,
 		n.moveCommand(model.MoveApprove, "Approve a reviewed task and mark it Done (no lock)", "summary", "optional approval summary, kept in the trail"),
 		n.moveCommand(model.MoveRework, "Send a reviewed task back to Ready with feedback (no lock)", "reason", "reason for rework (feedback for the worker)"),
 		n.cancel(), n.update(), n.reap(), n.version())
+	n.decorate(root)
 	return root
 }
 
@@ -343,7 +344,7 @@ func (n *ntask) doctor() *cobra.Command {
 			r := n.diagnose(ctx, sc)
 			checks := map[string]any{
 				// claimdeck speaks to Notion itself: no ntn CLI is needed.
-				"notion_cli":            map[string]any{"found": true, "version": "claimdeck " + version + " (built in)"},
+				"notion_cli":            map[string]any{"found": true, "version": "claimdeck " + model.Build().String() + " (built in)"},
 				"db_accessible":         r.OK,
 				"source":                sc.Name,
 				"kind":                  sc.Kind,
@@ -764,7 +765,7 @@ func (n *ntask) version() *cobra.Command {
 	return &cobra.Command{
 		Use: "version", Short: "Print version information", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return n.print(map[string]any{"ok": true, "version": version, "contract": ntaskContract})
+			return n.print(map[string]any{"ok": true, "version": model.Build().String(), "contract": ntaskContract})
 		},
 	}
 }

@@ -8,41 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
-
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
-// binaries builds claimdeck once per test run and links it as ntask beside
-// it: the directory to put first on PATH.
-func binaries(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("built-binary runs skipped in -short mode")
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "claimdeck-ntask-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildDir = dir
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "claimdeck"), ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-			return
-		}
-		buildErr = os.Symlink("claimdeck", filepath.Join(dir, ntaskName))
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildDir
-}
 
 // agentEnv is the environment of an agent process on c's configuration:
 // PATH with ntask first, its own HOME, no Notion variables of the machine.
@@ -113,7 +80,7 @@ type commandsJSON struct {
 var exampleValues = map[string]bool{"ok": true, "status": true, "task_id": true, "priority": true, "found": true, "db_accessible": true}
 
 // exampleDiffers are the values where claimdeck answers otherwise on
-// purpose, each with the file it follows (README, "Agents on today's skill").
+// purpose, each with the file it follows (docs/agents.md, "Agents on today's skill").
 var exampleDiffers = map[string]map[string]any{
 	// Create.swift defaults to Backlog; claimdeck's queues have no backlog,
 	// and the backend names the new task.

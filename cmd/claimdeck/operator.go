@@ -195,7 +195,7 @@ func (a *app) bulkOverride(ctx context.Context, action model.Action, o *override
 			return model.Errorf(model.CodeMisconfigured, op, "", "not confirmed; nothing was done")
 		}
 	}
-	summary := desk.ApplyBulk(ctx, func(name string) sources.Source { return byName[name] }, preview, req, nil)
+	summary := desk.ApplyBulk(ctx, func(name string) sources.Source { return byName[name] }, preview, req, a.stderrProgress(op))
 	out["summary"] = summary
 	serr := summary.Err()
 	out["ok"] = serr == nil

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -116,6 +117,11 @@ func toJSON(t *model.Task, holder bool) *taskJSON {
 type printer struct {
 	w, errw io.Writer
 	table   bool
+	// width, in table mode on a terminal, is the terminal's: each row is
+	// cut to it. 0: rows are whole (a pipe, a file).
+	width int
+	// now is the time relative times are read from (time.Now).
+	now func() time.Time
 	// classify, when set, adds each task's standing (list, get, next).
 	classify func(*model.Task) model.Classification
 	// holder: the answer goes to the token's holder (see answer.holder).
@@ -160,7 +166,7 @@ func (p printer) tasks(ts []*model.Task) error {
 	if !p.table {
 		return p.json(answer{tasks: ts, list: true, classify: p.classify}.payload())
 	}
-	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(p.fitted(), 0, 4, 2, ' ', 0)
 	header := "SOURCE\tID\tSTATUS\tCLASS\tPRIO\tHOLDER\tEXPIRES\tTITLE"
 	if p.classify != nil {
 		header += "\tSTANDING"
@@ -172,7 +178,7 @@ func (p printer) tasks(ts []*model.Task) error {
 			status = "BROKEN"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", oneLine(t.Source), oneLine(t.DisplayKey()), status, t.Class,
-			model.PriorityName(t.Priority), oneLine(t.Claim.Name), stamp(t.Claim.Expires), oneLine(t.Title))
+			model.PriorityName(t.Priority), oneLine(t.Claim.Name), p.relative(t.Claim.Expires), oneLine(t.Title))
 		switch c := p.standing(t); {
 		case t.Problem != "":
 			// Last, and whole: the path names the file to repair.
@@ -183,6 +189,73 @@ func (p printer) tasks(ts []*model.Task) error {
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// relative is a time as a person reads it at a glance: "in 12m", "3h ago".
+func (p printer) relative(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	now := time.Now
+	if p.now != nil {
+		now = p.now
+	}
+	return relTime(t, now())
+}
+
+func relTime(t, now time.Time) string {
+	d := t.Sub(now)
+	ago := d < 0
+	if ago {
+		d = -d
+	}
+	var s string
+	switch {
+	case d < time.Minute:
+		return "now"
+	case d < time.Hour:
+		s = fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		s = fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	default:
+		s = fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	}
+	if ago {
+		return s + " ago"
+	}
+	return "in " + s
+}
+
+// fitted is p.w, cutting each line to the terminal's width when there is
+// one.
+func (p printer) fitted() io.Writer {
+	if p.width <= 0 {
+		return p.w
+	}
+	return &lineCutter{w: p.w, width: p.width}
+}
+
+// lineCutter cuts every line written through it to width cells, marking a
+// cut with "…".
+type lineCutter struct {
+	w     io.Writer
+	width int
+	line  []byte
+}
+
+func (c *lineCutter) Write(b []byte) (int, error) {
+	for _, ch := range b {
+		if ch != '\n' {
+			c.line = append(c.line, ch)
+			continue
+		}
+		out := ansi.Truncate(string(c.line), c.width, "…")
+		c.line = c.line[:0]
+		if _, err := io.WriteString(c.w, out+"\n"); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
 }
 
 // standing is the task's classification, or none when the command has no

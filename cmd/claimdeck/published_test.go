@@ -50,35 +50,45 @@ func loadPublished(t *testing.T) published {
 }
 
 // notProduced are the example fields claimdeck deliberately does not print
-// (README, "Where claimdeck differs"): it drives Notion through its API, not
+// (docs/agents.md, "Where claimdeck differs"): it drives Notion through its API, not
 // through the notion CLI, and reads tokens from its configuration.
 var notProduced = map[string]bool{"doctor checks.notion_cli": true, "doctor checks.notion_token": true}
 
-// shellWords splits an example command line as a shell would (double
-// quotes only: the contract uses no other quoting).
-func shellWords(s string) []string {
-	var out []string
+// shellWords splits an example command line as a shell would, as far as
+// examples go: single and double quotes, and the end of the command at a
+// comment, a pipe, a redirection or &&.
+func shellWords(line string) []string {
+	var words []string
 	var cur strings.Builder
-	quoted, any := false, false
-	for _, r := range s {
+	inWord := false
+	quote := rune(0)
+	for _, r := range line {
 		switch {
-		case r == '"':
-			quoted, any = !quoted, true
-		case r == ' ' && !quoted:
-			if any {
-				out = append(out, cur.String())
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
 			}
-			cur.Reset()
-			any = false
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case !inWord && (r == '#' || r == '|' || r == '>' || r == '&'):
+			return words
 		default:
 			cur.WriteRune(r)
-			any = true
+			inWord = true
 		}
 	}
-	if any {
-		out = append(out, cur.String())
+	if inWord {
+		words = append(words, cur.String())
 	}
-	return out
+	return words
 }
 
 // TestPublishedContractExamples runs every example of the published

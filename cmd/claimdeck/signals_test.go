@@ -14,19 +14,6 @@ import (
 	"time"
 )
 
-// binary builds claimdeck for a test that runs it as a real process.
-func binary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("real processes skipped in -short mode")
-	}
-	bin := filepath.Join(t.TempDir(), "claimdeck")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // lockdirConfig writes a configuration with one lock directory, dir/.locks,
 // made, and returns the file and the directory.
 func lockdirConfig(t *testing.T) (conf, locks string) {

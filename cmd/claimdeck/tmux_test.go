@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,10 +24,7 @@ func startTmux(t *testing.T, w, h int, args ...string) *tmuxPane {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	bin := filepath.Join(t.TempDir(), "claimdeck")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	p := &tmuxPane{t: t, session: fmt.Sprintf("claimdeck-test-%d-%dx%d", os.Getpid(), w, h)}
 	cmd := append([]string{"new", "-d", "-s", p.session, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "env", "HOME=" + t.TempDir(), bin}, args...)
 	if out, err := exec.Command("tmux", cmd...).CombinedOutput(); err != nil {

@@ -19,10 +19,21 @@ import (
 // failure worth trying again (API_ERROR: refused, reset, timed out) is
 // tried four times in all with backoff, as every idempotent call is.
 func openSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) (sources.Source, error) {
+	log, start := logOf(ctx), time.Now()
+	log.Debug("opening source", "source", sc.Name, "kind", sc.Kind, "create", create)
+	var src sources.Source
+	var err error
 	if sc.Kind == "notion" {
-		return openOnce(ctx, cfg, sc, create) // the Notion client retries within its own budget
+		src, err = openOnce(ctx, cfg, sc, create) // the Notion client retries within its own budget
+	} else {
+		src, err = retrying(ctx, func() (sources.Source, error) { return openOnce(ctx, cfg, sc, create) })
 	}
-	return retrying(ctx, func() (sources.Source, error) { return openOnce(ctx, cfg, sc, create) })
+	if err != nil {
+		log.Debug("source did not open", "source", sc.Name, "took", time.Since(start), "error", err)
+		return nil, err
+	}
+	log.Debug("source open", "source", sc.Name, "took", time.Since(start))
+	return src, nil
 }
 
 func openOnce(ctx context.Context, cfg *Config, sc SourceConfig, create bool) (sources.Source, error) {

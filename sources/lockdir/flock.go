@@ -138,7 +138,7 @@ func flockHolder(fd int) string {
 	for sc.Scan() {
 		// 1: FLOCK  ADVISORY  WRITE 4242 08:01:1234567 0 EOF
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || fields[1] != "FLOCK" || !strings.HasSuffix(fields[5], want) || !sameDev(fields[5], st.Dev) {
+		if len(fields) < 6 || fields[1] != "FLOCK" || !strings.HasSuffix(fields[5], want) || !sameDev(fields[5], uint64(st.Dev)) {
 			continue
 		}
 		pid, err := strconv.Atoi(fields[4])

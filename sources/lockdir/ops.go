@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -486,7 +487,7 @@ func (s *Source) intoArchive(src, id, why string) error {
 		return &os.PathError{Op: "open", Path: s.archive, Err: fmt.Errorf("%w (archive/ must be a directory, not a link)", err)}
 	}
 	defer syscall.Close(fd)
-	if err := syscall.Renameat(atCWD, src, fd, filepath.Base(s.archiveName(id, why))); err != nil {
+	if err := unix.Renameat(unix.AT_FDCWD, src, fd, filepath.Base(s.archiveName(id, why))); err != nil {
 		return &os.LinkError{Op: "rename", Old: src, New: s.archive, Err: err}
 	}
 	afterStep("archived")
@@ -517,6 +518,3 @@ func (s *Source) checkArchive(op string) error {
 	}
 	return nil
 }
-
-// atCWD is AT_FDCWD: src paths are absolute, so the directory is unused.
-const atCWD = -100

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -199,12 +200,32 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// BuildInfo is claimdeck_build_info: 1, labelled with the binary's
+// version, commit and Go version (model.Build), the usual way to join a
+// version onto other series.
+func BuildInfo(b model.BuildInfo) prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "claimdeck_build_info",
+		Help: "1, labelled with the running binary's version, commit and Go version.",
+		ConstLabels: prometheus.Labels{
+			"version": b.String(), "revision": b.Revision, "goversion": b.Go,
+		},
+	})
+	g.Set(1)
+	return g
+}
+
 // Handler serves the collector's registry in the Prometheus text format,
-// with errors reported in the response rather than logged.
+// with errors reported in the response rather than logged: the fleet, the
+// build, and the Go runtime's and the process's own collectors (go_*,
+// process_*).
 func Handler(c *Collector) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(c); err != nil {
-		return nil, err
+	for _, col := range []prometheus.Collector{c, BuildInfo(model.Build()),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := reg.Register(col); err != nil {
+			return nil, err
+		}
 	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}), nil
 }

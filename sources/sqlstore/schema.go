@@ -17,11 +17,19 @@ const stampColumn = "claimdeck_xid"
 // createSeedTable is seed 003's table as its SQL uses it, for a queue that
 // claimdeck starts from nothing (the embedded default).
 func (s *Store) createSeedTable(ctx context.Context, q querier) error {
+	_, err := q.exec(ctx, s.seedTableSQL())
+	return err
+}
+
+// seedColumns are the columns of the table seedTableSQL makes.
+var seedColumns = []string{"id", "title", "description", "priority", "task_type", "status", "assigned_worker", "created_at", "started_at", "completed_at"}
+
+func (s *Store) seedTableSQL() string {
 	ts := "timestamptz"
 	if s.d.name == sqlite.name {
 		ts = "TEXT"
 	}
-	_, err := q.exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	return fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
 	id TEXT PRIMARY KEY,
 	title TEXT NOT NULL,
 	description TEXT,
@@ -32,8 +40,7 @@ func (s *Store) createSeedTable(ctx context.Context, q querier) error {
 	created_at %s NOT NULL DEFAULT (%s),
 	started_at %s,
 	completed_at %s
-)`, s.table, ts, s.d.now, ts, ts))
-	return err
+)`, s.table, ts, s.d.now, ts, ts)
 }
 
 // columnsOf lists the columns the table has now.
@@ -72,6 +79,63 @@ func (s *Store) columnsOf(ctx context.Context, q querier) (map[string]bool, erro
 // know nothing of them — and (PostgreSQL) NOTIFY listeners. It is
 // idempotent.
 func (s *Store) Migrate(ctx context.Context) error {
+	_, err := s.Apply(ctx)
+	return err
+}
+
+// Migration is what Migrate runs or ran: the statements in order, and the
+// columns they add.
+type Migration struct {
+	Statements []string `json:"statements"`
+	AddColumns []string `json:"add_columns"`
+	// CreateTable is true when the plan begins by making seed 003's table.
+	CreateTable bool `json:"create_table,omitempty"`
+}
+
+// Plan returns the statements Migrate would run on the table as it is now,
+// reading the schema only. With create, a missing table is planned as
+// seed 003's table made first; without, it is an error.
+func (s *Store) Plan(ctx context.Context, create bool) (Migration, error) {
+	have, err := s.columnsOf(ctx, s.db)
+	if err != nil {
+		return Migration{}, s.classify("migrate", "", err)
+	}
+	var m Migration
+	if len(have) == 0 {
+		if err := s.hidden(ctx); err != nil {
+			return Migration{}, err
+		}
+		if !create {
+			return Migration{}, model.Errorf(model.CodeMisconfigured, "migrate", "", "table %s does not exist (claimdeck migrate --create makes seed 003's table and migrates it)", s.plainTable)
+		}
+		m.CreateTable = true
+		m.Statements = append(m.Statements, s.seedTableSQL())
+		for _, c := range seedColumns {
+			have[c] = true
+		}
+	} else if missing := missingRequired(have); len(missing) > 0 {
+		return Migration{}, model.Errorf(model.CodeMisconfigured, "migrate", "", "table %s lacks seed 003 columns: %s", s.plainTable, strings.Join(missing, ", "))
+	}
+	m.AddColumns = addedColumns(have)
+	m.Statements = append(m.Statements, s.migration(have)...)
+	return m, nil
+}
+
+// addedColumns are the protocol's columns the table lacks.
+func addedColumns(have map[string]bool) []string {
+	out := []string{}
+	for _, c := range columns {
+		if !have[c.name] {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+// Apply runs the migration in one transaction and returns what it ran;
+// progress, when set, hears of each statement run.
+func (s *Store) Apply(ctx context.Context, progress ...func(done, total int)) (Migration, error) {
+	var m Migration
 	err := s.db.tx(ctx, func(q querier) error {
 		have, err := s.columnsOf(ctx, q)
 		if err != nil {
@@ -83,17 +147,25 @@ func (s *Store) Migrate(ctx context.Context) error {
 		if missing := missingRequired(have); len(missing) > 0 {
 			return fmt.Errorf("table %s lacks seed 003 columns: %s", s.plainTable, strings.Join(missing, ", "))
 		}
-		for _, stmt := range s.migration(have) {
+		m = Migration{AddColumns: addedColumns(have)}
+		stmts := s.migration(have)
+		for i, stmt := range stmts {
 			if _, err := q.exec(ctx, stmt); err != nil {
 				return fmt.Errorf("%w\nin: %s", err, firstLine(stmt))
+			}
+			m.Statements = append(m.Statements, stmt)
+			for _, p := range progress {
+				if p != nil {
+					p(i+1, len(stmts))
+				}
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return s.classify("migrate", "", err)
+		return Migration{}, s.classify("migrate", "", err)
 	}
-	return s.loadColumns(ctx)
+	return m, s.loadColumns(ctx)
 }
 
 func missingRequired(have map[string]bool) []string {

@@ -46,6 +46,10 @@ type Config struct {
 	// Create makes the table (and migrates it) if it does not exist: the
 	// embedded default. A team's existing table is changed only by Migrate.
 	Create bool
+	// Inspect opens the store to read its schema only (Plan): nothing is
+	// created or migrated, a missing table is no error, and a SQLite file
+	// is opened read-only, which it must already be.
+	Inspect bool
 	// MustExist refuses a missing SQLite file with MISCONFIGURED naming it,
 	// so a mistyped path is reported rather than made into an empty queue.
 	MustExist bool
@@ -174,6 +178,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		clocks.Delete(s.clock)
 		return nil, err
 	}
+	if cfg.Inspect {
+		return s, nil
+	}
 	if err := s.prepare(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -185,8 +192,20 @@ func (s *Store) openSQLite(path string) error {
 	if path == "" {
 		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: no path for the SQLite file", s.cfg.Name)
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && s.cfg.MustExist {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && (s.cfg.MustExist || s.cfg.Inspect) {
 		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: the SQLite file %s does not exist (check path; claimdeck migrate or --create makes it)", s.cfg.Name, path)
+	}
+	if s.cfg.Inspect {
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout(10000)")
+		q.Set("mode", "ro")
+		db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+		if err != nil {
+			return model.Wrap(model.CodeMisconfigured, "open", "", err)
+		}
+		s.d = sqlite
+		s.db = &sqlConn{sqlQ: sqlQ{db: db}, db: db}
+		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return model.Wrap(model.CodeMisconfigured, "open", "", err)

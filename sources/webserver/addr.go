@@ -22,5 +22,5 @@ func CheckAddr(addr string) (warning string, err error) {
 	if ip := net.ParseIP(host); strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback() {
 		return "", nil
 	}
-	return fmt.Sprintf("serving plain HTTP (no TLS) on %s, reachable from other hosts: bearer tokens, lock tokens and task data cross the network unencrypted. Listen on 127.0.0.1 and put a TLS proxy or an SSH tunnel in front (README: Security model)", addr), nil
+	return fmt.Sprintf("serving plain HTTP (no TLS) on %s, reachable from other hosts: bearer tokens, lock tokens and task data cross the network unencrypted. Listen on 127.0.0.1 and put a TLS proxy or an SSH tunnel in front (docs/security.md)", addr), nil
 }

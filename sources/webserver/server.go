@@ -72,13 +72,15 @@ type Server struct {
 }
 
 // New makes a server for h. Every response with status 401 closes its
-// connection, and every request body is cut at Limits.MaxBody.
+// connection, and every request body is cut at Limits.MaxBody. GET or HEAD
+// /healthz answers 200 "ok" before h sees the request, with no credentials:
+// it says only that the process is serving, for a supervisor's probe.
 func New(h http.Handler, l Limits) *Server {
 	l = l.withDefaults()
 	t := &tracker{limits: l, byConn: map[net.Conn]*entry{}, perHost: map[string]int{}}
 	s := &Server{limits: l, conns: t}
 	s.srv = &http.Server{
-		Handler:           bounded(h, l.MaxBody),
+		Handler:           bounded(healthz(h), l.MaxBody),
 		ReadHeaderTimeout: l.ReadHeader,
 		ReadTimeout:       l.Read,
 		WriteTimeout:      l.Write,
@@ -112,6 +114,19 @@ func (s *Server) Open() int {
 	s.conns.mu.Lock()
 	defer s.conns.mu.Unlock()
 	return len(s.conns.byConn)
+}
+
+// healthz answers the liveness probe and hands every other request to h.
+func healthz(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			_, _ = w.Write([]byte("ok\n"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // bounded cuts request bodies and closes the connection after a 401, so an

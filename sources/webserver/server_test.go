@@ -136,3 +136,33 @@ func TestSlowHeadersAreDropped(t *testing.T) {
 		t.Fatalf("a half-sent header kept its connection: %v", err)
 	}
 }
+
+// A supervisor's probe gets 200 without the handler's credentials; a POST
+// to the same path and every other path still go through the handler.
+func TestHealthzAnswersWithoutCredentials(t *testing.T) {
+	addr, _ := start(t, Limits{})
+	for _, c := range []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodGet, "/healthz", http.StatusOK},
+		{http.MethodHead, "/healthz", http.StatusOK},
+		{http.MethodPost, "/healthz", http.StatusUnauthorized},
+		{http.MethodGet, "/healthz/x", http.StatusUnauthorized},
+		{http.MethodGet, "/", http.StatusUnauthorized},
+	} {
+		req, _ := http.NewRequest(c.method, "http://"+addr+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.want)
+		}
+		if c.want == http.StatusOK && c.method == http.MethodGet && string(body) != "ok\n" {
+			t.Errorf("GET /healthz: body %q", body)
+		}
+	}
+}

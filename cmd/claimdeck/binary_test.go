@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// The tests that run claimdeck as a real process (dashboard screens in
+// tmux, signals, agents as processes, ntask by its name) run this test
+// binary under the name claimdeck: TestMain sees the name and runs main()
+// instead of the tests. So the binary is built once per test run, by go
+// test itself, instead of once per test (a 35 MB link each, minutes on a
+// loaded 2-core machine).
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	switch filepath.Base(os.Args[0]) {
+	case "claimdeck", ntaskName:
+		main() // exits
+	}
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binaries returns a directory holding claimdeck, and ntask linked to it,
+// to put first on PATH. The directory and the binary are mode 0755, so
+// another user can run it.
+func binaries(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real processes skipped in -short mode")
+	}
+	binOnce.Do(func() { binDir, binErr = installSelf() })
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binDir
+}
+
+// binary is the claimdeck executable for a test that runs it as a process.
+func binary(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(binaries(t), "claimdeck")
+}
+
+func installSelf() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "claimdeck-test-bin-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "claimdeck")
+	if err := copyFile(self, bin); err != nil {
+		return "", fmt.Errorf("install the test binary as claimdeck: %w", err)
+	}
+	return dir, os.Symlink("claimdeck", filepath.Join(dir, ntaskName))
+}
+
+func copyFile(from, to string) error {
+	if os.Link(from, to) == nil {
+		return os.Chmod(to, 0o755)
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
