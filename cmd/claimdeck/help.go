@@ -121,7 +121,9 @@ var examples = map[string]string{
 	"ntask cancel":  `  ntask cancel TASK-42 --reason "duplicate"`,
 	"ntask update":  `  ntask update TASK-42 --priority 2 --class Standard`,
 	"ntask version": `  ntask version`,
-	"ntask help":    `  ntask help claim`,
+	"ntask reap": `  ntask reap --dry-run                         # what would go back to Ready
+  ntask reap`,
+	"ntask help": `  ntask help claim`,
 }
 
 // enumerations are the fixed values of flags, by program and flag name;

@@ -250,10 +250,11 @@ func (s *Source) holder(ctx context.Context, op, id, token string) (*model.Task,
 // or not the lease still runs: the sweep marks claims that are dead.
 func (s *Source) claimedWith(ctx context.Context, op, id, token string) (*model.Task, error) {
 	t, err := s.page(ctx, op, id)
-	if errors.Is(err, model.ErrNoSuchTask) && token != "" {
-		// A page put in the trash (or gone) takes its claim with it: the
-		// holder's token is dead, not misspelled.
-		return nil, model.Errorf(model.CodeLostLock, op, id, "the task is gone (its page is in the trash or deleted): the claim ended")
+	if errors.As(err, new(trashed)) && token != "" {
+		// A page put in the trash takes its claim with it: the holder's
+		// token is dead, not misspelled. A page that never was is
+		// MISCONFIGURED, as on every backend.
+		return nil, model.Errorf(model.CodeLostLock, op, id, "the task is gone (its page is in the trash): the claim ended")
 	}
 	if err != nil {
 		return nil, err

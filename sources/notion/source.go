@@ -402,11 +402,20 @@ func (s *Source) pageRaw(ctx context.Context, op, id string) (*model.Task, *page
 	if err != nil {
 		return nil, nil, s.fail(op, id, err)
 	}
-	if p.trashed || !sameID(p.dataSource, s.ds) {
-		return nil, nil, sources.NotFound(op, id) // in the trash or in another data source
+	if p.trashed {
+		return nil, nil, trashed{sources.NotFound(op, id)}
+	}
+	if !sameID(p.dataSource, s.ds) {
+		return nil, nil, sources.NotFound(op, id) // in another data source
 	}
 	return decodeTask(&s.m, s.name, &p.Page), p, nil
 }
+
+// trashed is the not-found of a page Notion still has, in the trash: to a
+// reader the task is gone; to its holder the claim has ended.
+type trashed struct{ error }
+
+func (e trashed) Unwrap() error { return e.error }
 
 // update writes a patch and returns the page as Notion answers it. It is
 // sent once: after a failure the caller re-reads and decides.
