@@ -250,6 +250,12 @@ func (a *app) runOp(ctx context.Context, op agentOp, tf *taskFlags) (answer, err
 // runOpOn applies one agent command to an open source: read-only mode,
 // then the command itself, with each task's standing for a read.
 func (a *app) runOpOn(ctx context.Context, src sources.Source, op agentOp, tf *taskFlags) (answer, error) {
+	if tf.agent != "" {
+		// The name every trail line of this call is recorded under.
+		if err := model.CheckCallerName("the agent name", tf.agent); err != nil {
+			return answer{}, model.Wrap(model.CodeMisconfigured, op.name, tf.task, err)
+		}
+	}
 	if !readCommands[op.name] {
 		if err := a.writable(src, op.name, tf.task); err != nil {
 			return answer{}, err
