@@ -10,6 +10,7 @@ const (
 	ActionReview   Action = "review"   // a person's own claim -> Review
 	ActionBlock    Action = "block"    // a person's own claim -> Blocked, with a reason
 	ActionRelease  Action = "release"  // a person's own claim -> back to the queue
+	ActionUnblock  Action = "unblock"  // Blocked -> the queue (MoveUnblock)
 )
 
 // Move is the lock-free move an action applies; MoveNone for the others.
@@ -19,6 +20,8 @@ func (a Action) Move() Move {
 		return MoveApprove
 	case ActionRework:
 		return MoveRework
+	case ActionUnblock:
+		return MoveUnblock
 	}
 	return MoveNone
 }
@@ -72,11 +75,17 @@ func OwnClaim(t *Task, actor string) bool {
 	return t.State == StateClaimed && t.Claim.Holder == HolderHuman && actor != "" && t.Claim.Name == HumanPrefix+actor
 }
 
-// CheckOwn is the one rule for a person's own finish: the task must be
-// claimed by actor as a person; otherwise CONFLICT, carrying the task, and
+// CheckOwn is the one rule for a person's own finish: it is asked by a
+// person at the dashboard or the command line (MISCONFIGURED otherwise: an
+// agent finishes a claim with its lock token), and the task must be
+// claimed by that person; otherwise CONFLICT, carrying the task, and
 // nothing is done. A person finishes only what they hold: someone else's
 // claim is taken over or force-released first.
-func CheckOwn(t *Task, actor string, a Action) error {
+func CheckOwn(t *Task, by Actor, a Action) error {
+	if !by.Person() {
+		return Errorf(CodeMisconfigured, string(a), t.ID, "a person's own claim is finished without a lock token only by that person, at the dashboard or the claimdeck command line (this request came through %s): give the lock token: nothing was done", by.Door)
+	}
+	actor := by.Name
 	if OwnClaim(t, actor) {
 		return nil
 	}

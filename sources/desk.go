@@ -27,6 +27,9 @@ type Request struct {
 	Priority  string        // hand-off priority
 	Unblock   string        // block: what would unblock the task
 	Artifacts string        // complete, review: links or notes produced
+	// By is who asks, through which door; zero means the desk's own
+	// person (Desk.Actor at Desk.Door).
+	By model.Actor
 }
 
 // Desk applies human overrides: it refuses them in read-only mode, records
@@ -34,7 +37,10 @@ type Request struct {
 // changed task into words. The dashboard and the operator commands both go
 // through it, so the rules hold wherever an action comes from.
 type Desk struct {
+	// Actor is the person the desk acts for when a request names nobody
+	// (Request.By), at Door (the dashboard when zero).
 	Actor    string
+	Door     model.Door
 	Journal  *Journal                 // nil: no local log
 	ReadOnly func(source string) bool // nil: writable
 	Now      func() time.Time
@@ -43,6 +49,7 @@ type Desk struct {
 // Apply runs one human action against src. Every call ends applied or with
 // an error; both are journaled.
 func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task, error) {
+	by := d.actor(req)
 	if err := d.check(src.Name(), req); err != nil {
 		return nil, err
 	}
@@ -51,7 +58,7 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 		now = d.Now
 	}
 	rec := model.AuditRecord{
-		At: now().UTC(), Actor: d.Actor, Source: src.Name(), Task: req.Seen.ID,
+		At: now().UTC(), Actor: by.Name, Door: by.Door, Source: src.Name(), Task: req.Seen.ID,
 		Action: req.Action, Reason: req.Reason, Target: req.To,
 		Before: model.Brief(req.Seen), Attempt: uuid.NewString(), Pending: true, Result: "pending",
 	}
@@ -79,6 +86,18 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 	return after, err
 }
 
+// actor is who req acts as: its own By, else the desk's person.
+func (d *Desk) actor(req Request) model.Actor {
+	if req.By.Name != "" || req.By.Door != "" {
+		return req.By
+	}
+	door := d.Door
+	if door == "" {
+		door = model.DoorDashboard
+	}
+	return model.Actor{Name: d.Actor, Door: door}
+}
+
 func (d *Desk) check(source string, req Request) error {
 	op := string(req.Action)
 	if req.Seen == nil || req.Seen.ID == "" {
@@ -87,7 +106,7 @@ func (d *Desk) check(source string, req Request) error {
 	if d.ReadOnly != nil && d.ReadOnly(source) {
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "source %q is read-only", source)
 	}
-	if strings.TrimSpace(d.Actor) == "" {
+	if strings.TrimSpace(d.actor(req).Name) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "no actor: set `actor` in the config")
 	}
 	switch req.Action {
@@ -103,7 +122,7 @@ func (d *Desk) check(source string, req Request) error {
 		if strings.TrimSpace(req.Reason) == "" {
 			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a reason is required")
 		}
-	case model.ActionTakeover, model.ActionForceRelease, model.ActionApprove,
+	case model.ActionTakeover, model.ActionForceRelease, model.ActionApprove, model.ActionUnblock,
 		model.ActionComplete, model.ActionReview, model.ActionRelease:
 	default:
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "unknown action")
@@ -112,7 +131,7 @@ func (d *Desk) check(source string, req Request) error {
 }
 
 func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, error) {
-	h := Human{Actor: d.Actor, Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
+	h := Human{Actor: d.actor(req).Name, Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
 	id := req.Seen.ID
 	if m := req.Action.Move(); m != model.MoveNone {
 		return src.Update(ctx, id, MoveEdit(m, h))
@@ -141,7 +160,7 @@ func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, e
 // model.CheckOwn first, then fenced by that token in the backend.
 func (d *Desk) finishOwn(ctx context.Context, src Source, req Request, h Human) (*model.Task, error) {
 	seen := req.Seen
-	if err := model.CheckOwn(seen, d.Actor, req.Action); err != nil {
+	if err := model.CheckOwn(seen, d.actor(req), req.Action); err != nil {
 		return nil, err
 	}
 	if req.Action == model.ActionRelease {
@@ -163,12 +182,12 @@ func (d *Desk) Precheck(t *model.Task, req Request) error {
 	if err := d.check(t.Source, r); err != nil {
 		return err
 	}
-	h := Human{Actor: d.Actor, Reason: req.Reason, Expect: t.Version, Seen: t}
+	h := Human{Actor: d.actor(r).Name, Reason: req.Reason, Expect: t.Version, Seen: t}
 	switch {
 	case req.Action.Move() != model.MoveNone:
 		return CheckEdit(t, MoveEdit(req.Action.Move(), h), time.Now())
 	case req.Action.Own():
-		return model.CheckOwn(t, d.Actor, req.Action)
+		return model.CheckOwn(t, d.actor(r), req.Action)
 	}
 	return CheckHuman(req.Action, t, h)
 }

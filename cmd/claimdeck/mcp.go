@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,9 +43,6 @@ type MCPClient struct {
 	// AgentOnly restricts the client to the agent tools: no overrides.
 	AgentOnly bool `mapstructure:"agent_only" json:"agent_only,omitempty"`
 }
-
-// mcpTransportHTTP is how an HTTP client's actions are labelled: name@mcp-http.
-const mcpTransportHTTP = "mcp-http"
 
 // httpClients are the clients `mcp --http` serves: the configured ones,
 // or, with none configured, one named "default" whose token is in
@@ -161,9 +159,23 @@ func (a *app) serveMCP(ctx context.Context, ln net.Listener, clients []MCPClient
 // it: NAME@mcp-http for an HTTP client, "" on stdio (the local operator).
 func mcpCaller(req *mcp.CallToolRequest) string {
 	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
-		return req.Extra.TokenInfo.UserID + "@" + mcpTransportHTTP
+		return req.Extra.TokenInfo.UserID + model.ViaHTTP
 	}
 	return ""
+}
+
+// mcpDoor is the door a tool call came through.
+func mcpDoor(req *mcp.CallToolRequest) model.Door {
+	if mcpCaller(req) != "" {
+		return model.DoorMCPHTTP
+	}
+	return model.DoorMCPStdio
+}
+
+// mcpActor is who an operator tool call acts as: the remote client
+// (NAME@mcp-http), or on stdio the configured actor.
+func (a *app) mcpActor(req *mcp.CallToolRequest) model.Actor {
+	return model.Actor{Name: cmp.Or(mcpCaller(req), a.cfg.Actor), Door: mcpDoor(req)}
 }
 
 // mcpServer is the MCP server over the configured source: one tool per
@@ -178,7 +190,7 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 				if err != nil {
 					return toolResult(failPayload(err), true), nil
 				}
-				tf.via = mcpCaller(req)
+				tf.via, tf.door = mcpCaller(req), mcpDoor(req)
 				an, err := a.runOp(ctx, op, tf)
 				if err != nil {
 					return toolResult(failPayload(err), true), nil
@@ -198,7 +210,7 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 					}
 					var t *model.Task
 					if err == nil {
-						t, err = a.applyOverride(ctx, ov.action, &override{task: tf.task, reason: tf.reason, to: tf.agent, priority: tf.priority, expect: tf.token, yes: true, actor: mcpCaller(req)})
+						t, err = a.applyOverride(ctx, ov.action, &override{task: tf.task, reason: tf.reason, to: tf.agent, priority: tf.priority, expect: tf.token, yes: true, by: a.mcpActor(req)})
 					}
 					if err != nil {
 						return toolResult(failPayload(err), true), nil

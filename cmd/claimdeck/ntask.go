@@ -224,8 +224,21 @@ func (n *ntask) on(ctx context.Context, fn func(src sources.Source) error) error
 
 // apply runs the agent command name of agentOps on src.
 func (n *ntask) apply(ctx context.Context, src sources.Source, name string, tf *taskFlags) (*model.Task, error) {
+	tf.door = model.DoorNtask
 	an, err := n.runOpOn(ctx, src, n.agentOp(name), tf)
 	return an.task, err
+}
+
+// desked applies a move or a cancel through the desk, as the agent: the
+// same rules, audit log and CONFLICT explanation as claimdeck's own.
+func (n *ntask) desked(ctx context.Context, src sources.Source, req sources.Request) (*model.Task, error) {
+	desk, closeDesk, err := n.desk()
+	if err != nil {
+		return nil, err
+	}
+	defer closeDesk()
+	req.By = model.Actor{Name: n.agent(), Door: model.DoorNtask}
+	return desk.Apply(ctx, src, req)
 }
 
 // agent is who claims: the binary's NOTION_AGENT_USER_ID, else the
@@ -420,7 +433,8 @@ func (n *ntask) holderOp(ctx context.Context, src sources.Source, ref string, t 
 	if err != nil {
 		return nil, err
 	}
-	tf.task, tf.token, tf.agent = t.ID, token, t.Claim.Name
+	// The trail names the caller, never the claim's holder (WriterName).
+	tf.task, tf.token, tf.agent = t.ID, token, n.agent()
 	got, err := n.apply(ctx, src, name, tf)
 	if err != nil {
 		return nil, err
@@ -648,10 +662,7 @@ func (n *ntask) review() *cobra.Command {
 func (n *ntask) moveCommand(m model.Move, short, flag, help string) *cobra.Command {
 	var text string
 	cmd := n.command(m.String(), short, func(ctx context.Context, src sources.Source, _ string, t *model.Task) error {
-		if err := n.writable(src, m.String(), t.ID); err != nil {
-			return err
-		}
-		got, err := src.Update(ctx, t.ID, sources.MoveEdit(m, sources.Human{Actor: n.agent(), Reason: text, Expect: t.Version}))
+		got, err := n.desked(ctx, src, sources.Request{Action: model.Action(m.String()), Seen: t, Reason: text})
 		if err != nil {
 			return err
 		}
@@ -687,10 +698,7 @@ func (n *ntask) cancel() *cobra.Command {
 			}
 			return n.ok(got, nil)
 		}
-		if err := n.writable(src, "cancel", t.ID); err != nil {
-			return err
-		}
-		got, err := src.Cancel(ctx, t.ID, sources.Human{Actor: n.agent(), Reason: reason, Expect: t.Version})
+		got, err := n.desked(ctx, src, sources.Request{Action: model.ActionCancel, Seen: t, Reason: reason})
 		if err != nil {
 			return err
 		}

@@ -20,9 +20,9 @@ type override struct {
 	task, reason, to, priority, expect string
 	unblock, artifacts                 string
 	filter                             string
-	// actor, when set, is who the action is recorded as instead of the
-	// configured actor (an MCP client: NAME@mcp-http).
-	actor              string
+	// by, when set, is who asks instead of the configured actor at the
+	// command line (an MCP client, an ntask agent).
+	by                 model.Actor
 	reserve            time.Duration
 	yes, force, dryRun bool
 }
@@ -42,7 +42,7 @@ func (a *app) desk() (*sources.Desk, func(), error) {
 	if err != nil {
 		return nil, nil, model.Wrap(model.CodeMisconfigured, "audit", "", err)
 	}
-	d := &sources.Desk{Actor: a.cfg.Actor, Journal: j, ReadOnly: a.cfg.readOnly}
+	d := &sources.Desk{Actor: a.cfg.Actor, Door: model.DoorCLI, Journal: j, ReadOnly: a.cfg.readOnly}
 	return d, func() { _ = j.Close() }, nil
 }
 
@@ -71,9 +71,6 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 		return nil, err
 	}
 	defer closeDesk()
-	if o.actor != "" {
-		desk.Actor = o.actor
-	}
 	var after *model.Task
 	err = a.withSource(ctx, func(src sources.Source) error {
 		if desk.ReadOnly(src.Name()) {
@@ -88,7 +85,7 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 			e.Current = seen
 			return e
 		}
-		req := sources.Request{Action: action, Seen: seen, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority, Unblock: o.unblock, Artifacts: o.artifacts}
+		req := sources.Request{Action: action, Seen: seen, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority, Unblock: o.unblock, Artifacts: o.artifacts, By: o.by}
 		if action.Move() != model.MoveNone || action.Own() {
 			// Refused before anyone is asked: a task not in Review, a
 			// claim that is not the person's own.

@@ -64,7 +64,7 @@ func (a *app) agentOps() []agentOp {
 		return agentOp{name: name, short: short, required: req,
 			args: append([]string{"task", "lock-token", "run-id", "agent-name"}, args...),
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
-				if own := ownActions[name]; own != "" {
+				if own := ownActions[name]; own != "" && tf.actor(a.cfg.Actor).Person() {
 					if t, handled, err := a.finishOwn(ctx, src, own, tf); handled {
 						return one(t, err)
 					}
@@ -234,7 +234,7 @@ func finishClaim(ctx context.Context, src sources.Source, tf *taskFlags, op stri
 // arguments, read-only mode, then the command itself.
 func (a *app) runOp(ctx context.Context, op agentOp, tf *taskFlags) (answer, error) {
 	for _, r := range op.required {
-		if err := required(r, tf.value(r)); err != nil {
+		if err := requiredAt(tf.door, r, tf.value(r)); err != nil {
 			return answer{}, err
 		}
 	}

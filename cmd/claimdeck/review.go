@@ -66,7 +66,7 @@ func (a *app) finishOwn(ctx context.Context, src sources.Source, action model.Ac
 		return nil, true, err
 	}
 	defer closeDesk()
-	t, err = desk.Apply(ctx, src, sources.Request{Action: action, Seen: seen, Reason: tf.reason, Unblock: tf.unblock, Artifacts: tf.artifacts})
+	t, err = desk.Apply(ctx, src, sources.Request{Action: action, Seen: seen, Reason: tf.reason, Unblock: tf.unblock, Artifacts: tf.artifacts, By: tf.actor(a.cfg.Actor)})
 	return t, true, err
 }
 
