@@ -1,6 +1,9 @@
 package model
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // The reviewer's actions and a person's finishes of their own claim.
 const (
@@ -96,4 +99,48 @@ func CheckOwn(t *Task, by Actor, a Action) error {
 	e := Errorf(CodeConflict, string(a), t.ID, "only a claim you hold as %s%s can be finished this way (the task is %s; %s): nothing was done", HumanPrefix, actor, t.State, holder)
 	e.Current = t
 	return e
+}
+
+// ReviewedBy is who sent t to Review last, as its trail names them, or ""
+// when the trail does not say.
+func ReviewedBy(t *Task) string {
+	for i := len(t.History) - 1; i >= 0; i-- {
+		if step(t.History[i].Action) == FinishStep(StateReview) {
+			return t.History[i].Actor
+		}
+	}
+	return ""
+}
+
+// callers are the callers a trail name stands for: "SANDMAN (run r-1) via
+// oncall@mcp-http" is SANDMAN and the client oncall@mcp-http; HUMAN:alice
+// is alice. Lower case, for comparing.
+func callers(name string) []string {
+	var out []string
+	agent, via, _ := strings.Cut(name, " via ")
+	if agent, _, ok := strings.Cut(agent, " (run "); ok || agent != "" {
+		out = append(out, strings.ToLower(strings.TrimSpace(strings.TrimPrefix(agent, HumanPrefix))))
+	}
+	if via = strings.TrimSpace(via); via != "" {
+		out = append(out, strings.ToLower(via))
+	}
+	return out
+}
+
+// CheckSelfApproval is the one rule on who approves: not the caller that
+// sent the task to Review (by its agent name or the remote client it came
+// through), unless the configuration allows it. MISCONFIGURED, saying so.
+func CheckSelfApproval(t *Task, approver string, allowed bool) error {
+	by := ReviewedBy(t)
+	if allowed || by == "" {
+		return nil
+	}
+	for _, a := range callers(approver) {
+		if a != "" && slices.Contains(callers(by), a) {
+			e := Errorf(CodeMisconfigured, string(ActionApprove), t.ID, "%s sent this task to review and cannot approve it too: another reviewer approves (or set review: {self_approve: true} in the configuration): nothing was done", by)
+			e.Current = t
+			return e
+		}
+	}
+	return nil
 }

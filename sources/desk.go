@@ -44,6 +44,10 @@ type Desk struct {
 	Journal  *Journal                 // nil: no local log
 	ReadOnly func(source string) bool // nil: writable
 	Now      func() time.Time
+	// SelfApprove lets the caller that sent a task to Review approve it
+	// (review: {self_approve: true}); otherwise model.CheckSelfApproval
+	// refuses.
+	SelfApprove bool
 }
 
 // Apply runs one human action against src. Every call ends applied or with
@@ -52,6 +56,18 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 	by := d.actor(req)
 	if err := d.check(src.Name(), req); err != nil {
 		return nil, err
+	}
+	if req.Action == model.ActionApprove {
+		// Who sent it to review is in the trail, which a poll may not carry.
+		seen := req.Seen
+		if len(seen.History) == 0 {
+			if fresh, err := src.Get(ctx, seen.ID); err == nil {
+				seen = fresh
+			}
+		}
+		if err := model.CheckSelfApproval(seen, by.Name, d.SelfApprove); err != nil {
+			return nil, err
+		}
 	}
 	now := time.Now
 	if d.Now != nil {
@@ -185,7 +201,10 @@ func (d *Desk) Precheck(t *model.Task, req Request) error {
 	h := Human{Actor: d.actor(r).Name, Reason: req.Reason, Expect: t.Version, Seen: t}
 	switch {
 	case req.Action.Move() != model.MoveNone:
-		return CheckEdit(t, MoveEdit(req.Action.Move(), h), time.Now())
+		if err := CheckEdit(t, MoveEdit(req.Action.Move(), h), time.Now()); err != nil || req.Action != model.ActionApprove {
+			return err
+		}
+		return model.CheckSelfApproval(t, h.Actor, d.SelfApprove)
 	case req.Action.Own():
 		return model.CheckOwn(t, d.actor(r), req.Action)
 	}

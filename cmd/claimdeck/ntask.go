@@ -763,7 +763,7 @@ func (n *ntask) update() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&prio, "priority", 0, "new priority 1-3 (higher = more urgent)")
 	f.StringVar(&class, "class", "", "new class of service: Expedite, Fixed Date, Standard, Intangible")
-	f.StringVar(&status, "status", "", "new status: Backlog, Ready, Blocked or Canceled")
+	f.StringVar(&status, "status", "", "new status: Backlog, Ready or Blocked (cancel, review, approve, rework own the others)")
 	acFlags(f, &ac)
 	return cmd
 }

@@ -42,7 +42,7 @@ func (a *app) desk() (*sources.Desk, func(), error) {
 	if err != nil {
 		return nil, nil, model.Wrap(model.CodeMisconfigured, "audit", "", err)
 	}
-	d := &sources.Desk{Actor: a.cfg.Actor, Door: model.DoorCLI, Journal: j, ReadOnly: a.cfg.readOnly}
+	d := &sources.Desk{Actor: a.cfg.Actor, Door: model.DoorCLI, Journal: j, ReadOnly: a.cfg.readOnly, SelfApprove: a.cfg.Review.SelfApprove}
 	return d, func() { _ = j.Close() }, nil
 }
 

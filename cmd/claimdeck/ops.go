@@ -162,7 +162,7 @@ func (a *app) agentOps() []agentOp {
 				t, err := src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent})
 				return one(tf.recordClient(ctx, src, "create", t, err))
 			}},
-		{name: "update", short: "Edit a task's title, priority, class or status (a claimed task only by its holder)",
+		{name: "update", short: "Edit a task's title, priority, class, or status between READY and BLOCKED (a claimed task only by its holder)",
 			args: []string{"task", "lock-token", "run-id", "agent-name", "title", "priority", "class", "status", "reason"}, required: []string{"task"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
 				e, err := tf.edit(a.cfg.Actor)
