@@ -40,6 +40,31 @@ func statePath() (string, error) {
 	return filepath.Join(home, ".openclaw", "state", "current-task.json"), nil
 }
 
+// stateWritable says, before anything is claimed, whether the lock state
+// can be saved: its directory made, a temp file created in it and removed.
+// doctor asks it too.
+func stateWritable() error {
+	path, err := statePath()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return unsaved(path, err)
+	}
+	f, err := os.CreateTemp(dir, ".current-task-*.json")
+	if err != nil {
+		return unsaved(path, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// unsaved is the error for a lock state that cannot be written, naming it.
+func unsaved(path string, err error) error {
+	return model.Errorf(model.CodeMisconfigured, "", "", "the lock state %s cannot be saved (%v): make %s writable, or set HOME to a home that is", path, err, filepath.Dir(path))
+}
+
 // saveState writes the lock state atomically: a private temp file in the
 // same directory, synced, renamed over the old one, mode 0600.
 func saveState(s lockState) error {
@@ -49,7 +74,7 @@ func saveState(s lockState) error {
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return model.Errorf(model.CodeMisconfigured, "", "", "the lock state directory: %v", err)
+		return unsaved(path, err)
 	}
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
@@ -57,7 +82,7 @@ func saveState(s lockState) error {
 	}
 	f, err := os.CreateTemp(dir, ".current-task-*.json")
 	if err != nil {
-		return model.Errorf(model.CodeMisconfigured, "", "", "the lock state: %v", err)
+		return unsaved(path, err)
 	}
 	tmp := f.Name()
 	_, werr := f.Write(append(data, '\n'))
@@ -65,11 +90,11 @@ func saveState(s lockState) error {
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr, os.Chmod(tmp, 0o600)); err != nil {
 		_ = os.Remove(tmp)
-		return model.Errorf(model.CodeMisconfigured, "", "", "the lock state: %v", err)
+		return unsaved(path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		_ = os.Remove(tmp)
-		return model.Errorf(model.CodeMisconfigured, "", "", "the lock state: %v", err)
+		return unsaved(path, err)
 	}
 	return nil
 }

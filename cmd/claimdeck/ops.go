@@ -29,6 +29,8 @@ type answer struct {
 	// holder marks an answer to the token's holder: it carries the full
 	// lock token; every other answer shows model.ShownToken.
 	holder bool
+	// warning says what went wrong after the write landed (its trail note).
+	warning string
 }
 
 // payload is the answer in the ntask contract's JSON shape.
@@ -41,7 +43,21 @@ func (an answer) payload() map[string]any {
 		}
 		return map[string]any{"ok": true, "tasks": out}
 	}
-	return map[string]any{"ok": true, "task": p.toJSON(an.task)}
+	out := map[string]any{"ok": true, "task": p.toJSON(an.task)}
+	if an.warning != "" {
+		out["warning"] = an.warning
+	}
+	return out
+}
+
+// noted is the answer to a write that landed, after its trail note: a
+// note that failed is a warning on the answer, never the write's error —
+// the caller must not take a landed write for a failed one and retry it.
+func noted(an answer, noteErr error) (answer, error) {
+	if noteErr != nil {
+		an.warning = "the write landed, but its note in the task's trail could not be written: " + model.Redact(noteErr.Error())
+	}
+	return an, nil
 }
 
 func one(t *model.Task, err error) (answer, error) { return answer{task: t}, err }
@@ -80,7 +96,11 @@ func (a *app) agentOps() []agentOp {
 					}
 					o.NextCheckAt = at
 				}
-				return holder(finishClaim(ctx, src, tf, name, o))
+				t, err := src.Finish(ctx, tf.task, tf.token, o)
+				if err != nil {
+					return answer{}, err
+				}
+				return noted(answer{task: t, holder: true}, tf.recordRun(ctx, src, name, t))
 			}}
 	}
 	return []agentOp{
@@ -107,7 +127,7 @@ func (a *app) agentOps() []agentOp {
 				if err != nil {
 					return answer{}, err
 				}
-				return holder(t, tf.recordRun(ctx, src, "heartbeat", t))
+				return noted(answer{task: t, holder: true}, tf.recordRun(ctx, src, "heartbeat", t))
 			}},
 		finish("complete", "Mark a claimed task done", model.StateDone, "artifacts"),
 		finish("block", "Park a claimed task as blocked", model.StateBlocked, "reason", "unblock-action", "next-check-at"),
@@ -173,9 +193,7 @@ func (a *app) agentOps() []agentOp {
 				if err != nil {
 					return answer{}, err
 				}
-				an, err := one(t, tf.recordRun(ctx, src, "update", t))
-				an.holder = e.Token != ""
-				return an, err
+				return noted(answer{task: t, holder: e.Token != ""}, tf.recordRun(ctx, src, "update", t))
 			}},
 	}
 }
@@ -218,16 +236,6 @@ func (tf *taskFlags) edit(actor string) (sources.Edit, error) {
 		return e, model.Errorf(model.CodeMisconfigured, "update", tf.task, "nothing to update: give --title, --priority, --class or --status")
 	}
 	return e, nil
-}
-
-// finishClaim is every holder's way out of a claim: the write keyed on the
-// token, then the run noted in the trail.
-func finishClaim(ctx context.Context, src sources.Source, tf *taskFlags, op string, o sources.Outcome) (*model.Task, error) {
-	t, err := src.Finish(ctx, tf.task, tf.token, o)
-	if err != nil {
-		return nil, err
-	}
-	return t, tf.recordRun(ctx, src, op, t)
 }
 
 // runOp applies one agent command to the chosen source: required
