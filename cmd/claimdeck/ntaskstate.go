@@ -44,20 +44,29 @@ func statePath() (string, error) {
 // can be saved: its directory made, a temp file created in it and removed.
 // doctor asks it too.
 func stateWritable() error {
-	path, err := statePath()
+	f, _, err := stateTemp()
 	if err != nil {
 		return err
 	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// stateTemp makes the lock state's directory and a temp file in it.
+func stateTemp() (*os.File, string, error) {
+	path, err := statePath()
+	if err != nil {
+		return nil, "", err
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return unsaved(path, err)
+		return nil, path, unsaved(path, err)
 	}
 	f, err := os.CreateTemp(dir, ".current-task-*.json")
 	if err != nil {
-		return unsaved(path, err)
+		return nil, path, unsaved(path, err)
 	}
-	f.Close()
-	return os.Remove(f.Name())
+	return f, path, nil
 }
 
 // unsaved is the error for a lock state that cannot be written, naming it.
@@ -68,21 +77,13 @@ func unsaved(path string, err error) error {
 // saveState writes the lock state atomically: a private temp file in the
 // same directory, synced, renamed over the old one, mode 0600.
 func saveState(s lockState) error {
-	path, err := statePath()
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return unsaved(path, err)
-	}
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".current-task-*.json")
+	f, path, err := stateTemp()
 	if err != nil {
-		return unsaved(path, err)
+		return err
 	}
 	tmp := f.Name()
 	_, werr := f.Write(append(data, '\n'))
