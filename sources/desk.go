@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,23 +126,20 @@ func (d *Desk) check(source string, req Request) error {
 	if strings.TrimSpace(d.actor(req).Name) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "no actor: set `actor` in the config")
 	}
-	switch req.Action {
-	case model.ActionCancel:
-		if strings.TrimSpace(req.Reason) == "" {
-			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a reason is required")
-		}
-	case model.ActionHandoff:
-		if strings.TrimSpace(req.To) == "" {
-			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a target agent (or ANY) is required")
-		}
-	case model.ActionRework, model.ActionBlock:
-		if strings.TrimSpace(req.Reason) == "" {
-			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a reason is required")
-		}
-	case model.ActionTakeover, model.ActionForceRelease, model.ActionApprove, model.ActionUnblock,
-		model.ActionComplete, model.ActionReview, model.ActionRelease:
-	default:
+	if !req.Action.Known() {
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "unknown action")
+	}
+	need := req.Action.Needs()
+	switch {
+	case need.Reason && strings.TrimSpace(req.Reason) == "":
+		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a reason is required")
+	case need.Target && strings.TrimSpace(req.To) == "":
+		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a target agent (or ANY) is required")
+	case req.Priority != "" && !slices.Contains(need.Priorities, req.Priority):
+		if len(need.Priorities) == 0 {
+			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "%s takes no priority", op)
+		}
+		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "priority %q: want %s", req.Priority, strings.Join(need.Priorities, ", "))
 	}
 	return nil
 }

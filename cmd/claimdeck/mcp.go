@@ -199,17 +199,17 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 			})
 	}
 	if overrides && a.cfg.MCP.Overrides && !a.cfg.ReadOnly {
-		for _, ov := range overrideTools {
-			args, need := ov.args, ov.required
-			srv.AddTool(&mcp.Tool{Name: string(ov.name), Description: ov.short, InputSchema: inputSchema(args, need)},
+		for _, ov := range humanOps {
+			if ov.tool == "" {
+				continue
+			}
+			args := ov.args
+			srv.AddTool(&mcp.Tool{Name: ov.tool, Description: ov.short, InputSchema: inputSchema(args, ov.required())},
 				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					tf, err := toolFlags(args, req.Params.Arguments)
-					if err == nil && slices.Contains(need, "reason") {
-						// As on the dashboard: an override says why.
-						err = required("reason", tf.reason)
-					}
 					var t *model.Task
 					if err == nil {
+						// What the action needs is the desk's to say (model.Action.Needs).
 						t, err = a.applyOverride(ctx, ov.action, &override{task: tf.task, reason: tf.reason, to: tf.agent, priority: tf.priority, expect: tf.token, yes: true, by: a.mcpActor(req)})
 					}
 					if err != nil {
@@ -220,24 +220,6 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 		}
 	}
 	return srv
-}
-
-// overrideTools are the operator commands MCP may expose. The tool's
-// lock_token is the command's --expect-token and agent_name its --to.
-var overrideTools = []struct {
-	name   string
-	action model.Action
-	short  string
-	args   []string
-	// required are the arguments a call must give. An override says why,
-	// as on the dashboard; an approval is the reviewer's yes and needs none.
-	required []string
-}{
-	{"takeover", model.ActionTakeover, "Claim a task as HUMAN (operator; audited)", []string{"task", "reason", "lock-token"}, []string{"task", "reason"}},
-	{"release", model.ActionForceRelease, "Force-release a claimed task back to the queue (operator; audited)", []string{"task", "reason", "lock-token"}, []string{"task", "reason"}},
-	{"handoff", model.ActionHandoff, "Release a task and reserve it for one agent or ANY (operator; audited)", []string{"task", "reason", "lock-token", "agent-name", "priority"}, []string{"task", "reason"}},
-	{"approve", model.ActionApprove, "Approve a task in Review: Done (reviewer; audited)", []string{"task", "reason"}, []string{"task"}},
-	{"rework", model.ActionRework, "Send a task in Review back to the queue; reason (what to change) required (reviewer; audited)", []string{"task", "reason"}, []string{"task", "reason"}},
 }
 
 // argName is a flag's name as a tool argument: snake_case.

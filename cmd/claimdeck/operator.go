@@ -86,12 +86,10 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 			return e
 		}
 		req := sources.Request{Action: action, Seen: seen, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority, Unblock: o.unblock, Artifacts: o.artifacts, By: o.by}
-		if action.Move() != model.MoveNone || action.Own() {
-			// Refused before anyone is asked: a task not in Review, a
-			// claim that is not the person's own.
-			if err := desk.Precheck(seen, req); err != nil {
-				return err
-			}
+		// Refused before anyone is asked: what the action needs, a task
+		// not in Review, a claim that is not the person's own.
+		if err := desk.Precheck(seen, req); err != nil {
+			return err
 		}
 		if !o.yes {
 			if !isTerminal(a.stdin) {
@@ -209,7 +207,7 @@ func (a *app) operatorCommands() []*cobra.Command {
 	take := &override{}
 	takeover := &cobra.Command{
 		Use:   "takeover",
-		Short: "Claim a task as HUMAN (operator; audited)",
+		Short: humanOpOf(model.ActionTakeover).short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.printOverride(cmd.Context(), model.ActionTakeover, take)
@@ -235,23 +233,17 @@ func (a *app) operatorCommands() []*cobra.Command {
 	hand := &override{}
 	handoff := &cobra.Command{
 		Use:   "handoff",
-		Short: "Release a task and reserve it for one agent or ANY (audited)",
+		Short: humanOpOf(model.ActionHandoff).short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := required("to", hand.to); err != nil {
-				return err
-			}
-			switch hand.priority {
-			case "", "normal", "urgent", "critical":
-			default:
-				return model.Errorf(model.CodeMisconfigured, "handoff", hand.task, "--priority %q: want normal, urgent or critical", hand.priority)
-			}
+			// The target and the priority words are the desk's to check
+			// (model.Action.Needs), as at every door.
 			return a.printOverride(cmd.Context(), model.ActionHandoff, hand)
 		},
 	}
 	a.overrideFlags(handoff, hand)
 	handoff.Flags().StringVar(&hand.to, "to", "", "the agent to hand to, or ANY")
-	handoff.Flags().StringVar(&hand.priority, "priority", "normal", "normal, urgent or critical (seed 001)")
+	handoff.Flags().StringVar(&hand.priority, "priority", "normal", strings.Join(model.HandoffPriorities, ", ")+" (seed 001)")
 	handoff.Flags().DurationVar(&hand.reserve, "for", sources.DefaultReservation, "how long the task stays reserved")
 	return []*cobra.Command{takeover, release, handoff}
 }

@@ -294,3 +294,55 @@ func (a *app) agentOp(name string) agentOp {
 	}
 	panic("no agent command " + name)
 }
+
+// humanOp is one human or reviewer action as the doors serve it: the
+// claimdeck command and the MCP tool of that name (tool "" offers none),
+// with one help text. What the action needs comes from model.Action.Needs
+// and is enforced by the desk; the doors only spell the arguments.
+type humanOp struct {
+	action model.Action
+	tool   string
+	short  string
+	// args are the taskFlags names the MCP tool takes; its lock_token is
+	// the command's --expect-token and agent_name its --to.
+	args []string
+}
+
+// humanOps are the human and reviewer actions, in model.HumanActions order.
+var humanOps = []humanOp{
+	{model.ActionTakeover, "takeover", "Claim a task as HUMAN (operator; audited)", []string{"task", "reason", "lock-token"}},
+	{model.ActionForceRelease, "release", "Force-release a claimed task back to the queue (operator; audited)", []string{"task", "reason", "lock-token"}},
+	{model.ActionHandoff, "handoff", "Release a task and reserve it for one agent or ANY (operator; audited)", []string{"task", "reason", "lock-token", "agent-name", "priority"}},
+	{model.ActionCancel, "", "Cancel a task, whoever holds it (operator; audited)", nil},
+	{model.ActionApprove, "approve", "Approve a task in Review: Done (reviewer; audited)", []string{"task", "reason"}},
+	{model.ActionRework, "rework", "Send a task in Review back to the queue with what to change (reviewer; reason required; audited)", []string{"task", "reason"}},
+	{model.ActionUnblock, "", "Unblock a blocked task: it returns to the queue (audited)", nil},
+	{model.ActionComplete, "", "Mark your own claim done", nil},
+	{model.ActionReview, "", "Hand your own claim to review", nil},
+	{model.ActionBlock, "", "Park your own claim as blocked (reason required)", nil},
+	{model.ActionRelease, "", "Give your own claim back to the queue", nil},
+}
+
+// required are the tool arguments a call must give: the task, and what
+// the action needs (model.Action.Needs).
+func (h humanOp) required() []string {
+	out := []string{"task"}
+	n := h.action.Needs()
+	if n.Reason {
+		out = append(out, "reason")
+	}
+	if n.Target {
+		out = append(out, "agent-name")
+	}
+	return out
+}
+
+// humanOpOf is the row of action in humanOps.
+func humanOpOf(action model.Action) humanOp {
+	for _, h := range humanOps {
+		if h.action == action {
+			return h
+		}
+	}
+	panic("no human action " + string(action))
+}
