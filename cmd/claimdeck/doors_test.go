@@ -72,6 +72,29 @@ func (r *doorRig) exit(cmd *exec.Cmd) ([]byte, int) {
 	return out.Bytes(), code
 }
 
+// claimdeckAny is claimdeck with the exit status written to *code, any
+// exit allowed.
+func (r *doorRig) claimdeckAny(code *int, args ...string) result {
+	r.t.Helper()
+	cmd := exec.Command(r.bin, append([]string{"--config", r.c.conf}, args...)...)
+	cmd.Env = r.env
+	out, c := r.exit(cmd)
+	*code = c
+	var res result
+	if err := json.Unmarshal(out, &res); err != nil {
+		r.t.Fatalf("claimdeck %v: not JSON: %s", args, out)
+	}
+	return res
+}
+
+// ntaskAs runs ntask as the agent named agent (NOTION_AGENT_USER_ID).
+func (r *doorRig) ntaskAs(agent, home string, args ...string) (map[string]any, int) {
+	saved := r.env
+	r.env = append(slicesWithout(r.env, envNotionAgent+"="), envNotionAgent+"="+agent)
+	defer func() { r.env = saved }()
+	return r.ntask(home, args...)
+}
+
 // ntask runs the binary as ntask with home as HOME.
 func (r *doorRig) ntask(home string, args ...string) (map[string]any, int) {
 	r.t.Helper()
@@ -150,6 +173,8 @@ func (r *doorRig) http(token string) *mcp.ClientSession {
 	r.t.Cleanup(func() { cs.Close() })
 	return cs
 }
+
+func jsonUnmarshal(text string, v any) error { return json.Unmarshal([]byte(text), v) }
 
 // audit is the audit log's records.
 func (r *doorRig) audit() []map[string]any {
