@@ -53,6 +53,7 @@ func Brief(t *Task) *TaskBrief {
 type AuditRecord struct {
 	At      time.Time  `json:"at"`
 	Actor   string     `json:"actor"`
+	Door    Door       `json:"door,omitempty"` // where the request came in
 	Source  string     `json:"source"`
 	Task    string     `json:"task"`
 	Key     string     `json:"key,omitempty"` // the task's display key, when not its id

@@ -94,3 +94,40 @@ func CheckReview(t *Task) error {
 	e.Current = t
 	return e
 }
+
+// statusOwners are the commands that own a move into each state no plain
+// edit may set: only they run the checks that state stands for (a lease
+// ended by its holder, a review approved, sub-tasks closed, a reason).
+var statusOwners = map[State]string{
+	StateDone:     "complete (the holder, with its lock token) or approve (a task in Review)",
+	StateReview:   "review (the holder, with its lock token)",
+	StateFailed:   "fail (the holder, with its lock token)",
+	StateCanceled: "cancel (with a reason)",
+	StateClaimed:  "claim",
+}
+
+// CheckStatusEdit is the one rule for a status a plain edit (update)
+// sets: into or out of Done, Review, Failed and Canceled only through the
+// command that owns the move — complete, review, approve, rework, fail,
+// cancel — on every door; an edit may move a task between the queue and
+// Blocked. MISCONFIGURED naming the command, the task carried along.
+func CheckStatusEdit(t *Task, to State) error {
+	if to == StateUnknown || to == t.State {
+		return nil
+	}
+	refuse := func(format string, args ...any) error {
+		e := Errorf(CodeMisconfigured, "update", t.ID, format+": nothing was done", args...)
+		e.Current = t
+		return e
+	}
+	if cmd, ok := statusOwners[to]; ok {
+		return refuse("update edits fields; status %s is set by %s", to, cmd)
+	}
+	switch t.State {
+	case StateReview:
+		return refuse("the task is in review: approve or rework moves it, not update")
+	case StateDone, StateFailed, StateCanceled:
+		return refuse("the task is %s, which is final: no update reopens it (create a new task)", t.State)
+	}
+	return nil
+}

@@ -1,6 +1,9 @@
 package model
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // The reviewer's actions and a person's finishes of their own claim.
 const (
@@ -10,6 +13,7 @@ const (
 	ActionReview   Action = "review"   // a person's own claim -> Review
 	ActionBlock    Action = "block"    // a person's own claim -> Blocked, with a reason
 	ActionRelease  Action = "release"  // a person's own claim -> back to the queue
+	ActionUnblock  Action = "unblock"  // Blocked -> the queue (MoveUnblock)
 )
 
 // Move is the lock-free move an action applies; MoveNone for the others.
@@ -19,6 +23,8 @@ func (a Action) Move() Move {
 		return MoveApprove
 	case ActionRework:
 		return MoveRework
+	case ActionUnblock:
+		return MoveUnblock
 	}
 	return MoveNone
 }
@@ -72,11 +78,17 @@ func OwnClaim(t *Task, actor string) bool {
 	return t.State == StateClaimed && t.Claim.Holder == HolderHuman && actor != "" && t.Claim.Name == HumanPrefix+actor
 }
 
-// CheckOwn is the one rule for a person's own finish: the task must be
-// claimed by actor as a person; otherwise CONFLICT, carrying the task, and
+// CheckOwn is the one rule for a person's own finish: it is asked by a
+// person at the dashboard or the command line (MISCONFIGURED otherwise: an
+// agent finishes a claim with its lock token), and the task must be
+// claimed by that person; otherwise CONFLICT, carrying the task, and
 // nothing is done. A person finishes only what they hold: someone else's
 // claim is taken over or force-released first.
-func CheckOwn(t *Task, actor string, a Action) error {
+func CheckOwn(t *Task, by Actor, a Action) error {
+	if !by.Person() {
+		return Errorf(CodeMisconfigured, string(a), t.ID, "a person's own claim is finished without a lock token only by that person, at the dashboard or the claimdeck command line (this request came through %s): give the lock token: nothing was done", by.Door)
+	}
+	actor := by.Name
 	if OwnClaim(t, actor) {
 		return nil
 	}
@@ -111,4 +123,48 @@ func Submitter(t *Task) string {
 		return unnamed
 	}
 	return ""
+}
+
+// ReviewedBy is who sent t to Review last, as its trail names them, or ""
+// when the trail does not say.
+func ReviewedBy(t *Task) string {
+	for i := len(t.History) - 1; i >= 0; i-- {
+		if step(t.History[i].Action) == FinishStep(StateReview) {
+			return t.History[i].Actor
+		}
+	}
+	return ""
+}
+
+// callers are the callers a trail name stands for: "SANDMAN (run r-1) via
+// oncall@mcp-http" is SANDMAN and the client oncall@mcp-http; HUMAN:alice
+// is alice. Lower case, for comparing.
+func callers(name string) []string {
+	var out []string
+	agent, via, _ := strings.Cut(name, " via ")
+	if agent, _, ok := strings.Cut(agent, " (run "); ok || agent != "" {
+		out = append(out, strings.ToLower(strings.TrimSpace(strings.TrimPrefix(agent, HumanPrefix))))
+	}
+	if via = strings.TrimSpace(via); via != "" {
+		out = append(out, strings.ToLower(via))
+	}
+	return out
+}
+
+// CheckSelfApproval is the one rule on who approves: not the caller that
+// sent the task to Review (by its agent name or the remote client it came
+// through), unless the configuration allows it. MISCONFIGURED, saying so.
+func CheckSelfApproval(t *Task, approver string, allowed bool) error {
+	by := ReviewedBy(t)
+	if allowed || by == "" {
+		return nil
+	}
+	for _, a := range callers(approver) {
+		if a != "" && slices.Contains(callers(by), a) {
+			e := Errorf(CodeMisconfigured, string(ActionApprove), t.ID, "%s sent this task to review and cannot approve it too: another reviewer approves (or set review: {self_approve: true} in the configuration): nothing was done", by)
+			e.Current = t
+			return e
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,9 @@ type Request struct {
 	Unblock   string        // block: what would unblock the task
 	Artifacts string        // complete, review: links or notes produced
 	Grace     time.Duration // reap: how long past its end a lease is dead
+	// By is who asks, through which door; zero means the desk's own
+	// person (Desk.Actor at Desk.Door).
+	By model.Actor
 }
 
 // Desk applies human overrides: it refuses them in read-only mode, records
@@ -35,21 +39,41 @@ type Request struct {
 // changed task into words. The dashboard and the operator commands both go
 // through it, so the rules hold wherever an action comes from.
 type Desk struct {
+	// Actor is the person the desk acts for when a request names nobody
+	// (Request.By), at Door (the dashboard when zero).
 	Actor    string
+	Door     model.Door
 	Journal  *Journal                 // nil: no local log
 	ReadOnly func(source string) bool // nil: writable
 	Now      func() time.Time
+	// SelfApprove lets the caller that sent a task to Review approve it
+	// (review: {self_approve: true}); otherwise model.CheckSelfApproval
+	// refuses.
+	SelfApprove bool
 }
 
 // Apply runs one human action against src. Every call ends applied or with
 // an error; both are journaled.
 func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task, error) {
+	by := d.actor(req)
 	if err := d.check(src.Name(), req); err != nil {
 		return nil, err
 	}
+	if req.Action == model.ActionApprove {
+		// Who sent it to review is in the trail, which a poll may not carry.
+		seen := req.Seen
+		if len(seen.History) == 0 {
+			if fresh, err := src.Get(ctx, seen.ID); err == nil {
+				seen = fresh
+			}
+		}
+		if err := model.CheckSelfApproval(seen, by.Name, d.SelfApprove); err != nil {
+			return nil, err
+		}
+	}
 	now := d.now
 	rec := model.AuditRecord{
-		At: now().UTC(), Actor: d.Actor, Source: src.Name(), Task: req.Seen.ID,
+		At: now().UTC(), Actor: by.Name, Door: by.Door, Source: src.Name(), Task: req.Seen.ID,
 		Action: req.Action, Reason: req.Reason, Target: req.To,
 		Before: model.Brief(req.Seen), Attempt: uuid.NewString(), Pending: true, Result: "pending",
 	}
@@ -84,6 +108,18 @@ func (d *Desk) now() time.Time {
 	return time.Now()
 }
 
+// actor is who req acts as: its own By, else the desk's person.
+func (d *Desk) actor(req Request) model.Actor {
+	if req.By.Name != "" || req.By.Door != "" {
+		return req.By
+	}
+	door := d.Door
+	if door == "" {
+		door = model.DoorDashboard
+	}
+	return model.Actor{Name: d.Actor, Door: door}
+}
+
 func (d *Desk) check(source string, req Request) error {
 	op := string(req.Action)
 	if req.Seen == nil || req.Seen.ID == "" {
@@ -92,32 +128,29 @@ func (d *Desk) check(source string, req Request) error {
 	if d.ReadOnly != nil && d.ReadOnly(source) {
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "source %q is read-only", source)
 	}
-	if strings.TrimSpace(d.Actor) == "" {
+	if strings.TrimSpace(d.actor(req).Name) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "no actor: set `actor` in the config")
 	}
-	switch req.Action {
-	case model.ActionCancel:
-		if strings.TrimSpace(req.Reason) == "" {
-			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a reason is required")
-		}
-	case model.ActionHandoff:
-		if strings.TrimSpace(req.To) == "" {
-			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a target agent (or ANY) is required")
-		}
-	case model.ActionRework, model.ActionBlock:
-		if strings.TrimSpace(req.Reason) == "" {
-			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a reason is required")
-		}
-	case model.ActionTakeover, model.ActionForceRelease, model.ActionApprove,
-		model.ActionComplete, model.ActionReview, model.ActionRelease, model.ActionReap:
-	default:
+	if !req.Action.Known() {
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "unknown action")
+	}
+	need := req.Action.Needs()
+	switch {
+	case need.Reason && strings.TrimSpace(req.Reason) == "":
+		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a reason is required")
+	case need.Target && strings.TrimSpace(req.To) == "":
+		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "a target agent (or ANY) is required")
+	case req.Priority != "" && !slices.Contains(need.Priorities, req.Priority):
+		if len(need.Priorities) == 0 {
+			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "%s takes no priority", op)
+		}
+		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "priority %q: want %s", req.Priority, strings.Join(need.Priorities, ", "))
 	}
 	return nil
 }
 
 func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, error) {
-	h := Human{Actor: d.Actor, Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
+	h := Human{Actor: d.actor(req).Name, Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
 	id := req.Seen.ID
 	if m := req.Action.Move(); m != model.MoveNone {
 		return src.Update(ctx, id, MoveEdit(m, h))
@@ -131,7 +164,7 @@ func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, e
 	case model.ActionForceRelease:
 		return src.ForceRelease(ctx, id, h)
 	case model.ActionReap:
-		return ReapOne(ctx, src, req.Seen, d.Actor, string(model.ActionReap), d.now(), req.Grace)
+		return ReapOne(ctx, src, req.Seen, d.actor(req).Name, string(model.ActionReap), d.now(), req.Grace)
 	case model.ActionCancel:
 		return src.Cancel(ctx, id, h)
 	default:
@@ -148,7 +181,7 @@ func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, e
 // model.CheckOwn first, then fenced by that token in the backend.
 func (d *Desk) finishOwn(ctx context.Context, src Source, req Request, h Human) (*model.Task, error) {
 	seen := req.Seen
-	if err := model.CheckOwn(seen, d.Actor, req.Action); err != nil {
+	if err := model.CheckOwn(seen, d.actor(req), req.Action); err != nil {
 		return nil, err
 	}
 	if req.Action == model.ActionRelease {
@@ -170,12 +203,15 @@ func (d *Desk) Precheck(t *model.Task, req Request) error {
 	if err := d.check(t.Source, r); err != nil {
 		return err
 	}
-	h := Human{Actor: d.Actor, Reason: req.Reason, Expect: t.Version, Seen: t}
+	h := Human{Actor: d.actor(r).Name, Reason: req.Reason, Expect: t.Version, Seen: t}
 	switch {
 	case req.Action.Move() != model.MoveNone:
-		return CheckEdit(t, MoveEdit(req.Action.Move(), h), time.Now())
+		if err := CheckEdit(t, MoveEdit(req.Action.Move(), h), time.Now()); err != nil || req.Action != model.ActionApprove {
+			return err
+		}
+		return model.CheckSelfApproval(t, h.Actor, d.SelfApprove)
 	case req.Action.Own():
-		return model.CheckOwn(t, d.Actor, req.Action)
+		return model.CheckOwn(t, d.actor(r), req.Action)
 	}
 	return CheckHuman(req.Action, t, h)
 }

@@ -33,10 +33,12 @@ func (n NewTask) Check(op string) error {
 		model.CheckPriority(n.Priority))
 }
 
-// Check refuses an out-of-range lease or names that are not text.
+// Check refuses an out-of-range lease, names that are not text, and an
+// agent name a caller may not take (model.CheckCallerName: HUMAN:…,
+// …@mcp-http, invisible characters).
 func (c ClaimRequest) Check(op, id string) error {
 	return refuse(op, id,
-		model.CheckText("the agent name", c.Agent), model.CheckText("the run id", c.RunID),
+		model.CheckCallerName("the agent name", c.Agent), model.CheckText("the run id", c.RunID),
 		model.CheckText("the node", c.Node), model.CheckLease(c.Lease))
 }
 
@@ -54,24 +56,27 @@ func (o Outcome) Check(op, id, token string) error {
 
 // Check refuses a human action whose texts are not text.
 func (h Human) Check(op, id string) error {
-	return refuse(op, id, model.CheckText("the actor", h.Actor), model.CheckBounded("the reason", h.Reason, model.MaxReason),
+	return refuse(op, id, model.CheckName("the actor", h.Actor), model.CheckBounded("the reason", h.Reason, model.MaxReason),
 		model.CheckText("the expected version", h.Expect))
 }
 
 // Check refuses a hand-off whose texts are not text or whose reservation
 // is negative.
 func (h Handoff) Check(op, id string) error {
-	var neg error
+	var neg, target error
 	if h.For < 0 {
 		neg = model.CheckLease(h.For)
 	}
+	if h.To != model.AnyAgent {
+		target = model.CheckCallerName("the target agent", h.To)
+	}
 	return refuse(op, id, h.Human.Check(op, id), model.CheckText("the lock token", h.Token),
-		model.CheckText("the target agent", h.To), model.CheckText("the hand-off priority", h.Priority), neg)
+		target, model.CheckText("the hand-off priority", h.Priority), neg)
 }
 
 // Check refuses a note that is not text.
 func (n Note) Check(op, id string) error {
-	return refuse(op, id, model.CheckText("the author", n.Author), model.CheckBounded("the comment", n.Text, model.MaxComment))
+	return refuse(op, id, model.CheckName("the author", n.Author), model.CheckBounded("the comment", n.Text, model.MaxComment))
 }
 
 // Check refuses an edit whose values are not text or out of range.
@@ -83,6 +88,6 @@ func (e Edit) Check(op, id string) error {
 	if e.Priority != nil {
 		prio = model.CheckPriority(*e.Priority)
 	}
-	return refuse(op, id, model.CheckText("the actor", e.Actor), model.CheckText("the lock token", e.Token),
+	return refuse(op, id, model.CheckName("the actor", e.Actor), model.CheckText("the lock token", e.Token),
 		model.CheckBounded("the reason", e.Reason, model.MaxReason), model.CheckText("the expected version", e.Expect), title, prio)
 }

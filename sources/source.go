@@ -306,12 +306,8 @@ func CheckEdit(t *model.Task, e Edit, now time.Time) error {
 	if e.Title != nil && strings.TrimSpace(*e.Title) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "the title cannot be empty")
 	}
-	switch e.State {
-	case model.StateUnknown, model.StateQueued, model.StateBlocked, model.StateReview,
-		model.StateDone, model.StateFailed, model.StateCanceled:
-	default:
-		return model.Errorf(model.CodeMisconfigured, op, t.ID,
-			"status %s is set by the lease protocol: use claim to take a task", e.State)
+	if err := model.CheckStatusEdit(t, e.State); err != nil {
+		return err
 	}
 	c := t.Claim
 	held := c.Holder == model.HolderHuman ||

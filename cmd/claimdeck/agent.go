@@ -25,7 +25,10 @@ type taskFlags struct {
 	parent                     string
 	// via is the remote client a call came through (NAME@mcp-http), for
 	// the trail; empty on the command line and MCP stdio.
-	via   string
+	via string
+	// door is where the call came in: a person's own-claim path is open
+	// at the command line only (model.Actor.Person).
+	door  model.Door
 	lease time.Duration
 	// given names the flags set on this call: update changes only those.
 	given map[string]bool
@@ -90,19 +93,32 @@ func (tf *taskFlags) bind(cmd *cobra.Command, names ...string) {
 	}
 }
 
-func required(flag, value string) error {
+func required(flag, value string) error { return requiredAt(model.DoorCLI, flag, value) }
+
+// requiredAt is required naming the argument as the door spells it.
+func requiredAt(door model.Door, flag, value string) error {
+	name := argAt(door, flag)
 	if flag == "task" {
 		// A task id is taken as given, spaces and all (seed 003 rows may
 		// have the id ' '), on every path; only an empty one is missing.
 		if value == "" {
-			return model.Errorf(model.CodeMisconfigured, "", "", "--task is required")
+			return model.Errorf(model.CodeMisconfigured, "", "", "%s is required", name)
 		}
-		return model.Wrap(model.CodeMisconfigured, "", "", model.CheckText("--task", value))
+		return model.Wrap(model.CodeMisconfigured, "", "", model.CheckText(name, value))
 	}
 	if strings.TrimSpace(value) == "" {
-		return model.Errorf(model.CodeMisconfigured, "", "", "--%s is required", flag)
+		return model.Errorf(model.CodeMisconfigured, "", "", "%s is required", name)
 	}
 	return nil
+}
+
+// argAt is a flag's name as a door spells it: --lock-token on a command
+// line, lock_token to an MCP client, which has no flags.
+func argAt(door model.Door, flag string) string {
+	if door == model.DoorMCPStdio || door == model.DoorMCPHTTP {
+		return argName(flag)
+	}
+	return "--" + flag
 }
 
 // lockTokenEnv holds the lock token for agents that keep it out of argv.
@@ -112,10 +128,10 @@ const lockTokenEnv = "CLAIMDECK_LOCK_TOKEN"
 // else $CLAIMDECK_LOCK_TOKEN) and checks it is a UUID, naming where it came
 // from when it is not.
 func (tf *taskFlags) checkToken() error {
-	if err := required("task", tf.task); err != nil {
+	if err := requiredAt(tf.door, "task", tf.task); err != nil {
 		return err
 	}
-	from := "--lock-token"
+	from := argAt(tf.door, "lock-token")
 	switch {
 	case tf.token != "":
 	case tf.tokenFile != "":
@@ -127,6 +143,9 @@ func (tf *taskFlags) checkToken() error {
 			return model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
 		}
 		tf.token = strings.TrimSpace(string(b))
+	case tf.door == model.DoorMCPStdio || tf.door == model.DoorMCPHTTP:
+		// The server's own environment is no caller's token.
+		return model.Errorf(model.CodeMisconfigured, "", "", "%s is required: the token claim returned", from)
 	case os.Getenv(lockTokenEnv) != "":
 		from = "$" + lockTokenEnv
 		tf.token = strings.TrimSpace(os.Getenv(lockTokenEnv))
@@ -242,7 +261,7 @@ func (a *app) opCommand(op agentOp) (*cobra.Command, *taskFlags) {
 		Short: op.short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tf.given = map[string]bool{}
+			tf.given, tf.door = map[string]bool{}, model.DoorCLI
 			cmd.Flags().Visit(func(f *pflag.Flag) { tf.given[f.Name] = true })
 			an, err := a.runOp(cmd.Context(), op, tf)
 			if err != nil {
@@ -274,4 +293,14 @@ func (a *app) agentCommands() []*cobra.Command {
 		out = append(out, cmd)
 	}
 	return out
+}
+
+// actor is who the call acts as where the desk records it: the configured
+// actor at the command line; elsewhere the agent name given, else the
+// remote client's name (NAME@mcp-http), else the configured actor.
+func (tf *taskFlags) actor(operator string) model.Actor {
+	if tf.door == model.DoorCLI {
+		return model.Actor{Name: operator, Door: tf.door}
+	}
+	return model.Actor{Name: tf.author(operator), Door: tf.door}
 }

@@ -48,12 +48,20 @@ type Config struct {
 	// Filters are the dashboard's saved filters by name (:save, :load).
 	Filters map[string]string `mapstructure:"filters" json:"filters,omitempty"`
 	MCP     MCPConfig         `mapstructure:"mcp" json:"mcp"`
+	Review  ReviewConfig      `mapstructure:"review" json:"review"`
 
 	file     string      // the file it came from, if any
 	fileMode os.FileMode // its mode
 	// implicit is true when no configuration names any source and the
 	// embedded default queue stands in.
 	implicit bool
+}
+
+// ReviewConfig is the `review:` section: the reviewer's rules.
+type ReviewConfig struct {
+	// SelfApprove lets the agent (or person) that sent a task to Review
+	// approve it too; off, such an approval is refused.
+	SelfApprove bool `mapstructure:"self_approve" json:"self_approve,omitempty"`
 }
 
 // SourceConfig is one entry of `sources:`. Fields apply by kind.
@@ -266,6 +274,14 @@ var kinds = []string{"sqlite", "postgres", "lockdir", "notion"}
 
 func (c *Config) validate() error {
 	var problems []string
+	if err := model.CheckCallerName("actor", c.Actor); err != nil {
+		problems = append(problems, err.Error())
+	}
+	for i, cl := range c.MCP.Clients {
+		if err := model.CheckCallerName(fmt.Sprintf("mcp.clients[%d].name", i), cl.Name); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
 	seen := map[string]bool{}
 	for i, s := range c.Sources {
 		where := fmt.Sprintf("sources[%d]", i)

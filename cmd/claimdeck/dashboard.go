@@ -47,7 +47,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 	if err != nil {
 		return model.Wrap(model.CodeMisconfigured, "audit", "", err)
 	}
-	desk := &sources.Desk{Actor: a.cfg.Actor, Journal: j, ReadOnly: a.cfg.readOnly}
+	desk := &sources.Desk{Actor: a.cfg.Actor, Door: model.DoorDashboard, Journal: j, ReadOnly: a.cfg.readOnly, SelfApprove: a.cfg.Review.SelfApprove}
 	for i := range d.hub.Feeds {
 		d.hub.Feeds[i].Every = d.every
 	}

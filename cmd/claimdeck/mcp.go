@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,9 +43,6 @@ type MCPClient struct {
 	// AgentOnly restricts the client to the agent tools: no overrides.
 	AgentOnly bool `mapstructure:"agent_only" json:"agent_only,omitempty"`
 }
-
-// mcpTransportHTTP is how an HTTP client's actions are labelled: name@mcp-http.
-const mcpTransportHTTP = "mcp-http"
 
 // httpClients are the clients `mcp --http` serves: the configured ones,
 // or, with none configured, one named "default" whose token is in
@@ -161,9 +159,23 @@ func (a *app) serveMCP(ctx context.Context, ln net.Listener, clients []MCPClient
 // it: NAME@mcp-http for an HTTP client, "" on stdio (the local operator).
 func mcpCaller(req *mcp.CallToolRequest) string {
 	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
-		return req.Extra.TokenInfo.UserID + "@" + mcpTransportHTTP
+		return req.Extra.TokenInfo.UserID + model.ViaHTTP
 	}
 	return ""
+}
+
+// mcpDoor is the door a tool call came through.
+func mcpDoor(req *mcp.CallToolRequest) model.Door {
+	if mcpCaller(req) != "" {
+		return model.DoorMCPHTTP
+	}
+	return model.DoorMCPStdio
+}
+
+// mcpActor is who an operator tool call acts as: the remote client
+// (NAME@mcp-http), or on stdio the configured actor.
+func (a *app) mcpActor(req *mcp.CallToolRequest) model.Actor {
+	return model.Actor{Name: cmp.Or(mcpCaller(req), a.cfg.Actor), Door: mcpDoor(req)}
 }
 
 // mcpServer is the MCP server over the configured source: one tool per
@@ -179,7 +191,7 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 				if err != nil {
 					return toolResult(failPayload(err), true), nil
 				}
-				tf.via = mcpCaller(req)
+				tf.via, tf.door = mcpCaller(req), mcpDoor(req)
 				an, err := a.runOp(ctx, op, tf)
 				if err != nil {
 					return toolResult(failPayload(err), true), nil
@@ -188,18 +200,18 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 			})
 	}
 	if overrides && a.cfg.MCP.Overrides && !a.cfg.ReadOnly {
-		for _, ov := range overrideTools {
-			args, need := ov.args, ov.required
-			srv.AddTool(documented(&mcp.Tool{Name: string(ov.name), Description: ov.short, InputSchema: inputSchema(args, need)}),
+		for _, ov := range humanOps {
+			if ov.tool == "" {
+				continue
+			}
+			args := ov.args
+			srv.AddTool(documented(&mcp.Tool{Name: ov.tool, Description: ov.short, InputSchema: inputSchema(args, ov.required())}),
 				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					tf, err := toolFlags(args, req.Params.Arguments)
-					if err == nil && slices.Contains(need, "reason") {
-						// As on the dashboard: an override says why.
-						err = required("reason", tf.reason)
-					}
 					var t *model.Task
 					if err == nil {
-						t, err = a.applyOverride(ctx, ov.action, &override{task: tf.task, reason: tf.reason, to: tf.agent, priority: tf.priority, expect: tf.token, yes: true, actor: mcpCaller(req)})
+						// What the action needs is the desk's to say (model.Action.Needs).
+						t, err = a.applyOverride(ctx, ov.action, &override{task: tf.task, reason: tf.reason, to: tf.agent, priority: tf.priority, expect: tf.token, yes: true, by: a.mcpActor(req)})
 					}
 					if err != nil {
 						return toolResult(failPayload(err), true), nil
@@ -209,24 +221,6 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 		}
 	}
 	return srv
-}
-
-// overrideTools are the operator commands MCP may expose. The tool's
-// lock_token is the command's --expect-token and agent_name its --to.
-var overrideTools = []struct {
-	name   string
-	action model.Action
-	short  string
-	args   []string
-	// required are the arguments a call must give. An override says why,
-	// as on the dashboard; an approval is the reviewer's yes and needs none.
-	required []string
-}{
-	{"takeover", model.ActionTakeover, "Claim a task as HUMAN (operator; audited)", []string{"task", "reason", "lock-token"}, []string{"task", "reason"}},
-	{"release", model.ActionForceRelease, "Force-release a claimed task back to the queue (operator; audited)", []string{"task", "reason", "lock-token"}, []string{"task", "reason"}},
-	{"handoff", model.ActionHandoff, "Release a task and reserve it for one agent or ANY (operator; audited)", []string{"task", "reason", "lock-token", "agent-name", "priority"}, []string{"task", "reason"}},
-	{"approve", model.ActionApprove, "Approve a task in Review: Done (reviewer; audited)", []string{"task", "reason"}, []string{"task"}},
-	{"rework", model.ActionRework, "Send a task in Review back to the queue; reason (what to change) required (reviewer; audited)", []string{"task", "reason"}, []string{"task", "reason"}},
 }
 
 // argName is a flag's name as a tool argument: snake_case.

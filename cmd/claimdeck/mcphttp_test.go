@@ -102,8 +102,8 @@ func TestMCPOverHTTPNamesEachClient(t *testing.T) {
 	}
 	call(t, bot, "comment", map[string]any{"task": id, "body": "halfway"}, false)
 
-	if r := call(t, oncall, "takeover", map[string]any{"task": id}, true); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "reason") {
-		t.Fatalf("an override without a reason: %+v", r.Error)
+	if r := call(t, oncall, "handoff", map[string]any{"task": id, "agent_name": "ORACLE", "priority": "high"}, true); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "normal, urgent, critical") || strings.Contains(r.Error.Message, "--") {
+		t.Fatalf("a hand-off in the tasks' priority words: %+v", r.Error)
 	}
 	taken := call(t, oncall, "takeover", map[string]any{"task": id, "reason": "paged", "lock_token": model.ShownToken(tok)}, false).Task
 	if taken.Agent != model.HumanPrefix+"oncall@mcp-http" || len(taken.LockToken) != 36 {

@@ -59,6 +59,7 @@ func runNtask(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 type ntask struct {
 	*app
 	lockToken string // --lock-token: the token given instead of the state file
+	warning   string // what went wrong after a write landed, for the answer
 }
 
 // print writes v as the binary does: one JSON document, keys sorted,
@@ -95,7 +96,11 @@ func (n *ntask) ok(t *model.Task, extra map[string]any) error {
 	for k, v := range extra {
 		task[k] = v
 	}
-	return n.print(map[string]any{"ok": true, "task": task})
+	out := map[string]any{"ok": true, "task": task}
+	if n.warning != "" {
+		out["warning"] = n.warning
+	}
+	return n.print(out)
 }
 
 // ntaskTask is a task in Responses.swift's TaskSummary shape: sorted keys,
@@ -225,8 +230,22 @@ func (n *ntask) on(ctx context.Context, fn func(src sources.Source) error) error
 
 // apply runs the agent command name of agentOps on src.
 func (n *ntask) apply(ctx context.Context, src sources.Source, name string, tf *taskFlags) (*model.Task, error) {
+	tf.door = model.DoorNtask
 	an, err := n.runOpOn(ctx, src, n.agentOp(name), tf)
+	n.warning = an.warning
 	return an.task, err
+}
+
+// desked applies a move or a cancel through the desk, as the agent: the
+// same rules, audit log and CONFLICT explanation as claimdeck's own.
+func (n *ntask) desked(ctx context.Context, src sources.Source, req sources.Request) (*model.Task, error) {
+	desk, closeDesk, err := n.desk()
+	if err != nil {
+		return nil, err
+	}
+	defer closeDesk()
+	req.By = model.Actor{Name: n.agent(), Door: model.DoorNtask}
+	return desk.Apply(ctx, src, req)
 }
 
 // agent is who claims: the binary's NOTION_AGENT_USER_ID, else the
@@ -354,9 +373,20 @@ func (n *ntask) doctor() *cobra.Command {
 			if sc.Kind == "notion" {
 				checks["notion_token"] = map[string]any{"available": r.OK || os.Getenv(envNotionToken) != ""}
 			}
+			var problems []string
 			if !r.OK {
+				problems = append(problems, r.problems())
+			}
+			// claim keeps the lock token in the state file: without it no
+			// claim is made.
+			serr := stateWritable()
+			checks["state_writable"] = serr == nil
+			if serr != nil {
+				problems = append(problems, serr.Error())
+			}
+			if len(problems) > 0 {
 				return n.printExit(map[string]any{"ok": false, "checks": checks,
-					"error": map[string]string{"code": string(model.CodeMisconfigured), "message": "Environment check failed: " + model.Redact(r.problems())}},
+					"error": map[string]string{"code": string(model.CodeMisconfigured), "message": "Environment check failed: " + model.Redact(strings.Join(problems, "; "))}},
 					model.CodeMisconfigured)
 			}
 			return n.print(map[string]any{"ok": true, "checks": checks})
@@ -399,6 +429,11 @@ func (n *ntask) claim() *cobra.Command {
 		if leaseMin < 1 || leaseMin > 24*60 {
 			return model.Errorf(model.CodeMisconfigured, "", "", "--lease-min %d: want 1 to 1440 minutes", leaseMin)
 		}
+		// The token lives in the state file alone: a claim it cannot be
+		// saved for would hold the task for a whole lease, unreachable.
+		if err := stateWritable(); err != nil {
+			return err
+		}
 		tf := &taskFlags{task: t.ID, agent: n.agent(), runID: uuid.NewString(), lease: time.Duration(leaseMin) * time.Minute}
 		got, err := n.apply(ctx, src, "claim", tf)
 		if err != nil {
@@ -406,12 +441,25 @@ func (n *ntask) claim() *cobra.Command {
 		}
 		if err := saveState(lockState{TaskID: ref, RunID: got.Claim.RunID, LockToken: got.Claim.Token,
 			LockExpires: stamp(got.Claim.Expires), PageID: got.ID}); err != nil {
-			return err
+			return n.unclaim(ctx, src, got, err)
 		}
 		return n.ok(got, map[string]any{"lock_token": got.Claim.Token})
 	})
 	cmd.Flags().IntVar(&leaseMin, "lease-min", int(ntaskLease/time.Minute), "lease duration in minutes")
 	return cmd
+}
+
+// unclaim gives back a claim whose lock state could not be saved (saveErr)
+// and answers saveErr, saying the claim was given back, or that it could
+// not be and when its lease ends.
+func (n *ntask) unclaim(ctx context.Context, src sources.Source, got *model.Task, saveErr error) error {
+	_, err := src.Handoff(ctx, got.ID, sources.Handoff{Human: sources.Human{Actor: n.agent(), Reason: "the lock state could not be saved"},
+		Token: got.Claim.Token, To: model.AnyAgent})
+	e := model.Errorf(model.CodeMisconfigured, "claim", got.ID, "%s; the claim was given back to the queue", strings.TrimPrefix(saveErr.Error(), string(model.CodeMisconfigured)+": "))
+	if err != nil {
+		e = model.Errorf(model.CodeMisconfigured, "claim", got.ID, "%s; giving the claim back failed too (%v): it holds the task until %s", strings.TrimPrefix(saveErr.Error(), string(model.CodeMisconfigured)+": "), err, stamp(got.Claim.Expires))
+	}
+	return e
 }
 
 // holderOp runs a holder's agent command on t with the lock the agent
@@ -421,7 +469,8 @@ func (n *ntask) holderOp(ctx context.Context, src sources.Source, ref string, t 
 	if err != nil {
 		return nil, err
 	}
-	tf.task, tf.token, tf.agent = t.ID, token, t.Claim.Name
+	// The trail names the caller, never the claim's holder (WriterName).
+	tf.task, tf.token, tf.agent = t.ID, token, n.agent()
 	got, err := n.apply(ctx, src, name, tf)
 	if err != nil {
 		return nil, err
@@ -649,10 +698,7 @@ func (n *ntask) review() *cobra.Command {
 func (n *ntask) moveCommand(m model.Move, short, flag, help string) *cobra.Command {
 	var text string
 	cmd := n.command(m.String(), short, func(ctx context.Context, src sources.Source, _ string, t *model.Task) error {
-		if err := n.writable(src, m.String(), t.ID); err != nil {
-			return err
-		}
-		got, err := src.Update(ctx, t.ID, sources.MoveEdit(m, sources.Human{Actor: n.agent(), Reason: text, Expect: t.Version}))
+		got, err := n.desked(ctx, src, sources.Request{Action: model.Action(m.String()), Seen: t, Reason: text})
 		if err != nil {
 			return err
 		}
@@ -688,10 +734,7 @@ func (n *ntask) cancel() *cobra.Command {
 			}
 			return n.ok(got, nil)
 		}
-		if err := n.writable(src, "cancel", t.ID); err != nil {
-			return err
-		}
-		got, err := src.Cancel(ctx, t.ID, sources.Human{Actor: n.agent(), Reason: reason, Expect: t.Version})
+		got, err := n.desked(ctx, src, sources.Request{Action: model.ActionCancel, Seen: t, Reason: reason})
 		if err != nil {
 			return err
 		}
@@ -756,7 +799,7 @@ func (n *ntask) update() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&prio, "priority", 0, "new priority 1-3 (higher = more urgent)")
 	f.StringVar(&class, "class", "", "new class of service: Expedite, Fixed Date, Standard, Intangible")
-	f.StringVar(&status, "status", "", "new status: Backlog, Ready, Blocked or Canceled")
+	f.StringVar(&status, "status", "", "new status: Backlog, Ready or Blocked (cancel, review, approve, rework own the others)")
 	acFlags(f, &ac)
 	return cmd
 }

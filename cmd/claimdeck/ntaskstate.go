@@ -40,24 +40,50 @@ func statePath() (string, error) {
 	return filepath.Join(home, ".openclaw", "state", "current-task.json"), nil
 }
 
-// saveState writes the lock state atomically: a private temp file in the
-// same directory, synced, renamed over the old one, mode 0600.
-func saveState(s lockState) error {
-	path, err := statePath()
+// stateWritable says, before anything is claimed, whether the lock state
+// can be saved: its directory made, a temp file created in it and removed.
+// doctor asks it too.
+func stateWritable() error {
+	f, _, err := stateTemp()
 	if err != nil {
 		return err
 	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// stateTemp makes the lock state's directory and a temp file in it.
+func stateTemp() (*os.File, string, error) {
+	path, err := statePath()
+	if err != nil {
+		return nil, "", err
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return model.Errorf(model.CodeMisconfigured, "", "", "the lock state directory: %v", err)
+		return nil, path, unsaved(path, err)
 	}
+	f, err := os.CreateTemp(dir, ".current-task-*.json")
+	if err != nil {
+		return nil, path, unsaved(path, err)
+	}
+	return f, path, nil
+}
+
+// unsaved is the error for a lock state that cannot be written, naming it.
+func unsaved(path string, err error) error {
+	return model.Errorf(model.CodeMisconfigured, "", "", "the lock state %s cannot be saved (%v): make %s writable, or set HOME to a home that is", path, err, filepath.Dir(path))
+}
+
+// saveState writes the lock state atomically: a private temp file in the
+// same directory, synced, renamed over the old one, mode 0600.
+func saveState(s lockState) error {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".current-task-*.json")
+	f, path, err := stateTemp()
 	if err != nil {
-		return model.Errorf(model.CodeMisconfigured, "", "", "the lock state: %v", err)
+		return err
 	}
 	tmp := f.Name()
 	_, werr := f.Write(append(data, '\n'))
@@ -65,11 +91,11 @@ func saveState(s lockState) error {
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr, os.Chmod(tmp, 0o600)); err != nil {
 		_ = os.Remove(tmp)
-		return model.Errorf(model.CodeMisconfigured, "", "", "the lock state: %v", err)
+		return unsaved(path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		_ = os.Remove(tmp)
-		return model.Errorf(model.CodeMisconfigured, "", "", "the lock state: %v", err)
+		return unsaved(path, err)
 	}
 	return nil
 }

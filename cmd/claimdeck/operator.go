@@ -20,9 +20,9 @@ type override struct {
 	task, reason, to, priority, expect string
 	unblock, artifacts                 string
 	filter                             string
-	// actor, when set, is who the action is recorded as instead of the
-	// configured actor (an MCP client: NAME@mcp-http).
-	actor              string
+	// by, when set, is who asks instead of the configured actor at the
+	// command line (an MCP client, an ntask agent).
+	by                 model.Actor
 	reserve            time.Duration
 	yes, force, dryRun bool
 }
@@ -42,7 +42,7 @@ func (a *app) desk() (*sources.Desk, func(), error) {
 	if err != nil {
 		return nil, nil, model.Wrap(model.CodeMisconfigured, "audit", "", err)
 	}
-	d := &sources.Desk{Actor: a.cfg.Actor, Journal: j, ReadOnly: a.cfg.readOnly}
+	d := &sources.Desk{Actor: a.cfg.Actor, Door: model.DoorCLI, Journal: j, ReadOnly: a.cfg.readOnly, SelfApprove: a.cfg.Review.SelfApprove}
 	return d, func() { _ = j.Close() }, nil
 }
 
@@ -71,9 +71,6 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 		return nil, err
 	}
 	defer closeDesk()
-	if o.actor != "" {
-		desk.Actor = o.actor
-	}
 	var after *model.Task
 	err = a.withSource(ctx, func(src sources.Source) error {
 		if desk.ReadOnly(src.Name()) {
@@ -88,13 +85,11 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 			e.Current = seen
 			return e
 		}
-		req := sources.Request{Action: action, Seen: seen, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority, Unblock: o.unblock, Artifacts: o.artifacts}
-		if action.Move() != model.MoveNone || action.Own() {
-			// Refused before anyone is asked: a task not in Review, a
-			// claim that is not the person's own.
-			if err := desk.Precheck(seen, req); err != nil {
-				return err
-			}
+		req := sources.Request{Action: action, Seen: seen, Reason: o.reason, To: o.to, For: o.reserve, Priority: o.priority, Unblock: o.unblock, Artifacts: o.artifacts, By: o.by}
+		// Refused before anyone is asked: what the action needs, a task
+		// not in Review, a claim that is not the person's own.
+		if err := desk.Precheck(seen, req); err != nil {
+			return err
 		}
 		if !o.yes {
 			if !isTerminal(a.stdin) {
@@ -212,7 +207,7 @@ func (a *app) operatorCommands() []*cobra.Command {
 	take := &override{}
 	takeover := &cobra.Command{
 		Use:   "takeover",
-		Short: "Claim a task as HUMAN (operator; audited)",
+		Short: humanOpOf(model.ActionTakeover).short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.printOverride(cmd.Context(), model.ActionTakeover, take)
@@ -238,23 +233,17 @@ func (a *app) operatorCommands() []*cobra.Command {
 	hand := &override{}
 	handoff := &cobra.Command{
 		Use:   "handoff",
-		Short: "Release a task and reserve it for one agent or ANY (audited)",
+		Short: humanOpOf(model.ActionHandoff).short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := required("to", hand.to); err != nil {
-				return err
-			}
-			switch hand.priority {
-			case "", "normal", "urgent", "critical":
-			default:
-				return model.Errorf(model.CodeMisconfigured, "handoff", hand.task, "--priority %q: want normal, urgent or critical", hand.priority)
-			}
+			// The target and the priority words are the desk's to check
+			// (model.Action.Needs), as at every door.
 			return a.printOverride(cmd.Context(), model.ActionHandoff, hand)
 		},
 	}
 	a.overrideFlags(handoff, hand)
 	handoff.Flags().StringVar(&hand.to, "to", "", "the agent to hand to, or ANY")
-	handoff.Flags().StringVar(&hand.priority, "priority", "normal", "normal, urgent or critical (seed 001)")
+	handoff.Flags().StringVar(&hand.priority, "priority", "normal", strings.Join(model.HandoffPriorities, ", ")+" (seed 001)")
 	handoff.Flags().DurationVar(&hand.reserve, "for", sources.DefaultReservation, "how long the task stays reserved")
 	return []*cobra.Command{takeover, release, handoff}
 }

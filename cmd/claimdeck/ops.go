@@ -29,6 +29,8 @@ type answer struct {
 	// holder marks an answer to the token's holder: it carries the full
 	// lock token; every other answer shows model.ShownToken.
 	holder bool
+	// warning says what went wrong after the write landed (its trail note).
+	warning string
 }
 
 // payload is the answer in the ntask contract's JSON shape.
@@ -41,7 +43,21 @@ func (an answer) payload() map[string]any {
 		}
 		return map[string]any{"ok": true, "tasks": out}
 	}
-	return map[string]any{"ok": true, "task": p.toJSON(an.task)}
+	out := map[string]any{"ok": true, "task": p.toJSON(an.task)}
+	if an.warning != "" {
+		out["warning"] = an.warning
+	}
+	return out
+}
+
+// noted is the answer to a write that landed, after its trail note: a
+// note that failed is a warning on the answer, never the write's error —
+// the caller must not take a landed write for a failed one and retry it.
+func noted(an answer, noteErr error) (answer, error) {
+	if noteErr != nil {
+		an.warning = "the write landed, but its note in the task's trail could not be written: " + model.Redact(noteErr.Error())
+	}
+	return an, nil
 }
 
 func one(t *model.Task, err error) (answer, error) { return answer{task: t}, err }
@@ -64,7 +80,7 @@ func (a *app) agentOps() []agentOp {
 		return agentOp{name: name, short: short, required: req,
 			args: append([]string{"task", "lock-token", "run-id", "agent-name"}, args...),
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
-				if own := ownActions[name]; own != "" {
+				if own := ownActions[name]; own != "" && tf.actor(a.cfg.Actor).Person() {
 					if t, handled, err := a.finishOwn(ctx, src, own, tf); handled {
 						return one(t, err)
 					}
@@ -80,7 +96,11 @@ func (a *app) agentOps() []agentOp {
 					}
 					o.NextCheckAt = at
 				}
-				return holder(finishClaim(ctx, src, tf, name, o))
+				t, err := src.Finish(ctx, tf.task, tf.token, o)
+				if err != nil {
+					return answer{}, err
+				}
+				return noted(answer{task: t, holder: true}, tf.recordRun(ctx, src, name, t))
 			}}
 	}
 	return []agentOp{
@@ -107,7 +127,7 @@ func (a *app) agentOps() []agentOp {
 				if err != nil {
 					return answer{}, err
 				}
-				return holder(t, tf.recordRun(ctx, src, "heartbeat", t))
+				return noted(answer{task: t, holder: true}, tf.recordRun(ctx, src, "heartbeat", t))
 			}},
 		finish("complete", "Mark a claimed task done", model.StateDone, "artifacts"),
 		finish("block", "Park a claimed task as blocked", model.StateBlocked, "reason", "unblock-action", "next-check-at"),
@@ -162,7 +182,7 @@ func (a *app) agentOps() []agentOp {
 				t, err := src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent})
 				return one(tf.recordClient(ctx, src, "create", t, err))
 			}},
-		{name: "update", short: "Edit a task's title, priority, class or status (a claimed task only by its holder)",
+		{name: "update", short: "Edit a task's title, priority, class, or status between READY and BLOCKED (a claimed task only by its holder)",
 			args: []string{"task", "lock-token", "run-id", "agent-name", "title", "priority", "class", "status", "reason"}, required: []string{"task"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
 				e, err := tf.edit(a.cfg.Actor)
@@ -173,9 +193,7 @@ func (a *app) agentOps() []agentOp {
 				if err != nil {
 					return answer{}, err
 				}
-				an, err := one(t, tf.recordRun(ctx, src, "update", t))
-				an.holder = e.Token != ""
-				return an, err
+				return noted(answer{task: t, holder: e.Token != ""}, tf.recordRun(ctx, src, "update", t))
 			}},
 	}
 }
@@ -220,21 +238,11 @@ func (tf *taskFlags) edit(actor string) (sources.Edit, error) {
 	return e, nil
 }
 
-// finishClaim is every holder's way out of a claim: the write keyed on the
-// token, then the run noted in the trail.
-func finishClaim(ctx context.Context, src sources.Source, tf *taskFlags, op string, o sources.Outcome) (*model.Task, error) {
-	t, err := src.Finish(ctx, tf.task, tf.token, o)
-	if err != nil {
-		return nil, err
-	}
-	return t, tf.recordRun(ctx, src, op, t)
-}
-
 // runOp applies one agent command to the chosen source: required
 // arguments, read-only mode, then the command itself.
 func (a *app) runOp(ctx context.Context, op agentOp, tf *taskFlags) (answer, error) {
 	for _, r := range op.required {
-		if err := required(r, tf.value(r)); err != nil {
+		if err := requiredAt(tf.door, r, tf.value(r)); err != nil {
 			return answer{}, err
 		}
 	}
@@ -250,6 +258,12 @@ func (a *app) runOp(ctx context.Context, op agentOp, tf *taskFlags) (answer, err
 // runOpOn applies one agent command to an open source: read-only mode,
 // then the command itself, with each task's standing for a read.
 func (a *app) runOpOn(ctx context.Context, src sources.Source, op agentOp, tf *taskFlags) (answer, error) {
+	if tf.agent != "" {
+		// The name every trail line of this call is recorded under.
+		if err := model.CheckCallerName("the agent name", tf.agent); err != nil {
+			return answer{}, model.Wrap(model.CodeMisconfigured, op.name, tf.task, err)
+		}
+	}
 	if !readCommands[op.name] {
 		if err := a.writable(src, op.name, tf.task); err != nil {
 			return answer{}, err
@@ -279,4 +293,56 @@ func (a *app) agentOp(name string) agentOp {
 		}
 	}
 	panic("no agent command " + name)
+}
+
+// humanOp is one human or reviewer action as the doors serve it: the
+// claimdeck command and the MCP tool of that name (tool "" offers none),
+// with one help text. What the action needs comes from model.Action.Needs
+// and is enforced by the desk; the doors only spell the arguments.
+type humanOp struct {
+	action model.Action
+	tool   string
+	short  string
+	// args are the taskFlags names the MCP tool takes; its lock_token is
+	// the command's --expect-token and agent_name its --to.
+	args []string
+}
+
+// humanOps are the human and reviewer actions, in model.HumanActions order.
+var humanOps = []humanOp{
+	{model.ActionTakeover, "takeover", "Claim a task as HUMAN (operator; audited)", []string{"task", "reason", "lock-token"}},
+	{model.ActionForceRelease, "release", "Force-release a claimed task back to the queue (operator; audited)", []string{"task", "reason", "lock-token"}},
+	{model.ActionHandoff, "handoff", "Release a task and reserve it for one agent or ANY (operator; audited)", []string{"task", "reason", "lock-token", "agent-name", "priority"}},
+	{model.ActionCancel, "", "Cancel a task, whoever holds it (operator; audited)", nil},
+	{model.ActionApprove, "approve", "Approve a task in Review: Done (reviewer; audited)", []string{"task", "reason"}},
+	{model.ActionRework, "rework", "Send a task in Review back to the queue with what to change (reviewer; reason required; audited)", []string{"task", "reason"}},
+	{model.ActionUnblock, "", "Unblock a blocked task: it returns to the queue (audited)", nil},
+	{model.ActionComplete, "", "Mark your own claim done", nil},
+	{model.ActionReview, "", "Hand your own claim to review", nil},
+	{model.ActionBlock, "", "Park your own claim as blocked (reason required)", nil},
+	{model.ActionRelease, "", "Give your own claim back to the queue", nil},
+}
+
+// required are the tool arguments a call must give: the task, and what
+// the action needs (model.Action.Needs).
+func (h humanOp) required() []string {
+	out := []string{"task"}
+	n := h.action.Needs()
+	if n.Reason {
+		out = append(out, "reason")
+	}
+	if n.Target {
+		out = append(out, "agent-name")
+	}
+	return out
+}
+
+// humanOpOf is the row of action in humanOps.
+func humanOpOf(action model.Action) humanOp {
+	for _, h := range humanOps {
+		if h.action == action {
+			return h
+		}
+	}
+	panic("no human action " + string(action))
 }

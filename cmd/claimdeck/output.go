@@ -130,8 +130,14 @@ type printer struct {
 
 func (p printer) answer(an answer) error {
 	p.classify, p.holder = an.classify, an.holder
+	if an.warning != "" && p.errw != nil {
+		fmt.Fprintln(p.errw, "warning: "+an.warning)
+	}
 	if an.list {
 		return p.tasks(an.tasks)
+	}
+	if an.warning != "" && !p.table {
+		return p.json(an.payload())
 	}
 	return p.task(an.task)
 }

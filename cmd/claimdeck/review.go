@@ -17,7 +17,7 @@ func (a *app) reviewCommands() []*cobra.Command {
 	ok := &override{}
 	approve := &cobra.Command{
 		Use:   "approve",
-		Short: "Approve a task in Review: Done (reviewer; audited)",
+		Short: humanOpOf(model.ActionApprove).short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.printOverride(cmd.Context(), model.ActionApprove, ok)
@@ -29,12 +29,9 @@ func (a *app) reviewCommands() []*cobra.Command {
 	back := &override{}
 	rework := &cobra.Command{
 		Use:   "rework",
-		Short: "Send a task in Review back to the queue with what to change (reviewer; --reason required; audited)",
+		Short: humanOpOf(model.ActionRework).short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := required("reason", back.reason); err != nil {
-				return err
-			}
 			return a.printOverride(cmd.Context(), model.ActionRework, back)
 		},
 	}
@@ -66,7 +63,7 @@ func (a *app) finishOwn(ctx context.Context, src sources.Source, action model.Ac
 		return nil, true, err
 	}
 	defer closeDesk()
-	t, err = desk.Apply(ctx, src, sources.Request{Action: action, Seen: seen, Reason: tf.reason, Unblock: tf.unblock, Artifacts: tf.artifacts})
+	t, err = desk.Apply(ctx, src, sources.Request{Action: action, Seen: seen, Reason: tf.reason, Unblock: tf.unblock, Artifacts: tf.artifacts, By: tf.actor(a.cfg.Actor)})
 	return t, true, err
 }
 

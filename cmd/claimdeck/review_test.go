@@ -53,7 +53,7 @@ func TestTheReviewersLoopFromTheCLI(t *testing.T) {
 				t.Fatalf("approve of a claimed task: %+v", r.Error)
 			}
 			c.run(0, "review", "--task", id, "--lock-token", tok, "--artifacts", "pr/1")
-			if r := c.run(3, "rework", "--task", id, "--yes"); !strings.Contains(r.Error.Message, "--reason") {
+			if r := c.run(3, "rework", "--task", id, "--yes"); !strings.Contains(r.Error.Message, "a reason is required") {
 				t.Fatalf("rework without a reason: %+v", r.Error)
 			}
 			if r := c.run(3, "rework", "--task", id, "--reason", "keep comments"); !strings.Contains(r.Error.Message, "--yes") {

@@ -3,7 +3,6 @@ package lockdir
 import (
 	"context"
 	"os"
-	"strings"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -30,7 +29,7 @@ func (s *Source) MarkEscalation(ctx context.Context, id, token string, level mod
 	}
 	defer unlock()
 	lk := s.holderLock(id, token)
-	if lk == nil || strings.EqualFold(lk.rec.HolderKind, model.HolderHuman.String()) || strings.HasPrefix(lk.rec.Agent, model.HumanPrefix) {
+	if lk == nil || lk.rec.person() {
 		return sources.Lost(op, id)
 	}
 	if have, _ := model.ParseLevel(lk.rec.Escalation); have >= level {

@@ -341,7 +341,7 @@ func (s *Source) Heartbeat(ctx context.Context, id, token string, lease time.Dur
 	rec := lk.rec.clone()
 	rec.Heartbeat = now
 	rec.Escalation = "" // alive again: the sweep judges it afresh
-	if !strings.EqualFold(rec.HolderKind, model.HolderHuman.String()) {
+	if !rec.person() {
 		rec.ExpiresAt = now.Add(lease)
 	}
 	if err := s.replaceHeld("heartbeat", id, lk, rec); err != nil {

@@ -685,6 +685,16 @@ var (
 	}
 )
 
+// person reports whether a person holds the lock (model.PersonHeld): its
+// holder_kind, else the HUMAN: prefix of an agent with no run and no lease.
+func (r *record) person() bool {
+	var lease time.Duration
+	if !r.ClaimedAt.IsZero() && !r.ExpiresAt.IsZero() {
+		lease = r.ExpiresAt.Sub(r.ClaimedAt)
+	}
+	return model.PersonHeld(r.HolderKind, r.Agent, r.RunID, lease)
+}
+
 // claimOf reads the claim of a lock file. The lease ends at the earlier of
 // expires_at and a whole lease after the file last changed on this host's
 // clock (the Kubernetes Lease rule): a writer whose clock runs far ahead,
@@ -696,7 +706,7 @@ func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 		Holder: model.HolderAgent, Name: r.Agent, RunID: r.RunID, Node: r.Node, Token: r.LockToken,
 		ClaimedAt: r.ClaimedAt, HeartbeatAt: r.Heartbeat,
 	}
-	if strings.EqualFold(r.HolderKind, "HUMAN") || strings.HasPrefix(r.Agent, model.HumanPrefix) {
+	if r.person() {
 		c.Holder = model.HolderHuman
 		return c // a human's claim never expires
 	}

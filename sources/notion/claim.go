@@ -388,6 +388,12 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	s.appendHistory(p, t, model.Event{At: now, Actor: o.By(t.Claim.Name), Action: action, Reason: o.Reason})
 	got, err := s.settled(ctx, op, t, p, model.CodeLostLock)
 	person, own := t.Claim.Person(), model.OwnAction(o.State)
+	if err == nil && person == "" && o.State == model.StateReview && s.m.History == "" {
+		// Who sent it to review decides who may approve it
+		// (model.CheckSelfApproval): with no history property, a comment
+		// keeps it. The review has landed; the note is best effort.
+		_ = s.postNote(ctx, got.ID, auditNote(model.ActionReview, o.By(t.Claim.Name), o.Reason, "", t))
+	}
 	if err != nil || person == "" || own == "" {
 		return got, err
 	}

@@ -216,8 +216,10 @@ func decodeClaim(m *Mapping, v values) (model.Claim, *model.Reservation) {
 	} else {
 		c.HeartbeatAt = c.ClaimedAt
 	}
+	var recordedLease time.Duration // a lease the timeout made up says nothing of the holder
 	if m.Expires != "" {
 		c.Expires = v.date(m.Expires)
+		recordedLease = leaseOf(c)
 	} else if !c.ClaimedAt.IsZero() {
 		timeout := m.DefaultTimeout
 		if f, ok := v.number(m.Timeout); ok && f > 0 && f < 1e7 {
@@ -235,7 +237,7 @@ func decodeClaim(m *Mapping, v values) (model.Claim, *model.Reservation) {
 	case m.ClaimedBy != "" && kind == "AGENT":
 		c.Holder = model.HolderAgent
 	case m.ClaimedBy != "":
-	case strings.HasPrefix(name, model.HumanPrefix):
+	case model.PersonHeld("", name, c.RunID, recordedLease):
 		c.Holder = model.HolderHuman
 	case name != "":
 		c.Holder = model.HolderAgent
@@ -269,12 +271,22 @@ func decodeAssigned(m *Mapping, v values) (model.Claim, *model.Reservation) {
 	}
 	c.ClaimedAt, c.Expires = v.date(m.StartedAt), v.date(m.Expires)
 	c.Holder = model.HolderAgent
-	if strings.HasPrefix(c.Name, model.HumanPrefix) {
+	if model.PersonHeld("", c.Name, c.RunID, leaseOf(c)) {
 		// A person's lease runs a century only to keep the skill's
-		// re-claim away; a human claim has no expiry.
+		// re-claim away; a human claim has no expiry. An agent that named
+		// itself HUMAN:… has a run and a lease: it stays the agent it is.
 		c.Holder, c.Expires = model.HolderHuman, time.Time{}
 	}
 	return c, nil
+}
+
+// leaseOf is the lease a claim was written with, zero when its start or
+// end is not recorded.
+func leaseOf(c model.Claim) time.Duration {
+	if c.ClaimedAt.IsZero() || c.Expires.IsZero() {
+		return 0
+	}
+	return c.Expires.Sub(c.ClaimedAt)
 }
 
 // historyEntry is one element of seed 001's handoff_history JSON array:

@@ -102,6 +102,26 @@ func testUpdate(t *testing.T, k *kit) {
 	if _, err := ed.Update(ctx, "no-such-task", sources.Edit{Actor: "alice", Title: &title}); err == nil {
 		t.Fatal("update of an unknown task succeeded")
 	}
+
+	// Done, Review, Failed and Canceled belong to their commands
+	// (model.CheckStatusEdit): no update moves a task into or out of them.
+	ready := k.create(t, sources.NewTask{Title: "never claimed"})
+	for _, to := range []model.State{model.StateDone, model.StateReview, model.StateFailed, model.StateCanceled} {
+		_, err := ed.Update(ctx, ready.ID, sources.Edit{Actor: "alice", State: to})
+		wantCode(t, "update of a ready task to "+to.String(), err, model.CodeMisconfigured)
+	}
+	k.unchanged(t, ready, "a refused status update")
+	inReview := k.create(t, sources.NewTask{Title: "in review"})
+	tok := k.claim(t, inReview.ID, "SANDMAN").Claim.Token
+	if _, err := k.src.Finish(ctx, inReview.ID, tok, sources.Outcome{State: model.StateReview}); err != nil {
+		t.Fatal(err)
+	}
+	reviewed := k.get(t, inReview.ID)
+	for _, to := range []model.State{model.StateDone, model.StateQueued, model.StateBlocked} {
+		_, err := ed.Update(ctx, inReview.ID, sources.Edit{Actor: "alice", State: to})
+		wantCode(t, "update of a task in review to "+to.String(), err, model.CodeMisconfigured)
+	}
+	k.unchanged(t, reviewed, "a refused update of a task in review")
 }
 
 // testSubtasks: seed 002 enforces sub-task completion at done time. A

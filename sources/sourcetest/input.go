@@ -1,6 +1,7 @@
 package sourcetest
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,10 @@ func testBadInput(t *testing.T, k *kit) {
 		}},
 		{"claim with --lease 2562047h", func() error {
 			_, err := k.src.Claim(ctx, free.ID, sources.ClaimRequest{Agent: "a", Lease: 2562047 * time.Hour})
+			return err
+		}},
+		{"hand-off to HUMAN:bob", func() error {
+			_, err := k.src.Handoff(ctx, held.ID, sources.Handoff{Token: tok, To: "HUMAN:bob", Human: sources.Human{Actor: "holder"}})
 			return err
 		}},
 		{"claim-next with an invalid UTF-8 agent", func() error {
@@ -98,6 +103,14 @@ func testBadInput(t *testing.T, k *kit) {
 		}},
 	} {
 		wantCode(t, c.what, c.try(), model.CodeMisconfigured)
+	}
+	// Names a caller may not take (model.CheckCallerName): a person's
+	// HUMAN:, a remote client's @mcp-http, invisible characters.
+	for _, name := range []string{"HUMAN:alice", "human:alice", "oncall@mcp-http", "SAND\u200bMAN", "\ufeffSANDMAN", "SAND\u202eNAM"} {
+		_, err := k.src.Claim(ctx, free.ID, sources.ClaimRequest{Agent: name})
+		wantCode(t, "claim as "+strconv.Quote(name), err, model.CodeMisconfigured)
+		_, err = k.src.ClaimNext(ctx, sources.ClaimRequest{Agent: name})
+		wantCode(t, "claim-next as "+strconv.Quote(name), err, model.CodeMisconfigured)
 	}
 	long := strings.Repeat("t", model.MaxTitle+1)
 	_, err = k.src.Update(ctx, free.ID, sources.Edit{Actor: "alice", Title: &long})

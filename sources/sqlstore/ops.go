@@ -297,9 +297,6 @@ func (s *Store) claimArgs(c sources.ClaimRequest) ([]any, error) {
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, "claim", "", "an agent name is required")
 	}
-	if strings.HasPrefix(c.Agent, model.HumanPrefix) {
-		return nil, model.Errorf(model.CodeMisconfigured, "claim", "", "agent names may not start with %s: that is how human takeovers are recorded", model.HumanPrefix)
-	}
 	lease := c.Lease
 	if lease <= 0 {
 		lease = s.cfg.Lease

@@ -67,7 +67,11 @@ run 0 ntask rework "$t1" --reason "Needs markdown formatting in README"
 [ "$(field .task.status)" != Review ] || fail "rework left the task in Review: $out"
 run 0 ntask claim "$t1"
 run 0 ntask review "$t1" --summary "README formatted"
-run 0 ntask approve "$t1" --summary "LGTM, clean implementation"
+# The agent that sent it to review cannot approve it too (claimdeck's rule,
+# unless review: {self_approve: true}); the reviewer is somebody else.
+run 40 ntask approve "$t1" --summary "LGTM, my own work"
+want .error.code MISCONFIGURED "self-approval"
+run 0 env NOTION_AGENT_USER_ID=reviewer-1 ntask approve "$t1" --summary "LGTM, clean implementation"
 want .task.status Done approve
 
 # 5b. Block, then unblock; the agent claims it again.
