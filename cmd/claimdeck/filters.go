@@ -18,7 +18,7 @@ import (
 
 // listExtras gives list a --filter in the dashboard's filter language,
 // over every source (or --source); node: and level read each task's
-// standing as list prints it, from the registry's last state.
+// standing as list prints it, from the node health record's last state.
 func (a *app) listExtras(cmd *cobra.Command, tf *taskFlags) {
 	var expr string
 	run := cmd.RunE
@@ -54,7 +54,7 @@ func (a *app) listExtras(cmd *cobra.Command, tf *taskFlags) {
 		model.SortPullOrder(out)
 		return a.out().answer(answer{tasks: out, list: true, classify: standing})
 	}
-	cmd.Flags().StringVar(&expr, "filter", "", "list what the filter matches in every source (or --source), e.g. 'node:ORACLE_LOCAL level>=stale'; node: and level read the mesh as the registry last recorded it (no pings)")
+	cmd.Flags().StringVar(&expr, "filter", "", "list what the filter matches in every source (or --source), e.g. 'node:ORACLE_LOCAL level>=stale'; node: and level read the mesh as the node health record (or else the registry) last recorded it (no pings)")
 }
 
 // readAll opens every source (or --source) and reads its tasks; byName

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -68,6 +69,10 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	cfg            *Config
+	// background holds what a command left running until its context
+	// ends (the dashboard's health poller): wait on it before the files
+	// it writes go away.
+	background sync.WaitGroup
 }
 
 func (a *app) out() printer { return printer{w: a.stdout, errw: a.stderr, table: a.output == "table"} }

@@ -334,6 +334,7 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 	}
 	a.cfg = cfg
 	ctx, cancel := context.WithCancel(context.Background())
+	defer a.background.Wait() // the poller's last write lands before the directory goes
 	defer cancel()
 	src, err := openSource(ctx, cfg, cfg.Sources[0], true)
 	if err != nil {
