@@ -478,7 +478,7 @@ func (s *Source) toArchive(src, id, why string) {
 // directory: an archive that is a symbolic link (to anywhere) is refused,
 // and nothing is written outside the lock directory.
 func (s *Source) intoArchive(src, id, why string) error {
-	if err := os.Mkdir(s.archive, 0o755); err != nil && !os.IsExist(err) {
+	if err := os.Mkdir(s.archive, s.dirMode); err != nil && !os.IsExist(err) {
 		return err
 	}
 	fd, err := syscall.Open(s.archive, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)

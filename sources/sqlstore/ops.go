@@ -172,7 +172,13 @@ func (s *Store) removedSince(ctx context.Context, st statements, mark any) ([]st
 // Get reads one task with its audit history.
 func (s *Store) Get(ctx context.Context, id string) (*model.Task, error) {
 	st, migrated := s.stmts()
-	t, err := s.scanOne(s.db.queryRow(ctx, st.get, id))
+	var r row
+	err := s.db.queryRow(ctx, st.get, id).Scan(r.dest()...)
+	var t *model.Task
+	if err == nil {
+		t = r.task(s.cfg.Name, s.cfg.Pool, s.cfg.SeedTimeout)
+		t.Carried = r.carried(t)
+	}
 	if isNoRows(err) {
 		return nil, sources.NotFound("get", id)
 	}

@@ -166,6 +166,18 @@ func rowClass(s string) model.Class {
 	return c
 }
 
+// carried is what the row keeps beyond what t says: seed 003's task_type
+// and, on a row not claimed now, its worker, started_at and completed_at.
+func (r *row) carried(t *model.Task) *model.Carried {
+	c := &model.Carried{TaskType: r.taskType.String, CompletedAt: r.completed.t}
+	if t.State != model.StateClaimed {
+		c.Worker, c.StartedAt = r.worker.String, r.started.t
+	} else {
+		c.LeaseUnset = r.leaseExpires.t.IsZero() && !r.holderKind.Valid
+	}
+	return c
+}
+
 // task maps a row onto the model. seedTimeout is the lease of rows claimed
 // by the seed's own SQL, which records only started_at.
 func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
