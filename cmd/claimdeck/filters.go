@@ -30,12 +30,6 @@ func (a *app) listExtras(cmd *cobra.Command, tf *taskFlags) {
 		if err != nil {
 			return model.Wrap(model.CodeMisconfigured, "list", "", err)
 		}
-		var want model.State
-		if tf.status != "" {
-			if want, err = parseStatus(tf.status); err != nil {
-				return err
-			}
-		}
 		standing, err := a.standing()
 		if err != nil {
 			return err
@@ -45,14 +39,12 @@ func (a *app) listExtras(cmd *cobra.Command, tf *taskFlags) {
 			return err
 		}
 		defer closeSrcs()
-		out := []*model.Task{}
-		for _, t := range f.Select(all, standing, time.Now()) {
-			if want == model.StateUnknown || t.State == want {
-				out = append(out, t)
-			}
+		an, err := listed(f.Select(all, standing, time.Now()), tf.status)
+		if err != nil {
+			return err
 		}
-		model.SortPullOrder(out)
-		return a.out().answer(answer{tasks: out, list: true, classify: standing})
+		an.classify = standing
+		return a.out().answer(an)
 	}
 	cmd.Flags().StringVar(&expr, "filter", "", "list what the filter matches in every source (or --source), e.g. 'node:ORACLE_LOCAL level>=stale'; node: and level read the mesh as the node health record (or else the registry) last recorded it (no pings)")
 }
