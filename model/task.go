@@ -349,6 +349,13 @@ type Task struct {
 	Problem string
 }
 
+// InBacklog reports whether the task is parked in ntask's Backlog: not yet
+// triaged, never pulled, read from a status word "backlog" (Notion's
+// option, seed 003's and a lock file's status claimdeck writes for it).
+func (t *Task) InBacklog() bool {
+	return t.State == StateBlocked && strings.EqualFold(strings.TrimSpace(t.RawStatus), "backlog")
+}
+
 // DisplayKey is the key shown on screen.
 func (t *Task) DisplayKey() string {
 	if t.Key != "" {

@@ -24,6 +24,8 @@ type taskFlags struct {
 	artifacts, status, title   string
 	priority, class, desc      string
 	parent                     string
+	// parked creates the task in ntask's Backlog (sources.NewTask.Parked).
+	parked bool
 	// via is the remote client a call came through (NAME@mcp-http), for
 	// the trail; empty on the command line and MCP stdio.
 	via   string

@@ -144,7 +144,7 @@ func (a *app) agentOps() []agentOp {
 				if err != nil {
 					return answer{}, model.Errorf(model.CodeMisconfigured, "", "", "--class: %v", err)
 				}
-				t, err := src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent})
+				t, err := src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent, Parked: tf.parked})
 				return one(tf.recordClient(ctx, src, "create", t, err))
 			}},
 		{name: "update", short: "Edit a task's title, priority, class or status (a claimed task only by its holder)",

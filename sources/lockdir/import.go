@@ -113,6 +113,9 @@ func (s *Source) importOne(ctx context.Context, t *model.Task) (string, []byte, 
 		}
 	case final:
 		k, rec.Status = fin.kind, fin.status
+		if t.InBacklog() {
+			rec.Status = statusBacklog
+		}
 		rec.Agent, rec.ClaimedAt = c.Worker, c.StartedAt
 		if k == kindDone {
 			rec.CompletedAt = c.CompletedAt

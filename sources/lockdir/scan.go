@@ -671,7 +671,7 @@ var (
 		"review": model.StateReview, "canceled": model.StateCanceled, "cancelled": model.StateCanceled,
 	}
 	failedStates = map[string]model.State{
-		"": model.StateFailed, "failed": model.StateFailed, "blocked": model.StateBlocked,
+		"": model.StateFailed, "failed": model.StateFailed, "blocked": model.StateBlocked, statusBacklog: model.StateBlocked,
 		"canceled": model.StateCanceled, "cancelled": model.StateCanceled,
 	}
 )

@@ -54,7 +54,11 @@ func (s *Store) ImportAll(ctx context.Context, ts []*model.Task, done func(n int
 			if n > 0 {
 				return model.Errorf(model.CodeConflict, op, t.ID, "source %s already holds a task with this id: nothing was written", s.cfg.Name)
 			}
-			vals := s.importValues(t, statusOfState[t.State])
+			status := statusOfState[t.State]
+			if t.InBacklog() {
+				status = statusBacklog
+			}
+			vals := s.importValues(t, status)
 			args := make([]any, len(columns))
 			for i, c := range columns {
 				args[i] = vals[c.name]

@@ -275,9 +275,13 @@ func (s *Store) Create(ctx context.Context, n sources.NewTask) (*model.Task, err
 				return model.Errorf(model.CodeMisconfigured, "create", id, "parent task %s is already %s", n.Parent, parent.State)
 			}
 		}
+		status := statusPending
+		if n.Parked {
+			status = statusBacklog
+		}
 		var err error
 		t, err = s.scanOne(q.queryRow(ctx, st.insert, id, n.Title, nullable(n.Description),
-			nullable(model.PriorityName(n.Priority)), nil, s.cfg.Pool, class, nullable(n.Parent)))
+			nullable(model.PriorityName(n.Priority)), nil, s.cfg.Pool, class, nullable(n.Parent), status))
 		return err
 	})
 	if err != nil {

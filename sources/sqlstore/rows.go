@@ -113,6 +113,7 @@ const (
 	statusBlocked    = "blocked"
 	statusReview     = "review"
 	statusCanceled   = "canceled"
+	statusBacklog    = "backlog" // ntask's Backlog: parked until released
 )
 
 var stateOfStatus = map[string]model.State{
@@ -124,6 +125,7 @@ var stateOfStatus = map[string]model.State{
 	statusReview:     model.StateReview,
 	statusCanceled:   model.StateCanceled,
 	"cancelled":      model.StateCanceled,
+	statusBacklog:    model.StateBlocked,
 }
 
 var statusOfState = map[model.State]string{
@@ -207,7 +209,7 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 	state, known := stateOfStatus[strings.ToLower(strings.TrimSpace(r.status.String))]
 	t.State = state
 	if !known {
-		t.Problem = fmt.Sprintf("status %q is not in the vocabulary (pending, in_progress, completed, failed, blocked, review, canceled)", r.status.String)
+		t.Problem = fmt.Sprintf("status %q is not in the vocabulary (pending, in_progress, completed, failed, blocked, review, canceled, backlog)", r.status.String)
 	}
 	for _, nt := range []*nullTime{&r.created, &r.started, &r.completed, &r.leaseExpires, &r.heartbeat, &r.reservedUntil, &r.nextCheck, &r.updated} {
 		if nt.err != nil && t.Problem == "" {
