@@ -372,6 +372,12 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 			t.Fatalf("the claim on a DOWN node was never marked (level %q); nodes %+v", task.Escalated, nodes())
 		}
 	}
+	// What the dashboard's pings found, every other door reads: doctor
+	// names both nodes DOWN, recorded by the dashboard.
+	d := doctorMesh(t, m.cli)
+	if len(d.DownNodes) != 2 || d.DownNodes[0].RecordedBy != "dashboard" || d.DownNodes[0].Since == "" {
+		t.Errorf("doctor after the dashboard saw both nodes DOWN: %+v", d)
+	}
 	cfg.ReadOnly = true
 	if err := a.startMesh(ctx, root, &hub.Config{}); model.CodeOf(err) != model.CodeMisconfigured {
 		t.Errorf("--enforce in read-only mode: %v", err)
