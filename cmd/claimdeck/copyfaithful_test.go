@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -322,4 +323,31 @@ func everything(t *testing.T, src sources.Source) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, "\n")
+}
+
+// A copy cut short is finished with --resume: the tasks the target holds
+// as the origin does are skipped, the rest copied; without --resume they
+// are a conflict, and a task the target holds otherwise stays one.
+func TestCopyResume(t *testing.T) {
+	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
+	first := c.run(0, "--source", "local", "create", "--title", "first").Task.PageID
+	c.copy(0, "--from", "local", "--to", "locks")
+	second := c.run(0, "--source", "local", "create", "--title", "second").Task.PageID
+	if r := c.copy(2, "--from", "local", "--to", "locks"); !strings.Contains(r.Error.Message, "--resume") {
+		t.Fatalf("a second copy without --resume: %+v", r.Error)
+	}
+	var out, errOut strings.Builder
+	run(context.Background(), []string{"--config", c.conf, "copy", "--from", "local", "--to", "locks", "--resume"}, strings.NewReader(""), &out, &errOut)
+	var r struct {
+		Copied  int              `json:"copied"`
+		Already []string         `json:"already_copied"`
+		Tasks   []map[string]any `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &r); err != nil || r.Copied != 1 || len(r.Already) != 1 || r.Already[0] != first || r.Tasks[0]["id"] != second {
+		t.Fatalf("copy --resume: %v %+v\n%s%s", err, r, out.String(), errOut.String())
+	}
+	c.run(0, "--source", "locks", "update", "--task", second, "--title", "changed there")
+	if r := c.copy(2, "--from", "local", "--to", "locks", "--resume"); !strings.Contains(r.Error.Message, second) {
+		t.Fatalf("--resume over a task the target changed: %+v", r.Error)
+	}
 }
