@@ -174,8 +174,6 @@ feed:
 // poller last wrote counts, so every door sees one count and one status.
 func (p *Poller) settle(got []outcome) {
 	apply := func(entries map[string]bookEntry) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
 		for i, o := range got {
 			if !o.done {
 				continue
@@ -191,14 +189,15 @@ func (p *Poller) settle(got []outcome) {
 			}
 		}
 	}
+	// mu is held until the record is saved: nobody reads a state here
+	// that the record does not hold yet.
+	p.mu.Lock()
 	if p.cfg.Book == nil {
 		apply(nil)
 	} else {
-		err := p.cfg.Book.write(apply)
-		p.mu.Lock()
-		p.bookErr = err
-		p.mu.Unlock()
+		p.bookErr = p.cfg.Book.write(apply)
 	}
+	p.mu.Unlock()
 	select {
 	case p.changed <- struct{}{}:
 	default:
