@@ -156,6 +156,7 @@ const (
 	CauseHandoffExpired       // a hand-off whose target never came before the reservation ran out
 	CauseNoExpiry             // an AGENT claim with no lease expiry (seed 002's inconsistent state)
 	CauseLeaseExpired         // the holder stopped heartbeating
+	CauseLeaseTooLong         // an AGENT lease longer than Policy.LeaseCeiling: suspicious, judged as ending there
 )
 
 // Classification is everything the dashboard, the CLI and the sweep say
@@ -190,6 +191,17 @@ func (c Classification) Enforced() Level {
 	return c.Level
 }
 
+// OverCeiling reports whether an agent's claim holds a lease longer than
+// the policy's ceiling past its last sign of life: suspicious, whoever
+// wrote it (a clock far ahead, an expires_at in 9999).
+func OverCeiling(t *Task, p Policy) bool {
+	if p.LeaseCeiling <= 0 || t.State != StateClaimed || t.Claim.Holder != HolderAgent || t.Claim.Expires.IsZero() {
+		return false
+	}
+	alive := t.Claim.LastAlive()
+	return !alive.IsZero() && t.Claim.Expires.Sub(alive) > p.LeaseCeiling
+}
+
 // Classify is the one rule for how a task stands: its level on the
 // escalation ladder, whether its holder's node is DOWN, and why. Every
 // view, command and sweep reads a task's standing from it. mesh may be nil.
@@ -212,8 +224,22 @@ func Classify(t *Task, now time.Time, p Policy, mesh *Mesh) Classification {
 		return c
 	}
 	c.Placement = mesh.Place(t)
-	c.Level, c.Stuck = Escalation(t, now, p.Ladder), Stuck(t, now)
+	judged, tooLong := t, OverCeiling(t, p)
+	if tooLong {
+		// The lease as the ceiling ends it: the ladder climbs from there.
+		cut := *t
+		cut.Claim.Expires = t.Claim.LastAlive().Add(p.LeaseCeiling)
+		judged = &cut
+	}
+	c.Level, c.Stuck = Escalation(judged, now, p.Ladder), Stuck(judged, now)
 	switch {
+	case tooLong && !c.Placement.Down:
+		c.Cause = CauseLeaseTooLong
+		c.Reason = "lease to " + t.Claim.Expires.UTC().Format("2006-01-02 15:04") + "Z, past the " + p.LeaseCeiling.String() + " ceiling"
+		if c.Level == LevelNone {
+			c.Changes = judged.Claim.Expires
+			return c
+		}
 	case c.Placement.Down:
 		c.Level = max(c.Level, LevelStale)
 		if alive := t.Claim.LastAlive(); c.Stuck == 0 && !alive.IsZero() && alive.Before(now) {

@@ -28,13 +28,18 @@ func (s NodeStatus) String() string {
 
 // Node is a mesh node (seed 001's registry entry plus what pings told us).
 type Node struct {
-	Name     string
-	Webhook  string
-	Health   string
-	Status   NodeStatus
-	LastSeen time.Time
-	Failures int // consecutive failed pings
-	LastErr  string
+	Name    string
+	Webhook string
+	Health  string
+	Status  NodeStatus
+	// Since is when Status began, as the node health record keeps it
+	// (zero when nothing has recorded it); RecordedBy names who pinged:
+	// "dashboard", "node watch", "sweep".
+	Since      time.Time
+	RecordedBy string
+	LastSeen   time.Time
+	Failures   int // consecutive failed pings
+	LastErr    string
 
 	LastTaskAt   time.Time
 	QueueDepth   int

@@ -20,6 +20,10 @@ type Policy struct {
 	Grace time.Duration
 	// Ladder is the escalation ladder of seed 001.
 	Ladder Ladder
+	// LeaseCeiling is the longest lease an agent's claim may hold past its
+	// last sign of life; a longer one (a lock file expiring in 9999) is
+	// suspicious, and judged as ending at the ceiling. Zero: no ceiling.
+	LeaseCeiling time.Duration
 }
 
 // Ladder holds the time-stuck thresholds of seed 001's priority escalation.
@@ -36,6 +40,7 @@ func DefaultPolicy() Policy {
 		Lease:          20 * time.Minute,
 		HeartbeatEvery: 5 * time.Minute,
 		Grace:          time.Minute,
+		LeaseCeiling:   24 * time.Hour,
 		Ladder: Ladder{
 			Stale:    10 * time.Minute,
 			Urgent:   30 * time.Minute,

@@ -276,6 +276,23 @@ type Event struct {
 	Detail string
 }
 
+// Carried is what a backend keeps of a task beyond what claimdeck acts on:
+// seed 003's task_type, who worked a task no longer claimed and when that
+// run started and ended, and a lock file's fields claimdeck does not read.
+type Carried struct {
+	TaskType    string
+	Worker      string    // the last holder of a task not claimed now
+	StartedAt   time.Time // when that run started
+	CompletedAt time.Time // when it was completed, failed or canceled
+	// LeaseUnset says the live claim was written with no lease expiry and
+	// no holder kind (seed 003's own claim, which records started_at
+	// only): the claim's Expires is derived, and a copy derives it again.
+	LeaseUnset bool
+	// Extra holds fields the backend keeps that claimdeck does not read,
+	// each as its raw JSON text, by name.
+	Extra map[string]string
+}
+
 // Task is the one normalized task every backend produces.
 type Task struct {
 	Source      string
@@ -318,6 +335,10 @@ type Task struct {
 	Family *Family
 
 	History []Event
+	// Carried is what the backend keeps of the task that claimdeck shows
+	// but does not act on; Source.Get fills it (nil from a poll), so that
+	// `copy` moves it unchanged.
+	Carried *Carried
 
 	// Version identifies what a human saw; a human action is applied only if
 	// the task still has this version. Opaque, defined by the backend.
@@ -326,6 +347,13 @@ type Task struct {
 	// Problem explains a task read from bad data (an unknown status, a broken
 	// lock file). Such tasks are shown, never pulled and never acted on.
 	Problem string
+}
+
+// InBacklog reports whether the task is parked in ntask's Backlog: not yet
+// triaged, never pulled, read from a status word "backlog" (Notion's
+// option, seed 003's and a lock file's status claimdeck writes for it).
+func (t *Task) InBacklog() bool {
+	return t.State == StateBlocked && strings.EqualFold(strings.TrimSpace(t.RawStatus), "backlog")
 }
 
 // DisplayKey is the key shown on screen.

@@ -2,6 +2,8 @@ package sources
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sort"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -9,25 +11,39 @@ import (
 
 // Importer is implemented by sources that can take a task from another
 // queue as it is: its state, its live claim (holder, run, node, token and
-// lease expiry, so the holder's next heartbeat with the same token works)
-// and its history. Import writes one task atomically and refuses with
-// CONFLICT, writing nothing, when the target already has a task with its id.
+// lease expiry, so the holder's next heartbeat with the same token works),
+// its history and what the origin carries beyond them (model.Carried).
+// ImportAll writes every task or none: it refuses with CONFLICT, writing
+// nothing, when the target already has a task with the id of one of them,
+// and a failure part-way leaves the target as it was. done, when set, is
+// told how many tasks are written so far.
 type Importer interface {
-	Import(ctx context.Context, t *model.Task) error
+	ImportAll(ctx context.Context, ts []*model.Task, done func(n int)) error
 }
 
 // CopyPlan is what `claimdeck copy` would move: every task of the origin
-// with its history, in id order.
+// with its history, in id order, and the ones a copy before this one
+// already moved (Resume).
 type CopyPlan struct {
 	Tasks []*model.Task
+	// Already are the ids the target holds as the origin does, left
+	// alone by a resumed copy.
+	Already []string
 }
+
+// Progress is told how far a long step has come: what ("reading",
+// "writing"), n of total.
+type Progress func(what string, n, total int)
 
 // PlanCopy reads every task of from (a full poll, then each task fresh with
 // its history) and checks that to can take them all: to must be an
 // Importer, no task of from may be read from bad data, and to must hold no
-// task with the id of one of them. A refusal names what to fix and nothing
-// is written; tasks of to with other ids stay as they are.
-func PlanCopy(ctx context.Context, from, to Source) (CopyPlan, error) {
+// task with the id of one of them — each id is looked up, so a finished
+// task a poll leaves out counts too. With resume, a task to holds as from
+// does (same state, holder, token and history: what an interrupted copy
+// wrote) is left out of the plan instead. A refusal names what to fix and
+// nothing is written; tasks of to with other ids stay as they are.
+func PlanCopy(ctx context.Context, from, to Source, resume bool, progress Progress) (CopyPlan, error) {
 	if _, ok := to.(Importer); !ok {
 		return CopyPlan{}, model.Errorf(model.CodeMisconfigured, "copy", "", "source %s cannot take a copied queue: %s", to.Name(), cannotImport(to))
 	}
@@ -35,49 +51,75 @@ func PlanCopy(ctx context.Context, from, to Source) (CopyPlan, error) {
 	if err != nil {
 		return CopyPlan{}, err
 	}
-	have, err := fullPoll(ctx, to)
-	if err != nil {
-		return CopyPlan{}, err
-	}
-	taken := make(map[string]bool, len(have))
-	for _, t := range have {
-		taken[t.ID] = true
+	if progress == nil {
+		progress = func(string, int, int) {}
 	}
 	var plan CopyPlan
 	var clash []string
-	for _, t := range all {
+	for i, t := range all {
+		progress("reading", i, len(all))
 		if t.Problem != "" {
 			return CopyPlan{}, model.Errorf(model.CodeMisconfigured, "copy", t.ID, "source %s: the task was read from bad data (%s): repair it before copying", from.Name(), t.Problem)
-		}
-		if taken[t.ID] {
-			clash = append(clash, t.ID)
-			continue
 		}
 		full, err := from.Get(ctx, t.ID)
 		if err != nil {
 			return CopyPlan{}, err
 		}
-		plan.Tasks = append(plan.Tasks, full)
+		there, err := to.Get(ctx, t.ID)
+		switch {
+		case errors.Is(err, model.ErrNoSuchTask):
+			plan.Tasks = append(plan.Tasks, full)
+		case err != nil:
+			return CopyPlan{}, err
+		case resume && sameCopy(full, there):
+			plan.Already = append(plan.Already, t.ID)
+		default:
+			clash = append(clash, t.ID)
+		}
 	}
+	progress("reading", len(all), len(all))
 	if len(clash) > 0 {
 		sort.Strings(clash)
-		return CopyPlan{}, model.Errorf(model.CodeConflict, "copy", "", "source %s already holds %d task(s) with the same id (%s): nothing was copied; copy into a queue without them", to.Name(), len(clash), idList(clash))
+		fix := "copy into a queue without them"
+		if !resume {
+			fix += ", or --resume to skip the ones an interrupted copy wrote"
+		}
+		return CopyPlan{}, model.Errorf(model.CodeConflict, "copy", "", "source %s already holds %d task(s) with the same id (%s): nothing was copied; %s", to.Name(), len(clash), idList(clash), fix)
 	}
 	sort.Slice(plan.Tasks, func(i, j int) bool { return plan.Tasks[i].ID < plan.Tasks[j].ID })
+	slices.Sort(plan.Already)
 	return plan, nil
 }
 
-// Apply imports the plan's tasks into to, one atomic write each, and
-// returns how many landed; it stops at the first refusal.
-func (p CopyPlan) Apply(ctx context.Context, to Source) (int, error) {
+// sameCopy reports whether there is what copying t wrote: the same state,
+// title, holder, token and history.
+func sameCopy(t, there *model.Task) bool {
+	if t.State != there.State || t.Title != there.Title || t.Claim.Name != there.Claim.Name ||
+		t.Claim.Token != there.Claim.Token || len(t.History) != len(there.History) {
+		return false
+	}
+	for i, e := range t.History {
+		if o := there.History[i]; o.Actor != e.Actor || o.Action != e.Action || !o.At.Equal(e.At) {
+			return false
+		}
+	}
+	return true
+}
+
+// Apply imports the plan's tasks into to, all or none, and returns how many
+// landed: all of them, or 0 with the error.
+func (p CopyPlan) Apply(ctx context.Context, to Source, progress Progress) (int, error) {
 	imp, ok := to.(Importer)
 	if !ok {
 		return 0, model.Errorf(model.CodeMisconfigured, "copy", "", "source %s cannot take a copied queue: %s", to.Name(), cannotImport(to))
 	}
-	for i, t := range p.Tasks {
-		if err := imp.Import(ctx, t); err != nil {
-			return i, err
+	done := func(n int) {
+		if progress != nil {
+			progress("writing", n, len(p.Tasks))
 		}
+	}
+	if err := imp.ImportAll(ctx, p.Tasks, done); err != nil {
+		return 0, err
 	}
 	return len(p.Tasks), nil
 }

@@ -158,6 +158,10 @@ type NewTask struct {
 	// Parent makes the task a sub-task: the parent cannot be completed
 	// while it is open. Only sources with Caps.Subtasks accept it.
 	Parent string
+	// Parked makes the task in ntask's Backlog: not yet triaged, shown
+	// with the parked tasks (StateBlocked, RawStatus "backlog"), never
+	// pulled by next until a person or `update --status Ready` releases it.
+	Parked bool
 }
 
 // ClaimRequest says who claims and for how long.

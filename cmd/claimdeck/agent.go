@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -23,6 +24,8 @@ type taskFlags struct {
 	artifacts, status, title   string
 	priority, class, desc      string
 	parent                     string
+	// parked creates the task in ntask's Backlog (sources.NewTask.Parked).
+	parked bool
 	// via is the remote client a call came through (NAME@mcp-http), for
 	// the trail; empty on the command line and MCP stdio.
 	via string
@@ -221,6 +224,48 @@ func (a *app) withSource(ctx context.Context, fn func(src sources.Source) error)
 	}
 	defer src.Close()
 	return fn(src)
+}
+
+// withTaskSource opens the source that holds the task id: --source, the
+// only source, or else the one configured source holding it, so an id the
+// dashboard copied needs no --source. An id two sources hold is
+// MISCONFIGURED naming both; one no source holds is an unknown task. A
+// source that cannot be read while another holds the id is warned about.
+func (a *app) withTaskSource(ctx context.Context, id string, fn func(src sources.Source) error) error {
+	if a.sourceName != "" || len(a.cfg.Sources) == 1 || id == "" {
+		return a.withSource(ctx, fn)
+	}
+	srcs, err := a.openAll(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeAll(srcs)
+	var holders, names []string
+	var at sources.Source
+	var unread error
+	for _, src := range srcs {
+		_, err := retrying(ctx, func() (*model.Task, error) { return src.Get(ctx, id) })
+		switch {
+		case err == nil:
+			holders, at = append(holders, src.Name()), src
+		case errors.Is(err, model.ErrNoSuchTask) || model.CodeOf(err) == model.CodeMisconfigured:
+			// not there, or an id this backend cannot hold
+		case unread == nil:
+			unread = fmt.Errorf("source %s: %w", src.Name(), err)
+		}
+		names = append(names, src.Name())
+	}
+	switch {
+	case len(holders) > 1:
+		return model.Errorf(model.CodeMisconfigured, "", id, "sources %s all hold a task with this id: choose one with --source", strings.Join(holders, " and "))
+	case len(holders) == 1 && unread != nil:
+		fmt.Fprintln(a.stderr, "warning: reading", at.Name(), "as the only holder of", id, "but", model.Redact(unread.Error()))
+	case len(holders) == 0 && unread != nil:
+		return unread
+	case len(holders) == 0:
+		return model.Errorf(model.CodeMisconfigured, "", id, "%w: no configured source holds it (looked in %s)", model.ErrNoSuchTask, strings.Join(names, ", "))
+	}
+	return fn(at)
 }
 
 // transient reports a fault worth trying again: API_ERROR is a transport,

@@ -34,6 +34,9 @@ type Config struct {
 	Lease         time.Duration `mapstructure:"lease" json:"lease"`
 	Grace         time.Duration `mapstructure:"grace" json:"grace"`
 	Heartbeat     time.Duration `mapstructure:"heartbeat_every" json:"heartbeat_every"`
+	// LeaseCeiling: an agent's lease longer than this is suspicious and
+	// judged as ending there (model.Policy.LeaseCeiling); 0 turns it off.
+	LeaseCeiling time.Duration `mapstructure:"lease_ceiling" json:"lease_ceiling"`
 	// HistoryWindow is how long the dashboard keeps finished tasks in
 	// memory; older ones stay in the backend until a filter asks.
 	HistoryWindow time.Duration `mapstructure:"history_window" json:"history_window"`
@@ -137,6 +140,7 @@ func (c *Config) Policy() model.Policy {
 		Lease:          c.Lease,
 		HeartbeatEvery: c.Heartbeat,
 		Grace:          c.Grace,
+		LeaseCeiling:   c.LeaseCeiling,
 		Ladder: model.Ladder{
 			Stale: c.Escalation.StaleAfter, Urgent: c.Escalation.UrgentAfter,
 			Notify: c.Escalation.NotifyAfter, Escalate: c.Escalation.EscalateAfter,
@@ -200,6 +204,7 @@ func loadConfig(file string) (*Config, error) {
 	v.SetDefault("lease", p.Lease)
 	v.SetDefault("grace", p.Grace)
 	v.SetDefault("heartbeat_every", p.HeartbeatEvery)
+	v.SetDefault("lease_ceiling", p.LeaseCeiling)
 	v.SetDefault("history_window", hub.DefaultWindow)
 	v.SetDefault("metrics_listen", "")
 	v.SetDefault("escalation.stale_after", p.Ladder.Stale)
@@ -308,6 +313,9 @@ func (c *Config) validate() error {
 	}
 	if c.HistoryWindow <= 0 {
 		problems = append(problems, "history_window must be positive (how long finished tasks stay on the dashboard, e.g. 24h)")
+	}
+	if c.LeaseCeiling < 0 {
+		problems = append(problems, "lease_ceiling must be 0 (none) or positive: the longest lease an agent may hold, e.g. 24h")
 	}
 	if c.Grace <= 0 {
 		problems = append(problems, "grace must be positive: how long a dead holder's expired lease waits before its task is rescued")

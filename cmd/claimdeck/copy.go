@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -9,7 +12,7 @@ import (
 
 func (a *app) copyCommand() *cobra.Command {
 	var from, to string
-	var dryRun bool
+	var dryRun, resume bool
 	c := &cobra.Command{
 		Use:   "copy --from SOURCE --to SOURCE",
 		Short: "Copy a queue into another source: tasks, live claims with their leases, history",
@@ -18,10 +21,20 @@ embedded queue into a team's PostgreSQL: each task with its state, its live
 claim (holder, run, node, lock token and lease expiry, so the holder's
 next heartbeat with the same token works in the new queue) and its history.
 
+Every field arrives unchanged: seed 003's task_type, a finished row's
+worker, started_at and completed_at, artifacts, history times, a lock
+file's fields claimdeck does not read. Only a SQL row's version and
+updated_at start again: they track changes in the new table.
+
 It refuses, copying nothing, when the target already holds a task with the
-id of one being copied; tasks with other ids are left alone. Each task is
-written atomically. The origin is not changed: point the agents at the new
-source once the copy is done. --dry-run lists what would be copied.
+id of one being copied (--dry-run finds it too); tasks with other ids are
+left alone. The copy is all or nothing: one transaction in SQLite and
+PostgreSQL; in a lock directory the files written are taken back when one
+fails. If a copy was cut short anyway (the process killed), --resume skips
+the tasks the target already holds exactly as the origin does. The origin
+is not changed: point the agents at the new source once the copy is done.
+--dry-run lists what would be copied. On a terminal, progress goes to
+stderr.
 
 The target must be SQLite, PostgreSQL (made with claimdeck migrate --create)
 or a lock directory; Notion cannot take a copy.`,
@@ -52,7 +65,8 @@ or a lock directory; Notion cannot take a copy.`,
 				return err
 			}
 			defer dst.Close()
-			plan, err := sources.PlanCopy(ctx, src, dst)
+			progress := a.progress()
+			plan, err := sources.PlanCopy(ctx, src, dst, resume, progress)
 			if err != nil {
 				return err
 			}
@@ -61,12 +75,15 @@ or a lock directory; Notion cannot take a copy.`,
 				list[i] = map[string]any{"id": t.ID, "state": t.State.String(), "holder": t.Claim.Name, "history": len(t.History)}
 			}
 			out := map[string]any{"ok": true, "from": fc.Name, "to": tc.Name, "dry_run": dryRun, "tasks": list}
+			if resume {
+				out["already_copied"] = append([]string{}, plan.Already...)
+			}
 			if dryRun {
 				return a.out().json(out)
 			}
-			n, err := plan.Apply(ctx, dst)
+			n, err := plan.Apply(ctx, dst, progress)
 			if err != nil {
-				return model.Errorf(model.CodeOf(err), "copy", "", "%d of %d task(s) copied before: %v", n, len(plan.Tasks), err)
+				return model.Errorf(model.CodeOf(err), "copy", "", "nothing was copied: %v", err)
 			}
 			out["copied"] = n
 			return a.out().json(out)
@@ -75,6 +92,26 @@ or a lock directory; Notion cannot take a copy.`,
 	f := c.Flags()
 	f.StringVar(&from, "from", "", "the configured source to copy from")
 	f.StringVar(&to, "to", "", "the configured source to copy into")
-	f.BoolVar(&dryRun, "dry-run", false, "list what would be copied; write nothing")
+	f.BoolVar(&dryRun, "dry-run", false, "list what would be copied, and refuse a conflicting id; write nothing")
+	f.BoolVar(&resume, "resume", false, "skip the tasks the target already holds as the origin does (a copy cut short)")
 	return c
+}
+
+// progress reports a long step on stderr, on one line rewritten in place,
+// only when stderr is a terminal: a script reading stderr gets none.
+func (a *app) progress() sources.Progress {
+	if !isTerminal(a.stderr) {
+		return nil
+	}
+	last := time.Time{}
+	return func(what string, n, total int) {
+		if n < total && time.Since(last) < 100*time.Millisecond {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(a.stderr, "\r\x1b[K%s %d of %d", what, n, total)
+		if n == total {
+			fmt.Fprintln(a.stderr)
+		}
+	}
 }

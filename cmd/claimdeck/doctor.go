@@ -59,7 +59,9 @@ func (a *app) doctorCommand() *cobra.Command {
 credentials are present (never printing them), the backend answers, its
 schema is what claimdeck needs, every live task reads cleanly (a broken
 lock file is named with its path), and this process may write; with a
-mesh, which nodes the registry last recorded DOWN (no pings are sent). It
+mesh, which nodes are DOWN and since when, as the node health record
+(written by the dashboard, node watch and sweep --ping) or else the
+registry last recorded them (no pings are sent). It
 changes nothing. The report is JSON; the exit status is 3 when any
 source's check fails (a DOWN node is reported, not a configuration fault).`,
 		Args: cobra.NoArgs,
@@ -186,13 +188,17 @@ func unreadable(ctx context.Context, src sources.Source) error {
 	return fmt.Errorf("%d read from bad data, shown and never acted on until repaired: %s%s", n, strings.Join(bad, "; "), more)
 }
 
-// meshReport is the mesh as the registry last recorded it (no pings: the
-// doctor changes nothing and waits on no node).
+// meshReport is the mesh as the node health record (or else the
+// registry) last recorded it: no pings, the doctor changes nothing and
+// waits on no node. Down names each DOWN node; DownNodes says since when
+// and why.
 type meshReport struct {
-	Registry string   `json:"registry"`
-	OK       bool     `json:"ok"`
-	Nodes    int      `json:"nodes"`
-	Down     []string `json:"down"`
+	Registry  string     `json:"registry"`
+	Record    string     `json:"health_record,omitempty"`
+	OK        bool       `json:"ok"`
+	Nodes     int        `json:"nodes"`
+	Down      []string   `json:"down"`
+	DownNodes []nodeJSON `json:"down_nodes"`
 }
 
 func (a *app) diagnoseMesh() (*meshReport, error) {
@@ -200,10 +206,14 @@ func (a *app) diagnoseMesh() (*meshReport, error) {
 	if reg == nil || err != nil {
 		return nil, err
 	}
-	r := &meshReport{Registry: a.cfg.Mesh.Registry, Nodes: len(reg.Nodes), Down: []string{}}
-	for _, n := range reg.Nodes {
+	r := &meshReport{Registry: a.cfg.Mesh.Registry, Nodes: len(reg.Nodes), Down: []string{}, DownNodes: []nodeJSON{}}
+	if b := a.book(); b != nil {
+		r.Record = b.Path()
+	}
+	for _, n := range a.meshNodes(reg)() {
 		if n.Status == model.NodeDown {
 			r.Down = append(r.Down, n.Name)
+			r.DownNodes = append(r.DownNodes, nodeOut(n))
 		}
 	}
 	r.OK = len(r.Down) == 0
@@ -257,7 +267,20 @@ func (a *app) printDoctor(reports []sourceReport, m *meshReport) {
 	fmt.Fprintf(a.stdout, "mesh (%s, as last recorded)\n", m.Registry)
 	if m.OK {
 		fmt.Fprintf(a.stdout, "  ok   nodes        %d, none DOWN\n", m.Nodes)
-	} else {
-		fmt.Fprintf(a.stdout, "  FAIL nodes        %d DOWN of %d: %s\n", len(m.Down), m.Nodes, strings.Join(m.Down, ", "))
+		return
+	}
+	fmt.Fprintf(a.stdout, "  FAIL nodes        %d DOWN of %d\n", len(m.Down), m.Nodes)
+	for _, n := range m.DownNodes {
+		line := n.Node + " DOWN"
+		if n.Since != "" {
+			line += " since " + n.Since
+		}
+		if n.LastError != "" {
+			line += fmt.Sprintf(" (%d failed pings: %s)", n.Failures, n.LastError)
+		}
+		if n.RecordedBy != "" {
+			line += ", recorded by " + n.RecordedBy
+		}
+		fmt.Fprintf(a.stdout, "       %s\n", line)
 	}
 }

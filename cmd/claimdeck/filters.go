@@ -18,10 +18,11 @@ import (
 
 // listExtras gives list a --filter in the dashboard's filter language,
 // over every source (or --source); node: and level read each task's
-// standing as list prints it, from the registry's last state.
+// standing as list prints it, from the node health record's last state.
 func (a *app) listExtras(cmd *cobra.Command, tf *taskFlags) {
 	var expr string
 	run := cmd.RunE
+	cmd.Flags().IntVar(&a.limit, "limit", -1, fmt.Sprintf("show at most this many tasks, first in pull order (0: all; default %d with -o table, all in JSON, which then says how many \"more\")", defaultTableLimit))
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if expr == "" {
 			return run(cmd, args)
@@ -29,12 +30,6 @@ func (a *app) listExtras(cmd *cobra.Command, tf *taskFlags) {
 		f, err := model.ParseFilter(expr)
 		if err != nil {
 			return model.Wrap(model.CodeMisconfigured, "list", "", err)
-		}
-		var want model.State
-		if tf.status != "" {
-			if want, err = parseStatus(tf.status); err != nil {
-				return err
-			}
 		}
 		standing, err := a.standing()
 		if err != nil {
@@ -45,16 +40,14 @@ func (a *app) listExtras(cmd *cobra.Command, tf *taskFlags) {
 			return err
 		}
 		defer closeSrcs()
-		out := []*model.Task{}
-		for _, t := range f.Select(all, standing, time.Now()) {
-			if want == model.StateUnknown || t.State == want {
-				out = append(out, t)
-			}
+		an, err := listed(f.Select(all, standing, time.Now()), tf.status)
+		if err != nil {
+			return err
 		}
-		model.SortPullOrder(out)
-		return a.out().answer(answer{tasks: out, list: true, classify: standing})
+		an.classify = standing
+		return a.out().answer(an)
 	}
-	cmd.Flags().StringVar(&expr, "filter", "", "list what the filter matches in every source (or --source), e.g. 'node:ORACLE_LOCAL level>=stale'; node: and level read the mesh as the registry last recorded it (no pings)")
+	cmd.Flags().StringVar(&expr, "filter", "", "list what the filter matches in every source (or --source), e.g. 'node:ORACLE_LOCAL level>=stale'; node: and level read the mesh as the node health record (or else the registry) last recorded it (no pings)")
 }
 
 // readAll opens every source (or --source) and reads its tasks; byName

@@ -31,7 +31,7 @@ func (a *app) historyCommand() *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			return a.withSource(ctx, func(src sources.Source) error {
+			return a.withTaskSource(ctx, tf.task, func(src sources.Source) error {
 				t, err := retrying(ctx, func() (*model.Task, error) { return src.Get(ctx, tf.task) })
 				if err != nil {
 					return err

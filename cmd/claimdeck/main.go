@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -67,17 +68,33 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	cfg            *Config
+	// limit is list's --limit: -1 unset, 0 all.
+	limit int
+	// background holds what a command left running until its context
+	// ends (the dashboard's health poller): wait on it before the files
+	// it writes go away.
+	background sync.WaitGroup
 }
 
 func (a *app) out() printer {
-	p := printer{w: a.stdout, errw: a.stderr, table: a.output == "table"}
+	p := printer{w: a.stdout, errw: a.stderr, table: a.output == "table", limit: a.limit}
 	if f, ok := a.stdout.(*os.File); ok && p.table && term.IsTerminal(int(f.Fd())) {
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
 			p.width = w
 		}
 	}
+	if a.limit < 0 { // list without --limit: a screenful of a table, all of JSON
+		p.limit = 0
+		if p.table {
+			p.limit = defaultTableLimit
+		}
+	}
 	return p
 }
+
+// defaultTableLimit is how many tasks `list -o table` shows unless
+// --limit says otherwise: a 20,000-task queue is not read in a terminal.
+const defaultTableLimit = 100
 
 // run executes one command line and returns the exit status of the ntask
 // contract: 0 ok, 2 CONFLICT, 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.

@@ -33,6 +33,9 @@ type cli struct {
 
 func newCLI(t *testing.T, sourcesYAML string) *cli {
 	dir := t.TempDir()
+	// What claimdeck keeps between runs (the sweep record, the node health
+	// record) stays in the test's directory, never the user's.
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	conf := filepath.Join(dir, "config.yaml")
 	body := "actor: alice\naudit_log: " + filepath.Join(dir, "audit.jsonl") + "\nsources:\n" + sourcesYAML
 	if err := os.WriteFile(conf, []byte(strings.ReplaceAll(body, "DIR", dir)), 0o600); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,6 +42,9 @@ type MeshConfig struct {
 	SweepEvery time.Duration `mapstructure:"sweep_every" json:"sweep_every"`
 	// Record is where sent notifications are remembered between runs.
 	Record string `mapstructure:"record" json:"record"`
+	// Health is the node health record: every pinger writes it, every
+	// door reads it (mesh.Book).
+	Health string `mapstructure:"health" json:"health"`
 }
 
 // meshDefaults gives every scalar mesh key a default, so that CLAIMDECK_MESH_*
@@ -56,6 +60,7 @@ func meshDefaults(v *viper.Viper) {
 	v.SetDefault("mesh.enforce", false)
 	v.SetDefault("mesh.sweep_every", 30*time.Second)
 	v.SetDefault("mesh.record", defaultIn(stateDir(), "sweep.json"))
+	v.SetDefault("mesh.health", defaultIn(stateDir(), "mesh-health.json"))
 }
 
 func (m MeshConfig) problems() []string {
@@ -76,8 +81,8 @@ func stateDir() string { return userDir("XDG_STATE_HOME", ".local", "state") }
 // addMesh registers `sweep`, `node serve` and the dashboard's --enforce.
 func (a *app) addMesh(root *cobra.Command, grouped func(*cobra.Command)) {
 	root.Flags().Bool("enforce", false, "run the escalation sweep from the dashboard (mesh.enforce in config)")
-	node := &cobra.Command{Use: "node", Short: "Run this host as a mesh node"}
-	node.AddCommand(a.nodeServeCommand())
+	node := &cobra.Command{Use: "node", Short: "Run this host as a mesh node, or watch the mesh's health"}
+	node.AddCommand(a.nodeServeCommand(), a.nodeWatchCommand())
 	for _, c := range []*cobra.Command{a.sweepCommand(), node} {
 		grouped(c)
 		root.AddCommand(c)
@@ -167,34 +172,61 @@ func (a *app) sweeper(reg *mesh.Registry, nodes func() []model.Node, from string
 }
 
 // standing classifies tasks for list, get and next as a sweep run from cron
-// would: node health as the registry records it, the holders mapping and
-// the configured policy, at one instant.
+// would: node health as the health record (or the registry) keeps it, the
+// holders mapping and the configured policy, at one instant.
 func (a *app) standing() (func(*model.Task) model.Classification, error) {
 	reg, err := a.registry()
 	if err != nil {
 		return nil, err
 	}
 	var nodes []model.Node
-	if f := registryNodes(reg); f != nil {
+	if f := a.meshNodes(reg); f != nil {
 		nodes = f()
 	}
 	m, p, now := model.NewMesh(nodes, a.cfg.Mesh.Holders), a.cfg.Policy(), time.Now()
 	return func(t *model.Task) model.Classification { return model.Classify(t, now, p, m) }, nil
 }
 
-// registryNodes is the mesh as the registry file records it: what a sweep
-// run from cron knows without pinging (seed 001's health pings update it).
-func registryNodes(reg *mesh.Registry) func() []model.Node {
+// book is the node health record, or nil when there is no mesh or no
+// state directory to keep it in.
+func (a *app) book() *mesh.Book {
+	if a.cfg.Mesh.Registry == "" || a.cfg.Mesh.Health == "" {
+		return nil
+	}
+	return mesh.OpenBook(expand(a.cfg.Mesh.Health))
+}
+
+// meshNodes is the mesh as the health record last saw it, over the
+// registry: what every door that does not ping reads, read afresh at each
+// call. A record that cannot be read is warned about once; the registry
+// stands in.
+func (a *app) meshNodes(reg *mesh.Registry) func() []model.Node {
 	if reg == nil {
 		return nil
 	}
+	book := a.book()
+	var once sync.Once
 	return func() []model.Node {
-		out := make([]model.Node, len(reg.Nodes))
-		for i, n := range reg.Nodes {
-			out[i] = model.Node{Name: n.Name, Webhook: n.Webhook, Health: n.Health, Status: n.Status, LastSeen: n.LastSeen}
+		nodes, err := book.Nodes(reg)
+		if err != nil {
+			once.Do(func() { fmt.Fprintln(a.stderr, "warning:", model.Redact(err.Error())) })
 		}
-		return out
+		return nodes
 	}
+}
+
+// poller pings the registry's nodes and writes every round to the health
+// record as by.
+func (a *app) poller(reg *mesh.Registry, by string) (*mesh.Poller, error) {
+	m := a.cfg.Mesh
+	cfg := mesh.PollerConfig{Every: m.PingEvery, Timeout: m.Timeout, DownAfter: m.DownAfter, By: by}
+	if book := a.book(); book != nil {
+		if err := sources.PrivateDir("node health record directory", filepath.Dir(book.Path())); err != nil {
+			return nil, model.Wrap(model.CodeMisconfigured, "mesh", "", err)
+		}
+		cfg.Book = book
+	}
+	return mesh.NewPoller(reg, cfg), nil
 }
 
 type markJSON struct {
@@ -280,7 +312,7 @@ func sweepResult(rep mesh.SweepReport, swept []string, dryRun bool) (map[string]
 }
 
 func (a *app) sweepCommand() *cobra.Command {
-	var dryRun bool
+	var dryRun, ping bool
 	var from string
 	cmd := &cobra.Command{
 		Use:   "sweep",
@@ -289,8 +321,11 @@ func (a *app) sweepCommand() *cobra.Command {
 past escalation.stale_after are marked stale (their lease ends, so they can
 be claimed), then urgent, then the mesh is notified ({"message": …,
 "deliver": false} to every other node's webhook with its bearer token, and
-to mesh.webhook), then escalated. Claims of nodes the registry records as
-down are stale at once. Every mark is conditional on the claim's lock token,
+to mesh.webhook), then escalated. Claims of nodes recorded DOWN (in the
+node health record mesh.health, which the dashboard, node watch and
+sweep --ping write, or else the registry) are stale at once. --ping pings
+every node once first and records it: failures count across runs, so
+mesh.down_after runs from cron make a dead node DOWN. Every mark is conditional on the claim's lock token,
 and each task is notified once per level, however often sweep runs
 (mesh.record remembers). In sources whose next keeps a dead holder's task
 out of the pool (Notion, seed 002), a claim whose lease ended grace ago is
@@ -314,7 +349,12 @@ or a notification not delivered; 3 for a bad registry or configuration.`,
 			if from == "" {
 				from = a.cfg.Mesh.Node
 			}
-			sw, err := a.sweeper(reg, registryNodes(reg), from, dryRun)
+			if ping && reg != nil {
+				if err := a.pingOnce(ctx, reg, dryRun); err != nil {
+					return err
+				}
+			}
+			sw, err := a.sweeper(reg, a.meshNodes(reg), from, dryRun)
 			if err != nil {
 				return err
 			}
@@ -345,7 +385,25 @@ or a notification not delivered; 3 for a bad registry or configuration.`,
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be marked and notified; change nothing")
 	cmd.Flags().StringVar(&from, "node", "", "the node this sweep runs as, never notified (default mesh.node)")
+	cmd.Flags().BoolVar(&ping, "ping", false, "ping every node once first and record its health (not with --dry-run)")
 	return cmd
+}
+
+// pingOnce is one ping round by the sweep, recorded; a dry run pings and
+// records nothing, since recording changes what every door reads.
+func (a *app) pingOnce(ctx context.Context, reg *mesh.Registry, dryRun bool) error {
+	if dryRun {
+		return nil
+	}
+	p, err := a.poller(reg, "sweep")
+	if err != nil {
+		return err
+	}
+	p.PollOnce(ctx)
+	if err := p.BookErr(); err != nil {
+		return model.Wrap(model.CodeMisconfigured, "sweep", "", err)
+	}
+	return nil
 }
 
 // readOnlySource is a source read-only by configuration, as the sweep sees
@@ -459,8 +517,15 @@ func (a *app) startMesh(ctx context.Context, cmd *cobra.Command, hc *hub.Config)
 	m := a.cfg.Mesh
 	hc.Holders = m.Holders
 	if reg != nil {
-		p := mesh.NewPoller(reg, mesh.PollerConfig{Every: m.PingEvery, Timeout: m.Timeout, DownAfter: m.DownAfter})
-		go func() { _ = p.Run(ctx) }()
+		by := "dashboard"
+		if cmd.HasParent() {
+			by = cmd.Name() // metrics
+		}
+		p, err := a.poller(reg, by)
+		if err != nil {
+			return err
+		}
+		a.background.Go(func() { _ = p.Run(ctx) })
 		hc.Nodes = p.Nodes
 	}
 	if !enforce {

@@ -334,6 +334,7 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 	}
 	a.cfg = cfg
 	ctx, cancel := context.WithCancel(context.Background())
+	defer a.background.Wait() // the poller's last write lands before the directory goes
 	defer cancel()
 	src, err := openSource(ctx, cfg, cfg.Sources[0], true)
 	if err != nil {
@@ -370,6 +371,12 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the claim on a DOWN node was never marked (level %q); nodes %+v", task.Escalated, nodes())
 		}
+	}
+	// What the dashboard's pings found, every other door reads: doctor
+	// names both nodes DOWN, recorded by the dashboard.
+	d := doctorMesh(t, m.cli)
+	if len(d.DownNodes) != 2 || d.DownNodes[0].RecordedBy != "dashboard" || d.DownNodes[0].Since == "" {
+		t.Errorf("doctor after the dashboard saw both nodes DOWN: %+v", d)
 	}
 	cfg.ReadOnly = true
 	if err := a.startMesh(ctx, root, &hub.Config{}); model.CodeOf(err) != model.CodeMisconfigured {

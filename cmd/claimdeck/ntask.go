@@ -107,7 +107,11 @@ func (n *ntask) ok(t *model.Task, extra map[string]any) error {
 // absent fields left out, statuses and classes in title case. The lock
 // token is claim's answer alone; title is claimdeck's addition.
 func ntaskTask(t *model.Task) map[string]any {
-	m := map[string]any{"page_id": t.ID, "task_id": t.DisplayKey(), "status": t.State.Title(t.RawStatus), "class": t.Class.Title()}
+	status := t.State.Title(t.RawStatus)
+	if t.InBacklog() {
+		status = "Backlog"
+	}
+	m := map[string]any{"page_id": t.ID, "task_id": t.DisplayKey(), "status": status, "class": t.Class.Title()}
 	put := func(k, v string) {
 		if v != "" {
 			m[k] = v
@@ -566,7 +570,9 @@ func (n *ntask) createCmd() *cobra.Command {
 				return model.Errorf(model.CodeMisconfigured, "", "", "Initial status must be Backlog or Ready, got '%s'", status)
 			}
 			return n.on(ctx, func(src sources.Source) error {
-				tf := &taskFlags{title: title, priority: fmt.Sprint(prio), class: class}
+				// Create.swift's default: Backlog, parked until triaged.
+				parked := strings.EqualFold(strings.TrimSpace(status), "backlog")
+				tf := &taskFlags{title: title, priority: fmt.Sprint(prio), class: class, parked: parked}
 				if parent != "" {
 					p, err := resolve(ctx, src, parent)
 					if err != nil {
@@ -590,7 +596,7 @@ func (n *ntask) createCmd() *cobra.Command {
 	f.IntVar(&prio, "priority", 2, "priority 1-3 (higher = more urgent)")
 	f.StringVar(&class, "class", "Standard", "class of service: Expedite, Fixed Date, Standard, Intangible")
 	f.StringVar(&parent, "parent", "", "parent task id to create a subtask under")
-	f.StringVar(&status, "status", "Backlog", "initial status: Backlog or Ready (both are the queue in claimdeck)")
+	f.StringVar(&status, "status", "Backlog", "initial status: Backlog (parked: next never pulls it until update --status Ready) or Ready")
 	acFlags(f, &ac)
 	_ = cmd.MarkFlagRequired("title")
 	return cmd

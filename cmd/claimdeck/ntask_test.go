@@ -82,9 +82,8 @@ var exampleValues = map[string]bool{"ok": true, "status": true, "task_id": true,
 // exampleDiffers are the values where claimdeck answers otherwise on
 // purpose, each with the file it follows (docs/agents.md, "Agents on today's skill").
 var exampleDiffers = map[string]map[string]any{
-	// Create.swift defaults to Backlog; claimdeck's queues have no backlog,
-	// and the backend names the new task.
-	"create": {"status": "Ready", "task_id": nil},
+	// The backend names the new task.
+	"create": {"task_id": nil},
 	// Rework.swift (0.4.1, the commit itself) moves to Ready; commands.json
 	// still says In Progress.
 	"rework": {"status": "Ready"},

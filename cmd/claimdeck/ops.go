@@ -146,28 +146,13 @@ func (a *app) agentOps() []agentOp {
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
 				return one(retrying(ctx, func() (*model.Task, error) { return src.Get(ctx, tf.task) }))
 			}},
-		{name: "list", short: "List tasks in pull order", args: []string{"status"},
+		{name: "list", short: "List tasks in pull order (of every source when several are configured and no --source is given)", args: []string{"status"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
-				var want model.State
-				if tf.status != "" {
-					s, err := parseStatus(tf.status)
-					if err != nil {
-						return answer{}, err
-					}
-					want = s
-				}
 				d, err := retrying(ctx, func() (sources.Delta, error) { return src.Poll(ctx, "") })
 				if err != nil {
 					return answer{}, err
 				}
-				out := []*model.Task{}
-				for _, t := range d.Tasks {
-					if want == model.StateUnknown || t.State == want {
-						out = append(out, t)
-					}
-				}
-				model.SortPullOrder(out)
-				return answer{tasks: out, list: true}, nil
+				return listed(d.Tasks, tf.status)
 			}},
 		{name: "create", short: "Add a task to the queue", args: []string{"title", "priority", "class", "description", "parent"}, required: []string{"title"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
@@ -179,7 +164,7 @@ func (a *app) agentOps() []agentOp {
 				if err != nil {
 					return answer{}, model.Errorf(model.CodeMisconfigured, "", "", "--class: %v", err)
 				}
-				t, err := src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent})
+				t, err := src.Create(ctx, sources.NewTask{Title: tf.title, Description: tf.desc, Priority: prio, Class: class, Parent: tf.parent, Parked: tf.parked})
 				return one(tf.recordClient(ctx, src, "create", t, err))
 			}},
 		{name: "update", short: "Edit a task's title, priority, class, or status between READY and BLOCKED (a claimed task only by its holder)",
@@ -246,13 +231,58 @@ func (a *app) runOp(ctx context.Context, op agentOp, tf *taskFlags) (answer, err
 			return answer{}, err
 		}
 	}
+	if op.name == "list" && a.sourceName == "" && len(a.cfg.Sources) > 1 {
+		return a.listEverySource(ctx, tf)
+	}
+	with := a.withSource
+	if op.name == "get" {
+		with = func(ctx context.Context, fn func(sources.Source) error) error {
+			return a.withTaskSource(ctx, tf.task, fn)
+		}
+	}
 	var an answer
-	err := a.withSource(ctx, func(src sources.Source) error {
+	err := with(ctx, func(src sources.Source) error {
 		var err error
 		an, err = a.runOpOn(ctx, src, op, tf)
 		return err
 	})
 	return an, err
+}
+
+// listEverySource is list over every configured source, in one pull order.
+func (a *app) listEverySource(ctx context.Context, tf *taskFlags) (answer, error) {
+	_, all, closeSrcs, err := a.readAll(ctx)
+	if err != nil {
+		return answer{}, err
+	}
+	defer closeSrcs()
+	an, err := listed(all, tf.status)
+	if err != nil {
+		return an, err
+	}
+	an.classify, err = a.standing()
+	return an, err
+}
+
+// listed is list's answer: tasks in the state status names (all for ""),
+// in pull order.
+func listed(tasks []*model.Task, status string) (answer, error) {
+	var want model.State
+	if status != "" {
+		s, err := parseStatus(status)
+		if err != nil {
+			return answer{}, err
+		}
+		want = s
+	}
+	out := []*model.Task{}
+	for _, t := range tasks {
+		if want == model.StateUnknown || t.State == want {
+			out = append(out, t)
+		}
+	}
+	model.SortPullOrder(out)
+	return answer{tasks: out, list: true}, nil
 }
 
 // runOpOn applies one agent command to an open source: read-only mode,

@@ -126,12 +126,28 @@ type printer struct {
 	classify func(*model.Task) model.Classification
 	// holder: the answer goes to the token's holder (see answer.holder).
 	holder bool
+	// limit caps a list (list --limit; 0 shows all).
+	limit int
 }
 
 func (p printer) answer(an answer) error {
 	p.classify, p.holder = an.classify, an.holder
 	if an.warning != "" && p.errw != nil {
 		fmt.Fprintln(p.errw, "warning: "+an.warning)
+	}
+	if an.list && p.limit > 0 && len(an.tasks) > p.limit {
+		more := len(an.tasks) - p.limit
+		an.tasks = an.tasks[:p.limit]
+		if !p.table {
+			out := an.payload()
+			out["more"] = more // the list goes on: --limit 0 for all of it
+			return p.json(out)
+		}
+		if err := p.tasks(an.tasks); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(p.w, "… and %d more in pull order: --limit 0 shows all, --filter or --status narrows\n", more)
+		return err
 	}
 	if an.list {
 		return p.tasks(an.tasks)

@@ -59,7 +59,7 @@ func BenchmarkClaimBaselineLink(b *testing.B) {
 	body := (&record{TaskID: "x", Agent: "bench", ClaimedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour), LockToken: "t"}).marshal()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tmp, err := writeTemp(dir, body)
+		tmp, err := (&Source{fileMode: 0o644}).writeTemp(dir, body)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,7 +11,8 @@
 //	              "review" and "canceled". Seed agents skip a task with a
 //	              .done, which is what review and canceled want.
 //	{id}.failed   status "failed" (or none) = failed; claimdeck adds
-//	              "blocked". Seed agents may retry it, as they do a failure.
+//	              "blocked" and "backlog" (ntask's Backlog: created parked).
+//	              Seed agents may retry it, as they do a failure.
 //	{id}.queued   claimdeck's: a task back in the queue after a release or
 //	              hand-off, with its reservation and history. The seed's
 //	              globs (*.lock, *.done, *.failed) never see it.
@@ -35,11 +36,17 @@
 // archived done, archived failed decides the state; the tasks file only
 // adds the tasks nobody has touched yet (Queued) and the title, priority
 // and class the seed's files lack. Extra JSON fields are claimdeck's
-// (title, priority, class, lock_token, holder_kind, run_id, node, escalation,
-// artifacts, unblock_action, next_check_at, reservation, history, replaces) or
+// (title, task_type, priority, class, lock_token, holder_kind, run_id, node,
+// escalation, artifacts, unblock_action, next_check_at, reservation, history,
+// replaces) or
 // anybody's, and are kept when claimdeck rewrites a file; the seed's
 // fields keep their meaning, and every file keeps task_id, agent and
 // claimed_at or completed_at, which the seed's status listing reads.
+//
+// Every file claimdeck writes takes the directory's permission bits less
+// execute (0700 → 0600, 0770 → 0660), whatever the umask; a directory
+// claimdeck makes is 0700, so a live token is never readable by others
+// until the team opens the directory up.
 //
 // The tasks file is TasksFile (JSON or YAML list), else tasks.json in the
 // directory, read with sources.ReadShared: a link, a FIFO, a device or a

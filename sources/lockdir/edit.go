@@ -171,7 +171,7 @@ func (s *Source) CheckWrite(ctx context.Context) error {
 		return model.Errorf(model.CodeMisconfigured, op, "", "cannot take the directory's write lock: %v", err)
 	}
 	defer unlock()
-	tmp, err := writeTemp(s.dir, []byte("{}"))
+	tmp, err := s.writeTemp(s.dir, []byte("{}"))
 	if err != nil {
 		return model.Wrap(model.CodeMisconfigured, op, "", err)
 	}

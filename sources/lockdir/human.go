@@ -89,7 +89,7 @@ func (s *Source) retire(sz *seized, why string, ev model.Event) {
 // the locks, then moved in through the archive directory itself, never
 // through a link.
 func (s *Source) publishArchive(data []byte, id, why string) error {
-	tmp, err := writeTemp(s.dir, data)
+	tmp, err := s.writeTemp(s.dir, data)
 	if err != nil {
 		return err
 	}

@@ -112,6 +112,9 @@ type Source struct {
 	dir      string
 	archive  string
 	instance string
+	// dirMode is the directory's permission bits, which archive/ takes;
+	// fileMode the same without execute, which every file written takes.
+	dirMode, fileMode os.FileMode
 
 	// writeMu orders this process's writers before they queue on the
 	// directory's flock, which orders claimdeck processes among themselves.
@@ -155,17 +158,21 @@ func Open(cfg Config) (*Source, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && cfg.MustExist {
 		return nil, model.Errorf(model.CodeMisconfigured, "open", "", "lockdir source %q: the directory %s does not exist (check path; --create makes it)", cfg.Name, dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// A new directory is this user's alone (0700) until the team opens
+	// it up; its files follow whatever modes it is given.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, model.Wrap(model.CodeMisconfigured, "open", "", err)
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
 		return nil, model.Errorf(model.CodeMisconfigured, "open", "", "%s is not a directory", dir)
 	}
 	tasks := cfg.TasksFile
 	if tasks == "" {
 		tasks = filepath.Join(dir, "tasks.json")
 	}
-	s := &Source{cfg: cfg, kernel: kernel, dir: dir, archive: filepath.Join(dir, "archive"), instance: randomHex(6)}
+	s := &Source{cfg: cfg, kernel: kernel, dir: dir, archive: filepath.Join(dir, "archive"), instance: randomHex(6),
+		dirMode: fi.Mode().Perm(), fileMode: fi.Mode().Perm() & 0o666}
 	s.tasks.path = tasks
 	s.view.init()
 	if err := s.loadTasks(); err != nil {
@@ -315,12 +322,15 @@ func randomHex(n int) string {
 // writeTemp writes data to a new private file in dir and returns its path.
 // Plain system calls: an os.File would also register with the poller, a
 // system call a claim does not need.
-func writeTemp(dir string, data []byte) (string, error) {
+func (s *Source) writeTemp(dir string, data []byte) (string, error) {
 	p := filepath.Join(dir, tempPrefix+randomHex(8))
-	fd, err := syscall.Open(p, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o644)
+	fd, err := syscall.Open(p, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, uint32(s.fileMode))
 	if err != nil {
 		return "", &os.PathError{Op: "create", Path: p, Err: err}
 	}
+	// The directory's modes, not the umask's: a file holding a live token
+	// is as readable as the directory the team made, no more.
+	err = syscall.Fchmod(fd, uint32(s.fileMode))
 	for len(data) > 0 && err == nil {
 		var n int
 		n, err = syscall.Write(fd, data)
@@ -373,7 +383,7 @@ var errExist = errors.New("file exists")
 // publish makes data appear at dst all at once and only if dst does not
 // exist: link() fails with EEXIST instead of replacing anything.
 func (s *Source) publish(data []byte, dst string) error {
-	tmp, err := writeTemp(filepath.Dir(dst), data)
+	tmp, err := s.writeTemp(filepath.Dir(dst), data)
 	if err != nil {
 		return err
 	}
@@ -392,7 +402,7 @@ func (s *Source) publish(data []byte, dst string) error {
 // replace makes data appear at dst all at once, replacing what is there.
 // Only for files claimdeck owns or has just verified under the write lock.
 func (s *Source) replace(data []byte, dst string) error {
-	tmp, err := writeTemp(filepath.Dir(dst), data)
+	tmp, err := s.writeTemp(filepath.Dir(dst), data)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func (s *Source) replaceHeld(op, id string, lk *fileState, rec *record) error {
 // only if the file is still that version; replaced is false when it has
 // changed since, and nothing is written.
 func (s *Source) replaceUnchanged(fs *fileState, data []byte) (done bool, err error) {
-	tmp, err := writeTemp(s.dir, data)
+	tmp, err := s.writeTemp(s.dir, data)
 	if err != nil {
 		return false, err
 	}

@@ -89,9 +89,18 @@ func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, er
 	if n.Class != 0 && n.Class != model.ClassStandard {
 		class = n.Class.String()
 	}
-	w := wireEntry{ID: id, Title: n.Title, Description: n.Description, Priority: n.Priority, Class: class, CreatedAt: formatTime(s.now())}
-	if err := s.appendTask(w); err != nil {
-		return nil, sources.StorageErr("create", id, err)
+	if n.Parked {
+		// Backlog is a parked file of its own: a .failed with status
+		// "backlog", published at once, so no scan ever sees it queued.
+		rec := &record{TaskID: id, Title: n.Title, Description: n.Description, Priority: n.Priority, Class: n.Class, CreatedAt: s.now(), Status: statusBacklog}
+		if err := s.publish(rec.marshal(), s.path(id, kindFailed)); err != nil {
+			return nil, s.publishFailed("create", id, err)
+		}
+	} else {
+		w := wireEntry{ID: id, Title: n.Title, Description: n.Description, Priority: n.Priority, Class: class, CreatedAt: formatTime(s.now())}
+		if err := s.appendTask(w); err != nil {
+			return nil, sources.StorageErr("create", id, err)
+		}
 	}
 	t, _, err := s.readTask(id)
 	if err == nil && t == nil {
@@ -363,6 +372,9 @@ var finishes = map[model.State]struct {
 	model.StateBlocked:  {kindFailed, "blocked", "block"},
 }
 
+// statusBacklog is ntask's Backlog in a .failed file: parked, never pulled.
+const statusBacklog = "backlog"
+
 // Finish ends the holder's claim: the lock is moved to a private name, its
 // token checked there, and only then is the .done or .failed published with
 // link(), which never overwrites.
@@ -479,7 +491,7 @@ func (s *Source) toArchive(src, id, why string) {
 // directory: an archive that is a symbolic link (to anywhere) is refused,
 // and nothing is written outside the lock directory.
 func (s *Source) intoArchive(src, id, why string) error {
-	if err := os.Mkdir(s.archive, 0o755); err != nil && !os.IsExist(err) {
+	if err := os.Mkdir(s.archive, s.dirMode); err != nil && !os.IsExist(err) {
 		return err
 	}
 	fd, err := syscall.Open(s.archive, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)

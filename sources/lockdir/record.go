@@ -41,6 +41,7 @@ type record struct {
 	Heartbeat   time.Time
 
 	Title         string
+	TaskType      string // seed 003's task_type, kept for a copied row
 	Priority      int
 	Class         model.Class
 	LockToken     string
@@ -60,6 +61,17 @@ type record struct {
 	Replaces string
 
 	extra map[string]json.RawMessage
+}
+
+// knownField are the fields parseLock reads; a file's others stay in extra.
+var knownField = map[string]bool{}
+
+func init() {
+	for _, k := range strings.Fields(`agent artifacts claimed_at class completed_at created_at description
+		escalation expires_at failed_at heartbeat history holder_kind lock_token next_check_at node
+		priority reason replaces reservation run_id status task_id task_type title unblock_action`) {
+		knownField[k] = true
+	}
 }
 
 type wireReservation struct {
@@ -154,6 +166,7 @@ func parseLockVia(data []byte, split bool) (*record, string) {
 	str("reason", &r.Reason)
 	when("heartbeat", &r.Heartbeat)
 	str("title", &r.Title)
+	str("task_type", &r.TaskType)
 	str("lock_token", &r.LockToken)
 	str("holder_kind", &r.HolderKind)
 	str("run_id", &r.RunID)
@@ -575,6 +588,7 @@ func (r *record) marshalAll() []byte {
 	putS("reason", r.Reason)
 	putT("heartbeat", r.Heartbeat)
 	putS("title", r.Title)
+	putS("task_type", r.TaskType)
 	if r.Priority != model.PriorityNone {
 		put("priority", r.Priority)
 	}

@@ -680,7 +680,7 @@ var (
 		"review": model.StateReview, "canceled": model.StateCanceled, "cancelled": model.StateCanceled,
 	}
 	failedStates = map[string]model.State{
-		"": model.StateFailed, "failed": model.StateFailed, "blocked": model.StateBlocked,
+		"": model.StateFailed, "failed": model.StateFailed, "blocked": model.StateBlocked, statusBacklog: model.StateBlocked,
 		"canceled": model.StateCanceled, "cancelled": model.StateCanceled,
 	}
 )
@@ -822,14 +822,41 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	if err := refuseID("get", id); err != nil {
 		return nil, err
 	}
-	t, _, err := s.readTask(id)
+	t, slot, err := s.readTask(id)
 	if err != nil {
 		return nil, err
 	}
 	if t == nil {
 		return nil, sources.NotFound("get", id)
 	}
+	if fs := deciding(unspent(slot)); fs != nil {
+		t.Carried = carriedOf(fs)
+	}
 	return t, nil
+}
+
+// carriedOf is what a task's deciding file keeps beyond what the task
+// says: its task_type, the fields claimdeck does not read and, in a file
+// that is not a lock, who held the task and when that run started and
+// ended.
+func carriedOf(fs *fileState) *model.Carried {
+	r := fs.rec
+	c := &model.Carried{TaskType: r.TaskType}
+	if fs.kind != kindLock {
+		c.Worker, c.StartedAt, c.CompletedAt = r.Agent, r.ClaimedAt, r.CompletedAt
+		if c.CompletedAt.IsZero() {
+			c.CompletedAt = r.FailedAt
+		}
+	} else {
+		c.LeaseUnset = r.ExpiresAt.IsZero() && r.HolderKind == ""
+	}
+	for k, v := range r.extra {
+		if c.Extra == nil {
+			c.Extra = map[string]string{}
+		}
+		c.Extra[k] = string(v)
+	}
+	return c
 }
 
 // Next is the first task in pull order model.Claimable allows agent.

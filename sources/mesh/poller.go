@@ -27,6 +27,11 @@ type PollerConfig struct {
 	// Client sends the pings; its redirect policy is replaced so that a
 	// redirect is a failed ping, never a request to somewhere else.
 	Client *http.Client
+	// Book, when set, is the node health record: the poller starts from
+	// it, counts failures on from what other pingers recorded, and
+	// writes every round to it as By ("dashboard", "node watch", "sweep").
+	Book *Book
+	By   string
 }
 
 func (c *PollerConfig) defaults() {
@@ -59,7 +64,18 @@ type Poller struct {
 	round   sync.Mutex
 	mu      sync.Mutex
 	state   []model.Node // parallel to nodes
+	wrote   []time.Time  // when this poller last wrote each node to the Book
+	bookErr error
 	changed chan struct{}
+}
+
+// outcome is one ping's result.
+type outcome struct {
+	done    bool
+	rep     HealthReport
+	latency time.Duration
+	err     error
+	at      time.Time
 }
 
 // NewPoller returns a poller over the registry's nodes, starting from the
@@ -73,10 +89,17 @@ func NewPoller(reg *Registry, cfg PollerConfig) *Poller {
 		client = &c
 	}
 	p := &Poller{cfg: cfg, nodes: slices.Clone(reg.Nodes), client: client, changed: make(chan struct{}, 1)}
-	for _, n := range p.nodes {
-		p.state = append(p.state, model.Node{Name: n.Name, Webhook: n.Webhook, Health: n.Health, Status: n.Status, LastSeen: n.LastSeen})
-	}
+	p.wrote = make([]time.Time, len(p.nodes))
+	p.state, p.bookErr = cfg.Book.Nodes(reg)
 	return p
+}
+
+// BookErr is the last failure to read or write the node health record, or
+// nil: the pings went on, but the other doors did not learn of them.
+func (p *Poller) BookErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bookErr
 }
 
 // Changed receives a value after nodes changed. It holds at most one
@@ -118,6 +141,7 @@ func (p *Poller) PollOnce(ctx context.Context) []model.Node {
 	p.round.Lock()
 	defer p.round.Unlock()
 	jobs := make(chan int)
+	got := make([]outcome, len(p.nodes))
 	var wg sync.WaitGroup
 	for range min(p.cfg.Concurrency, len(p.nodes)) {
 		wg.Go(func() {
@@ -127,7 +151,7 @@ func (p *Poller) PollOnce(ctx context.Context) []model.Node {
 				if ctx.Err() != nil {
 					continue // our own shutdown, not the node's failure
 				}
-				p.record(i, rep, time.Since(start), err, time.Now())
+				got[i] = outcome{done: true, rep: rep, latency: time.Since(start), err: err, at: time.Now()}
 			}
 		})
 	}
@@ -141,7 +165,43 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+	p.settle(got)
 	return p.Nodes()
+}
+
+// settle applies a round's outcomes. With a Book it does so on what the
+// record holds, under its lock: a round another pinger recorded since this
+// poller last wrote counts, so every door sees one count and one status.
+func (p *Poller) settle(got []outcome) {
+	apply := func(entries map[string]bookEntry) {
+		for i, o := range got {
+			if !o.done {
+				continue
+			}
+			key := strings.ToUpper(p.nodes[i].Name)
+			if e, ok := entries[key]; ok && e.CheckedAt.After(p.wrote[i]) {
+				e.over(&p.state[i])
+			}
+			p.record(i, o)
+			if entries != nil {
+				entries[key] = entryOf(p.state[i], o.at, p.cfg.By)
+				p.wrote[i] = o.at
+			}
+		}
+	}
+	// mu is held until the record is saved: nobody reads a state here
+	// that the record does not hold yet.
+	p.mu.Lock()
+	if p.cfg.Book == nil {
+		apply(nil)
+	} else {
+		p.bookErr = p.cfg.Book.write(apply)
+	}
+	p.mu.Unlock()
+	select {
+	case p.changed <- struct{}{}:
+	default:
+	}
 }
 
 // ping sends one health request and judges the answer. Every way it can
@@ -200,20 +260,23 @@ func (p *Poller) transportReason(err error) error {
 	return err
 }
 
-// record applies one ping's outcome to node i.
-func (p *Poller) record(i int, rep HealthReport, latency time.Duration, err error, at time.Time) {
-	p.mu.Lock()
+// record applies one ping's outcome to node i: the one rule of a node's
+// health (DownAfter consecutive failures make it DOWN; one good answer
+// makes it healthy again), and since when it has held. The caller holds mu.
+func (p *Poller) record(i int, o outcome) {
 	n := &p.state[i]
-	if err != nil {
+	was := n.Status
+	if o.err != nil {
 		n.Failures++
-		n.LastErr = model.Redact(err.Error())
+		n.LastErr = model.Redact(o.err.Error())
 		n.Status = model.NodeDegraded
 		if n.Failures >= p.cfg.DownAfter {
 			n.Status = model.NodeDown
 		}
 	} else {
+		rep := o.rep
 		n.Failures = 0
-		n.LastSeen = at
+		n.LastSeen = o.at
 		n.LastTaskAt = rep.LastTaskAt
 		n.QueueDepth = rep.QueueDepth
 		n.ClaimedTasks = slices.Clone(rep.ClaimedTasks)
@@ -224,11 +287,10 @@ func (p *Poller) record(i int, rep HealthReport, latency time.Duration, err erro
 		if len(n.Latency) == p.cfg.History {
 			n.Latency = slices.Delete(n.Latency, 0, 1)
 		}
-		n.Latency = append(n.Latency, latency)
+		n.Latency = append(n.Latency, o.latency)
 	}
-	p.mu.Unlock()
-	select {
-	case p.changed <- struct{}{}:
-	default:
+	if n.Status != was || n.Since.IsZero() {
+		n.Since = o.at
 	}
+	n.RecordedBy = p.cfg.By
 }

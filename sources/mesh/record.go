@@ -1,18 +1,9 @@
 package mesh
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
-
-	"github.com/claimdeck/claimdeck/sources"
 )
 
 // recordRetention is how long a sent notification is remembered. A claim
@@ -27,7 +18,7 @@ const maxRecordSize = 16 << 20
 // path it survives restarts; the file holds task references and times,
 // never tokens.
 type Record struct {
-	path string
+	file stateFile // path "" keeps the record in memory only
 	mu   sync.Mutex
 	sent map[string]time.Time
 }
@@ -36,19 +27,12 @@ type Record struct {
 // an empty path keeps the record in memory only. A corrupt file is an error
 // rather than a reason to notify everything again.
 func OpenRecord(path string) (*Record, error) {
-	r := &Record{path: path, sent: map[string]time.Time{}}
+	r := &Record{file: stateFile{path: path, what: "sweep record", limit: maxRecordSize}, sent: map[string]time.Time{}}
 	if path == "" {
 		return r, nil
 	}
-	data, _, err := sources.ReadShared(path, sources.SharedRead{What: "sweep record", Limit: maxRecordSize})
-	if errors.Is(err, fs.ErrNotExist) {
-		return r, nil
-	}
-	if err != nil {
+	if err := r.file.load(&r.sent); err != nil {
 		return nil, err
-	}
-	if err := json.Unmarshal(data, &r.sent); err != nil {
-		return nil, fmt.Errorf("sweep record %s: %s", path, sources.ContentProblem(err, data))
 	}
 	return r, nil
 }
@@ -58,31 +42,19 @@ func OpenRecord(path string) (*Record, error) {
 // remembered, so that neither notifies what the other already did. It
 // blocks while another process holds it; release lets it go.
 func (r *Record) Hold() (release func(), err error) {
-	if r.path == "" {
+	if r.file.path == "" {
 		return func() {}, nil
 	}
-	f, err := os.OpenFile(r.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("sweep record lock: %w", err)
+	if release, err = r.file.hold(); err != nil {
+		return nil, err
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("sweep record lock: %w", err)
-	}
-	release = func() { f.Close() } // closing drops the flock
-	fresh, err := OpenRecord(r.path)
-	if err != nil {
+	fresh := map[string]time.Time{}
+	if err := r.file.load(&fresh); err != nil {
 		release()
 		return nil, err
 	}
 	r.mu.Lock()
-	r.sent = fresh.sent
+	r.sent = fresh
 	r.mu.Unlock()
 	return release, nil
 }
@@ -100,35 +72,9 @@ func (r *Record) Put(key string, at time.Time) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent[key] = at
-	if r.path == "" {
+	if r.file.path == "" {
 		return nil
 	}
 	maps.DeleteFunc(r.sent, func(_ string, t time.Time) bool { return at.Sub(t) > recordRetention })
-	return r.save()
-}
-
-// save replaces the file atomically, so a crash mid-write leaves the old
-// record rather than a truncated one.
-func (r *Record) save() error {
-	data, err := json.MarshalIndent(r.sent, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(r.path), ".sweep-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), r.path)
+	return r.file.save(r.sent)
 }

@@ -519,7 +519,16 @@ func (s *Source) Create(ctx context.Context, n sources.NewTask) (*model.Task, er
 	if n.Description != "" {
 		p.text(s.m.Description, n.Description)
 	}
-	p.option(s.m.Status, s.m.States[model.StateQueued])
+	status := s.m.States[model.StateQueued]
+	if n.Parked {
+		// The skill's Backlog option (TaskStatus.swift), title case as
+		// Notion matches it; a database without one parks it as Blocked.
+		status = s.m.States[model.StateBlocked]
+		if _, ok := s.m.Also["backlog"]; ok {
+			status = "Backlog"
+		}
+	}
+	p.option(s.m.Status, status)
 	if n.Priority != 0 {
 		p.priority(&s.m, n.Priority)
 	}

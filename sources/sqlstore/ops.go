@@ -172,7 +172,13 @@ func (s *Store) removedSince(ctx context.Context, st statements, mark any) ([]st
 // Get reads one task with its audit history.
 func (s *Store) Get(ctx context.Context, id string) (*model.Task, error) {
 	st, migrated := s.stmts()
-	t, err := s.scanOne(s.db.queryRow(ctx, st.get, id))
+	var r row
+	err := s.db.queryRow(ctx, st.get, id).Scan(r.dest()...)
+	var t *model.Task
+	if err == nil {
+		t = r.task(s.cfg.Name, s.cfg.Pool, s.cfg.SeedTimeout)
+		t.Carried = r.carried(t)
+	}
 	if isNoRows(err) {
 		return nil, sources.NotFound("get", id)
 	}
@@ -269,9 +275,13 @@ func (s *Store) Create(ctx context.Context, n sources.NewTask) (*model.Task, err
 				return model.Errorf(model.CodeMisconfigured, "create", id, "parent task %s is already %s", n.Parent, parent.State)
 			}
 		}
+		status := statusPending
+		if n.Parked {
+			status = statusBacklog
+		}
 		var err error
 		t, err = s.scanOne(q.queryRow(ctx, st.insert, id, n.Title, nullable(n.Description),
-			nullable(model.PriorityName(n.Priority)), nil, s.cfg.Pool, class, nullable(n.Parent)))
+			nullable(model.PriorityName(n.Priority)), nil, s.cfg.Pool, class, nullable(n.Parent), status))
 		return err
 	})
 	if err != nil {

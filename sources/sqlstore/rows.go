@@ -113,6 +113,7 @@ const (
 	statusBlocked    = "blocked"
 	statusReview     = "review"
 	statusCanceled   = "canceled"
+	statusBacklog    = "backlog" // ntask's Backlog: parked until released
 )
 
 var stateOfStatus = map[string]model.State{
@@ -124,6 +125,7 @@ var stateOfStatus = map[string]model.State{
 	statusReview:     model.StateReview,
 	statusCanceled:   model.StateCanceled,
 	"cancelled":      model.StateCanceled,
+	statusBacklog:    model.StateBlocked,
 }
 
 var statusOfState = map[model.State]string{
@@ -166,6 +168,18 @@ func rowClass(s string) model.Class {
 	return c
 }
 
+// carried is what the row keeps beyond what t says: seed 003's task_type
+// and, on a row not claimed now, its worker, started_at and completed_at.
+func (r *row) carried(t *model.Task) *model.Carried {
+	c := &model.Carried{TaskType: r.taskType.String, CompletedAt: r.completed.t}
+	if t.State != model.StateClaimed {
+		c.Worker, c.StartedAt = r.worker.String, r.started.t
+	} else {
+		c.LeaseUnset = r.leaseExpires.t.IsZero() && !r.holderKind.Valid
+	}
+	return c
+}
+
 // task maps a row onto the model. seedTimeout is the lease of rows claimed
 // by the seed's own SQL, which records only started_at.
 func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
@@ -195,7 +209,7 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 	state, known := stateOfStatus[strings.ToLower(strings.TrimSpace(r.status.String))]
 	t.State = state
 	if !known {
-		t.Problem = fmt.Sprintf("status %q is not in the vocabulary (pending, in_progress, completed, failed, blocked, review, canceled)", r.status.String)
+		t.Problem = fmt.Sprintf("status %q is not in the vocabulary (pending, in_progress, completed, failed, blocked, review, canceled, backlog)", r.status.String)
 	}
 	for _, nt := range []*nullTime{&r.created, &r.started, &r.completed, &r.leaseExpires, &r.heartbeat, &r.reservedUntil, &r.nextCheck, &r.updated} {
 		if nt.err != nil && t.Problem == "" {

@@ -115,7 +115,7 @@ func (s *Store) statements(have map[string]bool) statements {
 	}
 
 	st.insert = fmt.Sprintf(`INSERT INTO %s (id, title, description, priority, task_type, status, assigned_worker, created_at, class, parent_id, version, updated_at)
-		VALUES ($1, $2, $3, $4, $5, 'pending', $6, %s, $7, $8, 0, %s) RETURNING %s`, t, now, now, cols)
+		VALUES ($1, $2, $3, $4, $5, $9, $6, %s, $7, $8, 0, %s) RETURNING %s`, t, now, now, cols)
 	// Live work and recent history ($1, the horizon): each branch walks an
 	// index that holds no old history, so a year of it costs nothing.
 	st.live = fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE %[3]s
