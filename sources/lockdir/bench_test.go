@@ -294,7 +294,7 @@ func BenchmarkClaimAgainstFloor(b *testing.B) {
 		}
 		claims = append(claims, time.Since(start))
 		start = time.Now()
-		tmp, err := writeTemp(floorDir, body)
+		tmp, err := src.writeTemp(floorDir, body)
 		if err != nil {
 			b.Fatal(err)
 		}
