@@ -87,6 +87,8 @@ var examples = map[string]string{
 	"claimdeck notion-emulator": `  claimdeck notion-emulator --listen 127.0.0.1:8787
   claimdeck notion-emulator --listen 127.0.0.1:8787 --fault-rate 0.1`,
 	"claimdeck node": `  claimdeck node serve --name SANDMAN --listen 127.0.0.1:18789`,
+	"claimdeck node watch": `  claimdeck node watch                        # ping every node, record DOWN/UP for doctor, list and sweep
+  claimdeck node watch --rounds 3`,
 	"claimdeck node serve": `  claimdeck node serve --name SANDMAN --listen 127.0.0.1:18789
   claimdeck node serve --name SANDMAN --token-env NODE_TOKEN`,
 	"claimdeck sweep": `  claimdeck sweep --dry-run

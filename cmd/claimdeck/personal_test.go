@@ -71,7 +71,8 @@ func TestTableRowsAreCutToTheWidth(t *testing.T) {
 
 // --debug logs to stderr through the redaction; stdout keeps the answer.
 func TestDebugLogsToStderrWithSecretsRedacted(t *testing.T) {
-	t.Parallel()
+	// Not parallel: newCLI below sets the test's state directory in the
+	// environment.
 	var out strings.Builder
 	log := newLog(&out, -4)
 	log.Debug("opening postgres://agent:hunter2@db/q", "dsn", "host=db password=hunter2", "token", "ntn_abc", "took", time.Second)
