@@ -107,31 +107,37 @@ func CheckOwn(t *Task, by Actor, a Action) error {
 // timeline has no review.
 func Submitter(t *Task) string {
 	tl := Timeline(t)
-	unnamed := WriterName("", "")
-	for i := len(tl) - 1; i >= 0; i-- {
-		if step(tl[i].Action) != FinishStep(StateReview) {
-			continue
-		}
-		if a := strings.TrimSpace(tl[i].Actor); a != "" && a != unnamed {
-			return a
-		}
-		for j := i - 1; j >= 0; j-- {
-			if s := step(tl[j].Action); (s == EventClaim || s == EventTakeover) && tl[j].Actor != "" {
-				return tl[j].Actor + " (held the claim; the review gave no name)"
-			}
-		}
-		return unnamed
+	i := lastReview(tl)
+	if i < 0 {
+		return ""
 	}
-	return ""
+	unnamed := WriterName("", "")
+	if a := strings.TrimSpace(tl[i].Actor); a != "" && a != unnamed {
+		return a
+	}
+	for j := i - 1; j >= 0; j-- {
+		if s := step(tl[j].Action); (s == EventClaim || s == EventTakeover) && tl[j].Actor != "" {
+			return tl[j].Actor + " (held the claim; the review gave no name)"
+		}
+	}
+	return unnamed
+}
+
+// lastReview is the index of the last step into Review in evs, or -1.
+func lastReview(evs []Event) int {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if step(evs[i].Action) == FinishStep(StateReview) {
+			return i
+		}
+	}
+	return -1
 }
 
 // ReviewedBy is who sent t to Review last, as its trail names them, or ""
 // when the trail does not say.
 func ReviewedBy(t *Task) string {
-	for i := len(t.History) - 1; i >= 0; i-- {
-		if step(t.History[i].Action) == FinishStep(StateReview) {
-			return t.History[i].Actor
-		}
+	if i := lastReview(t.History); i >= 0 {
+		return t.History[i].Actor
 	}
 	return ""
 }
