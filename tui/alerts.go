@@ -222,5 +222,11 @@ func (m *Model) retitle() tea.Cmd {
 		return nil
 	}
 	m.screen.title = t
-	return tea.SetWindowTitle(t)
+	set := m.opts.Title
+	return func() tea.Msg {
+		if set != nil {
+			set(t)
+		}
+		return nil
+	}
 }

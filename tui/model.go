@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"runtime/debug"
@@ -64,6 +65,11 @@ type Options struct {
 	// rings nothing); Run builds it from Alerts when nil.
 	Alert  func(Alarm)
 	Alerts AlertOptions
+	// Title sets the terminal's title; Run writes it to the terminal
+	// itself (OSC 2) when it is nil. Not Bubble Tea's SetWindowTitle: that
+	// writes through the renderer's output without its lock, a data race
+	// with every frame.
+	Title func(string)
 	// Copy puts text on the clipboard; Run copies through the terminal
 	// (OSC 52) when it is nil.
 	Copy func(text string)
@@ -204,6 +210,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if m.opts.Alert == nil {
 		m.opts.Alert = o.Alerts.terminal(os.Stdout)
+	}
+	if m.opts.Title == nil {
+		m.opts.Title = func(t string) { _, _ = io.WriteString(os.Stdout, ansi.SetWindowTitle(t)) }
 	}
 	if m.opts.Copy == nil {
 		out := termenv.NewOutput(os.Stdout)

@@ -74,7 +74,7 @@ func TestEveryCommandHasExamplesThatParse(t *testing.T) {
 // A mistyped sub-command of a command that only groups others is refused
 // with a suggestion and a non-zero exit, not answered with help and 0.
 func TestUnknownSubcommandsExitNonZeroWithASuggestion(t *testing.T) {
-	t.Parallel()
+	// Not parallel: newCLI sets the test's state directory in the environment.
 	c := newCLI(t, sqliteSource)
 	for _, tc := range []struct {
 		args []string
@@ -114,7 +114,7 @@ func complete(t *testing.T, conf string, args ...string) []string {
 }
 
 func TestFlagsWithFixedValuesTasksAndSourcesComplete(t *testing.T) {
-	t.Parallel()
+	// Not parallel: newCLI sets the test's state directory in the environment.
 	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	id := c.run(0, "--source", "local", "create", "--title", "complete me").Task.PageID
 	for _, tc := range []struct {

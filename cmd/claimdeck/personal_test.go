@@ -11,7 +11,7 @@ import (
 // tables where a table is offered, JSON where only JSON is (version), and
 // -o json still wins; an unknown value is refused naming the key.
 func TestOutputTableInTheConfigurationIsAPersonsDefault(t *testing.T) {
-	t.Parallel()
+	// Not parallel: newCLI sets the test's state directory in the environment.
 	c := newCLI(t, sqliteSource)
 	c.run(0, "create", "--title", "a person's table")
 	body, err := os.ReadFile(c.conf)

@@ -27,7 +27,14 @@ func startTmux(t *testing.T, w, h int, args ...string) *tmuxPane {
 	bin := binary(t)
 	p := &tmuxPane{t: t, session: fmt.Sprintf("claimdeck-test-%d-%dx%d", os.Getpid(), w, h)}
 	cmd := append([]string{"new", "-d", "-s", p.session, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "env", "HOME=" + t.TempDir(), bin}, args...)
-	if out, err := exec.Command("tmux", cmd...).CombinedOutput(); err != nil {
+	out, err := exec.Command("tmux", cmd...).CombinedOutput()
+	for try := 0; err != nil && strings.Contains(string(out), "server exited unexpectedly") && try < 5; try++ {
+		// The previous test's last session just ended and took the tmux
+		// server with it while this one connected: ask a new server.
+		time.Sleep(200 * time.Millisecond)
+		out, err = exec.Command("tmux", cmd...).CombinedOutput()
+	}
+	if err != nil {
 		t.Fatalf("tmux new: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", p.session).Run() })
