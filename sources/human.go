@@ -32,7 +32,7 @@ func CheckHuman(action model.Action, t *model.Task, h Human) error {
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "no actor: a human action names who acts")
 	case h.Expect == "":
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "no version seen: a human action is applied only to the version the human saw")
-	case action == model.ActionCancel && strings.TrimSpace(h.Reason) == "":
+	case action.Needs().Reason && strings.TrimSpace(h.Reason) == "":
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "a reason is required")
 	case t.Version != h.Expect && h.Seen == nil:
 		return conflict("the task changed since it was read (version %s, now %s)", h.Expect, t.Version)

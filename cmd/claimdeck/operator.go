@@ -247,8 +247,12 @@ func (a *app) cancelExtras(cmd *cobra.Command, tf *taskFlags) {
 		if o.filter != "" && o.task != "" {
 			return model.Errorf(model.CodeMisconfigured, "cancel", o.task, "--filter selects the tasks: drop --task")
 		}
-		if err := required("reason", o.reason); err != nil {
-			return err
+		// Asked once before a filter's tasks are read; the rule is the
+		// desk's (model.Action.Needs).
+		if model.ActionCancel.Needs().Reason {
+			if err := required("reason", o.reason); err != nil {
+				return err
+			}
 		}
 		return a.printOverride(cmd.Context(), model.ActionCancel, o)
 	}
