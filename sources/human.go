@@ -93,9 +93,10 @@ func FromWhom(cur *model.Task) string {
 	return d
 }
 
-// CheckTarget is the check of a hand-off's target, before anything is read.
+// CheckTarget is the check of a hand-off's target, before anything is
+// read: what model.Action.Needs asks, held again by every backend.
 func CheckTarget(id, to string) error {
-	if strings.TrimSpace(to) == "" {
+	if model.ActionHandoff.Needs().Target && strings.TrimSpace(to) == "" {
 		return model.Errorf(model.CodeMisconfigured, string(model.ActionHandoff), id, "a target agent (or ANY) is required")
 	}
 	return nil
