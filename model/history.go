@@ -25,6 +25,10 @@ var finishAction = map[State]string{
 // in state s, so that every backend's trail names the step as Timeline does.
 func FinishStep(s State) string { return finishAction[s] }
 
+// reachedBy is the other step a state is reached by: a reviewer's approve
+// ends in Done, recorded as the approve it is.
+var reachedBy = map[State]string{StateDone: string(ActionApprove)}
+
 // sameStep says which backend words name one step: seed 001 writes
 // "claimed", the SQL and lock-file trails "claim".
 var sameStep = map[string]string{
@@ -69,7 +73,8 @@ func Timeline(t *Task) []Event {
 			evs = append(evs, Event{At: c.HeartbeatAt, Actor: c.Name, Action: EventHeartbeat, Detail: "last sign of life"})
 		}
 	}
-	if action, ok := finishAction[t.State]; ok && !t.EditedAt.IsZero() && !has(action, time.Time{}) {
+	if action, ok := finishAction[t.State]; ok && !t.EditedAt.IsZero() && !has(action, time.Time{}) &&
+		(reachedBy[t.State] == "" || !has(reachedBy[t.State], time.Time{})) {
 		evs = append(evs, Event{At: t.EditedAt, Action: action, Reason: t.Reason, Detail: parkDetail(t)})
 	}
 	return summarise(MergeHistory(evs))

@@ -59,9 +59,9 @@ func (m Move) To() State {
 	return StateUnknown
 }
 
-// NeedsReason says whether the move must say why ("--reason" is required
-// by rework: the feedback for the worker).
-func (m Move) NeedsReason() bool { return m == MoveRework }
+// NeedsReason says whether the move must say why (rework: the feedback
+// for the worker), as its action's Needs says.
+func (m Move) NeedsReason() bool { return m != MoveNone && Action(m.String()).Needs().Reason }
 
 // CheckMove is the one rule for a move on t as read in the same write:
 // MISCONFIGURED for an unknown move, a missing reason, or a task not in

@@ -32,7 +32,7 @@ func CheckHuman(action model.Action, t *model.Task, h Human) error {
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "no actor: a human action names who acts")
 	case h.Expect == "":
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "no version seen: a human action is applied only to the version the human saw")
-	case action == model.ActionCancel && strings.TrimSpace(h.Reason) == "":
+	case action.Needs().Reason && strings.TrimSpace(h.Reason) == "":
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "a reason is required")
 	case t.Version != h.Expect && h.Seen == nil:
 		return conflict("the task changed since it was read (version %s, now %s)", h.Expect, t.Version)
@@ -93,9 +93,10 @@ func FromWhom(cur *model.Task) string {
 	return d
 }
 
-// CheckTarget is the check of a hand-off's target, before anything is read.
+// CheckTarget is the check of a hand-off's target, before anything is
+// read: what model.Action.Needs asks, held again by every backend.
 func CheckTarget(id, to string) error {
-	if strings.TrimSpace(to) == "" {
+	if model.ActionHandoff.Needs().Target && strings.TrimSpace(to) == "" {
 		return model.Errorf(model.CodeMisconfigured, string(model.ActionHandoff), id, "a target agent (or ANY) is required")
 	}
 	return nil

@@ -204,16 +204,7 @@ func (a *app) bulkOverride(ctx context.Context, action model.Action, o *override
 }
 
 func (a *app) operatorCommands() []*cobra.Command {
-	take := &override{}
-	takeover := &cobra.Command{
-		Use:   "takeover",
-		Short: humanOpOf(model.ActionTakeover).short,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.printOverride(cmd.Context(), model.ActionTakeover, take)
-		},
-	}
-	a.overrideFlags(takeover, take)
+	takeover := a.overrideCommand(model.ActionTakeover, &override{})
 
 	rel := &override{}
 	release := &cobra.Command{
@@ -230,18 +221,10 @@ func (a *app) operatorCommands() []*cobra.Command {
 	a.overrideFlags(release, rel)
 	release.Flags().BoolVar(&rel.force, "force", false, "release even though an agent or human holds the task")
 
+	// The target and the priority words are the desk's to check
+	// (model.Action.Needs), as at every door.
 	hand := &override{}
-	handoff := &cobra.Command{
-		Use:   "handoff",
-		Short: humanOpOf(model.ActionHandoff).short,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			// The target and the priority words are the desk's to check
-			// (model.Action.Needs), as at every door.
-			return a.printOverride(cmd.Context(), model.ActionHandoff, hand)
-		},
-	}
-	a.overrideFlags(handoff, hand)
+	handoff := a.overrideCommand(model.ActionHandoff, hand)
 	handoff.Flags().StringVar(&hand.to, "to", "", "the agent to hand to, or ANY")
 	handoff.Flags().StringVar(&hand.priority, "priority", "normal", strings.Join(model.HandoffPriorities, ", ")+" (seed 001)")
 	handoff.Flags().DurationVar(&hand.reserve, "for", sources.DefaultReservation, "how long the task stays reserved")
@@ -264,8 +247,12 @@ func (a *app) cancelExtras(cmd *cobra.Command, tf *taskFlags) {
 		if o.filter != "" && o.task != "" {
 			return model.Errorf(model.CodeMisconfigured, "cancel", o.task, "--filter selects the tasks: drop --task")
 		}
-		if err := required("reason", o.reason); err != nil {
-			return err
+		// Asked once before a filter's tasks are read; the rule is the
+		// desk's (model.Action.Needs).
+		if model.ActionCancel.Needs().Reason {
+			if err := required("reason", o.reason); err != nil {
+				return err
+			}
 		}
 		return a.printOverride(cmd.Context(), model.ActionCancel, o)
 	}

@@ -10,34 +10,32 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 )
 
-// reviewCommands are the reviewer's: approve a task in Review (Done) or
-// send it back with a reason (the queue), one task or every one a filter
+// reviewCommands are the reviewer's: approve a task in Review (Done),
+// send it back with a reason (the queue), or return a blocked task to the
+// queue (unblock), one task or every one a filter
 // matches, through the desk: conditional on the version read, audited.
 func (a *app) reviewCommands() []*cobra.Command {
-	ok := &override{}
-	approve := &cobra.Command{
-		Use:   "approve",
-		Short: humanOpOf(model.ActionApprove).short,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.printOverride(cmd.Context(), model.ActionApprove, ok)
-		},
-	}
-	a.overrideFlags(approve, ok)
+	approve := a.overrideCommand(model.ActionApprove, &override{})
 	approve.Flags().Lookup("reason").Usage = "an approval note (recorded in the audit trail)"
+	rework := a.overrideCommand(model.ActionRework, &override{})
+	rework.Flags().Lookup("reason").Usage = "what to change (required; the worker reads it)"
+	unblock := a.overrideCommand(model.ActionUnblock, &override{})
+	return []*cobra.Command{approve, rework, unblock}
+}
 
-	back := &override{}
-	rework := &cobra.Command{
-		Use:   "rework",
-		Short: humanOpOf(model.ActionRework).short,
+// overrideCommand is the command of that action's name that applies it
+// through the desk, its help the action's row in humanOps.
+func (a *app) overrideCommand(action model.Action, o *override) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   string(action),
+		Short: humanOpOf(action).short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.printOverride(cmd.Context(), model.ActionRework, back)
+			return a.printOverride(cmd.Context(), action, o)
 		},
 	}
-	a.overrideFlags(rework, back)
-	rework.Flags().Lookup("reason").Usage = "what to change (required; the worker reads it)"
-	return []*cobra.Command{approve, rework}
+	a.overrideFlags(cmd, o)
+	return cmd
 }
 
 // lockTokenGiven reports whether the holder named a lock token in any of
