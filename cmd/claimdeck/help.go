@@ -70,6 +70,8 @@ var examples = map[string]string{
 	"claimdeck approve": `  claimdeck approve --task 42 --reason "looks good"
   claimdeck approve --filter 'state:review source:team-board' --dry-run`,
 	"claimdeck rework": `  claimdeck rework --task 42 --reason "keep the comments"`,
+	"claimdeck unblock": `  claimdeck unblock --task 42 --reason "credentials arrived"
+  claimdeck unblock --filter 'status:blocked' --dry-run`,
 	"claimdeck doctor": `  claimdeck doctor
   claimdeck doctor --source governance -o table`,
 	"claimdeck migrate": `  claimdeck migrate --source governance --dry-run   # print the SQL, change nothing
