@@ -243,12 +243,12 @@ func (a *api) once(ctx context.Context, method, path string, body []byte, out an
 }
 
 // backoff honours Retry-After in full (Notion sends more than a minute
-// under load), plus up to a tenth more so that the clients a 429 storm sent
-// back together do not return together; otherwise it waits
+// under load), plus a spread (see retrySpread) so that the clients a 429 storm
+// sent back together do not return together; otherwise it waits
 // base·2^(attempt-1) with jitter, never over max.
 func (r retryPolicy) backoff(attempt int, e *apiError) time.Duration {
 	if e != nil && e.RetryAfter > 0 {
-		return e.RetryAfter + rand.N(e.RetryAfter/10+1)
+		return e.RetryAfter + retrySpread(e.RetryAfter)
 	}
 	d := r.base << (attempt - 1)
 	if d <= 0 || d > r.max {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -115,6 +116,7 @@ var pauses = struct {
 type pause struct {
 	until time.Time
 	limit string
+	after time.Duration // the Retry-After that set until
 }
 
 // throttle is one source's place in pauses: its token's key and its
@@ -147,11 +149,14 @@ func (g throttle) hold(e *apiError) {
 	pauses.Lock()
 	defer pauses.Unlock()
 	if p := pauses.until[key]; p.until.Before(until) {
-		pauses.until[key] = pause{until: until, limit: limit}
+		pauses.until[key] = pause{until: until, limit: limit, after: e.RetryAfter}
 	}
 }
 
-// wait blocks until neither the token nor the workspace is paused. A
+// wait blocks until neither the token nor the workspace is paused, then a
+// spread of the pause's Retry-After more: every request the pause held
+// would otherwise go at the same instant, and a limiter with a small burst
+// answers all but one of them with the next 429 and the next pause. A
 // pause that outlasts ctx's deadline ends the call at once, naming the
 // limit and how long is left, instead of sleeping into the deadline.
 func (g throttle) wait(ctx context.Context) error {
@@ -173,7 +178,15 @@ func (g throttle) wait(ctx context.Context) error {
 		return newTimeout("Notion's %s limit was reached: %s waits %s more (Retry-After), longer than what is left of the command's time budget",
 			p.limit, scope, left.Round(time.Second))
 	}
-	return sleep(ctx, left)
+	return sleep(ctx, left+retrySpread(p.after))
+}
+
+// retrySpread is a random extra wait of up to a quarter of a Retry-After, so
+// that the requests one 429 storm held back return spread out instead of
+// together. A tenth proved too narrow: six readers held by one pause of a
+// limiter with a burst of one kept colliding for six rounds.
+func retrySpread(retryAfter time.Duration) time.Duration {
+	return rand.N(retryAfter/4 + 1)
 }
 
 // forLimit names a 429's limit inside a parenthesis, or nothing.
