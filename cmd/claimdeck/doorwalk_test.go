@@ -62,9 +62,9 @@ func TestEveryDoorAppliesTheSameRules(t *testing.T) {
 			if c.to != "" {
 				args["agent_name"] = c.to
 			}
-			tool := humanOpOf(c.action).tool
-			if tool == "" {
-				tool = string(c.action) // an agent tool of that name, if any
+			tool := string(c.action) // an agent tool of that name, if any
+			if op := humanOpOf(c.action); op.mcp {
+				tool = op.tool()
 			}
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 			if err != nil {

@@ -201,11 +201,11 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 	}
 	if overrides && a.cfg.MCP.Overrides && !a.cfg.ReadOnly {
 		for _, ov := range humanOps {
-			if ov.tool == "" {
+			if !ov.mcp {
 				continue
 			}
 			args := ov.args
-			srv.AddTool(documented(&mcp.Tool{Name: ov.tool, Description: ov.short, InputSchema: inputSchema(args, ov.required())}),
+			srv.AddTool(documented(&mcp.Tool{Name: ov.tool(), Description: ov.short(), InputSchema: inputSchema(args, ov.required())}),
 				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					tf, err := toolFlags(args, req.Params.Arguments)
 					var t *model.Task

@@ -326,32 +326,38 @@ func (a *app) agentOp(name string) agentOp {
 }
 
 // humanOp is one human or reviewer action as the doors serve it: the
-// claimdeck command and the MCP tool of that name (tool "" offers none),
-// with one help text. What the action needs comes from model.Action.Needs
-// and is enforced by the desk; the doors only spell the arguments.
+// claimdeck command and the MCP tool of its model.ActionRow's word (mcp
+// false offers no tool), with that row's help. What the action needs
+// comes from model.Action.Needs and is enforced by the desk; the doors
+// only spell the arguments.
 type humanOp struct {
 	action model.Action
-	tool   string
-	short  string
+	mcp    bool
 	// args are the taskFlags names the MCP tool takes; its lock_token is
 	// the command's --expect-token and agent_name its --to.
 	args []string
 }
 
-// humanOps are the human and reviewer actions, in model.HumanActions order.
+// humanOps are the human and reviewer actions, in model.ActionRows order.
 var humanOps = []humanOp{
-	{model.ActionTakeover, "takeover", "Claim a task as HUMAN (operator; audited)", []string{"task", "reason", "lock-token"}},
-	{model.ActionForceRelease, "release", "Force-release a claimed task back to the queue (operator; audited)", []string{"task", "reason", "lock-token"}},
-	{model.ActionHandoff, "handoff", "Release a task and reserve it for one agent or ANY (operator; audited)", []string{"task", "reason", "lock-token", "agent-name", "priority"}},
-	{model.ActionCancel, "", "Cancel a task, whoever holds it (operator; audited)", nil},
-	{model.ActionApprove, "approve", "Approve a task in Review: Done (reviewer; audited)", []string{"task", "reason"}},
-	{model.ActionRework, "rework", "Send a task in Review back to the queue with what to change (reviewer; reason required; audited)", []string{"task", "reason"}},
-	{model.ActionUnblock, "", "Unblock a blocked task: it returns to the queue (audited)", nil},
-	{model.ActionComplete, "", "Mark your own claim done", nil},
-	{model.ActionReview, "", "Hand your own claim to review", nil},
-	{model.ActionBlock, "", "Park your own claim as blocked (reason required)", nil},
-	{model.ActionRelease, "", "Give your own claim back to the queue", nil},
+	{model.ActionTakeover, true, []string{"task", "reason", "lock-token"}},
+	{model.ActionForceRelease, true, []string{"task", "reason", "lock-token"}},
+	{model.ActionHandoff, true, []string{"task", "reason", "lock-token", "agent-name", "priority"}},
+	{model.ActionCancel, false, nil},
+	{model.ActionApprove, true, []string{"task", "reason"}},
+	{model.ActionRework, true, []string{"task", "reason"}},
+	{model.ActionUnblock, false, nil},
+	{model.ActionComplete, false, nil},
+	{model.ActionReview, false, nil},
+	{model.ActionBlock, false, nil},
+	{model.ActionRelease, false, nil},
 }
+
+// tool is the MCP tool's name: the action's word.
+func (h humanOp) tool() string { return h.action.Row().Word }
+
+// short is the one line of help every door shows: the action's row.
+func (h humanOp) short() string { return h.action.Row().Help }
 
 // required are the tool arguments a call must give: the task, and what
 // the action needs (model.Action.Needs).

@@ -28,7 +28,7 @@ func (a *app) reviewCommands() []*cobra.Command {
 func (a *app) overrideCommand(action model.Action, o *override) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   string(action),
-		Short: humanOpOf(action).short,
+		Short: humanOpOf(action).short(),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.printOverride(cmd.Context(), action, o)
