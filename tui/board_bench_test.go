@@ -208,3 +208,44 @@ func BenchmarkFilterKeystroke100k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPollBulkLoaded100k is a poll that changed 200 tasks of a queue
+// loaded in bulk: every task created in the same second, so the pull
+// order's ties run to thousands and their tie-breaks (source, then id)
+// order most of the view at each poll, as they do under agents at work on
+// such a queue (BenchmarkResidentUnderChange's). B/op is the figure: what
+// each poll leaves for the collector.
+func BenchmarkPollBulkLoaded100k(b *testing.B) {
+	m, s := benchModel(b)
+	for _, src := range s.Sources {
+		for _, t := range src.Tasks {
+			t.CreatedAt, t.EditedAt, t.Priority = t0, t0, 2
+		}
+	}
+	m.Update(snapshotMsg(s))
+	rng := rand.New(rand.NewPCG(5, 6))
+	fresh := func() hub.Snapshot {
+		n := s
+		n.Sources = append([]hub.SourceState(nil), s.Sources...)
+		for i := range n.Sources {
+			ts := append([]*model.Task(nil), n.Sources[i].Tasks...)
+			for range 100 {
+				j := rng.IntN(len(ts))
+				copied := *ts[j]
+				copied.Version = strconv.Itoa(rng.Int())
+				ts[j] = &copied
+			}
+			n.Sources[i].Tasks = ts
+		}
+		return n
+	}
+	b.ReportAllocs()
+	next := fresh()
+	b.ResetTimer()
+	for b.Loop() {
+		m.Update(snapshotMsg(next))
+		b.StopTimer()
+		next = fresh()
+		b.StartTimer()
+	}
+}

@@ -260,9 +260,6 @@ func (p *pane) reorder(keys []pullKey) {
 		}
 		i = j
 	}
-	if cap(p.ties) > maxKeptTies {
-		p.ties = nil // a bulk load's one long run: not held between sorts
-	}
 	sorted := p.spare[:0]
 	for _, k := range keys {
 		sorted = append(sorted, members[k.idx])
@@ -271,9 +268,6 @@ func (p *pane) reorder(keys []pullKey) {
 	clear(members)
 	p.members, p.spare, p.keys = sorted, members[:0], keys
 }
-
-// maxKeptTies is the most tie-break entries a pane keeps between sorts.
-const maxKeptTies = 4096
 
 // tie is a task whose pull key equals others': what PullCompare's last
 // tie-breaks read (source, then id), with the id's first 16 bytes packed
@@ -287,7 +281,15 @@ type tie struct {
 // sortTies orders a run of equal pull keys by source, then id. A queue
 // loaded in bulk has runs of thousands (one timestamp, one priority), so
 // each task is read once, not at every comparison.
+//
+// buf is kept between sorts, pointers cleared: a queue loaded in bulk
+// re-sorts its runs of thousands at every poll while agents work, and a
+// buffer made anew each time was most of what the dashboard allocated under
+// change (1.1 GB in 40 s at 100,000 tasks and 200 changes a second).
 func sortTies(run []pullKey, members []row, buf []tie) []tie {
+	if cap(buf) < len(run) {
+		buf = make([]tie, 0, len(run))
+	}
 	buf = buf[:0]
 	for _, k := range run {
 		t := members[k.idx].t
