@@ -137,26 +137,7 @@ func BenchmarkApplySnapshot100k(b *testing.B) {
 			m.input.filter.SetValue(c.filter)
 			m.refilter()
 			rng := rand.New(rand.NewPCG(3, 4))
-			fresh := func() hub.Snapshot {
-				n := s
-				n.Sources = append([]hub.SourceState(nil), s.Sources...)
-				for i := range n.Sources {
-					ts := append([]*model.Task(nil), n.Sources[i].Tasks...)
-					for k := range c.changed / len(n.Sources) {
-						j := k
-						if c.changed < 100_000 {
-							j = rng.IntN(len(ts))
-						}
-						copied := *ts[j]
-						copied.Version = strconv.Itoa(rng.Int())
-						ts[j] = &copied
-					}
-					// The hub's lists come out of maps, in no order.
-					rng.Shuffle(len(ts), func(a, z int) { ts[a], ts[z] = ts[z], ts[a] })
-					n.Sources[i].Tasks = ts
-				}
-				return n
-			}
+			fresh := func() hub.Snapshot { return changedSnapshot(s, rng, c.changed, true) }
 			next := fresh()
 			b.ResetTimer()
 			for b.Loop() {
@@ -224,21 +205,7 @@ func BenchmarkPollBulkLoaded100k(b *testing.B) {
 	}
 	m.Update(snapshotMsg(s))
 	rng := rand.New(rand.NewPCG(5, 6))
-	fresh := func() hub.Snapshot {
-		n := s
-		n.Sources = append([]hub.SourceState(nil), s.Sources...)
-		for i := range n.Sources {
-			ts := append([]*model.Task(nil), n.Sources[i].Tasks...)
-			for range 100 {
-				j := rng.IntN(len(ts))
-				copied := *ts[j]
-				copied.Version = strconv.Itoa(rng.Int())
-				ts[j] = &copied
-			}
-			n.Sources[i].Tasks = ts
-		}
-		return n
-	}
+	fresh := func() hub.Snapshot { return changedSnapshot(s, rng, 200, false) }
 	b.ReportAllocs()
 	next := fresh()
 	b.ResetTimer()
@@ -248,4 +215,29 @@ func BenchmarkPollBulkLoaded100k(b *testing.B) {
 		next = fresh()
 		b.StartTimer()
 	}
+}
+
+// changedSnapshot is s with changed of its tasks in new versions, spread
+// over its sources (every task when changed is all of them), each list
+// shuffled as the hub's maps hand them out when shuffle is set.
+func changedSnapshot(s hub.Snapshot, rng *rand.Rand, changed int, shuffle bool) hub.Snapshot {
+	n := s
+	n.Sources = append([]hub.SourceState(nil), s.Sources...)
+	for i := range n.Sources {
+		ts := append([]*model.Task(nil), n.Sources[i].Tasks...)
+		for k := range changed / len(n.Sources) {
+			j := k
+			if changed < 100_000 {
+				j = rng.IntN(len(ts))
+			}
+			copied := *ts[j]
+			copied.Version = strconv.Itoa(rng.Int())
+			ts[j] = &copied
+		}
+		if shuffle {
+			rng.Shuffle(len(ts), func(a, z int) { ts[a], ts[z] = ts[z], ts[a] })
+		}
+		n.Sources[i].Tasks = ts
+	}
+	return n
 }
