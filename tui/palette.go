@@ -18,7 +18,7 @@ func paletteEntries() []paletteEntry {
 		out = append(out, paletteEntry{word: v.name, does: "show " + v.title})
 	}
 	for _, c := range commandWords {
-		out = append(out, paletteEntry(c))
+		out = append(out, paletteEntry{word: c.word, args: c.args, does: c.does})
 	}
 	return out
 }
