@@ -3,11 +3,13 @@ package tui
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
@@ -890,5 +892,43 @@ func TestAStandingFilterIsJudgedOnEverySnapshotAtItsTime(t *testing.T) {
 	r.press("7")
 	if got := rowKeys(r.m.pane().shown); !slices.Contains(got, "S-1") {
 		t.Fatalf("the All view shown 31 minutes after the snapshot: %v, want S-1 judged at the time it is shown", got)
+	}
+}
+
+// TestEveryKeyIsOneRow: each binding of KeyMap is bound by exactly one row
+// of keyRows (a field without a row would be a key with no keys), names
+// are unique, and every key that acts on a task is destructive.
+func TestEveryKeyIsOneRow(t *testing.T) {
+	var k KeyMap
+	fields := map[*key.Binding]bool{}
+	v := reflect.ValueOf(&k).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Array:
+			for j := range f.Len() {
+				fields[f.Index(j).Addr().Interface().(*key.Binding)] = true
+			}
+		default:
+			fields[f.Addr().Interface().(*key.Binding)] = true
+		}
+	}
+	names := map[string]bool{}
+	for _, r := range keyRows {
+		b := r.field(&k)
+		if !fields[b] {
+			t.Errorf("row %q binds a field twice, or none of KeyMap's", r.name)
+		}
+		delete(fields, b)
+		if r.name != "" && names[r.name] {
+			t.Errorf("two rows are named %q", r.name)
+		}
+		names[r.name] = true
+		if r.action != "" && !r.destructive {
+			t.Errorf("%s acts on a task but is not destructive", r.name)
+		}
+	}
+	if len(fields) != 0 {
+		t.Errorf("%d bindings of KeyMap have no row", len(fields))
 	}
 }
