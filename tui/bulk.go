@@ -100,11 +100,11 @@ func (d *bulkDialog) update(m *Model, msg tea.KeyMsg) action {
 }
 
 // judge previews the action with the reason given: on to y/N when some
-// task would be applied to, else it says why not and waits.
+// task would be applied to, else it says why not and waits. A reason is
+// required only where the action's needs say so, as for one task.
 func (d *bulkDialog) judge(m *Model) {
 	req := d.request()
-	if req.Reason == "" {
-		d.problem = "a reason is required" // one line in the journal for many overrides
+	if d.problem = lacking(req); d.problem != "" {
 		return
 	}
 	p := m.hub.PreviewBulk(req, d.tasks)
@@ -212,7 +212,11 @@ func (d *bulkDialog) view(m *Model, width, height int) string {
 	if len(d.agents) > 0 {
 		head = append(head, field(st, "to", "‹ "+theme.Safe(d.agents[d.agent])+" ›"))
 	}
-	head = append(head, field(st, "reason", d.reason.View(dialogWidth(width)-9, d.preview == nil, "")), "")
+	placeholder := "optional"
+	if d.req.Action.Needs().Reason {
+		placeholder = ""
+	}
+	head = append(head, field(st, "reason", d.reason.View(dialogWidth(width)-9, d.preview == nil, placeholder)), "")
 	var foot []string
 	if d.problem != "" {
 		foot = append(foot, st.Danger.Render(d.problem))

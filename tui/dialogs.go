@@ -231,28 +231,22 @@ type formField struct {
 // formDialog gathers what an action needs (a reason; a hand-off's target
 // and priority) and then asks for confirmation.
 type formDialog struct {
-	req      sources.Request
-	fields   []formField
-	focus    int
-	required string // the field that must not be empty
-	problem  string
+	req     sources.Request
+	fields  []formField
+	focus   int
+	problem string
 }
 
-// newReasonForm asks for the reason a cancel requires.
+// newReasonForm asks for a reason: required when the action's needs say
+// so (a cancel, a rework), else optional (a takeover, a force-release).
 func newReasonForm(req sources.Request) *formDialog {
-	return &formDialog{req: req, fields: []formField{{name: "reason", edit: &lineEdit{limit: 500}}}, required: "reason"}
-}
-
-// newOptionalReasonForm asks for an optional reason before a
-// force-release or a takeover.
-func newOptionalReasonForm(req sources.Request) *formDialog {
 	return &formDialog{req: req, fields: []formField{{name: "reason", edit: &lineEdit{limit: 500}}}}
 }
 
-// newBlockForm asks why a person's own claim is blocked (required) and
-// what would unblock it.
+// newBlockForm asks why a person's own claim is blocked and what would
+// unblock it.
 func newBlockForm(req sources.Request) *formDialog {
-	return &formDialog{req: req, required: "reason", fields: []formField{
+	return &formDialog{req: req, fields: []formField{
 		{name: "reason", edit: &lineEdit{limit: 500}},
 		{name: "unblock", edit: &lineEdit{limit: 500}},
 	}}
@@ -271,7 +265,7 @@ func newHandoffForm(req sources.Request, agents []string) *formDialog {
 	if len(agents) > 0 {
 		to.SetValue(agents[0])
 	}
-	return &formDialog{req: req, required: "to", fields: []formField{
+	return &formDialog{req: req, fields: []formField{
 		{name: "to", edit: to, choices: agents},
 		{name: "reason", edit: &lineEdit{limit: 500}},
 		{name: "priority", choices: handoffPriorities, choice: max(prio, 0)},
@@ -335,12 +329,9 @@ func (d *formDialog) value(name string) string {
 	return ""
 }
 
-// submit hands the filled-in request to a confirmation dialog.
+// submit hands the filled-in request to a confirmation dialog, once it
+// has what the action needs.
 func (d *formDialog) submit() action {
-	if d.required != "" && d.value(d.required) == "" {
-		d.problem = "a " + d.required + " is required"
-		return action{}
-	}
 	req := d.req
 	req.Reason = d.value("reason")
 	req.Unblock = d.value("unblock")
@@ -348,7 +339,30 @@ func (d *formDialog) submit() action {
 		p, _ := model.ParsePriority(d.value("priority"))
 		req.To, req.Priority = d.value("to"), model.HandoffPriority(p)
 	}
+	if d.problem = lacking(req); d.problem != "" {
+		return action{}
+	}
 	return action{close: true, push: &confirmDialog{req: req}}
+}
+
+// lacking is what req still lacks of what its action needs
+// (model.Action.Needs), in the desk's words, or "". The one-task forms and
+// the bulk dialog ask it alike.
+func lacking(req sources.Request) string {
+	need := req.Action.Needs()
+	switch {
+	case need.Reason && strings.TrimSpace(req.Reason) == "":
+		return "a reason is required"
+	case need.Target && strings.TrimSpace(req.To) == "":
+		return "a target agent (or ANY) is required"
+	}
+	return ""
+}
+
+// needed says whether the field named name must be filled in.
+func (d *formDialog) needed(name string) bool {
+	need := d.req.Action.Needs()
+	return name == "reason" && need.Reason || name == "to" && need.Target
 }
 
 func (d *formDialog) view(m *Model, width, height int) string {
@@ -385,7 +399,7 @@ func (d *formDialog) fieldLine(st *theme.Styles, f formField, focused bool, inne
 		v = f.edit.View(inner-12, focused, "type a name") + st.Muted.Render("  ←/→ pick")
 	case f.edit != nil:
 		placeholder := ""
-		if d.required != f.name {
+		if !d.needed(f.name) {
 			placeholder = "optional"
 		}
 		v = f.edit.View(inner, focused, placeholder)
