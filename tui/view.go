@@ -230,13 +230,9 @@ func (m *Model) alarm() alarmText {
 	for _, w := range words {
 		a.parts = append(a.parts, strings.Join(named[w], ", ")+" "+w)
 	}
-	for lv := levelBroken; lv > model.LevelNone; lv-- {
-		if n := m.board.rungs[lv]; n > 0 {
-			word := strings.ToUpper(lv.String())
-			if lv == levelBroken {
-				word = "BROKEN"
-			}
-			a.parts = append(a.parts, strconv.Itoa(n)+" "+word)
+	for i := len(m.board.rungs) - 1; i >= 0; i-- { // a Level is unsigned
+		if lv, n := model.Level(i), m.board.rungs[i]; n > 0 {
+			a.parts = append(a.parts, strconv.Itoa(n)+" "+rungWord(lv))
 			raise(lv)
 		}
 	}
