@@ -122,7 +122,7 @@ func (d *taskDialog) refresh(m *Model, width int) {
 	t := *d.task(m)
 	t.History = model.MergeHistory(t.History, d.trail)
 	d.title = t.DisplayKey() + " · " + t.Source
-	d.lines = m.withFamily(&t, taskDetail(&t, m.now(), m.pace, m.board.snap.Policy, m.board.snap.Classify(&t, m.now()), m.loc, width))
+	d.lines = m.board.withFamily(&t, taskDetail(&t, m.now(), m.pace, m.board.snap.Policy, m.board.snap.Classify(&t, m.now()), m.loc, width))
 	if d.trailErr != "" {
 		d.lines = append(d.lines, "", "full history unavailable: "+theme.Safe(d.trailErr))
 	}

@@ -319,7 +319,7 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 	cells[1] = cell{text: t.DisplayKey()}
 	switch p.kind {
 	case queueView:
-		cells[2] = cell{text: m.waitingMark(t) + t.Title}
+		cells[2] = cell{text: m.board.waitingMark(t) + t.Title}
 		cells[3] = cell{text: t.Class.String()}
 		cells[4] = cell{text: model.PriorityName(t.Priority)}
 		cells[5] = cell{text: m.pace.ago(t.CreatedAt, now)}
