@@ -222,7 +222,7 @@ func TestAReasonIsAskedExactlyWhenTheActionNeedsOne(t *testing.T) {
 			t.Errorf("%s: one task's form without a reason says %q; Needs().Reason is %v", ta.action, f.problem, need.Reason)
 		}
 		b := &bulkDialog{req: sources.Request{Action: ta.action}, tasks: []*model.Task{task}, reason: &lineEdit{limit: 500}, agents: []string{"bravo"}}
-		b.judge(r.m)
+		b.judge(r.m.env())
 		if asked := b.problem == "a reason is required"; asked != need.Reason {
 			t.Errorf("%s: the bulk dialog without a reason says %q; Needs().Reason is %v", ta.action, b.problem, need.Reason)
 		}

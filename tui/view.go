@@ -32,7 +32,7 @@ func (m *Model) View() string {
 	b.WriteByte('\n')
 	p := m.pane()
 	if n := len(m.dialogs); n > 0 {
-		b.WriteString(m.dialogs[n-1].view(m, m.screen.width, p.grid.height))
+		b.WriteString(m.dialogs[n-1].view(m.env(), m.screen.width, p.grid.height))
 	} else {
 		m.body(&b, p)
 	}
