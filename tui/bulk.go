@@ -47,6 +47,9 @@ func (d *bulkDialog) hint(k KeyMap) string {
 	if len(d.agents) > 0 {
 		return hintOf([]key.Binding{k.Pick, k.Submit, k.Back}, "↑/↓ scroll")
 	}
+	if !d.req.Action.Needs().Reason {
+		return hintOf([]key.Binding{k.Submit, k.Back}, "a reason if you like", "↑/↓ scroll")
+	}
 	return hintOf([]key.Binding{k.Submit, k.Back}, "type the reason", "↑/↓ scroll")
 }
 
