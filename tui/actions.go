@@ -101,14 +101,15 @@ func (m *Model) act(a model.Action) {
 }
 
 // refusal says why action a cannot apply to t as shown, or "": read-only,
-// or the desk's own rule (Desk.Precheck) on the task as it stands. The
-// reason is asked later, so the rule is asked with one in hand.
+// or the desk's own rule (Desk.Precheck) on the task as it stands, asked
+// of the hub's desk at the dashboard's door, as Apply will be. The reason
+// is asked later, so the rule is asked with one in hand.
 func (m *Model) refusal(t *model.Task, a model.Action) string {
 	if m.readOnly(t.Source) {
 		return "read-only — actions are off for this source"
 	}
-	desk := sources.Desk{Actor: cmp.Or(m.hub.Actor(), "-")}
-	err := desk.Precheck(t, sources.Request{Action: a, Seen: t, Reason: "-", To: "-"})
+	by := model.Actor{Name: cmp.Or(m.hub.Actor(), "-"), Door: model.DoorDashboard}
+	err := m.hub.Precheck(t, sources.Request{Action: a, Seen: t, Reason: "-", To: "-", By: by})
 	if err == nil || model.CodeOf(err) == model.CodeMisconfigured && a.Move() == model.MoveNone {
 		return "" // what the desk would say of the settings is for it to say
 	}
@@ -142,15 +143,13 @@ func (m *Model) startActionOn(t *model.Task, a model.Action) {
 	if a.Move() != model.MoveNone {
 		m.work.wantTrail = t // the submitter is in the trail
 	}
-	switch a {
-	case model.ActionCancel, model.ActionRework:
-		m.push(newReasonForm(req))
-	case model.ActionBlock:
-		m.push(newBlockForm(req))
-	case model.ActionForceRelease, model.ActionTakeover, model.ActionApprove, model.ActionReview:
-		m.push(newOptionalReasonForm(req))
-	case model.ActionHandoff:
+	switch {
+	case a.Needs().Target:
 		m.push(newHandoffForm(req, m.board.knownAgents(m.opts.Agents)))
+	case a == model.ActionBlock:
+		m.push(newBlockForm(req))
+	case a.Needs().Reason, a == model.ActionForceRelease, a == model.ActionTakeover, a == model.ActionApprove, a == model.ActionReview:
+		m.push(newReasonForm(req))
 	default:
 		m.push(&confirmDialog{req: req})
 	}

@@ -185,11 +185,11 @@ func safe(s string) string { return strings.ReplaceAll(theme.Safe(s), ";", ",") 
 // windowTitle is the terminal's title: the worst of what needs a person
 // and how much, so a tab or a window list shows it while the dashboard is
 // out of sight ("claimdeck · 2 DOWN · 3 need you").
-func (m *Model) windowTitle() string {
+func (b *board) windowTitle() string {
 	parts := []string{appName}
 	unreachable := 0
-	for i := range m.board.snap.Sources {
-		if m.board.snap.Sources[i].Status == hub.StatusDegraded {
+	for i := range b.snap.Sources {
+		if b.snap.Sources[i].Status == hub.StatusDegraded {
 			unreachable++
 		}
 	}
@@ -197,7 +197,7 @@ func (m *Model) windowTitle() string {
 		parts = append(parts, fmt.Sprintf("%d UNREACHABLE", unreachable))
 	}
 	down := 0
-	for _, n := range m.board.snap.Mesh.Nodes() {
+	for _, n := range b.snap.Mesh.Nodes() {
 		if n.Status == model.NodeDown {
 			down++
 		}
@@ -205,9 +205,9 @@ func (m *Model) windowTitle() string {
 	if down > 0 {
 		parts = append(parts, fmt.Sprintf("%d DOWN", down))
 	}
-	need := m.board.reviews
+	need := b.reviews
 	for lv := ringFrom; lv <= levelBroken; lv++ {
-		need += m.board.rungs[lv]
+		need += b.rungs[lv]
 	}
 	if need > 0 {
 		parts = append(parts, fmt.Sprintf("%d need you", need))
@@ -217,7 +217,7 @@ func (m *Model) windowTitle() string {
 
 // retitle sets the terminal's title when what it says has changed.
 func (m *Model) retitle() tea.Cmd {
-	t := m.windowTitle()
+	t := m.board.windowTitle()
 	if t == m.screen.title {
 		return nil
 	}

@@ -99,12 +99,12 @@ func TestAReviewRingsOnceAndAlarmsWaitWhileThePersonTypes(t *testing.T) {
 func TestTheWindowTitleCarriesTheWorstStateAndCount(t *testing.T) {
 	r := newRig(t)
 	// n3 DOWN; S-2 escalated, TASK-5 urgent, TASK-11 in review.
-	if got, want := r.m.windowTitle(), "claimdeck · 1 DOWN · 3 need you"; got != want {
+	if got, want := r.m.board.windowTitle(), "claimdeck · 1 DOWN · 3 need you"; got != want {
 		t.Fatalf("title %q, want %q", got, want)
 	}
 	r.nodes = nil
 	r.poll()
-	if got, want := r.m.windowTitle(), "claimdeck · 3 need you"; got != want {
+	if got, want := r.m.board.windowTitle(), "claimdeck · 3 need you"; got != want {
 		t.Fatalf("with the node back, title %q, want %q", got, want)
 	}
 	if cmd := r.m.retitle(); cmd == nil {

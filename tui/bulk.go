@@ -47,6 +47,9 @@ func (d *bulkDialog) hint(k KeyMap) string {
 	if len(d.agents) > 0 {
 		return hintOf([]key.Binding{k.Pick, k.Submit, k.Back}, "↑/↓ scroll")
 	}
+	if !d.req.Action.Needs().Reason {
+		return hintOf([]key.Binding{k.Submit, k.Back}, "a reason if you like", "↑/↓ scroll")
+	}
 	return hintOf([]key.Binding{k.Submit, k.Back}, "type the reason", "↑/↓ scroll")
 }
 
@@ -54,8 +57,8 @@ func (d *bulkDialog) typing() bool { return d.preview == nil }
 
 // scrollKey scrolls the task list: the arrows and pages while the reason
 // is typed (letters are text then), every scrolling key at the preview.
-func (d *bulkDialog) scrollKey(m *Model, msg tea.KeyMsg) bool {
-	n := len(d.listLines(m, m.screen.width))
+func (d *bulkDialog) scrollKey(e *dialogEnv, msg tea.KeyMsg) bool {
+	n := len(d.listLines(e, e.width))
 	if d.preview == nil {
 		switch msg.Type {
 		case tea.KeyUp, tea.KeyDown, tea.KeyPgUp, tea.KeyPgDown:
@@ -63,16 +66,16 @@ func (d *bulkDialog) scrollKey(m *Model, msg tea.KeyMsg) bool {
 			return false
 		}
 	}
-	return d.scroll(m.keys, msg, n, 10)
+	return d.scroll(e.keys, msg, n, 10)
 }
 
-func (d *bulkDialog) update(m *Model, msg tea.KeyMsg) action {
+func (d *bulkDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
 	nothing := action{close: true, note: fmt.Sprintf("%s of %d marked: nothing done", d.req.Action, len(d.tasks))}
-	if d.scrollKey(m, msg) {
+	if d.scrollKey(e, msg) {
 		return action{}
 	}
 	if d.preview != nil {
-		if key.Matches(msg, m.keys.Yes) {
+		if key.Matches(msg, e.keys.Yes) {
 			return action{close: true, bulk: &bulkStart{preview: *d.preview, req: d.request(), titles: titles(d.tasks)}}
 		}
 		return nothing
@@ -81,7 +84,7 @@ func (d *bulkDialog) update(m *Model, msg tea.KeyMsg) action {
 	case tea.KeyEsc:
 		return nothing
 	case tea.KeyEnter:
-		d.judge(m)
+		d.judge(e)
 		return action{}
 	case tea.KeyLeft, tea.KeyRight:
 		if len(d.agents) > 0 {
@@ -100,14 +103,14 @@ func (d *bulkDialog) update(m *Model, msg tea.KeyMsg) action {
 }
 
 // judge previews the action with the reason given: on to y/N when some
-// task would be applied to, else it says why not and waits.
-func (d *bulkDialog) judge(m *Model) {
+// task would be applied to, else it says why not and waits. A reason is
+// required only where the action's needs say so, as for one task.
+func (d *bulkDialog) judge(e *dialogEnv) {
 	req := d.request()
-	if req.Reason == "" {
-		d.problem = "a reason is required" // one line in the journal for many overrides
+	if d.problem = lacking(req); d.problem != "" {
 		return
 	}
-	p := m.hub.PreviewBulk(req, d.tasks)
+	p := e.preview(req, d.tasks)
 	d.refused = p.Refused
 	if len(p.Apply) == 0 {
 		d.problem = "nothing to apply: every marked task would be refused"
@@ -178,8 +181,8 @@ func asBulk(ts []*model.Task) []sources.BulkTask {
 
 // listLines are the tasks the dialog is about: the marked ones, then, once
 // judged, those it would apply to and those it would refuse, with why.
-func (d *bulkDialog) listLines(m *Model, width int) []string {
-	st, title := m.styles, titles(d.tasks)
+func (d *bulkDialog) listLines(e *dialogEnv, width int) []string {
+	st, title := e.styles, titles(d.tasks)
 	w := dialogWidth(width)
 	p := d.preview
 	if p == nil {
@@ -193,8 +196,8 @@ func (d *bulkDialog) listLines(m *Model, width int) []string {
 		bulkLines(st, "refused", p.Refused, title, w)...)
 }
 
-func (d *bulkDialog) view(m *Model, width, height int) string {
-	st := m.styles
+func (d *bulkDialog) view(e *dialogEnv, width, height int) string {
+	st := e.styles
 	per := map[string]int{}
 	for _, t := range d.tasks {
 		per[t.Source]++
@@ -212,7 +215,11 @@ func (d *bulkDialog) view(m *Model, width, height int) string {
 	if len(d.agents) > 0 {
 		head = append(head, field(st, "to", "‹ "+theme.Safe(d.agents[d.agent])+" ›"))
 	}
-	head = append(head, field(st, "reason", d.reason.View(dialogWidth(width)-9, d.preview == nil, "")), "")
+	placeholder := "optional"
+	if d.req.Action.Needs().Reason {
+		placeholder = ""
+	}
+	head = append(head, field(st, "reason", d.reason.View(dialogWidth(width)-9, d.preview == nil, placeholder)), "")
 	var foot []string
 	if d.problem != "" {
 		foot = append(foot, st.Danger.Render(d.problem))
@@ -222,7 +229,7 @@ func (d *bulkDialog) view(m *Model, width, height int) string {
 	} else {
 		foot = append(foot, st.Muted.Render("enter: see what would be applied and refused, with this reason"))
 	}
-	list := d.listLines(m, width)
+	list := d.listLines(e, width)
 	room := max(height-2-len(head)-len(foot)-1, 1) // the border, and a blank before the foot
 	lines := append(head, d.window(st, list, room)...)
 	return box(st, append(append(lines, ""), foot...), width, height)

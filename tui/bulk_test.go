@@ -4,11 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
 
 // TestBulkReleaseOfMarkedStaleClaims: * marks every stale claim the
-// filter shows, r previews them (count, sources), asks one reason and y/N,
+// filter shows, r previews them (count, sources), asks one optional reason
+// (a force-release needs none, model.Action.Needs) and y/N,
 // and applies them one by one; TASK-5, taken over by carol after the
 // preview, is refused and named in the summary, which stays in Activity.
 func TestBulkReleaseOfMarkedStaleClaims(t *testing.T) {
@@ -20,14 +22,10 @@ func TestBulkReleaseOfMarkedStaleClaims(t *testing.T) {
 	}
 	r.press("r")
 	screen := r.screen()
-	for _, want := range []string{"Force-release 3 marked tasks?", "prod 2 · staging 1"} {
+	for _, want := range []string{"Force-release 3 marked tasks?", "prod 2 · staging 1", "▏optional"} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("the dialog lacks %q:\n%s", want, screen)
 		}
-	}
-	r.press("enter")
-	if !strings.Contains(r.screen(), "a reason is required") {
-		t.Fatalf("enter without a reason went on:\n%s", r.screen())
 	}
 	r.typeText("node lost")
 	r.press("enter")
@@ -205,5 +203,28 @@ func TestABulkPreviewScrolls(t *testing.T) {
 	}
 	if len(r.m.dialogs) != 1 || r.m.work.bulk != nil {
 		t.Fatal("scrolling closed or applied the preview")
+	}
+}
+
+// TestAReasonIsAskedExactlyWhenTheActionNeedsOne: for every action the
+// dashboard offers, one task's form and the bulk dialog refuse to go on
+// without a reason exactly when model.Action.Needs says one is required.
+func TestAReasonIsAskedExactlyWhenTheActionNeedsOne(t *testing.T) {
+	r := newRig(t)
+	task := r.get("2")
+	for _, ta := range taskActions {
+		need := ta.action.Needs()
+		f := newReasonForm(sources.Request{Action: ta.action, Seen: task})
+		f.fields = append(f.fields, formField{name: "to", edit: &lineEdit{limit: 100}})
+		f.fields[1].edit.SetValue("bravo")
+		f.submit()
+		if asked := f.problem == "a reason is required"; asked != need.Reason {
+			t.Errorf("%s: one task's form without a reason says %q; Needs().Reason is %v", ta.action, f.problem, need.Reason)
+		}
+		b := &bulkDialog{req: sources.Request{Action: ta.action}, tasks: []*model.Task{task}, reason: &lineEdit{limit: 500}, agents: []string{"bravo"}}
+		b.judge(r.m.env())
+		if asked := b.problem == "a reason is required"; asked != need.Reason {
+			t.Errorf("%s: the bulk dialog without a reason says %q; Needs().Reason is %v", ta.action, b.problem, need.Reason)
+		}
 	}
 }

@@ -10,14 +10,47 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 )
 
-// commandWords are the words the : line knows besides the views' names,
-// with what each takes and does (the palette shows both).
-var commandWords = []struct{ word, args, does string }{
-	{"source", "NAME|all", "scope every view to one source"}, {"sort", "COLUMN [desc]", "sort the view by a column"},
-	{"filter", "EXPR", "filter the views"}, {"save", "NAME", "keep the filter in the config"},
-	{"load", "NAME", "bring a saved filter back"}, {"release", "", "force-release the cursor's task or the marks"},
-	{"cancel", "", "cancel the cursor's task or the marks"}, {"handoff", "[AGENT]", "hand the task or the marks to an agent"},
-	{"takeover", "", "claim the task or the marks as HUMAN"}, {"help", "", "every key"}, {"q", "", "quit"}, {"quit", "", "quit"},
+// commandWord is one word of the : line: what it takes and does (the
+// palette shows both), and the task action it starts, if it names one.
+type commandWord struct {
+	word, args, does string
+	action           model.Action
+}
+
+// commandWords are the words the : line knows besides the views' names:
+// the dashboard's own, then one per action of taskActions, named and
+// helped as model.ActionRows names them at every door.
+var commandWords = func() []commandWord {
+	out := []commandWord{
+		{word: "source", args: "NAME|all", does: "scope every view to one source"}, {word: "sort", args: "COLUMN [desc]", does: "sort the view by a column"},
+		{word: "filter", args: "EXPR", does: "filter the views"}, {word: "save", args: "NAME", does: "keep the filter in the config"},
+		{word: "load", args: "NAME", does: "bring a saved filter back"},
+	}
+	for _, ta := range taskActions {
+		out = append(out, actionWord(ta.action))
+	}
+	return append(out, commandWord{word: "help", does: "every key"}, commandWord{word: "q", does: "quit"}, commandWord{word: "quit", does: "quit"})
+}()
+
+// actionWord is a's word on the : line: its row's word and help, and the
+// argument its needs take (a hand-off's agent, else the dialog asks).
+func actionWord(a model.Action) commandWord {
+	row := a.Row()
+	c := commandWord{word: row.Word, does: row.Help, action: a}
+	if a.Needs().Target {
+		c.args = "[AGENT]"
+	}
+	return c
+}
+
+// commandAction is the task action a : word names, if any.
+func commandAction(word string) (model.Action, bool) {
+	for _, c := range commandWords {
+		if c.word == word && c.action != "" {
+			return c.action, true
+		}
+	}
+	return "", false
 }
 
 // commandHint is the : line's placeholder: every command and its argument.
@@ -142,6 +175,13 @@ func (m *Model) runCommand(line string) tea.Cmd {
 			return nil
 		}
 	}
+	if a, ok := commandAction(word); ok {
+		m.act(a)
+		if a.Needs().Target && arg != "" {
+			m.presetAgent(arg)
+		}
+		return nil
+	}
 	switch word {
 	case "q", "quit":
 		m.screen.quitting = true
@@ -159,17 +199,6 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		return m.saveFilter(arg)
 	case "load":
 		m.loadFilter(arg)
-	case "release":
-		m.act(model.ActionForceRelease)
-	case "cancel":
-		m.act(model.ActionCancel)
-	case "takeover":
-		m.act(model.ActionTakeover)
-	case "handoff":
-		m.act(model.ActionHandoff)
-		if arg != "" {
-			m.presetAgent(arg)
-		}
 	default:
 		msg := "unknown command :" + word
 		if s := suggest(word, commands()); s != "" {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // TestCommandLineNavigates: :leases shows the Leases view, tab completes a
@@ -92,5 +94,73 @@ func TestSourceScopesEveryView(t *testing.T) {
 	r.press("enter")
 	if len(r.m.pane().shown) != len(r.m.pane().members) || strings.Contains(r.screen(), "source staging ·") {
 		t.Fatalf(":source all still scopes: %v", rowKeys(r.m.pane().shown))
+	}
+}
+
+// TestEveryTaskActionIsACommandWord: each action the dashboard offers on a
+// task is a : word and a palette entry, named and helped as the doors'
+// table (model.ActionRows) names it; completion and the hint know it.
+func TestEveryTaskActionIsACommandWord(t *testing.T) {
+	entries := paletteEntries()
+	for _, ta := range taskActions {
+		row := ta.action.Row()
+		if a, ok := commandAction(row.Word); !ok || a != ta.action {
+			t.Errorf("%s: :%s starts %q (%v)", ta.action, row.Word, a, ok)
+		}
+		if !slices.ContainsFunc(entries, func(e paletteEntry) bool { return e.word == row.Word && e.does == row.Help }) {
+			t.Errorf("%s: the palette has no entry %q with the table's help", ta.action, row.Word)
+		}
+		if !slices.Contains(commands(), row.Word) || !slices.Contains(strings.Split(commandHint(), " · "), strings.TrimSpace(row.Word+" "+actionWord(ta.action).args)) {
+			t.Errorf("%s: completion or the hint lacks :%s", ta.action, row.Word)
+		}
+	}
+}
+
+// TestActionWordsOpenTheirAction: :approve and :rework on a task in
+// Review open that action's dialog, :give-back on someone else's claim
+// is refused before any dialog, :handoff AGENT keeps its agent, and a
+// slip is answered with the nearest action word.
+func TestActionWordsOpenTheirAction(t *testing.T) {
+	r := newRig(t)
+	top := func() model.Action {
+		if len(r.m.dialogs) == 0 {
+			return ""
+		}
+		switch d := r.m.dialogs[len(r.m.dialogs)-1].(type) {
+		case *confirmDialog:
+			return d.req.Action
+		case *formDialog:
+			return d.req.Action
+		}
+		return "?"
+	}
+	run := func(line string) {
+		r.press(":")
+		r.typeText(line)
+		r.press("enter")
+	}
+	r.selectKey(allView, "TASK-11") // in Review
+	for _, word := range []string{"approve", "rework"} {
+		run(word)
+		if want, _ := model.ActionByWord(word); top() != want {
+			t.Fatalf(":%s opened %q:\n%s", word, top(), r.screen())
+		}
+		r.press("esc")
+	}
+	r.selectKey(allView, "TASK-6") // carol's claim, alice at the dashboard
+	run("give-back")
+	if len(r.m.dialogs) != 0 {
+		t.Fatalf(":give-back of carol's claim opened a dialog:\n%s", r.screen())
+	}
+	r.selectKey(allView, "TASK-2")
+	run("handoff bravo")
+	d, ok := r.m.dialogs[len(r.m.dialogs)-1].(*formDialog)
+	if !ok || d.req.Action != model.ActionHandoff || d.value("to") != "bravo" {
+		t.Fatalf(":handoff bravo opened %T:\n%s", r.m.dialogs, r.screen())
+	}
+	r.press("esc")
+	run("aprove")
+	if !strings.Contains(r.screen(), "did you mean :approve?") {
+		t.Fatalf(":aprove:\n%s", r.screen())
 	}
 }

@@ -3,11 +3,13 @@ package tui
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
@@ -890,5 +892,80 @@ func TestAStandingFilterIsJudgedOnEverySnapshotAtItsTime(t *testing.T) {
 	r.press("7")
 	if got := rowKeys(r.m.pane().shown); !slices.Contains(got, "S-1") {
 		t.Fatalf("the All view shown 31 minutes after the snapshot: %v, want S-1 judged at the time it is shown", got)
+	}
+}
+
+// TestEveryKeyIsOneRow: each binding of KeyMap is bound by exactly one row
+// of keyRows (a field without a row would be a key with no keys), names
+// are unique, and every key that acts on a task is destructive.
+func TestEveryKeyIsOneRow(t *testing.T) {
+	var k KeyMap
+	fields := map[*key.Binding]bool{}
+	v := reflect.ValueOf(&k).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Array:
+			for j := range f.Len() {
+				fields[f.Index(j).Addr().Interface().(*key.Binding)] = true
+			}
+		default:
+			fields[f.Addr().Interface().(*key.Binding)] = true
+		}
+	}
+	names := map[string]bool{}
+	for _, r := range keyRows {
+		b := r.field(&k)
+		if !fields[b] {
+			t.Errorf("row %q binds a field twice, or none of KeyMap's", r.name)
+		}
+		delete(fields, b)
+		if r.name != "" && names[r.name] {
+			t.Errorf("two rows are named %q", r.name)
+		}
+		names[r.name] = true
+		if r.action != "" && !r.destructive {
+			t.Errorf("%s acts on a task but is not destructive", r.name)
+		}
+	}
+	if len(fields) != 0 {
+		t.Errorf("%d bindings of KeyMap have no row", len(fields))
+	}
+}
+
+// TestALeasePastTheCeilingIsSuspectAndRescued: an agent's lease to 9999
+// (a lock file's expires_at) sits on the Stale ladder at once as SUSPECT,
+// its WHY naming the lease against the 24h ceiling within 80 columns, the
+// top bar counts it, and the rescue keys are offered and work on it.
+func TestALeasePastTheCeilingIsSuspectAndRescued(t *testing.T) {
+	r := newRig(t)
+	claim := func(expires time.Time) model.Claim {
+		return model.Claim{Holder: model.HolderAgent, Name: "zulu", RunID: "r-99", Token: "tok-99",
+			ClaimedAt: t0.Add(-10 * time.Minute), HeartbeatAt: t0.Add(-time.Minute), Expires: expires}
+	}
+	r.prod.Put(&model.Task{ID: "30", Key: "TASK-30", Title: "Hold forever", State: model.StateClaimed, RawStatus: "claimed",
+		CreatedAt: t0.Add(-time.Hour), Claim: claim(time.Date(9999, 12, 31, 23, 59, 0, 0, time.UTC))})
+	r.prod.Put(&model.Task{ID: "31", Key: "TASK-31", Title: "Hold a month", State: model.StateClaimed, RawStatus: "claimed",
+		CreatedAt: t0.Add(-time.Hour), Claim: claim(t0.Add(30 * 24 * time.Hour))})
+	r.poll()
+	r.selectKey(staleView, "TASK-30")
+	s := r.screen()
+	for _, want := range []string{"TASK-30 SUSPECT", "lease 7973y > 24h ceiling", "lease 30d > 24h ceiling", "2 SUSPECT"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("the Stale view at 80 columns lacks %q:\n%s", want, s)
+		}
+	}
+	on := r.m.offers(r.get("30"), false)
+	for i, ta := range taskActions {
+		if (ta.action == model.ActionTakeover || ta.action == model.ActionForceRelease) && !on[i] {
+			t.Errorf("%s is not offered on a lease past the ceiling", ta.action)
+		}
+	}
+	if footer := lastLine(s); !strings.Contains(footer, "c claim") || !strings.Contains(footer, "r release") {
+		t.Fatalf("the footer does not offer the rescue keys: %q", footer)
+	}
+	r.press("r", "enter", "y")
+	if got := r.get("30"); got.Claim.Held() || got.State != model.StateQueued {
+		t.Fatalf("after the force-release TASK-30 is %s held by %q", got.State, got.Claim.Name)
 	}
 }

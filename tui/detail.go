@@ -96,16 +96,16 @@ func (m *Model) gotTrail(msg trailMsg) {
 }
 
 // task is the detail's task as the snapshot has it now.
-func (d *taskDialog) task(m *Model) *model.Task {
-	if t := m.board.find(d.source, d.id); t != nil {
+func (d *taskDialog) task(e *dialogEnv) *model.Task {
+	if t := e.board.find(d.source, d.id); t != nil {
 		d.last = t
 	}
 	return d.last
 }
 
-func (d *taskDialog) update(m *Model, msg tea.KeyMsg) action {
-	t := d.task(m)
-	k := m.keys
+func (d *taskDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+	t := d.task(e)
+	k := e.keys
 	for _, ta := range taskActions {
 		if slices.Contains(ta.binding(&k).Keys(), msg.String()) {
 			return action{start: &startAction{task: t, action: ta.action}}
@@ -114,24 +114,24 @@ func (d *taskDialog) update(m *Model, msg tea.KeyMsg) action {
 	if key.Matches(msg, k.Copy) {
 		return action{copy: t}
 	}
-	d.refresh(m, m.screen.width) // scrolling needs the lines as they are now
-	return d.detailDialog.update(m, msg)
+	d.refresh(e, e.width) // scrolling needs the lines as they are now
+	return d.detailDialog.update(e, msg)
 }
 
-func (d *taskDialog) refresh(m *Model, width int) {
-	t := *d.task(m)
+func (d *taskDialog) refresh(e *dialogEnv, width int) {
+	t := *d.task(e)
 	t.History = model.MergeHistory(t.History, d.trail)
 	d.title = t.DisplayKey() + " · " + t.Source
-	d.lines = m.withFamily(&t, taskDetail(&t, m.now(), m.pace, m.board.snap.Policy, m.board.snap.Classify(&t, m.now()), m.loc, width))
+	d.lines = e.board.withFamily(&t, taskDetail(&t, e.now, e.pace, e.board.snap.Policy, e.board.snap.Classify(&t, e.now), e.loc, width))
 	if d.trailErr != "" {
 		d.lines = append(d.lines, "", "full history unavailable: "+theme.Safe(d.trailErr))
 	}
 }
 
-func (d *taskDialog) view(m *Model, width, height int) string {
-	d.refresh(m, width)
-	d.offers = m.offers(d.last, false)
-	return d.detailDialog.view(m, width, height)
+func (d *taskDialog) view(e *dialogEnv, width, height int) string {
+	d.refresh(e, width)
+	d.offers = e.offers(d.last)
+	return d.detailDialog.view(e, width, height)
 }
 
 // nodeDialog is a node's detail with a cursor over the tasks claimed on
@@ -149,8 +149,8 @@ func (d *nodeDialog) hint(k KeyMap) string {
 
 func (d *nodeDialog) typing() bool { return false }
 
-func (d *nodeDialog) update(m *Model, msg tea.KeyMsg) action {
-	k := m.keys
+func (d *nodeDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+	k := e.keys
 	switch {
 	case key.Matches(msg, k.Up):
 		d.sel = max(d.sel-1, 0)
@@ -162,20 +162,20 @@ func (d *nodeDialog) update(m *Model, msg tea.KeyMsg) action {
 		}
 		return action{close: true}
 	default:
-		d.lines = nodeDetail(d.node, d.tasks, d.sel, m.now(), m.loc)
-		return d.detailDialog.update(m, msg)
+		d.lines = nodeDetail(d.node, d.tasks, d.sel, e.now, e.loc)
+		return d.detailDialog.update(e, msg)
 	}
 	return action{}
 }
 
-func (d *nodeDialog) view(m *Model, width, height int) string {
+func (d *nodeDialog) view(e *dialogEnv, width, height int) string {
 	d.title = "node " + d.node.Name
-	d.lines = nodeDetail(d.node, d.tasks, d.sel, m.now(), m.loc)
+	d.lines = nodeDetail(d.node, d.tasks, d.sel, e.now, e.loc)
 	// Keep the picked task on the page.
 	if at := slices.IndexFunc(d.lines, func(l string) bool { return strings.HasPrefix(l, "› ") }); at >= 0 && at-d.offset >= height-1 {
 		d.offset = at - height + 2
 	}
-	return d.detailDialog.view(m, width, height)
+	return d.detailDialog.view(e, width, height)
 }
 
 // copyID puts the task's id on the clipboard through the terminal (OSC 52),

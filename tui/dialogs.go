@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
@@ -17,17 +18,49 @@ import (
 )
 
 // dialog is one layer of the dialog stack; the top one gets every key.
-// It reads the root (m) but never changes it: what a key means for the
-// dashboard comes back as an action, which the root applies.
+// It reads what the root shows it (a dialogEnv), never the root itself:
+// what a key means for the dashboard comes back as an action, which the
+// root applies.
 type dialog interface {
-	update(m *Model, msg tea.KeyMsg) action
-	view(m *Model, width, height int) string
+	update(e *dialogEnv, msg tea.KeyMsg) action
+	view(e *dialogEnv, width, height int) string
 	// hint replaces the key help under the table while the dialog is open;
 	// it is built from the key map, so it follows a rebinding.
 	hint(k KeyMap) string
 	// typing says whether keys are text here, so a burst of runes stays
 	// one burst.
 	typing() bool
+}
+
+// dialogEnv is what a dialog reads of the dashboard, built by the root
+// for each key and each frame (Model.env): values, a copy of the key map,
+// the board to read and the few questions a dialog asks of the root.
+type dialogEnv struct {
+	styles   *theme.Styles
+	keys     KeyMap // a copy: a dialog's change to it goes nowhere
+	width    int    // the terminal's
+	now      time.Time
+	loc      *time.Location
+	pace     pace
+	readOnly bool   // the whole dashboard (Options.ReadOnly)
+	board    *board // read, never written: find, agentNode, the snapshot
+	// offers says which of taskActions can apply to a task as it stands.
+	offers func(*model.Task) []bool
+	// preview judges a bulk action (the hub's desk; it writes nothing).
+	preview func(sources.Request, []*model.Task) sources.BulkPreview
+	// fullHelp is the view's help columns.
+	fullHelp func(KeyMap) [][]key.Binding
+	// trail is a task's full trail as last fetched, by ref.
+	trail func(ref string) []model.Event
+}
+
+// env is what the dialogs see of m now.
+func (m *Model) env() *dialogEnv {
+	return &dialogEnv{styles: m.styles, keys: m.keys, width: m.screen.width, now: m.now(), loc: m.loc, pace: m.pace,
+		readOnly: m.opts.ReadOnly, board: m.board,
+		offers:  func(t *model.Task) []bool { return m.offers(t, false) },
+		preview: m.hub.PreviewBulk, fullHelp: m.pane().FullHelp,
+		trail: func(ref string) []model.Event { return m.work.trails[ref] }}
 }
 
 // hintOf is a one-line hint naming the enabled bindings' first keys and
@@ -92,8 +125,8 @@ type confirmDialog struct {
 	req sources.Request
 }
 
-func (d *confirmDialog) update(m *Model, msg tea.KeyMsg) action {
-	if key.Matches(msg, m.keys.Yes) {
+func (d *confirmDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+	if key.Matches(msg, e.keys.Yes) {
 		return action{close: true, send: &d.req}
 	}
 	return action{close: true, note: fmt.Sprintf("%s %s: nothing done", d.req.Action, d.req.Seen.DisplayKey())}
@@ -112,14 +145,14 @@ var actionTitles = map[model.Action]string{
 	model.ActionRelease:      "Give my claim back",
 }
 
-func (d *confirmDialog) view(m *Model, width, height int) string {
-	st := m.styles
+func (d *confirmDialog) view(e *dialogEnv, width, height int) string {
+	st := e.styles
 	t := d.req.Seen
 	lines := []string{
 		st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s?", actionTitles[d.req.Action], t.DisplayKey(), t.Source))),
 		"",
 	}
-	lines = append(lines, m.taskSummary(t)...)
+	lines = append(lines, e.taskSummary(t)...)
 	if d.req.Action == model.ActionHandoff {
 		p, _ := model.ParsePriority(d.req.Priority)
 		lines = append(lines, field(st, "to", d.req.To+", priority "+model.PriorityName(p)))
@@ -137,10 +170,10 @@ func (d *confirmDialog) view(m *Model, width, height int) string {
 // taskSummary is what a human must see before acting: the task and who
 // holds it as they saw it, with the lease as it stands now (a heartbeat
 // moves it while the dialog is open).
-func (m *Model) taskSummary(seen *model.Task) []string {
-	st, now, pc := m.styles, m.now(), m.pace
+func (e *dialogEnv) taskSummary(seen *model.Task) []string {
+	st, now, pc := e.styles, e.now, e.pace
 	t := seen
-	if live := m.board.find(seen.Source, seen.ID); live != nil {
+	if live := e.board.find(seen.Source, seen.ID); live != nil {
 		t = live
 	}
 	holder := "nobody"
@@ -172,7 +205,7 @@ func (m *Model) taskSummary(seen *model.Task) []string {
 		// What a reviewer decides on: who submitted it (from the full
 		// trail once fetched), what they said, what they produced.
 		withTrail := *seen
-		withTrail.History = model.MergeHistory(seen.History, m.work.trails[seen.Ref()])
+		withTrail.History = model.MergeHistory(seen.History, e.trail(seen.Ref()))
 		out = append(out, field(st, "submitter", orDash(model.Submitter(&withTrail))))
 		out = append(out, wrapped(st, "summary", orDash(seen.Reason))...)
 		out = append(out, wrapped(st, "artifacts", orDash(seen.Artifacts))...)
@@ -231,28 +264,22 @@ type formField struct {
 // formDialog gathers what an action needs (a reason; a hand-off's target
 // and priority) and then asks for confirmation.
 type formDialog struct {
-	req      sources.Request
-	fields   []formField
-	focus    int
-	required string // the field that must not be empty
-	problem  string
+	req     sources.Request
+	fields  []formField
+	focus   int
+	problem string
 }
 
-// newReasonForm asks for the reason a cancel requires.
+// newReasonForm asks for a reason: required when the action's needs say
+// so (a cancel, a rework), else optional (a takeover, a force-release).
 func newReasonForm(req sources.Request) *formDialog {
-	return &formDialog{req: req, fields: []formField{{name: "reason", edit: &lineEdit{limit: 500}}}, required: "reason"}
-}
-
-// newOptionalReasonForm asks for an optional reason before a
-// force-release or a takeover.
-func newOptionalReasonForm(req sources.Request) *formDialog {
 	return &formDialog{req: req, fields: []formField{{name: "reason", edit: &lineEdit{limit: 500}}}}
 }
 
-// newBlockForm asks why a person's own claim is blocked (required) and
-// what would unblock it.
+// newBlockForm asks why a person's own claim is blocked and what would
+// unblock it.
 func newBlockForm(req sources.Request) *formDialog {
-	return &formDialog{req: req, required: "reason", fields: []formField{
+	return &formDialog{req: req, fields: []formField{
 		{name: "reason", edit: &lineEdit{limit: 500}},
 		{name: "unblock", edit: &lineEdit{limit: 500}},
 	}}
@@ -271,14 +298,14 @@ func newHandoffForm(req sources.Request, agents []string) *formDialog {
 	if len(agents) > 0 {
 		to.SetValue(agents[0])
 	}
-	return &formDialog{req: req, required: "to", fields: []formField{
+	return &formDialog{req: req, fields: []formField{
 		{name: "to", edit: to, choices: agents},
 		{name: "reason", edit: &lineEdit{limit: 500}},
 		{name: "priority", choices: handoffPriorities, choice: max(prio, 0)},
 	}}
 }
 
-func (d *formDialog) update(m *Model, msg tea.KeyMsg) action {
+func (d *formDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
 	f := &d.fields[d.focus]
 	switch msg.Type {
 	case tea.KeyEsc:
@@ -335,12 +362,9 @@ func (d *formDialog) value(name string) string {
 	return ""
 }
 
-// submit hands the filled-in request to a confirmation dialog.
+// submit hands the filled-in request to a confirmation dialog, once it
+// has what the action needs.
 func (d *formDialog) submit() action {
-	if d.required != "" && d.value(d.required) == "" {
-		d.problem = "a " + d.required + " is required"
-		return action{}
-	}
 	req := d.req
 	req.Reason = d.value("reason")
 	req.Unblock = d.value("unblock")
@@ -348,14 +372,37 @@ func (d *formDialog) submit() action {
 		p, _ := model.ParsePriority(d.value("priority"))
 		req.To, req.Priority = d.value("to"), model.HandoffPriority(p)
 	}
+	if d.problem = lacking(req); d.problem != "" {
+		return action{}
+	}
 	return action{close: true, push: &confirmDialog{req: req}}
 }
 
-func (d *formDialog) view(m *Model, width, height int) string {
-	st := m.styles
+// lacking is what req still lacks of what its action needs
+// (model.Action.Needs), in the desk's words, or "". The one-task forms and
+// the bulk dialog ask it alike.
+func lacking(req sources.Request) string {
+	need := req.Action.Needs()
+	switch {
+	case need.Reason && strings.TrimSpace(req.Reason) == "":
+		return "a reason is required"
+	case need.Target && strings.TrimSpace(req.To) == "":
+		return "a target agent (or ANY) is required"
+	}
+	return ""
+}
+
+// needed says whether the field named name must be filled in.
+func (d *formDialog) needed(name string) bool {
+	need := d.req.Action.Needs()
+	return name == "reason" && need.Reason || name == "to" && need.Target
+}
+
+func (d *formDialog) view(e *dialogEnv, width, height int) string {
+	st := e.styles
 	t := d.req.Seen
 	lines := []string{st.DialogTitle.Render(theme.Safe(fmt.Sprintf("%s %s on %s", actionTitles[d.req.Action], t.DisplayKey(), t.Source))), ""}
-	lines = append(lines, m.taskSummary(t)...)
+	lines = append(lines, e.taskSummary(t)...)
 	lines = append(lines, "")
 	inner := dialogWidth(width) - 11
 	for i, f := range d.fields {
@@ -363,7 +410,7 @@ func (d *formDialog) view(m *Model, width, height int) string {
 	}
 	if d.req.Action == model.ActionHandoff {
 		if to := d.value("to"); to != "" && to != model.AnyAgent {
-			if node := m.board.agentNode(to); node != "" && m.board.snap.Mesh.Down(node) {
+			if node := e.board.agentNode(to); node != "" && e.board.snap.Mesh.Down(node) {
 				lines = append(lines, "", st.Danger.Render("⚠ "+to+" runs on node "+node+", which is DOWN: it may never pick this up"))
 			}
 		}
@@ -385,7 +432,7 @@ func (d *formDialog) fieldLine(st *theme.Styles, f formField, focused bool, inne
 		v = f.edit.View(inner-12, focused, "type a name") + st.Muted.Render("  ←/→ pick")
 	case f.edit != nil:
 		placeholder := ""
-		if d.required != f.name {
+		if !d.needed(f.name) {
 			placeholder = "optional"
 		}
 		v = f.edit.View(inner, focused, placeholder)
@@ -433,12 +480,12 @@ type detailDialog struct {
 	again *model.Task
 }
 
-func (d *detailDialog) update(m *Model, msg tea.KeyMsg) action {
-	k := m.keys
+func (d *detailDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+	k := e.keys
 	switch {
 	case d.scroll(k, msg, len(d.lines), 10):
 	case d.again != nil && key.Matches(msg, k.Again):
-		if t := m.board.find(d.again.Source, d.again.ID); t != nil {
+		if t := e.board.find(d.again.Source, d.again.ID); t != nil {
 			return action{close: true, open: t}
 		}
 		return action{close: true, fail: d.again.DisplayKey() + " is no longer in the snapshot"}
@@ -450,8 +497,8 @@ func (d *detailDialog) update(m *Model, msg tea.KeyMsg) action {
 	return action{}
 }
 
-func (d *detailDialog) view(m *Model, width, height int) string {
-	st := m.styles
+func (d *detailDialog) view(e *dialogEnv, width, height int) string {
+	st := e.styles
 	var b strings.Builder
 	b.WriteString(st.DialogTitle.Render(fit(theme.Safe(d.title), width-22)))
 	b.WriteString(st.Muted.Render(fitRight("esc close · ↑/↓ scroll", 22)))
@@ -475,30 +522,30 @@ type helpDialog struct {
 	scroller
 }
 
-func (d *helpDialog) update(m *Model, msg tea.KeyMsg) action {
-	k := m.keys
+func (d *helpDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+	k := e.keys
 	if key.Matches(msg, k.Back) || key.Matches(msg, k.Help) || key.Matches(msg, k.Quit) {
 		return action{close: true}
 	}
-	if !d.scroll(k, msg, len(d.lines(m, m.screen.width)), 10) {
+	if !d.scroll(k, msg, len(d.lines(e, e.width)), 10) {
 		return action{ignored: true}
 	}
 	return action{}
 }
 
-func (d *helpDialog) lines(m *Model, width int) []string {
-	st := m.styles
+func (d *helpDialog) lines(e *dialogEnv, width int) []string {
+	st := e.styles
 	h := help.New()
 	h.Styles.FullKey, h.Styles.FullDesc, h.Styles.FullSeparator = st.Key, st.KeyDesc, st.Faint
 	h.Width = width
 	var lines []string
 	// Every key of the view, the actions included: one that cannot apply
 	// to the task under the cursor says why when pressed.
-	k := m.keys
-	if !m.opts.ReadOnly {
+	k := e.keys
+	if !e.readOnly {
 		k.setActions(slices.Repeat([]bool{true}, len(taskActions)))
 	}
-	groups := m.pane().FullHelp(k)
+	groups := e.fullHelp(k)
 	// Two groups a row: four side by side do not fit 80 columns.
 	for i := 0; i < len(groups); i += 2 {
 		if i > 0 {
@@ -515,24 +562,24 @@ func (d *helpDialog) lines(m *Model, width int) []string {
 		st.Muted.Render("With marks, an action previews and applies to every marked task."),
 		st.Muted.Render("In a dialog only its keys act; : or / there drops text till enter/esc."),
 		st.Muted.Render("Mouse: click selects, wheel scrolls."))
-	if m.opts.ReadOnly {
+	if e.readOnly {
 		lines = append(lines, st.Warn.Render("read-only: actions are off"))
 	}
 	return lines
 }
 
-func (d *helpDialog) view(m *Model, width, height int) string {
-	st := m.styles
-	all := d.lines(m, width)
+func (d *helpDialog) view(e *dialogEnv, width, height int) string {
+	st := e.styles
+	all := d.lines(e, width)
 	room := max(height-2-3, 1) // the box's border, the title, a blank and the last line
 	d.offset = max(min(d.offset, len(all)-room), 0)
 	end := min(d.offset+room, len(all))
 	lines := append([]string{st.DialogTitle.Render("Keys"), ""}, all[d.offset:end]...)
 	switch {
 	case end < len(all):
-		lines = append(lines, st.Warn.Render(fmt.Sprintf("↓ %d more lines: %s", len(all)-end, scrollHint(m.keys))))
+		lines = append(lines, st.Warn.Render(fmt.Sprintf("↓ %d more lines: %s", len(all)-end, scrollHint(e.keys))))
 	case d.offset > 0:
-		lines = append(lines, st.Muted.Render("the end · "+scrollHint(m.keys)))
+		lines = append(lines, st.Muted.Render("the end · "+scrollHint(e.keys)))
 	}
 	return box(st, lines, width, height)
 }

@@ -96,7 +96,7 @@ func (m *Model) oneKey(msg tea.KeyMsg) tea.Cmd {
 func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
 	top := m.dialogs[len(m.dialogs)-1]
 	startsText := !top.typing() && (key.Matches(msg, m.keys.Command) || key.Matches(msg, m.keys.Filter))
-	a := top.update(m, msg)
+	a := top.update(m.env(), msg)
 	if startsText {
 		m.input.dropping, m.input.dropped = true, msg.String()
 		a.ignored = false

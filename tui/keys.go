@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -31,56 +32,99 @@ type KeyMap struct {
 	Yes, Again, Close, NextField, Pick, Submit key.Binding
 }
 
-// DefaultKeyMap is the dashboard's key map. No destructive action sits on a
-// ctrl-key: a slip of the finger must not release a production lease.
-func DefaultKeyMap() KeyMap {
-	b := func(help string, keys ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keysHelp(keys), help))
+// keyGroup is the help screen's column a key is listed in.
+type keyGroup int
+
+const (
+	inDialog      keyGroup = iota // a dialog's key: in no column, never rebound
+	moveGroup                     // moving over the rows
+	viewGroup                     // opening the views
+	boardGroup                    // details, filter, commands, …
+	overrideGroup                 // the operator's overrides
+	reviewGroup                   // the reviewer's, and a person's on their own claim
+	markGroup                     // marks for a bulk action
+)
+
+// keyRow is one key of the dashboard, as k9s binds a KeyAction: the name a
+// config file rebinds it by, its default keys and help, whether it changes
+// a task (never on a ctrl-key then), the task action it starts, and its
+// help column. The bindings, Rebind's names, the destructive check, the
+// help columns and taskActions are all read from keyRows; a new key is its
+// field in KeyMap and one row here.
+type keyRow struct {
+	name        string // "" for a dialog's key
+	field       func(*KeyMap) *key.Binding
+	keys        []string
+	help        string
+	helpKey     string // how help names the keys, when not by the first two
+	destructive bool
+	action      model.Action // "" unless it acts on a task
+	group       keyGroup
+}
+
+// keyRows are every key, in the order help lists them in their columns.
+// No destructive action sits on a ctrl-key: a slip of the finger must not
+// release a production lease.
+var keyRows = func() []keyRow {
+	task := func(name string, field func(*KeyMap) *key.Binding, help string, a model.Action, g keyGroup, keys ...string) keyRow {
+		return keyRow{name: name, field: field, keys: keys, help: help, destructive: true, action: a, group: g}
 	}
-	k := KeyMap{
-		Up:       b("up", "up", "k"),
-		Down:     b("down", "down", "j"),
-		PageUp:   b("page up", "pgup", "ctrl+u"),
-		PageDown: b("page down", "pgdown", "ctrl+d"),
-		Top:      b("top", "home", "g"),
-		Bottom:   b("bottom", "end", "G"),
-		NextView: b("next view", "tab"),
-		PrevView: b("previous view", "shift+tab"),
-		Detail:   b("details", "enter"),
-		Filter:   b("filter", "/"),
-		Sort:     b("sort", "s"),
-		Help:     b("help", "?"),
-		Refresh:  b("refresh", "R", "ctrl+r"),
-		Claim:    b("claim", "c"),
-		Release:  b("release", "r"),
-		Cancel:   b("cancel", "x"),
-		Handoff:  b("hand off", "h"),
-		Approve:  b("approve", "a"),
-		Rework:   b("rework", "w"),
-		Complete: b("complete mine", "d"),
-		ToReview: b("send mine to review", "v"),
-		Block:    b("block mine", "b"),
-		GiveBack: b("give mine back", "u"),
-		Command:  b("command", ":"),
-		Palette:  b("command palette", "ctrl+p"),
-		Mark:     b("mark/unmark, then next row", " "),
-		MarkAll:  b("mark all shown", "*"),
-		// The terminal sends ctrl-space as NUL, which Bubble Tea names ctrl+@.
-		MarkRange: key.NewBinding(key.WithKeys("ctrl+@"), key.WithHelp("ctrl+space", "mark range")),
-		Copy:      b("copy id", "y"),
-		Back:      b("back", "esc"),
-		Quit:      b("quit", "q", "ctrl+c"),
-		Yes:       b("do it", "y", "Y"),
-		Again:     b("look again", "a"),
-		Close:     b("close", "esc", "enter", "q"),
-		NextField: b("next field", "tab", "down"),
-		Pick:      key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "choose")),
-		Submit:    b("continue", "enter"),
+	rows := []keyRow{
+		{name: "up", field: func(k *KeyMap) *key.Binding { return &k.Up }, keys: []string{"up", "k"}, help: "up", group: moveGroup},
+		{name: "down", field: func(k *KeyMap) *key.Binding { return &k.Down }, keys: []string{"down", "j"}, help: "down", group: moveGroup},
+		{name: "page-up", field: func(k *KeyMap) *key.Binding { return &k.PageUp }, keys: []string{"pgup", "ctrl+u"}, help: "page up", group: moveGroup},
+		{name: "page-down", field: func(k *KeyMap) *key.Binding { return &k.PageDown }, keys: []string{"pgdown", "ctrl+d"}, help: "page down", group: moveGroup},
+		{name: "top", field: func(k *KeyMap) *key.Binding { return &k.Top }, keys: []string{"home", "g"}, help: "top", group: moveGroup},
+		{name: "bottom", field: func(k *KeyMap) *key.Binding { return &k.Bottom }, keys: []string{"end", "G"}, help: "bottom", group: moveGroup},
 	}
-	k.Yes.SetHelp("y", "do it")
-	k.Close.SetHelp("esc", "close")
 	for v, spec := range views {
-		k.Views[v] = b(spec.help, spec.key)
+		rows = append(rows, keyRow{name: spec.name, field: func(k *KeyMap) *key.Binding { return &k.Views[v] }, keys: []string{spec.key}, help: spec.help, group: viewGroup})
+	}
+	return append(rows, []keyRow{
+		{name: "next-view", field: func(k *KeyMap) *key.Binding { return &k.NextView }, keys: []string{"tab"}, help: "next view", group: viewGroup},
+		{name: "prev-view", field: func(k *KeyMap) *key.Binding { return &k.PrevView }, keys: []string{"shift+tab"}, help: "previous view", group: viewGroup},
+
+		{name: "detail", field: func(k *KeyMap) *key.Binding { return &k.Detail }, keys: []string{"enter"}, help: "details", group: boardGroup},
+		{name: "filter", field: func(k *KeyMap) *key.Binding { return &k.Filter }, keys: []string{"/"}, help: "filter", group: boardGroup},
+		{name: "command", field: func(k *KeyMap) *key.Binding { return &k.Command }, keys: []string{":"}, help: "command", group: boardGroup},
+		{name: "palette", field: func(k *KeyMap) *key.Binding { return &k.Palette }, keys: []string{"ctrl+p"}, help: "command palette", group: boardGroup},
+		{name: "sort", field: func(k *KeyMap) *key.Binding { return &k.Sort }, keys: []string{"s"}, help: "sort", group: boardGroup},
+		{name: "refresh", field: func(k *KeyMap) *key.Binding { return &k.Refresh }, keys: []string{"R", "ctrl+r"}, help: "refresh", group: boardGroup},
+		{name: "copy", field: func(k *KeyMap) *key.Binding { return &k.Copy }, keys: []string{"y"}, help: "copy id", group: boardGroup},
+		{name: "back", field: func(k *KeyMap) *key.Binding { return &k.Back }, keys: []string{"esc"}, help: "back", group: boardGroup},
+		{name: "help", field: func(k *KeyMap) *key.Binding { return &k.Help }, keys: []string{"?"}, help: "help", group: boardGroup},
+		{name: "quit", field: func(k *KeyMap) *key.Binding { return &k.Quit }, keys: []string{"q", "ctrl+c"}, help: "quit", group: boardGroup},
+
+		task("claim", func(k *KeyMap) *key.Binding { return &k.Claim }, "claim", model.ActionTakeover, overrideGroup, "c"),
+		task("release", func(k *KeyMap) *key.Binding { return &k.Release }, "release", model.ActionForceRelease, overrideGroup, "r"),
+		task("cancel", func(k *KeyMap) *key.Binding { return &k.Cancel }, "cancel", model.ActionCancel, overrideGroup, "x"),
+		task("handoff", func(k *KeyMap) *key.Binding { return &k.Handoff }, "hand off", model.ActionHandoff, overrideGroup, "h"),
+		task("approve", func(k *KeyMap) *key.Binding { return &k.Approve }, "approve", model.ActionApprove, reviewGroup, "a"),
+		task("rework", func(k *KeyMap) *key.Binding { return &k.Rework }, "rework", model.ActionRework, reviewGroup, "w"),
+		task("complete", func(k *KeyMap) *key.Binding { return &k.Complete }, "complete mine", model.ActionComplete, reviewGroup, "d"),
+		task("review", func(k *KeyMap) *key.Binding { return &k.ToReview }, "send mine to review", model.ActionReview, reviewGroup, "v"),
+		task("block", func(k *KeyMap) *key.Binding { return &k.Block }, "block mine", model.ActionBlock, reviewGroup, "b"),
+		task("give-back", func(k *KeyMap) *key.Binding { return &k.GiveBack }, "give mine back", model.ActionRelease, reviewGroup, "u"),
+
+		{name: "mark", field: func(k *KeyMap) *key.Binding { return &k.Mark }, keys: []string{" "}, help: "mark/unmark, then next row", group: markGroup},
+		// The terminal sends ctrl-space as NUL, which Bubble Tea names ctrl+@.
+		{name: "mark-range", field: func(k *KeyMap) *key.Binding { return &k.MarkRange }, keys: []string{"ctrl+@"}, help: "mark range", helpKey: "ctrl+space", group: markGroup},
+		{name: "mark-all", field: func(k *KeyMap) *key.Binding { return &k.MarkAll }, keys: []string{"*"}, help: "mark all shown", group: markGroup},
+
+		{field: func(k *KeyMap) *key.Binding { return &k.Yes }, keys: []string{"y", "Y"}, help: "do it", helpKey: "y"},
+		{field: func(k *KeyMap) *key.Binding { return &k.Again }, keys: []string{"a"}, help: "look again"},
+		{field: func(k *KeyMap) *key.Binding { return &k.Close }, keys: []string{"esc", "enter", "q"}, help: "close", helpKey: "esc"},
+		{field: func(k *KeyMap) *key.Binding { return &k.NextField }, keys: []string{"tab", "down"}, help: "next field"},
+		{field: func(k *KeyMap) *key.Binding { return &k.Pick }, keys: []string{"left", "right"}, help: "choose", helpKey: "←/→"},
+		{field: func(k *KeyMap) *key.Binding { return &k.Submit }, keys: []string{"enter"}, help: "continue"},
+	}...)
+}()
+
+// DefaultKeyMap is the dashboard's key map, as keyRows bind it.
+func DefaultKeyMap() KeyMap {
+	var k KeyMap
+	for _, r := range keyRows {
+		*r.field(&k) = key.NewBinding(key.WithKeys(r.keys...), key.WithHelp(cmp.Or(r.helpKey, keysHelp(r.keys)), r.help))
 	}
 	return k
 }
@@ -101,43 +145,39 @@ func keysHelp(keys []string) string {
 
 // named lists the bindings by the names a config file uses.
 func (k *KeyMap) named() map[string]*key.Binding {
-	named := map[string]*key.Binding{
-		"up": &k.Up, "down": &k.Down, "page-up": &k.PageUp, "page-down": &k.PageDown,
-		"top": &k.Top, "bottom": &k.Bottom, "next-view": &k.NextView, "prev-view": &k.PrevView,
-		"detail": &k.Detail, "filter": &k.Filter, "sort": &k.Sort, "help": &k.Help, "refresh": &k.Refresh,
-		"claim": &k.Claim, "release": &k.Release, "cancel": &k.Cancel, "handoff": &k.Handoff,
-		"approve": &k.Approve, "rework": &k.Rework, "complete": &k.Complete, "review": &k.ToReview, "block": &k.Block, "give-back": &k.GiveBack,
-		"mark": &k.Mark, "mark-all": &k.MarkAll, "mark-range": &k.MarkRange, "command": &k.Command, "palette": &k.Palette,
-		"copy": &k.Copy, "back": &k.Back, "quit": &k.Quit,
-	}
-	for v, spec := range views {
-		named[spec.name] = &k.Views[v]
+	named := map[string]*key.Binding{}
+	for _, r := range keyRows {
+		if r.name != "" {
+			named[r.name] = r.field(k)
+		}
 	}
 	return named
 }
 
-// destructive names the actions that change a task.
-var destructive = map[string]bool{"claim": true, "release": true, "cancel": true, "handoff": true,
-	"approve": true, "rework": true, "complete": true, "review": true, "block": true, "give-back": true}
+// destructive says whether the key named name changes a task.
+func destructive(name string) bool {
+	i := slices.IndexFunc(keyRows, func(r keyRow) bool { return r.name == name })
+	return i >= 0 && keyRows[i].destructive
+}
 
-// taskActions are the key map's actions on a task, in the order help and
-// the detail list them: the board, the detail, its hint and setActions all
-// read this one table.
-var taskActions = []struct {
+// taskAction is a key that acts on a task, and its action.
+type taskAction struct {
 	binding func(*KeyMap) *key.Binding
 	action  model.Action
-}{
-	{func(k *KeyMap) *key.Binding { return &k.Claim }, model.ActionTakeover},
-	{func(k *KeyMap) *key.Binding { return &k.Release }, model.ActionForceRelease},
-	{func(k *KeyMap) *key.Binding { return &k.Cancel }, model.ActionCancel},
-	{func(k *KeyMap) *key.Binding { return &k.Handoff }, model.ActionHandoff},
-	{func(k *KeyMap) *key.Binding { return &k.Approve }, model.ActionApprove},
-	{func(k *KeyMap) *key.Binding { return &k.Rework }, model.ActionRework},
-	{func(k *KeyMap) *key.Binding { return &k.Complete }, model.ActionComplete},
-	{func(k *KeyMap) *key.Binding { return &k.ToReview }, model.ActionReview},
-	{func(k *KeyMap) *key.Binding { return &k.Block }, model.ActionBlock},
-	{func(k *KeyMap) *key.Binding { return &k.GiveBack }, model.ActionRelease},
 }
+
+// taskActions are the key map's actions on a task, in keyRows' order, the
+// order help and the detail list them: the board, the detail, its hint,
+// setActions and the : line all read this one table.
+var taskActions = func() []taskAction {
+	var out []taskAction
+	for _, r := range keyRows {
+		if r.action != "" {
+			out = append(out, taskAction{r.field, r.action})
+		}
+	}
+	return out
+}()
 
 // actionKeys are the bindings of taskActions, in its order.
 func (k *KeyMap) actionKeys() []*key.Binding {
@@ -168,7 +208,7 @@ func (k KeyMap) Rebind(keys map[string][]string) (KeyMap, error) {
 			return k, fmt.Errorf("keys: %s: no keys given", name)
 		}
 		for _, s := range ks {
-			if destructive[name] && strings.HasPrefix(strings.ToLower(s), "ctrl+") {
+			if destructive(name) && strings.HasPrefix(strings.ToLower(s), "ctrl+") {
 				return k, fmt.Errorf("keys: %s may not sit on %s: no destructive action on a ctrl-key", name, s)
 			}
 		}
@@ -222,16 +262,19 @@ func short(bs ...key.Binding) []key.Binding {
 	return bs
 }
 
-// FullHelp is the help screen, one column per kind of key.
+// FullHelp is the help screen, one column per group of keyRows.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		append(k.viewKeys(), k.NextView, k.PrevView),
-		{k.Detail, k.Filter, k.Command, k.Palette, k.Sort, k.Refresh, k.Copy, k.Back, k.Help, k.Quit},
-		{k.Claim, k.Release, k.Cancel, k.Handoff},
-		{k.Approve, k.Rework, k.Complete, k.ToReview, k.Block, k.GiveBack},
-		{k.Mark, k.MarkRange, k.MarkAll},
+	var cols [][]key.Binding
+	for g := moveGroup; g <= markGroup; g++ {
+		var col []key.Binding
+		for _, r := range keyRows {
+			if r.group == g {
+				col = append(col, *r.field(&k))
+			}
+		}
+		cols = append(cols, col)
 	}
+	return cols
 }
 
 // setActions enables or disables each action that changes a task (in

@@ -297,7 +297,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case savedMsg:
 		m.saved(msg)
 	case statsMsg:
-		m.setStats(stats.Report(msg))
+		m.board.setStats(stats.Report(msg))
 	case tea.BlurMsg:
 		m.screen.paused = true
 		m.hub.Pause()
@@ -318,7 +318,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // moves, the status line's age.
 func (m *Model) ticked(msg tickMsg) tea.Cmd {
 	if msg.stats != nil {
-		m.setStats(*msg.stats)
+		m.board.setStats(*msg.stats)
 	}
 	if b := m.board.boundary; !b.IsZero() && !m.now().Before(b) {
 		m.derive()

@@ -18,7 +18,7 @@ func paletteEntries() []paletteEntry {
 		out = append(out, paletteEntry{word: v.name, does: "show " + v.title})
 	}
 	for _, c := range commandWords {
-		out = append(out, paletteEntry(c))
+		out = append(out, paletteEntry{word: c.word, args: c.args, does: c.does})
 	}
 	return out
 }
@@ -86,7 +86,7 @@ func (d *paletteDialog) match(query string) {
 	d.at = 0
 }
 
-func (d *paletteDialog) update(m *Model, msg tea.KeyMsg) action {
+func (d *paletteDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
 	switch msg.Type {
 	case tea.KeyEsc:
 		return action{close: true, leaveCommand: true}
@@ -111,8 +111,8 @@ func (d *paletteDialog) update(m *Model, msg tea.KeyMsg) action {
 	return action{}
 }
 
-func (d *paletteDialog) view(m *Model, width, height int) string {
-	st := m.styles
+func (d *paletteDialog) view(e *dialogEnv, width, height int) string {
+	st := e.styles
 	lines := []string{st.DialogTitle.Render("Commands"), st.FilterPrompt.Render(": ") + d.query.View(dialogWidth(width)-2, true, "type to narrow")}
 	if len(d.shown) == 0 {
 		lines = append(lines, st.Muted.Render("no command matches "+d.query.Value()))

@@ -41,7 +41,7 @@ func TestHelpListsEveryActionKeyInEveryTaskView(t *testing.T) {
 	r.size(120, 40)
 	for _, v := range []string{"1", "3"} {
 		r.press(v)
-		help := strings.Join((&helpDialog{}).lines(r.m, 120), "\n")
+		help := strings.Join((&helpDialog{}).lines(r.m.env(), 120), "\n")
 		for _, want := range []string{"a approve", "w rework", "d complete mine", "v send mine to review", "b block mine", "u give mine back", "c claim", "r release"} {
 			if !strings.Contains(help, want) {
 				t.Fatalf("view %s: help lacks %q:\n%s", v, want, help)
@@ -70,5 +70,28 @@ func TestTheLiveDetailsTimelineShowsTheActionJustTaken(t *testing.T) {
 	r.screen()
 	if !strings.Contains(strings.Join(td.lines, "\n"), "alice: agent wedged") {
 		t.Fatalf("the timeline lacks the force-release:\n%s", strings.Join(td.lines, "\n"))
+	}
+}
+
+// TestTheDashboardOffersWhatItsDeskWouldApply: alice sent TASK-20 to
+// review; her approve is refused before any dialog while the desk refuses
+// self-approval, and offered once the desk allows it (review:
+// {self_approve: true}): the dashboard asks the desk Apply goes through.
+func TestTheDashboardOffersWhatItsDeskWouldApply(t *testing.T) {
+	r := newRig(t)
+	r.prod.Put(&model.Task{ID: "20", Key: "TASK-20", Title: "Write the runbook", State: model.StateReview, RawStatus: "review",
+		CreatedAt: t0.Add(-time.Hour), EditedAt: t0.Add(-5 * time.Minute),
+		History: []model.Event{{At: t0.Add(-5 * time.Minute), Actor: "HUMAN:alice", Action: "review"}}})
+	r.poll()
+	r.selectKey(parkedView, "TASK-20")
+	r.press("a")
+	if len(r.m.dialogs) != 0 || !strings.Contains(r.screen(), "sent this task to review and cannot approve") {
+		t.Fatalf("alice's approve of her own review was not refused up front:\n%s", r.screen())
+	}
+	r.desk.SelfApprove = true
+	r.selectKey(parkedView, "TASK-20")
+	r.press("a")
+	if d, ok := r.m.dialogs[len(r.m.dialogs)-1].(*formDialog); !ok || d.req.Action != model.ActionApprove {
+		t.Fatalf("with self_approve the approve dialog did not open:\n%s", r.screen())
 	}
 }

@@ -25,6 +25,7 @@ type rig struct {
 	t       *testing.T
 	m       *Model
 	hub     *hub.Hub
+	desk    *sources.Desk // the hub's: Apply and the dashboard's refusals go through it
 	prod    *memsource.Memory
 	staging *memsource.Memory
 	archive *memsource.Memory
@@ -59,6 +60,7 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	}
 	seed(r)
 	desk := &sources.Desk{Actor: "alice", Now: clock, ReadOnly: func(s string) bool { return s == "archive" }}
+	r.desk = desk
 	r.hub = hub.New(hub.Config{Feeds: []hub.Feed{{Source: r.prod}, {Source: r.staging}, {Source: r.archive}}, Desk: desk, Now: clock})
 	r.nodes = []model.Node{
 		{Name: "n1", Status: model.NodeHealthy, LastSeen: t0.Add(-30 * time.Second), QueueDepth: 4, ClaimedTasks: []string{"TASK-4"}, Latency: []time.Duration{12 * time.Millisecond}},

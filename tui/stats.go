@@ -47,7 +47,7 @@ func (m *Model) loadStats() tea.Cmd {
 
 // setStats lays a report out as the view's rows: everything first, then
 // sources, agents and nodes by name.
-func (m *Model) setStats(r stats.Report) {
+func (b *board) setStats(r stats.Report) {
 	rows := []statsRow{{kind: "all", g: r.Overall}}
 	for _, part := range []struct {
 		kind   string
@@ -57,7 +57,7 @@ func (m *Model) setStats(r stats.Report) {
 			rows = append(rows, statsRow{kind: part.kind, g: g})
 		}
 	}
-	p := m.board.panes[statsView]
+	p := b.panes[statsView]
 	p.stats = rows
 	p.grid.SetLen(len(rows))
 }

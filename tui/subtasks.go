@@ -10,11 +10,11 @@ import (
 
 // familyLines are a task's parent and sub-tasks as the snapshot shows
 // them, for its detail view (which makes every line safe to print).
-func (m *Model) familyLines(t *model.Task) []string {
+func (b *board) familyLines(t *model.Task) []string {
 	var out []string
 	if t.Parent != "" {
 		parent := "not in view"
-		for _, p := range m.board.all {
+		for _, p := range b.all {
 			if p.ID == t.Parent && p.Source == t.Source {
 				parent = p.DisplayKey() + "  " + p.State.String() + "  " + p.Title
 				break
@@ -22,11 +22,11 @@ func (m *Model) familyLines(t *model.Task) []string {
 		}
 		out = append(out, fmt.Sprintf("%-11s %s (%s)", "parent", t.Parent, parent))
 	}
-	subs := m.board.subs.Of(t)
+	subs := b.subs.Of(t)
 	if len(subs) == 0 {
 		return out
 	}
-	out = append(out, "", fmt.Sprintf("sub-tasks (%d, %d open)", len(subs), m.board.subs.Open(t)))
+	out = append(out, "", fmt.Sprintf("sub-tasks (%d, %d open)", len(subs), b.subs.Open(t)))
 	for _, s := range subs {
 		out = append(out, fmt.Sprintf("  %-10s %-9s %s", s.DisplayKey(), s.State, s.Title))
 	}
@@ -34,8 +34,8 @@ func (m *Model) familyLines(t *model.Task) []string {
 }
 
 // withFamily puts the family lines of t before the detail's history.
-func (m *Model) withFamily(t *model.Task, lines []string) []string {
-	fam := m.familyLines(t)
+func (b *board) withFamily(t *model.Task, lines []string) []string {
+	fam := b.familyLines(t)
 	if len(fam) == 0 {
 		return lines
 	}
@@ -51,8 +51,8 @@ func (m *Model) withFamily(t *model.Task, lines []string) []string {
 
 // waitingMark prefixes the title of a task whose open sub-tasks keep it
 // from completing.
-func (m *Model) waitingMark(t *model.Task) string {
-	if n := m.board.subs.Open(t); n > 0 {
+func (b *board) waitingMark(t *model.Task) string {
+	if n := b.subs.Open(t); n > 0 {
 		return fmt.Sprintf("[%d open] ", n)
 	}
 	return ""

@@ -32,7 +32,7 @@ func (m *Model) View() string {
 	b.WriteByte('\n')
 	p := m.pane()
 	if n := len(m.dialogs); n > 0 {
-		b.WriteString(m.dialogs[n-1].view(m, m.screen.width, p.grid.height))
+		b.WriteString(m.dialogs[n-1].view(m.env(), m.screen.width, p.grid.height))
 	} else {
 		m.body(&b, p)
 	}
@@ -70,9 +70,9 @@ type topBar struct {
 // tabLabelIn is a view's tab in a style: its number, its title (cut
 // short, never to a bare digit) and its count. The view on screen always
 // has its whole title and count.
-func (m *Model) tabLabelIn(k viewKind, style tabStyle) string {
+func (b *board) tabLabelIn(k viewKind, style tabStyle) string {
 	title := views[k].title
-	if k != m.board.active {
+	if k != b.active {
 		switch style {
 		case tabsShort, tabsBrief:
 			title = title[:min(3, len(title))]
@@ -83,17 +83,17 @@ func (m *Model) tabLabelIn(k viewKind, style tabStyle) string {
 		}
 	}
 	label := strconv.Itoa(int(k)+1) + " " + title
-	if k != m.board.active && style >= tabsBrief {
+	if k != b.active && style >= tabsBrief {
 		return label
 	}
 	switch k {
 	case nodesView:
-		if m.board.snap.Mesh != nil {
-			label += " " + strconv.Itoa(len(m.board.snap.Mesh.Nodes()))
+		if b.snap.Mesh != nil {
+			label += " " + strconv.Itoa(len(b.snap.Mesh.Nodes()))
 		}
 	case activityView, statsView:
 	default:
-		label += " " + strconv.Itoa(len(m.board.panes[k].members))
+		label += " " + strconv.Itoa(len(b.panes[k].members))
 	}
 	return label
 }
@@ -103,20 +103,20 @@ func (m *Model) tabLabels() [viewCount]string {
 	var out [viewCount]string
 	bar := m.tabLayout()
 	for k := range viewCount {
-		out[k] = m.tabLabelIn(k, bar.style)
+		out[k] = m.board.tabLabelIn(k, bar.style)
 	}
 	return out
 }
 
 // tabsWidth is the width of the tabs in a style, with the app's name or
 // without.
-func (m *Model) tabsWidth(style tabStyle, name bool) int {
+func (b *board) tabsWidth(style tabStyle, name bool) int {
 	w := 0
 	if name {
 		w = ansi.StringWidth(appName) + 2
 	}
 	for k := range viewCount {
-		if l := m.tabLabelIn(k, style); l != "" {
+		if l := b.tabLabelIn(k, style); l != "" {
 			w += ansi.StringWidth(l) + 2
 		}
 	}
@@ -141,7 +141,7 @@ func (m *Model) tabLayout() topBar {
 	}
 	for _, style := range []tabStyle{tabsFull, tabsShort} {
 		for _, try := range tries {
-			if whole := strings.Join(try, alarmSep); m.tabsWidth(style, true)+ansi.StringWidth(whole) <= room {
+			if whole := strings.Join(try, alarmSep); m.board.tabsWidth(style, true)+ansi.StringWidth(whole) <= room {
 				return topBar{style: style, name: true, alarm: whole}
 			}
 		}
@@ -153,7 +153,7 @@ func (m *Model) tabLayout() topBar {
 	}
 	for style := range tabStyles {
 		for _, name := range []bool{true, false} {
-			if m.tabsWidth(style, name) <= room {
+			if m.board.tabsWidth(style, name) <= room {
 				return topBar{style: style, name: name, below: below}
 			}
 		}
@@ -230,13 +230,9 @@ func (m *Model) alarm() alarmText {
 	for _, w := range words {
 		a.parts = append(a.parts, strings.Join(named[w], ", ")+" "+w)
 	}
-	for lv := levelBroken; lv > model.LevelNone; lv-- {
-		if n := m.board.rungs[lv]; n > 0 {
-			word := strings.ToUpper(lv.String())
-			if lv == levelBroken {
-				word = "BROKEN"
-			}
-			a.parts = append(a.parts, strconv.Itoa(n)+" "+word)
+	for i := len(m.board.rungs) - 1; i >= 0; i-- { // a Level is unsigned
+		if lv, n := model.Level(i), m.board.rungs[i]; n > 0 {
+			a.parts = append(a.parts, strconv.Itoa(n)+" "+rungWord(lv))
 			raise(lv)
 		}
 	}
@@ -270,7 +266,7 @@ func (m *Model) tabs() string {
 		b.WriteString("  ")
 	}
 	for k := range viewCount {
-		label := m.tabLabelIn(k, bar.style)
+		label := m.board.tabLabelIn(k, bar.style)
 		switch {
 		case label == "":
 			continue

@@ -262,6 +262,19 @@ func refCompare(a, b *model.Task) int {
 // can act on it until a human looks.
 const levelBroken = model.LevelEscalated + 1
 
+// rungWord names a stale row's severity in the LEVEL column and the top
+// bar's alarm. A row in the Stale view below the first rung is a lease
+// past the ceiling whose cut lease has not run out yet: suspicious.
+func rungWord(lv model.Level) string {
+	switch lv {
+	case levelBroken:
+		return "BROKEN"
+	case model.LevelNone:
+		return "SUSPECT"
+	}
+	return strings.ToUpper(lv.String())
+}
+
 // severity ranks a stale row: its ladder level, a broken task above all.
 func severity(c model.Classification) model.Level {
 	if c.Cause == model.CauseBroken {
@@ -306,7 +319,7 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 	cells[1] = cell{text: t.DisplayKey()}
 	switch p.kind {
 	case queueView:
-		cells[2] = cell{text: m.waitingMark(t) + t.Title}
+		cells[2] = cell{text: m.board.waitingMark(t) + t.Title}
 		cells[3] = cell{text: t.Class.String()}
 		cells[4] = cell{text: model.PriorityName(t.Priority)}
 		cells[5] = cell{text: m.pace.ago(t.CreatedAt, now)}
@@ -367,12 +380,11 @@ func (m *Model) staleCells(t *model.Task, c []cell) {
 	ps := m.paints
 	cl := m.board.classes()[t]
 	lv := severity(cl)
-	label := strings.ToUpper(lv.String())
 	c[1] = cell{text: m.pace.span(cl.Stuck)}
 	if lv == levelBroken {
-		label, c[1].text = "BROKEN", "—"
+		c[1].text = "—"
 	}
-	c[0] = cell{text: label, paint: &ps.levels[lv]}
+	c[0] = cell{text: rungWord(lv), paint: &ps.levels[lv]}
 	holder := t.Claim.Name
 	if holder == "" {
 		holder = t.ReservedFor()
@@ -383,6 +395,29 @@ func (m *Model) staleCells(t *model.Task, c []cell) {
 	if t.Problem != "" {
 		c[4].text = brokenFile(t.Problem)
 	}
+	if cl.Cause == model.CauseLeaseTooLong {
+		// Suspicious before it is stale: the lease is judged as ending at
+		// the ceiling, and the rescue keys are offered on it at once.
+		c[4] = cell{text: ceilingWhy(t, m.board.snap.Policy), paint: &ps.warn}
+		if lv == model.LevelNone {
+			c[0].paint = &ps.warn
+		}
+		if cl.Stuck == 0 {
+			c[1].text = "—"
+		}
+	}
+}
+
+// ceilingWhy is a lease past the policy's ceiling as the WHY column reads
+// it: how long the lease runs past the holder's last sign of life, against
+// the ceiling, short enough for 80 columns (the detail has the date).
+func ceilingWhy(t *model.Task, p model.Policy) string {
+	alive, end := t.Claim.LastAlive(), t.Claim.Expires
+	length := span(end.Sub(alive)) // a Duration stops short of 300 years
+	if end.After(alive.AddDate(1, 0, 0)) {
+		length = strconv.Itoa(end.Year()-alive.Year()) + "y"
+	}
+	return "lease " + length + " > " + span(p.LeaseCeiling) + " ceiling"
 }
 
 // brokenFile is a broken task's problem as a narrow column shows it: the

@@ -562,24 +562,32 @@ func (h *Hub) Apply(ctx context.Context, req sources.Request) (*model.Task, erro
 // them, would apply and refuse (sources.Desk.PreviewBulk). It reads
 // nothing, so the dashboard may call it while handling a key.
 func (h *Hub) PreviewBulk(req sources.Request, tasks []*model.Task) sources.BulkPreview {
-	desk := h.cfg.Desk
-	if desk == nil {
-		// Without a desk every source is read-only, and the preview says so.
-		desk = &sources.Desk{ReadOnly: func(string) bool { return true }}
+	return h.desk().PreviewBulk(req, tasks)
+}
+
+// Precheck is what the desk Apply goes through would refuse req on t for,
+// as t reads now (sources.Desk.Precheck): the same door, settings and
+// read-only sources, so the dashboard offers what Apply would take. It
+// reads nothing.
+func (h *Hub) Precheck(t *model.Task, req sources.Request) error {
+	return h.desk().Precheck(t, req)
+}
+
+// desk is the desk human actions go through; without one every source is
+// read-only, and the desk says so.
+func (h *Hub) desk() *sources.Desk {
+	if h.cfg.Desk == nil {
+		return &sources.Desk{ReadOnly: func(string) bool { return true }}
 	}
-	return desk.PreviewBulk(req, tasks)
+	return h.cfg.Desk
 }
 
 // ApplyBulk applies a previewed bulk action task by task through the desk,
 // then polls the sources it touched. Call it from a goroutine; cancelling
 // ctx stops it between tasks.
 func (h *Hub) ApplyBulk(ctx context.Context, p sources.BulkPreview, req sources.Request, progress func(done, total int)) sources.BulkSummary {
-	desk := h.cfg.Desk
-	if desk == nil {
-		desk = &sources.Desk{ReadOnly: func(string) bool { return true }}
-	}
 	touched := map[*feed]bool{}
-	s := desk.ApplyBulk(ctx, func(name string) sources.Source {
+	s := h.desk().ApplyBulk(ctx, func(name string) sources.Source {
 		f := h.feed(name)
 		if f == nil {
 			return nil
