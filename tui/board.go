@@ -21,7 +21,10 @@ type board struct {
 
 	snap hub.Snapshot
 	all  []*model.Task // every task of the snapshot, with action results on top
-	subs model.SubtaskIndex
+	// ranks are the snapshot's sources in PullCompare's order, for the
+	// Queue's packed keys.
+	ranks sourceRanks
+	subs  model.SubtaskIndex
 	// stale and staleClass are the stale tasks and their classifications
 	// (from the snapshot) as of the last derive, in step; class indexes
 	// them by task, built by classes() only when a view or filter asks, so
@@ -196,6 +199,13 @@ func (b *board) derive() {
 	// cache, rather than by the sort in a second pass over the heap.
 	q := b.panes[queueView]
 	q.keys, q.packed = q.keys[:0], q.sort == 0 && q.grid.sortCol < 0
+	if q.packed {
+		names := make([]string, len(b.snap.Sources))
+		for i := range b.snap.Sources {
+			names[i] = b.snap.Sources[i].Name
+		}
+		b.ranks = rankSources(names)
+	}
 	var touched int
 	b.rungs, b.reviews = [levelBroken + 1]int{}, 0
 	// The filter is judged here too, while each task is in the cache; the
@@ -248,7 +258,7 @@ func (b *board) place(t *model.Task, c *model.Classification, now time.Time, jud
 	}
 	if q := b.panes[queueView]; in[queueView] {
 		if q.packed {
-			k, ok := pack(t, len(q.members))
+			k, ok := pack(t, len(q.members), b.ranks)
 			q.keys, q.packed = append(q.keys, k), ok
 		}
 		q.members = append(q.members, r)

@@ -113,11 +113,17 @@ func nextCheckCompare(a, b *model.Task) int {
 // pullKey packs a task's pull-order fields into one integer (class rank,
 // inverted priority, edit second) so that sorting 100k tasks is mostly one
 // integer compare in a small slice instead of chasing task pointers; idx
-// says which member it was.
+// says which member it was. src and id0 are the first tie-breaks, packed
+// too (the source's rank among the pane's sources, the id's first 8
+// bytes), so that the radix sort orders a queue loaded in bulk — runs of
+// thousands of equal keys — and only ids sharing 8 bytes are compared.
+// A column sort leaves them zero.
 type pullKey struct {
 	key  uint64
+	id0  uint64
 	nsec int32
 	idx  int32
+	src  uint16
 }
 
 // Field widths of pullKey.key: rank in the top 3 bits, then 16 bits of
@@ -129,14 +135,36 @@ const (
 	secOffset = 1 << (secBits - 1)
 )
 
-// pack makes a task's pull key, or reports that its values do not fit.
-func pack(t *model.Task, idx int) (pullKey, bool) {
+// pack makes a task's pull key, or reports that its values do not fit or
+// its source has no rank.
+func pack(t *model.Task, idx int, ranks sourceRanks) (pullKey, bool) {
 	sec := t.EditedAt.Unix() + secOffset
-	if t.Priority < -maxPrio || t.Priority > maxPrio || sec < 0 || sec >= 1<<secBits {
+	src, ranked := ranks[t.Source]
+	if !ranked || t.Priority < -maxPrio || t.Priority > maxPrio || sec < 0 || sec >= 1<<secBits {
 		return pullKey{}, false
 	}
 	k := uint64(t.Class.Rank())<<(prioBits+secBits) | uint64(maxPrio-t.Priority)<<secBits | uint64(sec)
-	return pullKey{key: k, nsec: int32(t.EditedAt.Nanosecond()), idx: int32(idx)}, true
+	return pullKey{key: k, nsec: int32(t.EditedAt.Nanosecond()), idx: int32(idx), src: src, id0: bigEndian(t.ID)}, true
+}
+
+// sourceRanks are source names in strings.Compare's order, the order of
+// PullCompare's first tie-break.
+type sourceRanks map[string]uint16
+
+// rankSources ranks the sources names (duplicates allowed); more than a
+// uint16 holds ranks none, and every pack then fails over to PullCompare.
+func rankSources(names []string) sourceRanks {
+	names = slices.Clone(names)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	ranks := make(sourceRanks, len(names))
+	if len(names) > 1<<16 {
+		return ranks
+	}
+	for i, n := range names {
+		ranks[n] = uint16(i)
+	}
+	return ranks
 }
 
 // sortPullOrder sorts the members in exactly model.PullCompare's order:
@@ -147,8 +175,15 @@ func (p *pane) sortPullOrder() {
 	keys := p.keys
 	if !p.packed || len(keys) != len(members) {
 		keys = keys[:0]
+		names := make([]string, 0, 4)
+		for _, r := range members {
+			if n := len(names); n == 0 || names[n-1] != r.t.Source {
+				names = append(names, r.t.Source)
+			}
+		}
+		ranks := rankSources(names)
 		for i, r := range members {
-			k, ok := pack(r.t, i)
+			k, ok := pack(r.t, i, ranks)
 			if !ok {
 				slices.SortFunc(members, by(model.PullCompare))
 				return
@@ -252,7 +287,7 @@ func (p *pane) reorder(keys []pullKey) {
 	// run of them after the sort, so that the sort itself never reads a task.
 	for i := 0; i < len(keys); {
 		j := i + 1
-		for j < len(keys) && keys[j].key == keys[i].key && keys[j].nsec == keys[i].nsec {
+		for j < len(keys) && keys[j].key == keys[i].key && keys[j].nsec == keys[i].nsec && keys[j].src == keys[i].src && keys[j].id0 == keys[i].id0 {
 			j++
 		}
 		if j-i > 1 {
@@ -335,24 +370,35 @@ func radixSort(keys, spare []pullKey) (sorted, other []pullKey) {
 	if n < 2 {
 		return keys, spare
 	}
-	// Bytes 0-3 are nsec's, 4-11 key's, least significant first.
+	// Least significant first: bytes 0-7 are id0's, 8-9 src's, 10-13
+	// nsec's, 14-21 key's.
 	digit := func(k pullKey, b int) byte {
-		if b < 4 {
-			return byte(uint32(k.nsec) >> (8 * b))
+		switch {
+		case b < 8:
+			return byte(k.id0 >> (8 * b))
+		case b < 10:
+			return byte(k.src >> (8 * (b - 8)))
+		case b < 14:
+			return byte(uint32(k.nsec) >> (8 * (b - 10)))
 		}
-		return byte(k.key >> (8 * (b - 4)))
+		return byte(k.key >> (8 * (b - 14)))
 	}
-	var counts [12][256]int32
+	var counts [22][256]int32
 	for _, k := range keys {
+		for b := range 8 {
+			counts[b][byte(k.id0>>(8*b))]++
+		}
+		counts[8][byte(k.src)]++
+		counts[9][byte(k.src>>8)]++
 		for b := range 4 {
-			counts[b][byte(uint32(k.nsec)>>(8*b))]++
+			counts[10+b][byte(uint32(k.nsec)>>(8*b))]++
 		}
 		for b := range 8 {
-			counts[4+b][byte(k.key>>(8*b))]++
+			counts[14+b][byte(k.key>>(8*b))]++
 		}
 	}
 	src, dst := keys, slices.Grow(spare[:0], n)[:n]
-	for b := range 12 {
+	for b := range 22 {
 		c := &counts[b]
 		if c[digit(src[0], b)] == int32(n) {
 			continue // every key has this byte
