@@ -91,13 +91,8 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 		if err := desk.Precheck(seen, req); err != nil {
 			return err
 		}
-		if !o.yes {
-			if !isTerminal(a.stdin) {
-				return model.Errorf(model.CodeMisconfigured, string(action), o.task, "no terminal to confirm on: pass --yes to act without asking; nothing was done")
-			}
-			if !a.confirm(action, seen, o) {
-				return model.Errorf(model.CodeMisconfigured, string(action), o.task, "not confirmed; nothing was done")
-			}
+		if err := a.confirmed(action, seen, o, true); err != nil {
+			return err
 		}
 		after, err = desk.Apply(ctx, src, req)
 		return err
@@ -110,6 +105,27 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// confirmed asks the person at the terminal y/N before action on t when
+// model.Action.Needs says it needs a confirmation and --yes was not given;
+// nil when it is confirmed or nobody is to be asked. With no terminal to
+// ask on, an override (mustAsk) is refused; a person's own claim finished
+// by a script without its token goes on unasked, as it always has.
+func (a *app) confirmed(action model.Action, t *model.Task, o *override, mustAsk bool) error {
+	if !action.Needs().Confirm || o.yes {
+		return nil
+	}
+	if !isTerminal(a.stdin) {
+		if !mustAsk {
+			return nil
+		}
+		return model.Errorf(model.CodeMisconfigured, string(action), t.ID, "no terminal to confirm on: pass --yes to act without asking; nothing was done")
+	}
+	if !a.confirm(action, t, o) {
+		return model.Errorf(model.CodeMisconfigured, string(action), t.ID, "not confirmed; nothing was done")
+	}
+	return nil
 }
 
 // confirm asks y/N on the terminal; anything but y/yes is No.
@@ -180,7 +196,7 @@ func (a *app) bulkOverride(ctx context.Context, action model.Action, o *override
 	if o.dryRun {
 		return a.out().json(out)
 	}
-	if !o.yes && len(preview.Apply) > 0 {
+	if action.Needs().Confirm && !o.yes && len(preview.Apply) > 0 {
 		if !isTerminal(a.stdin) {
 			return model.Errorf(model.CodeMisconfigured, op, "", "no terminal to confirm on: pass --yes to act without asking (--dry-run to preview); nothing was done")
 		}
