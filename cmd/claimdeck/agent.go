@@ -36,6 +36,8 @@ type taskFlags struct {
 	// yes: a person finishing their own claim without its token is not
 	// asked to confirm (the command line's --yes; never an MCP argument).
 	yes bool
+	// force: an MCP cancel as the operator (the command line's --force).
+	force bool
 	// given names the flags set on this call: update changes only those.
 	given map[string]bool
 }

@@ -63,7 +63,7 @@ func (a *app) printOverride(ctx context.Context, action model.Action, o *overrid
 // applyOverride reads the task, checks --expect-token, asks on a terminal
 // unless --yes, and applies the action through the Desk.
 func (a *app) applyOverride(ctx context.Context, action model.Action, o *override) (*model.Task, error) {
-	if err := required("task", o.task); err != nil {
+	if err := requiredAt(o.by.Door, "task", o.task); err != nil {
 		return nil, err
 	}
 	desk, closeDesk, err := a.desk()
@@ -81,7 +81,7 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 			return err
 		}
 		if o.expect != "" && !model.TokenSeen(seen.Claim.Token, o.expect) {
-			e := model.Errorf(model.CodeConflict, string(action), o.task, "--expect-token no longer matches: the task is %s, held by %q", seen.State, seen.Claim.Name)
+			e := model.Errorf(model.CodeConflict, string(action), o.task, "%s no longer matches: the task is %s, held by %q", expectArg(o.by.Door), seen.State, seen.Claim.Name)
 			e.Current = seen
 			return e
 		}
@@ -98,6 +98,15 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 		return err
 	})
 	return after, err
+}
+
+// expectArg names the token an override expects as the door spells it:
+// the command line's --expect-token is an MCP tool's lock_token.
+func expectArg(door model.Door) string {
+	if a := argAt(door, "lock-token"); !strings.HasPrefix(a, "--") {
+		return a
+	}
+	return "--expect-token"
 }
 
 // isTerminal reports whether r is a terminal a person can answer on. A

@@ -343,10 +343,12 @@ var humanOps = []humanOp{
 	{model.ActionTakeover, true, []string{"task", "reason", "lock-token"}},
 	{model.ActionForceRelease, true, []string{"task", "reason", "lock-token"}},
 	{model.ActionHandoff, true, []string{"task", "reason", "lock-token", "agent-name", "priority"}},
-	{model.ActionCancel, false, nil},
+	// MCP's agent tool cancel is the holder's; this one is that tool with
+	// force: true (the command line's cancel --force).
+	{model.ActionCancel, true, []string{"task", "reason", "lock-token"}},
 	{model.ActionApprove, true, []string{"task", "reason"}},
 	{model.ActionRework, true, []string{"task", "reason"}},
-	{model.ActionUnblock, false, nil},
+	{model.ActionUnblock, true, []string{"task", "reason"}},
 	{model.ActionComplete, false, nil},
 	{model.ActionReview, false, nil},
 	{model.ActionBlock, false, nil},
