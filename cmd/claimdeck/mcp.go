@@ -197,7 +197,7 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 		}
 	}
 	for _, op := range a.agentOps() {
-		args, desc := op.args, op.short
+		args, desc := op.args, cmp.Or(op.tool, op.short)
 		// One word, one action: where an agent tool has the operator
 		// action's word (cancel), the operator's is that tool with
 		// force: true, as the command line's cancel --force.

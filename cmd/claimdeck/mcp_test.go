@@ -174,6 +174,22 @@ func TestMCPOverridesOnlyWhenEnabledAndNeverReadOnly(t *testing.T) {
 	}
 }
 
+// No tool's description names a command-line flag, which an MCP client
+// has not: with overrides and without.
+func TestMCPDescriptionsNameNoCommandLineFlag(t *testing.T) {
+	for _, conf := range []string{"", "mcp: {overrides: true}\n"} {
+		tools, err := mcpClient(t, newCLI(t, sqliteSource+conf)).ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools.Tools {
+			if cliFlag.MatchString(tool.Description) {
+				t.Errorf("config %q: %s says %q", conf, tool.Name, tool.Description)
+			}
+		}
+	}
+}
+
 // The operator's cancel over MCP is the agent tool cancel with force:
 // true, as the command line's cancel --force: a reason required (named as
 // MCP names it), lock_token the token expected, no holder's argument taken;
