@@ -59,10 +59,6 @@ func (m Move) To() State {
 	return StateUnknown
 }
 
-// NeedsReason says whether the move must say why (rework: the feedback
-// for the worker), as its action's Needs says.
-func (m Move) NeedsReason() bool { return m != MoveNone && Action(m.String()).Needs().Reason }
-
 // CheckMove is the one rule for a move on t as read in the same write:
 // MISCONFIGURED for an unknown move, a missing reason, or a task not in
 // the move's starting state (as the binary answers, Approve.swift: "Task
@@ -72,8 +68,8 @@ func CheckMove(t *Task, m Move, reason string) error {
 	if m.From() == StateUnknown {
 		return Errorf(CodeMisconfigured, "move", t.ID, "unknown move %d", m)
 	}
-	if m.NeedsReason() && strings.TrimSpace(reason) == "" {
-		return Errorf(CodeMisconfigured, op, t.ID, "a reason is required (--reason: what to change)")
+	if Action(op).Needs().Reason && strings.TrimSpace(reason) == "" {
+		return Errorf(CodeMisconfigured, op, t.ID, "a reason is required")
 	}
 	if t.State != m.From() {
 		e := Errorf(CodeMisconfigured, op, t.ID, "the task must be %s to %s (it is %s): nothing was done", m.From(), op, t.State)

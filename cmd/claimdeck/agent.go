@@ -33,6 +33,11 @@ type taskFlags struct {
 	// at the command line only (model.Actor.Person).
 	door  model.Door
 	lease time.Duration
+	// yes: a person finishing their own claim without its token is not
+	// asked to confirm (the command line's --yes; never an MCP argument).
+	yes bool
+	// force: an MCP cancel as the operator (the command line's --force).
+	force bool
 	// given names the flags set on this call: update changes only those.
 	given map[string]bool
 }
@@ -319,8 +324,8 @@ func (a *app) opCommand(op agentOp) (*cobra.Command, *taskFlags) {
 	return cmd, tf
 }
 
-// agentCommands are the agent commands; comment, update and cancel add
-// what only a person at a shell needs.
+// agentCommands are the agent commands; comment, update, cancel and a
+// person's own finishes (--yes) add what only a person at a shell needs.
 func (a *app) agentCommands() []*cobra.Command {
 	var out []*cobra.Command
 	for _, op := range a.agentOps() {
@@ -334,6 +339,9 @@ func (a *app) agentCommands() []*cobra.Command {
 			a.cancelExtras(cmd, tf)
 		case "list":
 			a.listExtras(cmd, tf)
+		}
+		if ownActions[op.name] != "" {
+			cmd.Flags().BoolVarP(&tf.yes, "yes", "y", false, "finishing your own claim without --lock-token: do not ask for confirmation")
 		}
 		out = append(out, cmd)
 	}

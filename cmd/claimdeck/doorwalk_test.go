@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -19,13 +20,16 @@ type doorCall struct {
 	to         string // the hand-off's target
 }
 
-// door applies an action to a task at one door and answers the error
-// code ("" when applied).
+// refusal is a door's answer to a call: the error code ("" when applied)
+// and its message.
+type refusal struct{ code, message string }
+
+// door applies an action to a task at one door and answers its refusal.
 type door struct {
 	name   string
 	actor  string
 	kind   model.Door
-	apply  func(doorCall) string
+	apply  func(doorCall) refusal
 	offers map[model.Action]bool // per docs/doors.md
 	// as is the action the audit log records for one asked under
 	// another name, where they differ.
@@ -42,19 +46,29 @@ func offering(actions ...model.Action) map[model.Action]bool {
 }
 
 // Every human and reviewer action (model.HumanActions) through every
-// door: the same need (a missing reason or target is refused,
-// MISCONFIGURED, changing nothing), and the same record: the audit log
+// door, on SQLite and on a lock directory: the same need (a missing reason
+// or target is refused, MISCONFIGURED, changing nothing, in words that name
+// what is missing, and never a command-line flag to an MCP client), and
+// the same record: the audit log
 // names the actor and the door each came through, the trail the actor. A
 // door that does not offer an action refuses it and changes nothing: the
 // person's own claim is finished without its token only at the dashboard
 // and the claimdeck command, and the agent_only HTTP client is offered no
 // override.
 func TestEveryDoorAppliesTheSameRules(t *testing.T) {
-	r := newDoorRig(t, sqliteSource, "")
+	for _, b := range []struct{ name, yaml string }{
+		{"sqlite", sqliteSource},
+		{"lockdir", "  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n"},
+	} {
+		t.Run(b.name, func(t *testing.T) { walkDoors(t, newDoorRig(t, b.yaml, "")) })
+	}
+}
+
+func walkDoors(t *testing.T, r *doorRig) {
 	ctx := context.Background()
 	home := t.TempDir()
-	mcpDoor := func(cs *mcp.ClientSession) func(doorCall) string {
-		return func(c doorCall) string {
+	mcpDoor := func(cs *mcp.ClientSession) func(doorCall) refusal {
+		return func(c doorCall) refusal {
 			args := map[string]any{"task": c.id}
 			if c.reason != "" {
 				args["reason"] = c.reason
@@ -66,19 +80,22 @@ func TestEveryDoorAppliesTheSameRules(t *testing.T) {
 			if op := humanOpOf(c.action); op.mcp {
 				tool = op.tool()
 			}
+			if c.action == model.ActionCancel {
+				args["force"] = true // the operator's cancel: the agent tool cancel with force
+			}
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 			if err != nil {
-				return "not offered: " + err.Error() // a tool the client is not given
+				return refusal{code: "not offered", message: err.Error()} // a tool the client is not given
 			}
 			if !res.IsError {
-				return ""
+				return refusal{}
 			}
 			var out result
 			text := res.Content[0].(*mcp.TextContent).Text
 			if err := jsonUnmarshal(text, &out); err != nil {
 				t.Fatal(err)
 			}
-			return out.Error.Code
+			return refusal{out.Error.Code, out.Error.Message}
 		}
 	}
 	cfg, err := loadConfig(r.c.conf)
@@ -92,9 +109,9 @@ func TestEveryDoorAppliesTheSameRules(t *testing.T) {
 	defer j.Close()
 	dashboard := &sources.Desk{Actor: "alice", Door: model.DoorDashboard, Journal: j}
 	mcpRelease := map[model.Action]model.Action{model.ActionRelease: model.ActionForceRelease}
-	overrides := []model.Action{model.ActionTakeover, model.ActionForceRelease, model.ActionHandoff, model.ActionApprove, model.ActionRework}
+	overrides := []model.Action{model.ActionTakeover, model.ActionForceRelease, model.ActionHandoff, model.ActionCancel, model.ActionApprove, model.ActionRework, model.ActionUnblock}
 	doors := []door{
-		{name: "claimdeck", actor: "alice", kind: model.DoorCLI, offers: offering(model.HumanActions...), apply: func(c doorCall) string {
+		{name: "claimdeck", actor: "alice", kind: model.DoorCLI, offers: offering(model.HumanActions...), apply: func(c doorCall) refusal {
 			var args []string
 			switch c.action {
 			case model.ActionForceRelease:
@@ -102,11 +119,10 @@ func TestEveryDoorAppliesTheSameRules(t *testing.T) {
 			case model.ActionCancel:
 				args = []string{"cancel", "--force", "--yes"}
 			case model.ActionComplete, model.ActionReview, model.ActionBlock:
-				args = []string{string(c.action)} // the person's own claim, without its token
+				// The person's own claim, without its token: asked at a
+				// terminal (Needs.Confirm), run here with none, as a script.
+				args = []string{string(c.action)}
 			case model.ActionRelease:
-				// The own release asks for confirmation (Needs.Confirm);
-				// the own complete, review and block, agent commands that
-				// finish a person's claim, do not: a design question.
 				args = []string{"release", "--yes"}
 			default:
 				args = []string{string(c.action), "--yes"}
@@ -119,20 +135,22 @@ func TestEveryDoorAppliesTheSameRules(t *testing.T) {
 				args = append(args, "--to", c.to)
 			}
 			var code int
-			return r.claimdeckAny(&code, args...).Error.Code
+			e := r.claimdeckAny(&code, args...).Error
+			return refusal{e.Code, e.Message}
 		}},
 		{name: "ntask", actor: "reviewer-7", kind: model.DoorNtask,
 			offers: offering(model.ActionCancel, model.ActionApprove, model.ActionRework, model.ActionUnblock),
-			apply: func(c doorCall) string {
+			apply: func(c doorCall) refusal {
 				args := []string{string(c.action), c.id}
 				if c.reason != "" {
 					args = append(args, "--reason", c.reason)
 				}
 				v, code := r.ntaskAs("reviewer-7", home, args...)
 				if code == 0 {
-					return ""
+					return refusal{}
 				}
-				return v["error"].(map[string]any)["code"].(string)
+				e := v["error"].(map[string]any)
+				return refusal{e["code"].(string), e["message"].(string)}
 			}},
 		// MCP's release tool is the force-release: a person's claim
 		// released there is force-released, audited under the caller, never
@@ -140,7 +158,7 @@ func TestEveryDoorAppliesTheSameRules(t *testing.T) {
 		{name: "mcp stdio", actor: "alice", kind: model.DoorMCPStdio, offers: offering(append(overrides, model.ActionRelease)...), as: mcpRelease, apply: mcpDoor(r.stdio())},
 		{name: "mcp http full", actor: "oncall@mcp-http", kind: model.DoorMCPHTTP, offers: offering(append(overrides, model.ActionRelease)...), as: mcpRelease, apply: mcpDoor(r.http(oncallToken))},
 		{name: "mcp http agent_only", kind: model.DoorMCPHTTP, offers: offering(), apply: mcpDoor(r.http(botToken))},
-		{name: "dashboard", actor: "alice", kind: model.DoorDashboard, offers: offering(model.HumanActions...), apply: func(c doorCall) string {
+		{name: "dashboard", actor: "alice", kind: model.DoorDashboard, offers: offering(model.HumanActions...), apply: func(c doorCall) refusal {
 			sc, _ := pickSource(cfg, "")
 			src, err := openSource(ctx, cfg, sc, false)
 			if err != nil {
@@ -152,7 +170,10 @@ func TestEveryDoorAppliesTheSameRules(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = dashboard.Apply(ctx, src, sources.Request{Action: c.action, Seen: seen, Reason: c.reason, To: c.to})
-			return string(model.CodeOf(err))
+			if err == nil {
+				return refusal{}
+			}
+			return refusal{string(model.CodeOf(err)), err.Error()}
 		}},
 	}
 	for _, d := range doors {
@@ -165,7 +186,7 @@ func TestEveryDoorAppliesTheSameRules(t *testing.T) {
 type doorStep struct {
 	action model.Action
 	setup  func(r *doorRig, title, actor string) string
-	need   string // "reason" or "target": refused MISCONFIGURED without it
+	need   string // "reason" or "target": refused MISCONFIGURED without it, in words that name it
 	reason string
 	to     string
 	state  string
@@ -214,16 +235,28 @@ func doorSteps() []doorStep {
 	}
 }
 
+// cliFlag is a command-line flag named in a message.
+var cliFlag = regexp.MustCompile(`(^|[^\w-])--[a-z]`)
+
 // walkDoor applies every action at one door: an action the door offers is
-// refused without what it needs (MISCONFIGURED, the task unchanged), then
-// applied, and the audit log and the trail name the door's actor; one it
-// does not offer is refused and changes nothing.
+// refused without what it needs (MISCONFIGURED, the task unchanged, the
+// message naming what is missing), then applied, and the audit log and
+// the trail name the door's actor; one it does not offer is refused and
+// changes nothing. No refusal at an MCP door names a command-line flag.
 func walkDoor(t *testing.T, r *doorRig, d door) {
+	mcpDoor := d.kind == model.DoorMCPStdio || d.kind == model.DoorMCPHTTP
+	apply := func(c doorCall) refusal {
+		got := d.apply(c)
+		if mcpDoor && cliFlag.MatchString(got.message) {
+			t.Errorf("%s at %s names a command-line flag to an MCP client: %q", c.action, d.name, got.message)
+		}
+		return got
+	}
 	for _, w := range doorSteps() {
 		id := w.setup(r, string(w.action)+" through "+d.name, d.actor)
 		before := r.claimdeck(0, "get", "--task", id).Task
 		if !d.offers[w.action] {
-			if code := d.apply(doorCall{action: w.action, id: id, reason: w.reason, to: w.to}); code == "" {
+			if got := apply(doorCall{action: w.action, id: id, reason: w.reason, to: w.to}); got.code == "" {
 				t.Errorf("%s is applied through %s, which does not offer it", w.action, d.name)
 			} else if got := r.claimdeck(0, "get", "--task", id).Task; got.State != before.State || got.ClaimedBy != before.ClaimedBy {
 				t.Errorf("the refused %s moved the task: %+v", w.action, got)
@@ -231,15 +264,15 @@ func walkDoor(t *testing.T, r *doorRig, d door) {
 			continue
 		}
 		if w.need != "" {
-			if code := d.apply(doorCall{action: w.action, id: id}); code != string(model.CodeMisconfigured) {
-				t.Errorf("%s without its %s: %q, want MISCONFIGURED", w.action, w.need, code)
+			if got := apply(doorCall{action: w.action, id: id}); got.code != string(model.CodeMisconfigured) || !strings.Contains(got.message, w.need) {
+				t.Errorf("%s without its %s: %q %q, want MISCONFIGURED naming the %s", w.action, w.need, got.code, got.message, w.need)
 			}
 			if got := r.claimdeck(0, "get", "--task", id).Task; got.State != before.State {
 				t.Errorf("the refused %s moved the task: %+v", w.action, got)
 			}
 		}
-		if code := d.apply(doorCall{action: w.action, id: id, reason: w.reason, to: w.to}); code != "" {
-			t.Errorf("%s: %s", w.action, code)
+		if got := apply(doorCall{action: w.action, id: id, reason: w.reason, to: w.to}); got.code != "" {
+			t.Errorf("%s: %s %s", w.action, got.code, got.message)
 			continue
 		}
 		got := r.claimdeck(0, "get", "--task", id).Task

@@ -25,8 +25,9 @@ import (
 
 // MCPConfig is the `mcp:` section: what `claimdeck mcp` exposes.
 type MCPConfig struct {
-	// Overrides adds the operator tools (takeover, release, handoff); never
-	// in read-only mode.
+	// Overrides adds the operator tools (humanOps with mcp: takeover,
+	// release, handoff, approve, rework, unblock, and cancel's force);
+	// never in read-only mode, never to an agent_only client.
 	Overrides bool `mapstructure:"overrides" json:"overrides"`
 	// Clients are the remote clients of `mcp --http`, each with its own
 	// bearer token; every action is recorded under the client's name.
@@ -184,12 +185,36 @@ func (a *app) mcpActor(req *mcp.CallToolRequest) model.Actor {
 func (a *app) mcpServer(overrides bool) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "claimdeck", Version: model.Build().String()}, &mcp.ServerOptions{Capabilities: mcpCapabilities()})
 	srv.AddReceivingMiddleware(undeclared)
+	// The operator tools this server offers, by word: one per humanOps row
+	// with mcp, when overrides are on, this client may have them and the
+	// configuration is not read-only.
+	ops := map[string]humanOp{}
+	if overrides && a.cfg.MCP.Overrides && !a.cfg.ReadOnly {
+		for _, h := range humanOps {
+			if h.mcp {
+				ops[h.tool()] = h
+			}
+		}
+	}
 	for _, op := range a.agentOps() {
-		srv.AddTool(documented(&mcp.Tool{Name: op.name, Description: op.short, InputSchema: inputSchema(op.args, op.required)}),
+		args, desc := op.args, cmp.Or(op.tool, op.short)
+		// One word, one action: where an agent tool has the operator
+		// action's word (cancel), the operator's is that tool with
+		// force: true, as the command line's cancel --force.
+		h, forced := ops[op.name]
+		if forced {
+			delete(ops, op.name)
+			args = append(slices.Clone(op.args), "force")
+			desc = fmt.Sprintf("%s, with force: true; without it, the holder's %s (lock_token)", h.short(), op.name)
+		}
+		srv.AddTool(documented(&mcp.Tool{Name: op.name, Description: desc, InputSchema: inputSchema(args, op.required)}),
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				tf, err := toolFlags(op.args, req.Params.Arguments)
+				tf, err := toolFlags(args, req.Params.Arguments)
 				if err != nil {
 					return toolResult(failPayload(err), true), nil
+				}
+				if tf.force {
+					return a.overrideTool(ctx, req, h, tf), nil
 				}
 				tf.via, tf.door = mcpCaller(req), mcpDoor(req)
 				an, err := a.runOp(ctx, op, tf)
@@ -199,28 +224,47 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 				return toolResult(an.payload(), false), nil
 			})
 	}
-	if overrides && a.cfg.MCP.Overrides && !a.cfg.ReadOnly {
-		for _, ov := range humanOps {
-			if !ov.mcp {
-				continue
-			}
-			args := ov.args
-			srv.AddTool(documented(&mcp.Tool{Name: ov.tool(), Description: ov.short(), InputSchema: inputSchema(args, ov.required())}),
-				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-					tf, err := toolFlags(args, req.Params.Arguments)
-					var t *model.Task
-					if err == nil {
-						// What the action needs is the desk's to say (model.Action.Needs).
-						t, err = a.applyOverride(ctx, ov.action, &override{task: tf.task, reason: tf.reason, to: tf.agent, priority: tf.priority, expect: tf.token, yes: true, by: a.mcpActor(req)})
-					}
-					if err != nil {
-						return toolResult(failPayload(err), true), nil
-					}
-					return toolResult(answer{task: t, holder: ov.action == model.ActionTakeover}.payload(), false), nil
-				})
+	for _, h := range humanOps {
+		if _, ok := ops[h.tool()]; !ok {
+			continue
 		}
+		srv.AddTool(documented(&mcp.Tool{Name: h.tool(), Description: h.short(), InputSchema: inputSchema(h.args, h.required())}),
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				tf, err := toolFlags(h.args, req.Params.Arguments)
+				if err != nil {
+					return toolResult(failPayload(err), true), nil
+				}
+				return a.overrideTool(ctx, req, h, tf), nil
+			})
 	}
 	return srv
+}
+
+// overrideTool applies an operator tool's call through the desk as the
+// caller (mcpActor), its lock_token the token expected: what the action
+// needs is model.Action.Needs', enforced by the desk. With force, only the
+// operator action's own arguments are taken.
+func (a *app) overrideTool(ctx context.Context, req *mcp.CallToolRequest, h humanOp, tf *taskFlags) *mcp.CallToolResult {
+	for f := range tf.given {
+		if f != "force" && !slices.Contains(h.args, f) {
+			err := model.Errorf(model.CodeMisconfigured, h.tool(), tf.task, "%s is not taken with force: true (it takes %s)", argName(f), strings.Join(argNames(h.args), ", "))
+			return toolResult(failPayload(err), true)
+		}
+	}
+	t, err := a.applyOverride(ctx, h.action, &override{task: tf.task, reason: tf.reason, to: tf.agent, priority: tf.priority, expect: tf.token, yes: true, by: a.mcpActor(req)})
+	if err != nil {
+		return toolResult(failPayload(err), true)
+	}
+	return toolResult(answer{task: t, holder: h.action == model.ActionTakeover}.payload(), false)
+}
+
+// argNames are flags' names as tool arguments.
+func argNames(flags []string) []string {
+	out := make([]string, len(flags))
+	for i, f := range flags {
+		out[i] = argName(f)
+	}
+	return out
 }
 
 // argName is a flag's name as a tool argument: snake_case.
@@ -232,8 +276,11 @@ func inputSchema(flags, required []string) map[string]any {
 	props := map[string]any{}
 	for _, f := range flags {
 		p := map[string]any{"type": "string"}
-		if f == "priority" {
+		switch f {
+		case "priority":
 			p["type"] = []string{"integer", "string"}
+		case "force":
+			p["type"] = "boolean"
 		}
 		props[argName(f)] = p
 	}
@@ -254,10 +301,7 @@ func toolFlags(flags []string, raw json.RawMessage) (*taskFlags, error) {
 		}
 	}
 	tf := &taskFlags{given: map[string]bool{}}
-	known := make([]string, len(flags))
-	for i, f := range flags {
-		known[i] = argName(f)
-	}
+	known := argNames(flags)
 	for name, v := range args {
 		if !slices.Contains(known, name) {
 			msg := "unknown argument " + strconv.Quote(name)
@@ -288,6 +332,10 @@ func argText(name string, v any) (string, error) {
 		if name == "priority" && x == float64(int(x)) {
 			return strconv.Itoa(int(x)), nil
 		}
+	case bool:
+		if name == "force" {
+			return strconv.FormatBool(x), nil
+		}
 	}
 	return "", model.Errorf(model.CodeMisconfigured, "", "", "argument %q must be a string", name)
 }
@@ -302,6 +350,14 @@ func (tf *taskFlags) set(flag, v string) error {
 	}
 	if p, ok := dst[flag]; ok {
 		*p = v
+		return nil
+	}
+	if flag == "force" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return model.Errorf(model.CodeMisconfigured, "", "", "force %q: want true or false", v)
+		}
+		tf.force = b
 		return nil
 	}
 	if flag == "lease" {

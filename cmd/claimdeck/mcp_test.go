@@ -153,10 +153,74 @@ func TestMCPOverridesOnlyWhenEnabledAndNeverReadOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := slices.ContainsFunc(tools.Tools, func(tool *mcp.Tool) bool { return tool.Name == "takeover" })
-		if got != tc.want {
-			t.Errorf("config %q: takeover exposed = %v, want %v", tc.conf, got, tc.want)
+		for _, name := range []string{"takeover", "unblock"} {
+			got := slices.ContainsFunc(tools.Tools, func(tool *mcp.Tool) bool { return tool.Name == name })
+			if got != tc.want {
+				t.Errorf("config %q: %s exposed = %v, want %v", tc.conf, name, got, tc.want)
+			}
 		}
+		// The operator's cancel is the agent tool cancel with force.
+		i := slices.IndexFunc(tools.Tools, func(tool *mcp.Tool) bool { return tool.Name == "cancel" })
+		b, _ := json.Marshal(tools.Tools[i].InputSchema)
+		var in struct {
+			Properties map[string]any `json:"properties"`
+		}
+		if err := json.Unmarshal(b, &in); err != nil {
+			t.Fatal(err)
+		}
+		if _, got := in.Properties["force"]; got != tc.want {
+			t.Errorf("config %q: cancel takes force = %v, want %v", tc.conf, got, tc.want)
+		}
+	}
+}
+
+// No tool's description names a command-line flag, which an MCP client
+// has not: with overrides and without.
+func TestMCPDescriptionsNameNoCommandLineFlag(t *testing.T) {
+	for _, conf := range []string{"", "mcp: {overrides: true}\n"} {
+		tools, err := mcpClient(t, newCLI(t, sqliteSource+conf)).ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools.Tools {
+			if cliFlag.MatchString(tool.Description) {
+				t.Errorf("config %q: %s says %q", conf, tool.Name, tool.Description)
+			}
+		}
+	}
+}
+
+// The operator's cancel over MCP is the agent tool cancel with force:
+// true, as the command line's cancel --force: a reason required (named as
+// MCP names it), lock_token the token expected, no holder's argument taken;
+// applied through the desk under the caller. Without force the holder's
+// cancel is unchanged: the lock token is required.
+func TestMCPCancelWithForceIsTheOperators(t *testing.T) {
+	c := newCLI(t, sqliteSource+"mcp: {overrides: true}\n")
+	cs := mcpClient(t, c)
+	id := c.run(0, "create", "--title", "Design VPC module").Task.PageID
+	tok := c.run(0, "claim", "--task", id, "--agent-name", "SANDMAN").Task.LockToken
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"task": id, "reason": "dup"}, "lock_token is required"},
+		{map[string]any{"task": id, "force": true}, "a reason is required"},
+		{map[string]any{"task": id, "force": true, "reason": "dup", "agent_name": "X"}, "agent_name is not taken with force: true"},
+		{map[string]any{"task": id, "force": "yes", "reason": "dup"}, `force "yes": want true or false`},
+		{map[string]any{"task": id, "force": true, "reason": "dup", "lock_token": "0000"}, "lock_token no longer matches"},
+	} {
+		r, text := callText(t, cs, "cancel", tc.args, true)
+		if !strings.Contains(r.Error.Message, tc.want) || strings.Contains(text, "--") {
+			t.Errorf("cancel %v: %s, want %q and no command-line flag", tc.args, text, tc.want)
+		}
+	}
+	if got := c.run(0, "get", "--task", id).Task; got.State != "claimed" {
+		t.Fatalf("after the refused cancels the task is %s", got.State)
+	}
+	got := call(t, cs, "cancel", map[string]any{"task": id, "force": true, "reason": "dup", "lock_token": tok}, false).Task
+	if got.State != "canceled" {
+		t.Fatalf("cancel with force: %+v", got)
 	}
 }
 
@@ -251,10 +315,11 @@ func FuzzToolFlags(f *testing.F) {
 	for _, s := range []string{
 		`{}`, `{"task":"a","lock_token":"b"}`, `{"priority":3}`, `{"priority":2.5}`, `{"lease":"20m"}`,
 		`{"lease":"soon"}`, `{"lock_tokn":"x"}`, `[1]`, `null`, `{"task":7}`, ``, `{"task":"a","task":"b"}`, `{"body":"x"}`,
+		`{"force":true}`, `{"force":"no"}`, `{"force":1}`, `{"force":"maybe"}`,
 	} {
 		f.Add([]byte(s))
 	}
-	flags := []string{"task", "lock-token", "run-id", "agent-name", "priority", "lease", "reason"}
+	flags := []string{"task", "lock-token", "run-id", "agent-name", "priority", "lease", "reason", "force"}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		tf, err := toolFlags(flags, raw)
 		if err != nil {

@@ -62,6 +62,8 @@ var toolArgDocs = map[string]string{
 	"handoff.priority":    "a new priority for the task: " + argDocs["priority"],
 	"approve.reason":      "a note kept with the approval (optional)",
 	"rework.reason":       "what to change (required)",
+	"unblock.reason":      "a note kept with the unblock (optional)",
+	"cancel.force":        "true: cancel as an operator, whoever holds the task (reason required; audited), lock_token then the token expected; false or absent: the holder's cancel",
 }
 
 // argDoc is the description of one argument of one tool.
@@ -105,6 +107,7 @@ var toolHints = map[string]mcp.ToolAnnotations{
 	"handoff":  hint(false, true, false),
 	"approve":  hint(false, true, true),
 	"rework":   hint(false, true, true),
+	"unblock":  hint(false, true, true),
 }
 
 // answerKinds names the tools whose answer is a list; every other tool

@@ -171,11 +171,11 @@ NTASK_SOURCE or default_source picks one.`,
 		return model.Errorf(model.CodeMisconfigured, "", "", "%v", err)
 	})
 	root.AddCommand(n.doctor(), n.next(), n.claim(), n.heartbeat(), n.block(),
-		n.moveCommand(model.MoveUnblock, "Unblock a blocked task: it returns to the queue for the agent to claim again", "", ""),
+		n.moveCommand(model.ActionUnblock, "", ""),
 		n.escalate(),
 		n.createCmd(), n.list(), n.get(), n.comment(), n.review(),
-		n.moveCommand(model.MoveApprove, "Approve a reviewed task and mark it Done (no lock)", "summary", "optional approval summary, kept in the trail"),
-		n.moveCommand(model.MoveRework, "Send a reviewed task back to Ready with feedback (no lock)", "reason", "reason for rework (feedback for the worker)"),
+		n.moveCommand(model.ActionApprove, "summary", "optional approval summary, kept in the trail"),
+		n.moveCommand(model.ActionRework, "reason", "reason for rework (feedback for the worker)"),
 		n.cancel(), n.update(), n.reap(), n.version())
 	n.decorate(root)
 	return root
@@ -699,34 +699,58 @@ func (n *ntask) review() *cobra.Command {
 	return cmd
 }
 
+// ntaskShorts are the ntask contract's own words for its human commands
+// (commands.json at 75590fd); a human command the contract does not name
+// shows its action's row (model.ActionRows).
+var ntaskShorts = map[model.Action]string{
+	model.ActionApprove: "Approve a reviewed task and mark as Done",
+	model.ActionRework:  "Send a reviewed task back for rework",
+	model.ActionCancel:  "Cancel a task with reason (conditional lock: required from In Progress, lock-free from other statuses)",
+}
+
+// ntaskShort is the one line of help ntask shows for a human action.
+func ntaskShort(a model.Action) string {
+	if s, ok := ntaskShorts[a]; ok {
+		return s
+	}
+	return a.Row().Help
+}
+
+// reasonFlag adds the text flag of a human action, required when the
+// action needs a reason (model.Action.Needs).
+func reasonFlag(cmd *cobra.Command, a model.Action, text *string, flag, help string) {
+	cmd.Flags().StringVar(text, flag, "", help)
+	if a.Needs().Reason {
+		_ = cmd.MarkFlagRequired(flag)
+	}
+}
+
 // moveCommand is approve, rework or unblock: a lock-free move of the task
-// as read (model.Move), with its optional or required text flag.
-func (n *ntask) moveCommand(m model.Move, short, flag, help string) *cobra.Command {
+// as read (model.Action.Move) through the desk, with its text flag, which
+// is required when the action needs a reason.
+func (n *ntask) moveCommand(a model.Action, flag, help string) *cobra.Command {
 	var text string
-	cmd := n.command(m.String(), short, func(ctx context.Context, src sources.Source, _ string, t *model.Task) error {
-		got, err := n.desked(ctx, src, sources.Request{Action: model.Action(m.String()), Seen: t, Reason: text})
+	cmd := n.command(a.Row().Word, ntaskShort(a), func(ctx context.Context, src sources.Source, _ string, t *model.Task) error {
+		got, err := n.desked(ctx, src, sources.Request{Action: a, Seen: t, Reason: text})
 		if err != nil {
 			return err
 		}
 		extra := map[string]any{}
-		if m.NeedsReason() {
+		if a.Needs().Reason {
 			extra["reason"] = text
 		}
 		return n.ok(got, extra)
 	})
 	if flag != "" {
-		cmd.Flags().StringVar(&text, flag, "", help)
-		if m.NeedsReason() {
-			_ = cmd.MarkFlagRequired(flag)
-		}
+		reasonFlag(cmd, a, &text, flag, help)
 	}
 	return cmd
 }
 
 func (n *ntask) cancel() *cobra.Command {
 	var reason string
-	cmd := n.lockFlag(n.command("cancel", "Cancel a task with reason (the lock is needed only from In Progress)", func(ctx context.Context, src sources.Source, ref string, t *model.Task) error {
-		if strings.TrimSpace(reason) == "" {
+	cmd := n.lockFlag(n.command(model.ActionCancel.Row().Word, ntaskShort(model.ActionCancel), func(ctx context.Context, src sources.Source, ref string, t *model.Task) error {
+		if model.ActionCancel.Needs().Reason && strings.TrimSpace(reason) == "" {
 			return model.Errorf(model.CodeMisconfigured, "", "", "--reason is required")
 		}
 		switch {
@@ -746,8 +770,7 @@ func (n *ntask) cancel() *cobra.Command {
 		}
 		return n.ok(got, nil)
 	}))
-	cmd.Flags().StringVar(&reason, "reason", "", "reason for cancellation")
-	_ = cmd.MarkFlagRequired("reason")
+	reasonFlag(cmd, model.ActionCancel, &reason, "reason", "reason for cancellation")
 	return cmd
 }
 

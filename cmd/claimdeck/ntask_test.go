@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/spf13/cobra"
 )
 
 // agentEnv is the environment of an agent process on c's configuration:
@@ -405,4 +409,51 @@ func TestNtaskLifecycleRules(t *testing.T) {
 	}
 	want(40, "MISCONFIGURED", "heartbeat", parent)
 	want(21, "LOST_LOCK", "heartbeat", parent, "--lock-token", token)
+}
+
+// TestNtaskHumanCommandsReadTheTable checks ntask's human commands against
+// the two places their words come from: the contract's description
+// (commands.json at 75590fd) where it names the command, else the action's
+// row in model.ActionRows; and their --reason is required exactly when
+// model.Action.Needs says a reason is needed.
+func TestNtaskHumanCommandsReadTheTable(t *testing.T) {
+	raw, err := os.ReadFile("testdata/ntask-v1/commands.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Commands []struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"commands"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	contract := map[string]string{}
+	for _, c := range doc.Commands {
+		contract[c.Name] = c.Description
+	}
+	root := (&ntask{app: &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}}).root()
+	for _, a := range []model.Action{model.ActionApprove, model.ActionRework, model.ActionUnblock, model.ActionCancel} {
+		word := a.Row().Word
+		cmd, _, err := root.Find([]string{word})
+		if err != nil || cmd.Name() != word {
+			t.Fatalf("ntask has no %s command: %v", word, err)
+		}
+		want, named := contract[word]
+		if !named {
+			want = a.Row().Help
+		}
+		if cmd.Short != want {
+			t.Errorf("ntask %s says %q, want %q", word, cmd.Short, want)
+		}
+		required := false
+		if f := cmd.Flags().Lookup("reason"); f != nil {
+			_, required = f.Annotations[cobra.BashCompOneRequiredFlag]
+		}
+		if required != a.Needs().Reason {
+			t.Errorf("ntask %s: --reason required %v, model.Action.Needs says %v", word, required, a.Needs().Reason)
+		}
+	}
 }

@@ -63,7 +63,7 @@ func (a *app) printOverride(ctx context.Context, action model.Action, o *overrid
 // applyOverride reads the task, checks --expect-token, asks on a terminal
 // unless --yes, and applies the action through the Desk.
 func (a *app) applyOverride(ctx context.Context, action model.Action, o *override) (*model.Task, error) {
-	if err := required("task", o.task); err != nil {
+	if err := requiredAt(o.by.Door, "task", o.task); err != nil {
 		return nil, err
 	}
 	desk, closeDesk, err := a.desk()
@@ -81,7 +81,7 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 			return err
 		}
 		if o.expect != "" && !model.TokenSeen(seen.Claim.Token, o.expect) {
-			e := model.Errorf(model.CodeConflict, string(action), o.task, "--expect-token no longer matches: the task is %s, held by %q", seen.State, seen.Claim.Name)
+			e := model.Errorf(model.CodeConflict, string(action), o.task, "%s no longer matches: the task is %s, held by %q", expectArg(o.by.Door), seen.State, seen.Claim.Name)
 			e.Current = seen
 			return e
 		}
@@ -91,13 +91,8 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 		if err := desk.Precheck(seen, req); err != nil {
 			return err
 		}
-		if !o.yes {
-			if !isTerminal(a.stdin) {
-				return model.Errorf(model.CodeMisconfigured, string(action), o.task, "no terminal to confirm on: pass --yes to act without asking; nothing was done")
-			}
-			if !a.confirm(action, seen, o) {
-				return model.Errorf(model.CodeMisconfigured, string(action), o.task, "not confirmed; nothing was done")
-			}
+		if err := a.confirmed(action, seen, o, true); err != nil {
+			return err
 		}
 		after, err = desk.Apply(ctx, src, req)
 		return err
@@ -105,11 +100,41 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 	return after, err
 }
 
+// expectArg names the token an override expects as the door spells it:
+// the command line's --expect-token is an MCP tool's lock_token.
+func expectArg(door model.Door) string {
+	if a := argAt(door, "lock-token"); !strings.HasPrefix(a, "--") {
+		return a
+	}
+	return "--expect-token"
+}
+
 // isTerminal reports whether r is a terminal a person can answer on. A
 // character device is not enough: /dev/null (stdin under cron) is one.
 func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// confirmed asks the person at the terminal y/N before action on t when
+// model.Action.Needs says it needs a confirmation and --yes was not given;
+// nil when it is confirmed or nobody is to be asked. With no terminal to
+// ask on, an override (mustAsk) is refused; a person's own claim finished
+// by a script without its token goes on unasked, as it always has.
+func (a *app) confirmed(action model.Action, t *model.Task, o *override, mustAsk bool) error {
+	if !action.Needs().Confirm || o.yes {
+		return nil
+	}
+	if !isTerminal(a.stdin) {
+		if !mustAsk {
+			return nil
+		}
+		return model.Errorf(model.CodeMisconfigured, string(action), t.ID, "no terminal to confirm on: pass --yes to act without asking; nothing was done")
+	}
+	if !a.confirm(action, t, o) {
+		return model.Errorf(model.CodeMisconfigured, string(action), t.ID, "not confirmed; nothing was done")
+	}
+	return nil
 }
 
 // confirm asks y/N on the terminal; anything but y/yes is No.
@@ -180,7 +205,7 @@ func (a *app) bulkOverride(ctx context.Context, action model.Action, o *override
 	if o.dryRun {
 		return a.out().json(out)
 	}
-	if !o.yes && len(preview.Apply) > 0 {
+	if action.Needs().Confirm && !o.yes && len(preview.Apply) > 0 {
 		if !isTerminal(a.stdin) {
 			return model.Errorf(model.CodeMisconfigured, op, "", "no terminal to confirm on: pass --yes to act without asking (--dry-run to preview); nothing was done")
 		}

@@ -13,6 +13,9 @@ import (
 // disagree on what a command does.
 type agentOp struct {
 	name, short string
+	// tool is the MCP tool's one line where short names a command-line
+	// flag, which an MCP client has not.
+	tool string
 	// args are the taskFlags names it takes; required ones must be given.
 	args, required []string
 	run            func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error)
@@ -103,12 +106,14 @@ func (a *app) agentOps() []agentOp {
 				return noted(answer{task: t, holder: true}, tf.recordRun(ctx, src, name, t))
 			}}
 	}
+	cancel := finish("cancel", "Cancel a task: the holder with --lock-token, an operator with --force --reason", model.StateCanceled, "reason")
+	cancel.tool = "Cancel a task you hold (lock_token), with a reason"
 	return []agentOp{
 		{name: "next", short: "Show the first task eligible for this agent (claims nothing)", args: []string{"agent-name"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
 				return one(retrying(ctx, func() (*model.Task, error) { return src.Next(ctx, tf.agent) }))
 			}},
-		{name: "claim", short: "Claim a task (or, without --task, the next eligible one)", args: []string{"task", "agent-name", "run-id", "lease"}, required: []string{"agent-name"},
+		{name: "claim", short: "Claim a task (or, without --task, the next eligible one)", tool: "Claim a task (or, without task, the next eligible one)", args: []string{"task", "agent-name", "run-id", "lease"}, required: []string{"agent-name"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
 				req := sources.ClaimRequest{Agent: tf.agent, RunID: tf.runID, Lease: tf.lease}
 				if tf.task == "" {
@@ -133,7 +138,7 @@ func (a *app) agentOps() []agentOp {
 		finish("block", "Park a claimed task as blocked", model.StateBlocked, "reason", "unblock-action", "next-check-at"),
 		finish("review", "Hand a claimed task to review", model.StateReview, "artifacts"),
 		finish("fail", "Mark a claimed task failed", model.StateFailed, "reason"),
-		finish("cancel", "Cancel a task: the holder with --lock-token, an operator with --force --reason", model.StateCanceled, "reason"),
+		cancel,
 		{name: "comment", short: "Add a comment to a task's trail (a Notion comment, the SQL audit table, the lock file's history)",
 			args: []string{"task", "agent-name", "body"}, required: []string{"task", "body"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
@@ -146,7 +151,7 @@ func (a *app) agentOps() []agentOp {
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
 				return one(retrying(ctx, func() (*model.Task, error) { return src.Get(ctx, tf.task) }))
 			}},
-		{name: "list", short: "List tasks in pull order (of every source when several are configured and no --source is given)", args: []string{"status"},
+		{name: "list", short: "List tasks in pull order (of every source when several are configured and no --source is given)", tool: "List tasks in pull order", args: []string{"status"},
 			run: func(ctx context.Context, src sources.Source, tf *taskFlags) (answer, error) {
 				d, err := retrying(ctx, func() (sources.Delta, error) { return src.Poll(ctx, "") })
 				if err != nil {
@@ -343,10 +348,12 @@ var humanOps = []humanOp{
 	{model.ActionTakeover, true, []string{"task", "reason", "lock-token"}},
 	{model.ActionForceRelease, true, []string{"task", "reason", "lock-token"}},
 	{model.ActionHandoff, true, []string{"task", "reason", "lock-token", "agent-name", "priority"}},
-	{model.ActionCancel, false, nil},
+	// MCP's agent tool cancel is the holder's; this one is that tool with
+	// force: true (the command line's cancel --force).
+	{model.ActionCancel, true, []string{"task", "reason", "lock-token"}},
 	{model.ActionApprove, true, []string{"task", "reason"}},
 	{model.ActionRework, true, []string{"task", "reason"}},
-	{model.ActionUnblock, false, nil},
+	{model.ActionUnblock, true, []string{"task", "reason"}},
 	{model.ActionComplete, false, nil},
 	{model.ActionReview, false, nil},
 	{model.ActionBlock, false, nil},

@@ -61,7 +61,16 @@ func (a *app) finishOwn(ctx context.Context, src sources.Source, action model.Ac
 		return nil, true, err
 	}
 	defer closeDesk()
-	t, err = desk.Apply(ctx, src, sources.Request{Action: action, Seen: seen, Reason: tf.reason, Unblock: tf.unblock, Artifacts: tf.artifacts, By: tf.actor(a.cfg.Actor)})
+	req := sources.Request{Action: action, Seen: seen, Reason: tf.reason, Unblock: tf.unblock, Artifacts: tf.artifacts, By: tf.actor(a.cfg.Actor)}
+	// Refused before the person is asked, then asked as Needs says: at a
+	// terminal unless --yes; a script without a terminal goes on unasked.
+	if err := desk.Precheck(seen, req); err != nil {
+		return nil, true, err
+	}
+	if err := a.confirmed(action, seen, &override{yes: tf.yes}, false); err != nil {
+		return nil, true, err
+	}
+	t, err = desk.Apply(ctx, src, req)
 	return t, true, err
 }
 
