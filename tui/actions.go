@@ -56,10 +56,10 @@ func (m *Model) apply(a action) tea.Cmd {
 		m.push(a.push)
 	}
 	if a.note != "" {
-		m.note(a.note)
+		m.status.note(a.note)
 	}
 	if a.fail != "" {
-		m.fail(a.fail)
+		m.status.fail(a.fail)
 	}
 	if a.leaveCommand {
 		m.input.commanding = false
@@ -92,7 +92,7 @@ func (m *Model) apply(a action) tea.Cmd {
 func (m *Model) act(a model.Action) {
 	switch {
 	case m.work.bulk != nil:
-		m.fail("a bulk action is under way (esc stops it)")
+		m.status.fail("a bulk action is under way (esc stops it)")
 	case len(m.board.marks) > 0:
 		m.startBulk(a)
 	default:
@@ -128,15 +128,15 @@ func (m *Model) startActionOn(t *model.Task, a model.Action) {
 		return
 	}
 	if t.Problem != "" {
-		m.fail("cannot act on " + t.DisplayKey() + ": " + t.Problem)
+		m.status.fail("cannot act on " + t.DisplayKey() + ": " + t.Problem)
 		return
 	}
 	if _, busy := m.work.pending[t.Ref()]; busy {
-		m.fail(t.DisplayKey() + " already has an action under way")
+		m.status.fail(t.DisplayKey() + " already has an action under way")
 		return
 	}
 	if why := m.refusal(t, a); why != "" {
-		m.fail(fmt.Sprintf("%s %s: %s", a, t.DisplayKey(), why))
+		m.status.fail(fmt.Sprintf("%s %s: %s", a, t.DisplayKey(), why))
 		return
 	}
 	req := sources.Request{Action: a, Seen: t}
@@ -158,7 +158,7 @@ func (m *Model) startActionOn(t *model.Task, a model.Action) {
 // send marks the row pending and applies the action off the UI loop.
 func (m *Model) send(req sources.Request) tea.Cmd {
 	m.work.pending[req.Seen.Ref()] = req.Action
-	m.note(fmt.Sprintf("%s %s…", req.Action, req.Seen.DisplayKey()))
+	m.status.note(fmt.Sprintf("%s %s…", req.Action, req.Seen.DisplayKey()))
 	h, timeout := m.hub, m.opts.ActionTimeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -177,7 +177,7 @@ func (m *Model) actionDone(msg actionMsg) {
 		Action: msg.req.Action, Reason: msg.req.Reason, Target: msg.req.To, Result: "applied"}
 	if msg.err != nil {
 		r.Result, r.Error = string(model.CodeOf(msg.err)), model.Redact(msg.err.Error())
-		m.fail(fmt.Sprintf("%s %s refused: %s", msg.req.Action, msg.req.Seen.DisplayKey(), msg.err))
+		m.status.fail(fmt.Sprintf("%s %s refused: %s", msg.req.Action, msg.req.Seen.DisplayKey(), msg.err))
 		// A refusal is worth more than one cut-off line: the whole reason,
 		// with what changed, until the human dismisses it.
 		d := &detailDialog{title: fmt.Sprintf("%s %s refused", actionTitles[msg.req.Action], msg.req.Seen.DisplayKey()),
@@ -187,7 +187,7 @@ func (m *Model) actionDone(msg actionMsg) {
 		}
 		m.push(d)
 	} else {
-		m.note(fmt.Sprintf("%s %s applied", msg.req.Action, msg.req.Seen.DisplayKey()))
+		m.status.note(fmt.Sprintf("%s %s applied", msg.req.Action, msg.req.Seen.DisplayKey()))
 	}
 	m.board.addActivity(recordActivity(r))
 	if msg.after != nil {

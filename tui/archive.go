@@ -55,7 +55,7 @@ func (m *Model) askArchive() tea.Cmd {
 	}
 	m.input.archiveAsked = q != nil
 	if q != nil {
-		m.note("reading finished tasks older than the window…")
+		m.status.note("reading finished tasks older than the window…")
 	}
 	h, timeout := m.hub, m.opts.ActionTimeout
 	return func() tea.Msg {
@@ -68,8 +68,8 @@ func (m *Model) askArchive() tea.Cmd {
 func (m *Model) archiveDone(msg archiveMsg) {
 	switch {
 	case msg.err != nil:
-		m.fail("reading history: " + msg.err.Error())
+		m.status.fail("reading history: " + msg.err.Error())
 	case m.input.archiveAsked:
-		m.note("")
+		m.status.note("")
 	}
 }

@@ -331,9 +331,9 @@ func (m *Model) bulkDone(s sources.BulkSummary, title map[[2]string]string) {
 	failed := s.Err() != nil
 	m.board.addActivity(activity{At: m.now(), Task: "bulk", Actor: m.hub.Actor(), What: what, Human: true, Failed: failed})
 	if failed {
-		m.fail(what)
+		m.status.fail(what)
 	} else {
-		m.note(what)
+		m.status.note(what)
 	}
 	st := m.styles
 	w := max(m.screen.width-2, 20)

@@ -204,7 +204,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		if s := suggest(word, commands()); s != "" {
 			msg += " — did you mean :" + s + "?"
 		}
-		m.fail(msg + " (:help lists the keys)")
+		m.status.fail(msg + " (:help lists the keys)")
 	}
 	return nil
 }
@@ -223,7 +223,7 @@ func (m *Model) scopeTo(name string) {
 			if s := suggest(name, names); s != "" {
 				msg = ":source " + name + ": no such source — did you mean " + s + "?"
 			}
-			m.fail(msg)
+			m.status.fail(msg)
 			return
 		}
 		m.board.scope = name
@@ -268,14 +268,14 @@ func (m *Model) sortCommand(arg string) {
 	}
 	title := views[p.kind].title
 	if len(names) == 0 {
-		m.fail(":sort: " + title + " sorts only by its presets (s): " + strings.Join(p.sorts, ", "))
+		m.status.fail(":sort: " + title + " sorts only by its presets (s): " + strings.Join(p.sorts, ", "))
 		return
 	}
 	msg := ":sort " + name + ": " + title + " has no such column (" + strings.Join(names, ", ") + ")"
 	if s := suggest(name, names); s != "" {
 		msg = ":sort " + name + ": " + title + " has no such column — did you mean " + s + "?"
 	}
-	m.fail(msg)
+	m.status.fail(msg)
 }
 
 // presetAgent chooses agent in the hand-off dialog just opened.

@@ -182,10 +182,10 @@ func (d *nodeDialog) view(e *dialogEnv, width, height int) string {
 // only when asked.
 func (m *Model) copyID(t *model.Task) tea.Cmd {
 	if m.opts.Copy == nil {
-		m.fail("copy: this terminal offers no clipboard")
+		m.status.fail("copy: this terminal offers no clipboard")
 		return nil
 	}
-	m.note("copied " + t.ID)
+	m.status.note("copied " + t.ID)
 	id, put := t.ID, m.opts.Copy
 	return func() tea.Msg { put(id); return nil }
 }

@@ -34,7 +34,7 @@ func (m *Model) burst(msg tea.KeyMsg) tea.Cmd {
 		}
 		if len(m.dialogs) < open && i+1 < len(msg.Runes) {
 			// Typed for the dialog that just closed, not for what is under it.
-			m.note(fmt.Sprintf("dropped %q, typed after the dialog closed", string(msg.Runes[i+1:])))
+			m.status.note(fmt.Sprintf("dropped %q, typed after the dialog closed", string(msg.Runes[i+1:])))
 			break
 		}
 	}
@@ -114,7 +114,7 @@ func (m *Model) dropKey(msg tea.KeyMsg) {
 	switch msg.Type {
 	case tea.KeyEnter, tea.KeyEsc:
 		m.input.dropping = false
-		m.note(fmt.Sprintf("dropped %q: commands and the filter work once the dialog is closed", m.input.dropped))
+		m.status.note(fmt.Sprintf("dropped %q: commands and the filter work once the dialog is closed", m.input.dropped))
 	case tea.KeyRunes, tea.KeySpace:
 		m.input.dropped += string(msg.Runes)
 	case tea.KeyBackspace:
@@ -188,7 +188,7 @@ var keyActions = []keyAction{
 	{func(k *KeyMap) *key.Binding { return &k.Filter }, func(m *Model) tea.Cmd { m.input.filtering = true; return nil }},
 	{func(k *KeyMap) *key.Binding { return &k.Help }, func(m *Model) tea.Cmd { m.push(&helpDialog{}); return nil }},
 	{func(k *KeyMap) *key.Binding { return &k.Refresh }, func(m *Model) tea.Cmd {
-		m.note("refreshing every source…")
+		m.status.note("refreshing every source…")
 		h := m.hub
 		return func() tea.Msg { h.Refresh(); return nil }
 	}},
@@ -223,7 +223,7 @@ func (m *Model) back() tea.Cmd {
 		m.work.bulk.stop()
 	case len(m.board.marks) > 0:
 		clear(m.board.marks)
-		m.note("marks cleared")
+		m.status.note("marks cleared")
 		m.syncKeys()
 	default:
 		m.status.text = ""

@@ -87,20 +87,20 @@ func (m *Model) toggleMark() {
 		what = "unmarked "
 	}
 	m.move(1)
-	m.note(what + t.DisplayKey() + " · " + strconv.Itoa(len(m.board.marks)) + " marked · cursor on the next row · esc clears")
+	m.status.note(what + t.DisplayKey() + " · " + strconv.Itoa(len(m.board.marks)) + " marked · cursor on the next row · esc clears")
 }
 
 func (m *Model) markRange() {
 	if !m.board.markRange() {
-		m.fail("no mark to range from here: space marks where a range starts")
+		m.status.fail("no mark to range from here: space marks where a range starts")
 		return
 	}
-	m.note(strconv.Itoa(len(m.board.marks)) + " marked · esc clears")
+	m.status.note(strconv.Itoa(len(m.board.marks)) + " marked · esc clears")
 	m.syncKeys()
 }
 
 func (m *Model) markShown() {
 	m.board.markShown()
-	m.note(strconv.Itoa(len(m.board.marks)) + " marked · esc clears")
+	m.status.note(strconv.Itoa(len(m.board.marks)) + " marked · esc clears")
 	m.syncKeys()
 }

@@ -178,6 +178,7 @@ func New(o Options) (*Model, error) {
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, pace: pace(o.Speed),
 		screen: screen{width: 80, height: 24}, board: newBoard(o.Now, &keys),
 		input:  input{filter: lineEdit{limit: 200}, filters: maps.Clone(o.Filters)},
+		status: status{now: o.Now},
 		alarms: alarms{rang: map[uint64]model.Level{}},
 		work:   work{pending: map[string]model.Action{}, trails: map[string][]model.Event{}},
 	}
@@ -282,7 +283,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.layout()
 	case snapshotMsg:
 		m.applySnapshot(hub.Snapshot(msg))
-		return m, tea.Batch(m.waitSnapshot(), m.ring(), m.retitle())
+		return m, tea.Batch(m.waitSnapshot(), m.alarms.ring(m.opts.Alert, m.typing()), m.screen.retitle(m.board.windowTitle(), m.opts.Title))
 	case trailMsg:
 		m.gotTrail(msg)
 	case tickMsg:
@@ -323,8 +324,8 @@ func (m *Model) ticked(msg tickMsg) tea.Cmd {
 	if b := m.board.boundary; !b.IsZero() && !m.now().Before(b) {
 		m.derive()
 	}
-	m.status.expire(m.now())
-	return tea.Batch(m.tick(), m.ring(), m.retitle())
+	m.status.expire()
+	return tea.Batch(m.tick(), m.alarms.ring(m.opts.Alert, m.typing()), m.screen.retitle(m.board.windowTitle(), m.opts.Title))
 }
 
 func (m *Model) pane() *pane { return m.board.pane() }
@@ -353,7 +354,9 @@ func (m *Model) freshen(p *pane) {
 // derive rebuilds the rows, then queues the alarms of the stale claims.
 func (m *Model) derive() {
 	m.board.derive()
-	m.watchBoard()
+	if m.listening() {
+		m.alarms.watch(m.board)
+	}
 	m.syncKeys()
 }
 
@@ -368,11 +371,6 @@ func (m *Model) pop() {
 	}
 	m.input.toldUnknown = false
 }
-
-func (m *Model) note(s string) { m.status.set(s, false, m.now()) }
-
-// fail shows an error; what it quotes from outside is redacted here.
-func (m *Model) fail(s string) { m.status.set(model.Redact(s), true, m.now()) }
 
 // readOnly says whether actions on source are refused.
 func (m *Model) readOnly(source string) bool {
@@ -423,15 +421,15 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 // board's rows.
 func (m *Model) applySnapshot(s hub.Snapshot) {
 	for _, n := range s.Mesh.Nodes() {
-		if n.Status == model.NodeDown {
-			m.watchDown(n.Name)
+		if n.Status == model.NodeDown && m.listening() {
+			m.alarms.down(n.Name)
 		}
 	}
 	loaded := loading(m.board.snap) && !loading(s) && s.Len() >= releaseFrom
 	derived := m.board.derived
 	m.board.take(s)
-	if m.board.derived != derived {
-		m.watchBoard()
+	if m.board.derived != derived && m.listening() {
+		m.alarms.watch(m.board)
 	}
 	m.syncKeys()
 	if loaded {

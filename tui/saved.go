@@ -32,19 +32,19 @@ func (m *Model) saveFilter(name string) tea.Cmd {
 	expr := strings.TrimSpace(m.input.filter.Value())
 	switch {
 	case name == "":
-		m.fail(":save NAME: the filter needs a name")
+		m.status.fail(":save NAME: the filter needs a name")
 		return nil
 	case !validFilterName(name):
-		m.fail(":save " + name + ": a name is lower-case letters, digits, - and _")
+		m.status.fail(":save " + name + ": a name is lower-case letters, digits, - and _")
 		return nil
 	case expr == "":
-		m.fail(":save " + name + ": no filter to save; / or :filter sets one")
+		m.status.fail(":save " + name + ": no filter to save; / or :filter sets one")
 		return nil
 	case m.input.filterErr != "":
-		m.fail(":save " + name + ": the filter does not parse: " + m.input.filterErr)
+		m.status.fail(":save " + name + ": the filter does not parse: " + m.input.filterErr)
 		return nil
 	case m.opts.SaveFilter == nil:
-		m.fail(":save " + name + ": no configuration file to keep filters in")
+		m.status.fail(":save " + name + ": no configuration file to keep filters in")
 		return nil
 	}
 	save := m.opts.SaveFilter
@@ -54,14 +54,14 @@ func (m *Model) saveFilter(name string) tea.Cmd {
 // saved records a filter the config file now keeps.
 func (m *Model) saved(msg savedMsg) {
 	if msg.err != nil {
-		m.fail(":save " + msg.name + ": " + msg.err.Error())
+		m.status.fail(":save " + msg.name + ": " + msg.err.Error())
 		return
 	}
 	if m.input.filters == nil {
 		m.input.filters = map[string]string{}
 	}
 	m.input.filters[msg.name] = msg.expr
-	m.note("filter " + msg.name + " saved: " + msg.expr + " · :load " + msg.name + " brings it back")
+	m.status.note("filter " + msg.name + " saved: " + msg.expr + " · :load " + msg.name + " brings it back")
 }
 
 // loadFilter puts a saved filter in force.
@@ -72,13 +72,13 @@ func (m *Model) loadFilter(name string) {
 	case ok:
 		m.input.filter.SetValue(expr)
 		m.refilter()
-		m.note("filter " + name + ": " + expr)
+		m.status.note("filter " + name + ": " + expr)
 	case len(names) == 0:
-		m.fail(":load " + name + ": no saved filters; :save NAME keeps the filter in force")
+		m.status.fail(":load " + name + ": no saved filters; :save NAME keeps the filter in force")
 	case suggest(name, names) != "":
-		m.fail(":load " + name + ": no such filter — did you mean " + suggest(name, names) + "?")
+		m.status.fail(":load " + name + ": no such filter — did you mean " + suggest(name, names) + "?")
 	default:
-		m.fail(":load " + name + ": no such filter (" + strings.Join(names, ", ") + ")")
+		m.status.fail(":load " + name + ": no such filter (" + strings.Join(names, ", ") + ")")
 	}
 }
 
