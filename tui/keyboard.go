@@ -198,9 +198,9 @@ var keyActions = []keyAction{
 		return nil
 	}},
 	{func(k *KeyMap) *key.Binding { return &k.Palette }, func(m *Model) tea.Cmd { m.push(newPalette()); return nil }},
-	{func(k *KeyMap) *key.Binding { return &k.Mark }, func(m *Model) tea.Cmd { m.toggleMark(); return nil }},
-	{func(k *KeyMap) *key.Binding { return &k.MarkAll }, func(m *Model) tea.Cmd { m.markShown(); return nil }},
-	{func(k *KeyMap) *key.Binding { return &k.MarkRange }, func(m *Model) tea.Cmd { m.markRange(); return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.Mark }, func(m *Model) tea.Cmd { m.sayMarks(m.board.toggleMark()); return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.MarkAll }, func(m *Model) tea.Cmd { m.sayMarks(m.board.markShown()); return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.MarkRange }, func(m *Model) tea.Cmd { m.sayMarks(m.board.markRange()); return nil }},
 	{func(k *KeyMap) *key.Binding { return &k.Copy }, func(m *Model) tea.Cmd {
 		if t := m.selected(); t != nil {
 			return m.copyID(t)
