@@ -62,11 +62,10 @@ func (m *Model) apply(a action) tea.Cmd {
 		m.status.fail(a.fail)
 	}
 	if a.leaveCommand {
-		m.input.commanding = false
-		m.input.cmdline.SetValue("")
+		m.input.leaveCommand()
 	}
 	if a.cmdline != "" {
-		m.input.commanding, m.input.cmdAt = true, len(m.input.cmdHistory)
+		m.input.startCommand()
 		m.input.cmdline.SetValue(a.cmdline)
 	}
 	switch {
@@ -81,9 +80,9 @@ func (m *Model) apply(a action) tea.Cmd {
 	case a.copy != nil:
 		return m.copyID(a.copy)
 	case a.command != "":
-		m.input.commanding, m.input.cmdAt = true, len(m.input.cmdHistory)
+		m.input.startCommand()
 		m.input.cmdline.SetValue(a.command)
-		return m.commandKey(tea.KeyMsg{Type: tea.KeyEnter})
+		return m.runCommand(m.input.enter())
 	}
 	return nil
 }

@@ -65,11 +65,12 @@ func (m *Model) askArchive() tea.Cmd {
 	}
 }
 
-func (m *Model) archiveDone(msg archiveMsg) {
+// archiveDone says on st how reading the history ended.
+func (in *input) archiveDone(msg archiveMsg, st *status) {
 	switch {
 	case msg.err != nil:
-		m.status.fail("reading history: " + msg.err.Error())
-	case m.input.archiveAsked:
-		m.status.note("")
+		st.fail("reading history: " + msg.err.Error())
+	case in.archiveAsked:
+		st.note("")
 	}
 }

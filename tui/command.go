@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -77,96 +76,11 @@ func commands() []string {
 	return out
 }
 
-// commandKey edits the : line: tab completes, up/down walk the history,
-// enter runs, esc leaves.
-func (m *Model) commandKey(msg tea.KeyMsg) tea.Cmd {
-	switch msg.Type {
-	case tea.KeyEsc:
-		m.input.commanding = false
-		m.input.cmdline.SetValue("")
-	case tea.KeyEnter:
-		line := strings.TrimSpace(m.input.cmdline.Value())
-		m.input.commanding = false
-		m.input.cmdline.SetValue("")
-		if line == "" {
-			return nil
-		}
-		if n := len(m.input.cmdHistory); n == 0 || m.input.cmdHistory[n-1] != line {
-			m.input.cmdHistory = append(m.input.cmdHistory, line)
-		}
-		m.input.cmdAt = len(m.input.cmdHistory)
-		return m.runCommand(line)
-	case tea.KeyTab:
-		m.input.cmdline.SetValue(m.complete(m.input.cmdline.Value()))
-	case tea.KeyUp, tea.KeyDown:
-		step := -1
-		if msg.Type == tea.KeyDown {
-			step = 1
-		}
-		at := min(max(m.input.cmdAt+step, 0), len(m.input.cmdHistory))
-		m.input.cmdAt = at
-		if at == len(m.input.cmdHistory) {
-			m.input.cmdline.SetValue("")
-		} else {
-			m.input.cmdline.SetValue(m.input.cmdHistory[at])
-		}
-	default:
-		m.input.cmdline.Update(msg)
-	}
-	return nil
-}
-
-// complete extends the line's last word to the longest prefix every
-// candidate shares: a command, a source name after "source", a saved
-// filter's after "load".
-func (m *Model) complete(line string) string {
-	words := strings.Fields(line)
-	var cands []string
-	var word string
-	switch {
-	case len(words) == 0:
-		return line
-	case len(words) == 1 && !strings.HasSuffix(line, " "):
-		word, cands = words[0], commands()
-	case words[0] == "source" && len(words) <= 2:
-		if len(words) == 2 {
-			word = words[1]
-		}
-		cands = []string{"all"}
-		for _, s := range m.board.snap.Sources {
-			cands = append(cands, s.Name)
-		}
-	case words[0] == "load" && len(words) <= 2:
-		if len(words) == 2 {
-			word = words[1]
-		}
-		cands = slices.Sorted(maps.Keys(m.input.filters))
-	default:
-		return line
-	}
-	var match []string
-	for _, c := range cands {
-		if strings.HasPrefix(c, word) {
-			match = append(match, c)
-		}
-	}
-	if len(match) == 0 {
-		return line
-	}
-	common := match[0]
-	for _, c := range match[1:] {
-		for !strings.HasPrefix(c, common) {
-			common = common[:len(common)-1]
-		}
-	}
-	if len(match) == 1 {
-		common += " "
-	}
-	return strings.TrimSuffix(line, word) + common
-}
-
 // runCommand does what a : line says, or says what to type instead.
 func (m *Model) runCommand(line string) tea.Cmd {
+	if line == "" {
+		return nil
+	}
 	word, arg, _ := strings.Cut(line, " ")
 	arg = strings.TrimSpace(arg)
 	for v, spec := range views {
@@ -196,9 +110,11 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	case "sort":
 		m.sortCommand(arg)
 	case "save":
-		return m.saveFilter(arg)
+		return m.input.saveFilter(arg, m.opts.SaveFilter, &m.status)
 	case "load":
-		m.loadFilter(arg)
+		if m.input.loadFilter(arg, &m.status) {
+			m.refilter()
+		}
 	default:
 		msg := "unknown command :" + word
 		if s := suggest(word, commands()); s != "" {

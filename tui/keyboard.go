@@ -71,14 +71,23 @@ func (m *Model) oneKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch {
 	case m.input.dropping:
-		m.dropKey(msg)
+		if s := m.input.dropKey(msg); s != "" {
+			m.status.note(s)
+		}
 		return nil
 	case len(m.dialogs) > 0:
 		return m.dialogKey(msg)
 	case m.input.filtering:
-		return m.filterKey(msg)
+		changed, kept := m.input.filterKey(msg)
+		if changed {
+			m.refilter()
+		}
+		if kept {
+			return m.askArchive()
+		}
+		return nil
 	case m.input.commanding:
-		return m.commandKey(msg)
+		return m.runCommand(m.input.commandKey(msg, m.board.snap.Sources))
 	}
 	was := m.board.active
 	cmd := m.boardKey(msg)
@@ -106,22 +115,6 @@ func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
 		a.note = fmt.Sprintf("%q does nothing here · %s", msg.String(), top.hint(m.keys))
 	}
 	return m.apply(a)
-}
-
-// dropKey takes a key typed while text meant for a : line or a filter is
-// being dropped: enter or esc ends it, anything else is dropped with it.
-func (m *Model) dropKey(msg tea.KeyMsg) {
-	switch msg.Type {
-	case tea.KeyEnter, tea.KeyEsc:
-		m.input.dropping = false
-		m.status.note(fmt.Sprintf("dropped %q: commands and the filter work once the dialog is closed", m.input.dropped))
-	case tea.KeyRunes, tea.KeySpace:
-		m.input.dropped += string(msg.Runes)
-	case tea.KeyBackspace:
-		if r := []rune(m.input.dropped); len(r) > 0 {
-			m.input.dropped = string(r[:len(r)-1])
-		}
-	}
 }
 
 // boardKey is a key of the key map over the rows.
@@ -194,7 +187,7 @@ var keyActions = []keyAction{
 	}},
 	{func(k *KeyMap) *key.Binding { return &k.Detail }, (*Model).openDetail},
 	{func(k *KeyMap) *key.Binding { return &k.Command }, func(m *Model) tea.Cmd {
-		m.input.commanding, m.input.cmdAt = true, len(m.input.cmdHistory)
+		m.input.startCommand()
 		return nil
 	}},
 	{func(k *KeyMap) *key.Binding { return &k.Palette }, func(m *Model) tea.Cmd { m.push(newPalette()); return nil }},
@@ -254,38 +247,12 @@ func viewKey(msg tea.KeyMsg, k KeyMap) viewKind {
 	return viewKind(slices.IndexFunc(k.viewKeys(), func(b key.Binding) bool { return key.Matches(msg, b) }))
 }
 
-// filterKey edits the filter; every keystroke re-filters the pane on
-// screen. Enter keeps the filter, esc drops it.
-func (m *Model) filterKey(msg tea.KeyMsg) tea.Cmd {
-	switch msg.Type {
-	case tea.KeyEnter:
-		m.input.filtering = false
-		return m.askArchive()
-	case tea.KeyEsc:
-		m.input.filtering = false
-		m.input.filter.SetValue("")
-		m.refilter()
-		return m.askArchive()
-	default:
-		if m.input.filter.Update(msg) {
-			m.refilter()
-		}
-	}
-	return nil
-}
-
 // refilter puts the filter as typed in force. One that does not parse
 // leaves the last one in force, says what to fix, and is shown as
 // rejected beside the one that stays.
 func (m *Model) refilter() {
-	typed := m.input.filter.Value()
-	f, err := model.ParseFilter(typed)
-	m.input.filterErr, m.input.rejected = "", ""
-	if err != nil {
-		m.input.filterErr, m.input.rejected = err.Error(), typed
-		return
+	if f, ok := m.input.parseFilter(); ok {
+		m.board.setFilter(f)
+		m.syncKeys()
 	}
-	m.input.inForce = typed
-	m.board.setFilter(f)
-	m.syncKeys()
 }

@@ -113,31 +113,6 @@ type screen struct {
 	title         string // the terminal's title as last set
 }
 
-// input is the two lines a person types in: the filter and the : line.
-type input struct {
-	filter    lineEdit
-	filtering bool
-	filterErr string // why the filter as typed does not parse
-	// rejected is the filter as typed when it did not parse; inForce is
-	// the text of the one in force (board.flt), named beside it.
-	rejected, inForce string
-	// filters are the saved filters by name: the config's, and :save's.
-	filters map[string]string
-	// archiveAsked: the kept filter brought history from the backends.
-	archiveAsked bool
-	cmdline      lineEdit
-	commanding   bool
-	cmdHistory   []string
-	cmdAt        int // where up/down stand in cmdHistory
-	// dropping: a dialog taking no text is open and : or / was typed;
-	// dropped is what was typed since, shown and thrown away at enter or
-	// esc, never a key of the dialog.
-	dropping bool
-	dropped  string
-	// toldUnknown: the top dialog has said once that a key does nothing.
-	toldUnknown bool
-}
-
 // work is what the person started that has not come back yet.
 type work struct {
 	bulk    *bulkRun                // the bulk action under way
@@ -294,9 +269,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case bulkProgressMsg, bulkDoneMsg:
 		return m, m.bulkStep(msg)
 	case archiveMsg:
-		m.archiveDone(msg)
+		m.input.archiveDone(msg, &m.status)
 	case savedMsg:
-		m.saved(msg)
+		m.input.saved(msg, &m.status)
 	case statsMsg:
 		m.board.setStats(stats.Report(msg))
 	case tea.BlurMsg:
