@@ -62,8 +62,8 @@ func (b *board) setStats(r stats.Report) {
 	p.grid.SetLen(len(rows))
 }
 
-func (m *Model) statsCells(r statsRow, cells []cell) {
-	ps := m.paints
+func (pn rowPen) statsCells(r statsRow, cells []cell) {
+	ps := pn.paints
 	g := r.g
 	cells[0] = cell{text: r.kind, paint: &ps.muted}
 	cells[1] = cell{text: orDash(g.Name)}
@@ -83,10 +83,10 @@ func (m *Model) statsCells(r statsRow, cells []cell) {
 	if g.Blocks.Total > 0 {
 		cells[5].paint = &ps.warn
 	}
-	cells[6] = cell{text: m.pace.pairOf(g.QueueWait)}
-	cells[7] = cell{text: m.pace.pairOf(g.WorkTime)}
-	cells[8] = cell{text: m.pace.secondsOr(g.LeaseAge.N, g.LeaseAge.P50)}
-	cells[9] = cell{text: m.pace.secondsOr(g.HeartbeatGap.N, g.HeartbeatGap.P95)}
+	cells[6] = cell{text: pn.pace.pairOf(g.QueueWait)}
+	cells[7] = cell{text: pn.pace.pairOf(g.WorkTime)}
+	cells[8] = cell{text: pn.pace.secondsOr(g.LeaseAge.N, g.LeaseAge.P50)}
+	cells[9] = cell{text: pn.pace.secondsOr(g.HeartbeatGap.N, g.HeartbeatGap.P95)}
 	n := 0
 	for _, v := range g.Overrides {
 		n += v

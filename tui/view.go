@@ -411,18 +411,19 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 		return
 	}
 	gs := m.paints
+	pn := m.pen()
 	var rows strings.Builder
 	switch p.kind {
 	case nodesView:
-		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.nodeCells(p.nodes[i], c); return false })
+		p.grid.render(&rows, gs, func(i int, c []cell) bool { pn.nodeCells(p.nodes[i], c); return false })
 	case activityView:
-		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.activityCells(p.acts[i], c); return false })
+		p.grid.render(&rows, gs, func(i int, c []cell) bool { pn.activityCells(p.acts[i], c); return false })
 	case statsView:
-		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.statsCells(p.stats[i], c); return false })
+		p.grid.render(&rows, gs, func(i int, c []cell) bool { pn.statsCells(p.stats[i], c); return false })
 	default:
 		p.grid.render(&rows, gs, func(i int, c []cell) bool {
 			t := p.shown[i].t
-			m.taskCells(p, t, c)
+			pn.taskCells(p, t, c)
 			if len(m.board.marks) > 0 {
 				if _, ok := m.board.marks[t.Ref()]; ok {
 					c[0].text = "✓ " + c[0].text
