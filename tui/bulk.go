@@ -289,11 +289,12 @@ func (m *Model) runBulk(p sources.BulkPreview, req sources.Request, title map[[2
 		stop()
 		run.events <- bulkDoneMsg{s}
 	}()
-	return m.waitBulk()
+	return run.wait()
 }
 
-func (m *Model) waitBulk() tea.Cmd {
-	events := m.work.bulk.events
+// wait is the next progress or the end of the run.
+func (r *bulkRun) wait() tea.Cmd {
+	events := r.events
 	return func() tea.Msg { return <-events }
 }
 
@@ -305,7 +306,7 @@ func (m *Model) bulkStep(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case bulkProgressMsg:
 		m.work.bulk.done, m.work.bulk.total = msg.done, msg.total
-		return m.waitBulk()
+		return m.work.bulk.wait()
 	case bulkDoneMsg:
 		title := m.work.bulk.titles
 		m.work.bulk = nil
@@ -346,9 +347,8 @@ func (m *Model) bulkDone(s sources.BulkSummary, title map[[2]string]string) {
 	m.derive()
 }
 
-// bulkBar is the banner of a bulk action under way.
-func (m *Model) bulkBar() string {
-	b := m.work.bulk
+// bar is the banner of a bulk action under way.
+func (b *bulkRun) bar() string {
 	width := 20
 	filled := 0
 	if b.total > 0 {

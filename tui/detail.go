@@ -79,12 +79,13 @@ func (m *Model) refetchTrail(source, id string) tea.Cmd {
 	return nil
 }
 
-// gotTrail hands a fetched trail to the detail still showing its task.
-func (m *Model) gotTrail(msg trailMsg) {
+// gotTrail keeps a fetched trail and hands it to the detail (among
+// dialogs) still showing its task.
+func (w *work) gotTrail(msg trailMsg, dialogs []dialog) {
 	if msg.err == nil && msg.task != nil {
-		m.work.trails[msg.task.Ref()] = msg.task.History
+		w.trails[msg.task.Ref()] = msg.task.History
 	}
-	for _, d := range m.dialogs {
+	for _, d := range dialogs {
 		if td, ok := d.(*taskDialog); ok && td.source == msg.source && td.id == msg.id {
 			if msg.err != nil {
 				td.trailErr = msg.err.Error()

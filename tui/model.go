@@ -162,7 +162,7 @@ func New(o Options) (*Model, error) {
 			m.board.acts = append(m.board.acts, recordActivity(r))
 		}
 	}
-	m.layout()
+	m.board.layout(m.screen)
 	m.syncKeys()
 	return m, nil
 }
@@ -255,12 +255,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.screen.width, m.screen.height = msg.Width, msg.Height
-		m.layout()
+		m.board.layout(m.screen)
 	case snapshotMsg:
 		m.applySnapshot(hub.Snapshot(msg))
 		return m, tea.Batch(m.waitSnapshot(), m.alarms.ring(m.opts.Alert, m.typing()), m.screen.retitle(m.board.windowTitle(), m.opts.Title))
 	case trailMsg:
-		m.gotTrail(msg)
+		m.work.gotTrail(msg, m.dialogs)
 	case tickMsg:
 		return m, m.ticked(msg)
 	case actionMsg:
@@ -378,7 +378,7 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 		p.grid.Move(3)
 	case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionPress:
 		if msg.Y == 0 {
-			if k, ok := m.tabAt(msg.X); ok {
+			if k, ok := m.board.tabAt(msg.X, m.tabLayout()); ok {
 				m.show(k)
 			}
 			return
@@ -434,29 +434,11 @@ func loading(s hub.Snapshot) bool {
 // the filter line.
 const tableTop = 2
 
-// layout sizes every pane: tabs, filter line, table, banner, footer, help.
-func (m *Model) layout() {
-	h := max(m.screen.height-tableTop-3, 2)
-	for _, p := range m.board.panes {
-		p.SetSize(m.screen.width, h)
+// layout sizes every pane to the screen: tabs, filter line, table,
+// banner, footer, help.
+func (b *board) layout(sc screen) {
+	h := max(sc.height-tableTop-3, 2)
+	for _, p := range b.panes {
+		p.SetSize(sc.width, h)
 	}
-}
-
-func (m *Model) tabAt(x int) (viewKind, bool) {
-	pos := 0
-	if m.tabLayout().name {
-		pos = ansi.StringWidth(appName) + 2
-	}
-	labels := m.tabLabels()
-	for k := range viewCount {
-		if labels[k] == "" {
-			continue
-		}
-		w := ansi.StringWidth(labels[k])
-		if x >= pos && x < pos+w {
-			return k, true
-		}
-		pos += w + 2
-	}
-	return 0, false
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
@@ -98,14 +99,24 @@ func (b *board) tabLabelIn(k viewKind, style tabStyle) string {
 	return label
 }
 
-// tabLabels are the tabs as the top bar draws them now.
-func (m *Model) tabLabels() [viewCount]string {
-	var out [viewCount]string
-	bar := m.tabLayout()
-	for k := range viewCount {
-		out[k] = m.board.tabLabelIn(k, bar.style)
+// tabAt is the view whose tab is at column x of the top bar as laid out.
+func (b *board) tabAt(x int, bar topBar) (viewKind, bool) {
+	pos := 0
+	if bar.name {
+		pos = ansi.StringWidth(appName) + 2
 	}
-	return out
+	for k := range viewCount {
+		label := b.tabLabelIn(k, bar.style)
+		if label == "" {
+			continue
+		}
+		w := ansi.StringWidth(label)
+		if x >= pos && x < pos+w {
+			return k, true
+		}
+		pos += w + 2
+	}
+	return 0, false
 }
 
 // tabsWidth is the width of the tabs in a style, with the app's name or
@@ -130,7 +141,7 @@ func (b *board) tabsWidth(style tabStyle, name bool) int {
 // sort give way to it. The tabs then drop the app's name before any
 // count, and lose counts only where even "2 Lea 5" does not fit.
 func (m *Model) tabLayout() topBar {
-	a := m.alarm()
+	a := m.board.alarm(&m.screen)
 	parts := a.parts
 	room := m.screen.width - m.flagsWidth() - 1
 	// The review count shows where it fits beside the tabs of a style and
@@ -170,7 +181,7 @@ func (m *Model) flagsWidth() int {
 		w += len(" paused")
 	}
 	if m.pace.sped() {
-		w += 1 + ansi.StringWidth(m.clockFlag())
+		w += 1 + ansi.StringWidth(m.pace.clockFlag())
 	}
 	return w
 }
@@ -179,8 +190,8 @@ const alarmSep = " · "
 
 // clockFlag says the tasks' clock runs faster than the wall clock (the
 // demo's --speed), so no time on screen is taken for a wall-clock one.
-func (m *Model) clockFlag() string {
-	return "clock ×" + strconv.FormatFloat(float64(m.pace), 'f', -1, 64)
+func (p pace) clockFlag() string {
+	return "clock ×" + strconv.FormatFloat(float64(p), 'f', -1, 64)
 }
 
 // alarmText is what is wrong anywhere, worst first, and how bad the
@@ -196,7 +207,7 @@ type alarmText struct {
 // alarm names what needs a human, seen from every view: unreachable
 // sources and DOWN nodes by name, then broken and stuck claims by rung,
 // then how many tasks wait for a reviewer.
-func (m *Model) alarm() alarmText {
+func (b *board) alarm(sc *screen) alarmText {
 	var a alarmText
 	raise := func(l model.Level) { a.level = max(a.level, min(l, model.LevelEscalated)) }
 	// Names in the same state share their word ("PROD, STAGING
@@ -210,18 +221,18 @@ func (m *Model) alarm() alarmText {
 		named[word] = append(named[word], strings.ToUpper(who))
 	}
 	// A source that does not answer hides everything else it holds.
-	for i := range m.board.snap.Sources {
-		src := &m.board.snap.Sources[i]
+	for i := range b.snap.Sources {
+		src := &b.snap.Sources[i]
 		switch {
 		case src.Status == hub.StatusDegraded:
 			name(src.Name, sourceWord(*src))
 			raise(model.LevelEscalated)
-		case m.lagging(src):
+		case sc.lagging(src, b.now()):
 			name(src.Name, "LAGGING")
 			raise(model.LevelUrgent)
 		}
 	}
-	for _, n := range m.board.snap.Mesh.Nodes() {
+	for _, n := range b.snap.Mesh.Nodes() {
 		if n.Status == model.NodeDown {
 			name(n.Name, "DOWN")
 			raise(model.LevelEscalated)
@@ -230,13 +241,13 @@ func (m *Model) alarm() alarmText {
 	for _, w := range words {
 		a.parts = append(a.parts, strings.Join(named[w], ", ")+" "+w)
 	}
-	for i := len(m.board.rungs) - 1; i >= 0; i-- { // a Level is unsigned
-		if lv, n := model.Level(i), m.board.rungs[i]; n > 0 {
+	for i := len(b.rungs) - 1; i >= 0; i-- { // a Level is unsigned
+		if lv, n := model.Level(i), b.rungs[i]; n > 0 {
 			a.parts = append(a.parts, strconv.Itoa(n)+" "+rungWord(lv))
 			raise(lv)
 		}
 	}
-	if n := m.board.reviews; n > 0 {
+	if n := b.reviews; n > 0 {
 		a.review = strconv.Itoa(n) + " IN REVIEW"
 	}
 	return a
@@ -279,7 +290,7 @@ func (m *Model) tabs() string {
 	}
 	var flags []string
 	if alarm != "" {
-		flags = append(flags, st.Level(int(m.alarm().level)).Render(alarm))
+		flags = append(flags, st.Level(int(m.board.alarm(&m.screen).level)).Render(alarm))
 	}
 	if !bar.below {
 		flags = append(flags, m.flags()...)
@@ -299,7 +310,7 @@ func (m *Model) flags() []string {
 		flags = append(flags, st.Warn.Render("paused"))
 	}
 	if m.pace.sped() {
-		flags = append(flags, st.Muted.Render(m.clockFlag()))
+		flags = append(flags, st.Muted.Render(m.pace.clockFlag()))
 	}
 	return flags
 }
@@ -310,7 +321,7 @@ func (m *Model) flags() []string {
 // the left; the alarm then takes the right, its worst parts first.
 func (m *Model) alarmBelow(typing string) string {
 	st := m.styles
-	a := m.alarm()
+	a := m.board.alarm(&m.screen)
 	parts := slices.Clip(a.parts)
 	if a.review != "" {
 		parts = append(parts, a.review)
@@ -341,16 +352,16 @@ func (m *Model) alarmBelow(typing string) string {
 
 // stuckPointer sends a person on the Queue to the stuck claims: how many
 // wait in Stale, and its key. "" elsewhere, or when nothing is stuck.
-func (m *Model) stuckPointer() string {
-	n := len(m.board.panes[staleView].members)
-	if m.board.active != queueView || n == 0 {
+func (b *board) stuckPointer(k *KeyMap) string {
+	n := len(b.panes[staleView].members)
+	if b.active != queueView || n == 0 {
 		return ""
 	}
 	word := "claims"
 	if n == 1 {
 		word = "claim"
 	}
-	return fmt.Sprintf(" → %d stuck %s waiting in %s: press %s", n, word, views[staleView].title, m.keys.Views[staleView].Help().Key)
+	return fmt.Sprintf(" → %d stuck %s waiting in %s: press %s", n, word, views[staleView].title, k.Views[staleView].Help().Key)
 }
 
 func (m *Model) filterLine() string {
@@ -489,7 +500,7 @@ func (m *Model) sourceTrouble() []string {
 			}
 			out = append(out, st.Muted.Render(fit("    "+next+"; "+hint, m.screen.width)), "")
 		case hub.StatusOK:
-			if m.lagging(&s) {
+			if m.screen.lagging(&s, now) {
 				out = append(out, st.Warn.Render(fit(fmt.Sprintf("  %s lagging: no answer for %s (polled every %s); the rows shown may be old",
 					s.Name, ago(s.Updated, now), s.Health.Every), m.screen.width)), "")
 			}
@@ -502,7 +513,9 @@ func (m *Model) sourceTrouble() []string {
 
 // lagging is a source that has stopped answering without failing, judged
 // by the hub's rule; never while paused, when nobody polls.
-func (m *Model) lagging(s *hub.SourceState) bool { return !m.screen.paused && s.Lagging(m.now()) }
+func (sc *screen) lagging(s *hub.SourceState, now time.Time) bool {
+	return !sc.paused && s.Lagging(now)
+}
 
 // sourceWord names a degraded source's trouble as the status bar and the
 // alarm say it.
@@ -516,7 +529,7 @@ func sourceWord(s hub.SourceState) string {
 func (m *Model) bannerLine() string {
 	st := m.styles
 	if m.work.bulk != nil {
-		return st.Notice.Render(fit(m.bulkBar(), m.screen.width))
+		return st.Notice.Render(fit(m.work.bulk.bar(), m.screen.width))
 	}
 	if m.input.filterErr != "" {
 		return st.Banner.Render(fit(" filter rejected: "+theme.Safe(m.input.filterErr)+" — in force: "+orDash(theme.Safe(m.input.inForce)), m.screen.width))
@@ -533,7 +546,7 @@ func (m *Model) bannerLine() string {
 			return st.Banner.Render(fit(msg, m.screen.width))
 		}
 	}
-	if ptr := m.stuckPointer(); ptr != "" {
+	if ptr := m.board.stuckPointer(&m.keys); ptr != "" {
 		// The Queue a person starts on says where the stuck work is.
 		return st.Warn.Render(fit(ptr, m.screen.width))
 	}
@@ -551,7 +564,7 @@ func (m *Model) footer() string {
 			part += st.Footer.Render(theme.Safe(s.Reads) + " ")
 		}
 		switch {
-		case m.lagging(&s):
+		case m.screen.lagging(&s, now):
 			part += st.Warn.Render("lagging")
 		case s.Status == hub.StatusOK:
 			part += st.OK.Render("ok")
