@@ -92,7 +92,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	if a, ok := commandAction(word); ok {
 		m.act(a)
 		if a.Needs().Target && arg != "" {
-			m.presetAgent(arg)
+			presetAgent(m.dialogs, arg)
 		}
 		return nil
 	}
@@ -106,9 +106,9 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		m.input.filter.SetValue(arg)
 		m.refilter()
 	case "source":
-		m.scopeTo(arg)
+		m.refreshed(m.board.scopeTo(arg))
 	case "sort":
-		m.sortCommand(arg)
+		m.refreshed(m.pane().sortCommand(arg))
 	case "save":
 		return m.input.saveFilter(arg, m.opts.SaveFilter, &m.status)
 	case "load":
@@ -125,13 +125,14 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	return nil
 }
 
-// scopeTo narrows every view to one source, or widens them again (all).
-func (m *Model) scopeTo(name string) {
+// scopeTo narrows every view to one source, or widens them again (all);
+// it says why not when there is no such source.
+func (b *board) scopeTo(name string) (why string) {
 	if name == "" || name == "all" {
-		m.board.scope = ""
+		b.scope = ""
 	} else {
 		var names []string
-		for _, s := range m.board.snap.Sources {
+		for _, s := range b.snap.Sources {
 			names = append(names, s.Name)
 		}
 		if !slices.Contains(names, name) {
@@ -139,21 +140,20 @@ func (m *Model) scopeTo(name string) {
 			if s := suggest(name, names); s != "" {
 				msg = ":source " + name + ": no such source — did you mean " + s + "?"
 			}
-			m.status.fail(msg)
-			return
+			return msg
 		}
-		m.board.scope = name
+		b.scope = name
 	}
-	for _, p := range m.board.panes {
+	for _, p := range b.panes {
 		p.unfiltered = true
 	}
-	m.freshen(m.pane())
+	return ""
 }
 
 // sortCommand sorts the view by a column (:sort pri desc), or by one of
-// its presets by name (:sort pull order); a bare :sort is the first preset.
-func (m *Model) sortCommand(arg string) {
-	p := m.pane()
+// its presets by name (:sort pull order); a bare :sort is the first
+// preset. It says why not when the pane has no such order.
+func (p *pane) sortCommand(arg string) (why string) {
 	words := strings.Fields(strings.ToLower(arg))
 	desc := false
 	if n := len(words); n > 0 && (words[n-1] == "desc" || words[n-1] == "asc") {
@@ -162,13 +162,11 @@ func (m *Model) sortCommand(arg string) {
 	name := strings.Join(words, " ")
 	if name == "" {
 		p.sort, p.grid.sortCol, p.unsorted = 0, -1, true
-		m.freshen(p)
-		return
+		return ""
 	}
 	if i := slices.Index(p.sorts, name); i >= 0 {
 		p.sort, p.grid.sortCol, p.unsorted = i, -1, true
-		m.freshen(p)
-		return
+		return ""
 	}
 	var names []string
 	for ci, c := range p.grid.cols {
@@ -177,30 +175,29 @@ func (m *Model) sortCommand(arg string) {
 		}
 		if strings.ToLower(c.title) == name {
 			p.grid.sortCol, p.grid.desc, p.unsorted = ci, desc, true
-			m.freshen(p)
-			return
+			return ""
 		}
 		names = append(names, strings.ToLower(c.title))
 	}
 	title := views[p.kind].title
 	if len(names) == 0 {
-		m.status.fail(":sort: " + title + " sorts only by its presets (s): " + strings.Join(p.sorts, ", "))
-		return
+		return ":sort: " + title + " sorts only by its presets (s): " + strings.Join(p.sorts, ", ")
 	}
 	msg := ":sort " + name + ": " + title + " has no such column (" + strings.Join(names, ", ") + ")"
 	if s := suggest(name, names); s != "" {
 		msg = ":sort " + name + ": " + title + " has no such column — did you mean " + s + "?"
 	}
-	m.status.fail(msg)
+	return msg
 }
 
-// presetAgent chooses agent in the hand-off dialog just opened.
-func (m *Model) presetAgent(agent string) {
-	n := len(m.dialogs)
+// presetAgent chooses agent in the hand-off dialog just opened, the top
+// of dialogs.
+func presetAgent(dialogs []dialog, agent string) {
+	n := len(dialogs)
 	if n == 0 {
 		return
 	}
-	switch d := m.dialogs[n-1].(type) {
+	switch d := dialogs[n-1].(type) {
 	case *bulkDialog:
 		if i := slices.Index(d.agents, agent); i >= 0 {
 			d.agent = i
@@ -212,6 +209,16 @@ func (m *Model) presetAgent(agent string) {
 			}
 		}
 	}
+}
+
+// refreshed brings the pane on screen up to date after a change of the
+// views, or says why there was none.
+func (m *Model) refreshed(why string) {
+	if why != "" {
+		m.status.fail(why)
+		return
+	}
+	m.freshen(m.pane())
 }
 
 // suggest is the candidate nearest word by edit distance, when near

@@ -177,7 +177,12 @@ var keyActions = []keyAction{
 		m.show((m.board.active + viewCount - 1) % viewCount)
 		return nil
 	}},
-	{func(k *KeyMap) *key.Binding { return &k.Sort }, (*Model).nextSort},
+	{func(k *KeyMap) *key.Binding { return &k.Sort }, func(m *Model) tea.Cmd {
+		p := m.pane()
+		p.nextSort()
+		m.freshen(p)
+		return nil
+	}},
 	{func(k *KeyMap) *key.Binding { return &k.Filter }, func(m *Model) tea.Cmd { m.input.filtering = true; return nil }},
 	{func(k *KeyMap) *key.Binding { return &k.Help }, func(m *Model) tea.Cmd { m.push(&helpDialog{}); return nil }},
 	{func(k *KeyMap) *key.Binding { return &k.Refresh }, func(m *Model) tea.Cmd {
@@ -231,15 +236,12 @@ func (m *Model) back() tea.Cmd {
 
 // nextSort steps through the pane's preset orders; after a column sort it
 // goes back to the preset it left.
-func (m *Model) nextSort() tea.Cmd {
-	p := m.pane()
+func (p *pane) nextSort() {
 	if p.grid.sortCol < 0 {
 		p.sort = (p.sort + 1) % len(p.sorts)
 	}
 	p.grid.sortCol = -1
 	p.unsorted = true
-	m.freshen(p)
-	return nil
 }
 
 // viewKey is the view a key opens, or -1.
