@@ -93,7 +93,7 @@ func (m *Model) act(a model.Action) {
 	case m.work.bulk != nil:
 		m.status.fail("a bulk action is under way (esc stops it)")
 	case len(m.board.marks) > 0:
-		m.startBulk(a)
+		m.push(newBulkDialog(a, m.board, m.opts.Agents))
 	default:
 		m.startActionOn(m.selected(), a)
 	}

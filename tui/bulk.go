@@ -15,14 +15,15 @@ import (
 	"github.com/claimdeck/claimdeck/theme"
 )
 
-// startBulk asks what a bulk action on the marked tasks needs (the reason,
-// a hand-off's target); the preview follows, judged with it.
-func (m *Model) startBulk(a model.Action) {
-	d := &bulkDialog{req: sources.Request{Action: a}, tasks: m.board.marked(), reason: &lineEdit{limit: 500}}
+// newBulkDialog asks what a bulk action on the marked tasks needs (the
+// reason, a hand-off's target, one of the board's agents or the
+// configured ones); the preview follows, judged with it.
+func newBulkDialog(a model.Action, b *board, agents []string) *bulkDialog {
+	d := &bulkDialog{req: sources.Request{Action: a}, tasks: b.marked(), reason: &lineEdit{limit: 500}}
 	if a == model.ActionHandoff {
-		d.agents = m.board.knownAgents(m.opts.Agents)
+		d.agents = b.knownAgents(agents)
 	}
-	m.push(d)
+	return d
 }
 
 // bulkDialog asks for one reason (and a hand-off's target), then shows

@@ -143,7 +143,7 @@ func (b *board) tabsWidth(style tabStyle, name bool) int {
 func (m *Model) tabLayout() topBar {
 	a := m.board.alarm(&m.screen)
 	parts := a.parts
-	room := m.screen.width - m.flagsWidth() - 1
+	room := m.screen.width - m.screen.flagsWidth(m.opts.ReadOnly, m.pace) - 1
 	// The review count shows where it fits beside the tabs of a style and
 	// the whole alarm; it never shortens them.
 	tries := [][]string{parts}
@@ -172,16 +172,16 @@ func (m *Model) tabLayout() topBar {
 	return topBar{style: tabsOnlyShown, below: below}
 }
 
-func (m *Model) flagsWidth() int {
+func (sc *screen) flagsWidth(readOnly bool, p pace) int {
 	w := 0
-	if m.opts.ReadOnly {
+	if readOnly {
 		w += len(" READ-ONLY")
 	}
-	if m.screen.paused {
+	if sc.paused {
 		w += len(" paused")
 	}
-	if m.pace.sped() {
-		w += 1 + ansi.StringWidth(m.pace.clockFlag())
+	if p.sped() {
+		w += 1 + ansi.StringWidth(p.clockFlag())
 	}
 	return w
 }
@@ -293,24 +293,23 @@ func (m *Model) tabs() string {
 		flags = append(flags, st.Level(int(m.board.alarm(&m.screen).level)).Render(alarm))
 	}
 	if !bar.below {
-		flags = append(flags, m.flags()...)
+		flags = append(flags, m.screen.flags(m.styles, m.opts.ReadOnly, m.pace)...)
 	}
 	return joinRight(b.String(), strings.Join(flags, " "), m.screen.width)
 }
 
 // flags are the top bar's words on how the dashboard runs: read-only,
 // paused, a sped-up clock.
-func (m *Model) flags() []string {
-	st := m.styles
+func (sc *screen) flags(st *theme.Styles, readOnly bool, p pace) []string {
 	var flags []string
-	if m.opts.ReadOnly {
+	if readOnly {
 		flags = append(flags, st.Warn.Render("READ-ONLY"))
 	}
-	if m.screen.paused {
+	if sc.paused {
 		flags = append(flags, st.Warn.Render("paused"))
 	}
-	if m.pace.sped() {
-		flags = append(flags, st.Muted.Render(m.pace.clockFlag()))
+	if p.sped() {
+		flags = append(flags, st.Muted.Render(p.clockFlag()))
 	}
 	return flags
 }
@@ -337,7 +336,7 @@ func (m *Model) alarmBelow(typing string) string {
 		return joinRight(typing, style.Render(fitAlarm(parts, max(room, 0))), m.screen.width)
 	}
 	whole := strings.Join(parts, alarmSep)
-	flags := strings.Join(m.flags(), " ")
+	flags := strings.Join(m.screen.flags(m.styles, m.opts.ReadOnly, m.pace), " ")
 	fw := ansi.StringWidth(flags)
 	if fw > 0 {
 		fw++
@@ -459,7 +458,7 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 			msgs = []string{st.Muted.Render(fit("  Nothing matches the filter (esc clears it).", m.screen.width))}
 		}
 		if p.kind != nodesView && p.kind != activityView {
-			if sick := m.sourceTrouble(); len(sick) > 0 {
+			if sick := m.board.sourceTrouble(m.styles, &m.screen, m.loc); len(sick) > 0 {
 				// An empty view over a failing source is not an empty queue.
 				msgs = sick
 			}
@@ -476,19 +475,18 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 	b.WriteString(out)
 }
 
-// sourceTrouble says, for each source not answering, what is wrong, since
+// sourceTrouble says, on a screen sc wide, for each source not answering, what is wrong, since
 // when, its last error and when it is tried again.
-func (m *Model) sourceTrouble() []string {
-	st := m.styles
-	now := m.now()
+func (b *board) sourceTrouble(st *theme.Styles, sc *screen, loc *time.Location) []string {
+	now := b.now()
 	var out []string
-	for _, s := range m.board.snap.Sources {
+	for _, s := range b.snap.Sources {
 		switch s.Status {
 		case hub.StatusDegraded:
 			out = append(out, st.Danger.Render(fit(fmt.Sprintf("  %s %s since %s (%s ago), %d failed polls",
-				s.Name, sourceWord(s), s.Since.In(m.loc).Format("15:04:05"), ago(s.Since, now), s.Failures), m.screen.width)))
-			for _, l := range strings.Split(ansi.Wordwrap("last error: "+theme.Safe(s.Err), max(m.screen.width-6, 20), " "), "\n") {
-				out = append(out, fit("    "+l, m.screen.width))
+				s.Name, sourceWord(s), s.Since.In(loc).Format("15:04:05"), ago(s.Since, now), s.Failures), sc.width)))
+			for _, l := range strings.Split(ansi.Wordwrap("last error: "+theme.Safe(s.Err), max(sc.width-6, 20), " "), "\n") {
+				out = append(out, fit("    "+l, sc.width))
 			}
 			next := "next retry now"
 			if r := s.Health.Retry; r.After(now) {
@@ -498,14 +496,14 @@ func (m *Model) sourceTrouble() []string {
 			if s.Health.Code == model.CodeMisconfigured {
 				hint = "fix the source's configuration; " + hint
 			}
-			out = append(out, st.Muted.Render(fit("    "+next+"; "+hint, m.screen.width)), "")
+			out = append(out, st.Muted.Render(fit("    "+next+"; "+hint, sc.width)), "")
 		case hub.StatusOK:
-			if m.screen.lagging(&s, now) {
+			if sc.lagging(&s, now) {
 				out = append(out, st.Warn.Render(fit(fmt.Sprintf("  %s lagging: no answer for %s (polled every %s); the rows shown may be old",
-					s.Name, ago(s.Updated, now), s.Health.Every), m.screen.width)), "")
+					s.Name, ago(s.Updated, now), s.Health.Every), sc.width)), "")
 			}
 		case hub.StatusConnecting:
-			out = append(out, st.Warn.Render(fit("  "+s.Name+" connecting: no poll has answered yet", m.screen.width)), "")
+			out = append(out, st.Warn.Render(fit("  "+s.Name+" connecting: no poll has answered yet", sc.width)), "")
 		}
 	}
 	return out
@@ -608,13 +606,12 @@ func (m *Model) helpLine() string {
 	if m.input.commanding {
 		return st.Muted.Render(fit("enter run · tab complete · ↑/↓ history · esc leave", m.screen.width))
 	}
-	return m.shortHelp(m.pane().ShortHelp(m.keys))
+	return shortHelp(m.styles, m.pane().ShortHelp(m.keys), m.screen.width)
 }
 
-// shortHelp fits the pane's keys on one line: the last two (help and
+// shortHelp fits the pane's keys on one line of width: the last two (help and
 // quit) always stay; the ones before them give way from the right.
-func (m *Model) shortHelp(items []key.Binding) string {
-	st := m.styles
+func shortHelp(st *theme.Styles, items []key.Binding, width int) string {
 	h := help.New()
 	h.Styles.ShortKey, h.Styles.ShortDesc, h.Styles.ShortSeparator = st.Key, st.KeyDesc, st.Faint
 	var enabled []key.Binding
@@ -625,8 +622,8 @@ func (m *Model) shortHelp(items []key.Binding) string {
 	}
 	for {
 		line := h.ShortHelpView(enabled)
-		if ansi.StringWidth(line) <= m.screen.width || len(enabled) <= 2 {
-			return ansi.Truncate(line, m.screen.width, "…")
+		if ansi.StringWidth(line) <= width || len(enabled) <= 2 {
+			return ansi.Truncate(line, width, "…")
 		}
 		enabled = slices.Delete(enabled, len(enabled)-3, len(enabled)-2)
 	}
