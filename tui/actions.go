@@ -195,34 +195,35 @@ func (m *Model) actionDone(msg actionMsg) {
 	m.derive()
 }
 
-// openDetail shows every field of the selected task, or a node's tasks.
-func (m *Model) openDetail() tea.Cmd {
-	p := m.pane()
+// detail opens every field of the selected task, or a node's tasks, or
+// an activity's line (its times in loc) when its task is gone.
+func (b *board) detail(loc *time.Location) action {
+	p := b.pane()
 	if p.len() == 0 {
-		return nil
+		return action{}
 	}
 	switch p.kind {
 	case nodesView:
 		n := p.nodes[p.grid.cursor]
 		var tasks []*model.Task
-		for _, t := range m.board.all {
-			if m.board.snap.Mesh.On(t, n.Name) {
+		for _, t := range b.all {
+			if b.snap.Mesh.On(t, n.Name) {
 				tasks = append(tasks, t)
 			}
 		}
-		m.push(&nodeDialog{node: n, tasks: tasks})
+		return action{push: &nodeDialog{node: n, tasks: tasks}}
 	case activityView:
 		a := p.acts[p.grid.cursor]
-		if t := m.board.findKey(a.Source, a.Task); t != nil {
-			return m.openTask(t)
+		if t := b.findKey(a.Source, a.Task); t != nil {
+			return action{open: t}
 		}
-		m.push(&detailDialog{title: "activity", lines: []string{
-			"when    " + a.At.In(m.loc).Format(time.RFC3339), "source  " + a.Source, "task    " + a.Task,
-			"actor   " + orDash(a.Actor), "what    " + a.What}})
+		return action{push: &detailDialog{title: "activity", lines: []string{
+			"when    " + a.At.In(loc).Format(time.RFC3339), "source  " + a.Source, "task    " + a.Task,
+			"actor   " + orDash(a.Actor), "what    " + a.What}}}
 	default:
-		if t := m.selected(); t != nil {
-			return m.openTask(t)
+		if t := p.selectedTask(); t != nil {
+			return action{open: t}
 		}
 	}
-	return nil
+	return action{}
 }

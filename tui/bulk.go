@@ -299,21 +299,22 @@ func (r *bulkRun) wait() tea.Cmd {
 	return func() tea.Msg { return <-events }
 }
 
-// bulkStep takes a bulk action's progress or its end.
-func (m *Model) bulkStep(msg tea.Msg) tea.Cmd {
-	if m.work.bulk == nil {
-		return nil
+// bulkStep takes a bulk action's progress and waits for more; at its end
+// the run is over, and its summary and the tasks' titles are returned.
+func (w *work) bulkStep(msg tea.Msg) (wait tea.Cmd, end *bulkDoneMsg, titles map[[2]string]string) {
+	if w.bulk == nil {
+		return nil, nil, nil
 	}
 	switch msg := msg.(type) {
 	case bulkProgressMsg:
-		m.work.bulk.done, m.work.bulk.total = msg.done, msg.total
-		return m.work.bulk.wait()
+		w.bulk.done, w.bulk.total = msg.done, msg.total
+		return w.bulk.wait(), nil, nil
 	case bulkDoneMsg:
-		title := m.work.bulk.titles
-		m.work.bulk = nil
-		m.bulkDone(msg.summary, title)
+		titles = w.bulk.titles
+		w.bulk = nil
+		return nil, &msg, titles
 	}
-	return nil
+	return nil, nil, nil
 }
 
 // bulkDone keeps the summary in Activity and shows it.

@@ -190,7 +190,7 @@ var keyActions = []keyAction{
 		h := m.hub
 		return func() tea.Msg { h.Refresh(); return nil }
 	}},
-	{func(k *KeyMap) *key.Binding { return &k.Detail }, (*Model).openDetail},
+	{func(k *KeyMap) *key.Binding { return &k.Detail }, func(m *Model) tea.Cmd { return m.apply(m.board.detail(m.loc)) }},
 	{func(k *KeyMap) *key.Binding { return &k.Command }, func(m *Model) tea.Cmd {
 		m.input.startCommand()
 		return nil

@@ -267,7 +267,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.actionDone(msg)
 		return m, m.refetchTrail(msg.req.Seen.Source, msg.req.Seen.ID)
 	case bulkProgressMsg, bulkDoneMsg:
-		return m, m.bulkStep(msg)
+		wait, end, titles := m.work.bulkStep(msg)
+		if end != nil {
+			m.bulkDone(end.summary, titles)
+		}
+		return m, wait
 	case archiveMsg:
 		m.input.archiveDone(msg, &m.status)
 	case savedMsg:
