@@ -227,3 +227,96 @@ func (b *board) detail(loc *time.Location) action {
 	}
 	return action{}
 }
+
+// openTask pushes a task's detail and fetches its full trail.
+func (m *Model) openTask(t *model.Task) tea.Cmd {
+	m.push(&taskDialog{source: t.Source, id: t.ID, last: t})
+	return m.fetchTrail(t.Source, t.ID)
+}
+
+// fetchTrail reads a task's full trail afresh for its detail.
+func (m *Model) fetchTrail(source, id string) tea.Cmd {
+	h, timeout := m.hub, m.opts.ActionTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		full, err := h.Get(ctx, source, id)
+		return trailMsg{source: source, id: id, task: full, err: err}
+	}
+}
+
+// refetchTrail reads the trail again for an open detail of the task an
+// action just changed, so its timeline shows that action.
+func (m *Model) refetchTrail(source, id string) tea.Cmd {
+	for _, d := range m.dialogs {
+		if td, ok := d.(*taskDialog); ok && td.source == source && td.id == id {
+			return m.fetchTrail(source, id)
+		}
+	}
+	return nil
+}
+
+// copyID puts the task's id on the clipboard through the terminal (OSC 52),
+// only when asked.
+func (m *Model) copyID(t *model.Task) tea.Cmd {
+	if m.opts.Copy == nil {
+		m.status.fail("copy: this terminal offers no clipboard")
+		return nil
+	}
+	m.status.note("copied " + t.ID)
+	id, put := t.ID, m.opts.Copy
+	return func() tea.Msg { put(id); return nil }
+}
+
+// runBulk applies a previewed action off the UI loop; progress and the
+// summary come back as messages.
+func (m *Model) runBulk(p sources.BulkPreview, req sources.Request, title map[[2]string]string) tea.Cmd {
+	ctx, stop := context.WithCancel(context.Background())
+	run := &bulkRun{action: req.Action, total: len(p.Apply), stop: stop, events: make(chan tea.Msg, 1), titles: title}
+	m.work.bulk = run
+	m.board.marks = map[string]*model.Task{}
+	h := m.hub
+	go func() {
+		s := h.ApplyBulk(ctx, p, req, func(done, total int) {
+			select {
+			case run.events <- bulkProgressMsg{done, total}:
+			default: // the screen catches up with the next one
+			}
+		})
+		stop()
+		run.events <- bulkDoneMsg{s}
+	}()
+	return run.wait()
+}
+
+// bulkDone keeps the summary in Activity and shows it.
+func (m *Model) bulkDone(s sources.BulkSummary, title map[[2]string]string) {
+	what := fmt.Sprintf("%s %s of %d: %d applied, %d refused, %d failed", m.hub.Actor(), s.Action,
+		len(s.Applied)+len(s.Refused)+len(s.Failed)+len(s.Stopped), len(s.Applied), len(s.Refused), len(s.Failed))
+	if len(s.Stopped) > 0 {
+		what += fmt.Sprintf(", stopped with %d not tried", len(s.Stopped))
+	}
+	var named []string
+	for _, b := range append(append([]sources.BulkTask{}, s.Refused...), s.Failed...) {
+		named = append(named, cmpKey(b))
+	}
+	if len(named) > 0 {
+		what += " (" + strings.Join(named, ", ") + ")"
+	}
+	failed := s.Err() != nil
+	m.board.addActivity(activity{At: m.now(), Task: "bulk", Actor: m.hub.Actor(), What: what, Human: true, Failed: failed})
+	if failed {
+		m.status.fail(what)
+	} else {
+		m.status.note(what)
+	}
+	st := m.styles
+	w := max(m.screen.width-2, 20)
+	lines := append(strings.Split(ansi.Wordwrap(what, w, " "), "\n"), "")
+	lines = append(lines, bulkLines(st, "refused", s.Refused, title, w)...)
+	lines = append(lines, bulkLines(st, "failed", s.Failed, title, w)...)
+	lines = append(lines, bulkLines(st, "not tried", s.Stopped, title, w)...)
+	lines = append(lines, bulkLines(st, "applied", s.Applied, title, w)...)
+	m.push(&detailDialog{title: actionTitles[s.Action] + " summary", lines: lines})
+	m.derive()
+}

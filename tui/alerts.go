@@ -55,11 +55,6 @@ func (al *alarms) key(kind byte, a, b string) uint64 {
 	return h.Sum64()
 }
 
-// listening says whether alarms are queued at all: nothing rings while
-// the dashboard is paused or when nobody asked for a ring, so there is
-// nothing to remember.
-func (m *Model) listening() bool { return !m.screen.paused && m.opts.Alert != nil }
-
 // level queues an alarm the first time a task reaches a ringing rung.
 func (al *alarms) level(t *model.Task, lv model.Level) {
 	if lv < ringFrom || lv > model.LevelEscalated {
@@ -214,19 +209,4 @@ func (b *board) windowTitle() string {
 		parts = append(parts, fmt.Sprintf("%d need you", need))
 	}
 	return strings.Join(parts, " · ")
-}
-
-// retitle sets the terminal's title (through set) when what it says has
-// changed.
-func (s *screen) retitle(t string, set func(string)) tea.Cmd {
-	if t == s.title {
-		return nil
-	}
-	s.title = t
-	return func() tea.Msg {
-		if set != nil {
-			set(t)
-		}
-		return nil
-	}
 }

@@ -1,10 +1,7 @@
 package tui
 
 import (
-	"context"
 	"strings"
-
-	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -44,25 +41,6 @@ func archiveQuery(f model.Filter) *sources.ArchiveQuery {
 		q.Text = text
 	}
 	return q
-}
-
-// askArchive brings the history a kept filter asks for, or lets go of it
-// when the filter no longer does. The backends are read off the UI loop.
-func (m *Model) askArchive() tea.Cmd {
-	q := archiveQuery(m.board.flt)
-	if q == nil && !m.input.archiveAsked {
-		return nil
-	}
-	m.input.archiveAsked = q != nil
-	if q != nil {
-		m.status.note("reading finished tasks older than the window…")
-	}
-	h, timeout := m.hub, m.opts.ActionTimeout
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		return archiveMsg{err: h.LoadArchive(ctx, q)}
-	}
 }
 
 // archiveDone says on st how reading the history ended.

@@ -272,27 +272,6 @@ type (
 	bulkDoneMsg     struct{ summary sources.BulkSummary }
 )
 
-// runBulk applies a previewed action off the UI loop; progress and the
-// summary come back as messages.
-func (m *Model) runBulk(p sources.BulkPreview, req sources.Request, title map[[2]string]string) tea.Cmd {
-	ctx, stop := context.WithCancel(context.Background())
-	run := &bulkRun{action: req.Action, total: len(p.Apply), stop: stop, events: make(chan tea.Msg, 1), titles: title}
-	m.work.bulk = run
-	m.board.marks = map[string]*model.Task{}
-	h := m.hub
-	go func() {
-		s := h.ApplyBulk(ctx, p, req, func(done, total int) {
-			select {
-			case run.events <- bulkProgressMsg{done, total}:
-			default: // the screen catches up with the next one
-			}
-		})
-		stop()
-		run.events <- bulkDoneMsg{s}
-	}()
-	return run.wait()
-}
-
 // wait is the next progress or the end of the run.
 func (r *bulkRun) wait() tea.Cmd {
 	events := r.events
@@ -315,38 +294,6 @@ func (w *work) bulkStep(msg tea.Msg) (wait tea.Cmd, end *bulkDoneMsg, titles map
 		return nil, &msg, titles
 	}
 	return nil, nil, nil
-}
-
-// bulkDone keeps the summary in Activity and shows it.
-func (m *Model) bulkDone(s sources.BulkSummary, title map[[2]string]string) {
-	what := fmt.Sprintf("%s %s of %d: %d applied, %d refused, %d failed", m.hub.Actor(), s.Action,
-		len(s.Applied)+len(s.Refused)+len(s.Failed)+len(s.Stopped), len(s.Applied), len(s.Refused), len(s.Failed))
-	if len(s.Stopped) > 0 {
-		what += fmt.Sprintf(", stopped with %d not tried", len(s.Stopped))
-	}
-	var named []string
-	for _, b := range append(append([]sources.BulkTask{}, s.Refused...), s.Failed...) {
-		named = append(named, cmpKey(b))
-	}
-	if len(named) > 0 {
-		what += " (" + strings.Join(named, ", ") + ")"
-	}
-	failed := s.Err() != nil
-	m.board.addActivity(activity{At: m.now(), Task: "bulk", Actor: m.hub.Actor(), What: what, Human: true, Failed: failed})
-	if failed {
-		m.status.fail(what)
-	} else {
-		m.status.note(what)
-	}
-	st := m.styles
-	w := max(m.screen.width-2, 20)
-	lines := append(strings.Split(ansi.Wordwrap(what, w, " "), "\n"), "")
-	lines = append(lines, bulkLines(st, "refused", s.Refused, title, w)...)
-	lines = append(lines, bulkLines(st, "failed", s.Failed, title, w)...)
-	lines = append(lines, bulkLines(st, "not tried", s.Stopped, title, w)...)
-	lines = append(lines, bulkLines(st, "applied", s.Applied, title, w)...)
-	m.push(&detailDialog{title: actionTitles[s.Action] + " summary", lines: lines})
-	m.derive()
 }
 
 // bar is the banner of a bulk action under way.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -256,5 +257,38 @@ func (m *Model) refilter() {
 	if f, ok := m.input.parseFilter(); ok {
 		m.board.setFilter(f)
 		m.syncKeys()
+	}
+}
+
+// sayMarks says what a change of the marks did; the action keys follow
+// the marks.
+func (m *Model) sayMarks(note string, failed bool) {
+	switch {
+	case note == "":
+		return
+	case failed:
+		m.status.fail(note)
+	default:
+		m.status.note(note)
+	}
+	m.syncKeys()
+}
+
+// askArchive brings the history a kept filter asks for, or lets go of it
+// when the filter no longer does. The backends are read off the UI loop.
+func (m *Model) askArchive() tea.Cmd {
+	q := archiveQuery(m.board.flt)
+	if q == nil && !m.input.archiveAsked {
+		return nil
+	}
+	m.input.archiveAsked = q != nil
+	if q != nil {
+		m.status.note("reading finished tasks older than the window…")
+	}
+	h, timeout := m.hub, m.opts.ActionTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return archiveMsg{err: h.LoadArchive(ctx, q)}
 	}
 }

@@ -78,17 +78,3 @@ func (b *board) marked() []*model.Task {
 	}
 	return out
 }
-
-// sayMarks says what a change of the marks did; the action keys follow
-// the marks.
-func (m *Model) sayMarks(note string, failed bool) {
-	switch {
-	case note == "":
-		return
-	case failed:
-		m.status.fail(note)
-	default:
-		m.status.note(note)
-	}
-	m.syncKeys()
-}

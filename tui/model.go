@@ -446,3 +446,27 @@ func (b *board) layout(sc screen) {
 		p.SetSize(sc.width, h)
 	}
 }
+
+// loadStats computes the report off the UI loop (it reads the audit
+// journal), or nothing when the dashboard has no stats.
+func (m *Model) loadStats() tea.Cmd {
+	if m.opts.Stats == nil {
+		return nil
+	}
+	report, now := m.opts.Stats, m.now
+	return func() tea.Msg { return statsMsg(report(now())) }
+}
+
+// listening says whether alarms are queued at all: nothing rings while
+// the dashboard is paused or when nobody asked for a ring, so there is
+// nothing to remember.
+func (m *Model) listening() bool { return !m.screen.paused && m.opts.Alert != nil }
+
+// env is what the dialogs see of m now.
+func (m *Model) env() *dialogEnv {
+	return &dialogEnv{styles: m.styles, keys: m.keys, width: m.screen.width, now: m.now(), loc: m.loc, pace: m.pace,
+		readOnly: m.opts.ReadOnly, board: m.board,
+		offers:  func(t *model.Task) []bool { return m.offers(t, false) },
+		preview: m.hub.PreviewBulk, fullHelp: m.pane().FullHelp,
+		trail: func(ref string) []model.Event { return m.work.trails[ref] }}
+}

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-
 	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
@@ -33,16 +31,6 @@ func statsColumns() []column {
 		{title: "LEASE", width: 5, right: true, drop: 7}, {title: "GAP95", width: 5, right: true, drop: 8},
 		{title: "HUMAN", width: 5, right: true, drop: 9},
 	}
-}
-
-// loadStats computes the report off the UI loop (it reads the audit
-// journal), or nothing when the dashboard has no stats.
-func (m *Model) loadStats() tea.Cmd {
-	if m.opts.Stats == nil {
-		return nil
-	}
-	report, now := m.opts.Stats, m.now
-	return func() tea.Msg { return statsMsg(report(now())) }
 }
 
 // setStats lays a report out as the view's rows: everything first, then

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -626,5 +627,25 @@ func shortHelp(st *theme.Styles, items []key.Binding, width int) string {
 			return ansi.Truncate(line, width, "…")
 		}
 		enabled = slices.Delete(enabled, len(enabled)-3, len(enabled)-2)
+	}
+}
+
+// pen is the rows' pen as the dashboard stands.
+func (m *Model) pen() rowPen {
+	return rowPen{paints: m.paints, pace: m.pace, now: m.now, loc: m.loc, board: m.board}
+}
+
+// retitle sets the terminal's title (through set) when what it says has
+// changed.
+func (s *screen) retitle(t string, set func(string)) tea.Cmd {
+	if t == s.title {
+		return nil
+	}
+	s.title = t
+	return func() tea.Msg {
+		if set != nil {
+			set(t)
+		}
+		return nil
 	}
 }

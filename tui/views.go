@@ -317,11 +317,6 @@ type rowPen struct {
 	board  *board
 }
 
-// pen is the rows' pen as the dashboard stands.
-func (m *Model) pen() rowPen {
-	return rowPen{paints: m.paints, pace: m.pace, now: m.now, loc: m.loc, board: m.board}
-}
-
 // taskCells fills one row of a task pane.
 func (pn rowPen) taskCells(p *pane, t *model.Task, cells []cell) {
 	now := pn.now()
