@@ -56,17 +56,16 @@ func (m *Model) apply(a action) tea.Cmd {
 		m.push(a.push)
 	}
 	if a.note != "" {
-		m.note(a.note)
+		m.status.note(a.note)
 	}
 	if a.fail != "" {
-		m.fail(a.fail)
+		m.status.fail(a.fail)
 	}
 	if a.leaveCommand {
-		m.input.commanding = false
-		m.input.cmdline.SetValue("")
+		m.input.leaveCommand()
 	}
 	if a.cmdline != "" {
-		m.input.commanding, m.input.cmdAt = true, len(m.input.cmdHistory)
+		m.input.startCommand()
 		m.input.cmdline.SetValue(a.cmdline)
 	}
 	switch {
@@ -81,9 +80,9 @@ func (m *Model) apply(a action) tea.Cmd {
 	case a.copy != nil:
 		return m.copyID(a.copy)
 	case a.command != "":
-		m.input.commanding, m.input.cmdAt = true, len(m.input.cmdHistory)
+		m.input.startCommand()
 		m.input.cmdline.SetValue(a.command)
-		return m.commandKey(tea.KeyMsg{Type: tea.KeyEnter})
+		return m.runCommand(m.input.enter())
 	}
 	return nil
 }
@@ -92,9 +91,9 @@ func (m *Model) apply(a action) tea.Cmd {
 func (m *Model) act(a model.Action) {
 	switch {
 	case m.work.bulk != nil:
-		m.fail("a bulk action is under way (esc stops it)")
+		m.status.fail("a bulk action is under way (esc stops it)")
 	case len(m.board.marks) > 0:
-		m.startBulk(a)
+		m.push(newBulkDialog(a, m.board, m.opts.Agents))
 	default:
 		m.startActionOn(m.selected(), a)
 	}
@@ -128,15 +127,15 @@ func (m *Model) startActionOn(t *model.Task, a model.Action) {
 		return
 	}
 	if t.Problem != "" {
-		m.fail("cannot act on " + t.DisplayKey() + ": " + t.Problem)
+		m.status.fail("cannot act on " + t.DisplayKey() + ": " + t.Problem)
 		return
 	}
 	if _, busy := m.work.pending[t.Ref()]; busy {
-		m.fail(t.DisplayKey() + " already has an action under way")
+		m.status.fail(t.DisplayKey() + " already has an action under way")
 		return
 	}
 	if why := m.refusal(t, a); why != "" {
-		m.fail(fmt.Sprintf("%s %s: %s", a, t.DisplayKey(), why))
+		m.status.fail(fmt.Sprintf("%s %s: %s", a, t.DisplayKey(), why))
 		return
 	}
 	req := sources.Request{Action: a, Seen: t}
@@ -158,7 +157,7 @@ func (m *Model) startActionOn(t *model.Task, a model.Action) {
 // send marks the row pending and applies the action off the UI loop.
 func (m *Model) send(req sources.Request) tea.Cmd {
 	m.work.pending[req.Seen.Ref()] = req.Action
-	m.note(fmt.Sprintf("%s %s…", req.Action, req.Seen.DisplayKey()))
+	m.status.note(fmt.Sprintf("%s %s…", req.Action, req.Seen.DisplayKey()))
 	h, timeout := m.hub, m.opts.ActionTimeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -177,7 +176,7 @@ func (m *Model) actionDone(msg actionMsg) {
 		Action: msg.req.Action, Reason: msg.req.Reason, Target: msg.req.To, Result: "applied"}
 	if msg.err != nil {
 		r.Result, r.Error = string(model.CodeOf(msg.err)), model.Redact(msg.err.Error())
-		m.fail(fmt.Sprintf("%s %s refused: %s", msg.req.Action, msg.req.Seen.DisplayKey(), msg.err))
+		m.status.fail(fmt.Sprintf("%s %s refused: %s", msg.req.Action, msg.req.Seen.DisplayKey(), msg.err))
 		// A refusal is worth more than one cut-off line: the whole reason,
 		// with what changed, until the human dismisses it.
 		d := &detailDialog{title: fmt.Sprintf("%s %s refused", actionTitles[msg.req.Action], msg.req.Seen.DisplayKey()),
@@ -187,7 +186,7 @@ func (m *Model) actionDone(msg actionMsg) {
 		}
 		m.push(d)
 	} else {
-		m.note(fmt.Sprintf("%s %s applied", msg.req.Action, msg.req.Seen.DisplayKey()))
+		m.status.note(fmt.Sprintf("%s %s applied", msg.req.Action, msg.req.Seen.DisplayKey()))
 	}
 	m.board.addActivity(recordActivity(r))
 	if msg.after != nil {
@@ -196,34 +195,128 @@ func (m *Model) actionDone(msg actionMsg) {
 	m.derive()
 }
 
-// openDetail shows every field of the selected task, or a node's tasks.
-func (m *Model) openDetail() tea.Cmd {
-	p := m.pane()
+// detail opens every field of the selected task, or a node's tasks, or
+// an activity's line (its times in loc) when its task is gone.
+func (b *board) detail(loc *time.Location) action {
+	p := b.pane()
 	if p.len() == 0 {
-		return nil
+		return action{}
 	}
 	switch p.kind {
 	case nodesView:
 		n := p.nodes[p.grid.cursor]
 		var tasks []*model.Task
-		for _, t := range m.board.all {
-			if m.board.snap.Mesh.On(t, n.Name) {
+		for _, t := range b.all {
+			if b.snap.Mesh.On(t, n.Name) {
 				tasks = append(tasks, t)
 			}
 		}
-		m.push(&nodeDialog{node: n, tasks: tasks})
+		return action{push: &nodeDialog{node: n, tasks: tasks}}
 	case activityView:
 		a := p.acts[p.grid.cursor]
-		if t := m.board.findKey(a.Source, a.Task); t != nil {
-			return m.openTask(t)
+		if t := b.findKey(a.Source, a.Task); t != nil {
+			return action{open: t}
 		}
-		m.push(&detailDialog{title: "activity", lines: []string{
-			"when    " + a.At.In(m.loc).Format(time.RFC3339), "source  " + a.Source, "task    " + a.Task,
-			"actor   " + orDash(a.Actor), "what    " + a.What}})
+		return action{push: &detailDialog{title: "activity", lines: []string{
+			"when    " + a.At.In(loc).Format(time.RFC3339), "source  " + a.Source, "task    " + a.Task,
+			"actor   " + orDash(a.Actor), "what    " + a.What}}}
 	default:
-		if t := m.selected(); t != nil {
-			return m.openTask(t)
+		if t := p.selectedTask(); t != nil {
+			return action{open: t}
+		}
+	}
+	return action{}
+}
+
+// openTask pushes a task's detail and fetches its full trail.
+func (m *Model) openTask(t *model.Task) tea.Cmd {
+	m.push(&taskDialog{source: t.Source, id: t.ID, last: t})
+	return m.fetchTrail(t.Source, t.ID)
+}
+
+// fetchTrail reads a task's full trail afresh for its detail.
+func (m *Model) fetchTrail(source, id string) tea.Cmd {
+	h, timeout := m.hub, m.opts.ActionTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		full, err := h.Get(ctx, source, id)
+		return trailMsg{source: source, id: id, task: full, err: err}
+	}
+}
+
+// refetchTrail reads the trail again for an open detail of the task an
+// action just changed, so its timeline shows that action.
+func (m *Model) refetchTrail(source, id string) tea.Cmd {
+	for _, d := range m.dialogs {
+		if td, ok := d.(*taskDialog); ok && td.source == source && td.id == id {
+			return m.fetchTrail(source, id)
 		}
 	}
 	return nil
+}
+
+// copyID puts the task's id on the clipboard through the terminal (OSC 52),
+// only when asked.
+func (m *Model) copyID(t *model.Task) tea.Cmd {
+	if m.opts.Copy == nil {
+		m.status.fail("copy: this terminal offers no clipboard")
+		return nil
+	}
+	m.status.note("copied " + t.ID)
+	id, put := t.ID, m.opts.Copy
+	return func() tea.Msg { put(id); return nil }
+}
+
+// runBulk applies a previewed action off the UI loop; progress and the
+// summary come back as messages.
+func (m *Model) runBulk(p sources.BulkPreview, req sources.Request, title map[[2]string]string) tea.Cmd {
+	ctx, stop := context.WithCancel(context.Background())
+	run := &bulkRun{action: req.Action, total: len(p.Apply), stop: stop, events: make(chan tea.Msg, 1), titles: title}
+	m.work.bulk = run
+	m.board.marks = map[string]*model.Task{}
+	h := m.hub
+	go func() {
+		s := h.ApplyBulk(ctx, p, req, func(done, total int) {
+			select {
+			case run.events <- bulkProgressMsg{done, total}:
+			default: // the screen catches up with the next one
+			}
+		})
+		stop()
+		run.events <- bulkDoneMsg{s}
+	}()
+	return run.wait()
+}
+
+// bulkDone keeps the summary in Activity and shows it.
+func (m *Model) bulkDone(s sources.BulkSummary, title map[[2]string]string) {
+	what := fmt.Sprintf("%s %s of %d: %d applied, %d refused, %d failed", m.hub.Actor(), s.Action,
+		len(s.Applied)+len(s.Refused)+len(s.Failed)+len(s.Stopped), len(s.Applied), len(s.Refused), len(s.Failed))
+	if len(s.Stopped) > 0 {
+		what += fmt.Sprintf(", stopped with %d not tried", len(s.Stopped))
+	}
+	var named []string
+	for _, b := range append(append([]sources.BulkTask{}, s.Refused...), s.Failed...) {
+		named = append(named, cmpKey(b))
+	}
+	if len(named) > 0 {
+		what += " (" + strings.Join(named, ", ") + ")"
+	}
+	failed := s.Err() != nil
+	m.board.addActivity(activity{At: m.now(), Task: "bulk", Actor: m.hub.Actor(), What: what, Human: true, Failed: failed})
+	if failed {
+		m.status.fail(what)
+	} else {
+		m.status.note(what)
+	}
+	st := m.styles
+	w := max(m.screen.width-2, 20)
+	lines := append(strings.Split(ansi.Wordwrap(what, w, " "), "\n"), "")
+	lines = append(lines, bulkLines(st, "refused", s.Refused, title, w)...)
+	lines = append(lines, bulkLines(st, "failed", s.Failed, title, w)...)
+	lines = append(lines, bulkLines(st, "not tried", s.Stopped, title, w)...)
+	lines = append(lines, bulkLines(st, "applied", s.Applied, title, w)...)
+	m.push(&detailDialog{title: actionTitles[s.Action] + " summary", lines: lines})
+	m.derive()
 }

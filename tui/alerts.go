@@ -41,12 +41,12 @@ type alarms struct {
 // Stale view's business, not a page.
 const ringFrom = model.LevelUrgent
 
-// ringKey names what has rung, a task ('t') or a node ('n'), as a 64-bit
+// key names what has rung, a task ('t') or a node ('n'), as a 64-bit
 // hash: a derive looks up thousands of stale claims, and an integer key
 // needs no string built, compared or scanned by the collector. Two names
 // colliding would silence one alarm, at odds of about 2⁻⁶⁴ per pair.
-func (m *Model) ringKey(kind byte, a, b string) uint64 {
-	h := &m.alarms.hash
+func (al *alarms) key(kind byte, a, b string) uint64 {
+	h := &al.hash
 	h.Reset()
 	h.WriteByte(kind)
 	h.WriteString(a)
@@ -55,85 +55,81 @@ func (m *Model) ringKey(kind byte, a, b string) uint64 {
 	return h.Sum64()
 }
 
-// watchLevel queues an alarm the first time a task reaches a ringing rung.
-func (m *Model) watchLevel(t *model.Task, lv model.Level) {
-	if lv < ringFrom || lv > model.LevelEscalated || m.screen.paused || m.opts.Alert == nil {
-		return // nothing rings, so there is nothing to remember
-	}
-	k := m.ringKey('t', t.Source, t.ID)
-	if m.alarms.rang[k] >= lv {
+// level queues an alarm the first time a task reaches a ringing rung.
+func (al *alarms) level(t *model.Task, lv model.Level) {
+	if lv < ringFrom || lv > model.LevelEscalated {
 		return
 	}
-	m.alarms.rang[k] = lv
-	m.alarms.ringing = append(m.alarms.ringing, Alarm{Title: fmt.Sprintf("%s %s", t.DisplayKey(), strings.ToUpper(lv.String())),
+	k := al.key('t', t.Source, t.ID)
+	if al.rang[k] >= lv {
+		return
+	}
+	al.rang[k] = lv
+	al.ringing = append(al.ringing, Alarm{Title: fmt.Sprintf("%s %s", t.DisplayKey(), strings.ToUpper(lv.String())),
 		Body: fmt.Sprintf("%s on %s, held by %s", theme.Safe(t.Title), t.Source, t.Claim.Name)})
 }
 
-// watchDown queues an alarm the first time a node is seen DOWN.
-func (m *Model) watchDown(node string) {
-	k := m.ringKey('n', node, "")
-	if m.screen.paused || m.opts.Alert == nil || m.alarms.rang[k] > 0 {
+// down queues an alarm the first time a node is seen DOWN.
+func (al *alarms) down(node string) {
+	k := al.key('n', node, "")
+	if al.rang[k] > 0 {
 		return
 	}
-	m.alarms.rang[k] = model.LevelEscalated
-	m.alarms.ringing = append(m.alarms.ringing, Alarm{Title: "node " + node + " DOWN", Body: "its claims are stale"})
+	al.rang[k] = model.LevelEscalated
+	al.ringing = append(al.ringing, Alarm{Title: "node " + node + " DOWN", Body: "its claims are stale"})
 }
 
-// watchReview queues an alarm the first time a task waits for a reviewer.
-func (m *Model) watchReview(t *model.Task) {
-	if m.screen.paused || m.opts.Alert == nil {
+// review queues an alarm the first time a task waits for a reviewer.
+func (al *alarms) review(t *model.Task) {
+	k := al.key('r', t.Source, t.ID)
+	if al.rang[k] > 0 {
 		return
 	}
-	k := m.ringKey('r', t.Source, t.ID)
-	if m.alarms.rang[k] > 0 {
-		return
-	}
-	m.alarms.rang[k] = model.LevelStale
+	al.rang[k] = model.LevelStale
 	who := model.Submitter(t)
 	if who == "" {
 		who = "an agent"
 	}
-	m.alarms.ringing = append(m.alarms.ringing, Alarm{Title: t.DisplayKey() + " waits for review",
+	al.ringing = append(al.ringing, Alarm{Title: t.DisplayKey() + " waits for review",
 		Body: fmt.Sprintf("%s on %s, from %s", theme.Safe(t.Title), t.Source, who), review: true})
 }
 
-// watchBoard queues the alarms of the rows as derived: the stale claims'
-// rungs and the reviews waiting.
-func (m *Model) watchBoard() {
-	for i, t := range m.board.stale {
-		m.watchLevel(t, severity(m.board.staleClass[i]))
+// watch queues the alarms of the board's rows as derived: the stale
+// claims' rungs and the reviews waiting.
+func (al *alarms) watch(b *board) {
+	for i, t := range b.stale {
+		al.level(t, severity(b.staleClass[i]))
 	}
-	if m.board.reviews == 0 || m.opts.Alert == nil {
+	if b.reviews == 0 {
 		return
 	}
-	for _, r := range m.board.panes[parkedView].members {
+	for _, r := range b.panes[parkedView].members {
 		if r.t.State == model.StateReview {
-			m.watchReview(r.t)
+			al.review(r.t)
 		}
 	}
 }
 
-// ring hands the queued alarms to Options.Alert off the UI loop. While a
-// person types (a dialog's field, the filter, the : line) they wait: a
+// ring hands the queued alarms to alert off the UI loop. While a person
+// types (a dialog's field, the filter, the : line) they wait: a
 // notification must not take the focus from what is being typed.
-func (m *Model) ring() tea.Cmd {
-	if len(m.alarms.ringing) == 0 || m.opts.Alert == nil {
-		m.alarms.ringing = m.alarms.ringing[:0]
+func (al *alarms) ring(alert func(Alarm), typing bool) tea.Cmd {
+	if len(al.ringing) == 0 || alert == nil {
+		al.ringing = al.ringing[:0]
 		return nil
 	}
-	if m.typing() {
+	if typing {
 		return nil
 	}
-	alert := m.opts.Alert
 	var alarms, reviews []Alarm
-	for _, a := range m.alarms.ringing {
+	for _, a := range al.ringing {
 		if a.review {
 			reviews = append(reviews, a)
 		} else {
 			alarms = append(alarms, a)
 		}
 	}
-	m.alarms.ringing = nil
+	al.ringing = nil
 	// A dashboard opened on a bad night rings once, not per task; a pile
 	// of reviews rings apart, so it never hides a DOWN node.
 	alarms = append(collapse(alarms, "new alarms"), collapse(reviews, "tasks wait for review")...)
@@ -213,20 +209,4 @@ func (b *board) windowTitle() string {
 		parts = append(parts, fmt.Sprintf("%d need you", need))
 	}
 	return strings.Join(parts, " · ")
-}
-
-// retitle sets the terminal's title when what it says has changed.
-func (m *Model) retitle() tea.Cmd {
-	t := m.board.windowTitle()
-	if t == m.screen.title {
-		return nil
-	}
-	m.screen.title = t
-	set := m.opts.Title
-	return func() tea.Msg {
-		if set != nil {
-			set(t)
-		}
-		return nil
-	}
 }

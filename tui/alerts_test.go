@@ -21,7 +21,7 @@ type rings struct{ titles []string }
 func (g *rings) alert(a Alarm) { g.titles = append(g.titles, a.Title) }
 
 // settle delivers the queued alarms as the program would run the command.
-func (r *rig) settle() { r.run(r.m.ring()) }
+func (r *rig) settle() { r.run(r.m.alarms.ring(r.m.opts.Alert, r.m.typing())) }
 
 func TestAlarmsRingOncePerTaskAndLevelAndNeverWhilePaused(t *testing.T) {
 	g := &rings{}
@@ -107,10 +107,10 @@ func TestTheWindowTitleCarriesTheWorstStateAndCount(t *testing.T) {
 	if got, want := r.m.board.windowTitle(), "claimdeck · 3 need you"; got != want {
 		t.Fatalf("with the node back, title %q, want %q", got, want)
 	}
-	if cmd := r.m.retitle(); cmd == nil {
+	if cmd := r.m.screen.retitle(r.m.board.windowTitle(), r.m.opts.Title); cmd == nil {
 		t.Fatal("a changed title is not set")
 	}
-	if cmd := r.m.retitle(); cmd != nil {
+	if cmd := r.m.screen.retitle(r.m.board.windowTitle(), r.m.opts.Title); cmd != nil {
 		t.Fatal("an unchanged title is set again")
 	}
 }

@@ -1,10 +1,7 @@
 package tui
 
 import (
-	"context"
 	"strings"
-
-	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -46,30 +43,12 @@ func archiveQuery(f model.Filter) *sources.ArchiveQuery {
 	return q
 }
 
-// askArchive brings the history a kept filter asks for, or lets go of it
-// when the filter no longer does. The backends are read off the UI loop.
-func (m *Model) askArchive() tea.Cmd {
-	q := archiveQuery(m.board.flt)
-	if q == nil && !m.input.archiveAsked {
-		return nil
-	}
-	m.input.archiveAsked = q != nil
-	if q != nil {
-		m.note("reading finished tasks older than the window…")
-	}
-	h, timeout := m.hub, m.opts.ActionTimeout
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		return archiveMsg{err: h.LoadArchive(ctx, q)}
-	}
-}
-
-func (m *Model) archiveDone(msg archiveMsg) {
+// archiveDone says on st how reading the history ended.
+func (in *input) archiveDone(msg archiveMsg, st *status) {
 	switch {
 	case msg.err != nil:
-		m.fail("reading history: " + msg.err.Error())
-	case m.input.archiveAsked:
-		m.note("")
+		st.fail("reading history: " + msg.err.Error())
+	case in.archiveAsked:
+		st.note("")
 	}
 }

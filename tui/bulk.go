@@ -15,14 +15,15 @@ import (
 	"github.com/claimdeck/claimdeck/theme"
 )
 
-// startBulk asks what a bulk action on the marked tasks needs (the reason,
-// a hand-off's target); the preview follows, judged with it.
-func (m *Model) startBulk(a model.Action) {
-	d := &bulkDialog{req: sources.Request{Action: a}, tasks: m.board.marked(), reason: &lineEdit{limit: 500}}
+// newBulkDialog asks what a bulk action on the marked tasks needs (the
+// reason, a hand-off's target, one of the board's agents or the
+// configured ones); the preview follows, judged with it.
+func newBulkDialog(a model.Action, b *board, agents []string) *bulkDialog {
+	d := &bulkDialog{req: sources.Request{Action: a}, tasks: b.marked(), reason: &lineEdit{limit: 500}}
 	if a == model.ActionHandoff {
-		d.agents = m.board.knownAgents(m.opts.Agents)
+		d.agents = b.knownAgents(agents)
 	}
-	m.push(d)
+	return d
 }
 
 // bulkDialog asks for one reason (and a hand-off's target), then shows
@@ -271,84 +272,32 @@ type (
 	bulkDoneMsg     struct{ summary sources.BulkSummary }
 )
 
-// runBulk applies a previewed action off the UI loop; progress and the
-// summary come back as messages.
-func (m *Model) runBulk(p sources.BulkPreview, req sources.Request, title map[[2]string]string) tea.Cmd {
-	ctx, stop := context.WithCancel(context.Background())
-	run := &bulkRun{action: req.Action, total: len(p.Apply), stop: stop, events: make(chan tea.Msg, 1), titles: title}
-	m.work.bulk = run
-	m.board.marks = map[string]*model.Task{}
-	h := m.hub
-	go func() {
-		s := h.ApplyBulk(ctx, p, req, func(done, total int) {
-			select {
-			case run.events <- bulkProgressMsg{done, total}:
-			default: // the screen catches up with the next one
-			}
-		})
-		stop()
-		run.events <- bulkDoneMsg{s}
-	}()
-	return m.waitBulk()
-}
-
-func (m *Model) waitBulk() tea.Cmd {
-	events := m.work.bulk.events
+// wait is the next progress or the end of the run.
+func (r *bulkRun) wait() tea.Cmd {
+	events := r.events
 	return func() tea.Msg { return <-events }
 }
 
-// bulkStep takes a bulk action's progress or its end.
-func (m *Model) bulkStep(msg tea.Msg) tea.Cmd {
-	if m.work.bulk == nil {
-		return nil
+// bulkStep takes a bulk action's progress and waits for more; at its end
+// the run is over, and its summary and the tasks' titles are returned.
+func (w *work) bulkStep(msg tea.Msg) (wait tea.Cmd, end *bulkDoneMsg, titles map[[2]string]string) {
+	if w.bulk == nil {
+		return nil, nil, nil
 	}
 	switch msg := msg.(type) {
 	case bulkProgressMsg:
-		m.work.bulk.done, m.work.bulk.total = msg.done, msg.total
-		return m.waitBulk()
+		w.bulk.done, w.bulk.total = msg.done, msg.total
+		return w.bulk.wait(), nil, nil
 	case bulkDoneMsg:
-		title := m.work.bulk.titles
-		m.work.bulk = nil
-		m.bulkDone(msg.summary, title)
+		titles = w.bulk.titles
+		w.bulk = nil
+		return nil, &msg, titles
 	}
-	return nil
+	return nil, nil, nil
 }
 
-// bulkDone keeps the summary in Activity and shows it.
-func (m *Model) bulkDone(s sources.BulkSummary, title map[[2]string]string) {
-	what := fmt.Sprintf("%s %s of %d: %d applied, %d refused, %d failed", m.hub.Actor(), s.Action,
-		len(s.Applied)+len(s.Refused)+len(s.Failed)+len(s.Stopped), len(s.Applied), len(s.Refused), len(s.Failed))
-	if len(s.Stopped) > 0 {
-		what += fmt.Sprintf(", stopped with %d not tried", len(s.Stopped))
-	}
-	var named []string
-	for _, b := range append(append([]sources.BulkTask{}, s.Refused...), s.Failed...) {
-		named = append(named, cmpKey(b))
-	}
-	if len(named) > 0 {
-		what += " (" + strings.Join(named, ", ") + ")"
-	}
-	failed := s.Err() != nil
-	m.board.addActivity(activity{At: m.now(), Task: "bulk", Actor: m.hub.Actor(), What: what, Human: true, Failed: failed})
-	if failed {
-		m.fail(what)
-	} else {
-		m.note(what)
-	}
-	st := m.styles
-	w := max(m.screen.width-2, 20)
-	lines := append(strings.Split(ansi.Wordwrap(what, w, " "), "\n"), "")
-	lines = append(lines, bulkLines(st, "refused", s.Refused, title, w)...)
-	lines = append(lines, bulkLines(st, "failed", s.Failed, title, w)...)
-	lines = append(lines, bulkLines(st, "not tried", s.Stopped, title, w)...)
-	lines = append(lines, bulkLines(st, "applied", s.Applied, title, w)...)
-	m.push(&detailDialog{title: actionTitles[s.Action] + " summary", lines: lines})
-	m.derive()
-}
-
-// bulkBar is the banner of a bulk action under way.
-func (m *Model) bulkBar() string {
-	b := m.work.bulk
+// bar is the banner of a bulk action under way.
+func (b *bulkRun) bar() string {
 	width := 20
 	filled := 0
 	if b.total > 0 {

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -77,96 +76,11 @@ func commands() []string {
 	return out
 }
 
-// commandKey edits the : line: tab completes, up/down walk the history,
-// enter runs, esc leaves.
-func (m *Model) commandKey(msg tea.KeyMsg) tea.Cmd {
-	switch msg.Type {
-	case tea.KeyEsc:
-		m.input.commanding = false
-		m.input.cmdline.SetValue("")
-	case tea.KeyEnter:
-		line := strings.TrimSpace(m.input.cmdline.Value())
-		m.input.commanding = false
-		m.input.cmdline.SetValue("")
-		if line == "" {
-			return nil
-		}
-		if n := len(m.input.cmdHistory); n == 0 || m.input.cmdHistory[n-1] != line {
-			m.input.cmdHistory = append(m.input.cmdHistory, line)
-		}
-		m.input.cmdAt = len(m.input.cmdHistory)
-		return m.runCommand(line)
-	case tea.KeyTab:
-		m.input.cmdline.SetValue(m.complete(m.input.cmdline.Value()))
-	case tea.KeyUp, tea.KeyDown:
-		step := -1
-		if msg.Type == tea.KeyDown {
-			step = 1
-		}
-		at := min(max(m.input.cmdAt+step, 0), len(m.input.cmdHistory))
-		m.input.cmdAt = at
-		if at == len(m.input.cmdHistory) {
-			m.input.cmdline.SetValue("")
-		} else {
-			m.input.cmdline.SetValue(m.input.cmdHistory[at])
-		}
-	default:
-		m.input.cmdline.Update(msg)
-	}
-	return nil
-}
-
-// complete extends the line's last word to the longest prefix every
-// candidate shares: a command, a source name after "source", a saved
-// filter's after "load".
-func (m *Model) complete(line string) string {
-	words := strings.Fields(line)
-	var cands []string
-	var word string
-	switch {
-	case len(words) == 0:
-		return line
-	case len(words) == 1 && !strings.HasSuffix(line, " "):
-		word, cands = words[0], commands()
-	case words[0] == "source" && len(words) <= 2:
-		if len(words) == 2 {
-			word = words[1]
-		}
-		cands = []string{"all"}
-		for _, s := range m.board.snap.Sources {
-			cands = append(cands, s.Name)
-		}
-	case words[0] == "load" && len(words) <= 2:
-		if len(words) == 2 {
-			word = words[1]
-		}
-		cands = slices.Sorted(maps.Keys(m.input.filters))
-	default:
-		return line
-	}
-	var match []string
-	for _, c := range cands {
-		if strings.HasPrefix(c, word) {
-			match = append(match, c)
-		}
-	}
-	if len(match) == 0 {
-		return line
-	}
-	common := match[0]
-	for _, c := range match[1:] {
-		for !strings.HasPrefix(c, common) {
-			common = common[:len(common)-1]
-		}
-	}
-	if len(match) == 1 {
-		common += " "
-	}
-	return strings.TrimSuffix(line, word) + common
-}
-
 // runCommand does what a : line says, or says what to type instead.
 func (m *Model) runCommand(line string) tea.Cmd {
+	if line == "" {
+		return nil
+	}
 	word, arg, _ := strings.Cut(line, " ")
 	arg = strings.TrimSpace(arg)
 	for v, spec := range views {
@@ -178,7 +92,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	if a, ok := commandAction(word); ok {
 		m.act(a)
 		if a.Needs().Target && arg != "" {
-			m.presetAgent(arg)
+			presetAgent(m.dialogs, arg)
 		}
 		return nil
 	}
@@ -192,30 +106,33 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		m.input.filter.SetValue(arg)
 		m.refilter()
 	case "source":
-		m.scopeTo(arg)
+		m.refreshed(m.board.scopeTo(arg))
 	case "sort":
-		m.sortCommand(arg)
+		m.refreshed(m.pane().sortCommand(arg))
 	case "save":
-		return m.saveFilter(arg)
+		return m.input.saveFilter(arg, m.opts.SaveFilter, &m.status)
 	case "load":
-		m.loadFilter(arg)
+		if m.input.loadFilter(arg, &m.status) {
+			m.refilter()
+		}
 	default:
 		msg := "unknown command :" + word
 		if s := suggest(word, commands()); s != "" {
 			msg += " — did you mean :" + s + "?"
 		}
-		m.fail(msg + " (:help lists the keys)")
+		m.status.fail(msg + " (:help lists the keys)")
 	}
 	return nil
 }
 
-// scopeTo narrows every view to one source, or widens them again (all).
-func (m *Model) scopeTo(name string) {
+// scopeTo narrows every view to one source, or widens them again (all);
+// it says why not when there is no such source.
+func (b *board) scopeTo(name string) (why string) {
 	if name == "" || name == "all" {
-		m.board.scope = ""
+		b.scope = ""
 	} else {
 		var names []string
-		for _, s := range m.board.snap.Sources {
+		for _, s := range b.snap.Sources {
 			names = append(names, s.Name)
 		}
 		if !slices.Contains(names, name) {
@@ -223,21 +140,20 @@ func (m *Model) scopeTo(name string) {
 			if s := suggest(name, names); s != "" {
 				msg = ":source " + name + ": no such source — did you mean " + s + "?"
 			}
-			m.fail(msg)
-			return
+			return msg
 		}
-		m.board.scope = name
+		b.scope = name
 	}
-	for _, p := range m.board.panes {
+	for _, p := range b.panes {
 		p.unfiltered = true
 	}
-	m.freshen(m.pane())
+	return ""
 }
 
 // sortCommand sorts the view by a column (:sort pri desc), or by one of
-// its presets by name (:sort pull order); a bare :sort is the first preset.
-func (m *Model) sortCommand(arg string) {
-	p := m.pane()
+// its presets by name (:sort pull order); a bare :sort is the first
+// preset. It says why not when the pane has no such order.
+func (p *pane) sortCommand(arg string) (why string) {
 	words := strings.Fields(strings.ToLower(arg))
 	desc := false
 	if n := len(words); n > 0 && (words[n-1] == "desc" || words[n-1] == "asc") {
@@ -246,13 +162,11 @@ func (m *Model) sortCommand(arg string) {
 	name := strings.Join(words, " ")
 	if name == "" {
 		p.sort, p.grid.sortCol, p.unsorted = 0, -1, true
-		m.freshen(p)
-		return
+		return ""
 	}
 	if i := slices.Index(p.sorts, name); i >= 0 {
 		p.sort, p.grid.sortCol, p.unsorted = i, -1, true
-		m.freshen(p)
-		return
+		return ""
 	}
 	var names []string
 	for ci, c := range p.grid.cols {
@@ -261,30 +175,29 @@ func (m *Model) sortCommand(arg string) {
 		}
 		if strings.ToLower(c.title) == name {
 			p.grid.sortCol, p.grid.desc, p.unsorted = ci, desc, true
-			m.freshen(p)
-			return
+			return ""
 		}
 		names = append(names, strings.ToLower(c.title))
 	}
 	title := views[p.kind].title
 	if len(names) == 0 {
-		m.fail(":sort: " + title + " sorts only by its presets (s): " + strings.Join(p.sorts, ", "))
-		return
+		return ":sort: " + title + " sorts only by its presets (s): " + strings.Join(p.sorts, ", ")
 	}
 	msg := ":sort " + name + ": " + title + " has no such column (" + strings.Join(names, ", ") + ")"
 	if s := suggest(name, names); s != "" {
 		msg = ":sort " + name + ": " + title + " has no such column — did you mean " + s + "?"
 	}
-	m.fail(msg)
+	return msg
 }
 
-// presetAgent chooses agent in the hand-off dialog just opened.
-func (m *Model) presetAgent(agent string) {
-	n := len(m.dialogs)
+// presetAgent chooses agent in the hand-off dialog just opened, the top
+// of dialogs.
+func presetAgent(dialogs []dialog, agent string) {
+	n := len(dialogs)
 	if n == 0 {
 		return
 	}
-	switch d := m.dialogs[n-1].(type) {
+	switch d := dialogs[n-1].(type) {
 	case *bulkDialog:
 		if i := slices.Index(d.agents, agent); i >= 0 {
 			d.agent = i
@@ -296,6 +209,16 @@ func (m *Model) presetAgent(agent string) {
 			}
 		}
 	}
+}
+
+// refreshed brings the pane on screen up to date after a change of the
+// views, or says why there was none.
+func (m *Model) refreshed(why string) {
+	if why != "" {
+		m.status.fail(why)
+		return
+	}
+	m.freshen(m.pane())
 }
 
 // suggest is the candidate nearest word by edit distance, when near

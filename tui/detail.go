@@ -1,17 +1,15 @@
 package tui
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
-	"time"
-
-	"github.com/charmbracelet/x/ansi"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/theme"
@@ -51,40 +49,13 @@ func (d *taskDialog) hint(k KeyMap) string {
 
 func (d *taskDialog) typing() bool { return false }
 
-// openTask pushes a task's detail and fetches its full trail.
-func (m *Model) openTask(t *model.Task) tea.Cmd {
-	m.push(&taskDialog{source: t.Source, id: t.ID, last: t})
-	return m.fetchTrail(t.Source, t.ID)
-}
-
-// fetchTrail reads a task's full trail afresh for its detail.
-func (m *Model) fetchTrail(source, id string) tea.Cmd {
-	h, timeout := m.hub, m.opts.ActionTimeout
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		full, err := h.Get(ctx, source, id)
-		return trailMsg{source: source, id: id, task: full, err: err}
-	}
-}
-
-// refetchTrail reads the trail again for an open detail of the task an
-// action just changed, so its timeline shows that action.
-func (m *Model) refetchTrail(source, id string) tea.Cmd {
-	for _, d := range m.dialogs {
-		if td, ok := d.(*taskDialog); ok && td.source == source && td.id == id {
-			return m.fetchTrail(source, id)
-		}
-	}
-	return nil
-}
-
-// gotTrail hands a fetched trail to the detail still showing its task.
-func (m *Model) gotTrail(msg trailMsg) {
+// gotTrail keeps a fetched trail and hands it to the detail (among
+// dialogs) still showing its task.
+func (w *work) gotTrail(msg trailMsg, dialogs []dialog) {
 	if msg.err == nil && msg.task != nil {
-		m.work.trails[msg.task.Ref()] = msg.task.History
+		w.trails[msg.task.Ref()] = msg.task.History
 	}
-	for _, d := range m.dialogs {
+	for _, d := range dialogs {
 		if td, ok := d.(*taskDialog); ok && td.source == msg.source && td.id == msg.id {
 			if msg.err != nil {
 				td.trailErr = msg.err.Error()
@@ -176,18 +147,6 @@ func (d *nodeDialog) view(e *dialogEnv, width, height int) string {
 		d.offset = at - height + 2
 	}
 	return d.detailDialog.view(e, width, height)
-}
-
-// copyID puts the task's id on the clipboard through the terminal (OSC 52),
-// only when asked.
-func (m *Model) copyID(t *model.Task) tea.Cmd {
-	if m.opts.Copy == nil {
-		m.fail("copy: this terminal offers no clipboard")
-		return nil
-	}
-	m.note("copied " + t.ID)
-	id, put := t.ID, m.opts.Copy
-	return func() tea.Msg { put(id); return nil }
 }
 
 // taskDetail lists every field of a task and its history; the title is

@@ -54,15 +54,6 @@ type dialogEnv struct {
 	trail func(ref string) []model.Event
 }
 
-// env is what the dialogs see of m now.
-func (m *Model) env() *dialogEnv {
-	return &dialogEnv{styles: m.styles, keys: m.keys, width: m.screen.width, now: m.now(), loc: m.loc, pace: m.pace,
-		readOnly: m.opts.ReadOnly, board: m.board,
-		offers:  func(t *model.Task) []bool { return m.offers(t, false) },
-		preview: m.hub.PreviewBulk, fullHelp: m.pane().FullHelp,
-		trail: func(ref string) []model.Event { return m.work.trails[ref] }}
-}
-
 // hintOf is a one-line hint naming the enabled bindings' first keys and
 // what they do, then any words of its own.
 func hintOf(bs []key.Binding, extra ...string) string {

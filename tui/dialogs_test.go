@@ -60,7 +60,7 @@ func TestStatusMessagesExpire(t *testing.T) {
 	if strings.Contains(r.screen(), "nothing done") {
 		t.Fatal("the note outstays its time")
 	}
-	r.m.fail("handoff TASK-4 refused: CONFLICT")
+	r.m.status.fail("handoff TASK-4 refused: CONFLICT")
 	r.now = r.now.Add(10 * time.Second)
 	r.m.Update(tickMsg{})
 	if !strings.Contains(r.screen(), "refused: CONFLICT") {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -34,7 +35,7 @@ func (m *Model) burst(msg tea.KeyMsg) tea.Cmd {
 		}
 		if len(m.dialogs) < open && i+1 < len(msg.Runes) {
 			// Typed for the dialog that just closed, not for what is under it.
-			m.note(fmt.Sprintf("dropped %q, typed after the dialog closed", string(msg.Runes[i+1:])))
+			m.status.note(fmt.Sprintf("dropped %q, typed after the dialog closed", string(msg.Runes[i+1:])))
 			break
 		}
 	}
@@ -71,14 +72,23 @@ func (m *Model) oneKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch {
 	case m.input.dropping:
-		m.dropKey(msg)
+		if s := m.input.dropKey(msg); s != "" {
+			m.status.note(s)
+		}
 		return nil
 	case len(m.dialogs) > 0:
 		return m.dialogKey(msg)
 	case m.input.filtering:
-		return m.filterKey(msg)
+		changed, kept := m.input.filterKey(msg)
+		if changed {
+			m.refilter()
+		}
+		if kept {
+			return m.askArchive()
+		}
+		return nil
 	case m.input.commanding:
-		return m.commandKey(msg)
+		return m.runCommand(m.input.commandKey(msg, m.board.snap.Sources))
 	}
 	was := m.board.active
 	cmd := m.boardKey(msg)
@@ -106,22 +116,6 @@ func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
 		a.note = fmt.Sprintf("%q does nothing here · %s", msg.String(), top.hint(m.keys))
 	}
 	return m.apply(a)
-}
-
-// dropKey takes a key typed while text meant for a : line or a filter is
-// being dropped: enter or esc ends it, anything else is dropped with it.
-func (m *Model) dropKey(msg tea.KeyMsg) {
-	switch msg.Type {
-	case tea.KeyEnter, tea.KeyEsc:
-		m.input.dropping = false
-		m.note(fmt.Sprintf("dropped %q: commands and the filter work once the dialog is closed", m.input.dropped))
-	case tea.KeyRunes, tea.KeySpace:
-		m.input.dropped += string(msg.Runes)
-	case tea.KeyBackspace:
-		if r := []rune(m.input.dropped); len(r) > 0 {
-			m.input.dropped = string(r[:len(r)-1])
-		}
-	}
 }
 
 // boardKey is a key of the key map over the rows.
@@ -184,23 +178,28 @@ var keyActions = []keyAction{
 		m.show((m.board.active + viewCount - 1) % viewCount)
 		return nil
 	}},
-	{func(k *KeyMap) *key.Binding { return &k.Sort }, (*Model).nextSort},
+	{func(k *KeyMap) *key.Binding { return &k.Sort }, func(m *Model) tea.Cmd {
+		p := m.pane()
+		p.nextSort()
+		m.freshen(p)
+		return nil
+	}},
 	{func(k *KeyMap) *key.Binding { return &k.Filter }, func(m *Model) tea.Cmd { m.input.filtering = true; return nil }},
 	{func(k *KeyMap) *key.Binding { return &k.Help }, func(m *Model) tea.Cmd { m.push(&helpDialog{}); return nil }},
 	{func(k *KeyMap) *key.Binding { return &k.Refresh }, func(m *Model) tea.Cmd {
-		m.note("refreshing every source…")
+		m.status.note("refreshing every source…")
 		h := m.hub
 		return func() tea.Msg { h.Refresh(); return nil }
 	}},
-	{func(k *KeyMap) *key.Binding { return &k.Detail }, (*Model).openDetail},
+	{func(k *KeyMap) *key.Binding { return &k.Detail }, func(m *Model) tea.Cmd { return m.apply(m.board.detail(m.loc)) }},
 	{func(k *KeyMap) *key.Binding { return &k.Command }, func(m *Model) tea.Cmd {
-		m.input.commanding, m.input.cmdAt = true, len(m.input.cmdHistory)
+		m.input.startCommand()
 		return nil
 	}},
 	{func(k *KeyMap) *key.Binding { return &k.Palette }, func(m *Model) tea.Cmd { m.push(newPalette()); return nil }},
-	{func(k *KeyMap) *key.Binding { return &k.Mark }, func(m *Model) tea.Cmd { m.toggleMark(); return nil }},
-	{func(k *KeyMap) *key.Binding { return &k.MarkAll }, func(m *Model) tea.Cmd { m.markShown(); return nil }},
-	{func(k *KeyMap) *key.Binding { return &k.MarkRange }, func(m *Model) tea.Cmd { m.markRange(); return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.Mark }, func(m *Model) tea.Cmd { m.sayMarks(m.board.toggleMark()); return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.MarkAll }, func(m *Model) tea.Cmd { m.sayMarks(m.board.markShown()); return nil }},
+	{func(k *KeyMap) *key.Binding { return &k.MarkRange }, func(m *Model) tea.Cmd { m.sayMarks(m.board.markRange()); return nil }},
 	{func(k *KeyMap) *key.Binding { return &k.Copy }, func(m *Model) tea.Cmd {
 		if t := m.selected(); t != nil {
 			return m.copyID(t)
@@ -223,7 +222,7 @@ func (m *Model) back() tea.Cmd {
 		m.work.bulk.stop()
 	case len(m.board.marks) > 0:
 		clear(m.board.marks)
-		m.note("marks cleared")
+		m.status.note("marks cleared")
 		m.syncKeys()
 	default:
 		m.status.text = ""
@@ -238,15 +237,12 @@ func (m *Model) back() tea.Cmd {
 
 // nextSort steps through the pane's preset orders; after a column sort it
 // goes back to the preset it left.
-func (m *Model) nextSort() tea.Cmd {
-	p := m.pane()
+func (p *pane) nextSort() {
 	if p.grid.sortCol < 0 {
 		p.sort = (p.sort + 1) % len(p.sorts)
 	}
 	p.grid.sortCol = -1
 	p.unsorted = true
-	m.freshen(p)
-	return nil
 }
 
 // viewKey is the view a key opens, or -1.
@@ -254,38 +250,45 @@ func viewKey(msg tea.KeyMsg, k KeyMap) viewKind {
 	return viewKind(slices.IndexFunc(k.viewKeys(), func(b key.Binding) bool { return key.Matches(msg, b) }))
 }
 
-// filterKey edits the filter; every keystroke re-filters the pane on
-// screen. Enter keeps the filter, esc drops it.
-func (m *Model) filterKey(msg tea.KeyMsg) tea.Cmd {
-	switch msg.Type {
-	case tea.KeyEnter:
-		m.input.filtering = false
-		return m.askArchive()
-	case tea.KeyEsc:
-		m.input.filtering = false
-		m.input.filter.SetValue("")
-		m.refilter()
-		return m.askArchive()
-	default:
-		if m.input.filter.Update(msg) {
-			m.refilter()
-		}
-	}
-	return nil
-}
-
 // refilter puts the filter as typed in force. One that does not parse
 // leaves the last one in force, says what to fix, and is shown as
 // rejected beside the one that stays.
 func (m *Model) refilter() {
-	typed := m.input.filter.Value()
-	f, err := model.ParseFilter(typed)
-	m.input.filterErr, m.input.rejected = "", ""
-	if err != nil {
-		m.input.filterErr, m.input.rejected = err.Error(), typed
-		return
+	if f, ok := m.input.parseFilter(); ok {
+		m.board.setFilter(f)
+		m.syncKeys()
 	}
-	m.input.inForce = typed
-	m.board.setFilter(f)
+}
+
+// sayMarks says what a change of the marks did; the action keys follow
+// the marks.
+func (m *Model) sayMarks(note string, failed bool) {
+	switch {
+	case note == "":
+		return
+	case failed:
+		m.status.fail(note)
+	default:
+		m.status.note(note)
+	}
 	m.syncKeys()
+}
+
+// askArchive brings the history a kept filter asks for, or lets go of it
+// when the filter no longer does. The backends are read off the UI loop.
+func (m *Model) askArchive() tea.Cmd {
+	q := archiveQuery(m.board.flt)
+	if q == nil && !m.input.archiveAsked {
+		return nil
+	}
+	m.input.archiveAsked = q != nil
+	if q != nil {
+		m.status.note("reading finished tasks older than the window…")
+	}
+	h, timeout := m.hub, m.opts.ActionTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return archiveMsg{err: h.LoadArchive(ctx, q)}
+	}
 }

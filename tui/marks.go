@@ -7,53 +7,58 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 )
 
-// toggleMark marks the task under the cursor, or unmarks it; it reports
-// whether there was one.
-func (b *board) toggleMark() bool {
+// toggleMark marks or unmarks the cursor's task and moves to the next
+// row, so space space space marks three in a row; the note names the task
+// and says the cursor moved. It says nothing when no task is under the
+// cursor.
+func (b *board) toggleMark() (note string, failed bool) {
 	t := b.pane().selectedTask()
 	if t == nil {
-		return false
+		return "", false
 	}
+	what := "marked "
 	if _, ok := b.marks[t.Ref()]; ok {
 		delete(b.marks, t.Ref())
+		what = "unmarked "
 	} else {
 		b.marks[t.Ref()] = t
 		b.markFrom = t.Ref()
 	}
-	return true
+	b.pane().grid.Move(1)
+	return what + t.DisplayKey() + " · " + strconv.Itoa(len(b.marks)) + " marked · cursor on the next row · esc clears", false
 }
 
 // markRange marks every task shown from the last one marked to the
 // cursor, both included, and makes the cursor's task the next range's
-// start; it reports false when no mark is shown to range from.
-func (b *board) markRange() bool {
+// start; it fails when no mark is shown to range from.
+func (b *board) markRange() (note string, failed bool) {
 	p := b.pane()
-	t := p.selectedTask()
-	if t == nil {
-		return true
+	if t := p.selectedTask(); t != nil {
+		from := slices.IndexFunc(p.shown, func(r row) bool { return r.t.Ref() == b.markFrom })
+		if from < 0 {
+			return "no mark to range from here: space marks where a range starts", true
+		}
+		lo, hi := min(from, p.grid.cursor), max(from, p.grid.cursor)
+		for _, r := range p.shown[lo : hi+1] {
+			b.marks[r.t.Ref()] = r.t
+		}
+		b.markFrom = t.Ref()
 	}
-	from := slices.IndexFunc(p.shown, func(r row) bool { return r.t.Ref() == b.markFrom })
-	if from < 0 {
-		return false
-	}
-	lo, hi := min(from, p.grid.cursor), max(from, p.grid.cursor)
-	for _, r := range p.shown[lo : hi+1] {
-		b.marks[r.t.Ref()] = r.t
-	}
-	b.markFrom = t.Ref()
-	return true
+	return b.markCount(), false
 }
 
 // markShown marks every task the view shows through the filter.
-func (b *board) markShown() {
+func (b *board) markShown() (note string, failed bool) {
 	p := b.pane()
-	if p.kind == nodesView || p.kind == activityView || p.kind == statsView {
-		return
+	if p.kind != nodesView && p.kind != activityView && p.kind != statsView {
+		for _, r := range p.shown {
+			b.marks[r.t.Ref()] = r.t
+		}
 	}
-	for _, r := range p.shown {
-		b.marks[r.t.Ref()] = r.t
-	}
+	return b.markCount(), false
 }
+
+func (b *board) markCount() string { return strconv.Itoa(len(b.marks)) + " marked · esc clears" }
 
 // marked are the marked tasks in the order of the view on screen, then
 // those the view no longer shows.
@@ -72,35 +77,4 @@ func (b *board) marked() []*model.Task {
 		}
 	}
 	return out
-}
-
-// toggleMark marks or unmarks the cursor's task and moves to the next
-// row, so space space space marks three in a row; the note names the task
-// and says the cursor moved.
-func (m *Model) toggleMark() {
-	t := m.selected()
-	if !m.board.toggleMark() {
-		return
-	}
-	what := "marked "
-	if _, ok := m.board.marks[t.Ref()]; !ok {
-		what = "unmarked "
-	}
-	m.move(1)
-	m.note(what + t.DisplayKey() + " · " + strconv.Itoa(len(m.board.marks)) + " marked · cursor on the next row · esc clears")
-}
-
-func (m *Model) markRange() {
-	if !m.board.markRange() {
-		m.fail("no mark to range from here: space marks where a range starts")
-		return
-	}
-	m.note(strconv.Itoa(len(m.board.marks)) + " marked · esc clears")
-	m.syncKeys()
-}
-
-func (m *Model) markShown() {
-	m.board.markShown()
-	m.note(strconv.Itoa(len(m.board.marks)) + " marked · esc clears")
-	m.syncKeys()
 }

@@ -113,31 +113,6 @@ type screen struct {
 	title         string // the terminal's title as last set
 }
 
-// input is the two lines a person types in: the filter and the : line.
-type input struct {
-	filter    lineEdit
-	filtering bool
-	filterErr string // why the filter as typed does not parse
-	// rejected is the filter as typed when it did not parse; inForce is
-	// the text of the one in force (board.flt), named beside it.
-	rejected, inForce string
-	// filters are the saved filters by name: the config's, and :save's.
-	filters map[string]string
-	// archiveAsked: the kept filter brought history from the backends.
-	archiveAsked bool
-	cmdline      lineEdit
-	commanding   bool
-	cmdHistory   []string
-	cmdAt        int // where up/down stand in cmdHistory
-	// dropping: a dialog taking no text is open and : or / was typed;
-	// dropped is what was typed since, shown and thrown away at enter or
-	// esc, never a key of the dialog.
-	dropping bool
-	dropped  string
-	// toldUnknown: the top dialog has said once that a key does nothing.
-	toldUnknown bool
-}
-
 // work is what the person started that has not come back yet.
 type work struct {
 	bulk    *bulkRun                // the bulk action under way
@@ -178,6 +153,7 @@ func New(o Options) (*Model, error) {
 		opts: o, hub: o.Hub, keys: keys, styles: st, paints: newPaints(st), now: o.Now, loc: o.Location, pace: pace(o.Speed),
 		screen: screen{width: 80, height: 24}, board: newBoard(o.Now, &keys),
 		input:  input{filter: lineEdit{limit: 200}, filters: maps.Clone(o.Filters)},
+		status: status{now: o.Now},
 		alarms: alarms{rang: map[uint64]model.Level{}},
 		work:   work{pending: map[string]model.Action{}, trails: map[string][]model.Event{}},
 	}
@@ -186,7 +162,7 @@ func New(o Options) (*Model, error) {
 			m.board.acts = append(m.board.acts, recordActivity(r))
 		}
 	}
-	m.layout()
+	m.board.layout(m.screen)
 	m.syncKeys()
 	return m, nil
 }
@@ -279,23 +255,27 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.screen.width, m.screen.height = msg.Width, msg.Height
-		m.layout()
+		m.board.layout(m.screen)
 	case snapshotMsg:
 		m.applySnapshot(hub.Snapshot(msg))
-		return m, tea.Batch(m.waitSnapshot(), m.ring(), m.retitle())
+		return m, tea.Batch(m.waitSnapshot(), m.alarms.ring(m.opts.Alert, m.typing()), m.screen.retitle(m.board.windowTitle(), m.opts.Title))
 	case trailMsg:
-		m.gotTrail(msg)
+		m.work.gotTrail(msg, m.dialogs)
 	case tickMsg:
 		return m, m.ticked(msg)
 	case actionMsg:
 		m.actionDone(msg)
 		return m, m.refetchTrail(msg.req.Seen.Source, msg.req.Seen.ID)
 	case bulkProgressMsg, bulkDoneMsg:
-		return m, m.bulkStep(msg)
+		wait, end, titles := m.work.bulkStep(msg)
+		if end != nil {
+			m.bulkDone(end.summary, titles)
+		}
+		return m, wait
 	case archiveMsg:
-		m.archiveDone(msg)
+		m.input.archiveDone(msg, &m.status)
 	case savedMsg:
-		m.saved(msg)
+		m.input.saved(msg, &m.status)
 	case statsMsg:
 		m.board.setStats(stats.Report(msg))
 	case tea.BlurMsg:
@@ -323,8 +303,8 @@ func (m *Model) ticked(msg tickMsg) tea.Cmd {
 	if b := m.board.boundary; !b.IsZero() && !m.now().Before(b) {
 		m.derive()
 	}
-	m.status.expire(m.now())
-	return tea.Batch(m.tick(), m.ring(), m.retitle())
+	m.status.expire()
+	return tea.Batch(m.tick(), m.alarms.ring(m.opts.Alert, m.typing()), m.screen.retitle(m.board.windowTitle(), m.opts.Title))
 }
 
 func (m *Model) pane() *pane { return m.board.pane() }
@@ -353,7 +333,9 @@ func (m *Model) freshen(p *pane) {
 // derive rebuilds the rows, then queues the alarms of the stale claims.
 func (m *Model) derive() {
 	m.board.derive()
-	m.watchBoard()
+	if m.listening() {
+		m.alarms.watch(m.board)
+	}
 	m.syncKeys()
 }
 
@@ -368,11 +350,6 @@ func (m *Model) pop() {
 	}
 	m.input.toldUnknown = false
 }
-
-func (m *Model) note(s string) { m.status.set(s, false, m.now()) }
-
-// fail shows an error; what it quotes from outside is redacted here.
-func (m *Model) fail(s string) { m.status.set(model.Redact(s), true, m.now()) }
 
 // readOnly says whether actions on source are refused.
 func (m *Model) readOnly(source string) bool {
@@ -405,7 +382,7 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 		p.grid.Move(3)
 	case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionPress:
 		if msg.Y == 0 {
-			if k, ok := m.tabAt(msg.X); ok {
+			if k, ok := m.board.tabAt(msg.X, m.tabLayout()); ok {
 				m.show(k)
 			}
 			return
@@ -423,15 +400,15 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 // board's rows.
 func (m *Model) applySnapshot(s hub.Snapshot) {
 	for _, n := range s.Mesh.Nodes() {
-		if n.Status == model.NodeDown {
-			m.watchDown(n.Name)
+		if n.Status == model.NodeDown && m.listening() {
+			m.alarms.down(n.Name)
 		}
 	}
 	loaded := loading(m.board.snap) && !loading(s) && s.Len() >= releaseFrom
 	derived := m.board.derived
 	m.board.take(s)
-	if m.board.derived != derived {
-		m.watchBoard()
+	if m.board.derived != derived && m.listening() {
+		m.alarms.watch(m.board)
 	}
 	m.syncKeys()
 	if loaded {
@@ -461,29 +438,35 @@ func loading(s hub.Snapshot) bool {
 // the filter line.
 const tableTop = 2
 
-// layout sizes every pane: tabs, filter line, table, banner, footer, help.
-func (m *Model) layout() {
-	h := max(m.screen.height-tableTop-3, 2)
-	for _, p := range m.board.panes {
-		p.SetSize(m.screen.width, h)
+// layout sizes every pane to the screen: tabs, filter line, table,
+// banner, footer, help.
+func (b *board) layout(sc screen) {
+	h := max(sc.height-tableTop-3, 2)
+	for _, p := range b.panes {
+		p.SetSize(sc.width, h)
 	}
 }
 
-func (m *Model) tabAt(x int) (viewKind, bool) {
-	pos := 0
-	if m.tabLayout().name {
-		pos = ansi.StringWidth(appName) + 2
+// loadStats computes the report off the UI loop (it reads the audit
+// journal), or nothing when the dashboard has no stats.
+func (m *Model) loadStats() tea.Cmd {
+	if m.opts.Stats == nil {
+		return nil
 	}
-	labels := m.tabLabels()
-	for k := range viewCount {
-		if labels[k] == "" {
-			continue
-		}
-		w := ansi.StringWidth(labels[k])
-		if x >= pos && x < pos+w {
-			return k, true
-		}
-		pos += w + 2
-	}
-	return 0, false
+	report, now := m.opts.Stats, m.now
+	return func() tea.Msg { return statsMsg(report(now())) }
+}
+
+// listening says whether alarms are queued at all: nothing rings while
+// the dashboard is paused or when nobody asked for a ring, so there is
+// nothing to remember.
+func (m *Model) listening() bool { return !m.screen.paused && m.opts.Alert != nil }
+
+// env is what the dialogs see of m now.
+func (m *Model) env() *dialogEnv {
+	return &dialogEnv{styles: m.styles, keys: m.keys, width: m.screen.width, now: m.now(), loc: m.loc, pace: m.pace,
+		readOnly: m.opts.ReadOnly, board: m.board,
+		offers:  func(t *model.Task) []bool { return m.offers(t, false) },
+		preview: m.hub.PreviewBulk, fullHelp: m.pane().FullHelp,
+		trail: func(ref string) []model.Event { return m.work.trails[ref] }}
 }

@@ -26,60 +26,62 @@ func validFilterName(name string) bool {
 	}) < 0
 }
 
-// saveFilter keeps the filter in force under name, through Options'
-// SaveFilter, off the UI loop: it writes the config file.
-func (m *Model) saveFilter(name string) tea.Cmd {
-	expr := strings.TrimSpace(m.input.filter.Value())
+// saveFilter keeps the filter in force under name, through save (Options'
+// SaveFilter), off the UI loop: it writes the config file. What stops it
+// is said on st.
+func (in *input) saveFilter(name string, save func(name, expr string) error, st *status) tea.Cmd {
+	expr := strings.TrimSpace(in.filter.Value())
 	switch {
 	case name == "":
-		m.fail(":save NAME: the filter needs a name")
+		st.fail(":save NAME: the filter needs a name")
 		return nil
 	case !validFilterName(name):
-		m.fail(":save " + name + ": a name is lower-case letters, digits, - and _")
+		st.fail(":save " + name + ": a name is lower-case letters, digits, - and _")
 		return nil
 	case expr == "":
-		m.fail(":save " + name + ": no filter to save; / or :filter sets one")
+		st.fail(":save " + name + ": no filter to save; / or :filter sets one")
 		return nil
-	case m.input.filterErr != "":
-		m.fail(":save " + name + ": the filter does not parse: " + m.input.filterErr)
+	case in.filterErr != "":
+		st.fail(":save " + name + ": the filter does not parse: " + in.filterErr)
 		return nil
-	case m.opts.SaveFilter == nil:
-		m.fail(":save " + name + ": no configuration file to keep filters in")
+	case save == nil:
+		st.fail(":save " + name + ": no configuration file to keep filters in")
 		return nil
 	}
-	save := m.opts.SaveFilter
 	return func() tea.Msg { return savedMsg{name: name, expr: expr, err: save(name, expr)} }
 }
 
-// saved records a filter the config file now keeps.
-func (m *Model) saved(msg savedMsg) {
+// saved records a filter the config file now keeps, and says so on st.
+func (in *input) saved(msg savedMsg, st *status) {
 	if msg.err != nil {
-		m.fail(":save " + msg.name + ": " + msg.err.Error())
+		st.fail(":save " + msg.name + ": " + msg.err.Error())
 		return
 	}
-	if m.input.filters == nil {
-		m.input.filters = map[string]string{}
+	if in.filters == nil {
+		in.filters = map[string]string{}
 	}
-	m.input.filters[msg.name] = msg.expr
-	m.note("filter " + msg.name + " saved: " + msg.expr + " · :load " + msg.name + " brings it back")
+	in.filters[msg.name] = msg.expr
+	st.note("filter " + msg.name + " saved: " + msg.expr + " · :load " + msg.name + " brings it back")
 }
 
-// loadFilter puts a saved filter in force.
-func (m *Model) loadFilter(name string) {
-	names := slices.Sorted(maps.Keys(m.input.filters))
-	expr, ok := m.input.filters[name]
+// loadFilter types a saved filter in, and reports whether it did: the
+// caller puts it in force. What it did, or why not, is said on st.
+func (in *input) loadFilter(name string, st *status) bool {
+	names := slices.Sorted(maps.Keys(in.filters))
+	expr, ok := in.filters[name]
 	switch {
 	case ok:
-		m.input.filter.SetValue(expr)
-		m.refilter()
-		m.note("filter " + name + ": " + expr)
+		in.filter.SetValue(expr)
+		st.note("filter " + name + ": " + expr)
+		return true
 	case len(names) == 0:
-		m.fail(":load " + name + ": no saved filters; :save NAME keeps the filter in force")
+		st.fail(":load " + name + ": no saved filters; :save NAME keeps the filter in force")
 	case suggest(name, names) != "":
-		m.fail(":load " + name + ": no such filter — did you mean " + suggest(name, names) + "?")
+		st.fail(":load " + name + ": no such filter — did you mean " + suggest(name, names) + "?")
 	default:
-		m.fail(":load " + name + ": no such filter (" + strings.Join(names, ", ") + ")")
+		st.fail(":load " + name + ": no such filter (" + strings.Join(names, ", ") + ")")
 	}
+	return false
 }
 
 // validSavedFilters refuses a config's saved filter that could not be

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-
 	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
@@ -35,16 +33,6 @@ func statsColumns() []column {
 	}
 }
 
-// loadStats computes the report off the UI loop (it reads the audit
-// journal), or nothing when the dashboard has no stats.
-func (m *Model) loadStats() tea.Cmd {
-	if m.opts.Stats == nil {
-		return nil
-	}
-	report, now := m.opts.Stats, m.now
-	return func() tea.Msg { return statsMsg(report(now())) }
-}
-
 // setStats lays a report out as the view's rows: everything first, then
 // sources, agents and nodes by name.
 func (b *board) setStats(r stats.Report) {
@@ -62,8 +50,8 @@ func (b *board) setStats(r stats.Report) {
 	p.grid.SetLen(len(rows))
 }
 
-func (m *Model) statsCells(r statsRow, cells []cell) {
-	ps := m.paints
+func (pn rowPen) statsCells(r statsRow, cells []cell) {
+	ps := pn.paints
 	g := r.g
 	cells[0] = cell{text: r.kind, paint: &ps.muted}
 	cells[1] = cell{text: orDash(g.Name)}
@@ -83,10 +71,10 @@ func (m *Model) statsCells(r statsRow, cells []cell) {
 	if g.Blocks.Total > 0 {
 		cells[5].paint = &ps.warn
 	}
-	cells[6] = cell{text: m.pace.pairOf(g.QueueWait)}
-	cells[7] = cell{text: m.pace.pairOf(g.WorkTime)}
-	cells[8] = cell{text: m.pace.secondsOr(g.LeaseAge.N, g.LeaseAge.P50)}
-	cells[9] = cell{text: m.pace.secondsOr(g.HeartbeatGap.N, g.HeartbeatGap.P95)}
+	cells[6] = cell{text: pn.pace.pairOf(g.QueueWait)}
+	cells[7] = cell{text: pn.pace.pairOf(g.WorkTime)}
+	cells[8] = cell{text: pn.pace.secondsOr(g.LeaseAge.N, g.LeaseAge.P50)}
+	cells[9] = cell{text: pn.pace.secondsOr(g.HeartbeatGap.N, g.HeartbeatGap.P95)}
 	n := 0
 	for _, v := range g.Overrides {
 		n += v

@@ -5,9 +5,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -98,14 +100,24 @@ func (b *board) tabLabelIn(k viewKind, style tabStyle) string {
 	return label
 }
 
-// tabLabels are the tabs as the top bar draws them now.
-func (m *Model) tabLabels() [viewCount]string {
-	var out [viewCount]string
-	bar := m.tabLayout()
-	for k := range viewCount {
-		out[k] = m.board.tabLabelIn(k, bar.style)
+// tabAt is the view whose tab is at column x of the top bar as laid out.
+func (b *board) tabAt(x int, bar topBar) (viewKind, bool) {
+	pos := 0
+	if bar.name {
+		pos = ansi.StringWidth(appName) + 2
 	}
-	return out
+	for k := range viewCount {
+		label := b.tabLabelIn(k, bar.style)
+		if label == "" {
+			continue
+		}
+		w := ansi.StringWidth(label)
+		if x >= pos && x < pos+w {
+			return k, true
+		}
+		pos += w + 2
+	}
+	return 0, false
 }
 
 // tabsWidth is the width of the tabs in a style, with the app's name or
@@ -130,9 +142,9 @@ func (b *board) tabsWidth(style tabStyle, name bool) int {
 // sort give way to it. The tabs then drop the app's name before any
 // count, and lose counts only where even "2 Lea 5" does not fit.
 func (m *Model) tabLayout() topBar {
-	a := m.alarm()
+	a := m.board.alarm(&m.screen)
 	parts := a.parts
-	room := m.screen.width - m.flagsWidth() - 1
+	room := m.screen.width - m.screen.flagsWidth(m.opts.ReadOnly, m.pace) - 1
 	// The review count shows where it fits beside the tabs of a style and
 	// the whole alarm; it never shortens them.
 	tries := [][]string{parts}
@@ -161,16 +173,16 @@ func (m *Model) tabLayout() topBar {
 	return topBar{style: tabsOnlyShown, below: below}
 }
 
-func (m *Model) flagsWidth() int {
+func (sc *screen) flagsWidth(readOnly bool, p pace) int {
 	w := 0
-	if m.opts.ReadOnly {
+	if readOnly {
 		w += len(" READ-ONLY")
 	}
-	if m.screen.paused {
+	if sc.paused {
 		w += len(" paused")
 	}
-	if m.pace.sped() {
-		w += 1 + ansi.StringWidth(m.clockFlag())
+	if p.sped() {
+		w += 1 + ansi.StringWidth(p.clockFlag())
 	}
 	return w
 }
@@ -179,8 +191,8 @@ const alarmSep = " · "
 
 // clockFlag says the tasks' clock runs faster than the wall clock (the
 // demo's --speed), so no time on screen is taken for a wall-clock one.
-func (m *Model) clockFlag() string {
-	return "clock ×" + strconv.FormatFloat(float64(m.pace), 'f', -1, 64)
+func (p pace) clockFlag() string {
+	return "clock ×" + strconv.FormatFloat(float64(p), 'f', -1, 64)
 }
 
 // alarmText is what is wrong anywhere, worst first, and how bad the
@@ -196,7 +208,7 @@ type alarmText struct {
 // alarm names what needs a human, seen from every view: unreachable
 // sources and DOWN nodes by name, then broken and stuck claims by rung,
 // then how many tasks wait for a reviewer.
-func (m *Model) alarm() alarmText {
+func (b *board) alarm(sc *screen) alarmText {
 	var a alarmText
 	raise := func(l model.Level) { a.level = max(a.level, min(l, model.LevelEscalated)) }
 	// Names in the same state share their word ("PROD, STAGING
@@ -210,18 +222,18 @@ func (m *Model) alarm() alarmText {
 		named[word] = append(named[word], strings.ToUpper(who))
 	}
 	// A source that does not answer hides everything else it holds.
-	for i := range m.board.snap.Sources {
-		src := &m.board.snap.Sources[i]
+	for i := range b.snap.Sources {
+		src := &b.snap.Sources[i]
 		switch {
 		case src.Status == hub.StatusDegraded:
 			name(src.Name, sourceWord(*src))
 			raise(model.LevelEscalated)
-		case m.lagging(src):
+		case sc.lagging(src, b.now()):
 			name(src.Name, "LAGGING")
 			raise(model.LevelUrgent)
 		}
 	}
-	for _, n := range m.board.snap.Mesh.Nodes() {
+	for _, n := range b.snap.Mesh.Nodes() {
 		if n.Status == model.NodeDown {
 			name(n.Name, "DOWN")
 			raise(model.LevelEscalated)
@@ -230,13 +242,13 @@ func (m *Model) alarm() alarmText {
 	for _, w := range words {
 		a.parts = append(a.parts, strings.Join(named[w], ", ")+" "+w)
 	}
-	for i := len(m.board.rungs) - 1; i >= 0; i-- { // a Level is unsigned
-		if lv, n := model.Level(i), m.board.rungs[i]; n > 0 {
+	for i := len(b.rungs) - 1; i >= 0; i-- { // a Level is unsigned
+		if lv, n := model.Level(i), b.rungs[i]; n > 0 {
 			a.parts = append(a.parts, strconv.Itoa(n)+" "+rungWord(lv))
 			raise(lv)
 		}
 	}
-	if n := m.board.reviews; n > 0 {
+	if n := b.reviews; n > 0 {
 		a.review = strconv.Itoa(n) + " IN REVIEW"
 	}
 	return a
@@ -279,27 +291,26 @@ func (m *Model) tabs() string {
 	}
 	var flags []string
 	if alarm != "" {
-		flags = append(flags, st.Level(int(m.alarm().level)).Render(alarm))
+		flags = append(flags, st.Level(int(m.board.alarm(&m.screen).level)).Render(alarm))
 	}
 	if !bar.below {
-		flags = append(flags, m.flags()...)
+		flags = append(flags, m.screen.flags(m.styles, m.opts.ReadOnly, m.pace)...)
 	}
 	return joinRight(b.String(), strings.Join(flags, " "), m.screen.width)
 }
 
 // flags are the top bar's words on how the dashboard runs: read-only,
 // paused, a sped-up clock.
-func (m *Model) flags() []string {
-	st := m.styles
+func (sc *screen) flags(st *theme.Styles, readOnly bool, p pace) []string {
 	var flags []string
-	if m.opts.ReadOnly {
+	if readOnly {
 		flags = append(flags, st.Warn.Render("READ-ONLY"))
 	}
-	if m.screen.paused {
+	if sc.paused {
 		flags = append(flags, st.Warn.Render("paused"))
 	}
-	if m.pace.sped() {
-		flags = append(flags, st.Muted.Render(m.clockFlag()))
+	if p.sped() {
+		flags = append(flags, st.Muted.Render(p.clockFlag()))
 	}
 	return flags
 }
@@ -310,7 +321,7 @@ func (m *Model) flags() []string {
 // the left; the alarm then takes the right, its worst parts first.
 func (m *Model) alarmBelow(typing string) string {
 	st := m.styles
-	a := m.alarm()
+	a := m.board.alarm(&m.screen)
 	parts := slices.Clip(a.parts)
 	if a.review != "" {
 		parts = append(parts, a.review)
@@ -326,7 +337,7 @@ func (m *Model) alarmBelow(typing string) string {
 		return joinRight(typing, style.Render(fitAlarm(parts, max(room, 0))), m.screen.width)
 	}
 	whole := strings.Join(parts, alarmSep)
-	flags := strings.Join(m.flags(), " ")
+	flags := strings.Join(m.screen.flags(m.styles, m.opts.ReadOnly, m.pace), " ")
 	fw := ansi.StringWidth(flags)
 	if fw > 0 {
 		fw++
@@ -341,16 +352,16 @@ func (m *Model) alarmBelow(typing string) string {
 
 // stuckPointer sends a person on the Queue to the stuck claims: how many
 // wait in Stale, and its key. "" elsewhere, or when nothing is stuck.
-func (m *Model) stuckPointer() string {
-	n := len(m.board.panes[staleView].members)
-	if m.board.active != queueView || n == 0 {
+func (b *board) stuckPointer(k *KeyMap) string {
+	n := len(b.panes[staleView].members)
+	if b.active != queueView || n == 0 {
 		return ""
 	}
 	word := "claims"
 	if n == 1 {
 		word = "claim"
 	}
-	return fmt.Sprintf(" → %d stuck %s waiting in %s: press %s", n, word, views[staleView].title, m.keys.Views[staleView].Help().Key)
+	return fmt.Sprintf(" → %d stuck %s waiting in %s: press %s", n, word, views[staleView].title, k.Views[staleView].Help().Key)
 }
 
 func (m *Model) filterLine() string {
@@ -411,18 +422,19 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 		return
 	}
 	gs := m.paints
+	pn := m.pen()
 	var rows strings.Builder
 	switch p.kind {
 	case nodesView:
-		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.nodeCells(p.nodes[i], c); return false })
+		p.grid.render(&rows, gs, func(i int, c []cell) bool { pn.nodeCells(p.nodes[i], c); return false })
 	case activityView:
-		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.activityCells(p.acts[i], c); return false })
+		p.grid.render(&rows, gs, func(i int, c []cell) bool { pn.activityCells(p.acts[i], c); return false })
 	case statsView:
-		p.grid.render(&rows, gs, func(i int, c []cell) bool { m.statsCells(p.stats[i], c); return false })
+		p.grid.render(&rows, gs, func(i int, c []cell) bool { pn.statsCells(p.stats[i], c); return false })
 	default:
 		p.grid.render(&rows, gs, func(i int, c []cell) bool {
 			t := p.shown[i].t
-			m.taskCells(p, t, c)
+			pn.taskCells(p, t, c)
 			if len(m.board.marks) > 0 {
 				if _, ok := m.board.marks[t.Ref()]; ok {
 					c[0].text = "✓ " + c[0].text
@@ -447,7 +459,7 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 			msgs = []string{st.Muted.Render(fit("  Nothing matches the filter (esc clears it).", m.screen.width))}
 		}
 		if p.kind != nodesView && p.kind != activityView {
-			if sick := m.sourceTrouble(); len(sick) > 0 {
+			if sick := m.board.sourceTrouble(m.styles, &m.screen, m.loc); len(sick) > 0 {
 				// An empty view over a failing source is not an empty queue.
 				msgs = sick
 			}
@@ -464,19 +476,18 @@ func (m *Model) body(b *strings.Builder, p *pane) {
 	b.WriteString(out)
 }
 
-// sourceTrouble says, for each source not answering, what is wrong, since
+// sourceTrouble says, on a screen sc wide, for each source not answering, what is wrong, since
 // when, its last error and when it is tried again.
-func (m *Model) sourceTrouble() []string {
-	st := m.styles
-	now := m.now()
+func (b *board) sourceTrouble(st *theme.Styles, sc *screen, loc *time.Location) []string {
+	now := b.now()
 	var out []string
-	for _, s := range m.board.snap.Sources {
+	for _, s := range b.snap.Sources {
 		switch s.Status {
 		case hub.StatusDegraded:
 			out = append(out, st.Danger.Render(fit(fmt.Sprintf("  %s %s since %s (%s ago), %d failed polls",
-				s.Name, sourceWord(s), s.Since.In(m.loc).Format("15:04:05"), ago(s.Since, now), s.Failures), m.screen.width)))
-			for _, l := range strings.Split(ansi.Wordwrap("last error: "+theme.Safe(s.Err), max(m.screen.width-6, 20), " "), "\n") {
-				out = append(out, fit("    "+l, m.screen.width))
+				s.Name, sourceWord(s), s.Since.In(loc).Format("15:04:05"), ago(s.Since, now), s.Failures), sc.width)))
+			for _, l := range strings.Split(ansi.Wordwrap("last error: "+theme.Safe(s.Err), max(sc.width-6, 20), " "), "\n") {
+				out = append(out, fit("    "+l, sc.width))
 			}
 			next := "next retry now"
 			if r := s.Health.Retry; r.After(now) {
@@ -486,14 +497,14 @@ func (m *Model) sourceTrouble() []string {
 			if s.Health.Code == model.CodeMisconfigured {
 				hint = "fix the source's configuration; " + hint
 			}
-			out = append(out, st.Muted.Render(fit("    "+next+"; "+hint, m.screen.width)), "")
+			out = append(out, st.Muted.Render(fit("    "+next+"; "+hint, sc.width)), "")
 		case hub.StatusOK:
-			if m.lagging(&s) {
+			if sc.lagging(&s, now) {
 				out = append(out, st.Warn.Render(fit(fmt.Sprintf("  %s lagging: no answer for %s (polled every %s); the rows shown may be old",
-					s.Name, ago(s.Updated, now), s.Health.Every), m.screen.width)), "")
+					s.Name, ago(s.Updated, now), s.Health.Every), sc.width)), "")
 			}
 		case hub.StatusConnecting:
-			out = append(out, st.Warn.Render(fit("  "+s.Name+" connecting: no poll has answered yet", m.screen.width)), "")
+			out = append(out, st.Warn.Render(fit("  "+s.Name+" connecting: no poll has answered yet", sc.width)), "")
 		}
 	}
 	return out
@@ -501,7 +512,9 @@ func (m *Model) sourceTrouble() []string {
 
 // lagging is a source that has stopped answering without failing, judged
 // by the hub's rule; never while paused, when nobody polls.
-func (m *Model) lagging(s *hub.SourceState) bool { return !m.screen.paused && s.Lagging(m.now()) }
+func (sc *screen) lagging(s *hub.SourceState, now time.Time) bool {
+	return !sc.paused && s.Lagging(now)
+}
 
 // sourceWord names a degraded source's trouble as the status bar and the
 // alarm say it.
@@ -515,7 +528,7 @@ func sourceWord(s hub.SourceState) string {
 func (m *Model) bannerLine() string {
 	st := m.styles
 	if m.work.bulk != nil {
-		return st.Notice.Render(fit(m.bulkBar(), m.screen.width))
+		return st.Notice.Render(fit(m.work.bulk.bar(), m.screen.width))
 	}
 	if m.input.filterErr != "" {
 		return st.Banner.Render(fit(" filter rejected: "+theme.Safe(m.input.filterErr)+" — in force: "+orDash(theme.Safe(m.input.inForce)), m.screen.width))
@@ -532,7 +545,7 @@ func (m *Model) bannerLine() string {
 			return st.Banner.Render(fit(msg, m.screen.width))
 		}
 	}
-	if ptr := m.stuckPointer(); ptr != "" {
+	if ptr := m.board.stuckPointer(&m.keys); ptr != "" {
 		// The Queue a person starts on says where the stuck work is.
 		return st.Warn.Render(fit(ptr, m.screen.width))
 	}
@@ -550,7 +563,7 @@ func (m *Model) footer() string {
 			part += st.Footer.Render(theme.Safe(s.Reads) + " ")
 		}
 		switch {
-		case m.lagging(&s):
+		case m.screen.lagging(&s, now):
 			part += st.Warn.Render("lagging")
 		case s.Status == hub.StatusOK:
 			part += st.OK.Render("ok")
@@ -594,13 +607,12 @@ func (m *Model) helpLine() string {
 	if m.input.commanding {
 		return st.Muted.Render(fit("enter run · tab complete · ↑/↓ history · esc leave", m.screen.width))
 	}
-	return m.shortHelp(m.pane().ShortHelp(m.keys))
+	return shortHelp(m.styles, m.pane().ShortHelp(m.keys), m.screen.width)
 }
 
-// shortHelp fits the pane's keys on one line: the last two (help and
+// shortHelp fits the pane's keys on one line of width: the last two (help and
 // quit) always stay; the ones before them give way from the right.
-func (m *Model) shortHelp(items []key.Binding) string {
-	st := m.styles
+func shortHelp(st *theme.Styles, items []key.Binding, width int) string {
 	h := help.New()
 	h.Styles.ShortKey, h.Styles.ShortDesc, h.Styles.ShortSeparator = st.Key, st.KeyDesc, st.Faint
 	var enabled []key.Binding
@@ -611,9 +623,29 @@ func (m *Model) shortHelp(items []key.Binding) string {
 	}
 	for {
 		line := h.ShortHelpView(enabled)
-		if ansi.StringWidth(line) <= m.screen.width || len(enabled) <= 2 {
-			return ansi.Truncate(line, m.screen.width, "…")
+		if ansi.StringWidth(line) <= width || len(enabled) <= 2 {
+			return ansi.Truncate(line, width, "…")
 		}
 		enabled = slices.Delete(enabled, len(enabled)-3, len(enabled)-2)
+	}
+}
+
+// pen is the rows' pen as the dashboard stands.
+func (m *Model) pen() rowPen {
+	return rowPen{paints: m.paints, pace: m.pace, now: m.now, loc: m.loc, board: m.board}
+}
+
+// retitle sets the terminal's title (through set) when what it says has
+// changed.
+func (s *screen) retitle(t string, set func(string)) tea.Cmd {
+	if t == s.title {
+		return nil
+	}
+	s.title = t
+	return func() tea.Msg {
+		if set != nil {
+			set(t)
+		}
+		return nil
 	}
 }

@@ -61,7 +61,7 @@ func TestStatsCountInADemosOwnTime(t *testing.T) {
 	}{{1, "5s/10s"}, {60, "5m/10m"}} {
 		r := newRig(t, func(o *Options) { o.Speed = c.speed })
 		cells := make([]cell, len(views[statsView].cols))
-		r.m.statsCells(statsRow{kind: "all", g: stats.Group{QueueWait: stats.Quantiles{N: 4, P50: 5, P95: 10}}}, cells)
+		r.m.pen().statsCells(statsRow{kind: "all", g: stats.Group{QueueWait: stats.Quantiles{N: 4, P50: 5, P95: 10}}}, cells)
 		if got := cells[6].text; got != c.want {
 			t.Errorf("at %g× the queue wait reads %q, want %q", c.speed, got, c.want)
 		}

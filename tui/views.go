@@ -307,26 +307,36 @@ func nodeRank(s model.NodeStatus) int {
 	return 0
 }
 
+// rowPen is what the table's rows are drawn with: the paints, the
+// tasks' clock and the board the rows come from.
+type rowPen struct {
+	paints *paints
+	pace   pace
+	now    func() time.Time
+	loc    *time.Location
+	board  *board
+}
+
 // taskCells fills one row of a task pane.
-func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
-	now := m.now()
-	ps := m.paints
+func (pn rowPen) taskCells(p *pane, t *model.Task, cells []cell) {
+	now := pn.now()
+	ps := pn.paints
 	cells[0] = cell{text: t.Source, paint: ps.source(t.Source)}
-	if m.board.sick[t.Source] {
+	if pn.board.sick[t.Source] {
 		// Its last poll failed: the row is the last good data, maybe old.
 		cells[0] = cell{text: "⚠ " + t.Source, paint: &ps.warn}
 	}
 	cells[1] = cell{text: t.DisplayKey()}
 	switch p.kind {
 	case queueView:
-		cells[2] = cell{text: m.board.waitingMark(t) + t.Title}
+		cells[2] = cell{text: pn.board.waitingMark(t) + t.Title}
 		cells[3] = cell{text: t.Class.String()}
 		cells[4] = cell{text: model.PriorityName(t.Priority)}
-		cells[5] = cell{text: m.pace.ago(t.CreatedAt, now)}
+		cells[5] = cell{text: pn.pace.ago(t.CreatedAt, now)}
 		if r := t.Reservation; r.Active(now) {
 			until := ""
 			if !r.Until.IsZero() {
-				until = " " + m.pace.span(r.Until.Sub(now))
+				until = " " + pn.pace.span(r.Until.Sub(now))
 			}
 			cells[6] = cell{text: "→ " + r.For + until, paint: &ps.info}
 		}
@@ -336,24 +346,24 @@ func (m *Model) taskCells(p *pane, t *model.Task, cells []cell) {
 		}
 	case leasesView:
 		cells[2] = cell{text: t.Title}
-		m.leaseCells(t, cells[3:], now)
+		pn.leaseCells(t, cells[3:], now)
 	case staleView:
 		cells[2] = cell{text: t.Title}
-		m.staleCells(t, cells[3:])
+		pn.staleCells(t, cells[3:])
 	case parkedView:
-		m.parkedCells(t, cells, now)
+		pn.parkedCells(t, cells, now)
 	case allView:
-		cells[2] = m.stateCell(t)
+		cells[2] = pn.stateCell(t)
 		cells[3] = cell{text: t.Title}
 		cells[4] = cell{text: t.Claim.Name}
 		cells[5] = cell{text: model.PriorityName(t.Priority)}
-		cells[6] = cell{text: m.pace.ago(t.CreatedAt, now)}
+		cells[6] = cell{text: pn.pace.ago(t.CreatedAt, now)}
 	}
 }
 
 // leaseCells fills a Leases row after its title.
-func (m *Model) leaseCells(t *model.Task, c []cell, now time.Time) {
-	ps := m.paints
+func (pn rowPen) leaseCells(t *model.Task, c []cell, now time.Time) {
+	ps := pn.paints
 	c[0] = cell{text: t.Claim.Holder.String()}
 	if t.Claim.Holder == model.HolderHuman {
 		c[0].paint = &ps.accent
@@ -361,26 +371,26 @@ func (m *Model) leaseCells(t *model.Task, c []cell, now time.Time) {
 	c[1] = cell{text: t.Claim.Name}
 	c[2] = cell{text: t.Claim.RunID}
 	c[3] = cell{text: t.Claim.Node}
-	c[4] = cell{text: m.pace.ago(t.Claim.ClaimedAt, now)}
-	c[5] = cell{text: m.pace.ago(t.Claim.HeartbeatAt, now)}
+	c[4] = cell{text: pn.pace.ago(t.Claim.ClaimedAt, now)}
+	c[5] = cell{text: pn.pace.ago(t.Claim.HeartbeatAt, now)}
 	if t.Claim.Holder == model.HolderHuman || t.Claim.Expires.IsZero() {
 		c[6] = cell{text: "—"}
 		return
 	}
 	left := model.Remaining(t, now)
-	c[6] = cell{text: m.pace.clock(left)}
-	c[7] = cell{text: bar(left, m.board.snap.Policy.Lease, 10), paint: &ps.barFull}
-	if model.Health(t, now, m.board.snap.Policy) == model.LeaseExpiring {
+	c[6] = cell{text: pn.pace.clock(left)}
+	c[7] = cell{text: bar(left, pn.board.snap.Policy.Lease, 10), paint: &ps.barFull}
+	if model.Health(t, now, pn.board.snap.Policy) == model.LeaseExpiring {
 		c[6].paint, c[7].paint = &ps.warn, &ps.warn
 	}
 }
 
 // staleCells fills a Stale row after its title.
-func (m *Model) staleCells(t *model.Task, c []cell) {
-	ps := m.paints
-	cl := m.board.classes()[t]
+func (pn rowPen) staleCells(t *model.Task, c []cell) {
+	ps := pn.paints
+	cl := pn.board.classes()[t]
 	lv := severity(cl)
-	c[1] = cell{text: m.pace.span(cl.Stuck)}
+	c[1] = cell{text: pn.pace.span(cl.Stuck)}
 	if lv == levelBroken {
 		c[1].text = "—"
 	}
@@ -398,7 +408,7 @@ func (m *Model) staleCells(t *model.Task, c []cell) {
 	if cl.Cause == model.CauseLeaseTooLong {
 		// Suspicious before it is stale: the lease is judged as ending at
 		// the ceiling, and the rescue keys are offered on it at once.
-		c[4] = cell{text: ceilingWhy(t, m.board.snap.Policy), paint: &ps.warn}
+		c[4] = cell{text: ceilingWhy(t, pn.board.snap.Policy), paint: &ps.warn}
 		if lv == model.LevelNone {
 			c[0].paint = &ps.warn
 		}
@@ -432,26 +442,26 @@ func brokenFile(problem string) string {
 }
 
 // parkedCells fills a Parked row.
-func (m *Model) parkedCells(t *model.Task, cells []cell, now time.Time) {
-	ps := m.paints
-	cells[2] = m.stateCell(t)
+func (pn rowPen) parkedCells(t *model.Task, cells []cell, now time.Time) {
+	ps := pn.paints
+	cells[2] = pn.stateCell(t)
 	cells[3] = cell{text: t.Title}
-	cells[4] = cell{text: m.pace.ago(t.EditedAt, now)}
+	cells[4] = cell{text: pn.pace.ago(t.EditedAt, now)}
 	cells[5] = cell{text: orDash(theme.Safe(t.Reason))}
 	cells[6] = cell{text: orDash(theme.Safe(t.UnblockAction()))}
 	cells[7] = cell{text: "—"}
 	if at := t.NextCheckAt(); !at.IsZero() {
 		if at.After(now) {
-			cells[7] = cell{text: "in " + m.pace.span(at.Sub(now))}
+			cells[7] = cell{text: "in " + pn.pace.span(at.Sub(now))}
 		} else {
-			cells[7] = cell{text: "due " + m.pace.span(now.Sub(at)), paint: &ps.warn}
+			cells[7] = cell{text: "due " + pn.pace.span(now.Sub(at)), paint: &ps.warn}
 		}
 	}
 }
 
 // stateCell names a task's state, painted by how much it needs a human.
-func (m *Model) stateCell(t *model.Task) cell {
-	ps := m.paints
+func (pn rowPen) stateCell(t *model.Task) cell {
+	ps := pn.paints
 	c := cell{text: t.State.String()}
 	switch t.State {
 	case model.StateBlocked, model.StateFailed, model.StateUnknown:
@@ -477,9 +487,9 @@ func bar(left, lease time.Duration, width int) string {
 	return strings.Repeat("█", full) + strings.Repeat("░", width-full)
 }
 
-func (m *Model) nodeCells(n model.Node, cells []cell) {
-	now := m.now()
-	ps := m.paints
+func (pn rowPen) nodeCells(n model.Node, cells []cell) {
+	now := pn.now()
+	ps := pn.paints
 	cells[0] = cell{text: n.Name}
 	status := cell{text: n.Status.String(), paint: &ps.ok}
 	switch n.Status {
@@ -528,9 +538,9 @@ func sparkline(lat []time.Duration, width int) string {
 	return string(out)
 }
 
-func (m *Model) activityCells(a activity, cells []cell) {
-	ps := m.paints
-	cells[0] = cell{text: m.pace.at(a.At, m.now(), m.loc, "15:04:05"), paint: &ps.muted}
+func (pn rowPen) activityCells(a activity, cells []cell) {
+	ps := pn.paints
+	cells[0] = cell{text: pn.pace.at(a.At, pn.now(), pn.loc, "15:04:05"), paint: &ps.muted}
 	cells[1] = cell{text: a.Source, paint: ps.source(a.Source)}
 	cells[2] = cell{text: a.Task}
 	cells[3] = cell{text: a.What}
