@@ -77,7 +77,7 @@ func (b *board) tabLabelIn(k viewKind, style tabStyle) string {
 	if k != b.active {
 		switch style {
 		case tabsShort, tabsBrief:
-			title = title[:min(3, len(title))]
+			title = shortTitle(k)
 		case tabsInitial:
 			title = title[:1]
 		case tabsOnlyShown:
@@ -98,6 +98,26 @@ func (b *board) tabLabelIn(k viewKind, style tabStyle) string {
 		label += " " + strconv.Itoa(len(b.panes[k].members))
 	}
 	return label
+}
+
+// shortTitle is the shortest prefix of at least 3 letters of k's title
+// that no other view's title starts with: "Stal" and "Stat", never two
+// tabs reading "Sta".
+func shortTitle(k viewKind) string {
+	title := views[k].title
+	for n := 3; n < len(title); n++ {
+		unique := true
+		for o := range viewCount {
+			if o != k && strings.HasPrefix(views[o].title, title[:n]) {
+				unique = false
+				break
+			}
+		}
+		if unique {
+			return title[:n]
+		}
+	}
+	return title
 }
 
 // tabAt is the view whose tab is at column x of the top bar as laid out.

@@ -106,3 +106,19 @@ func TestEveryTabKeepsItsCountBesideAnAlarmAt80Columns(t *testing.T) {
 		t.Fatal("the pointer shows outside the Queue")
 	}
 }
+
+// No two tabs read alike however short they are cut to a prefix: Stale and
+// Stats once both read "Sta" at 80 columns.
+func TestShortTabTitlesAreDistinct(t *testing.T) {
+	seen := map[string]viewKind{}
+	for k := range viewCount {
+		short := shortTitle(k)
+		if len(short) < 3 && len(short) < len(views[k].title) {
+			t.Errorf("%s is cut to %q, under 3 letters", views[k].title, short)
+		}
+		if o, dup := seen[short]; dup {
+			t.Errorf("%s and %s both read %q", views[o].title, views[k].title, short)
+		}
+		seen[short] = k
+	}
+}
