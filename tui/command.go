@@ -4,7 +4,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -50,6 +52,19 @@ func commandAction(word string) (model.Action, bool) {
 		}
 	}
 	return "", false
+}
+
+// commandHintIn is the : line's placeholder in width columns: every
+// command, or, where they do not all fit, how to find them — a hint cut
+// after the views' names tells nothing of the actions.
+func commandHintIn(width int, palette key.Binding) string {
+	if all := commandHint(); ansi.StringWidth(all) <= width {
+		return all
+	}
+	if ks := palette.Keys(); palette.Enabled() && len(ks) > 0 {
+		return "tab completes · " + ks[0] + " lists every command"
+	}
+	return "tab completes"
 }
 
 // commandHint is the : line's placeholder: every command and its argument.

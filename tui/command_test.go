@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/claimdeck/claimdeck/model"
 )
 
@@ -162,5 +164,18 @@ func TestActionWordsOpenTheirAction(t *testing.T) {
 	run("aprove")
 	if !strings.Contains(r.screen(), "did you mean :approve?") {
 		t.Fatalf(":aprove:\n%s", r.screen())
+	}
+}
+
+// Where every command does not fit, the : line's placeholder says how to
+// find them instead of a list cut after the views' names.
+func TestTheCommandHintFitsOrSaysWhereTheCommandsAre(t *testing.T) {
+	keys := DefaultKeyMap()
+	if got := commandHintIn(1000, keys.Palette); got != commandHint() {
+		t.Fatalf("with room the hint is every command, got %q", got)
+	}
+	got := commandHintIn(45, keys.Palette)
+	if ansi.StringWidth(got) > 45 || !strings.Contains(got, "ctrl+p") {
+		t.Fatalf("at 45 columns the hint is %q: it should fit and name ctrl+p", got)
 	}
 }

@@ -393,7 +393,7 @@ func (m *Model) filterLine() string {
 	var left string
 	switch {
 	case m.input.commanding:
-		left = st.FilterPrompt.Render(": ") + m.input.cmdline.View(m.screen.width-rw-3, true, st.Faint.Render(commandHint()))
+		left = st.FilterPrompt.Render(": ") + m.input.cmdline.View(m.screen.width-rw-3, true, st.Faint.Render(commandHintIn(m.screen.width-rw-3, m.keys.Palette)))
 	case m.input.filtering:
 		left = st.FilterPrompt.Render("/ ") + m.input.filter.View(m.screen.width-rw-3, true, st.Faint.Render("agent: state: source: node: level>= age> prio>= !word or text"))
 	case m.input.rejected != "":
