@@ -147,7 +147,7 @@ func (m *Model) startActionOn(t *model.Task, a model.Action) {
 		m.push(newHandoffForm(req, m.board.knownAgents(m.opts.Agents)))
 	case a == model.ActionBlock:
 		m.push(newBlockForm(req))
-	case a.Needs().Reason, a == model.ActionForceRelease, a == model.ActionTakeover, a == model.ActionApprove, a == model.ActionReview:
+	case a.Needs().Reason, a == model.ActionForceRelease, a == model.ActionTakeover, a == model.ActionApprove, a == model.ActionUnblock, a == model.ActionReview:
 		m.push(newReasonForm(req))
 	default:
 		m.push(&confirmDialog{req: req})

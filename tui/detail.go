@@ -44,7 +44,8 @@ func (d *taskDialog) hint(k KeyMap) string {
 	for _, b := range k.actionKeys() {
 		bs = append(bs, *b)
 	}
-	return hintOf(append(bs, k.Copy), keyName(k.Up)+"/"+keyName(k.Down)+" scroll", keyName(k.Close)+" close")
+	// Closing before copying and scrolling: a narrow screen cuts the end.
+	return hintOf(bs, keyName(k.Close)+" close", keyName(k.Copy)+" "+k.Copy.Help().Desc, keyName(k.Up)+"/"+keyName(k.Down)+" scroll")
 }
 
 func (d *taskDialog) typing() bool { return false }

@@ -130,6 +130,7 @@ var actionTitles = map[model.Action]string{
 	model.ActionHandoff:      "Hand off",
 	model.ActionApprove:      "Approve",
 	model.ActionRework:       "Send back for rework",
+	model.ActionUnblock:      "Unblock",
 	model.ActionComplete:     "Complete my claim",
 	model.ActionReview:       "Send my claim to review",
 	model.ActionBlock:        "Block my claim",

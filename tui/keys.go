@@ -24,7 +24,7 @@ type KeyMap struct {
 	Claim, Release, Cancel, Handoff     key.Binding
 	// The reviewer's keys on a task in Review, and a person's on their
 	// own claim.
-	Approve, Rework, Complete, ToReview, Block, GiveBack key.Binding
+	Approve, Rework, Unblock, Complete, ToReview, Block, GiveBack key.Binding
 	Mark, MarkAll, MarkRange                             key.Binding
 	Copy, Back, Quit                                     key.Binding
 	// Dialog keys: answered only inside a dialog, so they may share keys
@@ -101,6 +101,7 @@ var keyRows = func() []keyRow {
 		task("handoff", func(k *KeyMap) *key.Binding { return &k.Handoff }, "hand off", model.ActionHandoff, overrideGroup, "h"),
 		task("approve", func(k *KeyMap) *key.Binding { return &k.Approve }, "approve", model.ActionApprove, reviewGroup, "a"),
 		task("rework", func(k *KeyMap) *key.Binding { return &k.Rework }, "rework", model.ActionRework, reviewGroup, "w"),
+		task("unblock", func(k *KeyMap) *key.Binding { return &k.Unblock }, "unblock", model.ActionUnblock, reviewGroup, "n"),
 		task("complete", func(k *KeyMap) *key.Binding { return &k.Complete }, "complete mine", model.ActionComplete, reviewGroup, "d"),
 		task("review", func(k *KeyMap) *key.Binding { return &k.ToReview }, "send mine to review", model.ActionReview, reviewGroup, "v"),
 		task("block", func(k *KeyMap) *key.Binding { return &k.Block }, "block mine", model.ActionBlock, reviewGroup, "b"),

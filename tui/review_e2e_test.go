@@ -159,6 +159,29 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 			if got := get(reviewed.ID); got.State != model.StateDone {
 				t.Fatalf("after approve: %s", got.State)
 			}
+
+			// A blocked task waits in Parked: unblock it back to the queue.
+			parked, err := src.Create(ctx, sources.NewTask{Title: "Wait for the vendor"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			held, err := src.Claim(ctx, parked.ID, sources.ClaimRequest{Agent: "SANDMAN"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := src.Finish(ctx, parked.ID, held.Claim.Token, sources.Outcome{State: model.StateBlocked, Reason: "the vendor's key"}); err != nil {
+				t.Fatal(err)
+			}
+			pkey := parked.DisplayKey()
+			e.see("Wait for the vendor")
+			e.keys("6")
+			e.keys("n", "enter")
+			e.see("Unblock " + pkey)
+			e.keys("y")
+			e.see("unblock " + pkey + " applied")
+			if got := get(parked.ID); got.State != model.StateQueued || got.Claim.Held() {
+				t.Fatalf("after unblock: %s held by %q", got.State, got.Claim.Name)
+			}
 			recs, err := sources.ReadJournal(e.journal)
 			if err != nil {
 				t.Fatal(err)
@@ -169,7 +192,7 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 					applied = append(applied, string(r.Action))
 				}
 			}
-			if got := strings.Join(applied, ","); got != "takeover,complete,rework,approve" {
+			if got := strings.Join(applied, ","); got != "takeover,complete,rework,approve,unblock" {
 				t.Fatalf("the journal holds %s", got)
 			}
 			e.quit()
