@@ -25,8 +25,8 @@ type KeyMap struct {
 	// The reviewer's keys on a task in Review, and a person's on their
 	// own claim.
 	Approve, Rework, Unblock, Complete, ToReview, Block, GiveBack key.Binding
-	Mark, MarkAll, MarkRange                             key.Binding
-	Copy, Back, Quit                                     key.Binding
+	Mark, MarkAll, MarkRange                                      key.Binding
+	Copy, Back, Quit                                              key.Binding
 	// Dialog keys: answered only inside a dialog, so they may share keys
 	// with the map above; they are not rebound.
 	Yes, Again, Close, NextField, Pick, Submit key.Binding
