@@ -108,6 +108,16 @@ func walkDoors(t *testing.T, r *doorRig) {
 	}
 	defer j.Close()
 	dashboard := &sources.Desk{Actor: "alice", Door: model.DoorDashboard, Journal: j}
+	// The walk's setup and reads go through the source in this process:
+	// only the action under test crosses a door, so a lane starts one
+	// process per action instead of seven (each a second under -race).
+	sc, _ := pickSource(cfg, "")
+	src, err := openSource(ctx, cfg, sc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	l := &lane{t: t, r: r, src: src, person: &sources.Desk{Actor: "alice", Door: model.DoorCLI, Journal: j}}
 	mcpRelease := map[model.Action]model.Action{model.ActionRelease: model.ActionForceRelease}
 	overrides := []model.Action{model.ActionTakeover, model.ActionForceRelease, model.ActionHandoff, model.ActionCancel, model.ActionApprove, model.ActionRework, model.ActionUnblock}
 	doors := []door{
@@ -177,7 +187,7 @@ func walkDoors(t *testing.T, r *doorRig) {
 		}},
 	}
 	for _, d := range doors {
-		t.Run(d.name, func(t *testing.T) { walkDoor(t, r, d) })
+		t.Run(d.name, func(t *testing.T) { l.t = t; walkDoor(t, l, d) })
 	}
 }
 
@@ -185,39 +195,90 @@ func walkDoors(t *testing.T, r *doorRig) {
 // to, what it needs (the refusal when that is missing), and the state after.
 type doorStep struct {
 	action model.Action
-	setup  func(r *doorRig, title, actor string) string
+	setup  func(l *lane, title string) string
 	need   string // "reason" or "target": refused MISCONFIGURED without it, in words that name it
 	reason string
 	to     string
 	state  string
 }
 
+// lane is one backend's door walk: its source, opened in the test's own
+// process for the setup and the reads, and the person (alice at the
+// claimdeck command) whose own claims the walk finishes.
+type lane struct {
+	t      *testing.T
+	r      *doorRig
+	src    sources.Source
+	person *sources.Desk
+}
+
+// create adds a queued task and answers its id.
+func (l *lane) create(title string) string {
+	l.t.Helper()
+	task, err := l.src.Create(context.Background(), sources.NewTask{Title: title})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return task.ID
+}
+
+// claim claims id as worker-1 and answers its lock token.
+func (l *lane) claim(id string) string {
+	l.t.Helper()
+	task, err := l.src.Claim(context.Background(), id, sources.ClaimRequest{Agent: "worker-1"})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return task.Claim.Token
+}
+
+// finish ends worker-1's claim of id as o says.
+func (l *lane) finish(id, token string, o sources.Outcome) {
+	l.t.Helper()
+	o.Writer = "worker-1"
+	if _, err := l.src.Finish(context.Background(), id, token, o); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+// get reads id as `claimdeck get` prints it.
+func (l *lane) get(id string) *taskJSON {
+	l.t.Helper()
+	task, err := l.src.Get(context.Background(), id)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return printer{}.toJSON(task)
+}
+
 // doorSteps are model.HumanActions, in order, each from the state it applies to.
 func doorSteps() []doorStep {
-	claimed := func(r *doorRig, title, _ string) string {
-		id := r.claimdeck(0, "create", "--title", title).Task.PageID
-		r.claimdeck(0, "claim", "--task", id, "--agent-name", "worker-1")
+	claimed := func(l *lane, title string) string {
+		id := l.create(title)
+		l.claim(id)
 		return id
 	}
-	queued := func(r *doorRig, title, _ string) string {
-		return r.claimdeck(0, "create", "--title", title).Task.PageID
-	}
-	review := func(r *doorRig, title, _ string) string {
-		id := r.claimdeck(0, "create", "--title", title).Task.PageID
-		tok := r.claimdeck(0, "claim", "--task", id, "--agent-name", "worker-1").Task.LockToken
-		r.claimdeck(0, "review", "--task", id, "--lock-token", tok, "--agent-name", "worker-1")
+	queued := func(l *lane, title string) string { return l.create(title) }
+	review := func(l *lane, title string) string {
+		id := l.create(title)
+		l.finish(id, l.claim(id), sources.Outcome{State: model.StateReview})
 		return id
 	}
-	blocked := func(r *doorRig, title, _ string) string {
-		id := r.claimdeck(0, "create", "--title", title).Task.PageID
-		tok := r.claimdeck(0, "claim", "--task", id, "--agent-name", "worker-1").Task.LockToken
-		r.claimdeck(0, "block", "--task", id, "--lock-token", tok, "--agent-name", "worker-1", "--reason", "needs keys", "--unblock-action", "give keys")
+	blocked := func(l *lane, title string) string {
+		id := l.create(title)
+		l.finish(id, l.claim(id), sources.Outcome{State: model.StateBlocked, Reason: "needs keys", UnblockAction: "give keys"})
 		return id
 	}
-	// own is a person's own claim: the door's actor took it over first.
-	own := func(r *doorRig, title, _ string) string {
-		id := claimed(r, title, "")
-		r.claimdeck(0, "takeover", "--task", id, "--yes")
+	// own is a person's own claim: alice took it over first.
+	own := func(l *lane, title string) string {
+		id := claimed(l, title)
+		seen, err := l.src.Get(context.Background(), id)
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		if _, err := l.person.Apply(context.Background(), l.src, sources.Request{Action: model.ActionTakeover, Seen: seen}); err != nil {
+			l.t.Fatal(err)
+		}
 		return id
 	}
 	return []doorStep{
@@ -243,7 +304,8 @@ var cliFlag = regexp.MustCompile(`(^|[^\w-])--[a-z]`)
 // message naming what is missing), then applied, and the audit log and
 // the trail name the door's actor; one it does not offer is refused and
 // changes nothing. No refusal at an MCP door names a command-line flag.
-func walkDoor(t *testing.T, r *doorRig, d door) {
+func walkDoor(t *testing.T, l *lane, d door) {
+	r := l.r
 	mcpDoor := d.kind == model.DoorMCPStdio || d.kind == model.DoorMCPHTTP
 	apply := func(c doorCall) refusal {
 		got := d.apply(c)
@@ -253,12 +315,12 @@ func walkDoor(t *testing.T, r *doorRig, d door) {
 		return got
 	}
 	for _, w := range doorSteps() {
-		id := w.setup(r, string(w.action)+" through "+d.name, d.actor)
-		before := r.claimdeck(0, "get", "--task", id).Task
+		id := w.setup(l, string(w.action)+" through "+d.name)
+		before := l.get(id)
 		if !d.offers[w.action] {
 			if got := apply(doorCall{action: w.action, id: id, reason: w.reason, to: w.to}); got.code == "" {
 				t.Errorf("%s is applied through %s, which does not offer it", w.action, d.name)
-			} else if got := r.claimdeck(0, "get", "--task", id).Task; got.State != before.State || got.ClaimedBy != before.ClaimedBy {
+			} else if got := l.get(id); got.State != before.State || got.ClaimedBy != before.ClaimedBy {
 				t.Errorf("the refused %s moved the task: %+v", w.action, got)
 			}
 			continue
@@ -267,7 +329,7 @@ func walkDoor(t *testing.T, r *doorRig, d door) {
 			if got := apply(doorCall{action: w.action, id: id}); got.code != string(model.CodeMisconfigured) || !strings.Contains(got.message, w.need) {
 				t.Errorf("%s without its %s: %q %q, want MISCONFIGURED naming the %s", w.action, w.need, got.code, got.message, w.need)
 			}
-			if got := r.claimdeck(0, "get", "--task", id).Task; got.State != before.State {
+			if got := l.get(id); got.State != before.State {
 				t.Errorf("the refused %s moved the task: %+v", w.action, got)
 			}
 		}
@@ -275,7 +337,7 @@ func walkDoor(t *testing.T, r *doorRig, d door) {
 			t.Errorf("%s: %s %s", w.action, got.code, got.message)
 			continue
 		}
-		got := r.claimdeck(0, "get", "--task", id).Task
+		got := l.get(id)
 		if got.State != w.state {
 			t.Errorf("after %s: state %s, want %s", w.action, got.State, w.state)
 		}
