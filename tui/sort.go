@@ -113,17 +113,17 @@ func nextCheckCompare(a, b *model.Task) int {
 // pullKey packs a task's pull-order fields into one integer (class rank,
 // inverted priority, edit second) so that sorting 100k tasks is mostly one
 // integer compare in a small slice instead of chasing task pointers; idx
-// says which member it was. src and id0 are the first tie-breaks, packed
-// too (the source's rank among the pane's sources, the id's first 8
-// bytes), so that the radix sort orders a queue loaded in bulk — runs of
-// thousands of equal keys — and only ids sharing 8 bytes are compared.
+// says which member it was. src, id0 and id1 are the first tie-breaks,
+// packed too (the source's rank among the pane's sources, the id's first
+// 16 bytes), so that the radix sort orders a queue loaded in bulk — runs of
+// thousands of equal keys — and only ids sharing 16 bytes are compared.
 // A column sort leaves them zero.
 type pullKey struct {
-	key  uint64
-	id0  uint64
-	nsec int32
-	idx  int32
-	src  uint16
+	key      uint64
+	id0, id1 uint64
+	nsec     int32
+	idx      int32
+	src      uint16
 }
 
 // Field widths of pullKey.key: rank in the top 3 bits, then 16 bits of
@@ -144,7 +144,8 @@ func pack(t *model.Task, idx int, ranks sourceRanks) (pullKey, bool) {
 		return pullKey{}, false
 	}
 	k := uint64(t.Class.Rank())<<(prioBits+secBits) | uint64(maxPrio-t.Priority)<<secBits | uint64(sec)
-	return pullKey{key: k, nsec: int32(t.EditedAt.Nanosecond()), idx: int32(idx), src: src, id0: bigEndian(t.ID)}, true
+	return pullKey{key: k, nsec: int32(t.EditedAt.Nanosecond()), idx: int32(idx), src: src,
+		id0: bigEndian(t.ID), id1: bigEndian(t.ID[min(8, len(t.ID)):])}, true
 }
 
 // sourceRanks are source names in strings.Compare's order, the order of
@@ -287,7 +288,7 @@ func (p *pane) reorder(keys []pullKey) {
 	// run of them after the sort, so that the sort itself never reads a task.
 	for i := 0; i < len(keys); {
 		j := i + 1
-		for j < len(keys) && keys[j].key == keys[i].key && keys[j].nsec == keys[i].nsec && keys[j].src == keys[i].src && keys[j].id0 == keys[i].id0 {
+		for j < len(keys) && keys[j].key == keys[i].key && keys[j].nsec == keys[i].nsec && keys[j].src == keys[i].src && keys[j].id0 == keys[i].id0 && keys[j].id1 == keys[i].id1 {
 			j++
 		}
 		if j-i > 1 {
@@ -370,35 +371,36 @@ func radixSort(keys, spare []pullKey) (sorted, other []pullKey) {
 	if n < 2 {
 		return keys, spare
 	}
-	// Least significant first: bytes 0-7 are id0's, 8-9 src's, 10-13
-	// nsec's, 14-21 key's.
+	// Least significant first: bytes 0-7 are id1's, 8-15 id0's, 16-17
+	// src's, 18-21 nsec's, 22-29 key's.
 	digit := func(k pullKey, b int) byte {
 		switch {
 		case b < 8:
-			return byte(k.id0 >> (8 * b))
-		case b < 10:
-			return byte(k.src >> (8 * (b - 8)))
-		case b < 14:
-			return byte(uint32(k.nsec) >> (8 * (b - 10)))
+			return byte(k.id1 >> (8 * b))
+		case b < 16:
+			return byte(k.id0 >> (8 * (b - 8)))
+		case b < 18:
+			return byte(k.src >> (8 * (b - 16)))
+		case b < 22:
+			return byte(uint32(k.nsec) >> (8 * (b - 18)))
 		}
-		return byte(k.key >> (8 * (b - 14)))
+		return byte(k.key >> (8 * (b - 22)))
 	}
-	var counts [22][256]int32
+	var counts [30][256]int32
 	for _, k := range keys {
 		for b := range 8 {
-			counts[b][byte(k.id0>>(8*b))]++
+			counts[b][byte(k.id1>>(8*b))]++
+			counts[8+b][byte(k.id0>>(8*b))]++
+			counts[22+b][byte(k.key>>(8*b))]++
 		}
-		counts[8][byte(k.src)]++
-		counts[9][byte(k.src>>8)]++
+		counts[16][byte(k.src)]++
+		counts[17][byte(k.src>>8)]++
 		for b := range 4 {
-			counts[10+b][byte(uint32(k.nsec)>>(8*b))]++
-		}
-		for b := range 8 {
-			counts[14+b][byte(k.key>>(8*b))]++
+			counts[18+b][byte(uint32(k.nsec)>>(8*b))]++
 		}
 	}
 	src, dst := keys, slices.Grow(spare[:0], n)[:n]
-	for b := range 22 {
+	for b := range 30 {
 		c := &counts[b]
 		if c[digit(src[0], b)] == int32(n) {
 			continue // every key has this byte
