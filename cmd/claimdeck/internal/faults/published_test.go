@@ -60,17 +60,29 @@ func publishedOnly(t *testing.T, addr, token, db string, hold time.Duration) str
 // that the schema is known before the first page write.
 func learnSchema(t *testing.T, base, token, db, version string) {
 	t.Helper()
+	// The storm's emulator answers 429 and injected 5xx to these reads as
+	// to any other: they are tried again, as a client would, before the
+	// schema is called unknown.
 	get := func(path string, into any) {
-		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Notion-Version", version)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if err := json.NewDecoder(resp.Body).Decode(into); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: HTTP %d %v", path, resp.StatusCode, err)
+		for try := 1; ; try++ {
+			req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Notion-Version", version)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500) && try < 20 {
+				resp.Body.Close()
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			err = json.NewDecoder(resp.Body).Decode(into)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("GET %s: HTTP %d %v", path, resp.StatusCode, err)
+			}
+			return
 		}
 	}
 	var database struct {
