@@ -258,8 +258,12 @@ type feed struct {
 	uncounted bool
 	state     SourceState
 	// applied are the human writes merged at once, by task id, until a
-	// poll shows a version other than the one they were made on.
+	// poll shows a version other than the one they were made on, or one
+	// that began a poll interval after the write.
 	applied map[string]appliedWrite
+	// began is when the poll being merged began; zero for a merge that is
+	// no poll (Apply's own).
+	began time.Time
 }
 
 // appliedWrite is a write Apply merged: the version the human acted on
@@ -267,6 +271,7 @@ type feed struct {
 type appliedWrite struct {
 	seen  string
 	after *model.Task
+	at    time.Time // when the write landed
 }
 
 // New builds a hub; Run starts it.
@@ -549,7 +554,7 @@ func (h *Hub) Apply(ctx context.Context, req sources.Request) (*model.Task, erro
 		h.mu.Lock()
 		h.merge(f, sources.Delta{Tasks: []*model.Task{after}})
 		if req.Seen.Version != "" && after.Version != req.Seen.Version {
-			f.applied[after.ID] = appliedWrite{seen: req.Seen.Version, after: after}
+			f.applied[after.ID] = appliedWrite{seen: req.Seen.Version, after: after, at: time.Now()}
 		}
 		h.publish()
 		h.mu.Unlock()
@@ -695,7 +700,9 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 		st.Archived = d.Archived
 	}
 	st.Loading = d.Partial
+	f.began = start
 	h.merge(f, d)
+	f.began = time.Time{}
 	h.publish()
 	if d.Partial {
 		return 0 // the first screen is painted: load the rest at once
@@ -822,13 +829,18 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 // that began before a human's write landed answers the version the human
 // acted on, and must not put it back. A task polled at that version gives
 // way to the write's result; any other version retires the write, since
-// the source has moved past it. Holds h.mu.
+// the source has moved past it. So does a poll that began a whole poll
+// interval after the write (a source's reads may lag its writes by less):
+// the task is back at the version the human acted on — a version that
+// hashes what a task shows, edited twice within Notion's minute, comes
+// back — and the source is right. Holds h.mu.
 func (h *Hub) keepApplied(f *feed, t *model.Task) *model.Task {
 	w, ok := f.applied[t.ID]
+	settled := !f.began.IsZero() && f.began.After(w.at.Add(f.every))
 	switch {
 	case !ok || t == w.after:
 		return t
-	case t.Version == w.seen:
+	case t.Version == w.seen && !settled:
 		return w.after
 	}
 	delete(f.applied, t.ID)

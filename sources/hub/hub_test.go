@@ -357,3 +357,39 @@ func TestAnAppliedWriteBeatsAnOlderPoll(t *testing.T) {
 		t.Fatal("once the source moved past the write, the write no longer overrides")
 	}
 }
+
+// A poll that began a whole poll interval after the write and still shows
+// the version the human acted on is the source's truth: the task came back
+// to what was seen (a version that hashes what a task shows, edited twice
+// within Notion's minute), and the write no longer hides it.
+func TestALaterPollAtTheSeenVersionRetiresTheWrite(t *testing.T) {
+	ctx := context.Background()
+	mem := memsource.NewMemory("prod")
+	h := New(Config{Feeds: []Feed{{Source: mem, Every: time.Second}}, Desk: &sources.Desk{Actor: "alice"}})
+	f := h.feeds[0]
+	mem.Create(ctx, sources.NewTask{ID: "t1", Title: "deploy"})
+	seen, err := mem.Claim(ctx, "t1", sources.ClaimRequest{Agent: "SANDMAN", RunID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.merge(f, sources.Delta{Full: true, Tasks: []*model.Task{seen}})
+	h.mu.Unlock()
+	if _, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: seen}); err != nil {
+		t.Fatal(err)
+	}
+	merge := func(began time.Time) model.HolderKind {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		f.began = began
+		h.merge(f, sources.Delta{Tasks: []*model.Task{seen}})
+		f.began = time.Time{}
+		return f.tasks["t1"].Claim.Holder
+	}
+	if merge(time.Now()) != model.HolderHuman {
+		t.Fatal("a poll begun within a poll interval of the write undid it")
+	}
+	if merge(time.Now().Add(2*time.Second)) != model.HolderAgent || len(f.applied) != 0 {
+		t.Fatal("a poll begun a poll interval after the write still shows the write")
+	}
+}
