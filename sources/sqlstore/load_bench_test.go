@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,18 +55,9 @@ func cpuTicks(f []string) int64 {
 // its children (backends, LISTEN connections included, and background
 // workers) have used; other servers on the machine are left out.
 func serverCPU(tb testing.TB, master string) int64 {
-	procs, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var ticks int64
-	for _, p := range procs {
-		pid := filepath.Base(p)
-		f := procStat(tb, pid)
-		if f == nil || (pid != master && f[1] != master) {
-			continue
-		}
-		ticks += cpuTicks(f)
+	for _, t := range serverTicks(tb, master) {
+		ticks += t
 	}
 	return ticks
 }
