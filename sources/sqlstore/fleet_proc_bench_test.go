@@ -184,12 +184,12 @@ type fleetProc struct {
 	lines chan string
 }
 
-// startFleetProc runs this test binary's test on cpu with env added, its
-// connections named app.
-func startFleetProc(tb testing.TB, cpu, test, app string, env ...string) *fleetProc {
+// startFleetProc runs this test binary's test on cpu with env added,
+// connecting to dsn.
+func startFleetProc(tb testing.TB, cpu, test, dsn string, env ...string) *fleetProc {
 	cmd := exec.Command("taskset", "-c", cpu, os.Args[0], "-test.run=^"+test+"$")
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Env = append(cmd.Env, "CLAIMDECK_TEST_PG_DSN="+withParam(pgDSN(tb), "application_name", app))
+	cmd.Env = append(cmd.Env, "CLAIMDECK_TEST_PG_DSN="+dsn)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -234,15 +234,16 @@ func (p *fleetProc) end(tb testing.TB) {
 	}
 }
 
-// withParam adds key=value to a DSN, URL or key=value form.
-func withParam(dsn, key, value string) string {
-	if !strings.Contains(dsn, "://") {
-		return dsn + " " + key + "=" + value
+// withParam adds a parameter, "key=value", to a DSN, URL or key=value
+// form.
+func withParam(dsn, param string) string {
+	switch {
+	case !strings.Contains(dsn, "://"):
+		return dsn + " " + param
+	case strings.Contains(dsn, "?"):
+		return dsn + "&" + param
 	}
-	if strings.Contains(dsn, "?") {
-		return dsn + "&" + key + "=" + value
-	}
-	return dsn + "?" + key + "=" + value
+	return dsn + "?" + param
 }
 
 // placement pins the server, the agents and the dashboards to CPUs.
@@ -319,9 +320,15 @@ type dashboardProcs []*fleetProc
 // startDashboardProcs starts n dashboard processes on the fleet's CPU and
 // waits until each holds all rows of table; they end with tb.
 func startDashboardProcs(tb testing.TB, place *placement, table string, n, rows int) dashboardProcs {
+	dsn := withParam(pgDSN(tb), "application_name="+fleetDashboardApp)
+	// A setting of the dashboards' sessions, to see what it changes (e.g.
+	// plan_cache_mode=force_generic_plan).
+	if setting := os.Getenv("CLAIMDECK_FLEET_DASHBOARD_PG_SETTING"); setting != "" {
+		dsn = withParam(dsn, setting)
+	}
 	d := make(dashboardProcs, n)
 	for i := range d {
-		d[i] = startFleetProc(tb, place.fleetCPU, "TestFleetDashboardProcess", fleetDashboardApp,
+		d[i] = startFleetProc(tb, place.fleetCPU, "TestFleetDashboardProcess", dsn,
 			"CLAIMDECK_FLEET_DASHBOARD="+table, "CLAIMDECK_FLEET_ROWS="+strconv.Itoa(rows))
 	}
 	tb.Cleanup(func() {
@@ -425,7 +432,7 @@ func (r procResult) perSecond() float64 { return float64(r.cycles) / r.agentSecs
 func procPhase(b *testing.B, r procRun, d time.Duration) procResult {
 	var agents *fleetProc
 	if r.agents != "" {
-		agents = startFleetProc(b, "0", "TestFleetAgentsProcess", fleetAgentsApp,
+		agents = startFleetProc(b, "0", "TestFleetAgentsProcess", withParam(pgDSN(b), "application_name="+fleetAgentsApp),
 			"CLAIMDECK_FLEET_AGENTS="+r.agents, "CLAIMDECK_FLEET_N="+strconv.Itoa(r.n), "CLAIMDECK_FLEET_FOR="+d.String())
 		defer agents.end(b)
 		agents.await(b, "start")

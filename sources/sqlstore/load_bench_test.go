@@ -247,12 +247,5 @@ func poolDSN(tb testing.TB, conns int) string {
 	if conns == 0 {
 		return dsn
 	}
-	sep := " " // key=value form
-	if strings.Contains(dsn, "://") {
-		sep = "?"
-		if strings.Contains(dsn, "?") {
-			sep = "&"
-		}
-	}
-	return fmt.Sprintf("%s%spool_max_conns=%d", dsn, sep, conns)
+	return withParam(dsn, fmt.Sprintf("pool_max_conns=%d", conns))
 }
