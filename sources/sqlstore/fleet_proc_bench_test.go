@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,7 +46,7 @@ import (
 // share of alone also measures that; fleet-cycles-%-of-alone-per-cpu0-left
 // divides each phase's rate by the part of CPU 0 those users left.
 //
-// Phases, each on a fresh 10,000-task table for the agents: alone (the
+// Phases, the agents' two on fresh 10,000-task tables: alone (the
 // agents, no dashboard running); floor (nothing running); idle (the 50
 // dashboards, loaded, probed); beside (the agents beside the dashboards,
 // probed). The server's processor time comes from /proc (the postmaster
@@ -54,9 +56,10 @@ import (
 // spent running statements: wall time, so it also counts time spent
 // queued for the CPU and waiting on locks), xact_commit and tup_returned
 // deltas, and, when pg_stat_statements is loaded, its total_exec_time per
-// statement (wall time too). PostgreSQL keeps no processor time of its
-// own, so /proc is the measure of processor time and the statistics say
-// which work it was. A backend reports its statistics at most once a
+// statement (wall time too); what the running backends wait on is
+// sampled from pg_stat_activity by connection (measureLoad). PostgreSQL
+// keeps no processor time of its own, so /proc is the measure of
+// processor time and the statistics say which work it was. A backend reports its statistics at most once a
 // second, so a phase's figures from them lag by up to a second at each
 // end.
 //
@@ -431,7 +434,8 @@ type procResult struct {
 	commits    float64            // pg_stat_database.xact_commit
 	tuples     float64            // pg_stat_database.tup_returned
 	statements []statementCost
-	polls      float64 // per dashboard
+	waits      map[string]float64 // running backends by application_name and wait (see busyBackends)
+	polls      float64            // per dashboard
 	allHeld    []time.Duration
 }
 
@@ -468,6 +472,7 @@ func procPhase(b *testing.B, r procRun, d time.Duration) procResult {
 			out.allHeld = r.prober.run(b, func(id string, at time.Time) (time.Duration, bool) { return r.fleet.held(b, id, at) }, stop)
 		}()
 	}
+	waits := measureLoad(b, r.master, nil)
 	start, backends, cpus, stats := time.Now(), serverTicks(b, r.master), cpuBusy(b), r.stats.read()
 	var agentTicks int64
 	if agents != nil {
@@ -482,6 +487,7 @@ func procPhase(b *testing.B, r procRun, d time.Duration) procResult {
 		time.Sleep(d)
 	}
 	close(stop)
+	out.waits = waits.end().backends
 	out.secs = time.Since(start).Seconds()
 	perSec := func(ticks int64) float64 { return float64(ticks) * 1000 / ticksPerSecond / out.secs }
 	if agents != nil {
@@ -536,6 +542,13 @@ func (r procResult) report(b *testing.B, prefix string) {
 	}
 	// Printed, not logged: a benchmark's log is cut at ten lines.
 	fmt.Fprintf(os.Stderr, "%sserver ms/s by backend:%s\n", prefix, line.String())
+	waits := slices.Collect(maps.Keys(r.waits))
+	sort.Slice(waits, func(i, j int) bool { return r.waits[waits[i]] > r.waits[waits[j]] })
+	line.Reset()
+	for _, what := range waits[:min(len(waits), 10)] {
+		fmt.Fprintf(&line, " %s %.2f;", what, r.waits[what])
+	}
+	fmt.Fprintf(os.Stderr, "%srunning backends by wait (mean per sample):%s\n", prefix, line.String())
 	for _, s := range r.statements {
 		fmt.Fprintf(os.Stderr, "%sstatement %.1f ms/s executing, %.1f planning, %.1f calls/s, %.0f rows/s: %.100s\n", prefix, s.ms, s.plan, s.calls, s.rows, s.query)
 	}

@@ -84,8 +84,9 @@ const waitSampling = 20 * time.Millisecond
 
 // busyBackends counts what the server's running client backends wait on,
 // keyed "running" (no wait: on a processor or queued for one) or
-// "type:event" (Lock:transactionid, LWLock:WALWrite, …).
-const busyBackends = `SELECT COALESCE(wait_event_type || ':' || wait_event, 'running'), count(*)
+// "type:event" (Lock:transactionid, LWLock:WALWrite, …), after the
+// connection's application_name and a space where it has one.
+const busyBackends = `SELECT COALESCE(NULLIF(application_name, '') || ' ', '') || COALESCE(wait_event_type || ':' || wait_event, 'running'), count(*)
 	FROM pg_stat_activity WHERE backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()
 	GROUP BY 1`
 
@@ -194,6 +195,7 @@ func (l *load) end() loadReport {
 // behind another's row), the server's internal locks (LWLock:…), I/O, and
 // the rest.
 func waitClass(what string) string {
+	what = what[strings.LastIndexByte(what, ' ')+1:] // after the application_name
 	kind, _, _ := strings.Cut(what, ":")
 	switch kind {
 	case "running":
