@@ -225,15 +225,25 @@ func startFleetProc(tb testing.TB, cpu, test, dsn string, env ...string) *fleetP
 }
 
 // await returns the fields of the process's next line that begins with
-// word; it fails tb if the process ends first.
-func (p *fleetProc) await(tb testing.TB, word string) []string {
+// one of words; nil, with an error on tb, if the process ends first.
+func (p *fleetProc) await(tb testing.TB, words ...string) []string {
 	for line := range p.lines {
-		if f := strings.Fields(line); len(f) > 0 && f[0] == word {
+		if f := strings.Fields(line); len(f) > 0 && slices.Contains(words, f[0]) {
 			return f
 		}
 	}
-	tb.Fatalf("%s ended before it said %q", p.cmd.Args[3], word)
+	tb.Errorf("%s ended before it said %q", p.cmd.Args[3], words)
 	return nil
+}
+
+// must is await on the benchmark's own goroutine: it ends the benchmark
+// when the process ended first.
+func (p *fleetProc) must(tb testing.TB, word string) []string {
+	f := p.await(tb, word)
+	if f == nil {
+		tb.FailNow()
+	}
+	return f
 }
 
 // end closes the process's input and waits for it.
@@ -349,7 +359,7 @@ func startDashboardProcs(tb testing.TB, place *placement, table string, n, rows 
 		}
 	})
 	for _, p := range d {
-		p.await(tb, "loaded")
+		p.must(tb, "loaded")
 		if got := cpusAllowed(tb, strconv.Itoa(p.cmd.Process.Pid)); got != place.fleetCPU {
 			tb.Fatalf("a dashboard runs on CPUs %s, not %s", got, place.fleetCPU)
 		}
@@ -364,7 +374,7 @@ func (d dashboardProcs) polls(tb testing.TB) uint64 {
 		fmt.Fprintln(p.in, "polls")
 	}
 	for _, p := range d {
-		v, _ := strconv.ParseUint(p.await(tb, "polls")[1], 10, 64)
+		v, _ := strconv.ParseUint(p.must(tb, "polls")[1], 10, 64)
 		n += v
 	}
 	return n
@@ -391,18 +401,17 @@ func (d dashboardProcs) held(tb testing.TB, id string, at time.Time) (time.Durat
 	var last time.Duration
 	ok := true
 	for _, p := range d {
-		for line := range p.lines {
-			f := strings.Fields(line)
-			if len(f) == 3 && f[0] == "held" && f[1] == id {
-				ns, _ := strconv.ParseInt(f[2], 10, 64)
-				last = max(last, time.Duration(ns))
-				break
-			}
-			if len(f) == 2 && f[0] == "lost" {
-				tb.Errorf("probe %s: not on a dashboard after a minute", id)
-				ok = false
-				break
-			}
+		f := p.await(tb, "held", "lost")
+		switch {
+		case len(f) < 2 || f[1] != id || f[0] == "held" && len(f) < 3:
+			tb.Errorf("probe %s: a dashboard answered %q", id, f)
+			ok = false
+		case f[0] == "lost":
+			tb.Errorf("probe %s: not on a dashboard after a minute", id)
+			ok = false
+		default:
+			ns, _ := strconv.ParseInt(f[2], 10, 64)
+			last = max(last, time.Duration(ns))
 		}
 	}
 	return last, ok
@@ -455,7 +464,7 @@ func procPhase(b *testing.B, r procRun, d time.Duration) procResult {
 		agents = startFleetProc(b, "0", "TestFleetAgentsProcess", withParam(pgDSN(b), "application_name="+fleetAgentsApp),
 			"CLAIMDECK_FLEET_AGENTS="+r.agents, "CLAIMDECK_FLEET_N="+strconv.Itoa(r.n), "CLAIMDECK_FLEET_FOR="+d.String())
 		defer agents.end(b)
-		agents.await(b, "start")
+		agents.must(b, "start")
 	}
 	var polls uint64
 	var fleetTicks int64
@@ -477,7 +486,7 @@ func procPhase(b *testing.B, r procRun, d time.Duration) procResult {
 	var agentTicks int64
 	if agents != nil {
 		agentTicks = cpuTicks(procStat(b, strconv.Itoa(agents.cmd.Process.Pid)))
-		f := agents.await(b, "done")
+		f := agents.must(b, "done")
 		out.cycles, _ = strconv.ParseInt(f[1], 10, 64)
 		out.agentSecs, _ = strconv.ParseFloat(f[2], 64)
 		if out.cycles < fleetCycles && out.agentSecs < d.Seconds() {
