@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,18 +55,9 @@ func cpuTicks(f []string) int64 {
 // its children (backends, LISTEN connections included, and background
 // workers) have used; other servers on the machine are left out.
 func serverCPU(tb testing.TB, master string) int64 {
-	procs, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var ticks int64
-	for _, p := range procs {
-		pid := filepath.Base(p)
-		f := procStat(tb, pid)
-		if f == nil || (pid != master && f[1] != master) {
-			continue
-		}
-		ticks += cpuTicks(f)
+	for _, t := range serverTicks(tb, master) {
+		ticks += t
 	}
 	return ticks
 }
@@ -94,8 +84,9 @@ const waitSampling = 20 * time.Millisecond
 
 // busyBackends counts what the server's running client backends wait on,
 // keyed "running" (no wait: on a processor or queued for one) or
-// "type:event" (Lock:transactionid, LWLock:WALWrite, …).
-const busyBackends = `SELECT COALESCE(wait_event_type || ':' || wait_event, 'running'), count(*)
+// "type:event" (Lock:transactionid, LWLock:WALWrite, …), after the
+// connection's application_name and a space where it has one.
+const busyBackends = `SELECT COALESCE(NULLIF(application_name, '') || ' ', '') || COALESCE(wait_event_type || ':' || wait_event, 'running'), count(*)
 	FROM pg_stat_activity WHERE backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()
 	GROUP BY 1`
 
@@ -204,6 +195,7 @@ func (l *load) end() loadReport {
 // behind another's row), the server's internal locks (LWLock:…), I/O, and
 // the rest.
 func waitClass(what string) string {
+	what = what[strings.LastIndexByte(what, ' ')+1:] // after the application_name
 	kind, _, _ := strings.Cut(what, ":")
 	switch kind {
 	case "running":
@@ -257,12 +249,5 @@ func poolDSN(tb testing.TB, conns int) string {
 	if conns == 0 {
 		return dsn
 	}
-	sep := " " // key=value form
-	if strings.Contains(dsn, "://") {
-		sep = "?"
-		if strings.Contains(dsn, "?") {
-			sep = "&"
-		}
-	}
-	return fmt.Sprintf("%s%spool_max_conns=%d", dsn, sep, conns)
+	return withParam(dsn, fmt.Sprintf("pool_max_conns=%d", conns))
 }
