@@ -19,10 +19,11 @@ import (
 // the same load, each round starting with another. It builds claimdeck
 // from this tree as the release is built (no cgo, -trimpath, -s -w) unless
 // CLAIMDECK_NEW_BIN names a binary; CLAIMDECK_OLD_BIN names an older one,
-// built the same way, to alternate with it. Two floors run beside them:
-// claimdeck's --version and testdata/nextfloor, the driver alone in a Go
-// process. It reports medians of the wall time and of the CPU time (user +
-// system) of each process.
+// built the same way, to alternate with it. Three floors run beside them:
+// claimdeck's --version, testdata/nextfloor (the driver alone in a Go
+// process) and testdata/emptygo (a Go process that does nothing). It
+// reports medians of the wall time and of the CPU time (user + system) of
+// each process.
 func BenchmarkNextCommand(b *testing.B) {
 	sqlite3, err := exec.LookPath("sqlite3")
 	if err != nil {
@@ -43,6 +44,7 @@ func BenchmarkNextCommand(b *testing.B) {
 	}
 	bin = copyBinary(b, bin, filepath.Join(dir, "new"))
 	floor := copyBinary(b, build("./testdata/nextfloor", filepath.Join(dir, "floor")), filepath.Join(dir, "driver"))
+	empty := copyBinary(b, build("./testdata/emptygo", filepath.Join(dir, "emptygo")), filepath.Join(dir, "go"))
 	path := filepath.Join(dir, "queue.db")
 	s := openSQLite(b, Config{Create: true, Path: path})
 	fill(b, s, 1000)
@@ -85,6 +87,8 @@ func BenchmarkNextCommand(b *testing.B) {
 		// and the SQLite driver, opening the file with the store's DSN and
 		// running the store's SELECT with its arguments.
 		{name: "driver", cmd: func() *exec.Cmd { c := exec.Command(floor, floorArgs...); c.Env = env; return c }},
+		// The floor of any Go process: the runtime starts and exits.
+		{name: "go", cmd: func() *exec.Cmd { c := exec.Command(empty); c.Env = env; return c }},
 	}
 	if old := os.Getenv("CLAIMDECK_OLD_BIN"); old != "" {
 		old = copyBinary(b, old, filepath.Join(dir, "old"))
