@@ -155,7 +155,9 @@ var (
 )
 
 // decorate applies the examples, the completions and the refusal of
-// unknown sub-commands to root and every command under it.
+// unknown sub-commands to root and every command under it. The flags'
+// completions are left out of a command line that asks for none: they
+// are most of the tree's building time, which every agent command pays.
 func (a *app) decorate(root *cobra.Command) {
 	prog := root.Name()
 	walk(root, func(c *cobra.Command) {
@@ -164,6 +166,9 @@ func (a *app) decorate(root *cobra.Command) {
 		}
 		if c.HasSubCommands() && !c.Runnable() {
 			refuseUnknown(c)
+		}
+		if a.noCompletions {
+			return
 		}
 		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 			a.completeFlag(prog, c, f.Name)
@@ -184,6 +189,13 @@ func (a *app) decorate(root *cobra.Command) {
 			})
 		}
 	}
+}
+
+// completionRequest reports whether args ask cobra for completions.
+func completionRequest(args []string) bool {
+	return slices.ContainsFunc(args, func(s string) bool {
+		return s == cobra.ShellCompRequestCmd || s == cobra.ShellCompNoDescRequestCmd
+	})
 }
 
 func walk(c *cobra.Command, fn func(*cobra.Command)) {

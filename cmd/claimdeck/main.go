@@ -68,6 +68,9 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	cfg            *Config
+	// noCompletions leaves the flags' completions out of the command
+	// tree: the command line asks for none.
+	noCompletions bool
 	// limit is list's --limit: -1 unset, 0 all.
 	limit int
 	// background holds what a command left running until its context
@@ -102,7 +105,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 && args[0] == ntaskName {
 		return runNtask(ctx, args[1:], stdin, stdout, stderr)
 	}
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, noCompletions: !completionRequest(args)}
 	// a.out() is read after the command ran: --output is parsed by then.
 	return execute(ctx, a.rootCommand(), args, stdin, stdout, stderr, func(err error) int { return a.out().fail(err) })
 }

@@ -52,7 +52,7 @@ const ntaskContract = "0.4.1"
 // 0, 10 NO_TASKS, 20 CONFLICT, 21 LOST_LOCK, 30 API_ERROR, 40
 // MISCONFIGURED, 41 INCOMPLETE_SUBTASKS.
 func runNtask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	n := &ntask{app: &app{stdin: stdin, stdout: stdout, stderr: stderr}}
+	n := &ntask{app: &app{stdin: stdin, stdout: stdout, stderr: stderr, noCompletions: !completionRequest(args)}}
 	return execute(ctx, n.root(), args, stdin, stdout, stderr, n.fail)
 }
 

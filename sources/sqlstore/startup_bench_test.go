@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,28 +17,40 @@ import (
 // way agents call it, beside the bare sqlite3 CLI running the same SELECT
 // on the same file, one after the other in each round so that both meet
 // the same load, each round starting with another. It builds claimdeck
-// from this tree unless CLAIMDECK_NEW_BIN names a binary; CLAIMDECK_OLD_BIN
-// names an older one to alternate with it. It reports medians of the wall
-// time and of the CPU time (user + system) of each process.
+// from this tree as the release is built (no cgo, -trimpath, -s -w) unless
+// CLAIMDECK_NEW_BIN names a binary; CLAIMDECK_OLD_BIN names an older one,
+// built the same way, to alternate with it. Three floors run beside them:
+// claimdeck's --version, testdata/nextfloor (the driver alone in a Go
+// process) and testdata/emptygo (a Go process that does nothing). It
+// reports medians of the wall time and of the CPU time (user + system) of
+// each process.
 func BenchmarkNextCommand(b *testing.B) {
 	sqlite3, err := exec.LookPath("sqlite3")
 	if err != nil {
 		b.Skip("no sqlite3 CLI on PATH")
 	}
 	dir := b.TempDir()
+	build := func(pkg, to string) string { // as .ci/release-check builds the release
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", to, pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+		return to
+	}
 	bin := os.Getenv("CLAIMDECK_NEW_BIN")
 	if bin == "" {
-		bin = filepath.Join(dir, "built")
-		build := exec.Command("go", "build", "-o", bin, "github.com/claimdeck/claimdeck/cmd/claimdeck")
-		if out, err := build.CombinedOutput(); err != nil {
-			b.Fatalf("go build: %v\n%s", err, out)
-		}
+		bin = build("github.com/claimdeck/claimdeck/cmd/claimdeck", filepath.Join(dir, "built"))
 	}
 	bin = copyBinary(b, bin, filepath.Join(dir, "new"))
+	floor := copyBinary(b, build("./testdata/nextfloor", filepath.Join(dir, "floor")), filepath.Join(dir, "driver"))
+	empty := copyBinary(b, build("./testdata/emptygo", filepath.Join(dir, "emptygo")), filepath.Join(dir, "go"))
 	path := filepath.Join(dir, "queue.db")
 	s := openSQLite(b, Config{Create: true, Path: path})
 	fill(b, s, 1000)
 	next := s.sql.next
+	floorArgs := []string{sqliteDSN(path), next, "bench-agent", s.cfg.Pool,
+		strconv.FormatInt(s.cfg.SeedTimeout.Milliseconds(), 10), strconv.FormatInt(s.cfg.Grace.Milliseconds(), 10)}
 	s.Close()
 	cfg := filepath.Join(dir, "config.yaml")
 	yaml := fmt.Sprintf("sources:\n  - name: local\n    kind: sqlite\n    path: %s\naudit_log: %s\n", path, filepath.Join(dir, "audit.jsonl"))
@@ -70,6 +83,12 @@ func BenchmarkNextCommand(b *testing.B) {
 		// linked package's init) and builds its command tree, then prints
 		// its version, with no configuration read and no SQLite opened.
 		{name: "version", cmd: claimdeck(bin, "--version")},
+		// The floor of the driver: a Go process linking only database/sql
+		// and the SQLite driver, opening the file with the store's DSN and
+		// running the store's SELECT with its arguments.
+		{name: "driver", cmd: func() *exec.Cmd { c := exec.Command(floor, floorArgs...); c.Env = env; return c }},
+		// The floor of any Go process: the runtime starts and exits.
+		{name: "go", cmd: func() *exec.Cmd { c := exec.Command(empty); c.Env = env; return c }},
 	}
 	if old := os.Getenv("CLAIMDECK_OLD_BIN"); old != "" {
 		old = copyBinary(b, old, filepath.Join(dir, "old"))

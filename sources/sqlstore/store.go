@@ -219,12 +219,7 @@ func (s *Store) openSQLite(path string) error {
 		return model.Wrap(model.CodeMisconfigured, "open", "", err)
 	}
 	registerFunctions()
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", sqliteDSN(path))
 	if err != nil {
 		return model.Wrap(model.CodeMisconfigured, "open", "", err)
 	}
@@ -235,6 +230,18 @@ func (s *Store) openSQLite(path string) error {
 	s.db = &sqlConn{sqlQ: sqlQ{db: db}, db: db}
 	s.sqliteDB = db
 	return nil
+}
+
+// sqliteDSN is the data source name a writable SQLite store opens path
+// with: a wait for the writer, the write-ahead log, and transactions that
+// take the write lock when they begin.
+func sqliteDSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
 }
 
 func (s *Store) openPostgres(ctx context.Context, dsn string) error {
