@@ -553,35 +553,39 @@ func (r *record) marshal() []byte {
 }
 
 func (r *record) marshalAll() []byte {
-	var b bytes.Buffer
-	b.WriteString("{\n")
+	b := make([]byte, 0, 512)
+	b = append(b, "{\n"...)
 	first := true
-	put := func(key string, v any) {
+	key := func(k string) {
+		if !first {
+			b = append(b, ",\n"...)
+		}
+		first = false
+		b = append(b, "  "...)
+		b = appendJSONString(b, k)
+		b = append(b, ": "...)
+	}
+	put := func(k string, v any) {
 		val, err := json.Marshal(v)
 		if err != nil {
 			return // every value below is a plain string, number or struct
 		}
-		if !first {
-			b.WriteString(",\n")
-		}
-		first = false
-		b.WriteString("  ")
-		k, _ := json.Marshal(key)
-		b.Write(k)
-		b.WriteString(": ")
-		b.Write(val)
+		key(k)
+		b = append(b, val...)
 	}
-	putS := func(key, v string) {
+	putS := func(k, v string) {
 		if v != "" {
-			put(key, v)
+			key(k)
+			b = appendJSONString(b, v)
 		}
 	}
-	putT := func(key string, t time.Time) { putS(key, formatTime(t)) }
+	putT := func(k string, t time.Time) { putS(k, formatTime(t)) }
 	putS("task_id", r.TaskID)
 	putS("agent", r.Agent)
 	putT("claimed_at", r.ClaimedAt)
 	putT("expires_at", r.ExpiresAt)
-	put("description", r.Description)
+	key("description")
+	b = appendJSONString(b, r.Description)
 	putT("completed_at", r.CompletedAt)
 	putT("failed_at", r.FailedAt)
 	putS("status", r.Status)
@@ -590,10 +594,12 @@ func (r *record) marshalAll() []byte {
 	putS("title", r.Title)
 	putS("task_type", r.TaskType)
 	if r.Priority != model.PriorityNone {
-		put("priority", r.Priority)
+		key("priority")
+		b = strconv.AppendInt(b, int64(r.Priority), 10)
 	}
 	if r.Class != 0 && r.Class != model.ClassStandard {
-		put("class", r.Class.String())
+		key("class")
+		b = appendJSONString(b, r.Class.String())
 	}
 	putS("lock_token", r.LockToken)
 	putS("holder_kind", r.HolderKind)
@@ -609,7 +615,8 @@ func (r *record) marshalAll() []byte {
 		put("reservation", r.Reservation)
 	}
 	if len(r.History) > 0 {
-		put("history", r.History)
+		key("history")
+		b = appendHistory(b, r.History)
 	}
 	keys := make([]string, 0, len(r.extra))
 	for k := range r.extra {
@@ -619,8 +626,51 @@ func (r *record) marshalAll() []byte {
 	for _, k := range keys {
 		put(k, r.extra[k])
 	}
-	b.WriteString("\n}\n")
-	return b.Bytes()
+	return append(b, "\n}\n"...)
+}
+
+// appendJSONString appends s as json.Marshal writes it. Printable ASCII
+// that encoding/json leaves alone (ids, names, times, tokens) is copied as
+// it is; anything else goes through encoding/json itself, so the bytes are
+// the same either way.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			val, _ := json.Marshal(s) // a string always marshals
+			return append(b, val...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendHistory appends events as json.Marshal writes a []wireEvent:
+// compact, fields in declaration order, reason and detail omitted when
+// empty.
+func appendHistory(b []byte, events []wireEvent) []byte {
+	b = append(b, '[')
+	for i, e := range events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"at":`...)
+		b = appendJSONString(b, e.At)
+		b = append(b, `,"actor":`...)
+		b = appendJSONString(b, e.Actor)
+		b = append(b, `,"action":`...)
+		b = appendJSONString(b, e.Action)
+		if e.Reason != "" {
+			b = append(b, `,"reason":`...)
+			b = appendJSONString(b, e.Reason)
+		}
+		if e.Detail != "" {
+			b = append(b, `,"detail":`...)
+			b = appendJSONString(b, e.Detail)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // clone copies a record deeply enough that changing the copy's history or
