@@ -23,6 +23,9 @@ func FuzzParseLock(f *testing.F) {
 		`{"task_id": "x", "agent": "HUMAN:alice", "holder_kind": "HUMAN", "lock_token": "t", "history": [{"at": "2026-02-06T10:30:00Z", "actor": "alice", "action": "takeover"}], "reservation": {"for": "ANY"}, "priority": "high", "class": "EXPEDITE", "extra": {"nested": [1, 2]}}`,
 		`{"task_id": "x", "agent": "alpha-1", "node": "ALPHA", "escalation": "urgent", "lock_token": "t"}`,
 		`{"agent": 42}`, `[]`, `null`, `{`, ``, `{"priority": 1e400}`, `{"class": "SOMEDAY"}`,
+		`{"history": [{"at":"a"} , {"actor":"b","action":"c","reason":"r","detail":"d"}]}`, `{"history": []}`, `{"history": [null]}`,
+		`{"history": [{"at": "t", "at": "u"}]}`, `{"history": [{"at": "t", "AT": "u"}]}`, `{"history": [{"at": "t", "x": "y"}]}`,
+		`{"history": [{"at": 1}]}`, `{"history": [{"at": "\u00e9"}]}`, `{"history": {"at": "t"}}`, `{"history": [{"at": "t"}, 2]}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -204,7 +204,11 @@ func parseLockVia(data []byte, split bool) (*record, string) {
 		}
 	}
 	if raw, _, ok := fields.take("history"); ok {
-		if !isNull(raw) {
+		plain := false
+		if split {
+			r.History, plain = plainEvents(raw)
+		}
+		if !plain && !isNull(raw) {
 			if err := json.Unmarshal(raw, &r.History); err != nil {
 				r.History = nil
 				bad("history", "want a list of events")
@@ -216,6 +220,73 @@ func parseLockVia(data []byte, split bool) (*record, string) {
 		return r, ""
 	}
 	return r, strings.Join(problems, "; ")
+}
+
+// plainEvents reads a history as claimdeck writes it, without reflection:
+// a non-empty list of objects whose members are plain strings (see
+// plainString) under wireEvent's own keys, each at most once. Anything
+// else (null, an empty list, another key or spelling, an escape, a
+// number) is !ok, for encoding/json to read and judge.
+func plainEvents(raw json.RawMessage) ([]wireEvent, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	var out []wireEvent
+	for i = skipSpace(raw, i+1); ; {
+		if i >= len(raw) || raw[i] != '{' {
+			return nil, false
+		}
+		end := nestedEnd(raw, i)
+		if end < 0 {
+			return nil, false
+		}
+		ms, ok := splitObject(raw[i:end])
+		if !ok {
+			return nil, false
+		}
+		var e wireEvent
+		var seen [5]bool
+		for _, m := range ms {
+			v, ok := plainString(m.text)
+			if !ok {
+				return nil, false
+			}
+			var slot int
+			var dst *string
+			switch m.key {
+			case "at":
+				slot, dst = 0, &e.At
+			case "actor":
+				slot, dst = 1, &e.Actor
+			case "action":
+				slot, dst = 2, &e.Action
+			case "reason":
+				slot, dst = 3, &e.Reason
+			case "detail":
+				slot, dst = 4, &e.Detail
+			default:
+				return nil, false
+			}
+			if seen[slot] {
+				return nil, false
+			}
+			seen[slot], *dst = true, v
+		}
+		out = append(out, e)
+		i = skipSpace(raw, end)
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case ']':
+			return out, skipSpace(raw, i+1) == len(raw)
+		default:
+			return nil, false
+		}
+	}
 }
 
 // member is one member of a JSON object: its raw value, and the same
