@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // FuzzParseLock feeds arbitrary bytes to the lock-file parser: it must never
@@ -18,6 +21,9 @@ func FuzzParseLock(f *testing.F) {
 		`{"task_id": "x", "agent": "HUMAN:alice", "holder_kind": "HUMAN", "lock_token": "t", "history": [{"at": "2026-02-06T10:30:00Z", "actor": "alice", "action": "takeover"}], "reservation": {"for": "ANY"}, "priority": "high", "class": "EXPEDITE", "extra": {"nested": [1, 2]}}`,
 		`{"task_id": "x", "agent": "alpha-1", "node": "ALPHA", "escalation": "urgent", "lock_token": "t"}`,
 		`{"agent": 42}`, `[]`, `null`, `{`, ``, `{"priority": 1e400}`, `{"class": "SOMEDAY"}`,
+		`{"history": [{"at":"a"} , {"actor":"b","action":"c","reason":"r","detail":"d"}]}`, `{"history": []}`, `{"history": [null]}`,
+		`{"history": [{"at": "t", "at": "u"}]}`, `{"history": [{"at": "t", "AT": "u"}]}`, `{"history": [{"at": "t", "x": "y"}]}`,
+		`{"history": [{"at": 1}]}`, `{"history": [{"at": "\u00e9"}]}`, `{"history": {"at": "t"}}`, `{"history": [{"at": "t"}, 2]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -96,6 +102,44 @@ func FuzzParseTasks(f *testing.F) {
 			if err != nil && strings.Contains(err.Error(), secret[:4]) {
 				t.Fatalf("%q quotes the file", err)
 			}
+		}
+	})
+}
+
+// FuzzMarshal holds the lock-file writer's own encoders to encoding/json
+// for texts that are the fuzzer's (quotes, control characters, <>&,
+// U+2028, invalid UTF-8): the same bytes json.Marshal writes, so a file
+// reads the same to the seed's python3 and to older claimdeck versions.
+// The whole file, written and read back, keeps its numbers and history.
+func FuzzMarshal(f *testing.F) {
+	for _, seed := range [][3]string{
+		{"design-vpc-module", "terraform-engineer", "Design and implement VPC Terraform module"},
+		{"a<b", "a&b", "x>y"},
+		{"a\"b", "x\\y", "<b>&amp;</b>\n\t\u2028\u2029"},
+		{"\xff\xfe", "é", "\x00\x1f\x7f"},
+		{"", "", ""},
+	} {
+		f.Add(seed[0], seed[1], seed[2], 13)
+	}
+	f.Fuzz(func(t *testing.T, a, b, c string, n int) {
+		for _, s := range []string{a, b, c} {
+			want, _ := json.Marshal(s)
+			if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+				t.Fatalf("%q is written %s; encoding/json writes %s", s, got, want)
+			}
+		}
+		at := time.Date(2026, 2, 6, 10, 30, 0, 123456789, time.UTC)
+		r := &record{TaskID: "job", Agent: b, Description: c, ClaimedAt: at, Priority: n, Class: []model.Class{model.ClassExpedite, model.ClassFixedDate, model.ClassIntangible}[uint(n)%3]}
+		for i := 0; i < 1+int(uint(n)%4); i++ {
+			r.addEvent(model.Event{At: at, Actor: a, Action: b, Reason: strings.Repeat(c, i%2), Detail: strings.Repeat(a, i)})
+		}
+		want, _ := json.Marshal(r.History)
+		if got := appendHistory(nil, r.History); !bytes.Equal(got, want) {
+			t.Fatalf("history is written\n%s\nencoding/json writes\n%s", got, want)
+		}
+		back, problem := parseLock(r.marshalAll())
+		if problem != "" || back.Priority != r.Priority || back.Class != r.Class || len(back.History) != len(r.History) {
+			t.Fatalf("read back as priority %d, class %v, %d events (%s); wrote %d, %v, %d", back.Priority, back.Class, len(back.History), problem, r.Priority, r.Class, len(r.History))
 		}
 	})
 }

@@ -215,15 +215,26 @@ func (s *Source) now() time.Time { return s.cfg.Now().UTC() }
 // aside: one name per task and kind, so a reader finds it with one lstat,
 // and until the change is published it still counts as that file.
 func (s *Source) heldPath(id string, k kind) string {
-	return filepath.Join(s.dir, heldPrefix+id+k.suffix())
+	return inDir(s.dir, heldPrefix, id, k.suffix())
 }
 
 // path is where a task's file of kind k lives.
 func (s *Source) path(id string, k kind) string {
 	if k == kindArchivedDone || k == kindArchivedFailed {
-		return filepath.Join(s.archive, id+k.suffix())
+		return inDir(s.archive, "", id, k.suffix())
 	}
-	return filepath.Join(s.dir, id+k.suffix())
+	return inDir(s.dir, "", id, k.suffix())
+}
+
+// inDir is filepath.Join(dir, prefix+id+suffix) for a clean dir (Open's
+// filepath.Abs) in one allocation: a name without a separator needs no
+// Clean. Any other id (a tasks-file entry's, refused before any write)
+// goes through filepath.Join as before.
+func inDir(dir, prefix, id, suffix string) string {
+	if strings.ContainsAny(id, `/\`) || dir == "" || os.IsPathSeparator(dir[len(dir)-1]) {
+		return filepath.Join(dir, prefix+id+suffix)
+	}
+	return dir + string(os.PathSeparator) + prefix + id + suffix
 }
 
 // checkID refuses task ids that could name a file outside the directory or

@@ -49,3 +49,25 @@ func TestAnAgentNamedHumanIsReadAsTheAgentItIs(t *testing.T) {
 		t.Fatalf("a hand-written HUMAN:bob lock with no run or lease: %+v, %v", hand.Claim, err)
 	}
 }
+
+// A task's file paths are what filepath.Join makes of them, whatever the
+// id: the one-allocation path for plain ids, Join itself for the rest.
+func TestTaskPathsAreFilepathJoin(t *testing.T) {
+	for _, dir := range []string{"/", "/srv/project/.locks", "locks", ""} {
+		s := &Source{dir: dir, archive: filepath.Join(dir, "archive")}
+		for _, id := range []string{"design-vpc-module", "", "a.b", "..", "../x", "a/../../b", `a\b`, "a//b", "é"} {
+			for k := kindLock; k < numKinds; k++ {
+				want := filepath.Join(dir, id+k.suffix())
+				if k == kindArchivedDone || k == kindArchivedFailed {
+					want = filepath.Join(dir, "archive", id+k.suffix())
+				}
+				if got := s.path(id, k); got != want {
+					t.Errorf("path(%q, %s) in %q = %q, want %q", id, kindNames[k], dir, got, want)
+				}
+				if got, want := s.heldPath(id, k), filepath.Join(dir, heldPrefix+id+k.suffix()); got != want {
+					t.Errorf("heldPath(%q, %s) in %q = %q, want %q", id, kindNames[k], dir, got, want)
+				}
+			}
+		}
+	}
+}

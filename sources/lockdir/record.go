@@ -204,7 +204,11 @@ func parseLockVia(data []byte, split bool) (*record, string) {
 		}
 	}
 	if raw, _, ok := fields.take("history"); ok {
-		if !isNull(raw) {
+		plain := false
+		if split {
+			r.History, plain = plainEvents(raw)
+		}
+		if !plain && !isNull(raw) {
 			if err := json.Unmarshal(raw, &r.History); err != nil {
 				r.History = nil
 				bad("history", "want a list of events")
@@ -216,6 +220,73 @@ func parseLockVia(data []byte, split bool) (*record, string) {
 		return r, ""
 	}
 	return r, strings.Join(problems, "; ")
+}
+
+// plainEvents reads a history as claimdeck writes it, without reflection:
+// a non-empty list of objects whose members are plain strings (see
+// plainString) under wireEvent's own keys, each at most once. Anything
+// else (null, an empty list, another key or spelling, an escape, a
+// number) is !ok, for encoding/json to read and judge.
+func plainEvents(raw json.RawMessage) ([]wireEvent, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	var out []wireEvent
+	for i = skipSpace(raw, i+1); ; {
+		if i >= len(raw) || raw[i] != '{' {
+			return nil, false
+		}
+		end := nestedEnd(raw, i)
+		if end < 0 {
+			return nil, false
+		}
+		ms, ok := splitObject(raw[i:end])
+		if !ok {
+			return nil, false
+		}
+		var e wireEvent
+		var seen [5]bool
+		for _, m := range ms {
+			v, ok := plainString(m.text)
+			if !ok {
+				return nil, false
+			}
+			var slot int
+			var dst *string
+			switch m.key {
+			case "at":
+				slot, dst = 0, &e.At
+			case "actor":
+				slot, dst = 1, &e.Actor
+			case "action":
+				slot, dst = 2, &e.Action
+			case "reason":
+				slot, dst = 3, &e.Reason
+			case "detail":
+				slot, dst = 4, &e.Detail
+			default:
+				return nil, false
+			}
+			if seen[slot] {
+				return nil, false
+			}
+			seen[slot], *dst = true, v
+		}
+		out = append(out, e)
+		i = skipSpace(raw, end)
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case ']':
+			return out, skipSpace(raw, i+1) == len(raw)
+		default:
+			return nil, false
+		}
+	}
 }
 
 // member is one member of a JSON object: its raw value, and the same
@@ -553,35 +624,39 @@ func (r *record) marshal() []byte {
 }
 
 func (r *record) marshalAll() []byte {
-	var b bytes.Buffer
-	b.WriteString("{\n")
+	b := make([]byte, 0, 512)
+	b = append(b, "{\n"...)
 	first := true
-	put := func(key string, v any) {
+	key := func(k string) {
+		if !first {
+			b = append(b, ",\n"...)
+		}
+		first = false
+		b = append(b, "  "...)
+		b = appendJSONString(b, k)
+		b = append(b, ": "...)
+	}
+	put := func(k string, v any) {
 		val, err := json.Marshal(v)
 		if err != nil {
 			return // every value below is a plain string, number or struct
 		}
-		if !first {
-			b.WriteString(",\n")
-		}
-		first = false
-		b.WriteString("  ")
-		k, _ := json.Marshal(key)
-		b.Write(k)
-		b.WriteString(": ")
-		b.Write(val)
+		key(k)
+		b = append(b, val...)
 	}
-	putS := func(key, v string) {
+	putS := func(k, v string) {
 		if v != "" {
-			put(key, v)
+			key(k)
+			b = appendJSONString(b, v)
 		}
 	}
-	putT := func(key string, t time.Time) { putS(key, formatTime(t)) }
+	putT := func(k string, t time.Time) { putS(k, formatTime(t)) }
 	putS("task_id", r.TaskID)
 	putS("agent", r.Agent)
 	putT("claimed_at", r.ClaimedAt)
 	putT("expires_at", r.ExpiresAt)
-	put("description", r.Description)
+	key("description")
+	b = appendJSONString(b, r.Description)
 	putT("completed_at", r.CompletedAt)
 	putT("failed_at", r.FailedAt)
 	putS("status", r.Status)
@@ -590,10 +665,12 @@ func (r *record) marshalAll() []byte {
 	putS("title", r.Title)
 	putS("task_type", r.TaskType)
 	if r.Priority != model.PriorityNone {
-		put("priority", r.Priority)
+		key("priority")
+		b = strconv.AppendInt(b, int64(r.Priority), 10)
 	}
 	if r.Class != 0 && r.Class != model.ClassStandard {
-		put("class", r.Class.String())
+		key("class")
+		b = appendJSONString(b, r.Class.String())
 	}
 	putS("lock_token", r.LockToken)
 	putS("holder_kind", r.HolderKind)
@@ -609,7 +686,8 @@ func (r *record) marshalAll() []byte {
 		put("reservation", r.Reservation)
 	}
 	if len(r.History) > 0 {
-		put("history", r.History)
+		key("history")
+		b = appendHistory(b, r.History)
 	}
 	keys := make([]string, 0, len(r.extra))
 	for k := range r.extra {
@@ -619,8 +697,51 @@ func (r *record) marshalAll() []byte {
 	for _, k := range keys {
 		put(k, r.extra[k])
 	}
-	b.WriteString("\n}\n")
-	return b.Bytes()
+	return append(b, "\n}\n"...)
+}
+
+// appendJSONString appends s as json.Marshal writes it. Printable ASCII
+// that encoding/json leaves alone (ids, names, times, tokens) is copied as
+// it is; anything else goes through encoding/json itself, so the bytes are
+// the same either way.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			val, _ := json.Marshal(s) // a string always marshals
+			return append(b, val...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendHistory appends events as json.Marshal writes a []wireEvent:
+// compact, fields in declaration order, reason and detail omitted when
+// empty.
+func appendHistory(b []byte, events []wireEvent) []byte {
+	b = append(b, '[')
+	for i, e := range events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"at":`...)
+		b = appendJSONString(b, e.At)
+		b = append(b, `,"actor":`...)
+		b = appendJSONString(b, e.Actor)
+		b = append(b, `,"action":`...)
+		b = appendJSONString(b, e.Action)
+		if e.Reason != "" {
+			b = append(b, `,"reason":`...)
+			b = appendJSONString(b, e.Reason)
+		}
+		if e.Detail != "" {
+			b = append(b, `,"detail":`...)
+			b = appendJSONString(b, e.Detail)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // clone copies a record deeply enough that changing the copy's history or
