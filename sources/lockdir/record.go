@@ -274,17 +274,12 @@ func plainEvents(raw json.RawMessage) ([]wireEvent, bool) {
 			seen[slot], *dst = true, v
 		}
 		out = append(out, e)
-		i = skipSpace(raw, end)
-		if i >= len(raw) {
+		var more bool
+		if i, more, ok = afterItem(raw, end, ']'); !ok {
 			return nil, false
 		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case ']':
-			return out, skipSpace(raw, i+1) == len(raw)
-		default:
-			return nil, false
+		if !more {
+			return out, true
 		}
 	}
 }
@@ -368,19 +363,30 @@ func splitObject(data []byte) (members, bool) {
 			return nil, false
 		}
 		fields = append(fields, member{key: key, raw: data[i:end:end], text: whole[i:end]})
-		i = skipSpace(data, end)
-		if i >= len(data) {
+		var more, ok bool
+		if i, more, ok = afterItem(data, end, '}'); !ok {
 			return nil, false
 		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return fields, skipSpace(data, i+1) == len(data)
-		default:
-			return nil, false
+		if !more {
+			return fields, true
 		}
 	}
+}
+
+// afterItem reads what follows an item of a JSON list or object that ends
+// at data[i]: a comma, and more follows from next; or the closing byte,
+// which must end data (ok). Anything else is !ok.
+func afterItem(data []byte, i int, closing byte) (next int, more, ok bool) {
+	i = skipSpace(data, i)
+	switch {
+	case i >= len(data):
+		return 0, false, false
+	case data[i] == ',':
+		return skipSpace(data, i+1), true, true
+	case data[i] == closing:
+		return 0, false, skipSpace(data, i+1) == len(data)
+	}
+	return 0, false, false
 }
 
 func skipSpace(data []byte, i int) int {
