@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -152,7 +153,9 @@ func TestFleetAgentsProcess(t *testing.T) {
 // "loaded" once it holds them all, then answers each input line "probe ID
 // UNIXNANO" (task ID was claimed then) with "held ID NANOSECONDS" once its
 // hub's snapshots show the task claimed, and "polls" with "polls N". It
-// ends when its input does.
+// ends when its input does. With CLAIMDECK_FLEET_CPUPROFILE=DIR each
+// dashboard writes a CPU profile of its life after loading to
+// DIR/dash-PID.prof (`go tool pprof sqlstore.test DIR/*.prof`).
 func TestFleetDashboardProcess(t *testing.T) {
 	table := os.Getenv("CLAIMDECK_FLEET_DASHBOARD")
 	if table == "" {
@@ -163,6 +166,11 @@ func TestFleetDashboardProcess(t *testing.T) {
 	defer cancel()
 	d := openDashboards(ctx, t, table, 1)
 	d.loaded(rows)
+	if dir := os.Getenv("CLAIMDECK_FLEET_CPUPROFILE"); dir != "" {
+		f, _ := os.Create(fmt.Sprintf("%s/dash-%d.prof", dir, os.Getpid()))
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	fmt.Println("loaded")
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
