@@ -247,12 +247,18 @@ type feed struct {
 
 	// Guarded by Hub.mu.
 	cursor sources.Cursor
-	tasks  map[string]*model.Task
+	// live holds the source's tasks, and tasks where each id's is in it:
+	// a poll that changed k of n tasks touches k slots, and a publish
+	// copies the slice instead of walking a map of n.
+	live  []*model.Task
+	tasks map[string]int32
 	// archive holds the history LoadArchive brought, shown beside tasks.
 	archive map[string]*model.Task
-	list    []*model.Task // tasks and archive as a slice, rebuilt only when they change
-	dirty   bool
-	loaded  bool // the first load is not activity
+	// list is live and the archive's others as published: a snapshot
+	// shares it, so it is made anew, never written, when they change.
+	list   []*model.Task
+	dirty  bool
+	loaded bool // the first load is not activity
 	// uncounted: the source's history count costs a read of all of it
 	// (Caps.CostlyCount), so full polls never ask for it.
 	uncounted bool
@@ -316,7 +322,7 @@ func New(cfg Config) *Hub {
 			every = DefaultEvery
 		}
 		h.feeds = append(h.feeds, &feed{src: f.Source, every: every, kick: make(chan struct{}, 1),
-			tasks: map[string]*model.Task{}, applied: map[string]appliedWrite{}, uncounted: f.Source.Caps().CostlyCount,
+			tasks: map[string]int32{}, applied: map[string]appliedWrite{}, uncounted: f.Source.Caps().CostlyCount,
 			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}, Rescues: f.Source.Caps().Rescue, Reads: f.Source.Caps().Reads}})
 	}
 	return h
@@ -782,38 +788,38 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 		}
 	}
 	if d.Full {
-		next := make(map[string]*model.Task, len(d.Tasks))
+		next := &feed{tasks: make(map[string]int32, len(d.Tasks)), live: make([]*model.Task, 0, len(d.Tasks))}
 		for _, t := range d.Tasks {
 			t = h.keepApplied(f, t)
-			old := f.tasks[t.ID]
+			old := f.task(t.ID)
 			if old != nil && t.Version != "" && old.Version == t.Version {
 				// Unchanged: keep the record the dashboard already knows, so
 				// a full reconcile costs it no more than a quiet poll.
 				t = old
 			}
-			next[t.ID] = t
+			next.put(t)
 			note(old, t)
 		}
 		horizon := h.horizon()
-		for id, t := range f.tasks {
-			if next[id] == nil {
-				delete(f.applied, id)
+		for _, t := range f.live {
+			if next.task(t.ID) == nil {
+				delete(f.applied, t.ID)
 				if !model.Archived(t, horizon) {
 					note(t, nil) // gone; a task aging into history is not activity
 				}
 			}
 		}
-		f.tasks = next
+		f.tasks, f.live = next.tasks, next.live
 	} else {
 		for _, t := range d.Tasks {
 			t = h.keepApplied(f, t)
-			note(f.tasks[t.ID], t)
-			f.tasks[t.ID] = t
+			note(f.task(t.ID), t)
+			f.put(t)
 		}
 		for _, id := range d.Removed {
-			if t := f.tasks[id]; t != nil {
+			if t := f.task(id); t != nil {
 				note(t, nil)
-				delete(f.tasks, id)
+				f.drop(id)
 			}
 			delete(f.applied, id)
 		}
@@ -823,6 +829,39 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 	}
 	f.dirty = f.dirty || d.Full || len(d.Tasks) > 0 || len(d.Removed) > 0
 	f.loaded = f.loaded || !d.Partial
+}
+
+// task is the source's task id, or nil.
+func (f *feed) task(id string) *model.Task {
+	if i, ok := f.tasks[id]; ok {
+		return f.live[i]
+	}
+	return nil
+}
+
+// put makes t the source's task t.ID: in its slot, or in a new one.
+func (f *feed) put(t *model.Task) {
+	if i, ok := f.tasks[t.ID]; ok {
+		f.live[i] = t
+		return
+	}
+	f.tasks[t.ID] = int32(len(f.live))
+	f.live = append(f.live, t)
+}
+
+// drop removes the source's task id: the last task moves into its slot.
+func (f *feed) drop(id string) {
+	i, ok := f.tasks[id]
+	if !ok {
+		return
+	}
+	last := len(f.live) - 1
+	if moved := f.live[last]; int(i) != last {
+		f.live[i], f.tasks[moved.ID] = moved, i
+	}
+	f.live[last] = nil
+	f.live = f.live[:last]
+	delete(f.tasks, id)
 }
 
 // keepApplied is the rule "an applied write beats an older poll": a poll
@@ -865,12 +904,9 @@ func (h *Hub) publish() {
 	s := Snapshot{Seq: h.seq, At: h.cfg.Now(), Sources: make([]SourceState, len(h.feeds)), Policy: h.cfg.Policy, Mesh: h.mesh}
 	for i, f := range h.feeds {
 		if f.dirty {
-			f.list = make([]*model.Task, 0, len(f.tasks)+len(f.archive))
-			for _, t := range f.tasks {
-				f.list = append(f.list, t)
-			}
+			f.list = append(make([]*model.Task, 0, len(f.live)+len(f.archive)), f.live...)
 			for id, t := range f.archive {
-				if f.tasks[id] == nil {
+				if f.task(id) == nil {
 					f.list = append(f.list, t)
 				}
 			}

@@ -3,6 +3,10 @@ package hub
 import (
 	"context"
 	"errors"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -281,7 +285,7 @@ func TestAFullReloadKeepsTheRecordsOfUnchangedTasks(t *testing.T) {
 	a2, b2 := *a, *b
 	b2.Version = "2"
 	h.merge(f, sources.Delta{Full: true, Tasks: []*model.Task{&a2, &b2}})
-	if f.tasks["a"] != a || f.tasks["b"] != &b2 {
+	if f.task("a") != a || f.task("b") != &b2 {
 		t.Fatal("a full reload must keep unchanged records and take changed ones")
 	}
 	if len(h.pending) != 0 {
@@ -332,7 +336,7 @@ func TestAnAppliedWriteBeatsAnOlderPoll(t *testing.T) {
 	holder := func() model.HolderKind {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		return f.tasks["t1"].Claim.Holder
+		return f.task("t1").Claim.Holder
 	}
 	for _, full := range []bool{true, false} {
 		h.mu.Lock()
@@ -384,12 +388,67 @@ func TestALaterPollAtTheSeenVersionRetiresTheWrite(t *testing.T) {
 		f.began = began
 		h.merge(f, sources.Delta{Tasks: []*model.Task{seen}})
 		f.began = time.Time{}
-		return f.tasks["t1"].Claim.Holder
+		return f.task("t1").Claim.Holder
 	}
 	if merge(time.Now()) != model.HolderHuman {
 		t.Fatal("a poll begun within a poll interval of the write undid it")
 	}
 	if merge(time.Now().Add(2*time.Second)) != model.HolderAgent || len(f.applied) != 0 {
 		t.Fatal("a poll begun a poll interval after the write still shows the write")
+	}
+}
+
+// The published task list follows any run of deltas (changes, removals,
+// full reloads) as a map of id to task would, and a snapshot already
+// published never changes under its holder.
+func TestTheTaskListFollowsEveryDelta(t *testing.T) {
+	h := New(Config{Feeds: []Feed{{Source: memsource.NewMemory("local")}}})
+	f := h.feeds[0]
+	rng := rand.New(rand.NewPCG(7, 29))
+	want := map[string]*model.Task{}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var held []*model.Task // the last snapshot's list, as its holder has it
+	var heldCopy []*model.Task
+	for round := range 2000 {
+		var d sources.Delta
+		switch r := rng.IntN(20); {
+		case r == 0: // a full reload of some of the tasks, all new
+			d.Full = true
+			clear(want)
+			for range rng.IntN(30) {
+				task := &model.Task{Source: "local", ID: strconv.Itoa(rng.IntN(40)), Version: strconv.Itoa(round)}
+				d.Tasks = append(d.Tasks, task)
+				want[task.ID] = task
+			}
+		default:
+			for range rng.IntN(4) {
+				task := &model.Task{Source: "local", ID: strconv.Itoa(rng.IntN(40)), Version: strconv.Itoa(round)}
+				d.Tasks = append(d.Tasks, task)
+				want[task.ID] = task
+			}
+			for range rng.IntN(3) {
+				id := strconv.Itoa(rng.IntN(40))
+				d.Removed = append(d.Removed, id)
+				delete(want, id)
+			}
+		}
+		h.merge(f, d)
+		h.publish()
+		s := <-h.out
+		if !slices.Equal(held, heldCopy) {
+			t.Fatalf("round %d: a published snapshot's task list changed under its holder", round)
+		}
+		got := map[string]*model.Task{}
+		for _, task := range s.Sources[0].Tasks {
+			if got[task.ID] != nil {
+				t.Fatalf("round %d: task %s listed twice", round, task.ID)
+			}
+			got[task.ID] = task
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("round %d: the snapshot lists %d tasks, want %d (%v against %v)", round, len(got), len(want), slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+		}
+		held, heldCopy = s.Sources[0].Tasks, slices.Clone(s.Sources[0].Tasks)
 	}
 }
