@@ -247,11 +247,7 @@ type feed struct {
 
 	// Guarded by Hub.mu.
 	cursor sources.Cursor
-	// live holds the source's tasks, and tasks where each id's is in it:
-	// a poll that changed k of n tasks touches k slots, and a publish
-	// copies the slice instead of walking a map of n.
-	live  []*model.Task
-	tasks map[string]int32
+	slots  // the source's tasks
 	// archive holds the history LoadArchive brought, shown beside tasks.
 	archive map[string]*model.Task
 	// list is live and the archive's others as published: a snapshot
@@ -322,7 +318,7 @@ func New(cfg Config) *Hub {
 			every = DefaultEvery
 		}
 		h.feeds = append(h.feeds, &feed{src: f.Source, every: every, kick: make(chan struct{}, 1),
-			tasks: map[string]int32{}, applied: map[string]appliedWrite{}, uncounted: f.Source.Caps().CostlyCount,
+			slots: slots{at: map[string]int32{}}, applied: map[string]appliedWrite{}, uncounted: f.Source.Caps().CostlyCount,
 			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}, Rescues: f.Source.Caps().Rescue, Reads: f.Source.Caps().Reads}})
 	}
 	return h
@@ -788,7 +784,7 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 		}
 	}
 	if d.Full {
-		next := &feed{tasks: make(map[string]int32, len(d.Tasks)), live: make([]*model.Task, 0, len(d.Tasks))}
+		next := slots{at: make(map[string]int32, len(d.Tasks)), live: make([]*model.Task, 0, len(d.Tasks))}
 		for _, t := range d.Tasks {
 			t = h.keepApplied(f, t)
 			old := f.task(t.ID)
@@ -809,7 +805,7 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 				}
 			}
 		}
-		f.tasks, f.live = next.tasks, next.live
+		f.slots = next
 	} else {
 		for _, t := range d.Tasks {
 			t = h.keepApplied(f, t)
@@ -831,37 +827,45 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 	f.loaded = f.loaded || !d.Partial
 }
 
-// task is the source's task id, or nil.
-func (f *feed) task(id string) *model.Task {
-	if i, ok := f.tasks[id]; ok {
-		return f.live[i]
+// slots hold a source's tasks in a slice, with a map of where each id's
+// is: a poll that changed k of n tasks writes k slots, and a publish
+// copies the slice instead of walking a map of n.
+type slots struct {
+	live []*model.Task
+	at   map[string]int32
+}
+
+// task is the task id, or nil.
+func (s *slots) task(id string) *model.Task {
+	if i, ok := s.at[id]; ok {
+		return s.live[i]
 	}
 	return nil
 }
 
-// put makes t the source's task t.ID: in its slot, or in a new one.
-func (f *feed) put(t *model.Task) {
-	if i, ok := f.tasks[t.ID]; ok {
-		f.live[i] = t
+// put makes t the task t.ID: in its slot, or in a new one.
+func (s *slots) put(t *model.Task) {
+	if i, ok := s.at[t.ID]; ok {
+		s.live[i] = t
 		return
 	}
-	f.tasks[t.ID] = int32(len(f.live))
-	f.live = append(f.live, t)
+	s.at[t.ID] = int32(len(s.live))
+	s.live = append(s.live, t)
 }
 
-// drop removes the source's task id: the last task moves into its slot.
-func (f *feed) drop(id string) {
-	i, ok := f.tasks[id]
+// drop removes the task id: the last task moves into its slot.
+func (s *slots) drop(id string) {
+	i, ok := s.at[id]
 	if !ok {
 		return
 	}
-	last := len(f.live) - 1
-	if moved := f.live[last]; int(i) != last {
-		f.live[i], f.tasks[moved.ID] = moved, i
+	last := len(s.live) - 1
+	if moved := s.live[last]; int(i) != last {
+		s.live[i], s.at[moved.ID] = moved, i
 	}
-	f.live[last] = nil
-	f.live = f.live[:last]
-	delete(f.tasks, id)
+	s.live[last] = nil
+	s.live = s.live[:last]
+	delete(s.at, id)
 }
 
 // keepApplied is the rule "an applied write beats an older poll": a poll
