@@ -32,21 +32,31 @@ func main() {
 	os.Exit(code)
 }
 
-// watchSignals: the first SIGINT or SIGTERM cancels the command's context,
-// so every wait that heeds it ends and the command says so; the second ends
-// the process at once, whatever it waits on (a terminal's answer, a driver
-// that ignores its context), with the shell's status for that signal.
+// watchSignals: the first SIGINT, SIGTERM or SIGHUP (the terminal closed)
+// cancels the command's context, so every wait that heeds it ends and the
+// command says so, and what it made for itself (the demo's directory) is
+// removed; the second ends the process at once, whatever it waits on (a
+// terminal's answer, a driver that ignores its context), with the shell's
+// status for that signal. A process started to outlive its terminal
+// (nohup: SIGHUP ignored) keeps ignoring it; Notify would undo that.
 func watchSignals(cancel context.CancelFunc) {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	stops := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		stops = append(stops, syscall.SIGHUP)
+	}
+	signal.Notify(sigs, stops...)
 	go func() {
 		sig := <-sigs
 		cancel()
 		fmt.Fprintf(os.Stderr, "claimdeck: %v: stopping; %v again stops at once\n", sig, sig)
 		sig = <-sigs
 		status := 130
-		if sig == syscall.SIGTERM {
+		switch sig {
+		case syscall.SIGTERM:
 			status = 143
+		case syscall.SIGHUP:
+			status = 129
 		}
 		os.Exit(status)
 	}()

@@ -96,6 +96,48 @@ func TestAClaimWaitingOnAHeldFlockEndsOnSIGTERM(t *testing.T) {
 	}
 }
 
+// A command started to outlive its terminal (nohup: SIGHUP ignored) does
+// not stop at a hangup, though an interactive one does: the hangup goes
+// unheard, and the SIGTERM after it is the first signal the command saw.
+func TestANohupCommandIgnoresTheHangup(t *testing.T) {
+	nohup, err := exec.LookPath("nohup")
+	if err != nil {
+		t.Skip("no nohup on PATH")
+	}
+	bin := binary(t)
+	conf, locks := lockdirConfig(t)
+	flock := filepath.Join(locks, ".claimdeck.flock")
+	f, err := os.OpenFile(flock, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(nohup, bin, "--config", conf, "claim", "--task", "deploy-vpc", "--agent-name", "SANDMAN")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	holdsOpen(t, cmd.Process.Pid, flock)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	// Were the hangup heard, the command would be stopping by now; a
+	// slower machine only makes this check pass more often, never fail.
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code := ended(t, cmd)
+	if code == 129 || strings.Contains(out.String(), "hangup") || !strings.Contains(out.String(), "terminated: stopping") {
+		t.Fatalf("exit %d, output %s: want the hangup unheard and the SIGTERM the first signal", code, out.String())
+	}
+}
+
 // A FIFO planted as the tasks file used to hang list, next and claim. Now
 // the command ends by itself, naming the file.
 func TestAFIFOTasksFileEndsTheCommandAtOnce(t *testing.T) {

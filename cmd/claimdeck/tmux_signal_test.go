@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// The first SIGTERM or SIGINT ends the dashboard and gives the terminal
-// back. Bubble Tea's own signal handler used to race main's: when main's
+// The first SIGTERM, SIGINT or SIGHUP ends the dashboard, gives the
+// terminal back and removes the demo's directory. Bubble Tea's own signal handler used to race main's: when main's
 // cancel won, the handler blocked for ever sending its quit to an event
 // loop that had gone, and the program's shutdown waited on it — about half
 // the runs froze. The demo runs in a real pty (tmux) twenty times; each
@@ -39,7 +39,7 @@ func TestTmuxTheFirstSignalEndsTheDashboard(t *testing.T) {
 		runs = append(runs, syscall.SIGTERM)
 	}
 	for range 4 {
-		runs = append(runs, syscall.SIGINT)
+		runs = append(runs, syscall.SIGINT, syscall.SIGHUP)
 	}
 	frozen := 0
 	for i, sig := range runs {
@@ -64,7 +64,7 @@ func signalEndsRun(t *testing.T, bin string, i int, sig syscall.Signal) bool {
 	script := fmt.Sprintf("%s demo --seed %d 2>%s.err; echo $? > %s.tmp; stty -a >> %s.tmp; mv %s.tmp %s; sleep 60",
 		bin, i+1, done, done, done, done, done)
 	p := &tmuxPane{t: t, session: fmt.Sprintf("claimdeck-sig-%d-%d", os.Getpid(), i)}
-	if out, err := exec.Command("tmux", "new", "-d", "-s", p.session, "-x", "100", "-y", "30", "env", "HOME="+dir, "sh", "-c", script).CombinedOutput(); err != nil {
+	if out, err := exec.Command("tmux", "new", "-d", "-s", p.session, "-x", "100", "-y", "30", "env", "HOME="+dir, "TMPDIR="+dir, "sh", "-c", script).CombinedOutput(); err != nil {
 		t.Fatalf("tmux new: %v\n%s", err, out)
 	}
 	defer func() { _ = exec.Command("tmux", "kill-session", "-t", p.session).Run() }()
@@ -84,6 +84,9 @@ func signalEndsRun(t *testing.T, bin string, i int, sig syscall.Signal) bool {
 			if status != "0" {
 				stderr, _ := os.ReadFile(done + ".err")
 				t.Errorf("run %d (%v): exit status %s: %s\n%s", i, sig, status, stderr, p.screen())
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, "claimdeck-demo-*")); len(left) > 0 {
+				t.Errorf("run %d (%v): the demo's directory was left behind: %v", i, sig, left)
 			}
 			return true
 		}
