@@ -61,10 +61,11 @@ func holdsOpen(t *testing.T, pid int, path string) {
 	}
 }
 
-// Another process holding the directory's flock used to freeze every
-// writer, SIGTERM ignored. Now the wait heeds the first SIGTERM, and the
-// answer names who holds the lock.
-func TestAClaimWaitingOnAHeldFlockEndsOnSIGTERM(t *testing.T) {
+// claimWaitingOnFlock starts `claimdeck claim` (run through wrap, e.g.
+// nohup, when given) on a lock directory whose flock this test holds, and
+// returns once the claim waits on it, with its output and the directory.
+func claimWaitingOnFlock(t *testing.T, wrap ...string) (cmd *exec.Cmd, out *bytes.Buffer, locks string) {
+	t.Helper()
 	bin := binary(t)
 	conf, locks := lockdirConfig(t)
 	flock := filepath.Join(locks, ".claimdeck.flock")
@@ -72,18 +73,27 @@ func TestAClaimWaitingOnAHeldFlockEndsOnSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "--config", conf, "claim", "--task", "deploy-vpc", "--agent-name", "SANDMAN")
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out = &bytes.Buffer{}
+	args := append(wrap, bin, "--config", conf, "claim", "--task", "deploy-vpc", "--agent-name", "SANDMAN")
+	cmd = exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	holdsOpen(t, cmd.Process.Pid, flock)
+	return cmd, out, locks
+}
+
+// Another process holding the directory's flock used to freeze every
+// writer, SIGTERM ignored. Now the wait heeds the first SIGTERM, and the
+// answer names who holds the lock.
+func TestAClaimWaitingOnAHeldFlockEndsOnSIGTERM(t *testing.T) {
+	cmd, out, locks := claimWaitingOnFlock(t)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -104,25 +114,7 @@ func TestANohupCommandIgnoresTheHangup(t *testing.T) {
 	if err != nil {
 		t.Skip("no nohup on PATH")
 	}
-	bin := binary(t)
-	conf, locks := lockdirConfig(t)
-	flock := filepath.Join(locks, ".claimdeck.flock")
-	f, err := os.OpenFile(flock, os.O_RDONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command(nohup, bin, "--config", conf, "claim", "--task", "deploy-vpc", "--agent-name", "SANDMAN")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	holdsOpen(t, cmd.Process.Pid, flock)
+	cmd, out, _ := claimWaitingOnFlock(t, nohup)
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}

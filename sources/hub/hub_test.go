@@ -314,13 +314,14 @@ func TestASourceThatStopsAnsweringLags(t *testing.T) {
 	}
 }
 
-// A poll that began before a takeover landed answers the task as the human
-// saw it; the snapshot keeps the takeover until the source moves past it.
-func TestAnAppliedWriteBeatsAnOlderPoll(t *testing.T) {
+// takenOver is a hub polling every `every` over one task, t1, that agent
+// SANDMAN claimed (seen, as loaded) and alice then took over (after).
+func takenOver(t *testing.T, every time.Duration) (h *Hub, f *feed, seen, after *model.Task) {
+	t.Helper()
 	ctx := context.Background()
 	mem := memsource.NewMemory("prod")
-	h := New(Config{Feeds: []Feed{{Source: mem}}, Desk: &sources.Desk{Actor: "alice"}})
-	f := h.feeds[0]
+	h = New(Config{Feeds: []Feed{{Source: mem, Every: every}}, Desk: &sources.Desk{Actor: "alice"}})
+	f = h.feeds[0]
 	mem.Create(ctx, sources.NewTask{ID: "t1", Title: "deploy"})
 	seen, err := mem.Claim(ctx, "t1", sources.ClaimRequest{Agent: "SANDMAN", RunID: "r1"})
 	if err != nil {
@@ -329,10 +330,16 @@ func TestAnAppliedWriteBeatsAnOlderPoll(t *testing.T) {
 	h.mu.Lock()
 	h.merge(f, sources.Delta{Full: true, Tasks: []*model.Task{seen}})
 	h.mu.Unlock()
-	after, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: seen})
-	if err != nil {
+	if after, err = h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: seen}); err != nil {
 		t.Fatal(err)
 	}
+	return h, f, seen, after
+}
+
+// A poll that began before a takeover landed answers the task as the human
+// saw it; the snapshot keeps the takeover until the source moves past it.
+func TestAnAppliedWriteBeatsAnOlderPoll(t *testing.T) {
+	h, f, seen, after := takenOver(t, 0)
 	holder := func() model.HolderKind {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -367,21 +374,7 @@ func TestAnAppliedWriteBeatsAnOlderPoll(t *testing.T) {
 // to what was seen (a version that hashes what a task shows, edited twice
 // within Notion's minute), and the write no longer hides it.
 func TestALaterPollAtTheSeenVersionRetiresTheWrite(t *testing.T) {
-	ctx := context.Background()
-	mem := memsource.NewMemory("prod")
-	h := New(Config{Feeds: []Feed{{Source: mem, Every: time.Second}}, Desk: &sources.Desk{Actor: "alice"}})
-	f := h.feeds[0]
-	mem.Create(ctx, sources.NewTask{ID: "t1", Title: "deploy"})
-	seen, err := mem.Claim(ctx, "t1", sources.ClaimRequest{Agent: "SANDMAN", RunID: "r1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.mu.Lock()
-	h.merge(f, sources.Delta{Full: true, Tasks: []*model.Task{seen}})
-	h.mu.Unlock()
-	if _, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: seen}); err != nil {
-		t.Fatal(err)
-	}
+	h, f, seen, _ := takenOver(t, time.Second)
 	merge := func(began time.Time) model.HolderKind {
 		h.mu.Lock()
 		defer h.mu.Unlock()
