@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -74,10 +75,19 @@ func (s *Store) Poll(ctx context.Context, since sources.Cursor, opt ...sources.P
 			return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "bad cursor: %v", err)
 		}
 	}
+	full := since == "" || !migrated || time.Since(c.Full) >= s.cfg.ReconcileEvery || st.stamped && c.XMax == 0
+	d := sources.Delta{Full: full}
 	var dbNow nullTime
 	var xmax int64
 	var xip []int64
 	var err error
+	if st.stamped && !full {
+		d.Tasks, d.Removed, err = s.pollStamped(ctx, st, c, &dbNow, &xmax, &xip)
+		if err != nil {
+			return sources.Delta{}, s.classify("poll", "", err)
+		}
+		return s.polled(d, c, dbNow, xmax, xip), nil
+	}
 	if st.stamped {
 		err = s.db.queryRow(ctx, st.mark).Scan(&dbNow, &xmax, &xip)
 	} else {
@@ -86,8 +96,6 @@ func (s *Store) Poll(ctx context.Context, since sources.Cursor, opt ...sources.P
 	if err != nil {
 		return sources.Delta{}, s.classify("poll", "", err)
 	}
-	full := since == "" || !migrated || time.Since(c.Full) >= s.cfg.ReconcileEvery || st.stamped && c.XMax == 0
-	d := sources.Delta{Full: full}
 	horizon := sources.Horizon(opt)
 	switch {
 	case full && migrated && !horizon.IsZero():
@@ -102,23 +110,65 @@ func (s *Store) Poll(ctx context.Context, since sources.Cursor, opt ...sources.P
 		c.Full = time.Now()
 	default:
 		mark := s.d.timeArg(c.Mark)
-		if st.stamped {
-			d.Tasks, err = s.scanAll(s.db.query(ctx, st.changed, c.XMax, c.XIP, mark))
-		} else {
-			d.Tasks, err = s.scanAll(s.db.query(ctx, st.changed, mark))
-		}
+		d.Tasks, err = s.scanAll(s.db.query(ctx, st.changed, mark))
 		if err == nil {
-			d.Removed, err = s.removedSince(ctx, st, mark)
+			d.Removed, err = removedIDs(s.db.query(ctx, st.tombstones, s.tag, mark))
 		}
 	}
 	if err != nil {
 		return sources.Delta{}, s.classify("poll", "", err)
 	}
+	return s.polled(d, c, dbNow, xmax, xip), nil
+}
+
+// polled is d with the cursor of a poll whose mark read dbNow, xmax and
+// xip.
+func (s *Store) polled(d sources.Delta, c cursor, dbNow nullTime, xmax int64, xip []int64) sources.Delta {
 	c.Mark, c.XMax, c.XIP = dbNow.t.Add(-s.cfg.Overlap), xmax, xip
 	b, _ := json.Marshal(c)
 	d.Cursor = sources.Cursor(b)
-	return d, nil
+	return d
 }
+
+// pollStamped reads what changed on a stamped table since the poll of c in
+// one round trip: the statements go as one pipeline, in one transaction,
+// whose first step has the rest use their generic plans (made once per
+// connection) instead of planning the changed rows' statement at every
+// poll. The mark still comes before the changed rows, as in Poll.
+func (s *Store) pollStamped(ctx context.Context, st statements, c cursor, dbNow *nullTime, xmax *int64, xip *[]int64) ([]*model.Task, []string, error) {
+	mark := s.d.timeArg(c.Mark)
+	b := &pgx.Batch{}
+	b.Queue(genericPlans)
+	b.Queue(st.mark)
+	oldest := c.XMax // of the transactions in progress at the last mark
+	for _, x := range c.XIP {
+		oldest = min(oldest, x)
+	}
+	b.Queue(st.changed, c.XMax, c.XIP, mark, oldest)
+	b.Queue(st.tombstones, s.tag, mark)
+	br := s.pgPool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, nil, err
+	}
+	if err := br.QueryRow().Scan(dbNow, xmax, xip); err != nil {
+		return nil, nil, err
+	}
+	tasks, err := s.scanAll(br.Query())
+	if err != nil {
+		return nil, nil, err
+	}
+	removed, err := removedIDs(br.Query())
+	if err != nil {
+		return nil, nil, err
+	}
+	return tasks, removed, br.Close()
+}
+
+// genericPlans has the statements after it in its transaction run on
+// their generic plans; the setting ends with the transaction. PostgreSQL
+// 11 has no such setting, and plans each time as before.
+const genericPlans = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true) WHERE current_setting('server_version_num')::int >= 120000"
 
 // Archive reads the history a windowed poll leaves out, newest first,
 // from the partial index over finished rows. An unmigrated table has no
@@ -152,8 +202,8 @@ func (s *Store) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.T
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 
-func (s *Store) removedSince(ctx context.Context, st statements, mark any) ([]string, error) {
-	rows, err := s.db.query(ctx, st.tombstones, s.tag, mark)
+// removedIDs reads the ids of a tombstones statement.
+func removedIDs(rows rowsIter, err error) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}

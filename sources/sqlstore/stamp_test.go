@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -62,8 +63,18 @@ func TestPollReadsATransactionThatCommitsAfterThePoll(t *testing.T) {
 	if _, err := tx.Exec(ctx, fmt.Sprintf("UPDATE %s SET title = 'late' WHERE id = $1", s.table), task.ID); err != nil {
 		t.Fatal(err)
 	}
+	// A later transaction commits first, so that the late one is among
+	// those the poll's snapshot lists as in progress (below its xmax),
+	// not past the xmax.
+	if _, err := s.Create(ctx, sources.NewTask{Title: "committed first"}); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(20 * time.Millisecond) // the write is older than the overlap
 	during := polled(t, s, cur)
+	var c cursor
+	if err := json.Unmarshal([]byte(during.Cursor), &c); err != nil || len(c.XIP) == 0 {
+		t.Fatalf("the poll's snapshot lists no transaction in progress (%s, %v)", during.Cursor, err)
+	}
 	for _, read := range during.Tasks {
 		if read.Title == "late" {
 			t.Fatal("a poll read an uncommitted write")
