@@ -296,18 +296,28 @@ func BenchmarkIdlePoll(b *testing.B) {
 }
 
 // BenchmarkFullPoll100k is the dashboard's first load of a 100,000-row
-// embedded queue: one SELECT of every row, mapped onto the model.
+// queue, embedded or on PostgreSQL: one SELECT of every row, mapped onto
+// the model.
 func BenchmarkFullPoll100k(b *testing.B) {
-	s := openSQLite(b, Config{Create: true})
-	defer s.Close()
-	fill(b, s, 100_000)
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		d, err := s.Poll(ctx, "")
-		if err != nil || len(d.Tasks) != 100_000 {
-			b.Fatalf("full poll: %d rows, %v", len(d.Tasks), err)
-		}
+	for _, driver := range []string{"sqlite", "postgres"} {
+		b.Run(driver, func(b *testing.B) {
+			var s *Store
+			if driver == "sqlite" {
+				s = openSQLite(b, Config{Create: true})
+			} else {
+				s = openPG(b, Config{Create: true})
+			}
+			defer s.Close()
+			fill(b, s, 100_000)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				d, err := s.Poll(ctx, "")
+				if err != nil || len(d.Tasks) != 100_000 {
+					b.Fatalf("full poll: %d rows, %v", len(d.Tasks), err)
+				}
+			}
+		})
 	}
 }

@@ -1,9 +1,12 @@
 package sqlstore
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // dialect holds the few fragments in which SQLite and PostgreSQL differ.
@@ -150,4 +153,36 @@ type nullTime struct {
 func (n *nullTime) Scan(v any) error {
 	n.t, n.err = parseDBTime(v)
 	return nil // a bad time marks the task broken instead of failing the poll
+}
+
+// ScanTimestamptz is pgx's direct path for a timestamptz column, without
+// the value passing through database/sql's; it keeps Scan's rules (an
+// infinite time is unreadable).
+func (n *nullTime) ScanTimestamptz(v pgtype.Timestamptz) error {
+	switch {
+	case !v.Valid:
+		return n.Scan(nil)
+	case v.InfinityModifier != pgtype.Finite:
+		return n.Scan(v.InfinityModifier.String())
+	}
+	return n.Scan(v.Time)
+}
+
+// nullText scans a nullable text from either driver: database/sql's
+// rules (sql.NullString's, which also take a number SQLite keeps in a
+// text column), and on PostgreSQL, where every text column is read as
+// text, pgx's direct path, which is most of a poll's scanning otherwise.
+type nullText struct{ sql.NullString }
+
+func (n *nullText) ScanText(v pgtype.Text) error {
+	n.String, n.Valid = v.String, v.Valid
+	return nil
+}
+
+// nullInt64 is nullText's counterpart for an integer.
+type nullInt64 struct{ sql.NullInt64 }
+
+func (n *nullInt64) ScanInt64(v pgtype.Int8) error {
+	n.Int64, n.Valid = v.Int64, v.Valid
+	return nil
 }

@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
@@ -79,16 +78,16 @@ func selectList(d dialect, have map[string]bool) string {
 
 // row receives one SELECT/RETURNING row in columns order.
 type row struct {
-	id, title, description, priority, taskType, status, worker               sql.NullString
+	id, title, description, priority, taskType, status, worker               nullText
 	created, started, completed                                              nullTime
-	token                                                                    sql.NullString
+	token                                                                    nullText
 	leaseExpires, heartbeat                                                  nullTime
-	holderKind, runID, node, reservedFor                                     sql.NullString
+	holderKind, runID, node, reservedFor                                     nullText
 	reservedUntil                                                            nullTime
-	reservedBy, handoffReason, handoffPriority, class, reason, unblockAction sql.NullString
+	reservedBy, handoffReason, handoffPriority, class, reason, unblockAction nullText
 	nextCheck                                                                nullTime
-	artifacts, escalation, parent                                            sql.NullString
-	version                                                                  sql.NullInt64
+	artifacts, escalation, parent                                            nullText
+	version                                                                  nullInt64
 	updated                                                                  nullTime
 }
 

@@ -153,3 +153,32 @@ func TestBehindNamesTheMissingStampUntilMigrate(t *testing.T) {
 		t.Fatalf("after Migrate still behind: %q", b)
 	}
 }
+
+// A time PostgreSQL holds but Go cannot (infinity) marks its task broken,
+// naming the value, and the poll goes on: the same on pgx's direct path
+// for a timestamptz as through database/sql's.
+func TestAnInfiniteTimeMarksItsTaskBroken(t *testing.T) {
+	ctx := context.Background()
+	s, task, cur, other := stampedQueue(t, 0)
+	if _, err := other.Exec(ctx, fmt.Sprintf("UPDATE %s SET lease_expires_at = 'infinity' WHERE id = $1", s.table), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []sources.Delta{polled(t, s, cur), func() sources.Delta {
+		d, err := s.Poll(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}()} {
+		if len(d.Tasks) != 1 || !strings.Contains(d.Tasks[0].Problem, `"infinity"`) {
+			t.Fatalf("the poll read %d tasks, the first with problem %q", len(d.Tasks), firstProblem(d))
+		}
+	}
+}
+
+func firstProblem(d sources.Delta) string {
+	if len(d.Tasks) == 0 {
+		return ""
+	}
+	return d.Tasks[0].Problem
+}
