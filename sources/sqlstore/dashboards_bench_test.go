@@ -18,13 +18,49 @@ import (
 // its own (its pool and LISTEN connection) on one table, as people running
 // claimdeck side by side have; each keeps the latest snapshot its hub sent.
 type dashboards struct {
-	latest []atomic.Pointer[hub.Snapshot]
-	change atomic.Pointer[change]
+	latest  []atomic.Pointer[hub.Snapshot]
+	change  atomic.Pointer[change]
+	claimed []claimedLog
+}
+
+// claimedLog is when one dashboard's snapshots first showed each task
+// claimed, read from their transitions, so that a change tracked after it
+// came is found without scanning every task (at 10,000 tasks and 50
+// dashboards that scan, at each probe, took more of their processor than
+// their polls). lossy: a snapshot came whose transitions the hub may
+// have cut; then the tasks are scanned as before.
+type claimedLog struct {
+	mu    sync.Mutex
+	at    map[string]int64 // Unix nanoseconds
+	lossy bool
+}
+
+func (l *claimedLog) record(s *hub.Snapshot) {
+	now := time.Now().UnixNano()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.at == nil {
+		l.at = map[string]int64{}
+	}
+	l.lossy = l.lossy || len(s.Transitions) >= hubTransitions
+	for _, t := range s.Transitions {
+		if t.After != nil && t.After.State == model.StateClaimed && l.at[t.After.ID] == 0 {
+			l.at[t.After.ID] = now
+		}
+	}
+}
+
+// since is when the dashboard first showed id claimed (0: not yet), and
+// whether its log may have missed it.
+func (l *claimedLog) since(id string) (at int64, lossy bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.at[id], l.lossy
 }
 
 // openDashboards starts n dashboards on table; they stop when ctx ends.
 func openDashboards(ctx context.Context, tb testing.TB, table string, n int) *dashboards {
-	d := &dashboards{latest: make([]atomic.Pointer[hub.Snapshot], n)}
+	d := &dashboards{latest: make([]atomic.Pointer[hub.Snapshot], n), claimed: make([]claimedLog, n)}
 	var wg sync.WaitGroup
 	stores := make([]*Store, n)
 	tb.Cleanup(func() {
@@ -46,6 +82,7 @@ func openDashboards(ctx context.Context, tb testing.TB, table string, n int) *da
 					return
 				case snap := <-h.Snapshots():
 					d.latest[i].Store(&snap)
+					d.claimed[i].record(&snap)
 					if c := d.change.Load(); c != nil {
 						c.look(i, &snap, false)
 					}
@@ -100,7 +137,15 @@ func (c *change) look(i int, s *hub.Snapshot, all bool) {
 	} else {
 		found = slices.ContainsFunc(s.Transitions, func(t hub.Transition) bool { return claimed(t.After) })
 	}
-	if found && c.held[i].CompareAndSwap(0, time.Now().UnixNano()) && c.left.Add(-1) == 0 {
+	if found {
+		c.mark(i, time.Now().UnixNano())
+	}
+}
+
+// mark notes that dashboard i held the change at (Unix nanoseconds), if
+// it had not been noted yet.
+func (c *change) mark(i int, at int64) {
+	if c.held[i].CompareAndSwap(0, at) && c.left.Add(-1) == 0 {
 		close(c.all)
 	}
 }
@@ -117,8 +162,13 @@ func (d *dashboards) held(id string, at time.Time, timeout time.Duration) ([]tim
 	c.left.Store(int32(len(d.latest)))
 	d.change.Store(c)
 	defer d.change.Store(nil)
-	for i := range d.latest {
-		c.look(i, d.latest[i].Load(), true) // a snapshot that came before the change was tracked
+	for i := range d.latest { // snapshots that came before the change was tracked
+		switch at, lossy := d.claimed[i].since(id); {
+		case at != 0:
+			c.mark(i, at)
+		case lossy:
+			c.look(i, d.latest[i].Load(), true)
+		}
 	}
 	select {
 	case <-c.all:
