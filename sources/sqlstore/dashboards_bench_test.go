@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -59,7 +60,22 @@ func (l *claimedLog) since(id string) (at int64, lossy bool) {
 }
 
 // openDashboards starts n dashboards on table; they stop when ctx ends.
+// CLAIMDECK_FLEET_DEBOUNCE and CLAIMDECK_FLEET_LISTEN_PAUSE (durations)
+// set the two intervals that decide how often a dashboard polls under
+// churn (hub.Config.Debounce, Config.ListenPause); unset, the defaults.
 func openDashboards(ctx context.Context, tb testing.TB, table string, n int) *dashboards {
+	interval := func(name string) time.Duration {
+		v := os.Getenv(name)
+		if v == "" {
+			return 0
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			tb.Fatalf("%s=%q: give a duration such as 200ms", name, v)
+		}
+		return d
+	}
+	debounce, pause := interval("CLAIMDECK_FLEET_DEBOUNCE"), interval("CLAIMDECK_FLEET_LISTEN_PAUSE")
 	d := &dashboards{latest: make([]atomic.Pointer[hub.Snapshot], n), claimed: make([]claimedLog, n)}
 	var wg sync.WaitGroup
 	stores := make([]*Store, n)
@@ -70,8 +86,8 @@ func openDashboards(ctx context.Context, tb testing.TB, table string, n int) *da
 		}
 	})
 	for i := range n {
-		stores[i] = openPG(tb, Config{Table: table})
-		h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: stores[i]}}})
+		stores[i] = openPG(tb, Config{Table: table, ListenPause: pause})
+		h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: stores[i]}}, Debounce: debounce})
 		wg.Add(2)
 		go func() { defer wg.Done(); h.Run(ctx) }()
 		go func() {
