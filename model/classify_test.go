@@ -89,7 +89,7 @@ func TestClassifyCauses(t *testing.T) {
 		reason string
 	}{
 		{"bad data is broken whatever else it says",
-			&Task{State: StateClaimed, Problem: "status \"wip\" unknown", Claim: agentClaim("a", t0.Add(-3*time.Hour), t0.Add(-2*time.Hour))},
+			&Task{State: StateClaimed, more: &More{Problem: "status \"wip\" unknown"}, Claim: agentClaim("a", t0.Add(-3*time.Hour), t0.Add(-2*time.Hour))},
 			CauseBroken, LevelNone, "status \"wip\" unknown"},
 		{"a hand-off nobody picked up in time",
 			&Task{State: StateQueued, Reservation: &Reservation{For: "ORACLE", Until: t0.Add(-5 * time.Minute)}},

@@ -55,7 +55,7 @@ const dupWindow = time.Minute
 // line, and an event kept twice (a Notion comment beside the hand-off
 // history) is shown once.
 func Timeline(t *Task) []Event {
-	evs := slices.Clone(t.History)
+	evs := slices.Clone(t.More().History)
 	has := func(action string, at time.Time) bool {
 		return slices.ContainsFunc(evs, func(e Event) bool {
 			return step(e.Action) == action && (at.IsZero() || near(e.At, at))
@@ -115,8 +115,8 @@ func parkDetail(t *Task) string {
 	if at := t.NextCheckAt(); !at.IsZero() {
 		parts = append(parts, "next check "+at.UTC().Format(time.RFC3339))
 	}
-	if t.Artifacts != "" {
-		parts = append(parts, "artifacts: "+t.Artifacts)
+	if t.More().Artifacts != "" {
+		parts = append(parts, "artifacts: "+t.More().Artifacts)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -39,7 +39,7 @@ func TestEligible(t *testing.T) {
 			Task{State: StateQueued, Claim: agentClaim("a", t0, t0.Add(time.Minute))}, false},
 		{"seed 002: Claimed By AGENT but Lock Expires empty is treated as claimable",
 			Task{State: StateQueued, Claim: Claim{Holder: HolderAgent, Name: "a"}}, true},
-		{"a task read from bad data is never pulled", Task{State: StateQueued, Problem: "status \"wip\" unknown"}, false},
+		{"a task read from bad data is never pulled", Task{State: StateQueued, more: &More{Problem: "status \"wip\" unknown"}}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,7 +106,7 @@ func TestClaimable(t *testing.T) {
 		{"a lease that ended less than the grace ago is not rescued yet",
 			Task{State: StateClaimed, Claim: agentClaim("Sandman", t0.Add(-21*time.Minute), t0.Add(-59*time.Second))}, false},
 		{"an expired claim on a broken record is never rescued",
-			Task{State: StateClaimed, Problem: "broken", Claim: agentClaim("Sandman", t0.Add(-time.Hour), t0.Add(-30*time.Minute))}, false},
+			Task{State: StateClaimed, more: &More{Problem: "broken"}, Claim: agentClaim("Sandman", t0.Add(-time.Hour), t0.Add(-30*time.Minute))}, false},
 		{"seed 000: claimed_at + claim_timeout_minutes > now → SKIP (active claim)",
 			Task{State: StateClaimed, Claim: agentClaim("Sandman", t0.Add(-time.Minute), t0.Add(29*time.Minute))}, false},
 		{"a human's claim is never taken by an agent",
@@ -430,7 +430,7 @@ func TestPooledIsWhatSomeAgentsNextHandsOut(t *testing.T) {
 		{"a dead holder's claim past the grace, in a source whose next rescues", agent(-2 * time.Minute), true, true},
 		{"the same claim where the sweep puts it back (seed 002)", agent(-2 * time.Minute), false, false},
 		{"a human's claim never", &Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:a"}}, true, false},
-		{"a broken task never", &Task{State: StateQueued, Problem: "bad status"}, true, false},
+		{"a broken task never", &Task{State: StateQueued, more: &More{Problem: "bad status"}}, true, false},
 		{"a done task never", &Task{State: StateDone}, true, false},
 	} {
 		if got := Pooled(c.t, now, grace, c.rescues); got != c.want {

@@ -136,8 +136,8 @@ func lastReview(evs []Event) int {
 // ReviewedBy is who sent t to Review last, as its trail names them, or ""
 // when the trail does not say.
 func ReviewedBy(t *Task) string {
-	if i := lastReview(t.History); i >= 0 {
-		return t.History[i].Actor
+	if i := lastReview(t.More().History); i >= 0 {
+		return t.More().History[i].Actor
 	}
 	return ""
 }

@@ -20,12 +20,12 @@ func TestSubmitterIsTheReviewsWriterOrTheHolderItFinished(t *testing.T) {
 		{[]Event{{At: at, Actor: "bot-7", Action: "claim"}}, "bot-7 (held the claim; the review gave no name)"},
 	}
 	for i, c := range cases {
-		task := &Task{State: StateReview, EditedAt: at.Add(time.Hour), History: c.history}
+		task := &Task{State: StateReview, EditedAt: at.Add(time.Hour), more: &More{History: c.history}}
 		if got := Submitter(task); got != c.want {
 			t.Errorf("case %d: Submitter = %q, want %q", i, got, c.want)
 		}
 	}
-	if got := Submitter(&Task{State: StateQueued, History: []Event{{At: at, Actor: "bot-7", Action: "claim"}}}); got != "" {
+	if got := Submitter(&Task{State: StateQueued, more: &More{History: []Event{{At: at, Actor: "bot-7", Action: "claim"}}}}); got != "" {
 		t.Errorf("a task never sent to review has submitter %q", got)
 	}
 }

@@ -6,11 +6,11 @@ func TestOpenSubtasksCountsTheSubtasksSeenOrTheBackendsCountWhicheverIsMore(t *t
 	epic := &Task{Source: "prod", ID: "1"}
 	tasks := []*Task{
 		epic,
-		{Source: "prod", ID: "2", Parent: "1", State: StateQueued},
-		{Source: "prod", ID: "3", Parent: "1", State: StateClaimed},
-		{Source: "prod", ID: "4", Parent: "1", State: StateDone},
-		{Source: "prod", ID: "5", Parent: "1", State: StateCanceled},
-		{Source: "staging", ID: "6", Parent: "1", State: StateQueued}, // another source's task 1
+		{Source: "prod", ID: "2", more: &More{Parent: "1"}, State: StateQueued},
+		{Source: "prod", ID: "3", more: &More{Parent: "1"}, State: StateClaimed},
+		{Source: "prod", ID: "4", more: &More{Parent: "1"}, State: StateDone},
+		{Source: "prod", ID: "5", more: &More{Parent: "1"}, State: StateCanceled},
+		{Source: "staging", ID: "6", more: &More{Parent: "1"}, State: StateQueued}, // another source's task 1
 	}
 	x := SubtaskIndex{}
 	for _, task := range tasks {

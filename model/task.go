@@ -323,6 +323,21 @@ type Task struct {
 	Reservation *Reservation
 
 	Reason string // blocker or cancel/fail reason
+
+	// more holds what a poll seldom fills; nil when none of it is set. Read
+	// it with More, write it with SetMore or EditMore.
+	more *More
+
+	// Version identifies what a human saw; a human action is applied only if
+	// the task still has this version. Opaque, defined by the backend.
+	Version string
+}
+
+// More is the part of a task a poll seldom fills: of 100,000 live tasks
+// most have none of it, so a task keeps it behind one pointer and stays in
+// the 352-byte allocation size class, not the 448-byte one (TestTaskSize).
+// A task read on its own (Source.Get) fills more of it.
+type More struct {
 	// Unblock is nil unless the task was blocked with an unblock action or
 	// a next check; read it with UnblockAction and NextCheckAt.
 	Unblock   *Unblock
@@ -330,8 +345,7 @@ type Task struct {
 	// Parent is the native id of the task this one is a sub-task of.
 	Parent string
 	// Family holds the sub-tasks where the backend keeps them and the task
-	// was read on its own (Source.Get); nil from a poll. A pointer, so the
-	// 100,000 tasks of a poll stay in their allocation size class.
+	// was read on its own (Source.Get); nil from a poll.
 	Family *Family
 
 	History []Event
@@ -340,13 +354,49 @@ type Task struct {
 	// `copy` moves it unchanged.
 	Carried *Carried
 
-	// Version identifies what a human saw; a human action is applied only if
-	// the task still has this version. Opaque, defined by the backend.
-	Version string
-
 	// Problem explains a task read from bad data (an unknown status, a broken
 	// lock file). Such tasks are shown, never pulled and never acted on.
 	Problem string
+}
+
+// More returns a copy of the task's seldom-filled part; its zero value when
+// none is set. Being a copy, it cannot be written through: use SetMore or
+// EditMore.
+func (t *Task) More() More {
+	if t.more == nil {
+		return More{}
+	}
+	return *t.more
+}
+
+// SetMore replaces the task's seldom-filled part; a zero m leaves none.
+func (t *Task) SetMore(m More) {
+	if m.empty() {
+		t.more = nil
+		return
+	}
+	t.more = &m
+}
+
+// WithMore sets the task's seldom-filled part as SetMore does and returns
+// the task, for a task written as a literal.
+func (t *Task) WithMore(m More) *Task {
+	t.SetMore(m)
+	return t
+}
+
+// EditMore returns the task's seldom-filled part to write to. It is always
+// a fresh copy, so a copy of the task made before (tasks are copied by
+// value) keeps what it had, as it would if the fields were the task's own.
+func (t *Task) EditMore() *More {
+	m := t.More()
+	t.more = &m
+	return t.more
+}
+
+func (m *More) empty() bool {
+	return m.Unblock == nil && m.Artifacts == "" && m.Parent == "" && m.Family == nil &&
+		m.History == nil && m.Carried == nil && m.Problem == ""
 }
 
 // InBacklog reports whether the task is parked in ntask's Backlog: not yet
@@ -374,19 +424,19 @@ func (t *Task) ReservedFor() string {
 
 // UnblockAction is what would unblock the task, "" when none was recorded.
 func (t *Task) UnblockAction() string {
-	if t.Unblock == nil {
+	if t.more == nil || t.more.Unblock == nil {
 		return ""
 	}
-	return t.Unblock.Action
+	return t.more.Unblock.Action
 }
 
 // NextCheckAt is when a blocked task is to be looked at again; zero when
 // no time was recorded.
 func (t *Task) NextCheckAt() time.Time {
-	if t.Unblock == nil {
+	if t.more == nil || t.more.Unblock == nil {
 		return time.Time{}
 	}
-	return t.Unblock.NextCheckAt
+	return t.more.Unblock.NextCheckAt
 }
 
 // Ref names a task across sources.

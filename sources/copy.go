@@ -58,8 +58,8 @@ func PlanCopy(ctx context.Context, from, to Source, resume bool, progress Progre
 	var clash []string
 	for i, t := range all {
 		progress("reading", i, len(all))
-		if t.Problem != "" {
-			return CopyPlan{}, model.Errorf(model.CodeMisconfigured, "copy", t.ID, "source %s: the task was read from bad data (%s): repair it before copying", from.Name(), t.Problem)
+		if t.More().Problem != "" {
+			return CopyPlan{}, model.Errorf(model.CodeMisconfigured, "copy", t.ID, "source %s: the task was read from bad data (%s): repair it before copying", from.Name(), t.More().Problem)
 		}
 		full, err := from.Get(ctx, t.ID)
 		if err != nil {
@@ -95,11 +95,11 @@ func PlanCopy(ctx context.Context, from, to Source, resume bool, progress Progre
 // title, holder, token and history.
 func sameCopy(t, there *model.Task) bool {
 	if t.State != there.State || t.Title != there.Title || t.Claim.Name != there.Claim.Name ||
-		t.Claim.Token != there.Claim.Token || len(t.History) != len(there.History) {
+		t.Claim.Token != there.Claim.Token || len(t.More().History) != len(there.More().History) {
 		return false
 	}
-	for i, e := range t.History {
-		if o := there.History[i]; o.Actor != e.Actor || o.Action != e.Action || !o.At.Equal(e.At) {
+	for i, e := range t.More().History {
+		if o := there.More().History[i]; o.Actor != e.Actor || o.Action != e.Action || !o.At.Equal(e.At) {
 			return false
 		}
 	}

@@ -62,7 +62,7 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 	if req.Action == model.ActionApprove {
 		// Who sent it to review is in the trail, which a poll may not carry.
 		seen := req.Seen
-		if len(seen.History) == 0 {
+		if len(seen.More().History) == 0 {
 			if fresh, err := src.Get(ctx, seen.ID); err == nil {
 				seen = fresh
 			}

@@ -40,8 +40,8 @@ func CheckHuman(action model.Action, t *model.Task, h Human) error {
 		return model.Errorf(model.CodeMisconfigured, op, t.ID, "the task seen (version %s) is not the version expected (%s)", h.Seen.Version, h.Expect)
 	case t.Version != h.Expect && len(ClaimChanges(h.Seen, t)) > 0:
 		return conflict("the task changed since you looked: %s", strings.Join(model.Changes(h.Seen, t), "; "))
-	case t.Problem != "":
-		return conflict("the task was read from bad data (%s); repair it by hand", t.Problem)
+	case t.More().Problem != "":
+		return conflict("the task was read from bad data (%s); repair it by hand", t.More().Problem)
 	case t.State.Final():
 		return conflict("the task is already %s", t.State)
 	case action == model.ActionForceRelease && t.State == model.StateQueued && !t.Claim.Held():

@@ -294,8 +294,8 @@ func CheckEdit(t *model.Task, e Edit, now time.Time) error {
 		if strings.TrimSpace(e.Actor) == "" {
 			return model.Errorf(model.CodeMisconfigured, op, t.ID, "no actor")
 		}
-		if t.Problem != "" {
-			err := model.Errorf(model.CodeConflict, op, t.ID, "the task was read from bad data (%s); repair it by hand", t.Problem)
+		if t.More().Problem != "" {
+			err := model.Errorf(model.CodeConflict, op, t.ID, "the task was read from bad data (%s); repair it by hand", t.More().Problem)
 			err.Current = t
 			return err
 		}

@@ -242,7 +242,7 @@ func (b *board) place(t *model.Task, c *model.Classification, now time.Time, jud
 	var in [viewCount]bool
 	in[allView], in[parkedView], in[staleView] = true, parked(t), c.Stale()
 	switch {
-	case t.Problem != "":
+	case t.More().Problem != "":
 	case b.snap.Pooled(t, now):
 		in[queueView] = true
 	case t.State == model.StateClaimed && t.Claim.Held():
@@ -289,7 +289,7 @@ func touchTasks(block []*model.Task) int {
 	n := 0
 	for _, t := range block {
 		n += int(t.State) + t.Priority + int(t.EditedAt.Unix()) + len(t.Claim.Name) +
-			int(t.Claim.Expires.Unix()) + len(t.ReservedFor()) + len(t.Problem) + len(t.Parent)
+			int(t.Claim.Expires.Unix()) + len(t.ReservedFor()) + len(t.More().Problem) + len(t.More().Parent)
 		if t.State == model.StateClaimed && t.ID != "" {
 			// A stale claim's id is hashed for its alarm: fetch its bytes too.
 			n += int(t.ID[0])

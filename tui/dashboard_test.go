@@ -722,7 +722,7 @@ func TestNoMeshSaysSoPlainly(t *testing.T) {
 
 func TestBrokenTasksAreShownButNeverActedOn(t *testing.T) {
 	r := newRig(t)
-	r.prod.Put(&model.Task{ID: "bad", Key: "BAD-1", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "x"}, Problem: "truncated lock file"})
+	r.prod.Put((&model.Task{ID: "bad", Key: "BAD-1", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "x"}}).WithMore(model.More{Problem: "truncated lock file"}))
 	r.poll()
 	r.selectKey(staleView, "BAD-1")
 	if row := rowOf(t, r, "BAD-1"); !strings.Contains(row, "BROKEN") || !strings.Contains(row, "truncated lock") {

@@ -54,14 +54,14 @@ func (d *taskDialog) typing() bool { return false }
 // dialogs) still showing its task.
 func (w *work) gotTrail(msg trailMsg, dialogs []dialog) {
 	if msg.err == nil && msg.task != nil {
-		w.trails[msg.task.Ref()] = msg.task.History
+		w.trails[msg.task.Ref()] = msg.task.More().History
 	}
 	for _, d := range dialogs {
 		if td, ok := d.(*taskDialog); ok && td.source == msg.source && td.id == msg.id {
 			if msg.err != nil {
 				td.trailErr = msg.err.Error()
 			} else if msg.task != nil {
-				td.trail = msg.task.History
+				td.trail = msg.task.More().History
 			}
 		}
 	}
@@ -92,7 +92,7 @@ func (d *taskDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
 
 func (d *taskDialog) refresh(e *dialogEnv, width int) {
 	t := *d.task(e)
-	t.History = model.MergeHistory(t.History, d.trail)
+	t.EditMore().History = model.MergeHistory(t.More().History, d.trail)
 	d.title = t.DisplayKey() + " · " + t.Source
 	d.lines = e.board.withFamily(&t, taskDetail(&t, e.now, e.pace, e.board.snap.Policy, e.board.snap.Classify(&t, e.now), e.loc, width))
 	if d.trailErr != "" {
@@ -183,7 +183,7 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		kv = append(kv, [2]string{"left", pc.clock(model.Remaining(t, now))})
 	}
 	lease := model.Health(t, now, p).String()
-	if t.Problem != "" {
+	if t.More().Problem != "" {
 		// Nothing is known of a lease the file does not give.
 		kv[slices.IndexFunc(kv, func(e [2]string) bool { return e[0] == "state" })][1] = "BROKEN: held as claimed, never pulled (raw " + orDash(t.RawStatus) + ")"
 		lease = "— (the file is broken)"
@@ -200,14 +200,14 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 	}
 	kv = append(kv,
 		[2]string{"reason", orDash(theme.Safe(t.Reason))}, [2]string{"unblock", orDash(theme.Safe(t.UnblockAction()))},
-		[2]string{"next check", when(t.NextCheckAt())}, [2]string{"artifacts", orDash(theme.Safe(t.Artifacts))},
+		[2]string{"next check", when(t.NextCheckAt())}, [2]string{"artifacts", orDash(theme.Safe(t.More().Artifacts))},
 		[2]string{"subtasks", fmt.Sprintf("%d open", t.OpenSubtasks)}, [2]string{"version", orDash(t.Version)},
 	)
 	var out []string
-	if t.Problem != "" {
+	if t.More().Problem != "" {
 		// First, and wrapped whole: the file to repair and what is wrong.
-		out = wrapField("PROBLEM", theme.Safe(brokenFile(t.Problem)), width)
-		if path, _, ok := strings.Cut(t.Problem, ": "); ok && brokenFile(t.Problem) != t.Problem {
+		out = wrapField("PROBLEM", theme.Safe(brokenFile(t.More().Problem)), width)
+		if path, _, ok := strings.Cut(t.More().Problem, ": "); ok && brokenFile(t.More().Problem) != t.More().Problem {
 			out = append(out, wrapField("in", theme.Safe(filepath.Dir(path)), width)...)
 		}
 		out = append(out, "")

@@ -24,7 +24,7 @@ func TestTheDetailIsAWorkingPlace(t *testing.T) {
 	t.Run("it shows the whole trail its source keeps", func(t *testing.T) {
 		r := newRig(t)
 		cur := *r.get("4")
-		cur.History = append(cur.History, model.Event{At: t0.Add(-time.Minute), Actor: "carol", Action: "comment", Reason: "is this stuck?"})
+		cur.EditMore().History = append(cur.More().History, model.Event{At: t0.Add(-time.Minute), Actor: "carol", Action: "comment", Reason: "is this stuck?"})
 		r.prod.Put(&cur) // in the source, not yet in a poll
 		r.selectKey(leasesView, "TASK-4")
 		r.press("enter", "end")

@@ -197,10 +197,10 @@ func (e *dialogEnv) taskSummary(seen *model.Task) []string {
 		// What a reviewer decides on: who submitted it (from the full
 		// trail once fetched), what they said, what they produced.
 		withTrail := *seen
-		withTrail.History = model.MergeHistory(seen.History, e.trail(seen.Ref()))
+		withTrail.EditMore().History = model.MergeHistory(seen.More().History, e.trail(seen.Ref()))
 		out = append(out, field(st, "submitter", orDash(model.Submitter(&withTrail))))
 		out = append(out, wrapped(st, "summary", orDash(seen.Reason))...)
-		out = append(out, wrapped(st, "artifacts", orDash(seen.Artifacts))...)
+		out = append(out, wrapped(st, "artifacts", orDash(seen.More().Artifacts))...)
 	}
 	if t != seen && (t.State != seen.State || t.Claim.Name != seen.Claim.Name || t.Claim.Token != seen.Claim.Token) {
 		out = append(out, st.Warn.Render(fmt.Sprintf("⚠ changed since you looked: now %s, held by %s", t.State, orDash(t.Claim.Name))))

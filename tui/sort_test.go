@@ -112,7 +112,7 @@ func TestColumnSortIsExactlyModelOrder(t *testing.T) {
 	for i, title := range []string{"ÉCOLE", "école", "\u212aelvin", "kelvin", "Zebra", "zebra", "a\xff", "a\ufffd", "İstanbul", "istanbul"} {
 		tasks[20+i].Title = title
 	}
-	tasks[3].Unblock = &model.Unblock{NextCheckAt: t0.Add(time.Hour)}
+	tasks[3].EditMore().Unblock = &model.Unblock{NextCheckAt: t0.Add(time.Hour)}
 	tasks[9].Claim.ClaimedAt = t0.Add(-time.Nanosecond)
 	tasks[10].Claim.ClaimedAt = t0.Add(-2 * time.Nanosecond) // the same second
 	for f := model.FieldSource; f <= model.FieldReserved; f++ {

@@ -84,14 +84,14 @@ func copyQueue(t *testing.T, c *cli, target string) {
 			b.Claim.Holder != a.Claim.Holder || !b.Claim.Expires.Equal(a.Claim.Expires) {
 			t.Fatalf("%s: claim %+v arrived as %+v", id, a.Claim, b.Claim)
 		}
-		if b.State != a.State || b.Title != a.Title || len(a.History) == 0 && id != queued {
-			t.Fatalf("%s: %s %q from %s %q, history %d", id, b.State, b.Title, a.State, a.Title, len(a.History))
+		if b.State != a.State || b.Title != a.Title || len(a.More().History) == 0 && id != queued {
+			t.Fatalf("%s: %s %q from %s %q, history %d", id, b.State, b.Title, a.State, a.Title, len(a.More().History))
 		}
-		if len(b.History) < len(a.History) {
-			t.Fatalf("%s: history %+v arrived as %+v", id, a.History, b.History)
+		if len(b.More().History) < len(a.More().History) {
+			t.Fatalf("%s: history %+v arrived as %+v", id, a.More().History, b.More().History)
 		}
-		for i, e := range a.History {
-			g := b.History[i]
+		for i, e := range a.More().History {
+			g := b.More().History[i]
 			if g.Actor != e.Actor || g.Action != e.Action || g.Reason != e.Reason || g.Detail != e.Detail || !g.At.Truncate(time.Millisecond).Equal(e.At.Truncate(time.Millisecond)) {
 				t.Fatalf("%s: event %d %+v arrived as %+v", id, i, e, g)
 			}

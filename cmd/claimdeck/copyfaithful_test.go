@@ -319,7 +319,7 @@ func everything(t *testing.T, src sources.Source) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, fmt.Sprintf("%s %s %s %q %d", full.ID, full.Version, full.State, full.Title, len(full.History)))
+		out = append(out, fmt.Sprintf("%s %s %s %q %d", full.ID, full.Version, full.State, full.Title, len(full.More().History)))
 	}
 	slices.Sort(out)
 	return strings.Join(out, "\n")

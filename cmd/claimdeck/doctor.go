@@ -172,8 +172,8 @@ func unreadable(ctx context.Context, src sources.Source) error {
 	}
 	var bad []string
 	for _, t := range d.Tasks {
-		if t.Problem != "" {
-			bad = append(bad, t.DisplayKey()+": "+t.Problem)
+		if t.More().Problem != "" {
+			bad = append(bad, t.DisplayKey()+": "+t.More().Problem)
 		}
 	}
 	if len(bad) == 0 {

@@ -136,7 +136,7 @@ func ntaskTask(t *model.Task) map[string]any {
 	default:
 		put("reason", t.Reason)
 	}
-	put("parent_task_id", t.Parent)
+	put("parent_task_id", t.More().Parent)
 	return m
 }
 

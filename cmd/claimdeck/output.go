@@ -96,8 +96,8 @@ func toJSON(t *model.Task, holder bool) *taskJSON {
 		token = model.ShownToken(token)
 	}
 	var subs []subtaskJSON
-	if t.Family != nil {
-		for _, s := range t.Family.Subtasks {
+	if t.More().Family != nil {
+		for _, s := range t.More().Family.Subtasks {
 			subs = append(subs, subtaskJSON{PageID: s.ID, TaskID: s.Key, Title: s.Title, Status: s.State.Contract(), NativeStatus: s.RawStatus, State: s.State.String()})
 		}
 	}
@@ -106,9 +106,9 @@ func toJSON(t *model.Task, holder bool) *taskJSON {
 		Status: t.State.Contract(), NativeStatus: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
 		ClaimedBy: t.Claim.Holder.String(), Agent: t.Claim.Name, AgentRun: t.Claim.RunID, Node: t.Claim.Node,
 		LockToken: token, LockExpires: stamp(t.Claim.Expires), ClaimedAt: stamp(t.Claim.ClaimedAt),
-		Reason: t.Reason, Artifacts: t.Artifacts,
+		Reason: t.Reason, Artifacts: t.More().Artifacts,
 		ReservedFor: t.ReservedFor(), ReservedTil: stamp(until),
-		Parent: t.Parent, OpenSubs: int(t.OpenSubtasks), Version: t.Version, Problem: t.Problem,
+		Parent: t.More().Parent, OpenSubs: int(t.OpenSubtasks), Version: t.Version, Problem: t.More().Problem,
 	}
 }
 
@@ -196,15 +196,15 @@ func (p printer) tasks(ts []*model.Task) error {
 	fmt.Fprintln(tw, header)
 	for _, t := range ts {
 		status := t.State.Contract()
-		if t.Problem != "" {
+		if t.More().Problem != "" {
 			status = "BROKEN"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", oneLine(t.Source), oneLine(t.DisplayKey()), status, t.Class,
 			model.PriorityName(t.Priority), oneLine(t.Claim.Name), p.relative(t.Claim.Expires), oneLine(t.Title))
 		switch c := p.standing(t); {
-		case t.Problem != "":
+		case t.More().Problem != "":
 			// Last, and whole: the path names the file to repair.
-			fmt.Fprintf(tw, "\tBROKEN: %s", strings.Join(strings.Fields(theme.Safe(t.Problem)), " "))
+			fmt.Fprintf(tw, "\tBROKEN: %s", strings.Join(strings.Fields(theme.Safe(t.More().Problem)), " "))
 		case c.Stale():
 			fmt.Fprintf(tw, "\t%s: %s", c.Level, oneLine(c.Reason))
 		}

@@ -74,18 +74,18 @@ func TestBrokenFilesShowUpWithTheirReasonAndAreNeverDeleted(t *testing.T) {
 			t.Errorf("%s: missing from the snapshot", id)
 			continue
 		}
-		if !strings.Contains(task.Problem, reason) {
-			t.Errorf("%s: problem %q, want it to say %q", id, task.Problem, reason)
+		if !strings.Contains(task.More().Problem, reason) {
+			t.Errorf("%s: problem %q, want it to say %q", id, task.More().Problem, reason)
 		}
-		if !strings.HasPrefix(task.Problem, filepath.Join(dir, id)) {
-			t.Errorf("%s: problem %q does not name the file to repair", id, task.Problem)
+		if !strings.HasPrefix(task.More().Problem, filepath.Join(dir, id)) {
+			t.Errorf("%s: problem %q does not name the file to repair", id, task.More().Problem)
 		}
 		if model.Eligible(task, time.Now()) {
 			t.Errorf("%s: a broken task is eligible", id)
 		}
 		// Nothing of our making: a file that gives no expiry, heartbeat,
 		// holder or status has none.
-		if strings.HasSuffix(task.Problem, "empty file") || strings.Contains(task.Problem, "not valid JSON") {
+		if strings.HasSuffix(task.More().Problem, "empty file") || strings.Contains(task.More().Problem, "not valid JSON") {
 			if c := task.Claim; !c.Expires.IsZero() || !c.HeartbeatAt.IsZero() || c.Held() || task.RawStatus != "" {
 				t.Errorf("%s: invented lease data: expires %v, heartbeat %v, holder %v, status %q", id, c.Expires, c.HeartbeatAt, c.Holder, task.RawStatus)
 			}
@@ -166,7 +166,7 @@ func TestBadEntriesInTheTasksFileAreShownNotDropped(t *testing.T) {
 	}
 	problems := map[string]string{}
 	for _, task := range d.Tasks {
-		problems[task.ID] = task.Problem
+		problems[task.ID] = task.More().Problem
 	}
 	for id, want := range map[string]string{"fine": "", "../etc/passwd": "contains", "#4": "no id", "odd": "unknown class"} {
 		if got, ok := problems[id]; !ok || !strings.Contains(got, want) || (want == "" && got != "") {
@@ -224,7 +224,7 @@ func TestFilesChangingAndVanishingMidReadNeverBreakAPoll(t *testing.T) {
 		}
 		cursor = d.Cursor
 		for _, task := range d.Tasks {
-			if task.ID == "flicker" && task.Problem == "" && task.Claim.Name != "seed-agent" {
+			if task.ID == "flicker" && task.More().Problem == "" && task.Claim.Name != "seed-agent" {
 				t.Fatalf("a half-read lock parsed as valid: %+v", task.Claim)
 			}
 		}

@@ -209,8 +209,8 @@ func crashOnce(t *testing.T, c crashCase, at int) (finished bool) {
 // checkReads holds the task to "as before the change or as after it".
 func checkReads(t *testing.T, what string, c crashCase, before, got *model.Task) {
 	t.Helper()
-	if got.Problem != "" {
-		t.Fatalf("%s: the task reads as broken: %s", what, got.Problem)
+	if got.More().Problem != "" {
+		t.Fatalf("%s: the task reads as broken: %s", what, got.More().Problem)
 	}
 	unchanged := got.State == before.State && got.Claim.Token == before.Claim.Token
 	done := got.State == c.after && got.Claim.Name == c.holder

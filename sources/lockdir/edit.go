@@ -84,8 +84,8 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 			switch {
 			case now.Version != seen:
 				return conflict(op, id, now, "the task changed since it was read")
-			case now.Problem != "":
-				return conflict(op, id, now, "the task's files are broken (%s); repair or move them by hand", now.Problem)
+			case now.More().Problem != "":
+				return conflict(op, id, now, "the task's files are broken (%s); repair or move them by hand", now.More().Problem)
 			}
 			return nil
 		},
@@ -129,8 +129,8 @@ func (s *Source) rewrite(ctx context.Context, op, id string, change func(cur *mo
 	if cur == nil {
 		return nil, sources.NotFound(op, id)
 	}
-	if cur.Problem != "" {
-		return nil, conflict(op, id, cur, "the task's files are broken (%s); repair or move them by hand", cur.Problem)
+	if cur.More().Problem != "" {
+		return nil, conflict(op, id, cur, "the task's files are broken (%s); repair or move them by hand", cur.More().Problem)
 	}
 	file := deciding(slot)
 	if file == nil {

@@ -56,7 +56,7 @@ func (s *Source) classify(horizon time.Time) {
 		f.sig = fs.sig
 		var files [numKinds]*fileState
 		files[f.kind] = fs
-		if t := s.assemble(f.id, &files, v.entries[f.id]); t.State.Final() && t.Problem == "" {
+		if t := s.assemble(f.id, &files, v.entries[f.id]); t.State.Final() && t.More().Problem == "" {
 			continue // history: out of the queue, never read here again
 		}
 		f.fs = fs

@@ -80,12 +80,12 @@ func (s *Source) importOne(ctx context.Context, t *model.Task) (string, []byte, 
 		return "", nil, conflict(op, t.ID, cur, "source %s already holds a task with this id: nothing was written", s.cfg.Name)
 	}
 	rec := recordFor(t)
-	rec.Reason, rec.Artifacts, rec.Escalation = t.Reason, t.Artifacts, t.Escalated.String()
+	rec.Reason, rec.Artifacts, rec.Escalation = t.Reason, t.More().Artifacts, t.Escalated.String()
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = s.now()
 	}
 	rec.UnblockAction, rec.NextCheckAt = t.UnblockAction(), t.NextCheckAt()
-	c := t.Carried
+	c := t.More().Carried
 	if c == nil { // from a backend that keeps none of it: its last change ended it
 		c = &model.Carried{CompletedAt: t.EditedAt}
 	}
@@ -108,7 +108,7 @@ func (s *Source) importOne(ctx context.Context, t *model.Task) (string, []byte, 
 		if c.Holder != model.HolderHuman {
 			rec.ExpiresAt = c.Expires
 		}
-		if t.Carried != nil && t.Carried.LeaseUnset {
+		if t.More().Carried != nil && t.More().Carried.LeaseUnset {
 			rec.ExpiresAt, rec.HolderKind = time.Time{}, ""
 		}
 	case final:

@@ -82,8 +82,8 @@ func TestForceReleaseArchivesTheOldLockWithWhoWhenAndWhy(t *testing.T) {
 		t.Fatalf("the archived lock lacks who, when or why: %s", data)
 	}
 	got, _ := src.Get(ctx, task.ID)
-	if got.State != model.StateQueued || len(got.History) < 2 || got.History[len(got.History)-1].Actor != "alice" {
-		t.Fatalf("after release: %s history %+v", describe(got), got.History)
+	if got.State != model.StateQueued || len(got.More().History) < 2 || got.More().History[len(got.More().History)-1].Actor != "alice" {
+		t.Fatalf("after release: %s history %+v", describe(got), got.More().History)
 	}
 }
 

@@ -50,7 +50,7 @@ func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 	if got.Escalated != model.LevelStale || got.State != model.StateClaimed || got.Claim.Expires.After(time.Now()) {
 		t.Fatalf("after the mark: level %s, state %s, lease until %s", got.Escalated, got.State, got.Claim.Expires)
 	}
-	if h := got.History[len(got.History)-1]; h.Action != "escalate" || h.Detail != "level stale" {
+	if h := got.More().History[len(got.More().History)-1]; h.Action != "escalate" || h.Detail != "level stale" {
 		t.Errorf("last history entry %+v", h)
 	}
 	data, _ := os.ReadFile(lockPath)

@@ -35,8 +35,8 @@ func (s *Source) freshConflict(op, id, why string) error {
 // whyNot says, for the CONFLICT message, why a task cannot be claimed.
 func whyNot(t *model.Task, agent string, now time.Time) string {
 	switch {
-	case t.Problem != "":
-		return "the task's files are broken: " + t.Problem
+	case t.More().Problem != "":
+		return "the task's files are broken: " + t.More().Problem
 	case t.State == model.StateClaimed:
 		s := "held by " + t.Claim.Holder.String() + " " + t.Claim.Name
 		if !t.Claim.Expires.IsZero() {
@@ -54,7 +54,7 @@ func whyNot(t *model.Task, agent string, now time.Time) string {
 // recordFor starts a new file for a task from what is known of it.
 func recordFor(t *model.Task) *record {
 	r := &record{TaskID: t.ID, Title: t.Title, Description: t.Description, Priority: t.Priority, Class: t.Class, CreatedAt: t.CreatedAt}
-	for _, e := range t.History {
+	for _, e := range t.More().History {
 		r.addEvent(e)
 	}
 	return r

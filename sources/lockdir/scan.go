@@ -596,17 +596,19 @@ func deciding(slot *[numKinds]*fileState) *fileState {
 // assemble builds the normalized task from its files and its entry.
 func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *model.Task {
 	t := &model.Task{Source: s.cfg.Name, ID: id, Key: id, Class: model.ClassStandard, State: model.StateQueued, RawStatus: "queued"}
+	var more model.More // set on t once, at the end: most tasks have none of it
 	if e != nil {
 		t.Title, t.Description, t.Priority, t.Class = e.Title, e.Description, e.Priority, e.Class
 		t.CreatedAt, t.EditedAt = e.CreatedAt, e.CreatedAt
-		t.Version, t.Problem = e.version, e.Problem
+		t.Version, more.Problem = e.version, e.Problem
 	}
 	fs := deciding(unspent(slot))
 	if fs == nil {
+		t.SetMore(more)
 		return t
 	}
 	r := fs.rec
-	t.Version, t.EditedAt, t.Problem = fs.version, fs.mtime, fs.problem
+	t.Version, t.EditedAt, more.Problem = fs.version, fs.mtime, fs.problem
 	if r.Title != "" {
 		t.Title = r.Title
 	} else if t.Title == "" {
@@ -624,10 +626,10 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 	if !r.CreatedAt.IsZero() {
 		t.CreatedAt = r.CreatedAt
 	}
-	t.Reason, t.Unblock, t.Artifacts = r.Reason, model.UnblockOf(r.UnblockAction, r.NextCheckAt), r.Artifacts
-	t.History = r.events()
-	if r.TaskID != "" && r.TaskID != id && t.Problem == "" {
-		t.Problem = fmt.Sprintf("task_id %q does not match the file name", r.TaskID)
+	t.Reason, more.Unblock, more.Artifacts = r.Reason, model.UnblockOf(r.UnblockAction, r.NextCheckAt), r.Artifacts
+	more.History = r.events()
+	if r.TaskID != "" && r.TaskID != id && more.Problem == "" {
+		more.Problem = fmt.Sprintf("task_id %q does not match the file name", r.TaskID)
 	}
 	t.RawStatus = r.Status
 	if t.RawStatus == "" {
@@ -639,8 +641,8 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 		t.State, ok = model.StateClaimed, true
 		t.Claim = s.claimOf(r, fs.mtime)
 		t.Escalated, _ = model.ParseLevel(r.Escalation)
-		if t.Claim.Name == "" && t.Problem == "" {
-			t.Problem = "lock file names no agent"
+		if t.Claim.Name == "" && more.Problem == "" {
+			more.Problem = "lock file names no agent"
 		}
 	case kindDone, kindArchivedDone:
 		t.State, ok = doneStates[strings.ToLower(r.Status)]
@@ -655,20 +657,21 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 	}
 	if !ok {
 		t.State = model.StateUnknown
-		if t.Problem == "" {
-			t.Problem = fmt.Sprintf("status %q is not one claimdeck knows for a %s file", r.Status, fs.kind.suffix())
+		if more.Problem == "" {
+			more.Problem = fmt.Sprintf("status %q is not one claimdeck knows for a %s file", r.Status, fs.kind.suffix())
 		}
 	}
-	if t.Problem != "" && fs.kind == kindLock {
+	if more.Problem != "" && fs.kind == kindLock {
 		// A lock nobody can read still means somebody may be working:
 		// shown as claimed, never pulled. Its claim is only what the file
 		// says: no expiry from its mtime, no holder kind, no status word
 		// of our making.
 		t.State, t.Claim, t.RawStatus = model.StateClaimed, readClaim(r), r.Status
 	}
-	if t.Problem != "" {
-		t.Problem = fs.path + ": " + t.Problem // the file to repair or move
+	if more.Problem != "" {
+		more.Problem = fs.path + ": " + more.Problem // the file to repair or move
 	}
+	t.SetMore(more)
 	return t
 }
 
@@ -830,7 +833,7 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 		return nil, sources.NotFound("get", id)
 	}
 	if fs := deciding(unspent(slot)); fs != nil {
-		t.Carried = carriedOf(fs)
+		t.EditMore().Carried = carriedOf(fs)
 	}
 	return t, nil
 }

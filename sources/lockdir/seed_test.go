@@ -98,8 +98,8 @@ func TestSeedClaimHeartbeatCompleteAndCleanupAreReadByClaimdeck(t *testing.T) {
 		t.Fatalf("seed claim: %d %s", code, out)
 	}
 	got := d.get(t, id)
-	if got.State != model.StateClaimed || got.Claim.Holder != model.HolderAgent || got.Claim.Name != "terraform-engineer" || got.Problem != "" {
-		t.Fatalf("a seed claim reads as %s problem %q", describe(got), got.Problem)
+	if got.State != model.StateClaimed || got.Claim.Holder != model.HolderAgent || got.Claim.Name != "terraform-engineer" || got.More().Problem != "" {
+		t.Fatalf("a seed claim reads as %s problem %q", describe(got), got.More().Problem)
 	}
 	within(t, "expiry of a seed claim", got.Claim.Expires, time.Now().Add(time.Hour), 2*time.Minute)
 	within(t, "claimed-at of a seed claim", got.Claim.ClaimedAt, time.Now(), 2*time.Minute)
@@ -146,8 +146,8 @@ func TestSeedFailureIsReadWithItsReason(t *testing.T) {
 		t.Fatalf("seed fail: %s", out)
 	}
 	got := d.get(t, "apply-prod")
-	if got.State != model.StateFailed || got.Reason != "terraform validate failed with 3 errors" || got.Problem != "" {
-		t.Fatalf("a seed failure reads as %s reason %q problem %q", describe(got), got.Reason, got.Problem)
+	if got.State != model.StateFailed || got.Reason != "terraform validate failed with 3 errors" || got.More().Problem != "" {
+		t.Fatalf("a seed failure reads as %s reason %q problem %q", describe(got), got.Reason, got.More().Problem)
 	}
 	d.run(t, "cleanup.sh")
 	if got := d.get(t, "apply-prod"); got.State != model.StateFailed {
@@ -272,8 +272,8 @@ func TestClaimdecksFilesAreReadByTheSeedsSnippets(t *testing.T) {
 	// The seed's complete and fail on locks claimdeck wrote.
 	f := claim("seed-done-f")
 	d.run(t, "complete.sh", "TASK_ID=seed-done-f")
-	if got := d.get(t, f.ID); got.State != model.StateDone || got.Problem != "" {
-		t.Fatalf("seed completion of claimdeck's lock: %s %q", describe(got), got.Problem)
+	if got := d.get(t, f.ID); got.State != model.StateDone || got.More().Problem != "" {
+		t.Fatalf("seed completion of claimdeck's lock: %s %q", describe(got), got.More().Problem)
 	}
 	g := claim("seed-failed-g")
 	d.run(t, "fail.sh", "TASK_ID=seed-failed-g", "REASON=plan drift")

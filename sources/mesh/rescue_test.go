@@ -85,10 +85,10 @@ func TestSweepPutsBackADeadHoldersNotionTask(t *testing.T) {
 	if got.State != model.StateQueued || got.Claim.Held() {
 		t.Fatalf("after the rescue the task is %s held by %q, want queued and free", got.State, got.Claim.Name)
 	}
-	if !slices.ContainsFunc(got.History, func(e model.Event) bool {
+	if !slices.ContainsFunc(got.More().History, func(e model.Event) bool {
 		return e.Actor == rescuer && strings.Contains(e.Reason, "SANDMAN")
 	}) {
-		t.Fatalf("the trail has no rescue by the sweep naming SANDMAN: %+v", got.History)
+		t.Fatalf("the trail has no rescue by the sweep naming SANDMAN: %+v", got.More().History)
 	}
 	if next, err := src.Next(ctx, "ORACLE"); err != nil || next == nil || next.ID != task.ID {
 		t.Fatalf("next after the rescue = %v, %v; want the task", next, err)

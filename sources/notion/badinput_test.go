@@ -230,7 +230,7 @@ func TestPagesWithMissingOrNullPropertiesAreShownWithAProblem(t *testing.T) {
 		t.Fatalf("%d tasks, want 2", len(d.Tasks))
 	}
 	for _, task := range d.Tasks {
-		if task.State != model.StateUnknown || task.Problem == "" || model.Eligible(task, time.Now()) {
+		if task.State != model.StateUnknown || task.More().Problem == "" || model.Eligible(task, time.Now()) {
 			t.Fatalf("a page without a known status: %+v", task)
 		}
 	}
@@ -277,8 +277,8 @@ func TestLongTextIsWrittenInChunksAndReadBackWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.Artifacts != long || done.Description != long {
-		t.Fatalf("long text came back %d/%d bytes, want %d", len(done.Artifacts), len(done.Description), len(long))
+	if done.More().Artifacts != long || done.Description != long {
+		t.Fatalf("long text came back %d/%d bytes, want %d", len(done.More().Artifacts), len(done.Description), len(long))
 	}
 }
 
@@ -390,8 +390,8 @@ func TestAHandoffUnderMeshHandoffIsRecordedInTheHistoryAndTheQueue(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ReservedFor() != "ORACLE" || len(got.History) != 2 || got.History[1].Action != "handoff" || got.History[0].Action != "claimed" {
-		t.Fatalf("after hand-off: %+v history %+v", got.Reservation, got.History)
+	if got.ReservedFor() != "ORACLE" || len(got.More().History) != 2 || got.More().History[1].Action != "handoff" || got.More().History[0].Action != "claimed" {
+		t.Fatalf("after hand-off: %+v history %+v", got.Reservation, got.More().History)
 	}
 	res := emu.raw(t, "POST", "/v1/databases/"+cfg.HandoffQueueDB+"/query", `{}`)
 	rows, _ := res["results"].([]any)

@@ -155,8 +155,8 @@ func (s *Source) gaveUp(op string, t *model.Task, err error) error {
 func (s *Source) refuse(op string, t *model.Task, agent string, now time.Time) error {
 	var e *model.Error
 	switch {
-	case t.Problem != "":
-		e = model.Errorf(model.CodeConflict, op, t.ID, "the task cannot be pulled: %s", t.Problem)
+	case t.More().Problem != "":
+		e = model.Errorf(model.CodeConflict, op, t.ID, "the task cannot be pulled: %s", t.More().Problem)
 	case t.Claim.Held():
 		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is held by %s", orDash(t.Claim.Name))
 	case t.State != model.StateQueued:

@@ -18,7 +18,7 @@ import (
 // keeps one (seed 001).
 func (s *Source) appendHistory(p patch, t *model.Task, e model.Event) {
 	if s.m.History != "" {
-		p.text(s.m.History, encodeHistory(append(slices.Clone(t.History), e)))
+		p.text(s.m.History, encodeHistory(append(slices.Clone(t.More().History), e)))
 	}
 }
 
@@ -79,7 +79,7 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 // other failure is an API_ERROR carrying got.
 func (s *Source) audited(ctx context.Context, op string, got *model.Task, note string) (*model.Task, error) {
 	if err := s.postNote(ctx, got.ID, note); forbidden(err) {
-		got.History = append(got.History, noComments("post", s.fail(op, got.ID, err)))
+		got.EditMore().History = append(got.More().History, noComments("post", s.fail(op, got.ID, err)))
 	} else if err != nil {
 		e := model.Errorf(model.CodeAPIError, op, got.ID, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, got.ID, err))
 		e.Current = got

@@ -106,21 +106,22 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 		Title: v.text(m.Title), Description: v.text(m.Description),
 		RawStatus: v.option(m.Status),
 		CreatedAt: p.CreatedTime, EditedAt: p.LastEditedTime,
-		Reason: v.text(m.Reason), Unblock: model.UnblockOf(v.text(m.UnblockAction), v.date(m.NextCheckAt)),
-		Artifacts: v.text(m.Artifacts), Parent: v.relation(m.ParentPage),
+		Reason: v.text(m.Reason),
 	}
+	t.SetMore(model.More{Unblock: model.UnblockOf(v.text(m.UnblockAction), v.date(m.NextCheckAt)),
+		Artifacts: v.text(m.Artifacts), Parent: v.relation(m.ParentPage)})
 	t.State = m.stateOf(t.RawStatus)
-	if m.ReviewInArtifacts && t.State == model.StateReview && t.Artifacts != "" {
-		t.Reason = t.Artifacts // the review's summary (Finish)
+	if m.ReviewInArtifacts && t.State == model.StateReview && t.More().Artifacts != "" {
+		t.Reason = t.More().Artifacts // the review's summary (Finish)
 	}
 	if reason, ok := strings.CutPrefix(t.Reason, m.FailedMark); ok && m.FailedMark != "" && t.State == m.stateOf(m.States[model.StateFailed]) {
 		t.State, t.Reason = model.StateFailed, reason
 	}
 	if t.State == model.StateUnknown {
 		if t.RawStatus == "" {
-			t.Problem = "the status is empty"
+			t.EditMore().Problem = "the status is empty"
 		} else {
-			t.Problem = fmt.Sprintf("status %q is outside the schema's vocabulary", t.RawStatus)
+			t.EditMore().Problem = fmt.Sprintf("status %q is outside the schema's vocabulary", t.RawStatus)
 		}
 	}
 	t.Class = m.classOf(v.option(m.Class))
@@ -137,7 +138,9 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 		t.OpenSubtasks = int32(max(0, clampInt(f)-clampInt(done)))
 	}
 	t.Claim, t.Reservation = decodeClaim(m, v)
-	t.History = decodeHistory(v.text(m.History))
+	if h := decodeHistory(v.text(m.History)); h != nil {
+		t.EditMore().History = h
+	}
 	decodeEscalation(m, v, t, p.LastEditedTime)
 	t.Version = version(p, t)
 	return t
@@ -396,7 +399,7 @@ func version(p *notionapi.Page, t *model.Task) string {
 	}
 	fmt.Fprintln(h, p.LastEditedTime.UnixNano(), p.Archived, t.Title, t.Description, t.RawStatus, int(t.Class), t.Priority,
 		int(c.Holder), c.Name, c.RunID, c.Token, c.ClaimedAt.UnixNano(), c.Expires.UnixNano(),
-		r.For, r.Until.UnixNano(), t.Reason, t.UnblockAction(), t.NextCheckAt().UnixNano(), t.Artifacts, len(t.History))
+		r.For, r.Until.UnixNano(), t.Reason, t.UnblockAction(), t.NextCheckAt().UnixNano(), t.More().Artifacts, len(t.More().History))
 	return strconv.FormatUint(h.Sum64(), 16)
 }
 

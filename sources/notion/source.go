@@ -478,7 +478,7 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	case err != nil:
 		return nil, err
 	}
-	t.History = model.MergeHistory(t.History, notes)
+	t.EditMore().History = model.MergeHistory(t.More().History, notes)
 	return t, nil
 }
 

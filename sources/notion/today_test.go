@@ -88,15 +88,15 @@ func TestWithoutCommentCapabilitiesHistoryIsLeftOutAndActionsComplete(t *testing
 	if err != nil {
 		t.Fatalf("get without Read comments: %v", err)
 	}
-	if len(got.History) != 1 || got.History[0].Action != "history-unavailable" || !strings.Contains(got.History[0].Detail, "comment capabilities") {
-		t.Fatalf("history %+v, want one entry saying why it is missing", got.History)
+	if len(got.More().History) != 1 || got.More().History[0].Action != "history-unavailable" || !strings.Contains(got.More().History[0].Detail, "comment capabilities") {
+		t.Fatalf("history %+v, want one entry saying why it is missing", got.More().History)
 	}
 	took, err := src.Takeover(ctx, task.ID, sources.Human{Actor: "alice", Expect: got.Version})
 	if err != nil {
 		t.Fatalf("takeover without Insert comments: %v", err)
 	}
-	if took.Claim.Name != model.HumanPrefix+"alice" || took.History[len(took.History)-1].Action != "history-unavailable" {
-		t.Fatalf("takeover: holder %q, history %+v", took.Claim.Name, took.History)
+	if took.Claim.Name != model.HumanPrefix+"alice" || took.More().History[len(took.More().History)-1].Action != "history-unavailable" {
+		t.Fatalf("takeover: holder %q, history %+v", took.Claim.Name, took.More().History)
 	}
 }
 
@@ -199,7 +199,7 @@ func TestALongHistoryDropsWholeOldEntriesAndSaysSo(t *testing.T) {
 	}
 	// The property keeps what fits and says how much it dropped; the page's
 	// comments keep every note, so the merged timeline loses none.
-	h := got.History
+	h := got.More().History
 	var dropped int
 	var last string
 	notes := map[string]bool{}

@@ -23,7 +23,7 @@ func testComment(t *testing.T, k *kit) {
 	}
 	got := k.get(t, task.ID)
 	var notes []string
-	for _, e := range got.History {
+	for _, e := range got.More().History {
 		if e.Action == "comment" {
 			notes = append(notes, e.Actor+": "+e.Reason)
 		}
@@ -138,8 +138,8 @@ func testSubtasks(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("create a sub-task: %v", err)
 	}
-	if child.Parent != parent.ID {
-		t.Fatalf("sub-task's parent is %q, want %q", child.Parent, parent.ID)
+	if child.More().Parent != parent.ID {
+		t.Fatalf("sub-task's parent is %q, want %q", child.More().Parent, parent.ID)
 	}
 	_, err = k.src.Create(ctx, sources.NewTask{Title: "orphan", Parent: "no-such-task"})
 	wantCode(t, "a sub-task of an unknown parent", err, model.CodeMisconfigured)

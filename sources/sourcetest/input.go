@@ -130,7 +130,7 @@ func testBadInput(t *testing.T, k *kit) {
 	if len(after.Tasks) != len(before.Tasks) {
 		t.Fatalf("bad input created tasks: %d before, %d after", len(before.Tasks), len(after.Tasks))
 	}
-	if n, m := len(k.get(t, free.ID).History), len(freeBefore.History); n != m {
+	if n, m := len(k.get(t, free.ID).More().History), len(freeBefore.More().History); n != m {
 		t.Fatalf("bad input left %d trail entries on the free task", n-m)
 	}
 }
@@ -159,8 +159,8 @@ func testTextsAtTheirLimits(t *testing.T, k *kit) {
 	if _, err := k.src.Finish(ctx, task.ID, tok, sources.Outcome{State: model.StateDone, Artifacts: artifacts}); err != nil {
 		t.Fatalf("complete with artifacts at their limit: %v", err)
 	}
-	if got := k.get(t, task.ID); got.State != model.StateDone || got.Title != title || got.Artifacts != artifacts {
-		t.Fatalf("after complete: %s, title %d bytes, artifacts %d", got.State, len(got.Title), len(got.Artifacts))
+	if got := k.get(t, task.ID); got.State != model.StateDone || got.Title != title || got.More().Artifacts != artifacts {
+		t.Fatalf("after complete: %s, title %d bytes, artifacts %d", got.State, len(got.Title), len(got.More().Artifacts))
 	}
 	other := k.create(t, sources.NewTask{Title: title})
 	tok = k.claim(t, other.ID, "holder").Claim.Token

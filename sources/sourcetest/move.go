@@ -115,10 +115,10 @@ func testMoves(t *testing.T, k *kit) {
 // when one is given.
 func (k *kit) trailHas(t *testing.T, id, actor, action, reason string) {
 	t.Helper()
-	for _, e := range k.get(t, id).History {
+	for _, e := range k.get(t, id).More().History {
 		if e.Actor == actor && e.Action == action && (reason == "" || e.Reason == reason) && !e.At.IsZero() {
 			return
 		}
 	}
-	t.Fatalf("the trail of %s lacks %s by %s (reason %q): %+v", id, action, actor, reason, k.get(t, id).History)
+	t.Fatalf("the trail of %s lacks %s by %s (reason %q): %+v", id, action, actor, reason, k.get(t, id).More().History)
 }

@@ -236,8 +236,8 @@ func testFinish(t *testing.T, k *kit) {
 		if o.Reason != "" && got.Reason != o.Reason {
 			t.Fatalf("finish as %s: reason %q, want %q", o.State, got.Reason, o.Reason)
 		}
-		if o.Artifacts != "" && got.Artifacts != o.Artifacts {
-			t.Fatalf("finish as %s: artifacts %q, want %q", o.State, got.Artifacts, o.Artifacts)
+		if o.Artifacts != "" && got.More().Artifacts != o.Artifacts {
+			t.Fatalf("finish as %s: artifacts %q, want %q", o.State, got.More().Artifacts, o.Artifacts)
 		}
 		if o.UnblockAction != "" && got.UnblockAction() != o.UnblockAction {
 			t.Fatalf("block: unblock action %q, want %q", got.UnblockAction(), o.UnblockAction)
@@ -284,7 +284,7 @@ func testExpiredLease(t *testing.T, k *kit) {
 // rescuedFrom checks that the task's trail records a rescue naming holder.
 func (k *kit) rescuedFrom(t *testing.T, id, holder string) {
 	t.Helper()
-	trail := k.get(t, id).History
+	trail := k.get(t, id).More().History
 	if !slices.ContainsFunc(trail, func(e model.Event) bool {
 		return e.Action == model.ActionRescue && strings.Contains(e.Detail, holder)
 	}) {
@@ -542,7 +542,7 @@ func testHistory(t *testing.T, k *kit) {
 	if _, err := k.src.ForceRelease(ctx, task.ID, sources.Human{Actor: "bob", Reason: "handing back", Expect: taken.Version}); err != nil {
 		t.Fatal(err)
 	}
-	hist := k.get(t, task.ID).History
+	hist := k.get(t, task.ID).More().History
 	var seenActions []string
 	for _, e := range hist {
 		seenActions = append(seenActions, e.Actor+":"+e.Action)

@@ -88,10 +88,10 @@ func testReap(t *testing.T, k *kit) {
 	if !model.Reaped(byID[dead.ID].Task, after, k.now()) {
 		t.Fatalf("the model does not read the reap as one: before %s, after %s", describe(byID[dead.ID].Task), describe(after))
 	}
-	if !slices.ContainsFunc(after.History, func(e model.Event) bool {
+	if !slices.ContainsFunc(after.More().History, func(e model.Event) bool {
 		return e.Actor == "reaper" && strings.HasPrefix(e.Reason, "reap: the lease of SANDMAN ended")
 	}) {
-		t.Fatalf("the trail has no reap naming the dead holder: %+v", after.History)
+		t.Fatalf("the trail has no reap naming the dead holder: %+v", after.More().History)
 	}
 	log, err := os.ReadFile(journal)
 	if err != nil {

@@ -31,7 +31,7 @@ func (s *Store) ImportAll(ctx context.Context, ts []*model.Task, done func(n int
 		if _, err := s.writable(op, t.ID); err != nil {
 			return err
 		}
-		if _, ok := statusOfState[t.State]; !ok || t.Problem != "" || strings.TrimSpace(t.ID) == "" {
+		if _, ok := statusOfState[t.State]; !ok || t.More().Problem != "" || strings.TrimSpace(t.ID) == "" {
 			return model.Errorf(model.CodeMisconfigured, op, t.ID, "the task has no state seed 003 can store (%s): repair it first", t.State)
 		}
 	}
@@ -66,7 +66,7 @@ func (s *Store) ImportAll(ctx context.Context, ts []*model.Task, done func(n int
 			if _, err := q.exec(ctx, insert, args...); err != nil {
 				return err
 			}
-			for _, e := range t.History {
+			for _, e := range t.More().History {
 				if _, err := q.exec(ctx, audit, s.tag, t.ID, s.d.timeArg(orNow(e.At)), e.Actor, e.Action, nullable(e.Reason), nullable(e.Detail)); err != nil {
 					return fmt.Errorf("audit: %w", err)
 				}
@@ -98,23 +98,23 @@ func (s *Store) importValues(t *model.Task, status string) map[string]any {
 		"id": t.ID, "title": t.Title, "description": nullable(t.Description),
 		"priority": nullable(model.PriorityName(t.Priority)), "status": status,
 		"assigned_worker": nullable(s.cfg.Pool), "created_at": s.d.timeArg(orNow(t.CreatedAt)),
-		"reason": nullable(t.Reason), "artifacts": nullable(t.Artifacts), "parent_id": nullable(t.Parent),
+		"reason": nullable(t.Reason), "artifacts": nullable(t.More().Artifacts), "parent_id": nullable(t.More().Parent),
 		"escalation": nullable(t.Escalated.String()), "version": 0, "updated_at": s.d.timeArg(time.Now()),
 	}
 	if t.Class != 0 && t.Class != model.ClassStandard {
 		v["class"] = t.Class.String()
 	}
-	if c := t.Carried; c != nil {
+	if c := t.More().Carried; c != nil {
 		v["task_type"], v["completed_at"] = nullable(c.TaskType), tm(c.CompletedAt)
 		if t.State != model.StateQueued && t.State != model.StateClaimed {
 			// Who worked a finished or parked row, and when, as it was.
 			v["assigned_worker"], v["started_at"] = nullable(c.Worker), tm(c.StartedAt)
 		}
 	}
-	if t.State.Final() && t.Carried == nil { // from a backend that keeps no such time
+	if t.State.Final() && t.More().Carried == nil { // from a backend that keeps no such time
 		v["completed_at"] = s.d.timeArg(orNow(t.EditedAt))
 	}
-	if u := t.Unblock; u != nil {
+	if u := t.More().Unblock; u != nil {
 		v["unblock_action"], v["next_check_at"] = nullable(u.Action), tm(u.NextCheckAt)
 	}
 	if c := t.Claim; t.State == model.StateClaimed {
@@ -123,7 +123,7 @@ func (s *Store) importValues(t *model.Task, status string) map[string]any {
 		if c.Holder != model.HolderHuman {
 			v["lease_expires_at"] = tm(c.Expires)
 		}
-		if t.Carried != nil && t.Carried.LeaseUnset {
+		if t.More().Carried != nil && t.More().Carried.LeaseUnset {
 			v["holder_kind"], v["lease_expires_at"] = nil, nil
 		}
 	}

@@ -62,10 +62,10 @@ func testMarkEscalation(t *testing.T, s *Store) {
 	if marked.Escalated != model.LevelStale || marked.Version == held.Version || !marked.Claim.Expires.Before(held.Claim.Expires) {
 		t.Fatalf("after the mark: level %s, version %s, lease %s (was %s)", marked.Escalated, marked.Version, marked.Claim.Expires, held.Claim.Expires)
 	}
-	if n := len(marked.History); n == 0 || marked.History[n-1].Action != "escalate" || marked.History[n-1].Detail != "level stale" {
-		t.Errorf("audit trail: %+v", marked.History)
+	if n := len(marked.More().History); n == 0 || marked.More().History[n-1].Action != "escalate" || marked.More().History[n-1].Detail != "level stale" {
+		t.Errorf("audit trail: %+v", marked.More().History)
 	}
-	for _, h := range marked.History {
+	for _, h := range marked.More().History {
 		if strings.Contains(h.Detail+h.Reason, held.Claim.Token) {
 			t.Error("the audit trail carries the lock token")
 		}

@@ -227,7 +227,7 @@ func (s *Store) Get(ctx context.Context, id string) (*model.Task, error) {
 	var t *model.Task
 	if err == nil {
 		t = r.task(s.cfg.Name, s.cfg.Pool, s.cfg.SeedTimeout)
-		t.Carried = r.carried(t)
+		t.EditMore().Carried = r.carried(t)
 	}
 	if isNoRows(err) {
 		return nil, sources.NotFound("get", id)
@@ -236,7 +236,7 @@ func (s *Store) Get(ctx context.Context, id string) (*model.Task, error) {
 		return nil, s.classify("get", id, err)
 	}
 	if migrated {
-		if t.History, err = s.history(ctx, st, id); err != nil {
+		if t.EditMore().History, err = s.history(ctx, st, id); err != nil {
 			return nil, s.classify("get", id, err)
 		}
 		if err := s.db.queryRow(ctx, st.openSubs, t.ID).Scan(&t.OpenSubtasks); err != nil {
@@ -246,9 +246,9 @@ func (s *Store) Get(ctx context.Context, id string) (*model.Task, error) {
 		if err != nil {
 			return nil, s.classify("get", id, err)
 		}
-		t.Family = &model.Family{}
+		t.EditMore().Family = &model.Family{}
 		for _, sub := range subs {
-			t.Family.Subtasks = append(t.Family.Subtasks, model.SubtaskOf(sub))
+			t.More().Family.Subtasks = append(t.More().Family.Subtasks, model.SubtaskOf(sub))
 		}
 	}
 	return t, nil
@@ -668,7 +668,7 @@ func joinDetail(a, b string) string {
 
 func (s *Store) loadHistory(ctx context.Context, st statements, t *model.Task) error {
 	h, err := s.history(ctx, st, t.ID)
-	t.History = h
+	t.EditMore().History = h
 	return err
 }
 

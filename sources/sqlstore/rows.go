@@ -194,10 +194,9 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 		CreatedAt:   r.created.t,
 		EditedAt:    r.created.t,
 		Reason:      r.reason.String,
-		Artifacts:   r.artifacts.String,
-		Unblock:     model.UnblockOf(r.unblockAction.String, r.nextCheck.t),
-		Parent:      r.parent.String,
 	}
+	t.SetMore(model.More{Artifacts: r.artifacts.String, Unblock: model.UnblockOf(r.unblockAction.String, r.nextCheck.t),
+		Parent: r.parent.String})
 	if r.version.Valid {
 		t.Version = strconv.FormatInt(r.version.Int64, 10)
 		t.EditedAt = r.updated.t
@@ -208,11 +207,11 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 	state, known := stateOfStatus[strings.ToLower(strings.TrimSpace(r.status.String))]
 	t.State = state
 	if !known {
-		t.Problem = fmt.Sprintf("status %q is not in the vocabulary (pending, in_progress, completed, failed, blocked, review, canceled, backlog)", r.status.String)
+		t.EditMore().Problem = fmt.Sprintf("status %q is not in the vocabulary (pending, in_progress, completed, failed, blocked, review, canceled, backlog)", r.status.String)
 	}
 	for _, nt := range []*nullTime{&r.created, &r.started, &r.completed, &r.leaseExpires, &r.heartbeat, &r.reservedUntil, &r.nextCheck, &r.updated} {
-		if nt.err != nil && t.Problem == "" {
-			t.Problem = nt.err.Error()
+		if nt.err != nil && t.More().Problem == "" {
+			t.EditMore().Problem = nt.err.Error()
 		}
 	}
 	worker := r.worker.String

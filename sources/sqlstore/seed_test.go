@@ -233,7 +233,7 @@ func TestTrailNamesWhomAnOverrideOfAClaimMadeBeforeMigrateWasFrom(t *testing.T) 
 				t.Fatal(err)
 			}
 			var steps []string
-			for _, e := range trail.History {
+			for _, e := range trail.More().History {
 				steps = append(steps, e.Action+" by "+e.Actor+" ("+e.Detail+")")
 			}
 			got := strings.Join(steps, " | ")
@@ -267,8 +267,8 @@ func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {
 				t.Fatalf("last year's completed row read as %s", task.State)
 			}
 		} else if task.ID == "abc-123-459" {
-			if task.Problem == "" || !strings.Contains(task.Problem, `"wip"`) {
-				t.Fatalf("a status outside the vocabulary must be named: %q", task.Problem)
+			if task.More().Problem == "" || !strings.Contains(task.More().Problem, `"wip"`) {
+				t.Fatalf("a status outside the vocabulary must be named: %q", task.More().Problem)
 			}
 		} else if task.State != model.StateQueued {
 			t.Fatalf("%s read as %s", task.ID, task.State)
@@ -355,7 +355,7 @@ func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {
 		t.Fatal(err)
 	}
 	var steps []string
-	for _, e := range trail.History {
+	for _, e := range trail.More().History {
 		steps = append(steps, e.Action+" by "+e.Actor)
 	}
 	if got, want := strings.Join(steps, " | "), "claim by claude-chat-7K9X | force-release by alice | claim by claude-chat-AB3C | complete by claude-chat-AB3C"; got != want {

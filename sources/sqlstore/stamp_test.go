@@ -170,7 +170,7 @@ func TestAnInfiniteTimeMarksItsTaskBroken(t *testing.T) {
 		}
 		return d
 	}()} {
-		if len(d.Tasks) != 1 || !strings.Contains(d.Tasks[0].Problem, `"infinity"`) {
+		if len(d.Tasks) != 1 || !strings.Contains(d.Tasks[0].More().Problem, `"infinity"`) {
 			t.Fatalf("the poll read %d tasks, the first with problem %q", len(d.Tasks), firstProblem(d))
 		}
 	}
@@ -180,5 +180,5 @@ func firstProblem(d sources.Delta) string {
 	if len(d.Tasks) == 0 {
 		return ""
 	}
-	return d.Tasks[0].Problem
+	return d.Tasks[0].More().Problem
 }

@@ -53,7 +53,7 @@ func testAgentStepsTrail(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	var steps []string
-	for _, e := range got.History {
+	for _, e := range got.More().History {
 		steps = append(steps, e.Action+" by "+e.Actor+" ("+e.Reason+")")
 	}
 	want := "claim by SANDMAN () | block by SANDMAN (needs credentials)"

@@ -231,7 +231,7 @@ func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
 	t.Claim = model.Claim{Holder: model.HolderAgent, Name: c.Agent, RunID: c.RunID, Node: c.Node,
 		Token: uuid.NewString(), ClaimedAt: now, HeartbeatAt: now, Expires: now.Add(lease)}
 	t.Reservation = nil
-	t.History = append(t.History, ev)
+	t.EditMore().History = append(t.More().History, ev)
 	m.store(t)
 }
 
@@ -273,8 +273,10 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 		return nil, model.Errorf(model.CodeMisconfigured, "finish", id, "%s is not an outcome", o.State)
 	}
 	t.State, t.RawStatus = o.State, o.State.String()
-	t.Reason, t.Unblock, t.Artifacts = o.Reason, model.UnblockOf(o.UnblockAction, o.NextCheckAt), o.Artifacts
-	t.History = append(t.History, model.Event{At: m.Now(), Actor: o.By(t.Claim.Name), Action: model.FinishStep(o.State), Reason: o.Reason})
+	more := t.More()
+	t.Reason, more.Unblock, more.Artifacts = o.Reason, model.UnblockOf(o.UnblockAction, o.NextCheckAt), o.Artifacts
+	more.History = append(more.History, model.Event{At: m.Now(), Actor: o.By(t.Claim.Name), Action: model.FinishStep(o.State), Reason: o.Reason})
+	t.SetMore(more)
 	t.Claim = model.Claim{}
 	m.store(t)
 	return m.copyOf(id), nil
@@ -331,7 +333,7 @@ func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*mode
 		return nil, err
 	}
 	now := m.Now()
-	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: "handoff", Reason: h.Reason, Detail: "to " + h.To})
+	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: h.Actor, Action: "handoff", Reason: h.Reason, Detail: "to " + h.To})
 	apply(t, now)
 	m.store(t)
 	return m.copyOf(id), nil
@@ -351,7 +353,7 @@ func (m *Memory) Comment(_ context.Context, id string, n sources.Note) error {
 	if t == nil {
 		return sources.NotFound("comment", id)
 	}
-	t.History = append(t.History, model.Event{At: m.Now(), Actor: n.Author, Action: "comment", Reason: n.Text})
+	t.EditMore().History = append(t.More().History, model.Event{At: m.Now(), Actor: n.Author, Action: "comment", Reason: n.Text})
 	m.store(t)
 	return nil
 }
@@ -383,7 +385,7 @@ func (m *Memory) Update(_ context.Context, id string, e sources.Edit) (*model.Ta
 	if e.State != model.StateUnknown {
 		t.State, t.RawStatus, t.Reason, t.Claim = e.State, e.State.String(), e.Reason, model.Claim{}
 	}
-	t.History = append(t.History, model.Event{At: now, Actor: e.Actor, Action: e.Action(), Reason: e.Reason, Detail: sources.EditDetail(e)})
+	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: e.Actor, Action: e.Action(), Reason: e.Reason, Detail: sources.EditDetail(e)})
 	m.store(t)
 	return m.copyOf(id), nil
 }
@@ -433,7 +435,7 @@ func (m *Memory) human(op, id string, h sources.Human, apply func(*model.Task, t
 		return nil, err
 	}
 	now := m.Now()
-	t.History = append(t.History, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason, Detail: sources.FromWhom(t)})
+	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason, Detail: sources.FromWhom(t)})
 	apply(t, now)
 	m.store(t)
 	return m.copyOf(id), nil
@@ -484,7 +486,7 @@ func (m *Memory) all() []*model.Task {
 // copyOf hands out a copy so callers never share the queue's own record.
 func (m *Memory) copyOf(id string) *model.Task {
 	c := *m.tasks[id]
-	c.History = slices.Clone(c.History)
+	c.EditMore().History = slices.Clone(c.More().History)
 	return &c
 }
 
