@@ -43,7 +43,7 @@ func Brief(t *Task) *TaskBrief {
 		Version: t.Version,
 	}
 	if !t.Claim.Expires.IsZero() {
-		b.Expires = t.Claim.Expires.UTC().Format(time.RFC3339)
+		b.Expires = t.Claim.Expires.Time().UTC().Format(time.RFC3339)
 	}
 	return b
 }

@@ -199,7 +199,7 @@ func OverCeiling(t *Task, p Policy) bool {
 		return false
 	}
 	alive := t.Claim.LastAlive()
-	return !alive.IsZero() && t.Claim.Expires.Sub(alive) > p.LeaseCeiling
+	return !alive.IsZero() && t.Claim.Expires.Time().Sub(alive) > p.LeaseCeiling
 }
 
 // Classify is the one rule for how a task stands: its level on the
@@ -228,16 +228,16 @@ func Classify(t *Task, now time.Time, p Policy, mesh *Mesh) Classification {
 	if tooLong {
 		// The lease as the ceiling ends it: the ladder climbs from there.
 		cut := *t
-		cut.Claim.Expires = t.Claim.LastAlive().Add(p.LeaseCeiling)
+		cut.Claim.Expires = StampOf(t.Claim.LastAlive().Add(p.LeaseCeiling))
 		judged = &cut
 	}
 	c.Level, c.Stuck = Escalation(judged, now, p.Ladder), Stuck(judged, now)
 	switch {
 	case tooLong && !c.Placement.Down:
 		c.Cause = CauseLeaseTooLong
-		c.Reason = "lease to " + t.Claim.Expires.UTC().Format("2006-01-02 15:04") + "Z, past the " + p.LeaseCeiling.String() + " ceiling"
+		c.Reason = "lease to " + t.Claim.Expires.Time().UTC().Format("2006-01-02 15:04") + "Z, past the " + p.LeaseCeiling.String() + " ceiling"
 		if c.Level == LevelNone {
-			c.Changes = judged.Claim.Expires
+			c.Changes = judged.Claim.Expires.Time()
 			return c
 		}
 	case c.Placement.Down:
@@ -247,7 +247,7 @@ func Classify(t *Task, now time.Time, p Policy, mesh *Mesh) Classification {
 		}
 		c.Cause, c.Reason = CauseNodeDown, "node "+c.Placement.Node+" DOWN"
 	case c.Level == LevelNone:
-		c.Changes = t.Claim.Expires
+		c.Changes = t.Claim.Expires.Time()
 		return c
 	case Inconsistent(t):
 		c.Cause, c.Reason = CauseNoExpiry, "AGENT, no expiry"
@@ -262,8 +262,8 @@ func Classify(t *Task, now time.Time, p Policy, mesh *Mesh) Classification {
 			}
 		}
 	}
-	if e := t.Claim.Expires; e.After(now) && (c.Changes.IsZero() || e.Before(c.Changes)) {
-		c.Changes = e // a DOWN node's claim starts climbing when its lease runs out
+	if e := t.Claim.Expires; e.Time().After(now) && (c.Changes.IsZero() || e.Time().Before(c.Changes)) {
+		c.Changes = e.Time() // a DOWN node's claim starts climbing when its lease runs out
 	}
 	return c
 }

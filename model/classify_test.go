@@ -80,7 +80,7 @@ func TestClassifySeed001Ladder(t *testing.T) {
 func TestClassifyCauses(t *testing.T) {
 	p := DefaultPolicy()
 	mesh := NewMesh([]Node{{Name: "ALPHA", Status: NodeDown}}, nil)
-	human := &Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:alice", Node: "ALPHA", ClaimedAt: t0.Add(-9 * time.Hour)}}
+	human := &Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:alice", Node: "ALPHA", ClaimedAt: StampOf(t0.Add(-9 * time.Hour))}}
 	cases := []struct {
 		name   string
 		task   *Task
@@ -98,10 +98,10 @@ func TestClassifyCauses(t *testing.T) {
 			&Task{State: StateQueued, Reservation: &Reservation{For: "ORACLE", Until: t0.Add(5 * time.Minute)}},
 			CauseNone, LevelNone, ""},
 		{"seed 002: Claimed By AGENT but Lock Expires empty",
-			&Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "a", ClaimedAt: t0.Add(-time.Minute)}},
+			&Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "a", ClaimedAt: StampOf(t0.Add(-time.Minute))}},
 			CauseNoExpiry, LevelStale, "AGENT, no expiry"},
 		{"the claim's own node DOWN, in any case",
-			&Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "x", Node: "alpha", ClaimedAt: t0, Expires: t0.Add(time.Hour)}},
+			&Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "x", Node: "alpha", ClaimedAt: StampOf(t0), Expires: StampOf(t0.Add(time.Hour))}},
 			CauseNodeDown, LevelStale, "node ALPHA DOWN"},
 		{"human claims never go stale, even on a DOWN node", human, CauseNone, LevelNone, ""},
 	}
@@ -123,7 +123,7 @@ func TestClassifyCauses(t *testing.T) {
 func TestPlace(t *testing.T) {
 	agent := func(id, name, node string) *Task {
 		return &Task{Source: "q", ID: id, Key: "KEY-" + id, State: StateClaimed,
-			Claim: Claim{Holder: HolderAgent, Name: name, Node: node, ClaimedAt: t0, Expires: t0.Add(time.Hour)}}
+			Claim: Claim{Holder: HolderAgent, Name: name, Node: node, ClaimedAt: StampOf(t0), Expires: StampOf(t0.Add(time.Hour))}}
 	}
 	mesh := NewMesh([]Node{
 		{Name: "ALPHA", Status: NodeDown, ClaimedTasks: []string{"a-listed", "KEY-a-key", "q/a-ref", "moved", "shared", "human"}},
@@ -171,7 +171,7 @@ func TestOnPlacesClaimsAsTheStaleViewDoes(t *testing.T) {
 	now := time.Now()
 	mesh := NewMesh([]Node{{Name: "ORACLE", Status: NodeDown}, {Name: "SANDMAN", Status: NodeHealthy}}, map[string]string{"worker-7": "oracle"})
 	claim := func(id, agent, node string, holder HolderKind) *Task {
-		return &Task{ID: id, State: StateClaimed, Claim: Claim{Holder: holder, Name: agent, Node: node, Expires: now.Add(time.Hour)}}
+		return &Task{ID: id, State: StateClaimed, Claim: Claim{Holder: holder, Name: agent, Node: node, Expires: StampOf(now.Add(time.Hour))}}
 	}
 	tasks := []*Task{
 		claim("mapped", "worker-7", "", HolderAgent),

@@ -20,8 +20,8 @@ func Changes(seen, now *Task) []string {
 	if seen.Claim.Token != now.Claim.Token && seen.Claim.Holder == now.Claim.Holder && seen.Claim.Name == now.Claim.Name {
 		out = append(out, "lock token changed (re-claimed)")
 	}
-	if !seen.Claim.Expires.Equal(now.Claim.Expires) && seen.Claim.Token == now.Claim.Token {
-		out = append(out, "lease extended by a heartbeat to "+now.Claim.Expires.UTC().Format(time.RFC3339))
+	if !seen.Claim.Expires.Time().Equal(now.Claim.Expires.Time()) && seen.Claim.Token == now.Claim.Token {
+		out = append(out, "lease extended by a heartbeat to "+now.Claim.Expires.Time().UTC().Format(time.RFC3339))
 	}
 	add("reserved for", seen.ReservedFor(), now.ReservedFor())
 	if len(out) == 0 && seen.Version != now.Version {

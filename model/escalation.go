@@ -41,7 +41,7 @@ func Stuck(t *Task, now time.Time) time.Duration {
 	if t.State != StateClaimed || t.Claim.Holder != HolderAgent {
 		return 0
 	}
-	if !t.Claim.Expires.IsZero() && now.Before(t.Claim.Expires) {
+	if !t.Claim.Expires.IsZero() && now.Before(t.Claim.Expires.Time()) {
 		return 0
 	}
 	alive := t.Claim.LastAlive()
@@ -59,7 +59,7 @@ func Escalation(t *Task, now time.Time, l Ladder) Level {
 	if t.State != StateClaimed || t.Claim.Holder != HolderAgent {
 		return LevelNone
 	}
-	if !t.Claim.Expires.IsZero() && now.Before(t.Claim.Expires) {
+	if !t.Claim.Expires.IsZero() && now.Before(t.Claim.Expires.Time()) {
 		return LevelNone
 	}
 	stuck := Stuck(t, now)

@@ -261,7 +261,7 @@ func (tm *Term) match(t *Task, c *Classification, now time.Time) bool {
 		if t.CreatedAt.IsZero() {
 			return false
 		}
-		return compare(int64(now.Sub(t.CreatedAt)), tm.Op, tm.num)
+		return compare(int64(now.Sub(t.CreatedAt.Time())), tm.Op, tm.num)
 	}
 }
 

@@ -86,14 +86,14 @@ func TestFilterMatches(t *testing.T) {
 		c := agentClaim(agent, now.Add(-silent), now.Add(-silent+10*time.Minute))
 		c.Node = node
 		return &Task{Source: "sqlite", ID: id, Key: strings.ToUpper(id), Title: "Rotate TLS " + id, State: StateClaimed, RawStatus: "In Progress",
-			Priority: prio, CreatedAt: now.Add(-silent - time.Hour), Claim: c}
+			Priority: prio, CreatedAt: StampOf(now.Add(-silent - time.Hour)), Claim: c}
 	}
 	tasks := []*Task{
 		claim("a", "worker-7", "ORACLE_LOCAL", 5*time.Minute, PriorityHigh), // running lease
 		claim("b", "worker-8", "ORACLE_LOCAL", 25*time.Minute, PriorityLow), // stale
 		claim("c", "worker-9", "", 90*time.Minute, PriorityCritical),        // notify, placed by holder mapping
 		claim("d", "worker-1", "SANDMAN", 45*time.Minute, PriorityMedium),   // urgent elsewhere
-		{Source: "locks", ID: "e", Key: "E", Title: "Write docs", State: StateQueued, CreatedAt: now.Add(-10 * time.Minute)},
+		{Source: "locks", ID: "e", Key: "E", Title: "Write docs", State: StateQueued, CreatedAt: StampOf(now.Add(-10 * time.Minute))},
 		{Source: "locks", ID: "f", Key: "F", Title: "Hand over", State: StateQueued, Reservation: &Reservation{For: "worker-2", Until: now.Add(time.Hour)}},
 	}
 	for _, c := range []struct{ filter, want string }{
@@ -150,7 +150,7 @@ func FuzzParseFilter(f *testing.F) {
 		f.Add(s)
 	}
 	task := &Task{Source: "s", ID: "1", Key: "K-1", Title: "Rotate TLS", State: StateClaimed, Priority: 3,
-		CreatedAt: t0.Add(-time.Hour), Claim: agentClaim("worker-7", t0.Add(-time.Hour), t0.Add(-time.Minute))}
+		CreatedAt: StampOf(t0.Add(-time.Hour)), Claim: agentClaim("worker-7", t0.Add(-time.Hour), t0.Add(-time.Minute))}
 	f.Fuzz(func(t *testing.T, s string) {
 		flt, err := ParseFilter(s)
 		if err != nil {

@@ -66,16 +66,16 @@ func Timeline(t *Task) []Event {
 		if c.Holder == HolderHuman {
 			action = EventTakeover
 		}
-		if !has(action, c.ClaimedAt) {
-			evs = append(evs, Event{At: c.ClaimedAt, Actor: c.Name, Action: action, Detail: claimDetail(c)})
+		if !has(action, c.ClaimedAt.Time()) {
+			evs = append(evs, Event{At: c.ClaimedAt.Time(), Actor: c.Name, Action: action, Detail: claimDetail(c)})
 		}
-		if c.HeartbeatAt.After(c.ClaimedAt) && !has(EventHeartbeat, c.HeartbeatAt) {
-			evs = append(evs, Event{At: c.HeartbeatAt, Actor: c.Name, Action: EventHeartbeat, Detail: "last sign of life"})
+		if c.HeartbeatAt.Time().After(c.ClaimedAt.Time()) && !has(EventHeartbeat, c.HeartbeatAt.Time()) {
+			evs = append(evs, Event{At: c.HeartbeatAt.Time(), Actor: c.Name, Action: EventHeartbeat, Detail: "last sign of life"})
 		}
 	}
 	if action, ok := finishAction[t.State]; ok && !t.EditedAt.IsZero() && !has(action, time.Time{}) &&
 		(reachedBy[t.State] == "" || !has(reachedBy[t.State], time.Time{})) {
-		evs = append(evs, Event{At: t.EditedAt, Action: action, Reason: t.Reason, Detail: parkDetail(t)})
+		evs = append(evs, Event{At: t.EditedAt.Time(), Action: action, Reason: t.More().Reason, Detail: parkDetail(t)})
 	}
 	return summarise(MergeHistory(evs))
 }

@@ -31,7 +31,7 @@ func TestTimeline(t *testing.T) {
 		want string
 	}{
 		{"an SQL row claimed with the seed's own UPDATE has no audit row: its claim and heartbeat come from its fields",
-			Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "w1", RunID: "r1", Node: "n1", ClaimedAt: m(0), HeartbeatAt: m(5)}},
+			Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "w1", RunID: "r1", Node: "n1", ClaimedAt: StampOf(m(0)), HeartbeatAt: StampOf(m(5))}},
 			"0s claim by w1 [run r1 on node n1]; 5m0s heartbeat by w1 [last sign of life]"},
 		{"events come out newest last whatever order the trail kept them in",
 			Task{State: StateQueued, more: &More{History: []Event{
@@ -40,11 +40,11 @@ func TestTimeline(t *testing.T) {
 			}}},
 			"1m0s claim by w1; 9m0s force-release by alice (stuck)"},
 		{"a claim the trail already has is not added again, even under seed 001's word",
-			Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "w1", ClaimedAt: m(0)},
+			Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "w1", ClaimedAt: StampOf(m(0))},
 				more: &More{History: []Event{{At: m(0), Actor: "w1", Action: "claimed"}}}},
 			"0s claimed by w1"},
 		{"a human's claim reads as a takeover",
-			Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:alice", ClaimedAt: m(2)}},
+			Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:alice", ClaimedAt: StampOf(m(2))}},
 			"2m0s takeover by HUMAN:alice"},
 		{"heartbeats by one holder fold into one line saying how many since when",
 			Task{State: StateClaimed, more: &More{History: []Event{
@@ -70,12 +70,12 @@ func TestTimeline(t *testing.T) {
 			}}},
 			"1m49.383s rescue by agent-02 [from agent-07]; 1m59.646s rescue by agent-02 [from agent-02]; 2m10.034s complete by agent-03"},
 		{"a blocked task with no block event tells its reason, unblock action and next check from its fields",
-			Task{State: StateBlocked, EditedAt: m(30), Reason: "waiting for DBA", more: &More{Unblock: &Unblock{Action: "grant access", NextCheckAt: m(90)}}},
+			Task{State: StateBlocked, EditedAt: StampOf(m(30)), more: &More{Reason: "waiting for DBA", Unblock: &Unblock{Action: "grant access", NextCheckAt: m(90)}}},
 			"30m0s block (waiting for DBA) [unblock: grant access; next check 2026-02-01T03:45:00Z]"},
 		{"a completion the trail recorded is not repeated",
-			Task{State: StateDone, EditedAt: m(40), more: &More{History: []Event{{At: m(39), Actor: "w1", Action: "completed"}}}},
+			Task{State: StateDone, EditedAt: StampOf(m(40)), more: &More{History: []Event{{At: m(39), Actor: "w1", Action: "completed"}}}},
 			"39m0s completed by w1"},
-		{"a queued task with no trail has no history", Task{State: StateQueued, EditedAt: m(1)}, ""},
+		{"a queued task with no trail has no history", Task{State: StateQueued, EditedAt: StampOf(m(1))}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

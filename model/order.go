@@ -88,7 +88,7 @@ func (f Field) Text(t *Task) (s string, fold bool) {
 	case FieldNode:
 		return t.Claim.Node, false
 	case FieldReason:
-		return t.Reason, false
+		return t.More().Reason, false
 	case FieldUnblock:
 		return t.UnblockAction(), false
 	case FieldReserved:
@@ -133,15 +133,15 @@ func (f Field) Number(t *Task) (n int64, nsec int32, ok bool) {
 	case FieldHolder:
 		return int64(t.Claim.Holder), 0, true
 	case FieldAge:
-		return since(t.CreatedAt)
+		return since(t.CreatedAt.Time())
 	case FieldClaimed:
-		return since(t.Claim.ClaimedAt)
+		return since(t.Claim.ClaimedAt.Time())
 	case FieldBeat:
-		return since(t.Claim.HeartbeatAt)
+		return since(t.Claim.HeartbeatAt.Time())
 	case FieldParked:
-		return since(t.EditedAt)
+		return since(t.EditedAt.Time())
 	case FieldLeft:
-		return zeroLast(t.Claim.Expires)
+		return zeroLast(t.Claim.Expires.Time())
 	case FieldNextCheck:
 		return zeroLast(t.NextCheckAt())
 	}

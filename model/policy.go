@@ -61,7 +61,7 @@ func Eligible(t *Task, now time.Time) bool {
 	case HolderHuman:
 		return false // "human-claimed tasks are never auto-pulled, regardless of Lock Expires"
 	case HolderAgent:
-		return t.Claim.Expires.IsZero() || !now.Before(t.Claim.Expires)
+		return t.Claim.Expires.IsZero() || !now.Before(t.Claim.Expires.Time())
 	}
 	return true
 }
@@ -98,7 +98,7 @@ func Pooled(t *Task, now time.Time, grace time.Duration, rescues bool) bool {
 // and 001: "stale claim, can override", "any node can claim a stale task").
 func Rescuable(t *Task, now time.Time, grace time.Duration) bool {
 	return t.State == StateClaimed && t.More().Problem == "" && t.Claim.Holder == HolderAgent &&
-		!t.Claim.Expires.IsZero() && !now.Before(t.Claim.Expires.Add(grace))
+		!t.Claim.Expires.IsZero() && !now.Before(t.Claim.Expires.Time().Add(grace))
 }
 
 // Reaped says whether after is before's agent claim put back in the queue
@@ -110,7 +110,7 @@ func Reaped(before, after *Task, at time.Time) bool {
 		before.Claim.Expires.IsZero() || after.State != StateQueued || after.Claim.Held() {
 		return false
 	}
-	return !at.Before(before.Claim.Expires)
+	return !at.Before(before.Claim.Expires.Time())
 }
 
 // TokenCurrent is the one rule for when a lock token stops being current:
@@ -126,7 +126,7 @@ func TokenCurrent(t *Task, token string, now time.Time) bool {
 	case HolderHuman:
 		return true
 	case HolderAgent:
-		return !t.Claim.Expires.IsZero() && now.Before(t.Claim.Expires)
+		return !t.Claim.Expires.IsZero() && now.Before(t.Claim.Expires.Time())
 	}
 	return false
 }
@@ -141,7 +141,7 @@ func PullCompare(a, b *Task) int {
 	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
 		return c
 	}
-	if c := a.EditedAt.Compare(b.EditedAt); c != 0 {
+	if c := a.EditedAt.Time().Compare(b.EditedAt.Time()); c != 0 {
 		return c
 	}
 	if c := strings.Compare(a.Source, b.Source); c != 0 {
@@ -211,10 +211,10 @@ func Health(t *Task, now time.Time, p Policy) LeaseHealth {
 	if t.Claim.Holder == HolderHuman {
 		return LeaseHealthy
 	}
-	if t.Claim.Expires.IsZero() || !now.Before(t.Claim.Expires) {
+	if t.Claim.Expires.IsZero() || !now.Before(t.Claim.Expires.Time()) {
 		return LeaseExpired
 	}
-	if t.Claim.Expires.Sub(now) < p.HeartbeatEvery {
+	if t.Claim.Expires.Time().Sub(now) < p.HeartbeatEvery {
 		return LeaseExpiring
 	}
 	return LeaseHealthy
@@ -226,5 +226,5 @@ func Remaining(t *Task, now time.Time) time.Duration {
 	if t.Claim.Expires.IsZero() {
 		return 0
 	}
-	return t.Claim.Expires.Sub(now)
+	return t.Claim.Expires.Time().Sub(now)
 }

@@ -13,7 +13,7 @@ import (
 var t0 = time.Date(2026, 2, 1, 2, 15, 0, 0, time.UTC)
 
 func agentClaim(name string, claimed, expires time.Time) Claim {
-	return Claim{Holder: HolderAgent, Name: name, Token: "tok-" + name, ClaimedAt: claimed, Expires: expires}
+	return Claim{Holder: HolderAgent, Name: name, Token: "tok-" + name, ClaimedAt: StampOf(claimed), Expires: StampOf(expires)}
 }
 
 func TestEligible(t *testing.T) {
@@ -28,7 +28,7 @@ func TestEligible(t *testing.T) {
 		{"review is not eligible", Task{State: StateReview}, false},
 		{"done is not eligible", Task{State: StateDone}, false},
 		{"seed 002: human-claimed tasks are never auto-pulled, regardless of Lock Expires",
-			Task{State: StateQueued, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:alice", Expires: t0.Add(-time.Hour)}}, false},
+			Task{State: StateQueued, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:alice", Expires: StampOf(t0.Add(-time.Hour))}}, false},
 		{"human claim without expiry is never pulled either",
 			Task{State: StateQueued, Claim: Claim{Holder: HolderHuman}}, false},
 		{"seed 002: Lock Expires in the past is claimable",
@@ -167,7 +167,7 @@ func TestClaimEvent(t *testing.T) {
 func TestPullOrder(t *testing.T) {
 	// seed 002: class rank asc, priority desc, last edited asc; then id.
 	mk := func(id string, class Class, prio int, edited time.Duration) *Task {
-		return &Task{Source: "s", ID: id, State: StateQueued, Class: class, Priority: prio, EditedAt: t0.Add(edited)}
+		return &Task{Source: "s", ID: id, State: StateQueued, Class: class, Priority: prio, EditedAt: StampOf(t0.Add(edited))}
 	}
 	want := []*Task{
 		mk("expedite-low", ClassExpedite, 1, 5*time.Minute),
@@ -241,7 +241,7 @@ func TestHealth(t *testing.T) {
 		{"less than a heartbeat interval left", Task{State: StateClaimed, Claim: agentClaim("a", t0.Add(-16*time.Minute), t0.Add(4*time.Minute))}, LeaseExpiring},
 		{"past expiry", Task{State: StateClaimed, Claim: agentClaim("a", t0.Add(-21*time.Minute), t0.Add(-time.Minute))}, LeaseExpired},
 		{"agent without expiry is claimable, so expired", Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent}}, LeaseExpired},
-		{"HUMAN claims never go stale", Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, ClaimedAt: t0.Add(-48 * time.Hour)}}, LeaseHealthy},
+		{"HUMAN claims never go stale", Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, ClaimedAt: StampOf(t0.Add(-48 * time.Hour))}}, LeaseHealthy},
 		{"a parked task holds no lease", Task{State: StateBlocked, Claim: agentClaim("a", t0, t0.Add(time.Minute))}, LeaseNone},
 	}
 	for _, c := range cases {
@@ -260,7 +260,7 @@ func TestEscalationLadder(t *testing.T) {
 	l := DefaultPolicy().Ladder
 	seed001 := func(sinceHeartbeat time.Duration) *Task {
 		last := t0.Add(-sinceHeartbeat)
-		return &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "SANDMAN", ClaimedAt: last, Expires: last.Add(l.Stale)}}
+		return &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "SANDMAN", ClaimedAt: StampOf(last), Expires: StampOf(last.Add(l.Stale))}}
 	}
 	cases := []struct {
 		stuck time.Duration
@@ -290,24 +290,24 @@ func TestEscalationRespectsLeaseAndHumans(t *testing.T) {
 	l := DefaultPolicy().Ladder
 	// seed 002: 20 min lease, heartbeat every 10 min: 12 min since the last
 	// heartbeat is normal, not stale.
-	live := &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, ClaimedAt: t0.Add(-12 * time.Minute), Expires: t0.Add(8 * time.Minute)}}
+	live := &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, ClaimedAt: StampOf(t0.Add(-12 * time.Minute)), Expires: StampOf(t0.Add(8 * time.Minute))}}
 	if got := Escalation(live, t0, l); got != LevelNone {
 		t.Errorf("a running lease escalated to %v", got)
 	}
 	// A lease that expired a moment after a heartbeat is stale at once.
-	short := &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, HeartbeatAt: t0.Add(-2 * time.Minute), ClaimedAt: t0.Add(-time.Hour), Expires: t0.Add(-time.Second)}}
+	short := &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, HeartbeatAt: StampOf(t0.Add(-2 * time.Minute)), ClaimedAt: StampOf(t0.Add(-time.Hour)), Expires: StampOf(t0.Add(-time.Second))}}
 	if got := Escalation(short, t0, l); got != LevelStale {
 		t.Errorf("an expired lease heartbeaten 2 min ago = %v, want stale", got)
 	}
 	if got := Stuck(short, t0); got != 2*time.Minute {
 		t.Errorf("Stuck counts from the last heartbeat: got %v, want 2m", got)
 	}
-	human := &Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, ClaimedAt: t0.Add(-10 * time.Hour)}}
+	human := &Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, ClaimedAt: StampOf(t0.Add(-10 * time.Hour))}}
 	if got := Escalation(human, t0, l); got != LevelNone {
 		t.Errorf("a human claim escalated to %v; human claims never go stale", got)
 	}
 	custom := Ladder{Stale: time.Minute, Urgent: 2 * time.Minute, Notify: 3 * time.Minute, Escalate: 4 * time.Minute}
-	stuck := &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, ClaimedAt: t0.Add(-3 * time.Minute), Expires: t0.Add(-2 * time.Minute)}}
+	stuck := &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, ClaimedAt: StampOf(t0.Add(-3 * time.Minute)), Expires: StampOf(t0.Add(-2 * time.Minute))}}
 	if got := Escalation(stuck, t0, custom); got != LevelNotify {
 		t.Errorf("every threshold is configurable: got %v, want notify", got)
 	}
@@ -371,7 +371,7 @@ func TestChanges(t *testing.T) {
 		t.Fatalf("Changes = %q", got)
 	}
 	hb := *seen
-	hb.Claim.Expires = t0.Add(20 * time.Minute)
+	hb.Claim.Expires = StampOf(t0.Add(20 * time.Minute))
 	hb.Version = "2"
 	if got := Changes(seen, &hb); len(got) != 1 {
 		t.Fatalf("a heartbeat is one change, got %q", got)
@@ -415,7 +415,7 @@ func TestPooledIsWhatSomeAgentsNextHandsOut(t *testing.T) {
 	now := time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC)
 	grace := time.Minute
 	agent := func(expires time.Duration) *Task {
-		return &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "A", Token: "t", Expires: now.Add(expires)}}
+		return &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "A", Token: "t", Expires: StampOf(now.Add(expires))}}
 	}
 	for _, c := range []struct {
 		name    string

@@ -29,7 +29,7 @@ func TestThePullOrderIsTheSkillsPullPolicy(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	at := func(min int) time.Time { return now.Add(time.Duration(min) * time.Minute) }
 	held := func(expires time.Time) Claim {
-		return Claim{Holder: HolderAgent, Name: "A", Token: "t", Expires: expires}
+		return Claim{Holder: HolderAgent, Name: "A", Token: "t", Expires: StampOf(expires)}
 	}
 	rows := []struct {
 		id       string
@@ -58,7 +58,7 @@ func TestThePullOrderIsTheSkillsPullPolicy(t *testing.T) {
 		if st == 0 {
 			st = StateQueued
 		}
-		task := &Task{ID: r.id, State: st, Class: r.class, Priority: r.priority, EditedAt: r.edited, Claim: r.claim}
+		task := &Task{ID: r.id, State: st, Class: r.class, Priority: r.priority, EditedAt: StampOf(r.edited), Claim: r.claim}
 		if got := Eligible(task, now); got != r.pulled {
 			t.Errorf("%s: eligible %v, the skill says %v", r.id, got, r.pulled)
 		}

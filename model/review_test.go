@@ -20,7 +20,7 @@ func TestSubmitterIsTheReviewsWriterOrTheHolderItFinished(t *testing.T) {
 		{[]Event{{At: at, Actor: "bot-7", Action: "claim"}}, "bot-7 (held the claim; the review gave no name)"},
 	}
 	for i, c := range cases {
-		task := &Task{State: StateReview, EditedAt: at.Add(time.Hour), more: &More{History: c.history}}
+		task := &Task{State: StateReview, EditedAt: StampOf(at.Add(time.Hour)), more: &More{History: c.history}}
 		if got := Submitter(task); got != c.want {
 			t.Errorf("case %d: Submitter = %q, want %q", i, got, c.want)
 		}

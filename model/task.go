@@ -212,11 +212,11 @@ type Claim struct {
 	RunID       string
 	Node        string
 	Token       string // fencing token; every holder write names it
-	ClaimedAt   time.Time
-	HeartbeatAt time.Time
+	ClaimedAt   Stamp
+	HeartbeatAt Stamp
 	// Expires is the lease expiry: explicit, or claimed-at + timeout where the
 	// backend stores only claimed-at. Zero means no expiry.
-	Expires time.Time
+	Expires Stamp
 }
 
 // Held reports whether anybody holds the task.
@@ -224,10 +224,10 @@ func (c Claim) Held() bool { return c.Holder != HolderNone }
 
 // LastAlive is the last sign of life from the holder.
 func (c Claim) LastAlive() time.Time {
-	if c.HeartbeatAt.After(c.ClaimedAt) {
-		return c.HeartbeatAt
+	if c.HeartbeatAt.Time().After(c.ClaimedAt.Time()) {
+		return c.HeartbeatAt.Time()
 	}
-	return c.ClaimedAt
+	return c.ClaimedAt.Time()
 }
 
 // Reservation is a hand-off: the task is kept for one agent (or ANY) until
@@ -314,15 +314,13 @@ type Task struct {
 	// task with any cannot be completed (INCOMPLETE_SUBTASKS).
 	OpenSubtasks int32
 
-	CreatedAt time.Time
-	EditedAt  time.Time
+	CreatedAt Stamp
+	EditedAt  Stamp
 
 	Claim Claim
 	// Reservation is the hand-off the task is kept under; nil when it was
 	// not handed off. Read its target with ReservedFor.
 	Reservation *Reservation
-
-	Reason string // blocker or cancel/fail reason
 
 	// more holds what a poll seldom fills; nil when none of it is set. Read
 	// it with More, write it with SetMore or EditMore.
@@ -335,9 +333,10 @@ type Task struct {
 
 // More is the part of a task a poll seldom fills: of 100,000 live tasks
 // most have none of it, so a task keeps it behind one pointer and stays in
-// the 352-byte allocation size class, not the 448-byte one (TestTaskSize).
+// the 256-byte allocation size class with its Stamps (TestTaskSize).
 // A task read on its own (Source.Get) fills more of it.
 type More struct {
+	Reason string // blocker or cancel/fail reason, a review's summary
 	// Unblock is nil unless the task was blocked with an unblock action or
 	// a next check; read it with UnblockAction and NextCheckAt.
 	Unblock   *Unblock
@@ -395,7 +394,7 @@ func (t *Task) EditMore() *More {
 }
 
 func (m *More) empty() bool {
-	return m.Unblock == nil && m.Artifacts == "" && m.Parent == "" && m.Family == nil &&
+	return m.Reason == "" && m.Unblock == nil && m.Artifacts == "" && m.Parent == "" && m.Family == nil &&
 		m.History == nil && m.Carried == nil && m.Problem == ""
 }
 
@@ -445,7 +444,7 @@ func (t *Task) Ref() string { return t.Source + "/" + t.ID }
 // Archived reports whether t is history at horizon: final, and last changed
 // before it. The dashboard keeps only what is not; a zero horizon keeps all.
 func Archived(t *Task, horizon time.Time) bool {
-	return !horizon.IsZero() && t.State.Final() && t.EditedAt.Before(horizon)
+	return !horizon.IsZero() && t.State.Final() && t.EditedAt.Time().Before(horizon)
 }
 
 // How closely a task id as an agent writes it names a task.

@@ -35,7 +35,7 @@ func ReapOne(ctx context.Context, rel Releaser, seen *model.Task, actor, why str
 
 // ReapReason is the trail's reason for a reap or rescue of t.
 func ReapReason(why string, t *model.Task) string {
-	return fmt.Sprintf("%s: the lease of %s ended %s", why, t.Claim.Name, t.Claim.Expires.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%s: the lease of %s ended %s", why, t.Claim.Name, t.Claim.Expires.Time().UTC().Format(time.RFC3339))
 }
 
 // Reaping is one task a reap put back in the queue (Applied), would have

@@ -315,7 +315,7 @@ func CheckEdit(t *model.Task, e Edit, now time.Time) error {
 	}
 	c := t.Claim
 	held := c.Holder == model.HolderHuman ||
-		(c.Holder == model.HolderAgent && !c.Expires.IsZero() && now.Before(c.Expires))
+		(c.Holder == model.HolderAgent && !c.Expires.IsZero() && now.Before(c.Expires.Time()))
 	switch {
 	case held && e.Token == "":
 		return model.Errorf(model.CodeConflict, op, t.ID,

@@ -127,8 +127,8 @@ func TestCheckEdit(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	title := "t"
 	free := &model.Task{ID: "a", State: model.StateQueued}
-	held := &model.Task{ID: "b", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "tok", Expires: now.Add(time.Minute)}}
-	lapsed := &model.Task{ID: "c", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "tok", Expires: now.Add(-time.Minute)}}
+	held := &model.Task{ID: "b", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "tok", Expires: model.StampOf(now.Add(time.Minute))}}
+	lapsed := &model.Task{ID: "c", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "tok", Expires: model.StampOf(now.Add(-time.Minute))}}
 	human := &model.Task{ID: "d", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", Token: "h"}}
 	cases := []struct {
 		name string

@@ -106,7 +106,7 @@ func ArchiveOf(tasks []*model.Task, q ArchiveQuery) ([]*model.Task, error) {
 		}
 	}
 	slices.SortFunc(out, func(a, b *model.Task) int {
-		if c := b.EditedAt.Compare(a.EditedAt); c != 0 {
+		if c := b.EditedAt.Time().Compare(a.EditedAt.Time()); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)

@@ -76,7 +76,7 @@ func TestAReviewRingsOnceAndAlarmsWaitWhileThePersonTypes(t *testing.T) {
 	r.press("x") // the cancel's reason: a text field has the keyboard
 	r.typeText("dup")
 	r.staging.Put(&model.Task{ID: "s9", Key: "S-9", Title: "Check the staging banner", State: model.StateReview, RawStatus: "review",
-		CreatedAt: t0.Add(-time.Hour), EditedAt: t0.Add(-time.Minute)})
+		CreatedAt: model.StampOf(t0.Add(-time.Hour)), EditedAt: model.StampOf(t0.Add(-time.Minute))})
 	r.poll()
 	r.settle()
 	if len(g.titles) != 0 {

@@ -41,7 +41,7 @@ func TestArchiveQueryOfAFilter(t *testing.T) {
 func TestAFilterForDoneTasksReadsTheArchive(t *testing.T) {
 	r := newRig(t)
 	r.prod.Put(&model.Task{ID: "old", Key: "TASK-OLD", Title: "Ship last year's release notes", State: model.StateDone,
-		RawStatus: "done", EditedAt: t0.Add(-300 * 24 * time.Hour)})
+		RawStatus: "done", EditedAt: model.StampOf(t0.Add(-300 * 24 * time.Hour))})
 	shown := func(what string, want bool) {
 		t.Helper()
 		var s hub.Snapshot

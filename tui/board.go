@@ -288,8 +288,8 @@ const deriveBlock = 32
 func touchTasks(block []*model.Task) int {
 	n := 0
 	for _, t := range block {
-		n += int(t.State) + t.Priority + int(t.EditedAt.Unix()) + len(t.Claim.Name) +
-			int(t.Claim.Expires.Unix()) + len(t.ReservedFor()) + len(t.More().Problem) + len(t.More().Parent)
+		n += int(t.State) + t.Priority + int(t.EditedAt.Time().Unix()) + len(t.Claim.Name) +
+			int(t.Claim.Expires.Time().Unix()) + len(t.ReservedFor()) + len(t.More().Problem) + len(t.More().Parent)
 		if t.State == model.StateClaimed && t.ID != "" {
 			// A stale claim's id is hashed for its alarm: fetch its bytes too.
 			n += int(t.ID[0])

@@ -28,7 +28,7 @@ func bigQueue(n int, rng *rand.Rand) hub.Snapshot {
 		t := &model.Task{Source: "prod", ID: strconv.Itoa(i), Key: "TASK-" + strconv.Itoa(i),
 			Title: "Rotate the certificates of service " + strconv.Itoa(i%977) + " in region eu-west",
 			Class: model.Class(1 + rng.IntN(4)), Priority: rng.IntN(5),
-			CreatedAt: t0.Add(-time.Duration(rng.IntN(72*60)) * time.Minute), State: model.StateQueued}
+			CreatedAt: model.StampOf(t0.Add(-time.Duration(rng.IntN(72*60)) * time.Minute)), State: model.StateQueued}
 		t.EditedAt = t.CreatedAt
 		if i%2 == 1 {
 			t.Source = "staging"
@@ -38,9 +38,9 @@ func bigQueue(n int, rng *rand.Rand) hub.Snapshot {
 			a := agents[rng.IntN(len(agents))]
 			t.State = model.StateClaimed
 			t.Claim = model.Claim{Holder: model.HolderAgent, Name: a, RunID: "r-" + strconv.Itoa(i), Node: "n" + strconv.Itoa(i%5),
-				ClaimedAt: t0.Add(-time.Duration(rng.IntN(180)) * time.Minute)}
-			t.Claim.HeartbeatAt = t.Claim.ClaimedAt.Add(time.Duration(rng.IntN(10)) * time.Minute)
-			t.Claim.Expires = t.Claim.HeartbeatAt.Add(20 * time.Minute)
+				ClaimedAt: model.StampOf(t0.Add(-time.Duration(rng.IntN(180)) * time.Minute))}
+			t.Claim.HeartbeatAt = model.StampOf(t.Claim.ClaimedAt.Time().Add(time.Duration(rng.IntN(10)) * time.Minute))
+			t.Claim.Expires = model.StampOf(t.Claim.HeartbeatAt.Time().Add(20 * time.Minute))
 		case r < 40:
 			t.State = model.StateDone
 		}
@@ -109,7 +109,7 @@ func BenchmarkBubblesTableMove100k(b *testing.B) {
 	rows := make([]table.Row, 0, 100_000)
 	for _, src := range s.Sources {
 		for _, t := range src.Tasks {
-			rows = append(rows, table.Row{t.Source, t.DisplayKey(), t.Title, t.Class.String(), model.PriorityName(t.Priority), ago(t.CreatedAt, t0)})
+			rows = append(rows, table.Row{t.Source, t.DisplayKey(), t.Title, t.Class.String(), model.PriorityName(t.Priority), ago(t.CreatedAt.Time(), t0)})
 		}
 	}
 	tb := table.New(table.WithColumns([]table.Column{{Title: "SOURCE", Width: 8}, {Title: "KEY", Width: 10}, {Title: "TITLE", Width: 50},
@@ -192,7 +192,7 @@ func BenchmarkPollBulkLoaded100k(b *testing.B) {
 	m, s := benchModel(b)
 	for _, src := range s.Sources {
 		for _, t := range src.Tasks {
-			t.CreatedAt, t.EditedAt, t.Priority = t0, t0, 2
+			t.CreatedAt, t.EditedAt, t.Priority = model.StampOf(t0), model.StampOf(t0), 2
 		}
 	}
 	m.Update(snapshotMsg(s))

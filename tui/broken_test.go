@@ -14,7 +14,7 @@ import (
 func TestABrokenLockFileShowsNothingMadeUpAndKeepsItsName(t *testing.T) {
 	const file = "broken-task-with-a-long-name-0001.lock"
 	r := newRig(t)
-	r.prod.Put((&model.Task{ID: "broken-task-with-a-long-name-0001", Key: "broken-task-with-a-long-name-0001", State: model.StateClaimed, CreatedAt: t0.Add(-5 * 60e9), EditedAt: t0.Add(-5 * 60e9)}).WithMore(model.More{Problem: "/srv/agents/shared/queues/production/.locks/" + file + ": not valid JSON: invalid character 'h' in literal true"}))
+	r.prod.Put((&model.Task{ID: "broken-task-with-a-long-name-0001", Key: "broken-task-with-a-long-name-0001", State: model.StateClaimed, CreatedAt: model.StampOf(t0.Add(-5 * 60e9)), EditedAt: model.StampOf(t0.Add(-5 * 60e9))}).WithMore(model.More{Problem: "/srv/agents/shared/queues/production/.locks/" + file + ": not valid JSON: invalid character 'h' in literal true"}))
 	r.poll()
 	for _, sz := range [][2]int{{80, 24}, {60, 20}} {
 		r.size(sz[0], sz[1])

@@ -274,8 +274,8 @@ func TestCancelNeedsAReason(t *testing.T) {
 		t.Fatalf("the confirmation does not repeat the reason:\n%s", r.screen())
 	}
 	r.press("y")
-	if got := r.get("2"); got.State != model.StateCanceled || got.Reason != "duplicate of TASK-1" {
-		t.Fatalf("after cancel: %s %q", got.State, got.Reason)
+	if got := r.get("2"); got.State != model.StateCanceled || got.More().Reason != "duplicate of TASK-1" {
+		t.Fatalf("after cancel: %s %q", got.State, got.More().Reason)
 	}
 }
 
@@ -478,7 +478,7 @@ func TestSortCycles(t *testing.T) {
 	r := newRig(t)
 	r.press("s")
 	got := r.m.pane().shown
-	if !slices.IsSortedFunc(got, by(func(a, b *model.Task) int { return a.CreatedAt.Compare(b.CreatedAt) })) || !strings.Contains(r.screen(), "oldest first") {
+	if !slices.IsSortedFunc(got, by(func(a, b *model.Task) int { return a.CreatedAt.Time().Compare(b.CreatedAt.Time()) })) || !strings.Contains(r.screen(), "oldest first") {
 		t.Fatalf("second sort is not oldest first: %v", rowKeys(got))
 	}
 	r.press("s", "s")
@@ -785,8 +785,7 @@ func TestDialogScreens(t *testing.T) {
 // Text from a backend is data, never terminal commands.
 func TestEscapeSequencesInTaskTextAreNotPassedToTheTerminal(t *testing.T) {
 	r := newRig(t)
-	r.prod.Put(&model.Task{ID: "evil", Key: "EVIL-1", Title: "\x1b]0;pwned\x07\x1b[2Jclear me\nand \u009b31m gpj.\u202eexe", State: model.StateQueued, Priority: 9,
-		Reason: "\u2066reason\u2069"})
+	r.prod.Put((&model.Task{ID: "evil", Key: "EVIL-1", Title: "\x1b]0;pwned\x07\x1b[2Jclear me\nand \u009b31m gpj.\u202eexe", State: model.StateQueued, Priority: 9}).WithMore(model.More{Reason: "\u2066reason\u2069"}))
 	r.poll()
 	r.selectKey(queueView, "EVIL-1")
 	for _, k := range []string{"enter", "esc", "c"} {
@@ -826,7 +825,7 @@ func TestNodesDownByHolderMappingShowStale(t *testing.T) {
 	r.size(120, 40)
 	for _, w := range []string{"worker-7", "worker-8"} {
 		r.prod.Put(&model.Task{ID: w, Key: "W-" + w[len(w)-1:], Title: "job of " + w, State: model.StateClaimed, RawStatus: "claimed",
-			Claim: model.Claim{Holder: model.HolderAgent, Name: w, Token: "tok-" + w, ClaimedAt: t0.Add(-2 * time.Minute), Expires: t0.Add(18 * time.Minute)}})
+			Claim: model.Claim{Holder: model.HolderAgent, Name: w, Token: "tok-" + w, ClaimedAt: model.StampOf(t0.Add(-2 * time.Minute)), Expires: model.StampOf(t0.Add(18 * time.Minute))}})
 	}
 	r.nodes = []model.Node{{Name: "ORACLE", Status: model.NodeDown}, {Name: "SANDMAN", Status: model.NodeDown}}
 	r.holders = map[string]string{"worker-7": "oracle", "worker-8": "SANDMAN"}
@@ -877,13 +876,13 @@ func TestAStandingFilterIsJudgedOnEverySnapshotAtItsTime(t *testing.T) {
 	if !slices.Equal(typed, []string{"TASK-1", "A-1", "S-2"}) {
 		t.Fatalf("typed: %v", typed)
 	}
-	r.archive.Put(&model.Task{ID: "a2", Key: "A-2", Title: "New chore", State: model.StateQueued, CreatedAt: r.now, EditedAt: r.now})
+	r.archive.Put(&model.Task{ID: "a2", Key: "A-2", Title: "New chore", State: model.StateQueued, CreatedAt: model.StampOf(r.now), EditedAt: model.StampOf(r.now)})
 	r.poll()
 	if got := rowKeys(r.m.pane().shown); !slices.Equal(got, typed) {
 		t.Fatalf("after a snapshot: %v, want what typing showed, %v", got, typed)
 	}
 	r.now = r.now.Add(60 * time.Minute) // TASK-2 is now 110 minutes old
-	r.archive.Put(&model.Task{ID: "a3", Key: "A-3", Title: "Newer chore", State: model.StateQueued, CreatedAt: r.now, EditedAt: r.now})
+	r.archive.Put(&model.Task{ID: "a3", Key: "A-3", Title: "Newer chore", State: model.StateQueued, CreatedAt: model.StampOf(r.now), EditedAt: model.StampOf(r.now)})
 	r.poll()
 	if got := rowKeys(r.m.pane().shown); !slices.Contains(got, "TASK-2") || slices.Contains(got, "S-1") {
 		t.Fatalf("a snapshot an hour later: %v, want TASK-2 in and S-1 (70 minutes old) out", got)
@@ -941,12 +940,12 @@ func TestALeasePastTheCeilingIsSuspectAndRescued(t *testing.T) {
 	r := newRig(t)
 	claim := func(expires time.Time) model.Claim {
 		return model.Claim{Holder: model.HolderAgent, Name: "zulu", RunID: "r-99", Token: "tok-99",
-			ClaimedAt: t0.Add(-10 * time.Minute), HeartbeatAt: t0.Add(-time.Minute), Expires: expires}
+			ClaimedAt: model.StampOf(t0.Add(-10 * time.Minute)), HeartbeatAt: model.StampOf(t0.Add(-time.Minute)), Expires: model.StampOf(expires)}
 	}
 	r.prod.Put(&model.Task{ID: "30", Key: "TASK-30", Title: "Hold forever", State: model.StateClaimed, RawStatus: "claimed",
-		CreatedAt: t0.Add(-time.Hour), Claim: claim(time.Date(9999, 12, 31, 23, 59, 0, 0, time.UTC))})
+		CreatedAt: model.StampOf(t0.Add(-time.Hour)), Claim: claim(time.Date(9999, 12, 31, 23, 59, 0, 0, time.UTC))})
 	r.prod.Put(&model.Task{ID: "31", Key: "TASK-31", Title: "Hold a month", State: model.StateClaimed, RawStatus: "claimed",
-		CreatedAt: t0.Add(-time.Hour), Claim: claim(t0.Add(30 * 24 * time.Hour))})
+		CreatedAt: model.StampOf(t0.Add(-time.Hour)), Claim: claim(t0.Add(30 * 24 * time.Hour))})
 	r.poll()
 	r.selectKey(staleView, "TASK-30")
 	s := r.screen()

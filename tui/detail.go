@@ -173,11 +173,11 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", ""},
 		{"state", t.State.String() + " (raw " + orDash(t.RawStatus) + ")"},
 		{"class", t.Class.String()}, {"priority", orDash(model.PriorityName(t.Priority))},
-		{"created", when(t.CreatedAt)}, {"edited", when(t.EditedAt)},
+		{"created", when(t.CreatedAt.Time())}, {"edited", when(t.EditedAt.Time())},
 		{"holder", orDash(t.Claim.Holder.String())}, {"agent", orDash(t.Claim.Name)},
 		{"run", orDash(t.Claim.RunID)}, {"node", orDash(c.Placement.String())}, {"lock token", token},
-		{"claimed", when(t.Claim.ClaimedAt)}, {"heartbeat", when(t.Claim.HeartbeatAt)},
-		{"expires", when(t.Claim.Expires)},
+		{"claimed", when(t.Claim.ClaimedAt.Time())}, {"heartbeat", when(t.Claim.HeartbeatAt.Time())},
+		{"expires", when(t.Claim.Expires.Time())},
 	}
 	if !t.Claim.Expires.IsZero() {
 		kv = append(kv, [2]string{"left", pc.clock(model.Remaining(t, now))})
@@ -199,7 +199,7 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 			r.For, when(r.Until), orDash(r.By), orDash(r.Priority), orDash(r.Reason))})
 	}
 	kv = append(kv,
-		[2]string{"reason", orDash(theme.Safe(t.Reason))}, [2]string{"unblock", orDash(theme.Safe(t.UnblockAction()))},
+		[2]string{"reason", orDash(theme.Safe(t.More().Reason))}, [2]string{"unblock", orDash(theme.Safe(t.UnblockAction()))},
 		[2]string{"next check", when(t.NextCheckAt())}, [2]string{"artifacts", orDash(theme.Safe(t.More().Artifacts))},
 		[2]string{"subtasks", fmt.Sprintf("%d open", t.OpenSubtasks)}, [2]string{"version", orDash(t.Version)},
 	)

@@ -199,7 +199,7 @@ func (e *dialogEnv) taskSummary(seen *model.Task) []string {
 		withTrail := *seen
 		withTrail.EditMore().History = model.MergeHistory(seen.More().History, e.trail(seen.Ref()))
 		out = append(out, field(st, "submitter", orDash(model.Submitter(&withTrail))))
-		out = append(out, wrapped(st, "summary", orDash(seen.Reason))...)
+		out = append(out, wrapped(st, "summary", orDash(seen.More().Reason))...)
 		out = append(out, wrapped(st, "artifacts", orDash(seen.More().Artifacts))...)
 	}
 	if t != seen && (t.State != seen.State || t.Claim.Name != seen.Claim.Name || t.Claim.Token != seen.Claim.Token) {

@@ -168,8 +168,8 @@ func TestE2ECancelWithReason(t *testing.T) {
 	e.see("obsolete")
 	e.keys("y")
 	e.see("cancel docs-2 applied")
-	if got := e.task("docs-2"); got.State != model.StateCanceled || !strings.Contains(got.Reason, "obsolete") {
-		t.Fatalf("after cancel: %s %q", got.State, got.Reason)
+	if got := e.task("docs-2"); got.State != model.StateCanceled || !strings.Contains(got.More().Reason, "obsolete") {
+		t.Fatalf("after cancel: %s %q", got.State, got.More().Reason)
 	}
 	e.quit()
 }

@@ -225,7 +225,7 @@ func TestBackspaceShowsWhatTheWiderFilterShows(t *testing.T) {
 // key is not cut while the title has room to give.
 func TestColumnsGiveWayByMeaning(t *testing.T) {
 	r := newRig(t)
-	r.prod.Put(&model.Task{ID: "20", Key: "index-rebuild-42", Title: "Rebuild the index", State: model.StateQueued, CreatedAt: t0})
+	r.prod.Put(&model.Task{ID: "20", Key: "index-rebuild-42", Title: "Rebuild the index", State: model.StateQueued, CreatedAt: model.StampOf(t0)})
 	r.poll()
 	r.size(120, 40)
 	r.press("1")

@@ -36,7 +36,7 @@ func TestQueueSortIsExactlyModelPullOrder(t *testing.T) {
 	for _, src := range s.Sources {
 		for _, task := range src.Tasks {
 			if rng.IntN(10) == 0 {
-				task.EditedAt = task.EditedAt.Add(time.Duration(rng.IntN(1000)))
+				task.EditedAt = model.StampOf(task.EditedAt.Time().Add(time.Duration(rng.IntN(1000))))
 			}
 			tasks = append(tasks, task)
 		}
@@ -47,7 +47,7 @@ func TestQueueSortIsExactlyModelPullOrder(t *testing.T) {
 // Values the packed keys cannot hold still sort exactly.
 func TestQueueSortFallsBackForUnpackableValues(t *testing.T) {
 	for name, odd := range map[string]func(*model.Task){
-		"a zero edit time":    func(t *model.Task) { t.EditedAt = time.Time{} },
+		"a zero edit time":    func(t *model.Task) { t.EditedAt = model.StampOf(time.Time{}) },
 		"a huge priority":     func(t *model.Task) { t.Priority = 1 << 40 },
 		"a negative priority": func(t *model.Task) { t.Priority = -1 << 20 },
 	} {
@@ -89,7 +89,7 @@ func TestTheQueueIsInPullOrderAfterEverySnapshot(t *testing.T) {
 			for j := range tasks {
 				if rng.IntN(5) == 0 {
 					changed := *tasks[j]
-					changed.EditedAt = changed.EditedAt.Add(time.Duration(rng.IntN(1000)))
+					changed.EditedAt = model.StampOf(changed.EditedAt.Time().Add(time.Duration(rng.IntN(1000))))
 					tasks[j] = &changed
 				}
 			}
@@ -129,7 +129,7 @@ func TestQueueSortOrdersBulkTiesBySourceAndID(t *testing.T) {
 			id += "\x00"
 		}
 		tasks = append(tasks, &model.Task{Source: []string{"prod", "staging"}[rng.IntN(2)], ID: id, Key: id + "#" + strconv.Itoa(i),
-			State: model.StateQueued, Class: model.ClassStandard, Priority: 2, CreatedAt: t0, EditedAt: t0})
+			State: model.StateQueued, Class: model.ClassStandard, Priority: 2, CreatedAt: model.StampOf(t0), EditedAt: model.StampOf(t0)})
 	}
 	samePullOrder(t, tasks)
 }

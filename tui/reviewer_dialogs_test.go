@@ -17,7 +17,7 @@ func TestReviewDialogsShowTheSubmitterSummaryAndArtifacts(t *testing.T) {
 		r := newRig(t)
 		r.noTrails = true // as a SQL source polls: the submitter is in the trail Get reads
 		r.size(120, 40)
-		r.prod.Put((&model.Task{ID: "20", Key: "TASK-20", Title: "Write the runbook", State: model.StateReview, RawStatus: "review", CreatedAt: t0.Add(-time.Hour), EditedAt: t0.Add(-5 * time.Minute), Reason: "runbook written, tested on staging"}).WithMore(model.More{Artifacts: "https://git.example/pr/42", History: []model.Event{{At: t0.Add(-30 * time.Minute), Actor: "bot-7", Action: "claim"},
+		r.prod.Put((&model.Task{ID: "20", Key: "TASK-20", Title: "Write the runbook", State: model.StateReview, RawStatus: "review", CreatedAt: model.StampOf(t0.Add(-time.Hour)), EditedAt: model.StampOf(t0.Add(-5 * time.Minute))}).WithMore(model.More{Reason: "runbook written, tested on staging", Artifacts: "https://git.example/pr/42", History: []model.Event{{At: t0.Add(-30 * time.Minute), Actor: "bot-7", Action: "claim"},
 			{At: t0.Add(-5 * time.Minute), Actor: model.WriterName("", ""), Action: "review", Reason: "runbook written, tested on staging"}}}))
 		r.poll()
 		r.selectKey(parkedView, "TASK-20")
@@ -76,7 +76,7 @@ func TestTheLiveDetailsTimelineShowsTheActionJustTaken(t *testing.T) {
 // {self_approve: true}): the dashboard asks the desk Apply goes through.
 func TestTheDashboardOffersWhatItsDeskWouldApply(t *testing.T) {
 	r := newRig(t)
-	r.prod.Put((&model.Task{ID: "20", Key: "TASK-20", Title: "Write the runbook", State: model.StateReview, RawStatus: "review", CreatedAt: t0.Add(-time.Hour), EditedAt: t0.Add(-5 * time.Minute)}).WithMore(model.More{History: []model.Event{{At: t0.Add(-5 * time.Minute), Actor: "HUMAN:alice", Action: "review"}}}))
+	r.prod.Put((&model.Task{ID: "20", Key: "TASK-20", Title: "Write the runbook", State: model.StateReview, RawStatus: "review", CreatedAt: model.StampOf(t0.Add(-time.Hour)), EditedAt: model.StampOf(t0.Add(-5 * time.Minute))}).WithMore(model.More{History: []model.Event{{At: t0.Add(-5 * time.Minute), Actor: "HUMAN:alice", Action: "review"}}}))
 	r.poll()
 	r.selectKey(parkedView, "TASK-20")
 	r.press("a")

@@ -22,9 +22,9 @@ func (p *pane) sortTasks(classes func() map[*model.Task]model.Classification) {
 		case 0:
 			p.sortPullOrder()
 		case 1:
-			slices.SortStableFunc(t, by(func(a, b *model.Task) int { return a.CreatedAt.Compare(b.CreatedAt) }))
+			slices.SortStableFunc(t, by(func(a, b *model.Task) int { return a.CreatedAt.Time().Compare(b.CreatedAt.Time()) }))
 		default:
-			slices.SortStableFunc(t, by(func(a, b *model.Task) int { return b.CreatedAt.Compare(a.CreatedAt) }))
+			slices.SortStableFunc(t, by(func(a, b *model.Task) int { return b.CreatedAt.Time().Compare(a.CreatedAt.Time()) }))
 		}
 	case leasesView:
 		switch p.sort {
@@ -32,7 +32,7 @@ func (p *pane) sortTasks(classes func() map[*model.Task]model.Classification) {
 			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(leftCompare(a, b), refCompare(a, b)) }))
 		case 1:
 			slices.SortFunc(t, by(func(a, b *model.Task) int {
-				return cmp.Or(a.Claim.ClaimedAt.Compare(b.Claim.ClaimedAt), refCompare(a, b))
+				return cmp.Or(a.Claim.ClaimedAt.Time().Compare(b.Claim.ClaimedAt.Time()), refCompare(a, b))
 			}))
 		default:
 			slices.SortFunc(t, by(func(a, b *model.Task) int {
@@ -46,7 +46,9 @@ func (p *pane) sortTasks(classes func() map[*model.Task]model.Classification) {
 		case 0:
 			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(reviewFirst(a, b), nextCheckCompare(a, b), refCompare(a, b)) }))
 		case 1:
-			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(a.EditedAt.Compare(b.EditedAt), refCompare(a, b)) }))
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
+				return cmp.Or(a.EditedAt.Time().Compare(b.EditedAt.Time()), refCompare(a, b))
+			}))
 		default:
 			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(cmp.Compare(a.State, b.State), refCompare(a, b)) }))
 		}
@@ -55,7 +57,9 @@ func (p *pane) sortTasks(classes func() map[*model.Task]model.Classification) {
 		case 0:
 			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(cmp.Compare(a.State, b.State), model.PullCompare(a, b)) }))
 		case 1:
-			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), refCompare(a, b)) }))
+			slices.SortFunc(t, by(func(a, b *model.Task) int {
+				return cmp.Or(b.CreatedAt.Time().Compare(a.CreatedAt.Time()), refCompare(a, b))
+			}))
 		default:
 			slices.SortFunc(t, by(model.PullCompare))
 		}
@@ -68,7 +72,7 @@ func reviewFirst(a, b *model.Task) int {
 	ra, rb := a.State == model.StateReview, b.State == model.StateReview
 	switch {
 	case ra && rb:
-		return a.EditedAt.Compare(b.EditedAt)
+		return a.EditedAt.Time().Compare(b.EditedAt.Time())
 	case ra:
 		return -1
 	case rb:
@@ -138,13 +142,13 @@ const (
 // pack makes a task's pull key, or reports that its values do not fit or
 // its source has no rank.
 func pack(t *model.Task, idx int, ranks sourceRanks) (pullKey, bool) {
-	sec := t.EditedAt.Unix() + secOffset
+	sec := t.EditedAt.Time().Unix() + secOffset
 	src, ranked := ranks[t.Source]
 	if !ranked || t.Priority < -maxPrio || t.Priority > maxPrio || sec < 0 || sec >= 1<<secBits {
 		return pullKey{}, false
 	}
 	k := uint64(t.Class.Rank())<<(prioBits+secBits) | uint64(maxPrio-t.Priority)<<secBits | uint64(sec)
-	return pullKey{key: k, nsec: int32(t.EditedAt.Nanosecond()), idx: int32(idx), src: src,
+	return pullKey{key: k, nsec: int32(t.EditedAt.Time().Nanosecond()), idx: int32(idx), src: src,
 		id0: bigEndian(t.ID), id1: bigEndian(t.ID[min(8, len(t.ID)):])}, true
 }
 

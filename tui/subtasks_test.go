@@ -10,11 +10,11 @@ import (
 func TestTheQueueMarksATaskWaitingOnOpenSubtasksAndItsDetailListsThem(t *testing.T) {
 	r := newRig(t)
 	r.size(120, 40)
-	r.prod.Put(&model.Task{ID: "40", Key: "EPIC-1", Title: "Ship billing", State: model.StateQueued, CreatedAt: t0, EditedAt: t0})
-	r.prod.Put((&model.Task{ID: "41", Key: "SUB-1", Title: "Write the invoices", State: model.StateQueued, CreatedAt: t0, EditedAt: t0}).WithMore(model.More{Parent: "40"}))
-	r.prod.Put((&model.Task{ID: "42", Key: "SUB-2", Title: "Design the schema", State: model.StateDone, CreatedAt: t0, EditedAt: t0}).WithMore(model.More{Parent: "40"}))
+	r.prod.Put(&model.Task{ID: "40", Key: "EPIC-1", Title: "Ship billing", State: model.StateQueued, CreatedAt: model.StampOf(t0), EditedAt: model.StampOf(t0)})
+	r.prod.Put((&model.Task{ID: "41", Key: "SUB-1", Title: "Write the invoices", State: model.StateQueued, CreatedAt: model.StampOf(t0), EditedAt: model.StampOf(t0)}).WithMore(model.More{Parent: "40"}))
+	r.prod.Put((&model.Task{ID: "42", Key: "SUB-2", Title: "Design the schema", State: model.StateDone, CreatedAt: model.StampOf(t0), EditedAt: model.StampOf(t0)}).WithMore(model.More{Parent: "40"}))
 	// Same id, another source: not EPIC-1's.
-	r.staging.Put((&model.Task{ID: "43", Key: "STG-9", Title: "Unrelated", State: model.StateQueued, CreatedAt: t0, EditedAt: t0}).WithMore(model.More{Parent: "40"}))
+	r.staging.Put((&model.Task{ID: "43", Key: "STG-9", Title: "Unrelated", State: model.StateQueued, CreatedAt: model.StampOf(t0), EditedAt: model.StampOf(t0)}).WithMore(model.More{Parent: "40"}))
 	r.poll()
 
 	r.press("/")

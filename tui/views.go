@@ -251,7 +251,7 @@ func leftCompare(a, b *model.Task) int {
 	case eb.IsZero():
 		return -1
 	}
-	return ea.Compare(eb)
+	return ea.Time().Compare(eb.Time())
 }
 
 func refCompare(a, b *model.Task) int {
@@ -332,7 +332,7 @@ func (pn rowPen) taskCells(p *pane, t *model.Task, cells []cell) {
 		cells[2] = cell{text: pn.board.waitingMark(t) + t.Title}
 		cells[3] = cell{text: t.Class.String()}
 		cells[4] = cell{text: model.PriorityName(t.Priority)}
-		cells[5] = cell{text: pn.pace.ago(t.CreatedAt, now)}
+		cells[5] = cell{text: pn.pace.ago(t.CreatedAt.Time(), now)}
 		if r := t.Reservation; r.Active(now) {
 			until := ""
 			if !r.Until.IsZero() {
@@ -357,7 +357,7 @@ func (pn rowPen) taskCells(p *pane, t *model.Task, cells []cell) {
 		cells[3] = cell{text: t.Title}
 		cells[4] = cell{text: t.Claim.Name}
 		cells[5] = cell{text: model.PriorityName(t.Priority)}
-		cells[6] = cell{text: pn.pace.ago(t.CreatedAt, now)}
+		cells[6] = cell{text: pn.pace.ago(t.CreatedAt.Time(), now)}
 	}
 }
 
@@ -371,8 +371,8 @@ func (pn rowPen) leaseCells(t *model.Task, c []cell, now time.Time) {
 	c[1] = cell{text: t.Claim.Name}
 	c[2] = cell{text: t.Claim.RunID}
 	c[3] = cell{text: t.Claim.Node}
-	c[4] = cell{text: pn.pace.ago(t.Claim.ClaimedAt, now)}
-	c[5] = cell{text: pn.pace.ago(t.Claim.HeartbeatAt, now)}
+	c[4] = cell{text: pn.pace.ago(t.Claim.ClaimedAt.Time(), now)}
+	c[5] = cell{text: pn.pace.ago(t.Claim.HeartbeatAt.Time(), now)}
 	if t.Claim.Holder == model.HolderHuman || t.Claim.Expires.IsZero() {
 		c[6] = cell{text: "—"}
 		return
@@ -423,9 +423,9 @@ func (pn rowPen) staleCells(t *model.Task, c []cell) {
 // the ceiling, short enough for 80 columns (the detail has the date).
 func ceilingWhy(t *model.Task, p model.Policy) string {
 	alive, end := t.Claim.LastAlive(), t.Claim.Expires
-	length := span(end.Sub(alive)) // a Duration stops short of 300 years
-	if end.After(alive.AddDate(1, 0, 0)) {
-		length = strconv.Itoa(end.Year()-alive.Year()) + "y"
+	length := span(end.Time().Sub(alive)) // a Duration stops short of 300 years
+	if end.Time().After(alive.AddDate(1, 0, 0)) {
+		length = strconv.Itoa(end.Time().Year()-alive.Year()) + "y"
 	}
 	return "lease " + length + " > " + span(p.LeaseCeiling) + " ceiling"
 }
@@ -446,8 +446,8 @@ func (pn rowPen) parkedCells(t *model.Task, cells []cell, now time.Time) {
 	ps := pn.paints
 	cells[2] = pn.stateCell(t)
 	cells[3] = cell{text: t.Title}
-	cells[4] = cell{text: pn.pace.ago(t.EditedAt, now)}
-	cells[5] = cell{text: orDash(theme.Safe(t.Reason))}
+	cells[4] = cell{text: pn.pace.ago(t.EditedAt.Time(), now)}
+	cells[5] = cell{text: orDash(theme.Safe(t.More().Reason))}
 	cells[6] = cell{text: orDash(theme.Safe(t.UnblockAction()))}
 	cells[7] = cell{text: "—"}
 	if at := t.NextCheckAt(); !at.IsZero() {

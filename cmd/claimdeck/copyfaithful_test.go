@@ -131,7 +131,7 @@ func TestCopyConflictLeavesTheTargetUnchanged(t *testing.T) {
 			dst := c.open(target)
 			ctx := context.Background()
 			// The fifth id, already finished in the target.
-			if err := dst.(sources.Importer).ImportAll(ctx, []*model.Task{{ID: ids[4], Title: "old", State: model.StateDone, CreatedAt: time.Now()}}, nil); err != nil {
+			if err := dst.(sources.Importer).ImportAll(ctx, []*model.Task{{ID: ids[4], Title: "old", State: model.StateDone, CreatedAt: model.StampOf(time.Now())}}, nil); err != nil {
 				t.Fatal(err)
 			}
 			before := everything(t, dst)

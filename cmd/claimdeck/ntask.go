@@ -123,18 +123,18 @@ func ntaskTask(t *model.Task) map[string]any {
 	}
 	if t.State == model.StateClaimed {
 		put("agent_run", t.Claim.RunID)
-		put("lock_expires", stamp(t.Claim.Expires))
-		put("started_at", stamp(t.Claim.ClaimedAt))
+		put("lock_expires", stamp(t.Claim.Expires.Time()))
+		put("started_at", stamp(t.Claim.ClaimedAt.Time()))
 	}
 	switch t.State {
 	case model.StateBlocked:
-		put("blocker_reason", t.Reason)
+		put("blocker_reason", t.More().Reason)
 		put("unblock_action", t.UnblockAction())
 		put("next_check_at", stamp(t.NextCheckAt()))
 	case model.StateDone:
-		put("done_at", stamp(t.EditedAt))
+		put("done_at", stamp(t.EditedAt.Time()))
 	default:
-		put("reason", t.Reason)
+		put("reason", t.More().Reason)
 	}
 	put("parent_task_id", t.More().Parent)
 	return m
@@ -444,7 +444,7 @@ func (n *ntask) claim() *cobra.Command {
 			return err
 		}
 		if err := saveState(lockState{TaskID: ref, RunID: got.Claim.RunID, LockToken: got.Claim.Token,
-			LockExpires: stamp(got.Claim.Expires), PageID: got.ID}); err != nil {
+			LockExpires: stamp(got.Claim.Expires.Time()), PageID: got.ID}); err != nil {
 			return n.unclaim(ctx, src, got, err)
 		}
 		return n.ok(got, map[string]any{"lock_token": got.Claim.Token})
@@ -461,7 +461,7 @@ func (n *ntask) unclaim(ctx context.Context, src sources.Source, got *model.Task
 		Token: got.Claim.Token, To: model.AnyAgent})
 	e := model.Errorf(model.CodeMisconfigured, "claim", got.ID, "%s; the claim was given back to the queue", strings.TrimPrefix(saveErr.Error(), string(model.CodeMisconfigured)+": "))
 	if err != nil {
-		e = model.Errorf(model.CodeMisconfigured, "claim", got.ID, "%s; giving the claim back failed too (%v): it holds the task until %s", strings.TrimPrefix(saveErr.Error(), string(model.CodeMisconfigured)+": "), err, stamp(got.Claim.Expires))
+		e = model.Errorf(model.CodeMisconfigured, "claim", got.ID, "%s; giving the claim back failed too (%v): it holds the task until %s", strings.TrimPrefix(saveErr.Error(), string(model.CodeMisconfigured)+": "), err, stamp(got.Claim.Expires.Time()))
 	}
 	return e
 }
@@ -496,7 +496,7 @@ func (n *ntask) heartbeat() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s.LockExpires = stamp(got.Claim.Expires)
+			s.LockExpires = stamp(got.Claim.Expires.Time())
 			if err := saveState(s); err != nil {
 				return err
 			}

@@ -23,7 +23,7 @@ func TestSnapshotCarriesTheMeshAndEnforcement(t *testing.T) {
 		now := time.Now()
 		mem := memsource.NewMemory("q")
 		mem.Put(&model.Task{ID: "w7", State: model.StateClaimed,
-			Claim: model.Claim{Holder: model.HolderAgent, Name: "worker-7", Token: "tok", ClaimedAt: now, Expires: now.Add(time.Hour)}})
+			Claim: model.Claim{Holder: model.HolderAgent, Name: "worker-7", Token: "tok", ClaimedAt: model.StampOf(now), Expires: model.StampOf(now.Add(time.Hour))}})
 		var mu sync.Mutex
 		status := model.NodeHealthy
 		var enforced []Snapshot

@@ -16,10 +16,10 @@ import (
 func TestHistoryStaysInTheBackendUntilAFilterAsks(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	mem := memsource.NewMemory("local")
-	mem.Put(&model.Task{ID: "live", Title: "rotate keys", State: model.StateQueued, EditedAt: now.Add(-400 * 24 * time.Hour)})
-	mem.Put(&model.Task{ID: "today", Title: "ship docs", State: model.StateDone, EditedAt: now.Add(-time.Hour)})
-	mem.Put(&model.Task{ID: "last-year", Title: "ship the old docs", State: model.StateDone, EditedAt: now.Add(-300 * 24 * time.Hour)})
-	mem.Put(&model.Task{ID: "last-month", Title: "a failed migration", State: model.StateFailed, EditedAt: now.Add(-30 * 24 * time.Hour)})
+	mem.Put(&model.Task{ID: "live", Title: "rotate keys", State: model.StateQueued, EditedAt: model.StampOf(now.Add(-400 * 24 * time.Hour))})
+	mem.Put(&model.Task{ID: "today", Title: "ship docs", State: model.StateDone, EditedAt: model.StampOf(now.Add(-time.Hour))})
+	mem.Put(&model.Task{ID: "last-year", Title: "ship the old docs", State: model.StateDone, EditedAt: model.StampOf(now.Add(-300 * 24 * time.Hour))})
+	mem.Put(&model.Task{ID: "last-month", Title: "a failed migration", State: model.StateFailed, EditedAt: model.StampOf(now.Add(-30 * 24 * time.Hour))})
 	h := New(Config{Feeds: []Feed{{Source: mem}}, Now: func() time.Time { return now }})
 	ctx := context.Background()
 	h.poll(ctx, h.feeds[0])
@@ -59,7 +59,7 @@ func TestAgingIntoHistoryIsNotActivity(t *testing.T) {
 	clock.Store(&now)
 	tick := func() time.Time { return *clock.Load() }
 	mem := memsource.NewMemory("local")
-	mem.Put(&model.Task{ID: "done", Title: "ship docs", State: model.StateDone, EditedAt: now.Add(-time.Hour)})
+	mem.Put(&model.Task{ID: "done", Title: "ship docs", State: model.StateDone, EditedAt: model.StampOf(now.Add(-time.Hour))})
 	h := New(Config{Feeds: []Feed{{Source: mem}}, Now: tick})
 	ctx := context.Background()
 	h.poll(ctx, h.feeds[0])
@@ -101,8 +101,8 @@ func (c *costlyCounter) Poll(ctx context.Context, since sources.Cursor, opt ...s
 func TestACostlyCountIsNeverAskedFor(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	src := &costlyCounter{Memory: memsource.NewMemory("pages")}
-	src.Put(&model.Task{ID: "live", Title: "rotate keys", State: model.StateQueued, EditedAt: now})
-	src.Put(&model.Task{ID: "old", Title: "ship the old docs", State: model.StateDone, EditedAt: now.Add(-300 * 24 * time.Hour)})
+	src.Put(&model.Task{ID: "live", Title: "rotate keys", State: model.StateQueued, EditedAt: model.StampOf(now)})
+	src.Put(&model.Task{ID: "old", Title: "ship the old docs", State: model.StateDone, EditedAt: model.StampOf(now.Add(-300 * 24 * time.Hour))})
 	h := New(Config{Feeds: []Feed{{Source: src}}, Now: func() time.Time { return now }})
 	ctx := context.Background()
 	for range 3 {

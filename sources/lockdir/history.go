@@ -142,6 +142,6 @@ func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.
 // after says whether an unread task sorts after t in ArchiveOf's order
 // (newest first, then by id), and so does every unread task after it.
 func after(u unreadTask, t *model.Task) bool {
-	at := t.EditedAt.UnixNano()
+	at := t.EditedAt.Time().UnixNano()
 	return u.mtime < at || (u.mtime == at && u.id > t.ID)
 }

@@ -80,14 +80,14 @@ func (s *Source) importOne(ctx context.Context, t *model.Task) (string, []byte, 
 		return "", nil, conflict(op, t.ID, cur, "source %s already holds a task with this id: nothing was written", s.cfg.Name)
 	}
 	rec := recordFor(t)
-	rec.Reason, rec.Artifacts, rec.Escalation = t.Reason, t.More().Artifacts, t.Escalated.String()
+	rec.Reason, rec.Artifacts, rec.Escalation = t.More().Reason, t.More().Artifacts, t.Escalated.String()
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = s.now()
 	}
 	rec.UnblockAction, rec.NextCheckAt = t.UnblockAction(), t.NextCheckAt()
 	c := t.More().Carried
 	if c == nil { // from a backend that keeps none of it: its last change ended it
-		c = &model.Carried{CompletedAt: t.EditedAt}
+		c = &model.Carried{CompletedAt: t.EditedAt.Time()}
 	}
 	rec.TaskType = c.TaskType
 	for k, v := range c.Extra {
@@ -104,9 +104,9 @@ func (s *Source) importOne(ctx context.Context, t *model.Task) (string, []byte, 
 		c := t.Claim
 		k = kindLock
 		rec.Agent, rec.RunID, rec.Node, rec.LockToken, rec.HolderKind = c.Name, c.RunID, c.Node, c.Token, c.Holder.String()
-		rec.ClaimedAt, rec.Heartbeat = c.ClaimedAt, c.HeartbeatAt
+		rec.ClaimedAt, rec.Heartbeat = c.ClaimedAt.Time(), c.HeartbeatAt.Time()
 		if c.Holder != model.HolderHuman {
-			rec.ExpiresAt = c.Expires
+			rec.ExpiresAt = c.Expires.Time()
 		}
 		if t.More().Carried != nil && t.More().Carried.LeaseUnset {
 			rec.ExpiresAt, rec.HolderKind = time.Time{}, ""

@@ -47,7 +47,7 @@ func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Escalated != model.LevelStale || got.State != model.StateClaimed || got.Claim.Expires.After(time.Now()) {
+	if got.Escalated != model.LevelStale || got.State != model.StateClaimed || got.Claim.Expires.Time().After(time.Now()) {
 		t.Fatalf("after the mark: level %s, state %s, lease until %s", got.Escalated, got.State, got.Claim.Expires)
 	}
 	if h := got.More().History[len(got.More().History)-1]; h.Action != "escalate" || h.Detail != "level stale" {

@@ -40,7 +40,7 @@ func whyNot(t *model.Task, agent string, now time.Time) string {
 	case t.State == model.StateClaimed:
 		s := "held by " + t.Claim.Holder.String() + " " + t.Claim.Name
 		if !t.Claim.Expires.IsZero() {
-			s += " until " + t.Claim.Expires.Format(time.RFC3339)
+			s += " until " + t.Claim.Expires.Time().Format(time.RFC3339)
 		}
 		return s
 	case t.State != model.StateQueued:
@@ -53,7 +53,7 @@ func whyNot(t *model.Task, agent string, now time.Time) string {
 
 // recordFor starts a new file for a task from what is known of it.
 func recordFor(t *model.Task) *record {
-	r := &record{TaskID: t.ID, Title: t.Title, Description: t.Description, Priority: t.Priority, Class: t.Class, CreatedAt: t.CreatedAt}
+	r := &record{TaskID: t.ID, Title: t.Title, Description: t.Description, Priority: t.Priority, Class: t.Class, CreatedAt: t.CreatedAt.Time()}
 	for _, e := range t.More().History {
 		r.addEvent(e)
 	}

@@ -599,7 +599,7 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 	var more model.More // set on t once, at the end: most tasks have none of it
 	if e != nil {
 		t.Title, t.Description, t.Priority, t.Class = e.Title, e.Description, e.Priority, e.Class
-		t.CreatedAt, t.EditedAt = e.CreatedAt, e.CreatedAt
+		t.CreatedAt, t.EditedAt = model.StampOf(e.CreatedAt), model.StampOf(e.CreatedAt)
 		t.Version, more.Problem = e.version, e.Problem
 	}
 	fs := deciding(unspent(slot))
@@ -608,7 +608,7 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 		return t
 	}
 	r := fs.rec
-	t.Version, t.EditedAt, more.Problem = fs.version, fs.mtime, fs.problem
+	t.Version, t.EditedAt, more.Problem = fs.version, model.StampOf(fs.mtime), fs.problem
 	if r.Title != "" {
 		t.Title = r.Title
 	} else if t.Title == "" {
@@ -624,9 +624,9 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 		t.Class = r.Class
 	}
 	if !r.CreatedAt.IsZero() {
-		t.CreatedAt = r.CreatedAt
+		t.CreatedAt = model.StampOf(r.CreatedAt)
 	}
-	t.Reason, more.Unblock, more.Artifacts = r.Reason, model.UnblockOf(r.UnblockAction, r.NextCheckAt), r.Artifacts
+	more.Reason, more.Unblock, more.Artifacts = r.Reason, model.UnblockOf(r.UnblockAction, r.NextCheckAt), r.Artifacts
 	more.History = r.events()
 	if r.TaskID != "" && r.TaskID != id && more.Problem == "" {
 		more.Problem = fmt.Sprintf("task_id %q does not match the file name", r.TaskID)
@@ -707,7 +707,7 @@ func (r *record) person() bool {
 func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 	c := model.Claim{
 		Holder: model.HolderAgent, Name: r.Agent, RunID: r.RunID, Node: r.Node, Token: r.LockToken,
-		ClaimedAt: r.ClaimedAt, HeartbeatAt: r.Heartbeat,
+		ClaimedAt: model.StampOf(r.ClaimedAt), HeartbeatAt: model.StampOf(r.Heartbeat),
 	}
 	if r.person() {
 		c.Holder = model.HolderHuman
@@ -727,7 +727,7 @@ func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 	if quiet := mtime.Add(lease); s.kernel && !mtime.IsZero() && quiet.Before(exp) {
 		exp = quiet
 	}
-	c.Expires = exp
+	c.Expires = model.StampOf(exp)
 	return c
 }
 
@@ -735,7 +735,7 @@ func (s *Source) claimOf(r *record, mtime time.Time) model.Claim {
 // holder only when it names an agent, times only those it gives.
 func readClaim(r *record) model.Claim {
 	c := model.Claim{Name: r.Agent, RunID: r.RunID, Node: r.Node, Token: r.LockToken,
-		ClaimedAt: r.ClaimedAt, HeartbeatAt: r.Heartbeat, Expires: r.ExpiresAt}
+		ClaimedAt: model.StampOf(r.ClaimedAt), HeartbeatAt: model.StampOf(r.Heartbeat), Expires: model.StampOf(r.ExpiresAt)}
 	switch {
 	case strings.EqualFold(r.HolderKind, "HUMAN") || strings.HasPrefix(r.Agent, model.HumanPrefix):
 		c.Holder = model.HolderHuman

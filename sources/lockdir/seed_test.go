@@ -101,8 +101,8 @@ func TestSeedClaimHeartbeatCompleteAndCleanupAreReadByClaimdeck(t *testing.T) {
 	if got.State != model.StateClaimed || got.Claim.Holder != model.HolderAgent || got.Claim.Name != "terraform-engineer" || got.More().Problem != "" {
 		t.Fatalf("a seed claim reads as %s problem %q", describe(got), got.More().Problem)
 	}
-	within(t, "expiry of a seed claim", got.Claim.Expires, time.Now().Add(time.Hour), 2*time.Minute)
-	within(t, "claimed-at of a seed claim", got.Claim.ClaimedAt, time.Now(), 2*time.Minute)
+	within(t, "expiry of a seed claim", got.Claim.Expires.Time(), time.Now().Add(time.Hour), 2*time.Minute)
+	within(t, "claimed-at of a seed claim", got.Claim.ClaimedAt.Time(), time.Now(), 2*time.Minute)
 	if got.Title != "Design VPC module" || got.Class != model.ClassExpedite || got.Priority != model.PriorityHigh {
 		t.Fatalf("the tasks file's fields are lost under a seed lock: %+v", got)
 	}
@@ -113,8 +113,8 @@ func TestSeedClaimHeartbeatCompleteAndCleanupAreReadByClaimdeck(t *testing.T) {
 
 	d.run(t, "heartbeat.sh", "TASK_ID="+id)
 	beat := d.get(t, id)
-	within(t, "heartbeat of the seed's heartbeat", beat.Claim.HeartbeatAt, time.Now(), 2*time.Minute)
-	within(t, "expiry after the seed's heartbeat", beat.Claim.Expires, time.Now().Add(time.Hour), 2*time.Minute)
+	within(t, "heartbeat of the seed's heartbeat", beat.Claim.HeartbeatAt.Time(), time.Now(), 2*time.Minute)
+	within(t, "expiry after the seed's heartbeat", beat.Claim.Expires.Time(), time.Now().Add(time.Hour), 2*time.Minute)
 	if beat.Version == got.Version {
 		t.Fatal("the seed's heartbeat did not change the version")
 	}
@@ -146,8 +146,8 @@ func TestSeedFailureIsReadWithItsReason(t *testing.T) {
 		t.Fatalf("seed fail: %s", out)
 	}
 	got := d.get(t, "apply-prod")
-	if got.State != model.StateFailed || got.Reason != "terraform validate failed with 3 errors" || got.More().Problem != "" {
-		t.Fatalf("a seed failure reads as %s reason %q problem %q", describe(got), got.Reason, got.More().Problem)
+	if got.State != model.StateFailed || got.More().Reason != "terraform validate failed with 3 errors" || got.More().Problem != "" {
+		t.Fatalf("a seed failure reads as %s reason %q problem %q", describe(got), got.More().Reason, got.More().Problem)
 	}
 	d.run(t, "cleanup.sh")
 	if got := d.get(t, "apply-prod"); got.State != model.StateFailed {
@@ -264,7 +264,7 @@ func TestClaimdecksFilesAreReadByTheSeedsSnippets(t *testing.T) {
 	if beat.Claim.Token != a.Claim.Token || beat.Claim.HeartbeatAt.IsZero() {
 		t.Fatalf("after the seed's heartbeat: token kept %v, heartbeat %v", beat.Claim.Token == a.Claim.Token, beat.Claim.HeartbeatAt)
 	}
-	within(t, "expiry after the seed's heartbeat on claimdeck's lock", beat.Claim.Expires, time.Now().Add(time.Hour), 2*time.Minute)
+	within(t, "expiry after the seed's heartbeat on claimdeck's lock", beat.Claim.Expires.Time(), time.Now().Add(time.Hour), 2*time.Minute)
 	if _, err := d.src.Heartbeat(ctx, a.ID, a.Claim.Token, 0); err != nil {
 		t.Fatalf("claimdeck heartbeat after the seed's: %v", err)
 	}
@@ -277,8 +277,8 @@ func TestClaimdecksFilesAreReadByTheSeedsSnippets(t *testing.T) {
 	}
 	g := claim("seed-failed-g")
 	d.run(t, "fail.sh", "TASK_ID=seed-failed-g", "REASON=plan drift")
-	if got := d.get(t, g.ID); got.State != model.StateFailed || got.Reason != "plan drift" {
-		t.Fatalf("seed failure of claimdeck's lock: %s %q", describe(got), got.Reason)
+	if got := d.get(t, g.ID); got.State != model.StateFailed || got.More().Reason != "plan drift" {
+		t.Fatalf("seed failure of claimdeck's lock: %s %q", describe(got), got.More().Reason)
 	}
 	if _, err := d.src.Finish(ctx, g.ID, g.Claim.Token, sources.Outcome{State: model.StateDone}); model.CodeOf(err) != model.CodeLostLock {
 		t.Fatalf("finishing a lock the seed already moved: %v, want LOST_LOCK", err)

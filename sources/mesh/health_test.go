@@ -79,7 +79,7 @@ func FuzzParseHealth(f *testing.F) {
 func TestReportFor(t *testing.T) {
 	now := time.Date(2026, 2, 1, 3, 0, 0, 0, time.UTC)
 	claimed := func(id, agent, node string, at time.Time) *model.Task {
-		return &model.Task{ID: id, State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: agent, Node: node, ClaimedAt: at, Expires: at.Add(20 * time.Minute)}}
+		return &model.Task{ID: id, State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: agent, Node: node, ClaimedAt: model.StampOf(at), Expires: model.StampOf(at.Add(20 * time.Minute))}}
 	}
 	tasks := []*model.Task{
 		claimed("t-2", "sandman-1", "", now.Add(-5*time.Minute)),

@@ -182,7 +182,7 @@ func TestMeshKilledHangingFlapping(t *testing.T) {
 	agent := func(id, name, node string, alive time.Duration, lease time.Duration) *model.Task {
 		at := now.Add(-alive)
 		return &model.Task{Source: "q", ID: id, Title: "task " + id, State: model.StateClaimed,
-			Claim: model.Claim{Holder: model.HolderAgent, Name: name, Node: node, Token: "lock-" + id, ClaimedAt: at, Expires: at.Add(lease)}}
+			Claim: model.Claim{Holder: model.HolderAgent, Name: name, Node: node, Token: "lock-" + id, ClaimedAt: model.StampOf(at), Expires: model.StampOf(at.Add(lease))}}
 	}
 	src := &markingSource{memSource: memSource{name: "q", tasks: []*model.Task{
 		agent("t-a1", "alpha-1", "ALPHA", time.Minute, 20*time.Minute), // live lease, but its node is DOWN
@@ -191,7 +191,7 @@ func TestMeshKilledHangingFlapping(t *testing.T) {
 		agent("t-c1", "charlie-1", "CHARLIE", time.Minute, 20*time.Minute),
 		agent("t-old", "charlie-2", "CHARLIE", 70*time.Minute, 10*time.Minute),
 		agent("t-older", "charlie-3", "CHARLIE", 3*time.Hour, 10*time.Minute),
-		{Source: "q", ID: "t-h", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", ClaimedAt: now.Add(-5 * time.Hour)}},
+		{Source: "q", ID: "t-h", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", ClaimedAt: model.StampOf(now.Add(-5 * time.Hour))}},
 	}}}
 
 	var down []string

@@ -47,7 +47,7 @@ func (s *Sweeper) rescueDead(ctx context.Context, tasks []*model.Task, owners []
 		if !model.Rescuable(t, now, grace) {
 			continue
 		}
-		r := Rescue{Source: t.Source, Task: t.ID, Holder: t.Claim.Name, Expired: t.Claim.Expires}
+		r := Rescue{Source: t.Source, Task: t.ID, Holder: t.Claim.Name, Expired: t.Claim.Expires.Time()}
 		rel, ok := owners[i].(Releaser)
 		switch {
 		case ok && rel.Caps().Rescue:

@@ -51,7 +51,9 @@ func TestSweepPutsBackADeadHoldersNotionTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	grace := model.DefaultPolicy().Grace
-	at := func(d time.Duration) func() time.Time { return func() time.Time { return held.Claim.Expires.Add(d) } }
+	at := func(d time.Duration) func() time.Time {
+		return func() time.Time { return held.Claim.Expires.Time().Add(d) }
+	}
 	sweep := func(now func() time.Time, dry bool) SweepReport {
 		sw := &Sweeper{Policy: model.DefaultPolicy(), Now: now, DryRun: dry}
 		rep := sw.Sweep(ctx, src)

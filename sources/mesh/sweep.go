@@ -182,7 +182,7 @@ func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, mesh
 		return
 	}
 	msg := Message(t, now)
-	incident := fmt.Sprintf("%s@%s/%s", t.Ref(), t.Claim.ClaimedAt.UTC().Format(time.RFC3339Nano), model.LevelNotify)
+	incident := fmt.Sprintf("%s@%s/%s", t.Ref(), t.Claim.ClaimedAt.Time().UTC().Format(time.RFC3339Nano), model.LevelNotify)
 	for _, target := range s.Notifier.Targets() {
 		key := incident + "→" + target.Name
 		if s.Record.Has(key) {

@@ -33,7 +33,7 @@ func (*brokenSource) Poll(context.Context, sources.Cursor, ...sources.PollOption
 func stuckTask(id string, stuck time.Duration, now time.Time) *model.Task {
 	at := now.Add(-stuck)
 	return &model.Task{Source: "q", ID: id, Title: "Research " + id, State: model.StateClaimed,
-		Claim: model.Claim{Holder: model.HolderAgent, Name: "oracle-1", Token: "SECRET-lock-" + id, ClaimedAt: at, Expires: at.Add(10 * time.Minute)}}
+		Claim: model.Claim{Holder: model.HolderAgent, Name: "oracle-1", Token: "SECRET-lock-" + id, ClaimedAt: model.StampOf(at), Expires: model.StampOf(at.Add(10 * time.Minute))}}
 }
 
 // A task re-claimed between the sweep's read and its write is not marked

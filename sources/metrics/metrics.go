@@ -141,7 +141,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			if t.State != model.StateClaimed || t.Claim.ClaimedAt.IsZero() {
 				continue
 			}
-			age := max(now.Sub(t.Claim.ClaimedAt), 0).Seconds()
+			age := max(now.Sub(t.Claim.ClaimedAt.Time()), 0).Seconds()
 			n++
 			sum += age
 			for _, b := range LeaseAgeBuckets {

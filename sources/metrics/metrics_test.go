@@ -35,10 +35,10 @@ func fleet(t *testing.T, escalated, down bool) *Collector {
 	mem.Put(&model.Task{ID: "q1", State: model.StateQueued})
 	mem.Put(&model.Task{ID: "q2", State: model.StateQueued})
 	mem.Put(&model.Task{ID: "fresh", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "ORACLE",
-		Token: "a", ClaimedAt: now.Add(-90 * time.Second), HeartbeatAt: now.Add(-30 * time.Second), Expires: now.Add(19 * time.Minute)}})
+		Token: "a", ClaimedAt: model.StampOf(now.Add(-90 * time.Second)), HeartbeatAt: model.StampOf(now.Add(-30 * time.Second)), Expires: model.StampOf(now.Add(19 * time.Minute))}})
 	if escalated {
 		mem.Put(&model.Task{ID: "stuck", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN",
-			Token: "b", ClaimedAt: now.Add(-3 * time.Hour), HeartbeatAt: now.Add(-3 * time.Hour), Expires: now.Add(-160 * time.Minute)}})
+			Token: "b", ClaimedAt: model.StampOf(now.Add(-3 * time.Hour)), HeartbeatAt: model.StampOf(now.Add(-3 * time.Hour)), Expires: model.StampOf(now.Add(-160 * time.Minute))}})
 	}
 	status := model.NodeHealthy
 	if down {

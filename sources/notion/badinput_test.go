@@ -355,7 +355,7 @@ func TestCommentsAndEditsGoThroughTheSameRules(t *testing.T) {
 	}
 	title, prio, class := "edited", 4, model.ClassFixedDate
 	got, err := src.Update(ctx, task.ID, sources.Edit{Actor: "alice", Title: &title, Priority: &prio, Class: &class, State: model.StateBlocked, Reason: "waiting"})
-	if err != nil || got.Title != title || got.Priority != 4 || got.Class != class || got.State != model.StateBlocked || got.Reason != "waiting" {
+	if err != nil || got.Title != title || got.Priority != 4 || got.Class != class || got.State != model.StateBlocked || got.More().Reason != "waiting" {
 		t.Fatalf("update: %v %+v", err, got)
 	}
 	if _, err := src.Update(ctx, task.ID, sources.Edit{Actor: "alice", State: model.StateQueued}); err != nil {

@@ -88,7 +88,7 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 func (st *pollState) remember(tasks []*model.Task, old map[string]seen, overlap time.Duration, serverNow int64) {
 	st.Mark = max(st.Mark, serverNow)
 	for _, t := range tasks {
-		st.Mark = max(st.Mark, t.EditedAt.Unix())
+		st.Mark = max(st.Mark, t.EditedAt.Time().Unix())
 	}
 	if st.Mark == 0 {
 		// Neither a Date header nor a page: start from a minute ago on our
@@ -103,7 +103,7 @@ func (st *pollState) remember(tasks []*model.Task, old map[string]seen, overlap 
 		}
 	}
 	for _, t := range tasks {
-		if e := t.EditedAt.Unix(); e >= floor {
+		if e := t.EditedAt.Time().Unix(); e >= floor {
 			st.Seen[t.ID] = seen{Version: t.Version, Edited: e}
 		}
 	}

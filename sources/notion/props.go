@@ -105,17 +105,16 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 		Source: source, ID: string(p.ID), Key: v.key(m.Key),
 		Title: v.text(m.Title), Description: v.text(m.Description),
 		RawStatus: v.option(m.Status),
-		CreatedAt: p.CreatedTime, EditedAt: p.LastEditedTime,
-		Reason: v.text(m.Reason),
+		CreatedAt: model.StampOf(p.CreatedTime), EditedAt: model.StampOf(p.LastEditedTime),
 	}
-	t.SetMore(model.More{Unblock: model.UnblockOf(v.text(m.UnblockAction), v.date(m.NextCheckAt)),
+	t.SetMore(model.More{Reason: v.text(m.Reason), Unblock: model.UnblockOf(v.text(m.UnblockAction), v.date(m.NextCheckAt)),
 		Artifacts: v.text(m.Artifacts), Parent: v.relation(m.ParentPage)})
 	t.State = m.stateOf(t.RawStatus)
 	if m.ReviewInArtifacts && t.State == model.StateReview && t.More().Artifacts != "" {
-		t.Reason = t.More().Artifacts // the review's summary (Finish)
+		t.EditMore().Reason = t.More().Artifacts // the review's summary (Finish)
 	}
-	if reason, ok := strings.CutPrefix(t.Reason, m.FailedMark); ok && m.FailedMark != "" && t.State == m.stateOf(m.States[model.StateFailed]) {
-		t.State, t.Reason = model.StateFailed, reason
+	if reason, ok := strings.CutPrefix(t.More().Reason, m.FailedMark); ok && m.FailedMark != "" && t.State == m.stateOf(m.States[model.StateFailed]) {
+		t.State, t.EditMore().Reason = model.StateFailed, reason
 	}
 	if t.State == model.StateUnknown {
 		if t.RawStatus == "" {
@@ -165,8 +164,8 @@ func decodeEscalation(m *Mapping, v values, t *model.Task, edited time.Time) {
 	if t.Escalated == model.LevelStale && t.Priority >= model.PriorityHigh && m.PriorityOptions != nil {
 		t.Escalated = model.LevelUrgent // seed 001: at 30 min, escalated to urgent priority
 	}
-	if !edited.IsZero() && (t.Claim.Expires.IsZero() || t.Claim.Expires.After(edited)) {
-		t.Claim.Expires = edited
+	if !edited.IsZero() && (t.Claim.Expires.IsZero() || t.Claim.Expires.Time().After(edited)) {
+		t.Claim.Expires = model.StampOf(edited)
 	}
 }
 
@@ -213,25 +212,25 @@ func decodeClaim(m *Mapping, v values) (model.Claim, *model.Reservation) {
 	} else if i := strings.LastIndex(name, tokenSep); i >= 0 {
 		name, c.Token = name[:i], name[i+len(tokenSep):]
 	}
-	c.ClaimedAt = v.date(m.ClaimedAt)
+	c.ClaimedAt = model.StampOf(v.date(m.ClaimedAt))
 	if c.ClaimedAt.IsZero() {
-		c.ClaimedAt = v.date(m.StartedAt)
+		c.ClaimedAt = model.StampOf(v.date(m.StartedAt))
 	} else {
 		c.HeartbeatAt = c.ClaimedAt
 	}
 	var recordedLease time.Duration // a lease the timeout made up says nothing of the holder
 	if m.Expires != "" {
-		c.Expires = v.date(m.Expires)
+		c.Expires = model.StampOf(v.date(m.Expires))
 		recordedLease = leaseOf(c)
 	} else if !c.ClaimedAt.IsZero() {
 		timeout := m.DefaultTimeout
 		if f, ok := v.number(m.Timeout); ok && f > 0 && f < 1e7 {
 			timeout = time.Duration(f * float64(time.Minute))
 		}
-		c.Expires = c.ClaimedAt.Add(timeout)
+		c.Expires = model.StampOf(c.ClaimedAt.Time().Add(timeout))
 	}
 	if target, ok := strings.CutPrefix(name, reservedPrefix); ok {
-		return model.Claim{}, &model.Reservation{For: target, Until: c.Expires}
+		return model.Claim{}, &model.Reservation{For: target, Until: c.Expires.Time()}
 	}
 	c.Name = name
 	switch kind := strings.ToUpper(v.option(m.ClaimedBy)); {
@@ -272,13 +271,13 @@ func decodeAssigned(m *Mapping, v values) (model.Claim, *model.Reservation) {
 	} else if who := v.assigneeName(m.Assignee); who != "" && !strings.HasPrefix(raw, model.HumanPrefix) {
 		c.Name, c.RunID = who, raw
 	}
-	c.ClaimedAt, c.Expires = v.date(m.StartedAt), v.date(m.Expires)
+	c.ClaimedAt, c.Expires = model.StampOf(v.date(m.StartedAt)), model.StampOf(v.date(m.Expires))
 	c.Holder = model.HolderAgent
 	if model.PersonHeld("", c.Name, c.RunID, leaseOf(c)) {
 		// A person's lease runs a century only to keep the skill's
 		// re-claim away; a human claim has no expiry. An agent that named
 		// itself HUMAN:… has a run and a lease: it stays the agent it is.
-		c.Holder, c.Expires = model.HolderHuman, time.Time{}
+		c.Holder, c.Expires = model.HolderHuman, model.StampOf(time.Time{})
 	}
 	return c, nil
 }
@@ -289,7 +288,7 @@ func leaseOf(c model.Claim) time.Duration {
 	if c.ClaimedAt.IsZero() || c.Expires.IsZero() {
 		return 0
 	}
-	return c.Expires.Sub(c.ClaimedAt)
+	return c.Expires.Time().Sub(c.ClaimedAt.Time())
 }
 
 // historyEntry is one element of seed 001's handoff_history JSON array:
@@ -398,8 +397,8 @@ func version(p *notionapi.Page, t *model.Task) string {
 		r = *t.Reservation
 	}
 	fmt.Fprintln(h, p.LastEditedTime.UnixNano(), p.Archived, t.Title, t.Description, t.RawStatus, int(t.Class), t.Priority,
-		int(c.Holder), c.Name, c.RunID, c.Token, c.ClaimedAt.UnixNano(), c.Expires.UnixNano(),
-		r.For, r.Until.UnixNano(), t.Reason, t.UnblockAction(), t.NextCheckAt().UnixNano(), t.More().Artifacts, len(t.More().History))
+		int(c.Holder), c.Name, c.RunID, c.Token, c.ClaimedAt.Time().UnixNano(), c.Expires.Time().UnixNano(),
+		r.For, r.Until.UnixNano(), t.More().Reason, t.UnblockAction(), t.NextCheckAt().UnixNano(), t.More().Artifacts, len(t.More().History))
 	return strconv.FormatUint(h.Sum64(), 16)
 }
 

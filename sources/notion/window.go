@@ -174,12 +174,12 @@ func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.
 			return true
 		}
 		t := decodeTask(&s.m, s.name, &p.Page)
-		if len(found) >= limit && t.EditedAt.Before(edge) {
+		if len(found) >= limit && t.EditedAt.Time().Before(edge) {
 			return false
 		}
 		if q.Matches(t) {
 			if found = append(found, t); len(found) == limit {
-				edge = t.EditedAt
+				edge = t.EditedAt.Time()
 			}
 		}
 		return true

@@ -167,7 +167,7 @@ func testTextsAtTheirLimits(t *testing.T, k *kit) {
 	if _, err := k.src.Finish(ctx, other.ID, tok, sources.Outcome{State: model.StateBlocked, Reason: reason, UnblockAction: reason}); err != nil {
 		t.Fatalf("block with a reason at its limit: %v", err)
 	}
-	if got := k.get(t, other.ID); got.State != model.StateBlocked || got.Reason != reason {
-		t.Fatalf("after block: %s, reason %d bytes", got.State, len(got.Reason))
+	if got := k.get(t, other.ID); got.State != model.StateBlocked || got.More().Reason != reason {
+		t.Fatalf("after block: %s, reason %d bytes", got.State, len(got.More().Reason))
 	}
 }

@@ -209,7 +209,7 @@ func (k *kit) unchanged(t *testing.T, before *model.Task, what string) {
 	t.Helper()
 	now := k.get(t, before.ID)
 	if now.State != before.State || now.Claim.Token != before.Claim.Token || now.Claim.Name != before.Claim.Name ||
-		!now.Claim.Expires.Equal(before.Claim.Expires) || now.Version != before.Version {
+		!now.Claim.Expires.Time().Equal(before.Claim.Expires.Time()) || now.Version != before.Version {
 		t.Fatalf("%s changed the task: before %s %s/%s v%s, after %s %s/%s v%s", what,
 			before.State, before.Claim.Name, before.Claim.Token, before.Version,
 			now.State, now.Claim.Name, now.Claim.Token, now.Version)

@@ -29,8 +29,8 @@ func testMoves(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("review: %v", err)
 	}
-	if inReview.State != model.StateReview || inReview.Claim.Held() || inReview.Reason != summary {
-		t.Fatalf("after review with a summary: %s reason %q", describe(inReview), inReview.Reason)
+	if inReview.State != model.StateReview || inReview.Claim.Held() || inReview.More().Reason != summary {
+		t.Fatalf("after review with a summary: %s reason %q", describe(inReview), inReview.More().Reason)
 	}
 	inReview = k.get(t, task.ID)
 

@@ -135,7 +135,7 @@ func testClaim(t *testing.T, k *kit) {
 		t.Fatal("a claim must hand out a lock token")
 	}
 	lo, hi := before.Add(lease-k.h.Skew), k.now().Add(lease+k.h.Skew)
-	if c.Expires.Before(lo) || c.Expires.After(hi) {
+	if c.Expires.Time().Before(lo) || c.Expires.Time().After(hi) {
 		t.Fatalf("lease expires %v, want now+%v (between %v and %v)", c.Expires, lease, lo, hi)
 	}
 	if c.ClaimedAt.IsZero() {
@@ -150,7 +150,7 @@ func testClaim(t *testing.T, k *kit) {
 	}
 	again := k.create(t, sources.NewTask{Title: "default lease"})
 	def := k.claim(t, again.ID, "ORACLE")
-	if l := def.Claim.Expires.Sub(k.now()); l < 20*time.Minute-k.h.Skew || l > 20*time.Minute+k.h.Skew {
+	if l := def.Claim.Expires.Time().Sub(k.now()); l < 20*time.Minute-k.h.Skew || l > 20*time.Minute+k.h.Skew {
 		t.Fatalf("default lease is %v, want seed 002's 20 minutes", l)
 	}
 	if def.Claim.Token == c.Token {
@@ -198,7 +198,7 @@ func testHeartbeat(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("heartbeat: %v", err)
 	}
-	if !beat.Claim.Expires.After(held.Claim.Expires.Add(20*time.Minute)) || beat.Claim.Token != held.Claim.Token {
+	if !beat.Claim.Expires.Time().After(held.Claim.Expires.Time().Add(20*time.Minute)) || beat.Claim.Token != held.Claim.Token {
 		t.Fatalf("heartbeat moved expiry %v → %v (token %q → %q); want about +28 min, same token",
 			held.Claim.Expires, beat.Claim.Expires, held.Claim.Token, beat.Claim.Token)
 	}
@@ -233,8 +233,8 @@ func testFinish(t *testing.T, k *kit) {
 		if got.Claim.Held() || got.Claim.Token != "" || !got.Claim.Expires.IsZero() {
 			t.Fatalf("finish as %s kept the lock: %+v", o.State, got.Claim)
 		}
-		if o.Reason != "" && got.Reason != o.Reason {
-			t.Fatalf("finish as %s: reason %q, want %q", o.State, got.Reason, o.Reason)
+		if o.Reason != "" && got.More().Reason != o.Reason {
+			t.Fatalf("finish as %s: reason %q, want %q", o.State, got.More().Reason, o.Reason)
 		}
 		if o.Artifacts != "" && got.More().Artifacts != o.Artifacts {
 			t.Fatalf("finish as %s: artifacts %q, want %q", o.State, got.More().Artifacts, o.Artifacts)
@@ -423,8 +423,8 @@ func testHumanCancel(t *testing.T, k *kit) {
 		t.Fatalf("cancel: %v", err)
 	}
 	got := k.get(t, task.ID)
-	if got.State != model.StateCanceled || got.Claim.Held() || got.Reason != "requirements changed" {
-		t.Fatalf("after cancel: %s reason %q", describe(got), got.Reason)
+	if got.State != model.StateCanceled || got.Claim.Held() || got.More().Reason != "requirements changed" {
+		t.Fatalf("after cancel: %s reason %q", describe(got), got.More().Reason)
 	}
 	k.zombieWrites(t, task.ID, agent.Claim.Token)
 	queued := k.create(t, sources.NewTask{Title: "never started"})

@@ -52,11 +52,11 @@ func taskDiff(a, b *model.Task) string {
 		{"state", a.State == b.State},
 		{"holder", a.Claim.Holder == b.Claim.Holder && a.Claim.Name == b.Claim.Name},
 		{"lock token", a.Claim.Token == b.Claim.Token},
-		{"lock expiry", a.Claim.Expires.Truncate(time.Second).Equal(b.Claim.Expires.Truncate(time.Second))},
+		{"lock expiry", a.Claim.Expires.Time().Truncate(time.Second).Equal(b.Claim.Expires.Time().Truncate(time.Second))},
 		{"reservation", a.ReservedFor() == b.ReservedFor()},
 		{"escalation", a.Escalated == b.Escalated},
 		{"title", a.Title == b.Title && a.Priority == b.Priority && a.Class == b.Class},
-		{"reason", a.Reason == b.Reason},
+		{"reason", a.More().Reason == b.More().Reason},
 		{"version", a.Version == b.Version},
 	}
 	for _, f := range fields {

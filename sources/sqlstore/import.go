@@ -97,8 +97,8 @@ func (s *Store) importValues(t *model.Task, status string) map[string]any {
 	v := map[string]any{
 		"id": t.ID, "title": t.Title, "description": nullable(t.Description),
 		"priority": nullable(model.PriorityName(t.Priority)), "status": status,
-		"assigned_worker": nullable(s.cfg.Pool), "created_at": s.d.timeArg(orNow(t.CreatedAt)),
-		"reason": nullable(t.Reason), "artifacts": nullable(t.More().Artifacts), "parent_id": nullable(t.More().Parent),
+		"assigned_worker": nullable(s.cfg.Pool), "created_at": s.d.timeArg(orNow(t.CreatedAt.Time())),
+		"reason": nullable(t.More().Reason), "artifacts": nullable(t.More().Artifacts), "parent_id": nullable(t.More().Parent),
 		"escalation": nullable(t.Escalated.String()), "version": 0, "updated_at": s.d.timeArg(time.Now()),
 	}
 	if t.Class != 0 && t.Class != model.ClassStandard {
@@ -112,16 +112,16 @@ func (s *Store) importValues(t *model.Task, status string) map[string]any {
 		}
 	}
 	if t.State.Final() && t.More().Carried == nil { // from a backend that keeps no such time
-		v["completed_at"] = s.d.timeArg(orNow(t.EditedAt))
+		v["completed_at"] = s.d.timeArg(orNow(t.EditedAt.Time()))
 	}
 	if u := t.More().Unblock; u != nil {
 		v["unblock_action"], v["next_check_at"] = nullable(u.Action), tm(u.NextCheckAt)
 	}
 	if c := t.Claim; t.State == model.StateClaimed {
 		v["assigned_worker"], v["run_id"], v["node"], v["lock_token"] = c.Name, nullable(c.RunID), nullable(c.Node), nullable(c.Token)
-		v["holder_kind"], v["started_at"], v["heartbeat_at"] = nullable(c.Holder.String()), tm(c.ClaimedAt), tm(c.HeartbeatAt)
+		v["holder_kind"], v["started_at"], v["heartbeat_at"] = nullable(c.Holder.String()), tm(c.ClaimedAt.Time()), tm(c.HeartbeatAt.Time())
 		if c.Holder != model.HolderHuman {
-			v["lease_expires_at"] = tm(c.Expires)
+			v["lease_expires_at"] = tm(c.Expires.Time())
 		}
 		if t.More().Carried != nil && t.More().Carried.LeaseUnset {
 			v["holder_kind"], v["lease_expires_at"] = nil, nil

@@ -59,7 +59,7 @@ func testMarkEscalation(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	marked := get(down)
-	if marked.Escalated != model.LevelStale || marked.Version == held.Version || !marked.Claim.Expires.Before(held.Claim.Expires) {
+	if marked.Escalated != model.LevelStale || marked.Version == held.Version || !marked.Claim.Expires.Time().Before(held.Claim.Expires.Time()) {
 		t.Fatalf("after the mark: level %s, version %s, lease %s (was %s)", marked.Escalated, marked.Version, marked.Claim.Expires, held.Claim.Expires)
 	}
 	if n := len(marked.More().History); n == 0 || marked.More().History[n-1].Action != "escalate" || marked.More().History[n-1].Detail != "level stale" {
@@ -125,7 +125,7 @@ func testMarkEscalation(t *testing.T, s *Store) {
 	if err := s.MarkEscalation(ctx, seed, "", model.LevelEscalated); err != nil {
 		t.Fatal(err)
 	}
-	if got := get(seed); got.Escalated != model.LevelEscalated || got.Claim.Expires.Year() != 2020 {
+	if got := get(seed); got.Escalated != model.LevelEscalated || got.Claim.Expires.Time().Year() != 2020 {
 		t.Errorf("seed row after the mark: level %s, lease %s", got.Escalated, got.Claim.Expires)
 	}
 

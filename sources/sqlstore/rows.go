@@ -191,15 +191,14 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 		RawStatus:   r.status.String,
 		Class:       rowClass(r.class.String),
 		Priority:    rowPriority(r.priority.String),
-		CreatedAt:   r.created.t,
-		EditedAt:    r.created.t,
-		Reason:      r.reason.String,
+		CreatedAt:   model.StampOf(r.created.t),
+		EditedAt:    model.StampOf(r.created.t),
 	}
-	t.SetMore(model.More{Artifacts: r.artifacts.String, Unblock: model.UnblockOf(r.unblockAction.String, r.nextCheck.t),
+	t.SetMore(model.More{Reason: r.reason.String, Artifacts: r.artifacts.String, Unblock: model.UnblockOf(r.unblockAction.String, r.nextCheck.t),
 		Parent: r.parent.String})
 	if r.version.Valid {
 		t.Version = strconv.FormatInt(r.version.Int64, 10)
-		t.EditedAt = r.updated.t
+		t.EditedAt = model.StampOf(r.updated.t)
 	}
 	if lvl, ok := model.ParseLevel(r.escalation.String); ok {
 		t.Escalated = lvl
@@ -223,14 +222,14 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 			RunID:       r.runID.String,
 			Node:        r.node.String,
 			Token:       r.token.String,
-			ClaimedAt:   r.started.t,
-			HeartbeatAt: r.heartbeat.t,
-			Expires:     r.leaseExpires.t,
+			ClaimedAt:   model.StampOf(r.started.t),
+			HeartbeatAt: model.StampOf(r.heartbeat.t),
+			Expires:     model.StampOf(r.leaseExpires.t),
 		}
 		if r.holderKind.String == model.HolderHuman.String() {
-			t.Claim.Holder, t.Claim.Expires = model.HolderHuman, time.Time{}
+			t.Claim.Holder, t.Claim.Expires = model.HolderHuman, model.StampOf(time.Time{})
 		} else if t.Claim.Expires.IsZero() && !r.started.t.IsZero() {
-			t.Claim.Expires = r.started.t.Add(seedTimeout)
+			t.Claim.Expires = model.StampOf(r.started.t.Add(seedTimeout))
 		}
 	case model.StateQueued:
 		switch {

@@ -298,7 +298,7 @@ func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {
 			len(d.Tasks), index(d.Tasks)["abc-122-001"] != nil, d.Archived)
 	}
 	old, err := s.Archive(ctx, sources.ArchiveQuery{Before: time.Now().Add(-24 * time.Hour), Text: "minutes"})
-	if err != nil || len(old) != 1 || old[0].ID != "abc-122-001" || old[0].EditedAt.Year() != 2025 {
+	if err != nil || len(old) != 1 || old[0].ID != "abc-122-001" || old[0].EditedAt.Time().Year() != 2025 {
 		t.Fatalf("the archive after migrate: %v, %v; want last year's row, last changed then", old, err)
 	}
 
@@ -317,7 +317,7 @@ func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {
 	if claimed == nil || claimed.State != model.StateClaimed || claimed.Claim.Name != "claude-chat-7K9X" || claimed.Claim.Holder != model.HolderAgent {
 		t.Fatalf("the seed's claim in the next incremental poll: %+v", claimed)
 	}
-	if lease := claimed.Claim.Expires.Sub(claimed.Claim.ClaimedAt); lease != time.Hour {
+	if lease := claimed.Claim.Expires.Time().Sub(claimed.Claim.ClaimedAt.Time()); lease != time.Hour {
 		t.Fatalf("a seed claim's lease = started_at + %v, want the configured 1h", lease)
 	}
 	_, err = s.Claim(ctx, "abc-123-457", sources.ClaimRequest{Agent: "ORACLE"})

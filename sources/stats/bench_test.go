@@ -14,14 +14,14 @@ import (
 func fleet100k(now time.Time) hub.Snapshot {
 	tasks := make([]*model.Task, 100_000)
 	for i := range tasks {
-		t := &model.Task{Source: "prod", ID: strconv.Itoa(i), State: model.StateQueued, CreatedAt: now.Add(-2 * time.Hour)}
+		t := &model.Task{Source: "prod", ID: strconv.Itoa(i), State: model.StateQueued, CreatedAt: model.StampOf(now.Add(-2 * time.Hour))}
 		switch {
 		case i%10 == 0:
 			t.State = model.StateClaimed
 			t.Claim = model.Claim{Holder: model.HolderAgent, Name: "agent-" + strconv.Itoa(i%50), Node: "node-" + strconv.Itoa(i%5),
-				ClaimedAt: now.Add(-time.Duration(i%3600) * time.Second), HeartbeatAt: now.Add(-time.Duration(i%300) * time.Second)}
+				ClaimedAt: model.StampOf(now.Add(-time.Duration(i%3600) * time.Second)), HeartbeatAt: model.StampOf(now.Add(-time.Duration(i%300) * time.Second))}
 		case i%5 == 1:
-			t.State, t.EditedAt = model.StateDone, now.Add(-time.Duration(i%3600)*time.Second)
+			t.State, t.EditedAt = model.StateDone, model.StampOf(now.Add(-time.Duration(i%3600)*time.Second))
 		}
 		tasks[i] = t
 	}

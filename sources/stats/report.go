@@ -110,7 +110,7 @@ func (t *Tracker) Report(now time.Time) Report {
 			if task.State != model.StateClaimed || !c.Held() {
 				continue
 			}
-			age, gap := span(c.ClaimedAt, now), span(c.LastAlive(), now)
+			age, gap := span(c.ClaimedAt.Time(), now), span(c.LastAlive(), now)
 			var in [4]*builder
 			for _, g := range groupsOf(&in, overall, b, agents, nodes, c.Name, nodeOf(task, last.Mesh)) {
 				if !c.ClaimedAt.IsZero() {

@@ -103,12 +103,12 @@ func (t *Tracker) seed(task *model.Task, now time.Time, mesh *model.Mesh) {
 	c := task.Claim
 	switch task.State {
 	case model.StateClaimed:
-		if c.Holder == model.HolderAgent && recent(c.ClaimedAt) {
-			t.add(event{at: c.ClaimedAt, kind: Claim, source: task.Source, agent: c.Name, node: nodeOf(task, mesh), took: span(task.CreatedAt, c.ClaimedAt)})
+		if c.Holder == model.HolderAgent && recent(c.ClaimedAt.Time()) {
+			t.add(event{at: c.ClaimedAt.Time(), kind: Claim, source: task.Source, agent: c.Name, node: nodeOf(task, mesh), took: span(task.CreatedAt.Time(), c.ClaimedAt.Time())})
 		}
 	case model.StateDone, model.StateFailed, model.StateBlocked:
-		if recent(task.EditedAt) {
-			t.add(event{at: task.EditedAt, kind: finishKind(task.State), source: task.Source})
+		if recent(task.EditedAt.Time()) {
+			t.add(event{at: task.EditedAt.Time(), kind: finishKind(task.State), source: task.Source})
 		}
 	}
 }
@@ -122,7 +122,7 @@ func (t *Tracker) transition(tr hub.Transition, mesh *model.Mesh) {
 	}
 	if NewClaim(b, a) {
 		t.add(event{at: tr.At, kind: Claim, source: a.Source, agent: a.Claim.Name, node: nodeOf(a, mesh),
-			took: span(a.CreatedAt, a.Claim.ClaimedAt)})
+			took: span(a.CreatedAt.Time(), a.Claim.ClaimedAt.Time())})
 		return
 	}
 	if b == nil || b.State == a.State {
@@ -135,10 +135,10 @@ func (t *Tracker) transition(tr hub.Transition, mesh *model.Mesh) {
 			// The backend's edit time is the finish when it moved past the
 			// claim; a backend that does not keep it leaves the hub's.
 			end := a.EditedAt
-			if !end.After(b.Claim.ClaimedAt) {
-				end = tr.At
+			if !end.Time().After(b.Claim.ClaimedAt.Time()) {
+				end = model.StampOf(tr.At)
 			}
-			e.took = span(b.Claim.ClaimedAt, end)
+			e.took = span(b.Claim.ClaimedAt.Time(), end.Time())
 		}
 		t.add(e)
 	}
@@ -163,7 +163,7 @@ func NewClaim(before, after *model.Task) bool {
 	if before == nil || before.State != model.StateClaimed {
 		return true
 	}
-	return before.Claim.Name != after.Claim.Name || !before.Claim.ClaimedAt.Equal(after.Claim.ClaimedAt)
+	return before.Claim.Name != after.Claim.Name || !before.Claim.ClaimedAt.Time().Equal(after.Claim.ClaimedAt.Time())
 }
 
 func finishKind(s model.State) Kind {

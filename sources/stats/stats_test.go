@@ -49,7 +49,7 @@ func (r *rig) finish(task *model.Task, s model.State) {
 }
 
 func (r *rig) put(id string, created time.Time) {
-	r.mem.Put(&model.Task{ID: id, Title: id, State: model.StateQueued, CreatedAt: created, EditedAt: created})
+	r.mem.Put(&model.Task{ID: id, Title: id, State: model.StateQueued, CreatedAt: model.StampOf(created), EditedAt: model.StampOf(created)})
 }
 
 func TestAnAgentsClaimsAndFinishesCountInTheMinuteTheHubSawThem(t *testing.T) {
@@ -130,13 +130,13 @@ func TestHeartbeatsAreNotClaimsAndAClaimByAnotherAgentIs(t *testing.T) {
 func TestAFirstLoadCountsTheLastHourItShowsAndNothingOlder(t *testing.T) {
 	r := newRig(t)
 	claimed := r.now.Add(-5 * time.Minute)
-	r.mem.Put(&model.Task{ID: "running", State: model.StateClaimed, CreatedAt: claimed.Add(-2 * time.Minute),
-		Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "t", ClaimedAt: claimed,
-			HeartbeatAt: r.now.Add(-90 * time.Second), Expires: r.now.Add(10 * time.Minute)}})
+	r.mem.Put(&model.Task{ID: "running", State: model.StateClaimed, CreatedAt: model.StampOf(claimed.Add(-2 * time.Minute)),
+		Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "t", ClaimedAt: model.StampOf(claimed),
+			HeartbeatAt: model.StampOf(r.now.Add(-90 * time.Second)), Expires: model.StampOf(r.now.Add(10 * time.Minute))}})
 	r.mem.Put(&model.Task{ID: "human", State: model.StateClaimed,
-		Claim: model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", Token: "h", ClaimedAt: r.now.Add(-20 * time.Minute)}})
-	r.mem.Put(&model.Task{ID: "done-now", State: model.StateDone, EditedAt: r.now.Add(-30 * time.Minute)})
-	r.mem.Put(&model.Task{ID: "done-long-ago", State: model.StateDone, EditedAt: r.now.Add(-61 * time.Minute)})
+		Claim: model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", Token: "h", ClaimedAt: model.StampOf(r.now.Add(-20 * time.Minute))}})
+	r.mem.Put(&model.Task{ID: "done-now", State: model.StateDone, EditedAt: model.StampOf(r.now.Add(-30 * time.Minute))})
+	r.mem.Put(&model.Task{ID: "done-long-ago", State: model.StateDone, EditedAt: model.StampOf(r.now.Add(-61 * time.Minute))})
 	r.look()
 	rep := r.tr.Report(r.now)
 	o := rep.Overall
@@ -222,7 +222,7 @@ func TestAClaimThatNamesNoNodeCountsOnTheNodeTheMeshPlacesItsAgentOn(t *testing.
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	mem.Now = func() time.Time { return now }
 	mem.Put(&model.Task{ID: "a", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "sandman-1",
-		Token: "t", ClaimedAt: now.Add(-time.Minute), Expires: now.Add(time.Hour)}})
+		Token: "t", ClaimedAt: model.StampOf(now.Add(-time.Minute)), Expires: model.StampOf(now.Add(time.Hour))}})
 	tr := New()
 	hub.New(hub.Config{Feeds: []hub.Feed{{Source: mem}}, Now: func() time.Time { return now }, Observe: tr.Observe,
 		Nodes:   func() []model.Node { return []model.Node{{Name: "SANDMAN", Status: model.NodeHealthy}} },

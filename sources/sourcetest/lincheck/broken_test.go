@@ -50,7 +50,7 @@ type recorder struct {
 }
 
 func seenOf(t *model.Task) lincheck.Seen {
-	return lincheck.Seen{Task: t.ID, State: t.State.String(), Holder: t.Claim.Holder.String(), Token: t.Claim.Token, Expires: t.Claim.Expires}
+	return lincheck.Seen{Task: t.ID, State: t.State.String(), Holder: t.Claim.Holder.String(), Token: t.Claim.Token, Expires: t.Claim.Expires.Time()}
 }
 
 func (r *recorder) do(client int, o lincheck.Op, f func() (*model.Task, error)) (*model.Task, error) {
@@ -278,9 +278,9 @@ func (b *broken) grant(t *model.Task, agent string, held bool) *model.Task {
 	now := b.clock.Now()
 	t.State, t.RawStatus = model.StateClaimed, "claimed"
 	if held {
-		t.Claim.Expires = now.Add(lease)
+		t.Claim.Expires = model.StampOf(now.Add(lease))
 	} else {
-		t.Claim = model.Claim{Holder: model.HolderAgent, Name: agent, Token: uuid.NewString(), ClaimedAt: now, HeartbeatAt: now, Expires: now.Add(lease)}
+		t.Claim = model.Claim{Holder: model.HolderAgent, Name: agent, Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now), Expires: model.StampOf(now.Add(lease))}
 	}
 	return b.Put(t)
 }

@@ -173,7 +173,7 @@ func (m *Memory) Create(_ context.Context, n sources.NewTask) (*model.Task, erro
 	now := m.Now()
 	m.store(&model.Task{Source: m.name, ID: n.ID, Title: n.Title, Description: n.Description,
 		State: model.StateQueued, RawStatus: "queued", Class: n.Class, Priority: n.Priority,
-		CreatedAt: now, EditedAt: now})
+		CreatedAt: model.StampOf(now), EditedAt: model.StampOf(now)})
 	return m.copyOf(n.ID), nil
 }
 
@@ -229,7 +229,7 @@ func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
 	ev := model.ClaimEvent(t, c.Agent, now)
 	t.State, t.RawStatus = model.StateClaimed, "claimed"
 	t.Claim = model.Claim{Holder: model.HolderAgent, Name: c.Agent, RunID: c.RunID, Node: c.Node,
-		Token: uuid.NewString(), ClaimedAt: now, HeartbeatAt: now, Expires: now.Add(lease)}
+		Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now), Expires: model.StampOf(now.Add(lease))}
 	t.Reservation = nil
 	t.EditMore().History = append(t.More().History, ev)
 	m.store(t)
@@ -250,7 +250,7 @@ func (m *Memory) Heartbeat(_ context.Context, id, token string, lease time.Durat
 		lease = model.DefaultPolicy().Lease
 	}
 	now := m.Now()
-	t.Claim.HeartbeatAt, t.Claim.Expires = now, now.Add(lease)
+	t.Claim.HeartbeatAt, t.Claim.Expires = model.StampOf(now), model.StampOf(now.Add(lease))
 	t.Escalated = model.LevelNone // the holder is alive after all
 	m.store(t)
 	return m.copyOf(id), nil
@@ -274,7 +274,7 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 	}
 	t.State, t.RawStatus = o.State, o.State.String()
 	more := t.More()
-	t.Reason, more.Unblock, more.Artifacts = o.Reason, model.UnblockOf(o.UnblockAction, o.NextCheckAt), o.Artifacts
+	more.Reason, more.Unblock, more.Artifacts = o.Reason, model.UnblockOf(o.UnblockAction, o.NextCheckAt), o.Artifacts
 	more.History = append(more.History, model.Event{At: m.Now(), Actor: o.By(t.Claim.Name), Action: model.FinishStep(o.State), Reason: o.Reason})
 	t.SetMore(more)
 	t.Claim = model.Claim{}
@@ -287,7 +287,7 @@ func (m *Memory) Takeover(_ context.Context, id string, h sources.Human) (*model
 	return m.human("takeover", id, h, func(t *model.Task, now time.Time) {
 		t.State, t.RawStatus = model.StateClaimed, "claimed"
 		t.Claim = model.Claim{Holder: model.HolderHuman, Name: model.HumanPrefix + h.Actor,
-			Token: uuid.NewString(), ClaimedAt: now, HeartbeatAt: now}
+			Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now)}
 		t.Reservation = nil
 	})
 }
@@ -302,7 +302,7 @@ func (m *Memory) ForceRelease(_ context.Context, id string, h sources.Human) (*m
 // Cancel implements sources.Source.
 func (m *Memory) Cancel(_ context.Context, id string, h sources.Human) (*model.Task, error) {
 	return m.human("cancel", id, h, func(t *model.Task, _ time.Time) {
-		t.State, t.RawStatus, t.Reason, t.Claim = model.StateCanceled, "canceled", h.Reason, model.Claim{}
+		t.State, t.RawStatus, t.EditMore().Reason, t.Claim = model.StateCanceled, "canceled", h.Reason, model.Claim{}
 	})
 }
 
@@ -383,7 +383,7 @@ func (m *Memory) Update(_ context.Context, id string, e sources.Edit) (*model.Ta
 		t.Class = *e.Class
 	}
 	if e.State != model.StateUnknown {
-		t.State, t.RawStatus, t.Reason, t.Claim = e.State, e.State.String(), e.Reason, model.Claim{}
+		t.State, t.RawStatus, t.EditMore().Reason, t.Claim = e.State, e.State.String(), e.Reason, model.Claim{}
 	}
 	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: e.Actor, Action: e.Action(), Reason: e.Reason, Detail: sources.EditDetail(e)})
 	m.store(t)
@@ -411,8 +411,8 @@ func (m *Memory) MarkEscalation(_ context.Context, id, token string, level model
 	}
 	now := m.Now()
 	t.Escalated = level
-	if t.Claim.Expires.After(now) {
-		t.Claim.Expires = now
+	if t.Claim.Expires.Time().After(now) {
+		t.Claim.Expires = model.StampOf(now)
 	}
 	m.store(t)
 	return nil
@@ -457,7 +457,7 @@ func (m *Memory) store(t *model.Task) {
 	m.seq++
 	t.Version = strconv.FormatInt(m.seq, 10)
 	if t.EditedAt.IsZero() {
-		t.EditedAt = m.Now()
+		t.EditedAt = model.StampOf(m.Now())
 	}
 	m.tasks[t.ID] = t
 	m.changed[t.ID] = m.seq

@@ -91,11 +91,11 @@ func TestTheOpeningShowsEveryStateAnOnCallPersonMeets(t *testing.T) {
 		}
 		for _, task := range d.Tasks {
 			switch {
-			case task.State == model.StateBlocked && task.Reason != "" && task.UnblockAction() != "" && !task.NextCheckAt().IsZero():
+			case task.State == model.StateBlocked && task.More().Reason != "" && task.UnblockAction() != "" && !task.NextCheckAt().IsZero():
 				seen["blocked"] = true
 			case task.State == model.StateReview:
 				seen["review"] = true
-			case task.State == model.StateFailed && task.Reason != "":
+			case task.State == model.StateFailed && task.More().Reason != "":
 				seen["failed"] = true
 			case model.Escalation(task, time.Now(), p.Ladder) > model.LevelNone:
 				seen["stale"] = true
