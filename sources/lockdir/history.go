@@ -70,7 +70,7 @@ func (s *Source) classify(horizon time.Time) {
 type unreadTask struct {
 	id    string
 	kind  kind
-	mtime int64
+	mtime int64 // in nanoseconds, cut to the microsecond as the task's Stamp will be
 	entry *taskEntry
 }
 
@@ -96,8 +96,10 @@ func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.
 	before := q.Before.UnixNano()
 	var unread []unreadTask
 	for id, f := range s.view.history {
-		if f.sig.mtime < before {
-			unread = append(unread, unreadTask{id: id, kind: f.kind, mtime: f.sig.mtime, entry: s.view.entries[id]})
+		// Compared as the task's EditedAt will be once it is read, so that
+		// the order below is ArchiveOf's.
+		if m := int64(model.StampOf(time.Unix(0, f.sig.mtime)).Time().UnixNano()); m < before {
+			unread = append(unread, unreadTask{id: id, kind: f.kind, mtime: m, entry: s.view.entries[id]})
 		}
 	}
 	s.scanMu.Unlock()

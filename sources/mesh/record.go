@@ -2,6 +2,8 @@ package mesh
 
 import (
 	"maps"
+	"regexp"
+	"strings"
 	"sync"
 	"time"
 )
@@ -34,6 +36,7 @@ func OpenRecord(path string) (*Record, error) {
 	if err := r.file.load(&r.sent); err != nil {
 		return nil, err
 	}
+	r.sent = microKeys(r.sent)
 	return r, nil
 }
 
@@ -54,9 +57,34 @@ func (r *Record) Hold() (release func(), err error) {
 		return nil, err
 	}
 	r.mu.Lock()
-	r.sent = fresh
+	r.sent = microKeys(fresh)
 	r.mu.Unlock()
 	return release, nil
+}
+
+// nanoClaimTime is the claim time in a key written when claim times were
+// kept to the nanosecond (before model.Stamp). They are kept to the
+// microsecond now, so such a key is read in its microsecond form: a sweep
+// after an upgrade does not notify a stuck claim a second time.
+var nanoClaimTime = regexp.MustCompile(`(@\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{7,9})Z/`)
+
+func microKeys(sent map[string]time.Time) map[string]time.Time {
+	for key, at := range sent {
+		m := nanoClaimTime.FindStringSubmatchIndex(key)
+		if m == nil {
+			continue
+		}
+		frac := strings.TrimRight(key[m[4]:m[4]+6], "0")
+		if frac != "" {
+			frac = "." + frac
+		}
+		micro := key[:m[3]] + frac + key[m[5]:]
+		delete(sent, key)
+		if at.After(sent[micro]) {
+			sent[micro] = at
+		}
+	}
+	return sent
 }
 
 // Has reports whether key was sent.

@@ -174,6 +174,12 @@ func mark(ctx context.Context, src TaskSource, t *model.Task, l model.Level) Mar
 // ErrNodeDown is the delivery error for a target the poller holds DOWN.
 var ErrNodeDown = errors.New("node is DOWN: not notified")
 
+// incidentOf names a claim's notification in the record: the task, when
+// the claim began, and the level.
+func incidentOf(t *model.Task) string {
+	return fmt.Sprintf("%s@%s/%s", t.Ref(), t.Claim.ClaimedAt.Time().UTC().Format(time.RFC3339Nano), model.LevelNotify)
+}
+
 // notify tells every target that has not yet been told about this claim.
 // Targets the poller holds DOWN are skipped and not recorded, and reported
 // as skipped unless this is a retry of the backlog.
@@ -182,7 +188,7 @@ func (s *Sweeper) notify(ctx context.Context, t *model.Task, now time.Time, mesh
 		return
 	}
 	msg := Message(t, now)
-	incident := fmt.Sprintf("%s@%s/%s", t.Ref(), t.Claim.ClaimedAt.Time().UTC().Format(time.RFC3339Nano), model.LevelNotify)
+	incident := incidentOf(t)
 	for _, target := range s.Notifier.Targets() {
 		key := incident + "→" + target.Name
 		if s.Record.Has(key) {
