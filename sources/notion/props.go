@@ -277,7 +277,7 @@ func decodeAssigned(m *Mapping, v values) (model.Claim, *model.Reservation) {
 		// A person's lease runs a century only to keep the skill's
 		// re-claim away; a human claim has no expiry. An agent that named
 		// itself HUMAN:… has a run and a lease: it stays the agent it is.
-		c.Holder, c.Expires = model.HolderHuman, model.StampOf(time.Time{})
+		c.Holder, c.Expires = model.HolderHuman, 0
 	}
 	return c, nil
 }

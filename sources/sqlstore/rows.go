@@ -227,7 +227,7 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 			Expires:     model.StampOf(r.leaseExpires.t),
 		}
 		if r.holderKind.String == model.HolderHuman.String() {
-			t.Claim.Holder, t.Claim.Expires = model.HolderHuman, model.StampOf(time.Time{})
+			t.Claim.Holder, t.Claim.Expires = model.HolderHuman, 0
 		} else if t.Claim.Expires.IsZero() && !r.started.t.IsZero() {
 			t.Claim.Expires = model.StampOf(r.started.t.Add(seedTimeout))
 		}
