@@ -70,7 +70,7 @@ func (s *Source) classify(horizon time.Time) {
 type unreadTask struct {
 	id    string
 	kind  kind
-	mtime int64 // in nanoseconds, cut to the microsecond as the task's Stamp will be
+	at    model.Stamp // its file's mtime: the task's EditedAt once it is read
 	entry *taskEntry
 }
 
@@ -93,19 +93,16 @@ func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.
 			found = append(found, tr.task)
 		}
 	}
-	before := q.Before.UnixNano()
 	var unread []unreadTask
 	for id, f := range s.view.history {
-		// Compared as the task's EditedAt will be once it is read, so that
-		// the order below is ArchiveOf's.
-		if m := int64(model.StampOf(time.Unix(0, f.sig.mtime)).Time().UnixNano()); m < before {
-			unread = append(unread, unreadTask{id: id, kind: f.kind, mtime: m, entry: s.view.entries[id]})
+		if at := model.StampOf(time.Unix(0, f.sig.mtime)); at.Time().Before(q.Before) {
+			unread = append(unread, unreadTask{id: id, kind: f.kind, at: at, entry: s.view.entries[id]})
 		}
 	}
 	s.scanMu.Unlock()
 
 	slices.SortFunc(unread, func(a, b unreadTask) int {
-		if c := cmp.Compare(b.mtime, a.mtime); c != 0 {
+		if c := cmp.Compare(b.at, a.at); c != 0 {
 			return c
 		}
 		return strings.Compare(a.id, b.id)
@@ -144,6 +141,5 @@ func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.
 // after says whether an unread task sorts after t in ArchiveOf's order
 // (newest first, then by id), and so does every unread task after it.
 func after(u unreadTask, t *model.Task) bool {
-	at := t.EditedAt.Time().UnixNano()
-	return u.mtime < at || (u.mtime == at && u.id > t.ID)
+	return u.at < t.EditedAt || (u.at == t.EditedAt && u.id > t.ID)
 }

@@ -371,3 +371,39 @@ func archivedMarker(t *testing.T, dir, id, suffix, status string, age time.Durat
 		t.Fatal(err)
 	}
 }
+
+// A history file's mtime counts to the microsecond, as its task's EditedAt
+// does: files a fraction of a microsecond apart are one instant, ordered
+// by id, so a limited query stops at the first batch that holds its answer.
+func TestHistoryFilesWithinOneMicrosecondAreOrderedByID(t *testing.T) {
+	dir := t.TempDir()
+	late := archivedOf(t, dir, "z-", historyBatch+40, 48*time.Hour)
+	early := archivedOf(t, dir, "a-", 10, 48*time.Hour)
+	at := time.Now().Add(-48 * time.Hour).Truncate(time.Microsecond)
+	for _, id := range late { // 900 ns later: the same microsecond
+		p := filepath.Join(dir, "archive", id+".done")
+		if err := os.Chtimes(p, at.Add(900), at.Add(900)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range early {
+		p := filepath.Join(dir, "archive", id+".done")
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := openDir(t, dir)
+	ctx := context.Background()
+	horizon := time.Now().Add(-24 * time.Hour)
+	if _, err := src.Poll(ctx, "", sources.PollOption{FinishedAfter: horizon}); err != nil {
+		t.Fatal(err)
+	}
+	disk := countDisk(t)
+	got, err := src.Archive(ctx, sources.ArchiveQuery{Before: horizon, Limit: 10})
+	if err != nil || !slices.Equal(ids(got), early) {
+		t.Fatalf("Archive: %v, %v; want %v", ids(got), err, early)
+	}
+	if n := disk.count("open", filepath.Join(dir, "archive")); n > historyBatch {
+		t.Errorf("Archive opened %d files for 10 answers in its first batch", n)
+	}
+}
