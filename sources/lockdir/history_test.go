@@ -263,14 +263,7 @@ func TestALimitedArchiveQueryReadsTheNewestHistoryOnly(t *testing.T) {
 	dir := t.TempDir()
 	archivedOf(t, dir, "older-", 600, 96*time.Hour)
 	archivedOf(t, dir, "newer-", 10, 48*time.Hour)
-	src := openDir(t, dir)
-	ctx := context.Background()
-	horizon := time.Now().Add(-24 * time.Hour)
-	if _, err := src.Poll(ctx, "", sources.PollOption{FinishedAfter: horizon}); err != nil {
-		t.Fatal(err)
-	}
-	disk := countDisk(t)
-	got, err := src.Archive(ctx, sources.ArchiveQuery{Before: horizon, Limit: 10})
+	got, opened, err := newestTen(t, dir)
 	if err != nil || len(got) != 10 {
 		t.Fatalf("Archive: %d tasks, %v", len(got), err)
 	}
@@ -279,9 +272,24 @@ func TestALimitedArchiveQueryReadsTheNewestHistoryOnly(t *testing.T) {
 			t.Fatalf("the newest 10 include %s", task.ID)
 		}
 	}
-	if n := disk.count("open", filepath.Join(dir, "archive")); n > historyBatch {
-		t.Errorf("Archive opened %d files for the newest 10 of 610", n)
+	if opened > historyBatch {
+		t.Errorf("Archive opened %d files for the newest 10 of 610", opened)
 	}
+}
+
+// newestTen polls dir's lock directory over the last day, then asks its
+// archive for the newest 10 older than that, counting the archived files
+// it opened.
+func newestTen(t *testing.T, dir string) (got []*model.Task, opened int, err error) {
+	src := openDir(t, dir)
+	ctx := context.Background()
+	horizon := time.Now().Add(-24 * time.Hour)
+	if _, err := src.Poll(ctx, "", sources.PollOption{FinishedAfter: horizon}); err != nil {
+		t.Fatal(err)
+	}
+	disk := countDisk(t)
+	got, err = src.Archive(ctx, sources.ArchiveQuery{Before: horizon, Limit: 10})
+	return got, disk.count("open", filepath.Join(dir, "archive")), err
 }
 
 func ids(tasks []*model.Task) []string {
@@ -392,18 +400,11 @@ func TestHistoryFilesWithinOneMicrosecondAreOrderedByID(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src := openDir(t, dir)
-	ctx := context.Background()
-	horizon := time.Now().Add(-24 * time.Hour)
-	if _, err := src.Poll(ctx, "", sources.PollOption{FinishedAfter: horizon}); err != nil {
-		t.Fatal(err)
-	}
-	disk := countDisk(t)
-	got, err := src.Archive(ctx, sources.ArchiveQuery{Before: horizon, Limit: 10})
+	got, opened, err := newestTen(t, dir)
 	if err != nil || !slices.Equal(ids(got), early) {
 		t.Fatalf("Archive: %v, %v; want %v", ids(got), err, early)
 	}
-	if n := disk.count("open", filepath.Join(dir, "archive")); n > historyBatch {
-		t.Errorf("Archive opened %d files for 10 answers in its first batch", n)
+	if opened > historyBatch {
+		t.Errorf("Archive opened %d files for 10 answers in its first batch", opened)
 	}
 }
