@@ -200,6 +200,8 @@ func (b *board) derive() {
 	q := b.panes[queueView]
 	q.keys, q.packed = q.keys[:0], q.sort == 0 && q.grid.sortCol < 0
 	if q.packed {
+		// Sized as the Queue was, when the last sort let its buffers go.
+		q.keys = slices.Grow(q.keys, cap(q.members))
 		names := make([]string, len(b.snap.Sources))
 		for i := range b.snap.Sources {
 			names[i] = b.snap.Sources[i].Name

@@ -318,7 +318,7 @@ func New(cfg Config) *Hub {
 			every = DefaultEvery
 		}
 		h.feeds = append(h.feeds, &feed{src: f.Source, every: every, kick: make(chan struct{}, 1),
-			slots: slots{at: map[string]int32{}}, applied: map[string]appliedWrite{}, uncounted: f.Source.Caps().CostlyCount,
+			slots: newSlots(0), applied: map[string]appliedWrite{}, uncounted: f.Source.Caps().CostlyCount,
 			state: SourceState{Name: f.Source.Name(), Status: StatusConnecting, Since: now, Health: SourceHealth{Every: every}, Rescues: f.Source.Caps().Rescue, Reads: f.Source.Caps().Reads}})
 	}
 	return h
@@ -784,7 +784,7 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 		}
 	}
 	if d.Full {
-		next := slots{at: make(map[string]int32, len(d.Tasks)), live: make([]*model.Task, 0, len(d.Tasks))}
+		next := newSlots(len(d.Tasks))
 		for _, t := range d.Tasks {
 			t = h.keepApplied(f, t)
 			old := f.task(t.ID)
@@ -825,47 +825,6 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 	}
 	f.dirty = f.dirty || d.Full || len(d.Tasks) > 0 || len(d.Removed) > 0
 	f.loaded = f.loaded || !d.Partial
-}
-
-// slots hold a source's tasks in a slice, with a map of where each id's
-// is: a poll that changed k of n tasks writes k slots, and a publish
-// copies the slice instead of walking a map of n.
-type slots struct {
-	live []*model.Task
-	at   map[string]int32
-}
-
-// task is the task id, or nil.
-func (s *slots) task(id string) *model.Task {
-	if i, ok := s.at[id]; ok {
-		return s.live[i]
-	}
-	return nil
-}
-
-// put makes t the task t.ID: in its slot, or in a new one.
-func (s *slots) put(t *model.Task) {
-	if i, ok := s.at[t.ID]; ok {
-		s.live[i] = t
-		return
-	}
-	s.at[t.ID] = int32(len(s.live))
-	s.live = append(s.live, t)
-}
-
-// drop removes the task id: the last task moves into its slot.
-func (s *slots) drop(id string) {
-	i, ok := s.at[id]
-	if !ok {
-		return
-	}
-	last := len(s.live) - 1
-	if moved := s.live[last]; int(i) != last {
-		s.live[i], s.at[moved.ID] = moved, i
-	}
-	s.live[last] = nil
-	s.live = s.live[:last]
-	delete(s.at, id)
 }
 
 // keepApplied is the rule "an applied write beats an older poll": a poll

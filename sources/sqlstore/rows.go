@@ -115,6 +115,31 @@ const (
 	statusBacklog    = "backlog" // ntask's Backlog: parked until released
 )
 
+// vocabulary is s as the constant of the same word when it is one, so
+// that the rows of a poll share eight strings instead of holding one each
+// (100,000 tasks: about 1 MB).
+func vocabulary(s string) string {
+	switch s {
+	case statusPending:
+		return statusPending
+	case statusInProgress:
+		return statusInProgress
+	case statusCompleted:
+		return statusCompleted
+	case statusFailed:
+		return statusFailed
+	case statusBlocked:
+		return statusBlocked
+	case statusReview:
+		return statusReview
+	case statusCanceled:
+		return statusCanceled
+	case statusBacklog:
+		return statusBacklog
+	}
+	return s
+}
+
 var stateOfStatus = map[string]model.State{
 	statusPending:    model.StateQueued,
 	statusInProgress: model.StateClaimed,
@@ -188,7 +213,7 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 		Key:         r.id.String,
 		Title:       r.title.String,
 		Description: r.description.String,
-		RawStatus:   r.status.String,
+		RawStatus:   vocabulary(r.status.String),
 		Class:       rowClass(r.class.String),
 		Priority:    rowPriority(r.priority.String),
 		CreatedAt:   model.StampOf(r.created.t),
