@@ -179,7 +179,7 @@ func (p *pane) sortPullOrder() {
 	members := p.members
 	keys := p.keys
 	if !p.packed || len(keys) != len(members) {
-		keys = keys[:0]
+		keys = slices.Grow(keys[:0], len(members))
 		names := make([]string, 0, 4)
 		for _, r := range members {
 			if n := len(names); n == 0 || names[n-1] != r.t.Source {
@@ -212,7 +212,7 @@ func (p *pane) sortColumn(o model.Order) {
 		p.sortText(o)
 		return
 	}
-	keys := p.keys[:0]
+	keys := slices.Grow(p.keys[:0], len(members))
 	for i, r := range members {
 		n, ns, _ := o.Field.Number(r.t)
 		// Sign bits flipped, so the radix sort's unsigned order is the
