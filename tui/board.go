@@ -193,6 +193,7 @@ func (b *board) derive() {
 	for _, k := range []viewKind{queueView, leasesView, staleView, parkedView, allView} {
 		b.panes[k].members = b.panes[k].members[:0]
 	}
+	b.panes[allView].members = slices.Grow(b.panes[allView].members, len(b.all))
 	var boundary time.Time
 	b.stale, b.staleClass, b.classReady = b.stale[:0], b.staleClass[:0], false
 	// The Queue's pull keys are packed here, while each task is in the
@@ -238,6 +239,20 @@ func (b *board) derive() {
 	b.judged = false
 }
 
+// appendDoubling appends v to s, doubling s when it is full. The views
+// are rebuilt in place at every derive, so they grow only as the queue
+// does, but at the first load they grow from nothing to 100,000 rows or a
+// million: append's own growth (a quarter at a time past 256 elements)
+// left four times their size behind as garbage, 328 MB at a million
+// tasks, and the collector's goal and the peak rose with it. Doubling
+// leaves at most their size.
+func appendDoubling[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 256))
+	}
+	return append(s, v)
+}
+
 // place adds a classified task to the views it belongs to; the filter is
 // judged only for a task that joins the view on screen.
 func (b *board) place(t *model.Task, c *model.Classification, now time.Time, judge bool) {
@@ -254,22 +269,22 @@ func (b *board) place(t *model.Task, c *model.Classification, now time.Time, jud
 		b.reviews++
 	}
 	r := row{t: t, pass: !judge || !in[b.active] || b.passes(t, c, now)}
-	b.panes[allView].members = append(b.panes[allView].members, r)
+	b.panes[allView].members = append(b.panes[allView].members, r) // sized by derive
 	if in[parkedView] {
-		b.panes[parkedView].members = append(b.panes[parkedView].members, r)
+		b.panes[parkedView].members = appendDoubling(b.panes[parkedView].members, r)
 	}
 	if q := b.panes[queueView]; in[queueView] {
 		if q.packed {
 			k, ok := pack(t, len(q.members), b.ranks)
-			q.keys, q.packed = append(q.keys, k), ok
+			q.keys, q.packed = appendDoubling(q.keys, k), ok
 		}
-		q.members = append(q.members, r)
+		q.members = appendDoubling(q.members, r)
 	}
 	if in[leasesView] {
-		b.panes[leasesView].members = append(b.panes[leasesView].members, r)
+		b.panes[leasesView].members = appendDoubling(b.panes[leasesView].members, r)
 	}
 	if in[staleView] {
-		b.panes[staleView].members = append(b.panes[staleView].members, r)
+		b.panes[staleView].members = appendDoubling(b.panes[staleView].members, r)
 		b.stale, b.staleClass = append(b.stale, t), append(b.staleClass, *c)
 		b.rungs[severity(*c)]++
 	}

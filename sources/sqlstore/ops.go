@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,12 @@ func (s *Store) scanAll(rows rowsIter, err error) ([]*model.Task, error) {
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
+		}
+		if len(out) == cap(out) {
+			// Doubled rather than append's quarter at a time: a first
+			// read of a million rows leaves its own size in garbage, not
+			// four times it, and the dashboard's peak follows the garbage.
+			out = slices.Grow(out, max(len(out), 256))
 		}
 		out = append(out, r.task(s.cfg.Name, s.cfg.Pool, s.cfg.SeedTimeout))
 	}
