@@ -122,11 +122,22 @@ func (b *board) take(s hub.Snapshot) {
 	switch {
 	case !same || retired:
 		b.derive()
+		return
 	case nodesChanged:
 		b.panes[nodesView].unsorted = true
 		if b.active == nodesView {
 			b.freshen(b.pane())
 		}
+	}
+	// The tasks stand still: the sorts' buffers wait for the next change
+	// unkept.
+	b.releaseSortBuffers()
+}
+
+// releaseSortBuffers lets go of every big pane's sort buffers.
+func (b *board) releaseSortBuffers() {
+	for _, p := range b.panes {
+		p.releaseSortBuffers()
 	}
 }
 

@@ -416,6 +416,7 @@ func (m *Model) applySnapshot(s hub.Snapshot) {
 		// driver's rows, slices grown by doubling), and the collector keeps
 		// those pages until the heap grows into them again. Give them back
 		// once, off the UI loop, now that the views hold what they keep.
+		m.board.releaseSortBuffers()
 		go debug.FreeOSMemory()
 	}
 }

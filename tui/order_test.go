@@ -71,11 +71,12 @@ func TestAnIdleSnapshotDoesNotRebuildTheViews(t *testing.T) {
 }
 
 // The Queue the dashboard shows after each snapshot is model.SortPullOrder
-// of the eligible tasks: keys packed while merging, ties, and a value the
-// keys cannot hold arriving in a later snapshot.
+// of the eligible tasks: keys packed while merging, ties, a value the keys
+// cannot hold arriving in a later snapshot, and sorts after an idle
+// snapshot let the sort buffers go.
 func TestTheQueueIsInPullOrderAfterEverySnapshot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	s := bigQueue(3000, rng)
+	s := bigQueue(9000, rng)
 	m, err := New(Options{Hub: hub.New(hub.Config{}), Now: func() time.Time { return t0 }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +112,20 @@ func TestTheQueueIsInPullOrderAfterEverySnapshot(t *testing.T) {
 			}
 		}
 		model.SortPullOrder(want)
-		if got := rowKeys(m.board.panes[queueView].shown); !slices.Equal(got, keys(want)) {
+		q := m.board.panes[queueView]
+		if got := rowKeys(q.shown); !slices.Equal(got, keys(want)) {
 			t.Fatalf("snapshot %d: the Queue is not in pull order", round+1)
+		}
+		if len(want) <= maxKeptSort || cap(q.keys) == 0 {
+			t.Fatalf("snapshot %d: %d queued, sort buffers of %d: the test no longer reaches the release", round+1, len(want), cap(q.keys))
+		}
+		if round == 0 {
+			idle := s
+			idle.Seq++
+			m.Update(snapshotMsg(idle))
+			if q.keys != nil || q.keySpare != nil || q.spare != nil || q.ties != nil {
+				t.Fatal("an idle snapshot kept the Queue's sort buffers")
+			}
 		}
 	}
 }

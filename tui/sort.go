@@ -272,7 +272,6 @@ func (p *pane) sortText(o model.Order) {
 	}
 	clear(members)
 	p.members, p.spare, p.packed = sorted, members[:0], false
-	p.dropSortBuffers()
 	if cap(buf) <= maxKeptText {
 		p.textBuf = buf[:0]
 	} else {
@@ -308,22 +307,23 @@ func (p *pane) reorder(keys []pullKey) {
 	// The old slice becomes the next sort's spare; drop its pointers.
 	clear(members)
 	p.members, p.spare, p.keys = sorted, members[:0], keys
-	p.dropSortBuffers()
 }
 
-// maxKeptSort is the most rows a pane keeps sort buffers for between
-// sorts. A view of 100,000 tasks would keep 9 MB of them (two pull-key
-// buffers, a spare row slice and the ties), a sixth of what the whole
-// dashboard holds live; made anew for each sort they are garbage within
-// the frame instead, and the collector's goal, twice what is live, falls
-// by twice as much. Below this a pane keeps them, so a small queue
-// re-sorted at every poll allocates nothing.
+// maxKeptSort is the most rows a pane keeps sort buffers for while its
+// tasks stand still. A view of 100,000 tasks keeps 9 MB of them (two
+// pull-key buffers, a spare row slice and the ties) and of a million 90
+// MB, a sixth of what the whole dashboard holds. While tasks change they
+// are reused at every poll, allocating nothing (made anew for each sort
+// they cost processor time and no memory: the collector met them live in
+// the sort); once the tasks stand still (a snapshot changes none, or a
+// load has finished) the board lets them go until the next change.
 const maxKeptSort = 4096
 
-// dropSortBuffers lets go of the sort buffers of a pane past maxKeptSort.
-func (p *pane) dropSortBuffers() {
+// releaseSortBuffers lets go of the sort buffers of a pane past
+// maxKeptSort.
+func (p *pane) releaseSortBuffers() {
 	if cap(p.spare) > maxKeptSort || cap(p.keys) > maxKeptSort || cap(p.keySpare) > maxKeptSort {
-		p.spare, p.keys, p.keySpare = nil, nil, nil
+		p.spare, p.keys, p.keySpare, p.packed = nil, nil, nil, false
 	}
 	if cap(p.ties) > maxKeptSort {
 		p.ties = nil
