@@ -37,13 +37,13 @@ func Brief(t *Task) *TaskBrief {
 	b := &TaskBrief{
 		State:   t.State.String(),
 		Status:  t.RawStatus,
-		Holder:  t.Claim.Holder.String(),
-		Agent:   t.Claim.Name,
-		RunID:   t.Claim.RunID,
+		Holder:  t.Claim().Holder.String(),
+		Agent:   t.Claim().Name,
+		RunID:   t.Claim().RunID,
 		Version: t.Version,
 	}
-	if !t.Claim.Expires.IsZero() {
-		b.Expires = t.Claim.Expires.Time().UTC().Format(time.RFC3339)
+	if !t.Claim().Expires.IsZero() {
+		b.Expires = t.Claim().Expires.Time().UTC().Format(time.RFC3339)
 	}
 	return b
 }

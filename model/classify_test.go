@@ -16,8 +16,7 @@ func TestClassifyIssueNodesDown(t *testing.T) {
 	mesh := NewMesh([]Node{{Name: "ORACLE", Status: NodeDown}, {Name: "SANDMAN", Status: NodeDown}},
 		map[string]string{"worker-7": "oracle", "worker-8": "SANDMAN"})
 	for _, c := range []struct{ agent, node string }{{"worker-7", "ORACLE"}, {"worker-8", "SANDMAN"}} {
-		task := &Task{Source: "q", ID: c.agent, State: StateClaimed,
-			Claim: agentClaim(c.agent, t0.Add(-2*time.Minute), t0.Add(18*time.Minute))}
+		task := (&Task{Source: "q", ID: c.agent, State: StateClaimed}).WithClaim(agentClaim(c.agent, t0.Add(-2*time.Minute), t0.Add(18*time.Minute)))
 		got := Classify(task, t0, p, mesh)
 		want := Classification{Level: LevelStale, Cause: CauseNodeDown, Placement: Placement{Node: c.node, By: "holder mapping", Down: true},
 			Stuck: 2 * time.Minute, Reason: "node " + c.node + " DOWN", Changes: t0.Add(18 * time.Minute)}
@@ -30,7 +29,7 @@ func TestClassifyIssueNodesDown(t *testing.T) {
 	}
 	// The same claims with the nodes healthy are ordinary running leases.
 	healthy := NewMesh([]Node{{Name: "ORACLE", Status: NodeHealthy}}, map[string]string{"worker-7": "oracle"})
-	task := &Task{State: StateClaimed, Claim: agentClaim("worker-7", t0.Add(-2*time.Minute), t0.Add(18*time.Minute))}
+	task := (&Task{State: StateClaimed}).WithClaim(agentClaim("worker-7", t0.Add(-2*time.Minute), t0.Add(18*time.Minute)))
 	if got := Classify(task, t0, p, healthy); got.Stale() || got.Placement.Down || got.Placement.Node != "ORACLE" {
 		t.Errorf("healthy node: %+v, want a placed, running lease", got)
 	}
@@ -58,7 +57,7 @@ func TestClassifySeed001Ladder(t *testing.T) {
 	for _, c := range cases {
 		t.Run(fmt.Sprint(c.stuck), func(t *testing.T) {
 			last := t0.Add(-c.stuck)
-			task := &Task{State: StateClaimed, Claim: agentClaim("SANDMAN", last, last.Add(p.Ladder.Stale))}
+			task := (&Task{State: StateClaimed}).WithClaim(agentClaim("SANDMAN", last, last.Add(p.Ladder.Stale)))
 			got := Classify(task, t0, p, nil)
 			if got.Level != c.level || got.Cause != c.cause {
 				t.Fatalf("level %v cause %v, want %v %v", got.Level, got.Cause, c.level, c.cause)
@@ -80,7 +79,7 @@ func TestClassifySeed001Ladder(t *testing.T) {
 func TestClassifyCauses(t *testing.T) {
 	p := DefaultPolicy()
 	mesh := NewMesh([]Node{{Name: "ALPHA", Status: NodeDown}}, nil)
-	human := &Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:alice", Node: "ALPHA", ClaimedAt: StampOf(t0.Add(-9 * time.Hour))}}
+	human := (&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderHuman, Name: "HUMAN:alice", Node: "ALPHA", ClaimedAt: StampOf(t0.Add(-9 * time.Hour))})
 	cases := []struct {
 		name   string
 		task   *Task
@@ -89,7 +88,7 @@ func TestClassifyCauses(t *testing.T) {
 		reason string
 	}{
 		{"bad data is broken whatever else it says",
-			&Task{State: StateClaimed, more: &More{Problem: "status \"wip\" unknown"}, Claim: agentClaim("a", t0.Add(-3*time.Hour), t0.Add(-2*time.Hour))},
+			(&Task{State: StateClaimed, more: &More{Problem: "status \"wip\" unknown"}}).WithClaim(agentClaim("a", t0.Add(-3*time.Hour), t0.Add(-2*time.Hour))),
 			CauseBroken, LevelNone, "status \"wip\" unknown"},
 		{"a hand-off nobody picked up in time",
 			&Task{State: StateQueued, Reservation: &Reservation{For: "ORACLE", Until: t0.Add(-5 * time.Minute)}},
@@ -98,10 +97,10 @@ func TestClassifyCauses(t *testing.T) {
 			&Task{State: StateQueued, Reservation: &Reservation{For: "ORACLE", Until: t0.Add(5 * time.Minute)}},
 			CauseNone, LevelNone, ""},
 		{"seed 002: Claimed By AGENT but Lock Expires empty",
-			&Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "a", ClaimedAt: StampOf(t0.Add(-time.Minute))}},
+			(&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: "a", ClaimedAt: StampOf(t0.Add(-time.Minute))}),
 			CauseNoExpiry, LevelStale, "AGENT, no expiry"},
 		{"the claim's own node DOWN, in any case",
-			&Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "x", Node: "alpha", ClaimedAt: StampOf(t0), Expires: StampOf(t0.Add(time.Hour))}},
+			(&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: "x", Node: "alpha", ClaimedAt: StampOf(t0), Expires: StampOf(t0.Add(time.Hour))}),
 			CauseNodeDown, LevelStale, "node ALPHA DOWN"},
 		{"human claims never go stale, even on a DOWN node", human, CauseNone, LevelNone, ""},
 	}
@@ -122,8 +121,7 @@ func TestClassifyCauses(t *testing.T) {
 // TestPlace covers every way a holder is placed on a node.
 func TestPlace(t *testing.T) {
 	agent := func(id, name, node string) *Task {
-		return &Task{Source: "q", ID: id, Key: "KEY-" + id, State: StateClaimed,
-			Claim: Claim{Holder: HolderAgent, Name: name, Node: node, ClaimedAt: StampOf(t0), Expires: StampOf(t0.Add(time.Hour))}}
+		return (&Task{Source: "q", ID: id, Key: "KEY-" + id, State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: name, Node: node, ClaimedAt: StampOf(t0), Expires: StampOf(t0.Add(time.Hour))})
 	}
 	mesh := NewMesh([]Node{
 		{Name: "ALPHA", Status: NodeDown, ClaimedTasks: []string{"a-listed", "KEY-a-key", "q/a-ref", "moved", "shared", "human"}},
@@ -131,7 +129,7 @@ func TestPlace(t *testing.T) {
 		{Name: "CHARLIE", Status: NodeHealthy},
 	}, map[string]string{"ALPHA-1": "ALPHA", "charlie-1": "CHARLIE"})
 	human := agent("human", "HUMAN:alice", "")
-	human.Claim.Holder = HolderHuman
+	human.EditClaim().Holder = HolderHuman
 	done := agent("done", "alpha-1", "ALPHA")
 	done.State = StateDone
 	cases := []struct {
@@ -171,7 +169,7 @@ func TestOnPlacesClaimsAsTheStaleViewDoes(t *testing.T) {
 	now := time.Now()
 	mesh := NewMesh([]Node{{Name: "ORACLE", Status: NodeDown}, {Name: "SANDMAN", Status: NodeHealthy}}, map[string]string{"worker-7": "oracle"})
 	claim := func(id, agent, node string, holder HolderKind) *Task {
-		return &Task{ID: id, State: StateClaimed, Claim: Claim{Holder: holder, Name: agent, Node: node, Expires: StampOf(now.Add(time.Hour))}}
+		return (&Task{ID: id, State: StateClaimed}).WithClaim(Claim{Holder: holder, Name: agent, Node: node, Expires: StampOf(now.Add(time.Hour))})
 	}
 	tasks := []*Task{
 		claim("mapped", "worker-7", "", HolderAgent),

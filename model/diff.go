@@ -15,13 +15,13 @@ func Changes(seen, now *Task) []string {
 		}
 	}
 	add("state", seen.State.String(), now.State.String())
-	add("holder", holderLabel(seen.Claim), holderLabel(now.Claim))
-	add("run", seen.Claim.RunID, now.Claim.RunID)
-	if seen.Claim.Token != now.Claim.Token && seen.Claim.Holder == now.Claim.Holder && seen.Claim.Name == now.Claim.Name {
+	add("holder", holderLabel(seen.Claim()), holderLabel(now.Claim()))
+	add("run", seen.Claim().RunID, now.Claim().RunID)
+	if seen.Claim().Token != now.Claim().Token && seen.Claim().Holder == now.Claim().Holder && seen.Claim().Name == now.Claim().Name {
 		out = append(out, "lock token changed (re-claimed)")
 	}
-	if !seen.Claim.Expires.Time().Equal(now.Claim.Expires.Time()) && seen.Claim.Token == now.Claim.Token {
-		out = append(out, "lease extended by a heartbeat to "+now.Claim.Expires.Time().UTC().Format(time.RFC3339))
+	if !seen.Claim().Expires.Time().Equal(now.Claim().Expires.Time()) && seen.Claim().Token == now.Claim().Token {
+		out = append(out, "lease extended by a heartbeat to "+now.Claim().Expires.Time().UTC().Format(time.RFC3339))
 	}
 	add("reserved for", seen.ReservedFor(), now.ReservedFor())
 	if len(out) == 0 && seen.Version != now.Version {

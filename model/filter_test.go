@@ -85,8 +85,8 @@ func TestFilterMatches(t *testing.T) {
 	claim := func(id, agent, node string, silent time.Duration, prio int) *Task {
 		c := agentClaim(agent, now.Add(-silent), now.Add(-silent+10*time.Minute))
 		c.Node = node
-		return &Task{Source: "sqlite", ID: id, Key: strings.ToUpper(id), Title: "Rotate TLS " + id, State: StateClaimed, RawStatus: "In Progress",
-			Priority: prio, CreatedAt: StampOf(now.Add(-silent - time.Hour)), Claim: c}
+		return (&Task{Source: "sqlite", ID: id, Key: strings.ToUpper(id), Title: "Rotate TLS " + id, State: StateClaimed, RawStatus: "In Progress",
+			Priority: prio, CreatedAt: StampOf(now.Add(-silent - time.Hour))}).WithClaim(c)
 	}
 	tasks := []*Task{
 		claim("a", "worker-7", "ORACLE_LOCAL", 5*time.Minute, PriorityHigh), // running lease
@@ -149,8 +149,8 @@ func FuzzParseFilter(f *testing.F) {
 		"age>2d", "!", "level>=", "x:y", "10:30", "prio>=-3", "state:done !source:notion", "age>9999999d", "level>==stale", "a<>b"} {
 		f.Add(s)
 	}
-	task := &Task{Source: "s", ID: "1", Key: "K-1", Title: "Rotate TLS", State: StateClaimed, Priority: 3,
-		CreatedAt: StampOf(t0.Add(-time.Hour)), Claim: agentClaim("worker-7", t0.Add(-time.Hour), t0.Add(-time.Minute))}
+	task := (&Task{Source: "s", ID: "1", Key: "K-1", Title: "Rotate TLS", State: StateClaimed, Priority: 3,
+		CreatedAt: StampOf(t0.Add(-time.Hour))}).WithClaim(agentClaim("worker-7", t0.Add(-time.Hour), t0.Add(-time.Minute)))
 	f.Fuzz(func(t *testing.T, s string) {
 		flt, err := ParseFilter(s)
 		if err != nil {
@@ -207,8 +207,8 @@ func TestReadmeFilterAlphaNotDone(t *testing.T) {
 	}
 	now := time.Now()
 	none := func(*Task) Classification { return Classification{} }
-	held := &Task{ID: "1", Title: "index", State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "alpha"}}
-	done := &Task{ID: "2", Title: "index", State: StateDone, Claim: Claim{Holder: HolderAgent, Name: "alpha"}}
+	held := (&Task{ID: "1", Title: "index", State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: "alpha"})
+	done := (&Task{ID: "2", Title: "index", State: StateDone}).WithClaim(Claim{Holder: HolderAgent, Name: "alpha"})
 	if got := f.Select([]*Task{held, done}, none, now); len(got) != 1 || got[0] != held {
 		t.Fatalf("agent:alpha !state:done selected %v, want only the claimed task", got)
 	}

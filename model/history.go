@@ -61,7 +61,7 @@ func Timeline(t *Task) []Event {
 			return step(e.Action) == action && (at.IsZero() || near(e.At, at))
 		})
 	}
-	if c := t.Claim; c.Held() && !c.ClaimedAt.IsZero() {
+	if c := t.Claim(); c.Held() && !c.ClaimedAt.IsZero() {
 		action := EventClaim
 		if c.Holder == HolderHuman {
 			action = EventTakeover

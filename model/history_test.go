@@ -31,7 +31,7 @@ func TestTimeline(t *testing.T) {
 		want string
 	}{
 		{"an SQL row claimed with the seed's own UPDATE has no audit row: its claim and heartbeat come from its fields",
-			Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "w1", RunID: "r1", Node: "n1", ClaimedAt: StampOf(m(0)), HeartbeatAt: StampOf(m(5))}},
+			*(&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: "w1", RunID: "r1", Node: "n1", ClaimedAt: StampOf(m(0)), HeartbeatAt: StampOf(m(5))}),
 			"0s claim by w1 [run r1 on node n1]; 5m0s heartbeat by w1 [last sign of life]"},
 		{"events come out newest last whatever order the trail kept them in",
 			Task{State: StateQueued, more: &More{History: []Event{
@@ -40,11 +40,11 @@ func TestTimeline(t *testing.T) {
 			}}},
 			"1m0s claim by w1; 9m0s force-release by alice (stuck)"},
 		{"a claim the trail already has is not added again, even under seed 001's word",
-			Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "w1", ClaimedAt: StampOf(m(0))},
-				more: &More{History: []Event{{At: m(0), Actor: "w1", Action: "claimed"}}}},
+			*(&Task{State: StateClaimed,
+				more: &More{History: []Event{{At: m(0), Actor: "w1", Action: "claimed"}}}}).WithClaim(Claim{Holder: HolderAgent, Name: "w1", ClaimedAt: StampOf(m(0))}),
 			"0s claimed by w1"},
 		{"a human's claim reads as a takeover",
-			Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:alice", ClaimedAt: StampOf(m(2))}},
+			*(&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderHuman, Name: "HUMAN:alice", ClaimedAt: StampOf(m(2))}),
 			"2m0s takeover by HUMAN:alice"},
 		{"heartbeats by one holder fold into one line saying how many since when",
 			Task{State: StateClaimed, more: &More{History: []Event{

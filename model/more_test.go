@@ -25,3 +25,20 @@ func TestACopyOfATaskKeepsItsOwnMore(t *testing.T) {
 		t.Error("an empty More was kept behind the pointer")
 	}
 }
+
+func TestACopyOfATaskKeepsItsOwnClaim(t *testing.T) {
+	a := (&Task{ID: "1", State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: "SANDMAN", Token: "t-1"})
+	b := *a
+	b.EditClaim().Name = "ORACLE"
+	if a.Claim().Name != "SANDMAN" || b.Claim().Name != "ORACLE" || b.Claim().Token != "t-1" {
+		t.Errorf("after writing the copy: original %+v, copy %+v", a.Claim(), b.Claim())
+	}
+	b.SetClaim(Claim{})
+	if b.claim != nil || b.Claim().Held() || !a.Claim().Held() {
+		t.Errorf("a released copy: %v kept behind the pointer; original held %v", b.claim, a.Claim().Held())
+	}
+	var none Task
+	if none.Claim() != (Claim{}) || none.Claim().Held() || !none.Claim().LastAlive().IsZero() {
+		t.Error("a task with no claim reads as held")
+	}
+}

@@ -8,7 +8,7 @@ import (
 
 func TestOrderCompare(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	old := &Task{Source: "a", ID: "1", Priority: 1, CreatedAt: StampOf(t0), Claim: Claim{Expires: StampOf(t0.Add(time.Hour))}}
+	old := (&Task{Source: "a", ID: "1", Priority: 1, CreatedAt: StampOf(t0)}).WithClaim(Claim{Expires: StampOf(t0.Add(time.Hour))})
 	young := &Task{Source: "a", ID: "2", Priority: 3, CreatedAt: StampOf(t0.Add(time.Hour))}
 	twin := &Task{Source: "b", ID: "0", Priority: 3, CreatedAt: StampOf(t0.Add(time.Hour))}
 	cases := []struct {

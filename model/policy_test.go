@@ -28,17 +28,17 @@ func TestEligible(t *testing.T) {
 		{"review is not eligible", Task{State: StateReview}, false},
 		{"done is not eligible", Task{State: StateDone}, false},
 		{"seed 002: human-claimed tasks are never auto-pulled, regardless of Lock Expires",
-			Task{State: StateQueued, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:alice", Expires: StampOf(t0.Add(-time.Hour))}}, false},
+			*(&Task{State: StateQueued}).WithClaim(Claim{Holder: HolderHuman, Name: "HUMAN:alice", Expires: StampOf(t0.Add(-time.Hour))}), false},
 		{"human claim without expiry is never pulled either",
-			Task{State: StateQueued, Claim: Claim{Holder: HolderHuman}}, false},
+			*(&Task{State: StateQueued}).WithClaim(Claim{Holder: HolderHuman}), false},
 		{"seed 002: Lock Expires in the past is claimable",
-			Task{State: StateQueued, Claim: agentClaim("a", t0.Add(-30*time.Minute), t0.Add(-time.Second))}, true},
+			*(&Task{State: StateQueued}).WithClaim(agentClaim("a", t0.Add(-30*time.Minute), t0.Add(-time.Second))), true},
 		{"a lock expiring exactly now has expired",
-			Task{State: StateQueued, Claim: agentClaim("a", t0.Add(-20*time.Minute), t0)}, true},
+			*(&Task{State: StateQueued}).WithClaim(agentClaim("a", t0.Add(-20*time.Minute), t0)), true},
 		{"a live agent lock is not eligible",
-			Task{State: StateQueued, Claim: agentClaim("a", t0, t0.Add(time.Minute))}, false},
+			*(&Task{State: StateQueued}).WithClaim(agentClaim("a", t0, t0.Add(time.Minute))), false},
 		{"seed 002: Claimed By AGENT but Lock Expires empty is treated as claimable",
-			Task{State: StateQueued, Claim: Claim{Holder: HolderAgent, Name: "a"}}, true},
+			*(&Task{State: StateQueued}).WithClaim(Claim{Holder: HolderAgent, Name: "a"}), true},
 		{"a task read from bad data is never pulled", Task{State: StateQueued, more: &More{Problem: "status \"wip\" unknown"}}, false},
 	}
 	for _, c := range cases {
@@ -53,15 +53,15 @@ func TestEligible(t *testing.T) {
 func TestInconsistentIsFlagged(t *testing.T) {
 	// seed 002: "If Claimed By is AGENT but Lock Expires is empty, the task is
 	// treated as claimable ... The claiming agent should note this".
-	bad := &Task{State: StateQueued, Claim: Claim{Holder: HolderAgent}}
+	bad := (&Task{State: StateQueued}).WithClaim(Claim{Holder: HolderAgent})
 	if !Inconsistent(bad) || !Eligible(bad, t0) {
 		t.Fatalf("AGENT without expiry: Inconsistent=%v Eligible=%v, want both true", Inconsistent(bad), Eligible(bad, t0))
 	}
-	good := &Task{State: StateQueued, Claim: agentClaim("a", t0, t0.Add(time.Minute))}
+	good := (&Task{State: StateQueued}).WithClaim(agentClaim("a", t0, t0.Add(time.Minute)))
 	if Inconsistent(good) {
 		t.Fatal("a lock with an expiry is not inconsistent")
 	}
-	human := &Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman}}
+	human := (&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderHuman})
 	if Inconsistent(human) {
 		t.Fatal("a human claim has no expiry by design; it is not inconsistent")
 	}
@@ -102,17 +102,17 @@ func TestClaimable(t *testing.T) {
 	}{
 		{"queued and free", Task{State: StateQueued}, true},
 		{"seed 000: ELSE → CLAIM (stale claim, can override) once the grace has passed",
-			Task{State: StateClaimed, Claim: agentClaim("Sandman", t0.Add(-31*time.Minute), t0.Add(-time.Minute))}, true},
+			*(&Task{State: StateClaimed}).WithClaim(agentClaim("Sandman", t0.Add(-31*time.Minute), t0.Add(-time.Minute))), true},
 		{"a lease that ended less than the grace ago is not rescued yet",
-			Task{State: StateClaimed, Claim: agentClaim("Sandman", t0.Add(-21*time.Minute), t0.Add(-59*time.Second))}, false},
+			*(&Task{State: StateClaimed}).WithClaim(agentClaim("Sandman", t0.Add(-21*time.Minute), t0.Add(-59*time.Second))), false},
 		{"an expired claim on a broken record is never rescued",
-			Task{State: StateClaimed, more: &More{Problem: "broken"}, Claim: agentClaim("Sandman", t0.Add(-time.Hour), t0.Add(-30*time.Minute))}, false},
+			*(&Task{State: StateClaimed, more: &More{Problem: "broken"}}).WithClaim(agentClaim("Sandman", t0.Add(-time.Hour), t0.Add(-30*time.Minute))), false},
 		{"seed 000: claimed_at + claim_timeout_minutes > now → SKIP (active claim)",
-			Task{State: StateClaimed, Claim: agentClaim("Sandman", t0.Add(-time.Minute), t0.Add(29*time.Minute))}, false},
+			*(&Task{State: StateClaimed}).WithClaim(agentClaim("Sandman", t0.Add(-time.Minute), t0.Add(29*time.Minute))), false},
 		{"a human's claim is never taken by an agent",
-			Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:bob"}}, false},
+			*(&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderHuman, Name: "HUMAN:bob"}), false},
 		{"an in-progress task without an expiry is not overridden by claim",
-			Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "x"}}, false},
+			*(&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: "x"}), false},
 		{"done is final", Task{State: StateDone}, false},
 		{"reserved for another agent", Task{State: StateQueued, Reservation: &Reservation{For: "ORACLE"}}, false},
 	}
@@ -136,14 +136,14 @@ func TestTokenCurrent(t *testing.T) {
 		token string
 		want  bool
 	}{
-		{"the holder's token while its lease runs", Task{State: StateClaimed, Claim: live}, "tok", true},
-		{"another token", Task{State: StateClaimed, Claim: live}, "other", false},
-		{"no token at all", Task{State: StateClaimed, Claim: live}, "", false},
-		{"the holder's token from the lease's end on, nobody having claimed since", Task{State: StateClaimed, Claim: ended}, "tok", false},
+		{"the holder's token while its lease runs", *(&Task{State: StateClaimed}).WithClaim(live), "tok", true},
+		{"another token", *(&Task{State: StateClaimed}).WithClaim(live), "other", false},
+		{"no token at all", *(&Task{State: StateClaimed}).WithClaim(live), "", false},
+		{"the holder's token from the lease's end on, nobody having claimed since", *(&Task{State: StateClaimed}).WithClaim(ended), "tok", false},
 		{"an agent claim without an expiry (seed 002's inconsistent state)",
-			Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "x", Token: "tok"}}, "tok", false},
-		{"a human's token never expires", Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:bob", Token: "tok"}}, "tok", true},
-		{"a finished task keeps no current token", Task{State: StateDone, Claim: live}, "tok", false},
+			*(&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: "x", Token: "tok"}), "tok", false},
+		{"a human's token never expires", *(&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderHuman, Name: "HUMAN:bob", Token: "tok"}), "tok", true},
+		{"a finished task keeps no current token", *(&Task{State: StateDone}).WithClaim(live), "tok", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestTokenCurrent(t *testing.T) {
 }
 
 func TestClaimEvent(t *testing.T) {
-	dead := &Task{State: StateClaimed, Claim: agentClaim("Sandman", t0.Add(-time.Hour), t0)}
+	dead := (&Task{State: StateClaimed}).WithClaim(agentClaim("Sandman", t0.Add(-time.Hour), t0))
 	if e := ClaimEvent(dead, "ORACLE", t0); e.Action != ActionRescue || e.Actor != "ORACLE" || !strings.Contains(e.Detail, "Sandman") {
 		t.Fatalf("ClaimEvent over a dead holder = %+v, want a rescue by ORACLE naming Sandman", e)
 	}
@@ -207,10 +207,10 @@ func TestPullOrderIsTotal(t *testing.T) {
 
 func TestNextSkipsIneligible(t *testing.T) {
 	tasks := []*Task{
-		{ID: "human", State: StateQueued, Class: ClassExpedite, Claim: Claim{Holder: HolderHuman}},
+		(&Task{ID: "human", State: StateQueued, Class: ClassExpedite}).WithClaim(Claim{Holder: HolderHuman}),
 		{ID: "reserved", State: StateQueued, Class: ClassExpedite, Reservation: &Reservation{For: "ORACLE"}},
 		{ID: "claimed", State: StateClaimed, Class: ClassExpedite},
-		{ID: "in-grace", State: StateClaimed, Class: ClassExpedite, Claim: agentClaim("Sandman", t0.Add(-time.Hour), t0.Add(-time.Second))},
+		(&Task{ID: "in-grace", State: StateClaimed, Class: ClassExpedite}).WithClaim(agentClaim("Sandman", t0.Add(-time.Hour), t0.Add(-time.Second))),
 		{ID: "plain", State: StateQueued, Priority: 1},
 		{ID: "urgent", State: StateQueued, Priority: 3},
 	}
@@ -237,12 +237,12 @@ func TestHealth(t *testing.T) {
 		want LeaseHealth
 	}{
 		{"no claim", Task{State: StateQueued}, LeaseNone},
-		{"20 min lease just claimed", Task{State: StateClaimed, Claim: agentClaim("a", t0, t0.Add(20*time.Minute))}, LeaseHealthy},
-		{"less than a heartbeat interval left", Task{State: StateClaimed, Claim: agentClaim("a", t0.Add(-16*time.Minute), t0.Add(4*time.Minute))}, LeaseExpiring},
-		{"past expiry", Task{State: StateClaimed, Claim: agentClaim("a", t0.Add(-21*time.Minute), t0.Add(-time.Minute))}, LeaseExpired},
-		{"agent without expiry is claimable, so expired", Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent}}, LeaseExpired},
-		{"HUMAN claims never go stale", Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, ClaimedAt: StampOf(t0.Add(-48 * time.Hour))}}, LeaseHealthy},
-		{"a parked task holds no lease", Task{State: StateBlocked, Claim: agentClaim("a", t0, t0.Add(time.Minute))}, LeaseNone},
+		{"20 min lease just claimed", *(&Task{State: StateClaimed}).WithClaim(agentClaim("a", t0, t0.Add(20*time.Minute))), LeaseHealthy},
+		{"less than a heartbeat interval left", *(&Task{State: StateClaimed}).WithClaim(agentClaim("a", t0.Add(-16*time.Minute), t0.Add(4*time.Minute))), LeaseExpiring},
+		{"past expiry", *(&Task{State: StateClaimed}).WithClaim(agentClaim("a", t0.Add(-21*time.Minute), t0.Add(-time.Minute))), LeaseExpired},
+		{"agent without expiry is claimable, so expired", *(&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent}), LeaseExpired},
+		{"HUMAN claims never go stale", *(&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderHuman, ClaimedAt: StampOf(t0.Add(-48 * time.Hour))}), LeaseHealthy},
+		{"a parked task holds no lease", *(&Task{State: StateBlocked}).WithClaim(agentClaim("a", t0, t0.Add(time.Minute))), LeaseNone},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -260,7 +260,7 @@ func TestEscalationLadder(t *testing.T) {
 	l := DefaultPolicy().Ladder
 	seed001 := func(sinceHeartbeat time.Duration) *Task {
 		last := t0.Add(-sinceHeartbeat)
-		return &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "SANDMAN", ClaimedAt: StampOf(last), Expires: StampOf(last.Add(l.Stale))}}
+		return (&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: "SANDMAN", ClaimedAt: StampOf(last), Expires: StampOf(last.Add(l.Stale))})
 	}
 	cases := []struct {
 		stuck time.Duration
@@ -290,24 +290,24 @@ func TestEscalationRespectsLeaseAndHumans(t *testing.T) {
 	l := DefaultPolicy().Ladder
 	// seed 002: 20 min lease, heartbeat every 10 min: 12 min since the last
 	// heartbeat is normal, not stale.
-	live := &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, ClaimedAt: StampOf(t0.Add(-12 * time.Minute)), Expires: StampOf(t0.Add(8 * time.Minute))}}
+	live := (&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, ClaimedAt: StampOf(t0.Add(-12 * time.Minute)), Expires: StampOf(t0.Add(8 * time.Minute))})
 	if got := Escalation(live, t0, l); got != LevelNone {
 		t.Errorf("a running lease escalated to %v", got)
 	}
 	// A lease that expired a moment after a heartbeat is stale at once.
-	short := &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, HeartbeatAt: StampOf(t0.Add(-2 * time.Minute)), ClaimedAt: StampOf(t0.Add(-time.Hour)), Expires: StampOf(t0.Add(-time.Second))}}
+	short := (&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, HeartbeatAt: StampOf(t0.Add(-2 * time.Minute)), ClaimedAt: StampOf(t0.Add(-time.Hour)), Expires: StampOf(t0.Add(-time.Second))})
 	if got := Escalation(short, t0, l); got != LevelStale {
 		t.Errorf("an expired lease heartbeaten 2 min ago = %v, want stale", got)
 	}
 	if got := Stuck(short, t0); got != 2*time.Minute {
 		t.Errorf("Stuck counts from the last heartbeat: got %v, want 2m", got)
 	}
-	human := &Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, ClaimedAt: StampOf(t0.Add(-10 * time.Hour))}}
+	human := (&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderHuman, ClaimedAt: StampOf(t0.Add(-10 * time.Hour))})
 	if got := Escalation(human, t0, l); got != LevelNone {
 		t.Errorf("a human claim escalated to %v; human claims never go stale", got)
 	}
 	custom := Ladder{Stale: time.Minute, Urgent: 2 * time.Minute, Notify: 3 * time.Minute, Escalate: 4 * time.Minute}
-	stuck := &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, ClaimedAt: StampOf(t0.Add(-3 * time.Minute)), Expires: StampOf(t0.Add(-2 * time.Minute))}}
+	stuck := (&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, ClaimedAt: StampOf(t0.Add(-3 * time.Minute)), Expires: StampOf(t0.Add(-2 * time.Minute))})
 	if got := Escalation(stuck, t0, custom); got != LevelNotify {
 		t.Errorf("every threshold is configurable: got %v, want notify", got)
 	}
@@ -364,14 +364,14 @@ func TestErrorCodes(t *testing.T) {
 }
 
 func TestChanges(t *testing.T) {
-	seen := &Task{State: StateClaimed, Claim: agentClaim("a", t0, t0.Add(time.Minute)), Version: "1"}
+	seen := (&Task{State: StateClaimed, Version: "1"}).WithClaim(agentClaim("a", t0, t0.Add(time.Minute)))
 	now := &Task{State: StateQueued, Version: "2"}
 	got := Changes(seen, now)
 	if len(got) != 2 || got[0] != "state claimed → queued" || got[1] != "holder AGENT a → —" {
 		t.Fatalf("Changes = %q", got)
 	}
 	hb := *seen
-	hb.Claim.Expires = StampOf(t0.Add(20 * time.Minute))
+	hb.EditClaim().Expires = StampOf(t0.Add(20 * time.Minute))
 	hb.Version = "2"
 	if got := Changes(seen, &hb); len(got) != 1 {
 		t.Fatalf("a heartbeat is one change, got %q", got)
@@ -415,7 +415,7 @@ func TestPooledIsWhatSomeAgentsNextHandsOut(t *testing.T) {
 	now := time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC)
 	grace := time.Minute
 	agent := func(expires time.Duration) *Task {
-		return &Task{State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "A", Token: "t", Expires: StampOf(now.Add(expires))}}
+		return (&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: "A", Token: "t", Expires: StampOf(now.Add(expires))})
 	}
 	for _, c := range []struct {
 		name    string
@@ -429,7 +429,7 @@ func TestPooledIsWhatSomeAgentsNextHandsOut(t *testing.T) {
 		{"a lease ended within the grace", agent(-30 * time.Second), true, false},
 		{"a dead holder's claim past the grace, in a source whose next rescues", agent(-2 * time.Minute), true, true},
 		{"the same claim where the sweep puts it back (seed 002)", agent(-2 * time.Minute), false, false},
-		{"a human's claim never", &Task{State: StateClaimed, Claim: Claim{Holder: HolderHuman, Name: "HUMAN:a"}}, true, false},
+		{"a human's claim never", (&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderHuman, Name: "HUMAN:a"}), true, false},
 		{"a broken task never", &Task{State: StateQueued, more: &More{Problem: "bad status"}}, true, false},
 		{"a done task never", &Task{State: StateDone}, true, false},
 	} {

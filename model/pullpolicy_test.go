@@ -58,7 +58,7 @@ func TestThePullOrderIsTheSkillsPullPolicy(t *testing.T) {
 		if st == 0 {
 			st = StateQueued
 		}
-		task := &Task{ID: r.id, State: st, Class: r.class, Priority: r.priority, EditedAt: StampOf(r.edited), Claim: r.claim}
+		task := (&Task{ID: r.id, State: st, Class: r.class, Priority: r.priority, EditedAt: StampOf(r.edited)}).WithClaim(r.claim)
 		if got := Eligible(task, now); got != r.pulled {
 			t.Errorf("%s: eligible %v, the skill says %v", r.id, got, r.pulled)
 		}

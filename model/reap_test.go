@@ -9,7 +9,7 @@ import (
 // reaped, and stands in no alarm.
 func TestReapedIsNotAnAlarm(t *testing.T) {
 	now := time.Now()
-	before := &Task{ID: "1", State: StateClaimed, Claim: Claim{Holder: HolderAgent, Name: "SANDMAN", Token: "t", Expires: StampOf(now.Add(-time.Hour))}}
+	before := (&Task{ID: "1", State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: "SANDMAN", Token: "t", Expires: StampOf(now.Add(-time.Hour))})
 	after := &Task{ID: "1", State: StateQueued}
 	if !Reaped(before, after, now) {
 		t.Fatal("an expired claim put back is a reap")
@@ -18,12 +18,12 @@ func TestReapedIsNotAnAlarm(t *testing.T) {
 		t.Fatalf("a reaped task stands as %+v", c)
 	}
 	live := *before
-	live.Claim.Expires = StampOf(now.Add(time.Hour))
+	live.EditClaim().Expires = StampOf(now.Add(time.Hour))
 	if Reaped(&live, after, now) {
 		t.Fatal("a live claim released is a force-release, not a reap")
 	}
 	noExpiry := *before
-	noExpiry.Claim.Expires = StampOf(time.Time{})
+	noExpiry.EditClaim().Expires = StampOf(time.Time{})
 	if Reaped(&noExpiry, after, now) || Rescuable(&noExpiry, now, 0) {
 		t.Fatal("a token without an expiry is never reaped")
 	}

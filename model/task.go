@@ -317,7 +317,10 @@ type Task struct {
 	CreatedAt Stamp
 	EditedAt  Stamp
 
-	Claim Claim
+	// claim is who holds the task, nil when nothing of a holder is
+	// recorded: most of a big queue is unclaimed, and a Claim is 96 bytes.
+	// Read it with Claim, write it with SetClaim or EditClaim.
+	claim *Claim
 	// Reservation is the hand-off the task is kept under; nil when it was
 	// not handed off. Read its target with ReservedFor.
 	Reservation *Reservation
@@ -333,7 +336,7 @@ type Task struct {
 
 // More is the part of a task a poll seldom fills: of 100,000 live tasks
 // most have none of it, so a task keeps it behind one pointer and stays in
-// the 256-byte allocation size class with its Stamps (TestTaskSize).
+// the 176-byte allocation size class with its Stamps (TestTaskSize).
 // A task read on its own (Source.Get) fills more of it.
 type More struct {
 	Reason string // blocker or cancel/fail reason, a review's summary
@@ -358,24 +361,61 @@ type More struct {
 	Problem string
 }
 
-// More returns a copy of the task's seldom-filled part; its zero value when
-// none is set. Being a copy, it cannot be written through: use SetMore or
-// EditMore.
-func (t *Task) More() More {
-	if t.more == nil {
-		return More{}
+// A task keeps its claim and its More behind pointers, nil when empty
+// (TestTaskSize says why). They read as copies, so a write through one
+// does not compile, and are written through a fresh copy each time, so a
+// copy of the task made before (tasks are copied by value) keeps what it
+// had, as it would if the fields were the task's own.
+
+// behind reads a part kept behind a pointer: a copy, or its zero value.
+func behind[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
 	}
-	return *t.more
+	return *p
 }
 
-// SetMore replaces the task's seldom-filled part; a zero m leaves none.
-func (t *Task) SetMore(m More) {
-	if m.empty() {
-		t.more = nil
+// put keeps v behind the pointer at p, or nothing when v is empty.
+func put[T any](p **T, v T, empty bool) {
+	if empty {
+		*p = nil
 		return
 	}
-	t.more = &m
+	*p = &v
 }
+
+// edit puts a fresh copy of the part behind the pointer at p and returns
+// it to write to.
+func edit[T any](p **T) *T {
+	v := behind(*p)
+	*p = &v
+	return *p
+}
+
+// Claim returns a copy of who holds the task; its zero value when nobody
+// does. Write it with SetClaim or EditClaim.
+func (t *Task) Claim() Claim { return behind(t.claim) }
+
+// SetClaim replaces who holds the task; a zero c leaves none.
+func (t *Task) SetClaim(c Claim) { put(&t.claim, c, c == Claim{}) }
+
+// WithClaim sets who holds the task as SetClaim does and returns the task,
+// for a task written as a literal.
+func (t *Task) WithClaim(c Claim) *Task {
+	t.SetClaim(c)
+	return t
+}
+
+// EditClaim returns who holds the task to write to: a fresh copy.
+func (t *Task) EditClaim() *Claim { return edit(&t.claim) }
+
+// More returns a copy of the task's seldom-filled part; its zero value when
+// none is set. Write it with SetMore or EditMore.
+func (t *Task) More() More { return behind(t.more) }
+
+// SetMore replaces the task's seldom-filled part; a zero m leaves none.
+func (t *Task) SetMore(m More) { put(&t.more, m, m.empty()) }
 
 // WithMore sets the task's seldom-filled part as SetMore does and returns
 // the task, for a task written as a literal.
@@ -384,14 +424,8 @@ func (t *Task) WithMore(m More) *Task {
 	return t
 }
 
-// EditMore returns the task's seldom-filled part to write to. It is always
-// a fresh copy, so a copy of the task made before (tasks are copied by
-// value) keeps what it had, as it would if the fields were the task's own.
-func (t *Task) EditMore() *More {
-	m := t.More()
-	t.more = &m
-	return t.more
-}
+// EditMore returns the task's seldom-filled part to write to: a fresh copy.
+func (t *Task) EditMore() *More { return edit(&t.more) }
 
 func (m *More) empty() bool {
 	return m.Reason == "" && m.Unblock == nil && m.Artifacts == "" && m.Parent == "" && m.Family == nil &&

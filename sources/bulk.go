@@ -79,8 +79,8 @@ func (d *Desk) PreviewBulk(req Request, tasks []*model.Task) BulkPreview {
 		r := req
 		r.Seen = t
 		err := d.check(t.Source, r)
-		if err == nil && t.Claim.Holder == model.HolderHuman {
-			err = model.Errorf(model.CodeConflict, string(req.Action), t.ID, "held by %s: a person's claim is acted on one at a time", t.Claim.Name)
+		if err == nil && t.Claim().Holder == model.HolderHuman {
+			err = model.Errorf(model.CodeConflict, string(req.Action), t.ID, "held by %s: a person's claim is acted on one at a time", t.Claim().Name)
 		}
 		if err == nil {
 			err = d.Precheck(t, req)

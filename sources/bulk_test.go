@@ -77,7 +77,7 @@ func TestBulkReleaseOfADeadNodesClaims(t *testing.T) {
 	// After the operator saw the preview, worker-7 heartbeats (the claim
 	// seen stands) and worker-9's task is released and claimed by worker-10
 	// (a new claim: the decision no longer stands).
-	if _, err := locks.Heartbeat(ctx, c.ID, c.Claim.Token, time.Hour); err != nil {
+	if _, err := locks.Heartbeat(ctx, c.ID, c.Claim().Token, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	bNow, err := locks.Get(ctx, b.ID)
@@ -110,8 +110,8 @@ func TestBulkReleaseOfADeadNodesClaims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if now.Claim.Held() != want.held {
-			t.Errorf("%s/%s held=%v after the bulk release, want %v", want.src.Name(), now.Title, now.Claim.Held(), want.held)
+		if now.Claim().Held() != want.held {
+			t.Errorf("%s/%s held=%v after the bulk release, want %v", want.src.Name(), now.Title, now.Claim().Held(), want.held)
 		}
 	}
 	if err := sum.Err(); model.CodeOf(err) != model.CodeConflict {
@@ -145,7 +145,7 @@ func TestBulkStopsBetweenTasks(t *testing.T) {
 	if len(sum.Applied) != 1 || len(sum.Stopped) != 2 || sum.Stopped[0].Task != tasks[1].ID {
 		t.Fatalf("summary after a stop: %+v", sum)
 	}
-	if now, _ := q.Get(context.Background(), tasks[2].ID); !now.Claim.Held() {
+	if now, _ := q.Get(context.Background(), tasks[2].ID); !now.Claim().Held() {
 		t.Fatal("a stopped bulk action changed a task it did not reach")
 	}
 }

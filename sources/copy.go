@@ -94,8 +94,8 @@ func PlanCopy(ctx context.Context, from, to Source, resume bool, progress Progre
 // sameCopy reports whether there is what copying t wrote: the same state,
 // title, holder, token and history.
 func sameCopy(t, there *model.Task) bool {
-	if t.State != there.State || t.Title != there.Title || t.Claim.Name != there.Claim.Name ||
-		t.Claim.Token != there.Claim.Token || len(t.More().History) != len(there.More().History) {
+	if t.State != there.State || t.Title != there.Title || t.Claim().Name != there.Claim().Name ||
+		t.Claim().Token != there.Claim().Token || len(t.More().History) != len(there.More().History) {
 		return false
 	}
 	for i, e := range t.More().History {

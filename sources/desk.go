@@ -191,7 +191,7 @@ func (d *Desk) finishOwn(ctx context.Context, src Source, req Request, h Human) 
 	if req.Action == model.ActionBlock {
 		o.UnblockAction = req.Unblock
 	}
-	return src.Finish(ctx, seen.ID, seen.Claim.Token, o)
+	return src.Finish(ctx, seen.ID, seen.Claim().Token, o)
 }
 
 // Precheck is what the desk and the backend would refuse req on t for, as

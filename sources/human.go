@@ -44,7 +44,7 @@ func CheckHuman(action model.Action, t *model.Task, h Human) error {
 		return conflict("the task was read from bad data (%s); repair it by hand", t.More().Problem)
 	case t.State.Final():
 		return conflict("the task is already %s", t.State)
-	case action == model.ActionForceRelease && t.State == model.StateQueued && !t.Claim.Held():
+	case action == model.ActionForceRelease && t.State == model.StateQueued && !t.Claim().Held():
 		return conflict("the task is in the queue and nobody holds it: there is nothing to release")
 	}
 	return nil
@@ -61,10 +61,10 @@ func ClaimChanges(seen, now *model.Task) []string {
 	if seen.State != now.State {
 		out = append(out, "status")
 	}
-	if seen.Claim.Holder != now.Claim.Holder || seen.Claim.Name != now.Claim.Name {
+	if seen.Claim().Holder != now.Claim().Holder || seen.Claim().Name != now.Claim().Name {
 		out = append(out, "holder")
 	}
-	if seen.Claim.Token != now.Claim.Token {
+	if seen.Claim().Token != now.Claim().Token {
 		out = append(out, "lock token")
 	}
 	if !sameReservation(seen.Reservation, now.Reservation) {
@@ -87,8 +87,8 @@ func sameReservation(a, b *model.Reservation) bool {
 // no trail (a seed 003 row claimed before migrate) is named too.
 func FromWhom(cur *model.Task) string {
 	d := "was " + cur.State.String()
-	if cur.Claim.Held() && cur.Claim.Name != "" {
-		d += " by " + cur.Claim.Name
+	if cur.Claim().Held() && cur.Claim().Name != "" {
+		d += " by " + cur.Claim().Name
 	}
 	return d
 }

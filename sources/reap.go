@@ -26,7 +26,7 @@ type Releaser interface {
 func ReapOne(ctx context.Context, rel Releaser, seen *model.Task, actor, why string, now time.Time, grace time.Duration) (*model.Task, error) {
 	if !model.Rescuable(seen, now, grace) {
 		e := model.Errorf(model.CodeConflict, string(model.ActionReap), seen.ID,
-			"the task is %s held by %q, not an agent's lease that ended %s ago: nothing was done", seen.State, seen.Claim.Name, grace)
+			"the task is %s held by %q, not an agent's lease that ended %s ago: nothing was done", seen.State, seen.Claim().Name, grace)
 		e.Current = seen
 		return nil, e
 	}
@@ -35,7 +35,7 @@ func ReapOne(ctx context.Context, rel Releaser, seen *model.Task, actor, why str
 
 // ReapReason is the trail's reason for a reap or rescue of t.
 func ReapReason(why string, t *model.Task) string {
-	return fmt.Sprintf("%s: the lease of %s ended %s", why, t.Claim.Name, t.Claim.Expires.Time().UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%s: the lease of %s ended %s", why, t.Claim().Name, t.Claim().Expires.Time().UTC().Format(time.RFC3339))
 }
 
 // Reaping is one task a reap put back in the queue (Applied), would have

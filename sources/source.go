@@ -313,7 +313,7 @@ func CheckEdit(t *model.Task, e Edit, now time.Time) error {
 	if err := model.CheckStatusEdit(t, e.State); err != nil {
 		return err
 	}
-	c := t.Claim
+	c := t.Claim()
 	held := c.Holder == model.HolderHuman ||
 		(c.Holder == model.HolderAgent && !c.Expires.IsZero() && now.Before(c.Expires.Time()))
 	switch {

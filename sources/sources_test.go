@@ -50,8 +50,8 @@ func TestDeskJournalsEveryAction(t *testing.T) {
 	if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "changed since you looked") {
 		t.Fatalf("a release on a stale screen: %v", err)
 	}
-	if now, _ := src.Get(ctx, task.ID); now.Claim.Holder != model.HolderHuman {
-		t.Fatalf("the refused release changed the task: %+v", now.Claim)
+	if now, _ := src.Get(ctx, task.ID); now.Claim().Holder != model.HolderHuman {
+		t.Fatalf("the refused release changed the task: %+v", now.Claim())
 	}
 	readOnly = true
 	if _, err := desk.Apply(ctx, src, sources.Request{Action: model.ActionCancel, Seen: held, Reason: "x"}); model.CodeOf(err) != model.CodeMisconfigured {
@@ -127,9 +127,9 @@ func TestCheckEdit(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	title := "t"
 	free := &model.Task{ID: "a", State: model.StateQueued}
-	held := &model.Task{ID: "b", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "tok", Expires: model.StampOf(now.Add(time.Minute))}}
-	lapsed := &model.Task{ID: "c", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "tok", Expires: model.StampOf(now.Add(-time.Minute))}}
-	human := &model.Task{ID: "d", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", Token: "h"}}
+	held := (&model.Task{ID: "b", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "tok", Expires: model.StampOf(now.Add(time.Minute))})
+	lapsed := (&model.Task{ID: "c", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "tok", Expires: model.StampOf(now.Add(-time.Minute))})
+	human := (&model.Task{ID: "d", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", Token: "h"})
 	cases := []struct {
 		name string
 		t    *model.Task

@@ -54,7 +54,7 @@ func transitionActivity(tr hub.Transition) activity {
 	if t == nil {
 		t = tr.Before
 	}
-	a := activity{At: tr.At, Source: t.Source, Task: t.DisplayKey(), Actor: t.Claim.Name}
+	a := activity{At: tr.At, Source: t.Source, Task: t.DisplayKey(), Actor: t.Claim().Name}
 	switch {
 	case tr.Before == nil:
 		a.What = "appeared as " + t.State.String()
@@ -68,10 +68,10 @@ func transitionActivity(tr hub.Transition) activity {
 	default:
 		a.What = "changed"
 	}
-	if t.Claim.Held() {
-		a.What += " by " + t.Claim.Holder.String() + " " + t.Claim.Name
-	} else if tr.Before != nil && tr.Before.Claim.Held() {
-		a.What += " (was " + tr.Before.Claim.Name + ")"
+	if t.Claim().Held() {
+		a.What += " by " + t.Claim().Holder.String() + " " + t.Claim().Name
+	} else if tr.Before != nil && tr.Before.Claim().Held() {
+		a.What += " (was " + tr.Before.Claim().Name + ")"
 	}
 	if r := t.ReservedFor(); r != "" && (tr.Before == nil || tr.Before.ReservedFor() != r) {
 		a.What += ", reserved for " + r

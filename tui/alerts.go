@@ -66,7 +66,7 @@ func (al *alarms) level(t *model.Task, lv model.Level) {
 	}
 	al.rang[k] = lv
 	al.ringing = append(al.ringing, Alarm{Title: fmt.Sprintf("%s %s", t.DisplayKey(), strings.ToUpper(lv.String())),
-		Body: fmt.Sprintf("%s on %s, held by %s", theme.Safe(t.Title), t.Source, t.Claim.Name)})
+		Body: fmt.Sprintf("%s on %s, held by %s", theme.Safe(t.Title), t.Source, t.Claim().Name)})
 }
 
 // down queues an alarm the first time a node is seen DOWN.

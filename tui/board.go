@@ -273,7 +273,7 @@ func (b *board) place(t *model.Task, c *model.Classification, now time.Time, jud
 	case t.More().Problem != "":
 	case b.snap.Pooled(t, now):
 		in[queueView] = true
-	case t.State == model.StateClaimed && t.Claim.Held():
+	case t.State == model.StateClaimed && t.Claim().Held():
 		in[leasesView] = !c.Stale()
 	}
 	if t.State == model.StateReview {
@@ -316,8 +316,8 @@ const deriveBlock = 32
 func touchTasks(block []*model.Task) int {
 	n := 0
 	for _, t := range block {
-		n += int(t.State) + t.Priority + int(t.EditedAt.Time().Unix()) + len(t.Claim.Name) +
-			int(t.Claim.Expires.Time().Unix()) + len(t.ReservedFor()) + len(t.More().Problem) + len(t.More().Parent)
+		n += int(t.State) + t.Priority + int(t.EditedAt.Time().Unix()) + len(t.Claim().Name) +
+			int(t.Claim().Expires.Time().Unix()) + len(t.ReservedFor()) + len(t.More().Problem) + len(t.More().Parent)
 		if t.State == model.StateClaimed && t.ID != "" {
 			// A stale claim's id is hashed for its alarm: fetch its bytes too.
 			n += int(t.ID[0])
@@ -466,7 +466,7 @@ func (b *board) standing(t *model.Task, now time.Time) model.Classification {
 	if c, ok := b.classes()[t]; ok {
 		return c
 	}
-	if t.State == model.StateClaimed && t.Claim.Holder == model.HolderAgent {
+	if t.State == model.StateClaimed && t.Claim().Holder == model.HolderAgent {
 		return b.snap.Classify(t, now)
 	}
 	return model.Classification{}
@@ -532,8 +532,8 @@ func (b *board) findKey(source, key string) *model.Task {
 // agentNode is the node an agent was last seen claiming on, or "".
 func (b *board) agentNode(agent string) string {
 	for _, t := range b.all {
-		if t.Claim.Node != "" && strings.EqualFold(t.Claim.Name, agent) {
-			return t.Claim.Node
+		if t.Claim().Node != "" && strings.EqualFold(t.Claim().Name, agent) {
+			return t.Claim().Node
 		}
 	}
 	return ""
@@ -554,10 +554,10 @@ func (b *board) knownAgents(configured []string) []string {
 		add(a)
 	}
 	for _, r := range b.panes[leasesView].members {
-		add(r.t.Claim.Name)
+		add(r.t.Claim().Name)
 	}
 	for _, r := range b.panes[staleView].members {
-		add(r.t.Claim.Name)
+		add(r.t.Claim().Name)
 	}
 	slices.Sort(out)
 	return append([]string{model.AnyAgent}, out...)

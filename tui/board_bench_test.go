@@ -37,10 +37,10 @@ func bigQueue(n int, rng *rand.Rand) hub.Snapshot {
 		case r < 25:
 			a := agents[rng.IntN(len(agents))]
 			t.State = model.StateClaimed
-			t.Claim = model.Claim{Holder: model.HolderAgent, Name: a, RunID: "r-" + strconv.Itoa(i), Node: "n" + strconv.Itoa(i%5),
-				ClaimedAt: model.StampOf(t0.Add(-time.Duration(rng.IntN(180)) * time.Minute))}
-			t.Claim.HeartbeatAt = model.StampOf(t.Claim.ClaimedAt.Time().Add(time.Duration(rng.IntN(10)) * time.Minute))
-			t.Claim.Expires = model.StampOf(t.Claim.HeartbeatAt.Time().Add(20 * time.Minute))
+			t.SetClaim(model.Claim{Holder: model.HolderAgent, Name: a, RunID: "r-" + strconv.Itoa(i), Node: "n" + strconv.Itoa(i%5),
+				ClaimedAt: model.StampOf(t0.Add(-time.Duration(rng.IntN(180)) * time.Minute))})
+			t.EditClaim().HeartbeatAt = model.StampOf(t.Claim().ClaimedAt.Time().Add(time.Duration(rng.IntN(10)) * time.Minute))
+			t.EditClaim().Expires = model.StampOf(t.Claim().HeartbeatAt.Time().Add(20 * time.Minute))
 		case r < 40:
 			t.State = model.StateDone
 		}

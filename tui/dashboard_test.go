@@ -218,8 +218,8 @@ func TestClaimAsHumanUpdatesTheRowAtOnceAndIsReconciledByThePoll(t *testing.T) {
 	r := newRig(t)
 	r.selectKey(leasesView, "TASK-4")
 	r.press("c", "enter", "y") // no reason: it is optional
-	if got := r.get("4"); got.Claim.Holder != model.HolderHuman || got.Claim.Name != "HUMAN:alice" {
-		t.Fatalf("backend holder %s %s, want HUMAN:alice", got.Claim.Holder, got.Claim.Name)
+	if got := r.get("4"); got.Claim().Holder != model.HolderHuman || got.Claim().Name != "HUMAN:alice" {
+		t.Fatalf("backend holder %s %s, want HUMAN:alice", got.Claim().Holder, got.Claim().Name)
 	}
 	// No poll yet: the row shows the result the action returned.
 	if row := rowOf(t, r, "TASK-4"); !strings.Contains(row, "HUMAN:alice") {
@@ -254,8 +254,8 @@ func TestForceReleasePutsTheTaskBackInTheQueue(t *testing.T) {
 	r := newRig(t)
 	r.selectKey(staleView, "TASK-5")
 	r.press("r", "enter", "y")
-	if got := r.get("5"); got.State != model.StateQueued || got.Claim.Held() {
-		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim.Name)
+	if got := r.get("5"); got.State != model.StateQueued || got.Claim().Held() {
+		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim().Name)
 	}
 	r.press("1")
 	rowOf(t, r, "TASK-5")
@@ -296,8 +296,8 @@ func TestHandOffPicksAgentReasonAndPriority(t *testing.T) {
 	}
 	r.press("y")
 	got := r.get("5")
-	if res := got.Reservation; res == nil || res.For != "alpha" || res.Priority != "critical" || res.Reason != "bravo is stuck" || got.Claim.Held() {
-		t.Fatalf("after hand-off: reservation %+v, holder %q", res, got.Claim.Name)
+	if res := got.Reservation; res == nil || res.For != "alpha" || res.Priority != "critical" || res.Reason != "bravo is stuck" || got.Claim().Held() {
+		t.Fatalf("after hand-off: reservation %+v, holder %q", res, got.Claim().Name)
 	}
 }
 
@@ -310,8 +310,8 @@ func TestActionOnATaskThatChangedIsRefusedAndSaysWhatChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.press("r", "enter", "y")
-	if got := r.get("4"); got.Claim.Name != "HUMAN:bob" || got.State != model.StateClaimed {
-		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim.Name)
+	if got := r.get("4"); got.Claim().Name != "HUMAN:bob" || got.State != model.StateClaimed {
+		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim().Name)
 	}
 	screen := r.screen()
 	for _, want := range []string{"refused", "CONFLICT", "holder AGENT alpha → HUMAN HUMAN:bob", "nothing was done"} {
@@ -700,7 +700,8 @@ func TestObservedTransitionsShowInActivity(t *testing.T) {
 	r := newRig(t)
 	before := r.get("1")
 	after := *before
-	after.State, after.Claim = model.StateClaimed, model.Claim{Holder: model.HolderAgent, Name: "alpha"}
+	after.State = model.StateClaimed
+	after.SetClaim(model.Claim{Holder: model.HolderAgent, Name: "alpha"})
 	s := r.m.board.snap
 	s.Transitions = []hub.Transition{{At: t0, Before: before, After: &after}}
 	r.m.Update(snapshotMsg(s))
@@ -722,7 +723,7 @@ func TestNoMeshSaysSoPlainly(t *testing.T) {
 
 func TestBrokenTasksAreShownButNeverActedOn(t *testing.T) {
 	r := newRig(t)
-	r.prod.Put((&model.Task{ID: "bad", Key: "BAD-1", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "x"}}).WithMore(model.More{Problem: "truncated lock file"}))
+	r.prod.Put(((&model.Task{ID: "bad", Key: "BAD-1", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "x"})).WithMore(model.More{Problem: "truncated lock file"}))
 	r.poll()
 	r.selectKey(staleView, "BAD-1")
 	if row := rowOf(t, r, "BAD-1"); !strings.Contains(row, "BROKEN") || !strings.Contains(row, "truncated lock") {
@@ -824,8 +825,7 @@ func TestNodesDownByHolderMappingShowStale(t *testing.T) {
 	r := newRig(t)
 	r.size(120, 40)
 	for _, w := range []string{"worker-7", "worker-8"} {
-		r.prod.Put(&model.Task{ID: w, Key: "W-" + w[len(w)-1:], Title: "job of " + w, State: model.StateClaimed, RawStatus: "claimed",
-			Claim: model.Claim{Holder: model.HolderAgent, Name: w, Token: "tok-" + w, ClaimedAt: model.StampOf(t0.Add(-2 * time.Minute)), Expires: model.StampOf(t0.Add(18 * time.Minute))}})
+		r.prod.Put((&model.Task{ID: w, Key: "W-" + w[len(w)-1:], Title: "job of " + w, State: model.StateClaimed, RawStatus: "claimed"}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: w, Token: "tok-" + w, ClaimedAt: model.StampOf(t0.Add(-2 * time.Minute)), Expires: model.StampOf(t0.Add(18 * time.Minute))}))
 	}
 	r.nodes = []model.Node{{Name: "ORACLE", Status: model.NodeDown}, {Name: "SANDMAN", Status: model.NodeDown}}
 	r.holders = map[string]string{"worker-7": "oracle", "worker-8": "SANDMAN"}
@@ -942,10 +942,10 @@ func TestALeasePastTheCeilingIsSuspectAndRescued(t *testing.T) {
 		return model.Claim{Holder: model.HolderAgent, Name: "zulu", RunID: "r-99", Token: "tok-99",
 			ClaimedAt: model.StampOf(t0.Add(-10 * time.Minute)), HeartbeatAt: model.StampOf(t0.Add(-time.Minute)), Expires: model.StampOf(expires)}
 	}
-	r.prod.Put(&model.Task{ID: "30", Key: "TASK-30", Title: "Hold forever", State: model.StateClaimed, RawStatus: "claimed",
-		CreatedAt: model.StampOf(t0.Add(-time.Hour)), Claim: claim(time.Date(9999, 12, 31, 23, 59, 0, 0, time.UTC))})
-	r.prod.Put(&model.Task{ID: "31", Key: "TASK-31", Title: "Hold a month", State: model.StateClaimed, RawStatus: "claimed",
-		CreatedAt: model.StampOf(t0.Add(-time.Hour)), Claim: claim(t0.Add(30 * 24 * time.Hour))})
+	r.prod.Put((&model.Task{ID: "30", Key: "TASK-30", Title: "Hold forever", State: model.StateClaimed, RawStatus: "claimed",
+		CreatedAt: model.StampOf(t0.Add(-time.Hour))}).WithClaim(claim(time.Date(9999, 12, 31, 23, 59, 0, 0, time.UTC))))
+	r.prod.Put((&model.Task{ID: "31", Key: "TASK-31", Title: "Hold a month", State: model.StateClaimed, RawStatus: "claimed",
+		CreatedAt: model.StampOf(t0.Add(-time.Hour))}).WithClaim(claim(t0.Add(30 * 24 * time.Hour))))
 	r.poll()
 	r.selectKey(staleView, "TASK-30")
 	s := r.screen()
@@ -964,7 +964,7 @@ func TestALeasePastTheCeilingIsSuspectAndRescued(t *testing.T) {
 		t.Fatalf("the footer does not offer the rescue keys: %q", footer)
 	}
 	r.press("r", "enter", "y")
-	if got := r.get("30"); got.Claim.Held() || got.State != model.StateQueued {
-		t.Fatalf("after the force-release TASK-30 is %s held by %q", got.State, got.Claim.Name)
+	if got := r.get("30"); got.Claim().Held() || got.State != model.StateQueued {
+		t.Fatalf("after the force-release TASK-30 is %s held by %q", got.State, got.Claim().Name)
 	}
 }

@@ -166,20 +166,20 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		return at.In(loc).Format("2006-01-02 15:04:05") + " (" + pc.ago(at, now) + " ago)"
 	}
 	token := "—"
-	if t.Claim.Token != "" {
-		token = model.ShownToken(t.Claim.Token)
+	if t.Claim().Token != "" {
+		token = model.ShownToken(t.Claim().Token)
 	}
 	kv := [][2]string{
 		{"source", t.Source}, {"id", t.ID}, {"key", t.DisplayKey()}, {"title", ""},
 		{"state", t.State.String() + " (raw " + orDash(t.RawStatus) + ")"},
 		{"class", t.Class.String()}, {"priority", orDash(model.PriorityName(t.Priority))},
 		{"created", when(t.CreatedAt.Time())}, {"edited", when(t.EditedAt.Time())},
-		{"holder", orDash(t.Claim.Holder.String())}, {"agent", orDash(t.Claim.Name)},
-		{"run", orDash(t.Claim.RunID)}, {"node", orDash(c.Placement.String())}, {"lock token", token},
-		{"claimed", when(t.Claim.ClaimedAt.Time())}, {"heartbeat", when(t.Claim.HeartbeatAt.Time())},
-		{"expires", when(t.Claim.Expires.Time())},
+		{"holder", orDash(t.Claim().Holder.String())}, {"agent", orDash(t.Claim().Name)},
+		{"run", orDash(t.Claim().RunID)}, {"node", orDash(c.Placement.String())}, {"lock token", token},
+		{"claimed", when(t.Claim().ClaimedAt.Time())}, {"heartbeat", when(t.Claim().HeartbeatAt.Time())},
+		{"expires", when(t.Claim().Expires.Time())},
 	}
-	if !t.Claim.Expires.IsZero() {
+	if !t.Claim().Expires.IsZero() {
 		kv = append(kv, [2]string{"left", pc.clock(model.Remaining(t, now))})
 	}
 	lease := model.Health(t, now, p).String()
@@ -291,7 +291,7 @@ func nodeDetail(n model.Node, tasks []*model.Task, sel int, now time.Time, loc *
 		if i == sel {
 			mark = "› "
 		}
-		out = append(out, fmt.Sprintf("%s%-10s %-8s %-12s %s", mark, t.DisplayKey(), t.Source, t.Claim.Name, theme.Safe(t.Title)))
+		out = append(out, fmt.Sprintf("%s%-10s %-8s %-12s %s", mark, t.DisplayKey(), t.Source, t.Claim().Name, theme.Safe(t.Title)))
 	}
 	if len(n.ClaimedTasks) > 0 {
 		out = append(out, "", "reported by the node: "+strings.Join(n.ClaimedTasks, ", "))

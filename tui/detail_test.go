@@ -47,8 +47,8 @@ func TestTheDetailIsAWorkingPlace(t *testing.T) {
 		r := newRig(t)
 		r.selectKey(leasesView, "TASK-4")
 		r.press("enter", "c", "enter", "y")
-		if got := r.get("4"); got.Claim.Name != "HUMAN:alice" {
-			t.Fatalf("c in the detail did not claim: holder %q", got.Claim.Name)
+		if got := r.get("4"); got.Claim().Name != "HUMAN:alice" {
+			t.Fatalf("c in the detail did not claim: holder %q", got.Claim().Name)
 		}
 		if _, ok := r.m.dialogs[len(r.m.dialogs)-1].(*taskDialog); !ok {
 			t.Fatal("after the action the detail must still be open")

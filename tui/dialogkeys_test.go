@@ -37,8 +37,8 @@ func TestTextTypedIntoADetailNeverReachesAnAction(t *testing.T) {
 				t.Fatalf("%q: the dialog open is %T, not the detail", text, r.m.dialogs[0])
 			}
 			after := r.get("4")
-			if after.State != before.State || after.Claim.Token != before.Claim.Token {
-				t.Fatalf("%q: the task changed: %v %q → %v %q", text, before.State, before.Claim.Name, after.State, after.Claim.Name)
+			if after.State != before.State || after.Claim().Token != before.Claim().Token {
+				t.Fatalf("%q: the task changed: %v %q → %v %q", text, before.State, before.Claim().Name, after.State, after.Claim().Name)
 			}
 			if st := r.m.status.text; !strings.HasPrefix(st, "cop") { // copied, or why not
 				t.Fatalf("%q: y in the detail did not copy the id: %q", text, st)
@@ -59,8 +59,8 @@ func TestTextTypedIntoAConfirmationIsDropped(t *testing.T) {
 	}
 	r.typeText(":sort pri desc")
 	r.press("enter", "y")
-	if got := r.get("4"); got.State != model.StateClaimed || got.Claim.Name != "alpha" {
-		t.Fatalf("the claim changed: %v held by %q", got.State, got.Claim.Name)
+	if got := r.get("4"); got.State != model.StateClaimed || got.Claim().Name != "alpha" {
+		t.Fatalf("the claim changed: %v held by %q", got.State, got.Claim().Name)
 	}
 	if n := len(r.m.dialogs); n != 0 {
 		t.Fatalf("%d dialogs open after the confirmation was refused:\n%s", n, r.screen())

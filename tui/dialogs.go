@@ -169,13 +169,13 @@ func (e *dialogEnv) taskSummary(seen *model.Task) []string {
 		t = live
 	}
 	holder := "nobody"
-	if seen.Claim.Held() {
-		holder = seen.Claim.Holder.String() + " " + seen.Claim.Name
-		if seen.Claim.RunID != "" {
-			holder += " · run " + seen.Claim.RunID
+	if seen.Claim().Held() {
+		holder = seen.Claim().Holder.String() + " " + seen.Claim().Name
+		if seen.Claim().RunID != "" {
+			holder += " · run " + seen.Claim().RunID
 		}
-		if seen.Claim.Node != "" {
-			holder += " · node " + seen.Claim.Node
+		if seen.Claim().Node != "" {
+			holder += " · node " + seen.Claim().Node
 		}
 	}
 	out := []string{
@@ -183,7 +183,7 @@ func (e *dialogEnv) taskSummary(seen *model.Task) []string {
 		field(st, "state", seen.State.String()+" ("+orDash(seen.RawStatus)+")"),
 		field(st, "holder", holder),
 	}
-	if !t.Claim.Expires.IsZero() {
+	if !t.Claim().Expires.IsZero() {
 		if left := model.Remaining(t, now); left >= 0 {
 			out = append(out, field(st, "lease", pc.clock(left)+" left"))
 		} else {
@@ -202,8 +202,8 @@ func (e *dialogEnv) taskSummary(seen *model.Task) []string {
 		out = append(out, wrapped(st, "summary", orDash(seen.More().Reason))...)
 		out = append(out, wrapped(st, "artifacts", orDash(seen.More().Artifacts))...)
 	}
-	if t != seen && (t.State != seen.State || t.Claim.Name != seen.Claim.Name || t.Claim.Token != seen.Claim.Token) {
-		out = append(out, st.Warn.Render(fmt.Sprintf("⚠ changed since you looked: now %s, held by %s", t.State, orDash(t.Claim.Name))))
+	if t != seen && (t.State != seen.State || t.Claim().Name != seen.Claim().Name || t.Claim().Token != seen.Claim().Token) {
+		out = append(out, st.Warn.Render(fmt.Sprintf("⚠ changed since you looked: now %s, held by %s", t.State, orDash(t.Claim().Name))))
 	}
 	return out
 }

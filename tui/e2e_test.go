@@ -132,8 +132,8 @@ func TestE2EClaimAsHuman(t *testing.T) {
 	e.see("Claim as HUMAN deploy-1 on local?", "[y/N]")
 	e.keys("y")
 	e.see("takeover deploy-1 applied")
-	if got := e.task("deploy-1"); got.Claim.Holder != model.HolderHuman || got.Claim.Name != "HUMAN:alice" {
-		t.Fatalf("holder %s %s", got.Claim.Holder, got.Claim.Name)
+	if got := e.task("deploy-1"); got.Claim().Holder != model.HolderHuman || got.Claim().Name != "HUMAN:alice" {
+		t.Fatalf("holder %s %s", got.Claim().Holder, got.Claim().Name)
 	}
 	recs, err := sources.ReadJournal(e.journal)
 	if err != nil || len(recs) != 2 || recs[1].Result != "applied" {
@@ -151,8 +151,8 @@ func TestE2EForceRelease(t *testing.T) {
 	e.see("SANDMAN")
 	e.keys("r", "enter", "y")
 	e.see("force-release deploy-1 applied")
-	if got := e.task("deploy-1"); got.State != model.StateQueued || got.Claim.Held() {
-		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim.Name)
+	if got := e.task("deploy-1"); got.State != model.StateQueued || got.Claim().Held() {
+		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim().Name)
 	}
 	m := e.quit()
 	if n := len(m.board.panes[queueView].members); n != 2 {
@@ -184,8 +184,8 @@ func TestE2EHandOff(t *testing.T) {
 	e.see("ANY, priority medium")
 	e.keys("y")
 	e.see("handoff deploy-1 applied")
-	if got := e.task("deploy-1"); got.ReservedFor() != model.AnyAgent || got.Claim.Held() {
-		t.Fatalf("after hand-off: reserved for %q, held by %q", got.ReservedFor(), got.Claim.Name)
+	if got := e.task("deploy-1"); got.ReservedFor() != model.AnyAgent || got.Claim().Held() {
+		t.Fatalf("after hand-off: reserved for %q, held by %q", got.ReservedFor(), got.Claim().Name)
 	}
 	e.quit()
 }
@@ -205,8 +205,8 @@ func TestE2EActionOnAChangedTaskIsRefused(t *testing.T) {
 	}
 	e.keys("r", "enter", "y")
 	e.see("Force-release deploy-1 refused", "holder AGENT SANDMAN → HUMAN HUMAN:carol", "force-release deploy-1 refused: CONFLICT")
-	if got := e.task("deploy-1"); got.Claim.Name != "HUMAN:carol" || got.State != model.StateClaimed {
-		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim.Name)
+	if got := e.task("deploy-1"); got.Claim().Name != "HUMAN:carol" || got.State != model.StateClaimed {
+		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim().Name)
 	}
 	if m := e.quit(); !strings.Contains(m.status.text, "CONFLICT") || len(m.work.pending) != 0 {
 		t.Fatalf("after the refusal: banner %q, pending %v", m.status.text, m.work.pending)

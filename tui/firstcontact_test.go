@@ -185,7 +185,7 @@ func TestAConflictOffersToLookAgain(t *testing.T) {
 	}
 	r.poll()
 	r.press("a")
-	if d, ok := r.m.dialogs[len(r.m.dialogs)-1].(*taskDialog); !ok || d.id != "4" || d.task(r.m.env()).Claim.Held() {
+	if d, ok := r.m.dialogs[len(r.m.dialogs)-1].(*taskDialog); !ok || d.id != "4" || d.task(r.m.env()).Claim().Held() {
 		t.Fatal("a must open the task as it is now: released by carol")
 	}
 }
@@ -273,7 +273,7 @@ func TestTheDialogsLeaseLineStaysLive(t *testing.T) {
 		t.Fatalf("the lease as seen:\n%s", r.screen())
 	}
 	seen := r.get("4")
-	if _, err := r.prod.Heartbeat(t.Context(), "4", seen.Claim.Token, 30*time.Minute); err != nil {
+	if _, err := r.prod.Heartbeat(t.Context(), "4", seen.Claim().Token, 30*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	r.poll()

@@ -108,7 +108,7 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := src.Finish(ctx, reviewed.ID, held.Claim.Token, sources.Outcome{State: model.StateReview, Reason: "pr/1"}); err != nil {
+				if _, err := src.Finish(ctx, reviewed.ID, held.Claim().Token, sources.Outcome{State: model.StateReview, Reason: "pr/1"}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -133,8 +133,8 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 			e.see("Complete my claim " + key)
 			e.keys("y")
 			e.see("complete " + key + " applied")
-			if got := get(mine.ID); got.State != model.StateDone || got.Claim.Held() {
-				t.Fatalf("after complete: %s held by %q", got.State, got.Claim.Name)
+			if got := get(mine.ID); got.State != model.StateDone || got.Claim().Held() {
+				t.Fatalf("after complete: %s held by %q", got.State, got.Claim().Name)
 			}
 
 			// The Review row waits first in Parked: send it back.
@@ -147,8 +147,8 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 			e.see("keep the comments", "[y/N]")
 			e.keys("y")
 			e.see("rework " + rkey + " applied")
-			if got := get(reviewed.ID); got.State != model.StateQueued || got.Claim.Held() {
-				t.Fatalf("after rework: %s held by %q", got.State, got.Claim.Name)
+			if got := get(reviewed.ID); got.State != model.StateQueued || got.Claim().Held() {
+				t.Fatalf("after rework: %s held by %q", got.State, got.Claim().Name)
 			}
 			review("ORACLE")
 			e.see("1 IN REVIEW") // back in Review: counted again
@@ -169,7 +169,7 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := src.Finish(ctx, parked.ID, held.Claim.Token, sources.Outcome{State: model.StateBlocked, Reason: "the vendor's key"}); err != nil {
+			if _, err := src.Finish(ctx, parked.ID, held.Claim().Token, sources.Outcome{State: model.StateBlocked, Reason: "the vendor's key"}); err != nil {
 				t.Fatal(err)
 			}
 			pkey := parked.DisplayKey()
@@ -179,8 +179,8 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 			e.see("Unblock " + pkey)
 			e.keys("y")
 			e.see("unblock " + pkey + " applied")
-			if got := get(parked.ID); got.State != model.StateQueued || got.Claim.Held() {
-				t.Fatalf("after unblock: %s held by %q", got.State, got.Claim.Name)
+			if got := get(parked.ID); got.State != model.StateQueued || got.Claim().Held() {
+				t.Fatalf("after unblock: %s held by %q", got.State, got.Claim().Name)
 			}
 			recs, err := sources.ReadJournal(e.journal)
 			if err != nil {

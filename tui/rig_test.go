@@ -112,19 +112,18 @@ func seed(r *rig) {
 	put(r.prod, model.Task{ID: "2", Key: "TASK-2", Title: "Backfill billing events for October", Priority: 2, CreatedAt: model.StampOf(min(-50))})
 	put(r.prod, model.Task{ID: "3", Key: "TASK-3", Title: "Migrate users table to the new shard", Class: model.ClassFixedDate, Priority: 4, CreatedAt: model.StampOf(min(-30)),
 		Reservation: &model.Reservation{For: "bravo", Until: min(20), By: "carol", Reason: "knows the schema", Priority: "urgent"}})
-	put(r.prod, *(&model.Task{ID: "4", Key: "TASK-4", Title: "Reindex search", State: model.StateClaimed, CreatedAt: model.StampOf(min(-60)), Claim: agent("alpha", "r-17", "n1", -8, -3, 12)}).WithMore(model.More{History: []model.Event{{At: min(-8), Actor: "alpha", Action: "claim"}}}))
-	put(r.prod, model.Task{ID: "5", Key: "TASK-5", Title: "Compact the event log", State: model.StateClaimed, CreatedAt: model.StampOf(min(-90)), Claim: agent("bravo", "r-9", "n2", -40, -35, -15)})
-	put(r.prod, model.Task{ID: "6", Key: "TASK-6", Title: "Investigate failed payout", State: model.StateClaimed, CreatedAt: model.StampOf(min(-45)),
-		Claim: model.Claim{Holder: model.HolderHuman, Name: "HUMAN:carol", Token: "tok-h", ClaimedAt: model.StampOf(min(-20)), HeartbeatAt: model.StampOf(min(-20))}})
-	put(r.prod, model.Task{ID: "7", Key: "TASK-7", Title: "Warm caches after deploy", State: model.StateClaimed, CreatedAt: model.StampOf(min(-15)), Claim: agent("delta", "r-2", "n3", -10, -9, 15)})
+	put(r.prod, *((&model.Task{ID: "4", Key: "TASK-4", Title: "Reindex search", State: model.StateClaimed, CreatedAt: model.StampOf(min(-60))}).WithClaim(agent("alpha", "r-17", "n1", -8, -3, 12))).WithMore(model.More{History: []model.Event{{At: min(-8), Actor: "alpha", Action: "claim"}}}))
+	put(r.prod, *(&model.Task{ID: "5", Key: "TASK-5", Title: "Compact the event log", State: model.StateClaimed, CreatedAt: model.StampOf(min(-90))}).WithClaim(agent("bravo", "r-9", "n2", -40, -35, -15)))
+	put(r.prod, *(&model.Task{ID: "6", Key: "TASK-6", Title: "Investigate failed payout", State: model.StateClaimed, CreatedAt: model.StampOf(min(-45))}).WithClaim(model.Claim{Holder: model.HolderHuman, Name: "HUMAN:carol", Token: "tok-h", ClaimedAt: model.StampOf(min(-20)), HeartbeatAt: model.StampOf(min(-20))}))
+	put(r.prod, *(&model.Task{ID: "7", Key: "TASK-7", Title: "Warm caches after deploy", State: model.StateClaimed, CreatedAt: model.StampOf(min(-15))}).WithClaim(agent("delta", "r-2", "n3", -10, -9, 15)))
 	put(r.prod, model.Task{ID: "8", Key: "TASK-8", Title: "Ship release notes", State: model.StateDone, CreatedAt: model.StampOf(min(-300))})
-	put(r.prod, model.Task{ID: "9", Key: "TASK-9", Title: "Renew the DNS zone", State: model.StateClaimed, CreatedAt: model.StampOf(min(-25)), Claim: agent("alpha", "r-18", "n1", -17, -2, 3)})
+	put(r.prod, *(&model.Task{ID: "9", Key: "TASK-9", Title: "Renew the DNS zone", State: model.StateClaimed, CreatedAt: model.StampOf(min(-25))}).WithClaim(agent("alpha", "r-18", "n1", -17, -2, 3)))
 	put(r.prod, *(&model.Task{ID: "10", Key: "TASK-10", Title: "Upgrade the payments SDK to v5 across every checkout service", State: model.StateBlocked, CreatedAt: model.StampOf(min(-180)), EditedAt: model.StampOf(min(-40))}).WithMore(model.More{Reason: "needs the vendor's sandbox key", Unblock: &model.Unblock{Action: "ask finance for the key", NextCheckAt: min(20)}}))
 	put(r.prod, model.Task{ID: "11", Key: "TASK-11", Title: "Review the retry policy change", State: model.StateReview, CreatedAt: model.StampOf(min(-100)), EditedAt: model.StampOf(min(-12))})
 	put(r.prod, *(&model.Task{ID: "12", Key: "TASK-12", Title: "Purge expired sessions", State: model.StateFailed, CreatedAt: model.StampOf(min(-70)), EditedAt: model.StampOf(min(-65))}).WithMore(model.More{Reason: "disk full on db-2", Unblock: &model.Unblock{NextCheckAt: min(-5)}}))
 	put(r.prod, *(&model.Task{ID: "13", Key: "TASK-13", Title: "Duplicate of TASK-2", State: model.StateCanceled, CreatedAt: model.StampOf(min(-55))}).WithMore(model.More{Reason: "dup"}))
 	put(r.staging, model.Task{ID: "s1", Key: "S-1", Title: "Smoke test the staging deploy", Priority: 3, CreatedAt: model.StampOf(min(-10))})
-	put(r.staging, model.Task{ID: "s2", Key: "S-2", Title: "Load test checkout", State: model.StateClaimed, CreatedAt: model.StampOf(min(-240)), Claim: agent("echo", "r-1", "", -200, -180, -160)})
+	put(r.staging, *(&model.Task{ID: "s2", Key: "S-2", Title: "Load test checkout", State: model.StateClaimed, CreatedAt: model.StampOf(min(-240))}).WithClaim(agent("echo", "r-1", "", -200, -180, -160)))
 	put(r.archive, model.Task{ID: "a1", Key: "A-1", Title: "Old archived chore", CreatedAt: model.StampOf(min(-600))})
 }
 

@@ -32,11 +32,11 @@ func (p *pane) sortTasks(classes func() map[*model.Task]model.Classification) {
 			slices.SortFunc(t, by(func(a, b *model.Task) int { return cmp.Or(leftCompare(a, b), refCompare(a, b)) }))
 		case 1:
 			slices.SortFunc(t, by(func(a, b *model.Task) int {
-				return cmp.Or(a.Claim.ClaimedAt.Time().Compare(b.Claim.ClaimedAt.Time()), refCompare(a, b))
+				return cmp.Or(a.Claim().ClaimedAt.Time().Compare(b.Claim().ClaimedAt.Time()), refCompare(a, b))
 			}))
 		default:
 			slices.SortFunc(t, by(func(a, b *model.Task) int {
-				return cmp.Or(strings.Compare(a.Claim.Name, b.Claim.Name), refCompare(a, b))
+				return cmp.Or(strings.Compare(a.Claim().Name, b.Claim().Name), refCompare(a, b))
 			}))
 		}
 	case staleView:

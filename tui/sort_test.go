@@ -113,8 +113,8 @@ func TestColumnSortIsExactlyModelOrder(t *testing.T) {
 		tasks[20+i].Title = title
 	}
 	tasks[3].EditMore().Unblock = &model.Unblock{NextCheckAt: t0.Add(time.Hour)}
-	tasks[9].Claim.ClaimedAt = model.StampOf(t0.Add(-time.Nanosecond))
-	tasks[10].Claim.ClaimedAt = model.StampOf(t0.Add(-2 * time.Nanosecond)) // the same second
+	tasks[9].EditClaim().ClaimedAt = model.StampOf(t0.Add(-time.Nanosecond))
+	tasks[10].EditClaim().ClaimedAt = model.StampOf(t0.Add(-2 * time.Nanosecond)) // the same second
 	for f := model.FieldSource; f <= model.FieldReserved; f++ {
 		for _, desc := range []bool{false, true} {
 			o := model.Order{Field: f, Desc: desc}

@@ -16,8 +16,7 @@ func TestTheStatsViewShowsACompletionTheHubSawWhenItIsOpened(t *testing.T) {
 	if all.kind != "all" || all.g.Completions.Total != 0 {
 		t.Fatalf("first row %s with %d completions, want everything with none", all.kind, all.g.Completions.Total)
 	}
-	claimed := &model.Task{Source: "prod", ID: "9", State: model.StateClaimed,
-		Claim: model.Claim{Holder: model.HolderAgent, Name: "alpha", Node: "n1", ClaimedAt: model.StampOf(r.now.Add(-7 * time.Minute))}}
+	claimed := (&model.Task{Source: "prod", ID: "9", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "alpha", Node: "n1", ClaimedAt: model.StampOf(r.now.Add(-7 * time.Minute))})
 	done := &model.Task{Source: "prod", ID: "9", State: model.StateDone}
 	s := r.m.board.snap
 	s.At, s.Transitions = r.now, []hub.Transition{{At: r.now, Before: claimed, After: done}}

@@ -15,8 +15,7 @@ import (
 
 func TestADemoRunningFasterCountsInItsOwnTime(t *testing.T) {
 	r := newRig(t, func(o *Options) { o.Speed = 60 })
-	r.prod.Put(&model.Task{ID: "d1", Key: "D-1", Title: "fast", State: model.StateClaimed, RawStatus: "claimed", CreatedAt: model.StampOf(t0.Add(-30 * time.Second)),
-		Claim: model.Claim{Holder: model.HolderAgent, Name: "alpha", Token: "t", ClaimedAt: model.StampOf(t0.Add(-5 * time.Second)), HeartbeatAt: model.StampOf(t0.Add(-5 * time.Second)), Expires: model.StampOf(t0.Add(15 * time.Second))}})
+	r.prod.Put((&model.Task{ID: "d1", Key: "D-1", Title: "fast", State: model.StateClaimed, RawStatus: "claimed", CreatedAt: model.StampOf(t0.Add(-30 * time.Second))}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "alpha", Token: "t", ClaimedAt: model.StampOf(t0.Add(-5 * time.Second)), HeartbeatAt: model.StampOf(t0.Add(-5 * time.Second)), Expires: model.StampOf(t0.Add(15 * time.Second))}))
 	r.poll()
 	r.size(120, 40)
 	r.press("2")

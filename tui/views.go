@@ -242,7 +242,7 @@ func (p *pane) FullHelp(k KeyMap) [][]key.Binding { return k.FullHelp() }
 // leftCompare puts the lease that runs out first on top; HUMAN claims
 // (no expiry) go last.
 func leftCompare(a, b *model.Task) int {
-	ea, eb := a.Claim.Expires, b.Claim.Expires
+	ea, eb := a.Claim().Expires, b.Claim().Expires
 	switch {
 	case ea.IsZero() && eb.IsZero():
 		return 0
@@ -342,7 +342,7 @@ func (pn rowPen) taskCells(p *pane, t *model.Task, cells []cell) {
 		}
 		if t.State == model.StateClaimed {
 			// A dead holder's claim that next hands out again.
-			cells[6] = cell{text: "rescue " + t.Claim.Name, paint: &ps.warn}
+			cells[6] = cell{text: "rescue " + t.Claim().Name, paint: &ps.warn}
 		}
 	case leasesView:
 		cells[2] = cell{text: t.Title}
@@ -355,7 +355,7 @@ func (pn rowPen) taskCells(p *pane, t *model.Task, cells []cell) {
 	case allView:
 		cells[2] = pn.stateCell(t)
 		cells[3] = cell{text: t.Title}
-		cells[4] = cell{text: t.Claim.Name}
+		cells[4] = cell{text: t.Claim().Name}
 		cells[5] = cell{text: model.PriorityName(t.Priority)}
 		cells[6] = cell{text: pn.pace.ago(t.CreatedAt.Time(), now)}
 	}
@@ -364,16 +364,16 @@ func (pn rowPen) taskCells(p *pane, t *model.Task, cells []cell) {
 // leaseCells fills a Leases row after its title.
 func (pn rowPen) leaseCells(t *model.Task, c []cell, now time.Time) {
 	ps := pn.paints
-	c[0] = cell{text: t.Claim.Holder.String()}
-	if t.Claim.Holder == model.HolderHuman {
+	c[0] = cell{text: t.Claim().Holder.String()}
+	if t.Claim().Holder == model.HolderHuman {
 		c[0].paint = &ps.accent
 	}
-	c[1] = cell{text: t.Claim.Name}
-	c[2] = cell{text: t.Claim.RunID}
-	c[3] = cell{text: t.Claim.Node}
-	c[4] = cell{text: pn.pace.ago(t.Claim.ClaimedAt.Time(), now)}
-	c[5] = cell{text: pn.pace.ago(t.Claim.HeartbeatAt.Time(), now)}
-	if t.Claim.Holder == model.HolderHuman || t.Claim.Expires.IsZero() {
+	c[1] = cell{text: t.Claim().Name}
+	c[2] = cell{text: t.Claim().RunID}
+	c[3] = cell{text: t.Claim().Node}
+	c[4] = cell{text: pn.pace.ago(t.Claim().ClaimedAt.Time(), now)}
+	c[5] = cell{text: pn.pace.ago(t.Claim().HeartbeatAt.Time(), now)}
+	if t.Claim().Holder == model.HolderHuman || t.Claim().Expires.IsZero() {
 		c[6] = cell{text: "—"}
 		return
 	}
@@ -395,7 +395,7 @@ func (pn rowPen) staleCells(t *model.Task, c []cell) {
 		c[1].text = "—"
 	}
 	c[0] = cell{text: rungWord(lv), paint: &ps.levels[lv]}
-	holder := t.Claim.Name
+	holder := t.Claim().Name
 	if holder == "" {
 		holder = t.ReservedFor()
 	}
@@ -422,7 +422,7 @@ func (pn rowPen) staleCells(t *model.Task, c []cell) {
 // it: how long the lease runs past the holder's last sign of life, against
 // the ceiling, short enough for 80 columns (the detail has the date).
 func ceilingWhy(t *model.Task, p model.Policy) string {
-	alive, end := t.Claim.LastAlive(), t.Claim.Expires
+	alive, end := t.Claim().LastAlive(), t.Claim().Expires
 	length := span(end.Time().Sub(alive)) // a Duration stops short of 300 years
 	if end.Time().After(alive.AddDate(1, 0, 0)) {
 		length = strconv.Itoa(end.Time().Year()-alive.Year()) + "y"

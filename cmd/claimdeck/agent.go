@@ -170,7 +170,7 @@ func (tf *taskFlags) checkToken() error {
 // under the caller's own name (model.WriterName), never the holder's: the
 // contract's --run-id identifies the run, the lock token stays the fence. A heartbeat from the run that claimed adds nothing worth a note.
 func (tf *taskFlags) recordRun(ctx context.Context, src sources.Source, op string, t *model.Task) error {
-	if tf.runID == "" || (op == "heartbeat" && t != nil && t.Claim.RunID == tf.runID) {
+	if tf.runID == "" || (op == "heartbeat" && t != nil && t.Claim().RunID == tf.runID) {
 		return nil
 	}
 	return src.Comment(ctx, tf.task, sources.Note{Author: tf.writer(), Text: op + " by run " + tf.runID})

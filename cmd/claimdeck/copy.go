@@ -72,7 +72,7 @@ or a lock directory; Notion cannot take a copy.`,
 			}
 			list := make([]map[string]any, len(plan.Tasks))
 			for i, t := range plan.Tasks {
-				list[i] = map[string]any{"id": t.ID, "state": t.State.String(), "holder": t.Claim.Name, "history": len(t.More().History)}
+				list[i] = map[string]any{"id": t.ID, "state": t.State.String(), "holder": t.Claim().Name, "history": len(t.More().History)}
 			}
 			out := map[string]any{"ok": true, "from": fc.Name, "to": tc.Name, "dry_run": dryRun, "tasks": list}
 			if resume {

@@ -80,9 +80,9 @@ func copyQueue(t *testing.T, c *cli, target string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.Claim.Token != a.Claim.Token || b.Claim.Name != a.Claim.Name || b.Claim.RunID != a.Claim.RunID ||
-			b.Claim.Holder != a.Claim.Holder || !b.Claim.Expires.Time().Equal(a.Claim.Expires.Time()) {
-			t.Fatalf("%s: claim %+v arrived as %+v", id, a.Claim, b.Claim)
+		if b.Claim().Token != a.Claim().Token || b.Claim().Name != a.Claim().Name || b.Claim().RunID != a.Claim().RunID ||
+			b.Claim().Holder != a.Claim().Holder || !b.Claim().Expires.Time().Equal(a.Claim().Expires.Time()) {
+			t.Fatalf("%s: claim %+v arrived as %+v", id, a.Claim(), b.Claim())
 		}
 		if b.State != a.State || b.Title != a.Title || len(a.More().History) == 0 && id != queued {
 			t.Fatalf("%s: %s %q from %s %q, history %d", id, b.State, b.Title, a.State, a.Title, len(a.More().History))

@@ -229,7 +229,7 @@ func (l *lane) claim(id string) string {
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	return task.Claim.Token
+	return task.Claim().Token
 }
 
 // finish ends worker-1's claim of id as o says.

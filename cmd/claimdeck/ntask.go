@@ -122,9 +122,9 @@ func ntaskTask(t *model.Task) map[string]any {
 		m["priority"] = t.Priority
 	}
 	if t.State == model.StateClaimed {
-		put("agent_run", t.Claim.RunID)
-		put("lock_expires", stamp(t.Claim.Expires.Time()))
-		put("started_at", stamp(t.Claim.ClaimedAt.Time()))
+		put("agent_run", t.Claim().RunID)
+		put("lock_expires", stamp(t.Claim().Expires.Time()))
+		put("started_at", stamp(t.Claim().ClaimedAt.Time()))
 	}
 	switch t.State {
 	case model.StateBlocked:
@@ -443,11 +443,11 @@ func (n *ntask) claim() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if err := saveState(lockState{TaskID: ref, RunID: got.Claim.RunID, LockToken: got.Claim.Token,
-			LockExpires: stamp(got.Claim.Expires.Time()), PageID: got.ID}); err != nil {
+		if err := saveState(lockState{TaskID: ref, RunID: got.Claim().RunID, LockToken: got.Claim().Token,
+			LockExpires: stamp(got.Claim().Expires.Time()), PageID: got.ID}); err != nil {
 			return n.unclaim(ctx, src, got, err)
 		}
-		return n.ok(got, map[string]any{"lock_token": got.Claim.Token})
+		return n.ok(got, map[string]any{"lock_token": got.Claim().Token})
 	})
 	cmd.Flags().IntVar(&leaseMin, "lease-min", int(ntaskLease/time.Minute), "lease duration in minutes")
 	return cmd
@@ -458,10 +458,10 @@ func (n *ntask) claim() *cobra.Command {
 // not be and when its lease ends.
 func (n *ntask) unclaim(ctx context.Context, src sources.Source, got *model.Task, saveErr error) error {
 	_, err := src.Handoff(ctx, got.ID, sources.Handoff{Human: sources.Human{Actor: n.agent(), Reason: "the lock state could not be saved"},
-		Token: got.Claim.Token, To: model.AnyAgent})
+		Token: got.Claim().Token, To: model.AnyAgent})
 	e := model.Errorf(model.CodeMisconfigured, "claim", got.ID, "%s; the claim was given back to the queue", strings.TrimPrefix(saveErr.Error(), string(model.CodeMisconfigured)+": "))
 	if err != nil {
-		e = model.Errorf(model.CodeMisconfigured, "claim", got.ID, "%s; giving the claim back failed too (%v): it holds the task until %s", strings.TrimPrefix(saveErr.Error(), string(model.CodeMisconfigured)+": "), err, stamp(got.Claim.Expires.Time()))
+		e = model.Errorf(model.CodeMisconfigured, "claim", got.ID, "%s; giving the claim back failed too (%v): it holds the task until %s", strings.TrimPrefix(saveErr.Error(), string(model.CodeMisconfigured)+": "), err, stamp(got.Claim().Expires.Time()))
 	}
 	return e
 }
@@ -496,7 +496,7 @@ func (n *ntask) heartbeat() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s.LockExpires = stamp(got.Claim.Expires.Time())
+			s.LockExpires = stamp(got.Claim().Expires.Time())
 			if err := saveState(s); err != nil {
 				return err
 			}

@@ -80,8 +80,8 @@ func (a *app) applyOverride(ctx context.Context, action model.Action, o *overrid
 		if err != nil {
 			return err
 		}
-		if o.expect != "" && !model.TokenSeen(seen.Claim.Token, o.expect) {
-			e := model.Errorf(model.CodeConflict, string(action), o.task, "%s no longer matches: the task is %s, held by %q", expectArg(o.by.Door), seen.State, seen.Claim.Name)
+		if o.expect != "" && !model.TokenSeen(seen.Claim().Token, o.expect) {
+			e := model.Errorf(model.CodeConflict, string(action), o.task, "%s no longer matches: the task is %s, held by %q", expectArg(o.by.Door), seen.State, seen.Claim().Name)
 			e.Current = seen
 			return e
 		}
@@ -140,8 +140,8 @@ func (a *app) confirmed(action model.Action, t *model.Task, o *override, mustAsk
 // confirm asks y/N on the terminal; anything but y/yes is No.
 func (a *app) confirm(action model.Action, t *model.Task, o *override) bool {
 	holder := "nobody"
-	if t.Claim.Held() {
-		holder = t.Claim.Holder.String() + " " + t.Claim.Name
+	if t.Claim().Held() {
+		holder = t.Claim().Holder.String() + " " + t.Claim().Name
 	}
 	fmt.Fprintf(a.stderr, "%s %s/%s %q\n  state %s, held by %s", action, t.Source, t.DisplayKey(), t.Title, t.State, holder)
 	if o.to != "" {

@@ -91,7 +91,7 @@ func toJSON(t *model.Task, holder bool) *taskJSON {
 	if t.Reservation != nil {
 		until = t.Reservation.Until
 	}
-	token := t.Claim.Token
+	token := t.Claim().Token
 	if !holder {
 		token = model.ShownToken(token)
 	}
@@ -104,8 +104,8 @@ func toJSON(t *model.Task, holder bool) *taskJSON {
 	return &taskJSON{
 		History: historyJSON(t), Subtasks: subs, PageID: t.ID, TaskID: t.DisplayKey(), Source: t.Source, Title: t.Title,
 		Status: t.State.Contract(), NativeStatus: t.RawStatus, State: t.State.String(), Priority: t.Priority, Class: t.Class.String(),
-		ClaimedBy: t.Claim.Holder.String(), Agent: t.Claim.Name, AgentRun: t.Claim.RunID, Node: t.Claim.Node,
-		LockToken: token, LockExpires: stamp(t.Claim.Expires.Time()), ClaimedAt: stamp(t.Claim.ClaimedAt.Time()),
+		ClaimedBy: t.Claim().Holder.String(), Agent: t.Claim().Name, AgentRun: t.Claim().RunID, Node: t.Claim().Node,
+		LockToken: token, LockExpires: stamp(t.Claim().Expires.Time()), ClaimedAt: stamp(t.Claim().ClaimedAt.Time()),
 		Reason: t.More().Reason, Artifacts: t.More().Artifacts,
 		ReservedFor: t.ReservedFor(), ReservedTil: stamp(until),
 		Parent: t.More().Parent, OpenSubs: int(t.OpenSubtasks), Version: t.Version, Problem: t.More().Problem,
@@ -200,7 +200,7 @@ func (p printer) tasks(ts []*model.Task) error {
 			status = "BROKEN"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", oneLine(t.Source), oneLine(t.DisplayKey()), status, t.Class,
-			model.PriorityName(t.Priority), oneLine(t.Claim.Name), p.relative(t.Claim.Expires.Time()), oneLine(t.Title))
+			model.PriorityName(t.Priority), oneLine(t.Claim().Name), p.relative(t.Claim().Expires.Time()), oneLine(t.Title))
 		switch c := p.standing(t); {
 		case t.More().Problem != "":
 			// Last, and whole: the path names the file to repair.

@@ -84,7 +84,7 @@ func (n *ntask) printReap(rs []sources.Reaping, dryRun bool) error {
 	var failed error
 	for _, r := range rs {
 		if r.Err == nil {
-			done = append(done, reaped{TaskID: r.Task.DisplayKey(), LockExpiredAt: stamp(r.Task.Claim.Expires.Time())})
+			done = append(done, reaped{TaskID: r.Task.DisplayKey(), LockExpiredAt: stamp(r.Task.Claim().Expires.Time())})
 			continue
 		}
 		code := model.CodeOf(r.Err)

@@ -855,8 +855,8 @@ func transitioned(before, after *model.Task) bool {
 	if before == nil || after == nil {
 		return true
 	}
-	return before.State != after.State || before.Claim.Holder != after.Claim.Holder ||
-		before.Claim.Name != after.Claim.Name || before.ReservedFor() != after.ReservedFor()
+	return before.State != after.State || before.Claim().Holder != after.Claim().Holder ||
+		before.Claim().Name != after.Claim().Name || before.ReservedFor() != after.ReservedFor()
 }
 
 // publish replaces whatever snapshot is waiting with a fresh one, carrying

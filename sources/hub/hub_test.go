@@ -83,7 +83,7 @@ func TestPollsMergeDeltasAndRecordTransitions(t *testing.T) {
 		})
 		var claimed, removed bool
 		for _, tr := range trans {
-			claimed = claimed || tr.After != nil && tr.After.ID == "a" && tr.After.Claim.Name == "SANDMAN"
+			claimed = claimed || tr.After != nil && tr.After.ID == "a" && tr.After.Claim().Name == "SANDMAN"
 			removed = removed || tr.After == nil && tr.Before.ID == "b"
 		}
 		if !claimed || !removed {
@@ -251,12 +251,12 @@ func TestApplyGoesThroughTheDesk(t *testing.T) {
 
 	t.Run("a takeover on what was seen is applied and merged at once", func(t *testing.T) {
 		after, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: held})
-		if err != nil || after.Claim.Holder != model.HolderHuman {
+		if err != nil || after.Claim().Holder != model.HolderHuman {
 			t.Fatalf("takeover: %v, %+v", err, after)
 		}
 		await(t, h, "the merged takeover", func(s Snapshot) bool {
 			got := find(s, "prod", "t1")
-			return got != nil && got.Claim.Holder == model.HolderHuman
+			return got != nil && got.Claim().Holder == model.HolderHuman
 		})
 	})
 	t.Run("an action on a task that changed is refused and says what changed", func(t *testing.T) {
@@ -343,7 +343,7 @@ func TestAnAppliedWriteBeatsAnOlderPoll(t *testing.T) {
 	holder := func() model.HolderKind {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		return f.task("t1").Claim.Holder
+		return f.task("t1").Claim().Holder
 	}
 	for _, full := range []bool{true, false} {
 		h.mu.Lock()
@@ -354,7 +354,8 @@ func TestAnAppliedWriteBeatsAnOlderPoll(t *testing.T) {
 		}
 	}
 	later := *after
-	later.Version, later.Claim = "later", model.Claim{}
+	later.Version = "later"
+	later.SetClaim(model.Claim{})
 	h.mu.Lock()
 	h.merge(f, sources.Delta{Tasks: []*model.Task{&later}})
 	h.mu.Unlock()
@@ -381,7 +382,7 @@ func TestALaterPollAtTheSeenVersionRetiresTheWrite(t *testing.T) {
 		f.began = began
 		h.merge(f, sources.Delta{Tasks: []*model.Task{seen}})
 		f.began = time.Time{}
-		return f.task("t1").Claim.Holder
+		return f.task("t1").Claim().Holder
 	}
 	if merge(time.Now()) != model.HolderHuman {
 		t.Fatal("a poll begun within a poll interval of the write undid it")

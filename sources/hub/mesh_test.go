@@ -22,8 +22,7 @@ func TestSnapshotCarriesTheMeshAndEnforcement(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		now := time.Now()
 		mem := memsource.NewMemory("q")
-		mem.Put(&model.Task{ID: "w7", State: model.StateClaimed,
-			Claim: model.Claim{Holder: model.HolderAgent, Name: "worker-7", Token: "tok", ClaimedAt: model.StampOf(now), Expires: model.StampOf(now.Add(time.Hour))}})
+		mem.Put((&model.Task{ID: "w7", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "worker-7", Token: "tok", ClaimedAt: model.StampOf(now), Expires: model.StampOf(now.Add(time.Hour))}))
 		var mu sync.Mutex
 		status := model.NodeHealthy
 		var enforced []Snapshot

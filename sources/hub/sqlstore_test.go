@@ -36,15 +36,15 @@ func TestHubOverSQLite(t *testing.T) {
 	if _, err := store.Claim(ctx, "t1", sources.ClaimRequest{Agent: "SANDMAN", RunID: "r1"}); err != nil {
 		t.Fatal(err)
 	}
-	s := await(t, h, "the agent's claim", func(s Snapshot) bool { t := task(s); return t != nil && t.Claim.Name == "SANDMAN" })
+	s := await(t, h, "the agent's claim", func(s Snapshot) bool { t := task(s); return t != nil && t.Claim().Name == "SANDMAN" })
 	seen := task(s)
 
-	if _, err := store.Heartbeat(ctx, "t1", seen.Claim.Token, time.Hour); err != nil {
+	if _, err := store.Heartbeat(ctx, "t1", seen.Claim().Token, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	// A heartbeat leaves the claim the person saw: the takeover applies.
 	after, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: seen})
-	if err != nil || after.Claim.Holder != model.HolderHuman {
+	if err != nil || after.Claim().Holder != model.HolderHuman {
 		t.Fatalf("takeover after the holder heartbeated: %v %+v", err, after)
 	}
 	// The agent's claim is no longer what the screen shows: a release refuses.
@@ -52,5 +52,5 @@ func TestHubOverSQLite(t *testing.T) {
 	if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "holder AGENT SANDMAN → HUMAN HUMAN:alice") {
 		t.Fatalf("release on a stale view: %v; want CONFLICT naming the new holder", err)
 	}
-	await(t, h, "the takeover", func(s Snapshot) bool { t := task(s); return t != nil && t.Claim.Holder == model.HolderHuman })
+	await(t, h, "the takeover", func(s Snapshot) bool { t := task(s); return t != nil && t.Claim().Holder == model.HolderHuman })
 }

@@ -86,7 +86,7 @@ func TestBrokenFilesShowUpWithTheirReasonAndAreNeverDeleted(t *testing.T) {
 		// Nothing of our making: a file that gives no expiry, heartbeat,
 		// holder or status has none.
 		if strings.HasSuffix(task.More().Problem, "empty file") || strings.Contains(task.More().Problem, "not valid JSON") {
-			if c := task.Claim; !c.Expires.IsZero() || !c.HeartbeatAt.IsZero() || c.Held() || task.RawStatus != "" {
+			if c := task.Claim(); !c.Expires.IsZero() || !c.HeartbeatAt.IsZero() || c.Held() || task.RawStatus != "" {
 				t.Errorf("%s: invented lease data: expires %v, heartbeat %v, holder %v, status %q", id, c.Expires, c.HeartbeatAt, c.Holder, task.RawStatus)
 			}
 		}
@@ -224,8 +224,8 @@ func TestFilesChangingAndVanishingMidReadNeverBreakAPoll(t *testing.T) {
 		}
 		cursor = d.Cursor
 		for _, task := range d.Tasks {
-			if task.ID == "flicker" && task.More().Problem == "" && task.Claim.Name != "seed-agent" {
-				t.Fatalf("a half-read lock parsed as valid: %+v", task.Claim)
+			if task.ID == "flicker" && task.More().Problem == "" && task.Claim().Name != "seed-agent" {
+				t.Fatalf("a half-read lock parsed as valid: %+v", task.Claim())
 			}
 		}
 		if _, err := src.Get(ctx, "flicker"); err != nil && !errors.Is(err, model.ErrNoSuchTask) && model.CodeOf(err) != model.CodeAPIError {

@@ -165,7 +165,7 @@ func crashOnce(t *testing.T, c crashCase, at int) (finished bool) {
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "LOCKDIR_CRASH="+c.op, "LOCKDIR_CRASH_AT="+strconv.Itoa(at), "LOCKDIR_DIR="+dir,
-		"LOCKDIR_TOKEN="+before.Claim.Token, "LOCKDIR_VERSION="+before.Version)
+		"LOCKDIR_TOKEN="+before.Claim().Token, "LOCKDIR_VERSION="+before.Version)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
@@ -190,15 +190,15 @@ func crashOnce(t *testing.T, c crashCase, at int) (finished bool) {
 		t.Fatal(err)
 	}
 	unlock()
-	if settled := get(t, fresh); settled.State != got.State || settled.Claim.Token != got.Claim.Token {
+	if settled := get(t, fresh); settled.State != got.State || settled.Claim().Token != got.Claim().Token {
 		t.Fatalf("%s: settling changed the task from %s to %s", what, describeTask(got), describeTask(settled))
 	}
 	if held, _ := filepath.Glob(filepath.Join(dir, heldPrefix+"*")); len(held) > 0 {
 		t.Fatalf("%s: files left aside after settling: %v", what, held)
 	}
-	if got.State == before.State && got.Claim.Token == before.Claim.Token && !finished && c.op != "heartbeat" && c.op != "mark" {
+	if got.State == before.State && got.Claim().Token == before.Claim().Token && !finished && c.op != "heartbeat" && c.op != "mark" {
 		// Not published: the change, retried, goes through.
-		if err := runChange(fresh, c.op, before.Claim.Token, get(t, fresh).Version); err != nil {
+		if err := runChange(fresh, c.op, before.Claim().Token, get(t, fresh).Version); err != nil {
 			t.Fatalf("%s: the retried change failed: %v", what, err)
 		}
 		checkReads(t, what+", then retried", c, before, get(t, fresh))
@@ -212,8 +212,8 @@ func checkReads(t *testing.T, what string, c crashCase, before, got *model.Task)
 	if got.More().Problem != "" {
 		t.Fatalf("%s: the task reads as broken: %s", what, got.More().Problem)
 	}
-	unchanged := got.State == before.State && got.Claim.Token == before.Claim.Token
-	done := got.State == c.after && got.Claim.Name == c.holder
+	unchanged := got.State == before.State && got.Claim().Token == before.Claim().Token
+	done := got.State == c.after && got.Claim().Name == c.holder
 	if !unchanged && !done {
 		t.Fatalf("%s: the task reads as %s; want as before (%s) or after (%s held by %q)",
 			what, describeTask(got), describeTask(before), c.after, c.holder)
@@ -243,7 +243,7 @@ func get(t *testing.T, src *Source) *model.Task {
 }
 
 func describeTask(t *model.Task) string {
-	return fmt.Sprintf("%s held by %q (token %.8s)", t.State, t.Claim.Name, t.Claim.Token)
+	return fmt.Sprintf("%s held by %q (token %.8s)", t.State, t.Claim().Name, t.Claim().Token)
 }
 
 // A temp file is published within milliseconds or its writer died: the

@@ -217,7 +217,7 @@ func (s *Source) agentHandoff(ctx context.Context, id string, h sources.Handoff,
 	}
 	rec := recordFor(cur)
 	rec.Status, rec.Reservation, rec.Replaces = "queued", res, lk.version
-	rec.addEvent(model.Event{At: s.now(), Actor: h.Actor, Action: op, Reason: h.Reason, Detail: "by the holder " + cur.Claim.Name + "; reserved for " + res.For})
+	rec.addEvent(model.Event{At: s.now(), Actor: h.Actor, Action: op, Reason: h.Reason, Detail: "by the holder " + cur.Claim().Name + "; reserved for " + res.For})
 	if err := s.replace(rec.marshal(), s.path(id, kindQueued)); err != nil {
 		s.restore(priv, lk.path, id)
 		return nil, sources.StorageErr(op, id, err)

@@ -101,7 +101,7 @@ func (s *Source) importOne(ctx context.Context, t *model.Task) (string, []byte, 
 	k := kindQueued
 	switch fin, final := finishes[t.State]; {
 	case t.State == model.StateClaimed:
-		c := t.Claim
+		c := t.Claim()
 		k = kindLock
 		rec.Agent, rec.RunID, rec.Node, rec.LockToken, rec.HolderKind = c.Name, c.RunID, c.Node, c.Token, c.Holder.String()
 		rec.ClaimedAt, rec.Heartbeat = c.ClaimedAt.Time(), c.HeartbeatAt.Time()

@@ -77,7 +77,7 @@ func TestForceReleaseArchivesTheOldLockWithWhoWhenAndWhy(t *testing.T) {
 	if err := json.Unmarshal(data, &old); err != nil {
 		t.Fatal(err)
 	}
-	if old["agent"] != "SANDMAN" || old["lock_token"] != held.Claim.Token || old["archived_by"] != "alice" ||
+	if old["agent"] != "SANDMAN" || old["lock_token"] != held.Claim().Token || old["archived_by"] != "alice" ||
 		old["archived_reason"] != "node down" || old["archived_action"] != "force-release" || old["archived_at"] == "" {
 		t.Fatalf("the archived lock lacks who, when or why: %s", data)
 	}
@@ -97,7 +97,7 @@ func TestAHumanActionOnALockTheSeedRewroteIsConflict(t *testing.T) {
 	data, _ := os.ReadFile(p)
 	os.WriteFile(p, []byte(strings.Replace(string(data), `"agent"`, `"heartbeat": "2026-02-06T11:00:00+00:00", "agent"`, 1)), 0o644)
 	_, err := src.Takeover(ctx, task.ID, sources.Human{Actor: "alice", Expect: held.Version})
-	if model.CodeOf(err) != model.CodeConflict || model.CurrentOf(err) == nil || model.CurrentOf(err).Claim.HeartbeatAt.IsZero() {
+	if model.CodeOf(err) != model.CodeConflict || model.CurrentOf(err) == nil || model.CurrentOf(err).Claim().HeartbeatAt.IsZero() {
 		t.Fatalf("takeover on what the human saw before the seed's rewrite: %v", err)
 	}
 }

@@ -40,15 +40,15 @@ func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 	if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
 		t.Fatal("a refused mark rewrote the lock file")
 	}
-	if err := src.MarkEscalation(ctx, "apply-prod", held.Claim.Token, model.LevelStale); err != nil {
+	if err := src.MarkEscalation(ctx, "apply-prod", held.Claim().Token, model.LevelStale); err != nil {
 		t.Fatal(err)
 	}
 	got, err := src.Get(ctx, "apply-prod")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Escalated != model.LevelStale || got.State != model.StateClaimed || got.Claim.Expires.Time().After(time.Now()) {
-		t.Fatalf("after the mark: level %s, state %s, lease until %s", got.Escalated, got.State, got.Claim.Expires)
+	if got.Escalated != model.LevelStale || got.State != model.StateClaimed || got.Claim().Expires.Time().After(time.Now()) {
+		t.Fatalf("after the mark: level %s, state %s, lease until %s", got.Escalated, got.State, got.Claim().Expires)
 	}
 	if h := got.More().History[len(got.More().History)-1]; h.Action != "escalate" || h.Detail != "level stale" {
 		t.Errorf("last history entry %+v", h)
@@ -61,11 +61,11 @@ func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 	}
 
 	// Marking again, or lower, changes nothing.
-	if err := src.MarkEscalation(ctx, "apply-prod", held.Claim.Token, model.LevelUrgent); err != nil {
+	if err := src.MarkEscalation(ctx, "apply-prod", held.Claim().Token, model.LevelUrgent); err != nil {
 		t.Fatal(err)
 	}
 	urgent, _ := os.ReadFile(lockPath)
-	if err := src.MarkEscalation(ctx, "apply-prod", held.Claim.Token, model.LevelStale); err != nil {
+	if err := src.MarkEscalation(ctx, "apply-prod", held.Claim().Token, model.LevelStale); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := os.ReadFile(lockPath); string(again) != string(urgent) {
@@ -83,10 +83,10 @@ func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 	if taken.Escalated != model.LevelNone {
 		t.Errorf("the new claim inherits level %s", taken.Escalated)
 	}
-	if _, err := src.Heartbeat(ctx, "apply-prod", held.Claim.Token, time.Hour); !errors.Is(err, model.ErrLostLock) {
+	if _, err := src.Heartbeat(ctx, "apply-prod", held.Claim().Token, time.Hour); !errors.Is(err, model.ErrLostLock) {
 		t.Errorf("the dead agent's heartbeat: %v, want LOST_LOCK", err)
 	}
-	if err := src.MarkEscalation(ctx, "apply-prod", held.Claim.Token, model.LevelNotify); !errors.Is(err, model.ErrLostLock) {
+	if err := src.MarkEscalation(ctx, "apply-prod", held.Claim().Token, model.LevelNotify); !errors.Is(err, model.ErrLostLock) {
 		t.Errorf("mark with the old token: %v, want LOST_LOCK", err)
 	}
 
@@ -94,7 +94,7 @@ func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := src.MarkEscalation(ctx, "apply-prod", human.Claim.Token, model.LevelStale); !errors.Is(err, model.ErrLostLock) {
+	if err := src.MarkEscalation(ctx, "apply-prod", human.Claim().Token, model.LevelStale); !errors.Is(err, model.ErrLostLock) {
 		t.Errorf("marking a HUMAN claim: %v, want LOST_LOCK", err)
 	}
 	for _, bad := range []string{"../apply-prod", "a/b", ""} {
@@ -102,7 +102,7 @@ func TestMarkEscalationEndsTheLeaseOfADownNodesClaim(t *testing.T) {
 			t.Errorf("id %q accepted", bad)
 		}
 	}
-	if err := src.MarkEscalation(ctx, "apply-prod", human.Claim.Token, model.Level(9)); model.CodeOf(err) != model.CodeMisconfigured {
+	if err := src.MarkEscalation(ctx, "apply-prod", human.Claim().Token, model.Level(9)); model.CodeOf(err) != model.CodeMisconfigured {
 		t.Errorf("level 9: %v", err)
 	}
 }

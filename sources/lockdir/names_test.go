@@ -36,17 +36,17 @@ func TestAnAgentNamedHumanIsReadAsTheAgentItIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Claim.Holder != model.HolderAgent || got.Claim.Expires.IsZero() {
-		t.Fatalf("an agent's lock naming HUMAN:alice reads as %s holder, expiring %v: want the agent's, with its lease", got.Claim.Holder, got.Claim.Expires)
+	if got.Claim().Holder != model.HolderAgent || got.Claim().Expires.IsZero() {
+		t.Fatalf("an agent's lock naming HUMAN:alice reads as %s holder, expiring %v: want the agent's, with its lease", got.Claim().Holder, got.Claim().Expires)
 	}
 	if !model.Rescuable(got, time.Now(), time.Minute) {
-		t.Fatalf("the agent's dead lease must be rescuable: %+v", got.Claim)
+		t.Fatalf("the agent's dead lease must be rescuable: %+v", got.Claim())
 	}
 	if _, err := src.Claim(ctx, "old-binary", sources.ClaimRequest{Agent: "ORACLE"}); err != nil {
 		t.Fatalf("rescue of the dead agent's claim: %v", err)
 	}
-	if hand, err := src.Get(ctx, "by-hand"); err != nil || hand.Claim.Holder != model.HolderHuman {
-		t.Fatalf("a hand-written HUMAN:bob lock with no run or lease: %+v, %v", hand.Claim, err)
+	if hand, err := src.Get(ctx, "by-hand"); err != nil || hand.Claim().Holder != model.HolderHuman {
+		t.Fatalf("a hand-written HUMAN:bob lock with no run or lease: %+v, %v", hand.Claim(), err)
 	}
 }
 

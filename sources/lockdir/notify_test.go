@@ -56,7 +56,7 @@ func TestAnIdlePollLooksAtNoFileAndAHeartbeatAtOneName(t *testing.T) {
 	// changes, and only that name is looked at again.
 	writeSeedLock(t, dir, "job-7", "seed-agent-after-heartbeat")
 	got := pollFor(t, src, &cursor)
-	if len(got) != 1 || got["job-7"] == nil || got["job-7"].Claim.Name != "seed-agent-after-heartbeat" {
+	if len(got) != 1 || got["job-7"] == nil || got["job-7"].Claim().Name != "seed-agent-after-heartbeat" {
 		t.Fatalf("after one heartbeat the poll returned %v", slices.Sorted(maps.Keys(got)))
 	}
 	if n := disk.count("lstat", dir); n != 1 || disk.count("list", dir) != 0 {
@@ -89,7 +89,7 @@ func TestARewriteWithinOneClockTickIsReadAgain(t *testing.T) {
 		t.Fatalf("the test could not keep the signature: %+v, %+v", sigOf(again), sigOf(fi))
 	}
 	got := pollFor(t, src, &cursor)
-	if got["vpc"] == nil || got["vpc"].Claim.Name != "agent-b" {
+	if got["vpc"] == nil || got["vpc"].Claim().Name != "agent-b" {
 		t.Fatalf("a rewrite that kept size and mtime was not read: %v", got)
 	}
 }
@@ -109,7 +109,7 @@ func TestAFileWithASecondLinkIsLookedAtEveryPoll(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := pollFor(t, src, &cursor)
-	if got["vpc"] == nil || got["vpc"].Claim.Name != "agent-through-the-other-link" {
+	if got["vpc"] == nil || got["vpc"].Claim().Name != "agent-through-the-other-link" {
 		t.Fatalf("a write through another link was not seen: %v", got)
 	}
 }

@@ -38,9 +38,9 @@ func whyNot(t *model.Task, agent string, now time.Time) string {
 	case t.More().Problem != "":
 		return "the task's files are broken: " + t.More().Problem
 	case t.State == model.StateClaimed:
-		s := "held by " + t.Claim.Holder.String() + " " + t.Claim.Name
-		if !t.Claim.Expires.IsZero() {
-			s += " until " + t.Claim.Expires.Time().Format(time.RFC3339)
+		s := "held by " + t.Claim().Holder.String() + " " + t.Claim().Name
+		if !t.Claim().Expires.IsZero() {
+			s += " until " + t.Claim().Expires.Time().Format(time.RFC3339)
 		}
 		return s
 	case t.State != model.StateQueued:
@@ -317,7 +317,7 @@ func (s *Source) currentLock(id, token string) *fileState {
 	if lk == nil {
 		return nil
 	}
-	held := &model.Task{State: model.StateClaimed, Claim: s.claimOf(lk.rec, lk.mtime)}
+	held := (&model.Task{State: model.StateClaimed}).WithClaim(s.claimOf(lk.rec, lk.mtime))
 	if !model.TokenCurrent(held, token, s.now()) {
 		return nil
 	}

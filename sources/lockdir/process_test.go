@@ -58,12 +58,12 @@ func drain(dir, agent string) int {
 			continue
 		}
 		fmt.Fprintln(out, "claim", task.ID)
-		if _, err := src.Finish(ctx, task.ID, task.Claim.Token, sources.Outcome{State: model.StateDone, Artifacts: agent}); err != nil {
+		if _, err := src.Finish(ctx, task.ID, task.Claim().Token, sources.Outcome{State: model.StateDone, Artifacts: agent}); err != nil {
 			fmt.Fprintln(os.Stderr, "complete:", err)
 			return 1
 		}
 		fmt.Fprintln(out, "done", task.ID)
-		if _, err := src.Heartbeat(ctx, task.ID, task.Claim.Token, 0); model.CodeOf(err) != model.CodeLostLock {
+		if _, err := src.Heartbeat(ctx, task.ID, task.Claim().Token, 0); model.CodeOf(err) != model.CodeLostLock {
 			fmt.Fprintln(out, "zombie", task.ID)
 		}
 	}

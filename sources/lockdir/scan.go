@@ -639,9 +639,9 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 	switch fs.kind {
 	case kindLock:
 		t.State, ok = model.StateClaimed, true
-		t.Claim = s.claimOf(r, fs.mtime)
+		t.SetClaim(s.claimOf(r, fs.mtime))
 		t.Escalated, _ = model.ParseLevel(r.Escalation)
-		if t.Claim.Name == "" && more.Problem == "" {
+		if t.Claim().Name == "" && more.Problem == "" {
 			more.Problem = "lock file names no agent"
 		}
 	case kindDone, kindArchivedDone:
@@ -666,7 +666,8 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 		// shown as claimed, never pulled. Its claim is only what the file
 		// says: no expiry from its mtime, no holder kind, no status word
 		// of our making.
-		t.State, t.Claim, t.RawStatus = model.StateClaimed, readClaim(r), r.Status
+		t.State, t.RawStatus = model.StateClaimed, r.Status
+		t.SetClaim(readClaim(r))
 	}
 	if more.Problem != "" {
 		more.Problem = fs.path + ": " + more.Problem // the file to repair or move

@@ -98,23 +98,23 @@ func TestSeedClaimHeartbeatCompleteAndCleanupAreReadByClaimdeck(t *testing.T) {
 		t.Fatalf("seed claim: %d %s", code, out)
 	}
 	got := d.get(t, id)
-	if got.State != model.StateClaimed || got.Claim.Holder != model.HolderAgent || got.Claim.Name != "terraform-engineer" || got.More().Problem != "" {
+	if got.State != model.StateClaimed || got.Claim().Holder != model.HolderAgent || got.Claim().Name != "terraform-engineer" || got.More().Problem != "" {
 		t.Fatalf("a seed claim reads as %s problem %q", describe(got), got.More().Problem)
 	}
-	within(t, "expiry of a seed claim", got.Claim.Expires.Time(), time.Now().Add(time.Hour), 2*time.Minute)
-	within(t, "claimed-at of a seed claim", got.Claim.ClaimedAt.Time(), time.Now(), 2*time.Minute)
+	within(t, "expiry of a seed claim", got.Claim().Expires.Time(), time.Now().Add(time.Hour), 2*time.Minute)
+	within(t, "claimed-at of a seed claim", got.Claim().ClaimedAt.Time(), time.Now(), 2*time.Minute)
 	if got.Title != "Design VPC module" || got.Class != model.ClassExpedite || got.Priority != model.PriorityHigh {
 		t.Fatalf("the tasks file's fields are lost under a seed lock: %+v", got)
 	}
 	_, err := d.src.Claim(ctx, id, sources.ClaimRequest{Agent: "ORACLE"})
-	if model.CodeOf(err) != model.CodeConflict || model.CurrentOf(err).Claim.Name != "terraform-engineer" {
+	if model.CodeOf(err) != model.CodeConflict || model.CurrentOf(err).Claim().Name != "terraform-engineer" {
 		t.Fatalf("claim over a live seed lock: %v", err)
 	}
 
 	d.run(t, "heartbeat.sh", "TASK_ID="+id)
 	beat := d.get(t, id)
-	within(t, "heartbeat of the seed's heartbeat", beat.Claim.HeartbeatAt.Time(), time.Now(), 2*time.Minute)
-	within(t, "expiry after the seed's heartbeat", beat.Claim.Expires.Time(), time.Now().Add(time.Hour), 2*time.Minute)
+	within(t, "heartbeat of the seed's heartbeat", beat.Claim().HeartbeatAt.Time(), time.Now(), 2*time.Minute)
+	within(t, "expiry after the seed's heartbeat", beat.Claim().Expires.Time(), time.Now().Add(time.Hour), 2*time.Minute)
 	if beat.Version == got.Version {
 		t.Fatal("the seed's heartbeat did not change the version")
 	}
@@ -123,7 +123,7 @@ func TestSeedClaimHeartbeatCompleteAndCleanupAreReadByClaimdeck(t *testing.T) {
 		t.Fatalf("seed complete: %s", out)
 	}
 	done := d.get(t, id)
-	if done.State != model.StateDone || done.RawStatus != "completed" || done.Claim.Held() {
+	if done.State != model.StateDone || done.RawStatus != "completed" || done.Claim().Held() {
 		t.Fatalf("a seed completion reads as %s (%s)", describe(done), done.RawStatus)
 	}
 
@@ -187,7 +187,7 @@ func TestAClaimADayOldIsExpiredAlthoughTheSeedsCheckCallsItActive(t *testing.T) 
 		t.Fatalf("a 25 h old claim is %s to claimdeck, want expired", h)
 	}
 	got, err := d.src.Claim(context.Background(), id, sources.ClaimRequest{Agent: "ORACLE"})
-	if err != nil || got.Claim.Name != "ORACLE" {
+	if err != nil || got.Claim().Name != "ORACLE" {
 		t.Fatalf("claim of an expired seed lock: %v", err)
 	}
 	archived, _ := filepath.Glob(filepath.Join(d.locks, "archive", id+"@*.expired"))
@@ -217,11 +217,11 @@ func TestClaimdecksFilesAreReadByTheSeedsSnippets(t *testing.T) {
 	}
 	a := claim("lease-a")
 	b := claim("done-b")
-	if _, err := d.src.Finish(ctx, b.ID, b.Claim.Token, sources.Outcome{State: model.StateDone}); err != nil {
+	if _, err := d.src.Finish(ctx, b.ID, b.Claim().Token, sources.Outcome{State: model.StateDone}); err != nil {
 		t.Fatal(err)
 	}
 	c := claim("blocked-c")
-	if _, err := d.src.Finish(ctx, c.ID, c.Claim.Token, sources.Outcome{State: model.StateBlocked, Reason: "waiting on credentials"}); err != nil {
+	if _, err := d.src.Finish(ctx, c.ID, c.Claim().Token, sources.Outcome{State: model.StateBlocked, Reason: "waiting on credentials"}); err != nil {
 		t.Fatal(err)
 	}
 	dd := d.get(t, "human-d")
@@ -261,11 +261,11 @@ func TestClaimdecksFilesAreReadByTheSeedsSnippets(t *testing.T) {
 	// The seed's heartbeat keeps claimdeck's token: the holder goes on.
 	d.run(t, "heartbeat.sh", "TASK_ID=lease-a")
 	beat := d.get(t, "lease-a")
-	if beat.Claim.Token != a.Claim.Token || beat.Claim.HeartbeatAt.IsZero() {
-		t.Fatalf("after the seed's heartbeat: token kept %v, heartbeat %v", beat.Claim.Token == a.Claim.Token, beat.Claim.HeartbeatAt)
+	if beat.Claim().Token != a.Claim().Token || beat.Claim().HeartbeatAt.IsZero() {
+		t.Fatalf("after the seed's heartbeat: token kept %v, heartbeat %v", beat.Claim().Token == a.Claim().Token, beat.Claim().HeartbeatAt)
 	}
-	within(t, "expiry after the seed's heartbeat on claimdeck's lock", beat.Claim.Expires.Time(), time.Now().Add(time.Hour), 2*time.Minute)
-	if _, err := d.src.Heartbeat(ctx, a.ID, a.Claim.Token, 0); err != nil {
+	within(t, "expiry after the seed's heartbeat on claimdeck's lock", beat.Claim().Expires.Time(), time.Now().Add(time.Hour), 2*time.Minute)
+	if _, err := d.src.Heartbeat(ctx, a.ID, a.Claim().Token, 0); err != nil {
 		t.Fatalf("claimdeck heartbeat after the seed's: %v", err)
 	}
 
@@ -280,7 +280,7 @@ func TestClaimdecksFilesAreReadByTheSeedsSnippets(t *testing.T) {
 	if got := d.get(t, g.ID); got.State != model.StateFailed || got.More().Reason != "plan drift" {
 		t.Fatalf("seed failure of claimdeck's lock: %s %q", describe(got), got.More().Reason)
 	}
-	if _, err := d.src.Finish(ctx, g.ID, g.Claim.Token, sources.Outcome{State: model.StateDone}); model.CodeOf(err) != model.CodeLostLock {
+	if _, err := d.src.Finish(ctx, g.ID, g.Claim().Token, sources.Outcome{State: model.StateDone}); model.CodeOf(err) != model.CodeLostLock {
 		t.Fatalf("finishing a lock the seed already moved: %v, want LOST_LOCK", err)
 	}
 }
@@ -300,13 +300,13 @@ func TestASeedAgentOverwritingALiveLockFencesOutTheClaimdeckHolder(t *testing.T)
 	if out, _ := d.run(t, "claim.sh", "TASK_ID="+id, "AGENT_NAME=seed-agent"); !strings.Contains(out, "reclaiming") {
 		t.Fatalf("the seed's claim was expected to re-claim a live lock: %s", out)
 	}
-	if _, err := d.src.Heartbeat(ctx, id, mine.Claim.Token, 0); model.CodeOf(err) != model.CodeLostLock {
+	if _, err := d.src.Heartbeat(ctx, id, mine.Claim().Token, 0); model.CodeOf(err) != model.CodeLostLock {
 		t.Fatalf("heartbeat after the seed overwrote the lock: %v", err)
 	}
-	if _, err := d.src.Finish(ctx, id, mine.Claim.Token, sources.Outcome{State: model.StateDone}); model.CodeOf(err) != model.CodeLostLock {
+	if _, err := d.src.Finish(ctx, id, mine.Claim().Token, sources.Outcome{State: model.StateDone}); model.CodeOf(err) != model.CodeLostLock {
 		t.Fatalf("finish after the seed overwrote the lock: %v", err)
 	}
-	if got := d.get(t, id); got.Claim.Name != "seed-agent" || got.State != model.StateClaimed {
+	if got := d.get(t, id); got.Claim().Name != "seed-agent" || got.State != model.StateClaimed {
 		t.Fatalf("the seed agent's lock was disturbed: %s", describe(got))
 	}
 }
@@ -315,5 +315,5 @@ func describe(t *model.Task) string {
 	if t == nil {
 		return "<nil>"
 	}
-	return t.ID + "[" + t.State.String() + " " + t.Claim.Holder.String() + " " + t.Claim.Name + "]"
+	return t.ID + "[" + t.State.String() + " " + t.Claim().Holder.String() + " " + t.Claim().Name + "]"
 }

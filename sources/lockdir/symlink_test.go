@@ -63,7 +63,7 @@ func TestAnArchiveLinkIsRefusedWithAnErrorNeverFollowed(t *testing.T) {
 	// before it starts, not answered ok with the lock left spent.
 	_, err = src.ForceRelease(ctx, crashTask, sources.Human{Actor: "alice", Reason: "stuck", Expect: held.Version})
 	refused("force-release", err)
-	_, err = src.Finish(ctx, crashTask, held.Claim.Token, sources.Outcome{State: model.StateFailed, Reason: "broke"})
+	_, err = src.Finish(ctx, crashTask, held.Claim().Token, sources.Outcome{State: model.StateFailed, Reason: "broke"})
 	refused("fail", err)
 	_, err = src.Poll(ctx, "")
 	refused("a poll", err)
@@ -75,8 +75,8 @@ func TestAnArchiveLinkIsRefusedWithAnErrorNeverFollowed(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "archive")); err != nil {
 		t.Fatal(err)
 	}
-	if got := get(t, src); got.State != model.StateClaimed || got.Claim.Token != held.Claim.Token {
-		t.Fatalf("after the refusals the task is %s held by %q", got.State, got.Claim.Name)
+	if got := get(t, src); got.State != model.StateClaimed || got.Claim().Token != held.Claim().Token {
+		t.Fatalf("after the refusals the task is %s held by %q", got.State, got.Claim().Name)
 	}
 }
 

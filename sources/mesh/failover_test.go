@@ -170,7 +170,7 @@ func TestFailoverOverSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the killed node's claim is not claimable: %v", err)
 	}
-	if _, err := q.Heartbeat(ctx, a1.ID, a1.Claim.Token, time.Hour); !errors.Is(err, model.ErrLostLock) {
+	if _, err := q.Heartbeat(ctx, a1.ID, a1.Claim().Token, time.Hour); !errors.Is(err, model.ErrLostLock) {
 		t.Errorf("the killed node's agent heartbeat after the takeover: %v, want LOST_LOCK", err)
 	}
 
@@ -225,7 +225,7 @@ func TestFailoverOverSQLite(t *testing.T) {
 		for _, m := range n.inbox.Messages() {
 			title, _, _ := strings.Cut(strings.TrimPrefix(m.Message, `⚠️ Task "`), `"`)
 			got = append(got, title)
-			for _, tok := range []string{a1.Claim.Token, stuck.Claim.Token} {
+			for _, tok := range []string{a1.Claim().Token, stuck.Claim().Token} {
 				if strings.Contains(m.Message, tok) {
 					t.Errorf("%s was sent a lock token", n.name)
 				}

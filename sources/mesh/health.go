@@ -97,9 +97,9 @@ func (r HealthReport) Healthy() bool { return strings.EqualFold(r.Status, "healt
 func ReportFor(node string, agents []string, tasks []*model.Task, now time.Time) HealthReport {
 	r := HealthReport{Node: node, Status: "healthy", ClaimedTasks: []string{}}
 	for _, t := range tasks {
-		if t.State == model.StateClaimed && t.Claim.Holder == model.HolderAgent && onNode(t, node, agents) {
+		if t.State == model.StateClaimed && t.Claim().Holder == model.HolderAgent && onNode(t, node, agents) {
 			r.ClaimedTasks = append(r.ClaimedTasks, t.ID)
-			if alive := t.Claim.LastAlive(); alive.After(r.LastTaskAt) {
+			if alive := t.Claim().LastAlive(); alive.After(r.LastTaskAt) {
 				r.LastTaskAt = alive
 			}
 			continue
@@ -113,10 +113,10 @@ func ReportFor(node string, agents []string, tasks []*model.Task, now time.Time)
 }
 
 func onNode(t *model.Task, node string, agents []string) bool {
-	if t.Claim.Node != "" {
-		return strings.EqualFold(t.Claim.Node, node)
+	if t.Claim().Node != "" {
+		return strings.EqualFold(t.Claim().Node, node)
 	}
-	return slices.ContainsFunc(agents, func(a string) bool { return strings.EqualFold(a, t.Claim.Name) })
+	return slices.ContainsFunc(agents, func(a string) bool { return strings.EqualFold(a, t.Claim().Name) })
 }
 
 func pullable(t *model.Task, agents []string, now time.Time) bool {

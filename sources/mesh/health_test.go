@@ -79,14 +79,14 @@ func FuzzParseHealth(f *testing.F) {
 func TestReportFor(t *testing.T) {
 	now := time.Date(2026, 2, 1, 3, 0, 0, 0, time.UTC)
 	claimed := func(id, agent, node string, at time.Time) *model.Task {
-		return &model.Task{ID: id, State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: agent, Node: node, ClaimedAt: model.StampOf(at), Expires: model.StampOf(at.Add(20 * time.Minute))}}
+		return (&model.Task{ID: id, State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: agent, Node: node, ClaimedAt: model.StampOf(at), Expires: model.StampOf(at.Add(20 * time.Minute))})
 	}
 	tasks := []*model.Task{
 		claimed("t-2", "sandman-1", "", now.Add(-5*time.Minute)),
 		claimed("t-1", "elsewhere", "SANDMAN", now.Add(-2*time.Minute)), // the claim's node wins over the agent list
 		claimed("t-3", "sandman-1", "ORACLE", now.Add(-time.Minute)),
 		claimed("t-4", "oracle-1", "", now.Add(-time.Minute)),
-		{ID: "t-5", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", Node: "SANDMAN"}},
+		(&model.Task{ID: "t-5", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", Node: "SANDMAN"}),
 		{ID: "q-1", State: model.StateQueued},
 		{ID: "q-2", State: model.StateQueued, Reservation: &model.Reservation{For: "oracle-1"}},
 		{ID: "d-1", State: model.StateDone},

@@ -118,7 +118,7 @@ func (s *markingSource) MarkEscalation(_ context.Context, id, token string, leve
 	defer s.mu.Unlock()
 	for _, t := range s.tasks {
 		if t.ID == id {
-			if t.Claim.Token != token {
+			if t.Claim().Token != token {
 				return sources.Lost("mark", id)
 			}
 			t.Escalated = level
@@ -181,8 +181,7 @@ func TestMeshKilledHangingFlapping(t *testing.T) {
 	now := time.Now()
 	agent := func(id, name, node string, alive time.Duration, lease time.Duration) *model.Task {
 		at := now.Add(-alive)
-		return &model.Task{Source: "q", ID: id, Title: "task " + id, State: model.StateClaimed,
-			Claim: model.Claim{Holder: model.HolderAgent, Name: name, Node: node, Token: "lock-" + id, ClaimedAt: model.StampOf(at), Expires: model.StampOf(at.Add(lease))}}
+		return (&model.Task{Source: "q", ID: id, Title: "task " + id, State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: name, Node: node, Token: "lock-" + id, ClaimedAt: model.StampOf(at), Expires: model.StampOf(at.Add(lease))})
 	}
 	src := &markingSource{memSource: memSource{name: "q", tasks: []*model.Task{
 		agent("t-a1", "alpha-1", "ALPHA", time.Minute, 20*time.Minute), // live lease, but its node is DOWN
@@ -191,7 +190,7 @@ func TestMeshKilledHangingFlapping(t *testing.T) {
 		agent("t-c1", "charlie-1", "CHARLIE", time.Minute, 20*time.Minute),
 		agent("t-old", "charlie-2", "CHARLIE", 70*time.Minute, 10*time.Minute),
 		agent("t-older", "charlie-3", "CHARLIE", 3*time.Hour, 10*time.Minute),
-		{Source: "q", ID: "t-h", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", ClaimedAt: model.StampOf(now.Add(-5 * time.Hour))}},
+		(&model.Task{Source: "q", ID: "t-h", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", ClaimedAt: model.StampOf(now.Add(-5 * time.Hour))}),
 	}}}
 
 	var down []string
@@ -273,7 +272,7 @@ func TestMeshKilledHangingFlapping(t *testing.T) {
 	}
 	data, _ := os.ReadFile(record)
 	for _, n := range src.tasks {
-		if n.Claim.Token != "" && strings.Contains(string(data), n.Claim.Token) {
+		if n.Claim().Token != "" && strings.Contains(string(data), n.Claim().Token) {
 			t.Errorf("sweep record holds a lock token")
 		}
 	}

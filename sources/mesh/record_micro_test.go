@@ -45,7 +45,7 @@ func TestARecordOfNanosecondClaimTimesStillHoldsItsNotifications(t *testing.T) {
 	}
 	defer release()
 	for id, at := range claims {
-		task := &model.Task{Source: "prod", ID: id, Claim: model.Claim{Holder: model.HolderAgent, Name: "bot", ClaimedAt: model.StampOf(at)}}
+		task := (&model.Task{Source: "prod", ID: id}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "bot", ClaimedAt: model.StampOf(at)})
 		key := incidentOf(task) + "→ALPHA"
 		if !rec.Has(key) || !held.Has(key) {
 			t.Errorf("task %s: the record lost %q (opened: %v, held: %v)", id, key, rec.Has(key), held.Has(key))

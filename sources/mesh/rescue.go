@@ -47,13 +47,13 @@ func (s *Sweeper) rescueDead(ctx context.Context, tasks []*model.Task, owners []
 		if !model.Rescuable(t, now, grace) {
 			continue
 		}
-		r := Rescue{Source: t.Source, Task: t.ID, Holder: t.Claim.Name, Expired: t.Claim.Expires.Time()}
+		r := Rescue{Source: t.Source, Task: t.ID, Holder: t.Claim().Name, Expired: t.Claim().Expires.Time()}
 		rel, ok := owners[i].(Releaser)
 		switch {
 		case ok && rel.Caps().Rescue:
 			continue // next and claim-next rescue it themselves
 		case !ok:
-			r.Err = fmt.Errorf("source %s cannot put tasks back: %s stays with its dead holder %s", t.Source, t.ID, t.Claim.Name)
+			r.Err = fmt.Errorf("source %s cannot put tasks back: %s stays with its dead holder %s", t.Source, t.ID, t.Claim().Name)
 		case !s.DryRun:
 			_, r.Err = sources.ReapOne(ctx, rel, t, rescuer, model.ActionRescue, now, grace)
 			r.Applied = r.Err == nil

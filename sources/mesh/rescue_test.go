@@ -52,7 +52,7 @@ func TestSweepPutsBackADeadHoldersNotionTask(t *testing.T) {
 	}
 	grace := model.DefaultPolicy().Grace
 	at := func(d time.Duration) func() time.Time {
-		return func() time.Time { return held.Claim.Expires.Time().Add(d) }
+		return func() time.Time { return held.Claim().Expires.Time().Add(d) }
 	}
 	sweep := func(now func() time.Time, dry bool) SweepReport {
 		sw := &Sweeper{Policy: model.DefaultPolicy(), Now: now, DryRun: dry}
@@ -69,8 +69,8 @@ func TestSweepPutsBackADeadHoldersNotionTask(t *testing.T) {
 	if rep := sweep(at(grace), true); len(rep.Rescues) != 1 || rep.Rescues[0].Applied || rep.Rescues[0].Holder != "SANDMAN" {
 		t.Fatalf("a dry run a grace after the lease: %+v, want one rescue of SANDMAN's task, not applied", rep.Rescues)
 	}
-	if got, _ := src.Get(ctx, task.ID); got.State != model.StateClaimed || got.Claim.Token != held.Claim.Token {
-		t.Fatalf("the dry run changed the task: %s held by %s", got.State, got.Claim.Name)
+	if got, _ := src.Get(ctx, task.ID); got.State != model.StateClaimed || got.Claim().Token != held.Claim().Token {
+		t.Fatalf("the dry run changed the task: %s held by %s", got.State, got.Claim().Name)
 	}
 
 	rep := sweep(at(grace), false)
@@ -84,8 +84,8 @@ func TestSweepPutsBackADeadHoldersNotionTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.State != model.StateQueued || got.Claim.Held() {
-		t.Fatalf("after the rescue the task is %s held by %q, want queued and free", got.State, got.Claim.Name)
+	if got.State != model.StateQueued || got.Claim().Held() {
+		t.Fatalf("after the rescue the task is %s held by %q, want queued and free", got.State, got.Claim().Name)
 	}
 	if !slices.ContainsFunc(got.More().History, func(e model.Event) bool {
 		return e.Actor == rescuer && strings.Contains(e.Reason, "SANDMAN")
@@ -95,7 +95,7 @@ func TestSweepPutsBackADeadHoldersNotionTask(t *testing.T) {
 	if next, err := src.Next(ctx, "ORACLE"); err != nil || next == nil || next.ID != task.ID {
 		t.Fatalf("next after the rescue = %v, %v; want the task", next, err)
 	}
-	if _, err := src.Heartbeat(ctx, task.ID, held.Claim.Token, 0); model.CodeOf(err) != model.CodeLostLock {
+	if _, err := src.Heartbeat(ctx, task.ID, held.Claim().Token, 0); model.CodeOf(err) != model.CodeLostLock {
 		t.Fatalf("the dead holder's heartbeat after the rescue: %v, want LOST_LOCK", err)
 	}
 }

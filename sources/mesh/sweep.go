@@ -165,7 +165,7 @@ func (s *Sweeper) act(ctx context.Context, tasks []*model.Task, owners []TaskSou
 func mark(ctx context.Context, src TaskSource, t *model.Task, l model.Level) Mark {
 	m := Mark{Source: t.Source, Task: t.ID, Level: l}
 	if src.Caps().Escalation {
-		m.Err = src.MarkEscalation(ctx, t.ID, t.Claim.Token, l)
+		m.Err = src.MarkEscalation(ctx, t.ID, t.Claim().Token, l)
 		m.Applied = m.Err == nil
 	}
 	return m
@@ -177,7 +177,7 @@ var ErrNodeDown = errors.New("node is DOWN: not notified")
 // incidentOf names a claim's notification in the record: the task, when
 // the claim began, and the level.
 func incidentOf(t *model.Task) string {
-	return fmt.Sprintf("%s@%s/%s", t.Ref(), t.Claim.ClaimedAt.Time().UTC().Format(time.RFC3339Nano), model.LevelNotify)
+	return fmt.Sprintf("%s@%s/%s", t.Ref(), t.Claim().ClaimedAt.Time().UTC().Format(time.RFC3339Nano), model.LevelNotify)
 }
 
 // notify tells every target that has not yet been told about this claim.
@@ -220,5 +220,5 @@ func Message(t *model.Task, now time.Time) string {
 		title = t.DisplayKey()
 	}
 	return fmt.Sprintf("⚠️ Task %q (%s) held by %s has been stuck for %s. Available for takeover.",
-		title, t.Source+"/"+t.DisplayKey(), t.Claim.Name, model.Stuck(t, now).Round(time.Minute))
+		title, t.Source+"/"+t.DisplayKey(), t.Claim().Name, model.Stuck(t, now).Round(time.Minute))
 }

@@ -18,7 +18,7 @@ type staleView struct{ *markingSource }
 func (s staleView) Poll(ctx context.Context, c sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	d, err := s.markingSource.Poll(ctx, c, opt...)
 	for _, t := range d.Tasks {
-		t.Claim.Token = "old-" + t.Claim.Token
+		t.EditClaim().Token = "old-" + t.Claim().Token
 	}
 	return d, err
 }
@@ -32,8 +32,7 @@ func (*brokenSource) Poll(context.Context, sources.Cursor, ...sources.PollOption
 
 func stuckTask(id string, stuck time.Duration, now time.Time) *model.Task {
 	at := now.Add(-stuck)
-	return &model.Task{Source: "q", ID: id, Title: "Research " + id, State: model.StateClaimed,
-		Claim: model.Claim{Holder: model.HolderAgent, Name: "oracle-1", Token: "SECRET-lock-" + id, ClaimedAt: model.StampOf(at), Expires: model.StampOf(at.Add(10 * time.Minute))}}
+	return (&model.Task{Source: "q", ID: id, Title: "Research " + id, State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "oracle-1", Token: "SECRET-lock-" + id, ClaimedAt: model.StampOf(at), Expires: model.StampOf(at.Add(10 * time.Minute))})
 }
 
 // A task re-claimed between the sweep's read and its write is not marked

@@ -138,10 +138,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			if l := snap.Classify(t, now).Level; l != model.LevelNone {
 				stuck[l]++
 			}
-			if t.State != model.StateClaimed || t.Claim.ClaimedAt.IsZero() {
+			if t.State != model.StateClaimed || t.Claim().ClaimedAt.IsZero() {
 				continue
 			}
-			age := max(now.Sub(t.Claim.ClaimedAt.Time()), 0).Seconds()
+			age := max(now.Sub(t.Claim().ClaimedAt.Time()), 0).Seconds()
 			n++
 			sum += age
 			for _, b := range LeaseAgeBuckets {

@@ -34,11 +34,11 @@ func fleet(t *testing.T, escalated, down bool) *Collector {
 	mem.Now = func() time.Time { return now }
 	mem.Put(&model.Task{ID: "q1", State: model.StateQueued})
 	mem.Put(&model.Task{ID: "q2", State: model.StateQueued})
-	mem.Put(&model.Task{ID: "fresh", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "ORACLE",
-		Token: "a", ClaimedAt: model.StampOf(now.Add(-90 * time.Second)), HeartbeatAt: model.StampOf(now.Add(-30 * time.Second)), Expires: model.StampOf(now.Add(19 * time.Minute))}})
+	mem.Put((&model.Task{ID: "fresh", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "ORACLE",
+		Token: "a", ClaimedAt: model.StampOf(now.Add(-90 * time.Second)), HeartbeatAt: model.StampOf(now.Add(-30 * time.Second)), Expires: model.StampOf(now.Add(19 * time.Minute))}))
 	if escalated {
-		mem.Put(&model.Task{ID: "stuck", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN",
-			Token: "b", ClaimedAt: model.StampOf(now.Add(-3 * time.Hour)), HeartbeatAt: model.StampOf(now.Add(-3 * time.Hour)), Expires: model.StampOf(now.Add(-160 * time.Minute))}})
+		mem.Put((&model.Task{ID: "stuck", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "SANDMAN",
+			Token: "b", ClaimedAt: model.StampOf(now.Add(-3 * time.Hour)), HeartbeatAt: model.StampOf(now.Add(-3 * time.Hour)), Expires: model.StampOf(now.Add(-160 * time.Minute))}))
 	}
 	status := model.NodeHealthy
 	if down {

@@ -92,14 +92,14 @@ func TestAPresetDatabaseWithoutTheOptionalExtrasStillWorks(t *testing.T) {
 				t.Fatal(err)
 			}
 			held, err := src.ClaimNext(ctx, sources.ClaimRequest{Agent: "SANDMAN"})
-			if err != nil || held == nil || held.ID != task.ID || held.Claim.Token == "" {
+			if err != nil || held == nil || held.ID != task.ID || held.Claim().Token == "" {
 				t.Fatalf("claim-next: %v %+v", err, held)
 			}
-			if _, err := src.Heartbeat(ctx, task.ID, held.Claim.Token, time.Hour); err != nil {
+			if _, err := src.Heartbeat(ctx, task.ID, held.Claim().Token, time.Hour); err != nil {
 				t.Fatal(err)
 			}
-			done, err := src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateBlocked, Reason: "no column for it"})
-			if err != nil || done.State != model.StateBlocked || done.Claim.Held() {
+			done, err := src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateBlocked, Reason: "no column for it"})
+			if err != nil || done.State != model.StateBlocked || done.Claim().Held() {
 				t.Fatalf("block: %v %+v", err, done)
 			}
 		})
@@ -273,7 +273,7 @@ func TestLongTextIsWrittenInChunksAndReadBackWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, err := src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateDone, Artifacts: long})
+	done, err := src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateDone, Artifacts: long})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestCommentsAndEditsGoThroughTheSameRules(t *testing.T) {
 	}
 	_, err = src.Update(ctx, task.ID, sources.Edit{Actor: "alice", Title: &title})
 	wantCode(t, err, model.CodeConflict, "only its holder")
-	if _, err := src.Update(ctx, task.ID, sources.Edit{Actor: "SANDMAN", Token: held.Claim.Token, Title: &title}); err != nil {
+	if _, err := src.Update(ctx, task.ID, sources.Edit{Actor: "SANDMAN", Token: held.Claim().Token, Title: &title}); err != nil {
 		t.Fatalf("the holder's edit: %v", err)
 	}
 }

@@ -137,10 +137,10 @@ func BenchmarkRateTenAgentsAndDashboard(b *testing.B) {
 					if err != nil || t == nil {
 						continue
 					}
-					if _, err := src.Heartbeat(ctx, t.ID, t.Claim.Token, 0); err != nil {
+					if _, err := src.Heartbeat(ctx, t.ID, t.Claim().Token, 0); err != nil {
 						continue
 					}
-					if _, err := src.Finish(ctx, t.ID, t.Claim.Token, sources.Outcome{State: model.StateReview}); err == nil {
+					if _, err := src.Finish(ctx, t.ID, t.Claim().Token, sources.Outcome{State: model.StateReview}); err == nil {
 						cycles.Add(1)
 					}
 				}
@@ -232,7 +232,7 @@ func BenchmarkContendedClaims(b *testing.B) {
 							}
 							n, _ := claims.LoadOrStore(t.ID, new(atomic.Int64))
 							n.(*atomic.Int64).Add(1)
-							_, _ = src.Finish(context.Background(), t.ID, t.Claim.Token, sources.Outcome{State: model.StateDone})
+							_, _ = src.Finish(context.Background(), t.ID, t.Claim().Token, sources.Outcome{State: model.StateDone})
 						}
 					}(fmt.Sprintf("agent-%02d", i))
 				}

@@ -112,7 +112,7 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 			if t, err = s.page(ctx, op, t.ID); err != nil {
 				return nil, err
 			}
-			if t.Claim.Token != token {
+			if t.Claim().Token != token {
 				if attempt >= claimAttempts {
 					return nil, s.gaveUp(op, t, werr)
 				}
@@ -126,8 +126,8 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 		if err != nil {
 			return nil, err
 		}
-		if got.Claim.Token != token {
-			e := model.Errorf(model.CodeConflict, op, t.ID, "another claimer wrote after us: the task is held by %s", orDash(got.Claim.Name))
+		if got.Claim().Token != token {
+			e := model.Errorf(model.CodeConflict, op, t.ID, "another claimer wrote after us: the task is held by %s", orDash(got.Claim().Name))
 			e.Current = got
 			return nil, e
 		}
@@ -157,8 +157,8 @@ func (s *Source) refuse(op string, t *model.Task, agent string, now time.Time) e
 	switch {
 	case t.More().Problem != "":
 		e = model.Errorf(model.CodeConflict, op, t.ID, "the task cannot be pulled: %s", t.More().Problem)
-	case t.Claim.Held():
-		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is held by %s", orDash(t.Claim.Name))
+	case t.Claim().Held():
+		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is held by %s", orDash(t.Claim().Name))
 	case t.State != model.StateQueued:
 		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is %s, not queued", t.State)
 	case !t.Reservation.Allows(agent, now):
@@ -259,7 +259,7 @@ func (s *Source) claimedWith(ctx context.Context, op, id, token string) (*model.
 	if err != nil {
 		return nil, err
 	}
-	if token == "" || !t.Claim.Held() || t.Claim.Token != token || t.State != model.StateClaimed {
+	if token == "" || !t.Claim().Held() || t.Claim().Token != token || t.State != model.StateClaimed {
 		return nil, s.lost(op, id, t)
 	}
 	return t, nil
@@ -385,14 +385,14 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if o.State == model.StateFailed && s.m.FailedMark != "" {
 		p.text(s.m.Reason, s.m.FailedMark+o.Reason)
 	}
-	s.appendHistory(p, t, model.Event{At: now, Actor: o.By(t.Claim.Name), Action: action, Reason: o.Reason})
+	s.appendHistory(p, t, model.Event{At: now, Actor: o.By(t.Claim().Name), Action: action, Reason: o.Reason})
 	got, err := s.settled(ctx, op, t, p, model.CodeLostLock)
-	person, own := t.Claim.Person(), model.OwnAction(o.State)
+	person, own := t.Claim().Person(), model.OwnAction(o.State)
 	if err == nil && person == "" && o.State == model.StateReview && s.m.History == "" {
 		// Who sent it to review decides who may approve it
 		// (model.CheckSelfApproval): with no history property, a comment
 		// keeps it. The review has landed; the note is best effort.
-		_ = s.postNote(ctx, got.ID, auditNote(model.ActionReview, o.By(t.Claim.Name), o.Reason, "", t))
+		_ = s.postNote(ctx, got.ID, auditNote(model.ActionReview, o.By(t.Claim().Name), o.Reason, "", t))
 	}
 	if err != nil || person == "" || own == "" {
 		return got, err
@@ -444,10 +444,10 @@ func (s *Source) settled(ctx context.Context, op string, before *model.Task, p p
 			}
 		case p.shows(raw):
 			wrote = now
-		case code == model.CodeLostLock && now.Claim.Held() && now.Claim.Token == before.Claim.Token && now.State == model.StateClaimed:
+		case code == model.CodeLostLock && now.Claim().Held() && now.Claim().Token == before.Claim().Token && now.State == model.StateClaimed:
 			before = now
 		default:
-			e := model.Errorf(code, op, id, "the task changed while our write was failing: it is now %s, held by %s; nothing was written", now.State, orDash(now.Claim.Name))
+			e := model.Errorf(code, op, id, "the task changed while our write was failing: it is now %s, held by %s; nothing was written", now.State, orDash(now.Claim().Name))
 			e.Current = now
 			return nil, e
 		}
@@ -459,7 +459,7 @@ func (s *Source) settled(ctx context.Context, op string, before *model.Task, p p
 	if err != nil {
 		return nil, err
 	}
-	a, b := wrote.Claim, got.Claim
+	a, b := wrote.Claim(), got.Claim()
 	if got.RawStatus != wrote.RawStatus || a.Holder != b.Holder || a.Name != b.Name || a.Token != b.Token {
 		e := model.Errorf(code, op, id, "a concurrent write replaced ours: the task is now %s, held by %s", got.State, orDash(b.Name))
 		if code == model.CodeLostLock {

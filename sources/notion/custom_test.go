@@ -40,10 +40,10 @@ func TestCustomMappingRunsTheProtocolOnRenamedProperties(t *testing.T) {
 		t.Fatal(err)
 	}
 	held, err := src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "SANDMAN"})
-	if err != nil || held.RawStatus != "DOING" || held.Claim.Name != "SANDMAN" {
+	if err != nil || held.RawStatus != "DOING" || held.Claim().Name != "SANDMAN" {
 		t.Fatalf("claim under the custom mapping: %v %+v", err, held)
 	}
-	done, err := src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateDone})
+	done, err := src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateDone})
 	if err != nil || done.State != model.StateDone {
 		t.Fatalf("complete: %v %v", done, err)
 	}

@@ -49,8 +49,8 @@ func FuzzDecodePage(f *testing.F) {
 			if task.Version == "" {
 				t.Fatal("a task without a version")
 			}
-			if task.Claim.Holder == model.HolderNone && (task.Claim.Token != "" || task.Claim.Name != "") {
-				t.Fatalf("an unheld claim keeps lock fields: %+v", task.Claim)
+			if task.Claim().Holder == model.HolderNone && (task.Claim().Token != "" || task.Claim().Name != "") {
+				t.Fatalf("an unheld claim keeps lock fields: %+v", task.Claim())
 			}
 			model.Eligible(task, time.Now())
 		}

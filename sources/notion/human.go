@@ -104,8 +104,8 @@ func auditNote(action model.Action, actor, reason, detail string, before *model.
 		parts = append(parts, oneLine(detail))
 	}
 	was := before.RawStatus
-	if before.Claim.Held() {
-		was += " held by " + before.Claim.Name
+	if before.Claim().Held() {
+		was += " held by " + before.Claim().Name
 	}
 	return strings.Join(append(parts, "was: "+oneLine(was)), noteSep)
 }

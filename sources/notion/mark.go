@@ -29,7 +29,7 @@ func (s *Source) MarkEscalation(ctx context.Context, id, token string, level mod
 	if err != nil {
 		return err
 	}
-	if t.Claim.Holder != model.HolderAgent {
+	if t.Claim().Holder != model.HolderAgent {
 		return s.lost(op, id, t)
 	}
 	if t.Escalated >= level {

@@ -29,14 +29,14 @@ func TestMeshHandoffEscalationLadder(t *testing.T) {
 	// the lease at its edit time, and a dead claim is taken over a grace
 	// after its lease ended (model.Claimable).
 	e.advance(-2 * model.DefaultPolicy().Grace)
-	if err := src.MarkEscalation(ctx, task.ID, held.Claim.Token, model.LevelUrgent); err != nil {
+	if err := src.MarkEscalation(ctx, task.ID, held.Claim().Token, model.LevelUrgent); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := src.Get(ctx, task.ID)
 	if got.Escalated != model.LevelUrgent || got.Priority != model.PriorityHigh {
 		t.Fatalf("after the urgent mark: level %s priority %d, want urgent and %d (seed 001's urgent)", got.Escalated, got.Priority, model.PriorityHigh)
 	}
-	if err := src.MarkEscalation(ctx, task.ID, held.Claim.Token, model.LevelEscalated); err != nil {
+	if err := src.MarkEscalation(ctx, task.ID, held.Claim().Token, model.LevelEscalated); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := src.Get(ctx, task.ID); got.Escalated != model.LevelEscalated {
@@ -46,10 +46,10 @@ func TestMeshHandoffEscalationLadder(t *testing.T) {
 	if err != nil {
 		t.Fatalf("seed 001: any node can claim a stale task; got %v", err)
 	}
-	if taken.Escalated != model.LevelNone || taken.Claim.Name != "SANDMAN" {
-		t.Fatalf("the takeover kept the old mark: %s held by %s", taken.Escalated, taken.Claim.Name)
+	if taken.Escalated != model.LevelNone || taken.Claim().Name != "SANDMAN" {
+		t.Fatalf("the takeover kept the old mark: %s held by %s", taken.Escalated, taken.Claim().Name)
 	}
-	if _, err := src.Heartbeat(ctx, task.ID, held.Claim.Token, 0); model.CodeOf(err) != model.CodeLostLock {
+	if _, err := src.Heartbeat(ctx, task.ID, held.Claim().Token, 0); model.CodeOf(err) != model.CodeLostLock {
 		t.Fatalf("the stale holder's heartbeat after the takeover: %v, want LOST_LOCK", err)
 	}
 }

@@ -28,11 +28,11 @@ func TestTodaysAgentNamedHumanIsReadAsTheAgentItIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Claim.Holder != model.HolderAgent || got.Claim.Name != "HUMAN:alice" || got.Claim.Expires.IsZero() {
-		t.Fatalf("the old binary's agent claim reads %+v: want the agent's, with its lease", got.Claim)
+	if got.Claim().Holder != model.HolderAgent || got.Claim().Name != "HUMAN:alice" || got.Claim().Expires.IsZero() {
+		t.Fatalf("the old binary's agent claim reads %+v: want the agent's, with its lease", got.Claim())
 	}
 	if !model.Rescuable(got, time.Now(), time.Minute) {
-		t.Fatalf("its dead lease must be rescuable: %+v", got.Claim)
+		t.Fatalf("its dead lease must be rescuable: %+v", got.Claim())
 	}
 
 	mine := skillPage(t, emu, db, title("taken over"), status("Ready"))
@@ -40,11 +40,11 @@ func TestTodaysAgentNamedHumanIsReadAsTheAgentItIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := src.Takeover(ctx, mine, sources.Human{Actor: "alice", Expect: seen.Version, Seen: seen}); err != nil || got.Claim.Holder != model.HolderHuman {
+	if got, err := src.Takeover(ctx, mine, sources.Human{Actor: "alice", Expect: seen.Version, Seen: seen}); err != nil || got.Claim().Holder != model.HolderHuman {
 		t.Fatalf("a person's takeover: %+v, %v", got, err)
 	}
-	if got, _ := src.Get(ctx, mine); got.Claim.Holder != model.HolderHuman || !got.Claim.Expires.IsZero() {
-		t.Fatalf("the takeover reads back as %+v", got.Claim)
+	if got, _ := src.Get(ctx, mine); got.Claim().Holder != model.HolderHuman || !got.Claim().Expires.IsZero() {
+		t.Fatalf("the takeover reads back as %+v", got.Claim())
 	}
 
 	free := skillPage(t, emu, db, title("free"), status("Ready"))
@@ -52,7 +52,7 @@ func TestTodaysAgentNamedHumanIsReadAsTheAgentItIs(t *testing.T) {
 	if model.CodeOf(err) != model.CodeMisconfigured {
 		t.Fatalf("claim as HUMAN:alice: %v, want MISCONFIGURED", err)
 	}
-	if got, _ := src.Get(ctx, free); got.State != model.StateQueued || got.Claim.Held() {
+	if got, _ := src.Get(ctx, free); got.State != model.StateQueued || got.Claim().Held() {
 		t.Fatalf("the refused claim changed the task: %+v", got)
 	}
 }

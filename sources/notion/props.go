@@ -136,7 +136,9 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 		done, _ := v.number(m.SubtasksDone)
 		t.OpenSubtasks = int32(max(0, clampInt(f)-clampInt(done)))
 	}
-	t.Claim, t.Reservation = decodeClaim(m, v)
+	claim, reservation := decodeClaim(m, v)
+	t.SetClaim(claim)
+	t.Reservation = reservation
 	if h := decodeHistory(v.text(m.History)); h != nil {
 		t.EditMore().History = h
 	}
@@ -150,7 +152,7 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 // and a stale claim is "expired, available for takeover" whatever its
 // claim time says — its lease ended when it was marked, at the latest.
 func decodeEscalation(m *Mapping, v values, t *model.Task, edited time.Time) {
-	if m.HandoffStatus == "" || t.Claim.Holder != model.HolderAgent {
+	if m.HandoffStatus == "" || t.Claim().Holder != model.HolderAgent {
 		return
 	}
 	switch v.option(m.HandoffStatus) {
@@ -164,8 +166,8 @@ func decodeEscalation(m *Mapping, v values, t *model.Task, edited time.Time) {
 	if t.Escalated == model.LevelStale && t.Priority >= model.PriorityHigh && m.PriorityOptions != nil {
 		t.Escalated = model.LevelUrgent // seed 001: at 30 min, escalated to urgent priority
 	}
-	if !edited.IsZero() && (t.Claim.Expires.IsZero() || t.Claim.Expires.Time().After(edited)) {
-		t.Claim.Expires = model.StampOf(edited)
+	if !edited.IsZero() && (t.Claim().Expires.IsZero() || t.Claim().Expires.Time().After(edited)) {
+		t.EditClaim().Expires = model.StampOf(edited)
 	}
 }
 
@@ -392,7 +394,7 @@ func marshalHistory(events []model.Event) string {
 // tell two edits in one minute apart).
 func version(p *notionapi.Page, t *model.Task) string {
 	h := fnv.New64a()
-	c, r := t.Claim, model.Reservation{}
+	c, r := t.Claim(), model.Reservation{}
 	if t.Reservation != nil {
 		r = *t.Reservation
 	}

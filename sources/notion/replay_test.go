@@ -80,10 +80,10 @@ func claimRace(t *testing.T, fault notionemu.Fault) (a, b error, final *model.Ta
 func TestA429OnAClaimNeverTellsTwoAgentsTheyHoldTheTask(t *testing.T) {
 	a, b, final := claimRace(t, notionemu.Fault{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
 	if a == nil && b == nil {
-		t.Fatalf("double claim: A and B were both told they hold the task; Notion says %s holds it", final.Claim.Name)
+		t.Fatalf("double claim: A and B were both told they hold the task; Notion says %s holds it", final.Claim().Name)
 	}
-	if b != nil || final.Claim.Name != "B" {
-		t.Fatalf("B claimed while A waited and must keep it: B %v, holder %s", b, final.Claim.Name)
+	if b != nil || final.Claim().Name != "B" {
+		t.Fatalf("B claimed while A waited and must keep it: B %v, holder %s", b, final.Claim().Name)
 	}
 	wantCode(t, a, model.CodeConflict, "held by B")
 }
@@ -108,11 +108,11 @@ func TestAWriteThatLandedBeforeA5xxIsNotMadeTwice(t *testing.T) {
 	}
 	applied(notionemu.EndpointPageUpdate)
 	got, err := src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "A"})
-	if err != nil || got.Claim.Name != "A" {
+	if err != nil || got.Claim().Name != "A" {
 		t.Fatalf("claim whose answer was lost: %v", err)
 	}
 	applied(notionemu.EndpointPageUpdate)
-	if _, err := src.Finish(ctx, task.ID, got.Claim.Token, sources.Outcome{State: model.StateDone}); err != nil {
+	if _, err := src.Finish(ctx, task.ID, got.Claim().Token, sources.Outcome{State: model.StateDone}); err != nil {
 		t.Fatalf("finish whose answer was lost: %v", err)
 	}
 }
@@ -143,7 +143,7 @@ func TestAWriteThatLandsOnItsLastAttemptIsReportedAsLanded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	done, err := src.Finish(ctx, task.ID, got.Claim.Token, sources.Outcome{State: model.StateDone})
+	done, err := src.Finish(ctx, task.ID, got.Claim().Token, sources.Outcome{State: model.StateDone})
 	if err != nil || done.State != model.StateDone {
 		t.Fatalf("a finish that landed on its last attempt: %v", err)
 	}
@@ -166,7 +166,7 @@ func TestA409OnClaimNextMovesToTheNextCandidate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("claim-next after 409s on the head: %v", err)
 	}
-	if n := emu.srv.Stats().ByStatus[http.StatusConflict]; n != claimAttempts || got.Claim.Name != "A" {
-		t.Fatalf("%d answers 409, holder %q: the test did not make the first candidate contended", n, got.Claim.Name)
+	if n := emu.srv.Stats().ByStatus[http.StatusConflict]; n != claimAttempts || got.Claim().Name != "A" {
+		t.Fatalf("%d answers 409, holder %q: the test did not make the first candidate contended", n, got.Claim().Name)
 	}
 }

@@ -128,15 +128,15 @@ func TestTodaysDatabaseIsReadAsTheSkillsAgentsReadIt(t *testing.T) {
 	if got.Key == "" || !strings.HasPrefix(got.Key, "TASK-") || got.Class != model.ClassExpedite {
 		t.Fatalf("ranked reads key %q class %s", got.Key, got.Class)
 	}
-	if got, _ := src.Get(ctx, expired); got.Claim.Name != "A" || got.Claim.Holder != model.HolderAgent {
-		t.Fatalf("claimdeck's claim reads holder %q (%s)", got.Claim.Name, got.Claim.Holder)
+	if got, _ := src.Get(ctx, expired); got.Claim().Name != "A" || got.Claim().Holder != model.HolderAgent {
+		t.Fatalf("claimdeck's claim reads holder %q (%s)", got.Claim().Name, got.Claim().Holder)
 	}
 	// The binary's own claim: Assignee its Notion user, Agent Run its run id.
 	bin := skillPage(t, emu, db, title("binary's"), status("In Progress"),
 		`"Assignee":{"people":[{"object":"user","id":"`+agentUser+`"}]}`, `"Agent Run":{"rich_text":[{"text":{"content":"run-9"}}]}`,
 		`"Lock Token":{"rich_text":[{"text":{"content":"t-3"}}]}`, `"Lock Expires":{"date":{"start":"`+future+`"}}`)
-	if got, _ := src.Get(ctx, bin); got.Claim.Name != "ntask bot" || got.Claim.RunID != "run-9" || got.Claim.Holder != model.HolderAgent || got.State != model.StateClaimed {
-		t.Fatalf("the binary's claim reads %+v in %s", got.Claim, got.State)
+	if got, _ := src.Get(ctx, bin); got.Claim().Name != "ntask bot" || got.Claim().RunID != "run-9" || got.Claim().Holder != model.HolderAgent || got.State != model.StateClaimed {
+		t.Fatalf("the binary's claim reads %+v in %s", got.Claim(), got.State)
 	}
 }
 
@@ -152,8 +152,8 @@ func TestTodaysWritesAreTheOnesTheSkillReads(t *testing.T) {
 	}
 	pg := emu.raw(t, "GET", "/v1/pages/"+id, "")["properties"].(map[string]any)
 	who := pg["Assignee"].(map[string]any)["people"].([]any)
-	if held.Claim.Holder != model.HolderHuman || len(who) != 1 || who[0].(map[string]any)["id"] != operatorID {
-		t.Fatalf("a person's claim: %+v, Assignee %v", held.Claim, who)
+	if held.Claim().Holder != model.HolderHuman || len(who) != 1 || who[0].(map[string]any)["id"] != operatorID {
+		t.Fatalf("a person's claim: %+v, Assignee %v", held.Claim(), who)
 	}
 	if skillReclaims(t, emu, id, time.Now().AddDate(50, 0, 0)) {
 		t.Fatal("the skill's re-claim would take a person's claim")
@@ -211,7 +211,7 @@ func TestTodaysSubtasksComeFromTheRollups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = src.Finish(ctx, parent, held.Claim.Token, sources.Outcome{State: model.StateDone})
+	_, err = src.Finish(ctx, parent, held.Claim().Token, sources.Outcome{State: model.StateDone})
 	wantCode(t, err, model.CodeIncompleteSubtasks, "1 sub-task")
 }
 
@@ -309,7 +309,7 @@ func TestThePrintedTaskIDAddressesEveryOperation(t *testing.T) {
 		}
 	}
 	held := step("claim")(src.Claim(ctx, key, sources.ClaimRequest{Agent: "A", RunID: "r1"}))
-	tok := held.Claim.Token
+	tok := held.Claim().Token
 	step("heartbeat")(src.Heartbeat(ctx, key, tok, time.Hour))
 	step("comment")(nil, src.Comment(ctx, key, sources.Note{Author: "A", Text: "halfway"}))
 	renamed := "by key, renamed"
@@ -338,7 +338,7 @@ func TestAPersonsFinishLeavesAnAuditComment(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := sources.Outcome{State: a.Outcome(), Reason: "because " + string(a)}
-		if _, err := src.Finish(ctx, id, held.Claim.Token, o); err != nil {
+		if _, err := src.Finish(ctx, id, held.Claim().Token, o); err != nil {
 			t.Fatalf("%s: %v", a, err)
 		}
 		notes, err := src.comments(ctx, id)
@@ -377,7 +377,7 @@ func TestAReviewSummaryGoesToSummary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := src.Finish(ctx, id, held.Claim.Token, sources.Outcome{State: model.StateReview, Reason: "ready: see PR 12"}); err != nil {
+		if _, err := src.Finish(ctx, id, held.Claim().Token, sources.Outcome{State: model.StateReview, Reason: "ready: see PR 12"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -35,15 +35,15 @@ func TestCompleteRefusesOpenSubtasksFromTheRollup(t *testing.T) {
 	if held.OpenSubtasks != 2 {
 		t.Fatalf("open sub-tasks read from the rollup: %d, want 2", held.OpenSubtasks)
 	}
-	_, err = src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateDone})
+	_, err = src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateDone})
 	if model.CodeOf(err) != model.CodeIncompleteSubtasks {
 		t.Fatalf("complete with open sub-tasks: %v, want INCOMPLETE_SUBTASKS", err)
 	}
-	if now, _ := src.Get(ctx, task.ID); now.State != model.StateClaimed || now.Claim.Token != held.Claim.Token {
-		t.Fatalf("the refused completion changed the task: %s %q", now.State, now.Claim.Token)
+	if now, _ := src.Get(ctx, task.ID); now.State != model.StateClaimed || now.Claim().Token != held.Claim().Token {
+		t.Fatalf("the refused completion changed the task: %s %q", now.State, now.Claim().Token)
 	}
 	rollup(0) // the sub-tasks got done
-	done, err := src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateDone})
+	done, err := src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateDone})
 	if err != nil || done.State != model.StateDone {
 		t.Fatalf("complete once the rollup says none are open: %v %v", done, err)
 	}
@@ -71,7 +71,7 @@ func TestCompleteCountsSubtasksExactlyPast25Relations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateDone})
+	_, err = src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateDone})
 	if model.CodeOf(err) != model.CodeIncompleteSubtasks || !strings.Contains(err.Error(), "3 sub-task") {
 		t.Fatalf("complete with 3 open sub-tasks the page object hides: %v, want INCOMPLETE_SUBTASKS", err)
 	}

@@ -36,7 +36,7 @@ func TestADatabaseWithTwoDataSourcesWorksOnceOneIsNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := byName.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "A"}); err != nil || got.Claim.Name != "A" {
+	if got, err := byName.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "A"}); err != nil || got.Claim().Name != "A" {
 		t.Fatalf("claim in the named data source: %v", err)
 	}
 	if next, err := byID.Next(ctx, "B"); err != nil || next != nil {
@@ -95,8 +95,8 @@ func TestWithoutCommentCapabilitiesHistoryIsLeftOutAndActionsComplete(t *testing
 	if err != nil {
 		t.Fatalf("takeover without Insert comments: %v", err)
 	}
-	if took.Claim.Name != model.HumanPrefix+"alice" || took.More().History[len(took.More().History)-1].Action != "history-unavailable" {
-		t.Fatalf("takeover: holder %q, history %+v", took.Claim.Name, took.More().History)
+	if took.Claim().Name != model.HumanPrefix+"alice" || took.More().History[len(took.More().History)-1].Action != "history-unavailable" {
+		t.Fatalf("takeover: holder %q, history %+v", took.Claim().Name, took.More().History)
 	}
 }
 
@@ -118,7 +118,7 @@ func TestAStatusTypedStatusPropertyWorksLikeASelect(t *testing.T) {
 	if err != nil || got == nil || got.ID != task.ID {
 		t.Fatalf("claim-next on a status property: %v %v", got, err)
 	}
-	done, err := src.Finish(ctx, task.ID, got.Claim.Token, sources.Outcome{State: model.StateDone})
+	done, err := src.Finish(ctx, task.ID, got.Claim().Token, sources.Outcome{State: model.StateDone})
 	if err != nil || done.State != model.StateDone {
 		t.Fatalf("finish on a status property: %v", err)
 	}

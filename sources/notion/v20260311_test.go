@@ -111,7 +111,7 @@ func TestATrashedPageCannotBeClaimed(t *testing.T) {
 			if next, err := src.ClaimNext(ctx, sources.ClaimRequest{Agent: "ORACLE"}); err != nil || next != nil {
 				t.Fatalf("claim-next handed out %v (err %v); the only tasks are in the trash", next, err)
 			}
-			if _, err := src.Heartbeat(ctx, held.ID, claim.Claim.Token, 0); model.CodeOf(err) != model.CodeLostLock {
+			if _, err := src.Heartbeat(ctx, held.ID, claim.Claim().Token, 0); model.CodeOf(err) != model.CodeLostLock {
 				t.Fatalf("the holder of a trashed page heartbeated: %v; want LOST_LOCK, its claim over", err)
 			}
 			d, err := src.Poll(ctx, "")

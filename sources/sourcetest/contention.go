@@ -108,7 +108,7 @@ func testContention(t *testing.T, k *kit) {
 				// An agent retries API_ERROR, as the contract tells it to; the
 				// lock token keeps a retry from finishing anyone else's claim.
 				for try := 0; ; try++ {
-					_, err = k.src.Finish(ctx, task.ID, task.Claim.Token, sources.Outcome{State: model.StateDone, Artifacts: agent})
+					_, err = k.src.Finish(ctx, task.ID, task.Claim().Token, sources.Outcome{State: model.StateDone, Artifacts: agent})
 					if model.CodeOf(err) != model.CodeAPIError || try == 4 {
 						break
 					}
@@ -192,7 +192,7 @@ func testZombieRace(t *testing.T, k *kit) {
 			}()
 			go func() {
 				defer inner.Done()
-				_, doneErr = k.src.Finish(ctx, p.held.ID, p.held.Claim.Token, sources.Outcome{State: model.StateDone})
+				_, doneErr = k.src.Finish(ctx, p.held.ID, p.held.Claim().Token, sources.Outcome{State: model.StateDone})
 			}()
 			inner.Wait()
 			for _, err := range []error{relErr, doneErr} {
@@ -210,7 +210,7 @@ func testZombieRace(t *testing.T, k *kit) {
 				bothWon.Add(1)
 			case relErr != nil && doneErr != nil:
 				noneWon.Add(1)
-			case relErr == nil && (end.State != model.StateQueued || end.Claim.Held()):
+			case relErr == nil && (end.State != model.StateQueued || end.Claim().Held()):
 				wrongEnd.Add(1)
 			case doneErr == nil && end.State != model.StateDone:
 				wrongEnd.Add(1)

@@ -31,7 +31,7 @@ func testComment(t *testing.T, k *kit) {
 	if !slices.Equal(notes, []string{"SANDMAN: lock was inconsistent: claimed by AGENT with no expiry", "alice: looking at it"}) {
 		t.Fatalf("comments in the history: %q", notes)
 	}
-	if got.Claim.Token != held.Claim.Token || got.State != model.StateClaimed {
+	if got.Claim().Token != held.Claim().Token || got.State != model.StateClaimed {
 		t.Fatalf("a comment changed the claim: %s", describe(got))
 	}
 	wantCode(t, "an empty comment", c.Comment(ctx, task.ID, sources.Note{Author: "alice", Text: "  "}), model.CodeMisconfigured)
@@ -64,20 +64,20 @@ func testUpdate(t *testing.T, k *kit) {
 	wantCode(t, "update of a held task without its token", err, model.CodeConflict)
 	_, err = ed.Update(ctx, task.ID, sources.Edit{Actor: "ORACLE", Token: "not-the-token", Title: &other})
 	wantCode(t, "update with a wrong token", err, model.CodeLostLock)
-	_, err = ed.Update(ctx, task.ID, sources.Edit{Actor: "SANDMAN", Token: held.Claim.Token, State: model.StateDone})
+	_, err = ed.Update(ctx, task.ID, sources.Edit{Actor: "SANDMAN", Token: held.Claim().Token, State: model.StateDone})
 	wantCode(t, "a state change under a live claim", err, model.CodeMisconfigured)
-	_, err = ed.Update(ctx, task.ID, sources.Edit{Actor: "SANDMAN", Token: held.Claim.Token, State: model.StateClaimed})
+	_, err = ed.Update(ctx, task.ID, sources.Edit{Actor: "SANDMAN", Token: held.Claim().Token, State: model.StateClaimed})
 	wantCode(t, "update to the claimed state", err, model.CodeMisconfigured)
 	k.unchanged(t, held, "a refused update")
 	mine := "split in two"
-	got, err = ed.Update(ctx, task.ID, sources.Edit{Actor: "SANDMAN", Token: held.Claim.Token, Title: &mine})
+	got, err = ed.Update(ctx, task.ID, sources.Edit{Actor: "SANDMAN", Token: held.Claim().Token, Title: &mine})
 	if err != nil {
 		t.Fatalf("update by the holder: %v", err)
 	}
-	if got.Title != mine || got.Claim.Token != held.Claim.Token || got.State != model.StateClaimed {
+	if got.Title != mine || got.Claim().Token != held.Claim().Token || got.State != model.StateClaimed {
 		t.Fatalf("the holder's update: %s title %q", describe(got), got.Title)
 	}
-	if _, err := k.src.Heartbeat(ctx, task.ID, held.Claim.Token, 0); err != nil {
+	if _, err := k.src.Heartbeat(ctx, task.ID, held.Claim().Token, 0); err != nil {
 		t.Fatalf("the holder's token no longer works after its update: %v", err)
 	}
 
@@ -86,7 +86,7 @@ func testUpdate(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("block a free task: %v", err)
 	}
-	if got.State != model.StateBlocked || got.Claim.Held() {
+	if got.State != model.StateBlocked || got.Claim().Held() {
 		t.Fatalf("after update to blocked: %s", describe(got))
 	}
 	if n, _ := k.src.Next(ctx, "SANDMAN"); n != nil && n.ID == free.ID {
@@ -112,7 +112,7 @@ func testUpdate(t *testing.T, k *kit) {
 	}
 	k.unchanged(t, ready, "a refused status update")
 	inReview := k.create(t, sources.NewTask{Title: "in review"})
-	tok := k.claim(t, inReview.ID, "SANDMAN").Claim.Token
+	tok := k.claim(t, inReview.ID, "SANDMAN").Claim().Token
 	if _, err := k.src.Finish(ctx, inReview.ID, tok, sources.Outcome{State: model.StateReview}); err != nil {
 		t.Fatal(err)
 	}
@@ -147,20 +147,20 @@ func testSubtasks(t *testing.T, k *kit) {
 		t.Fatalf("parent has %d open sub-tasks, want 1", got.OpenSubtasks)
 	}
 	held := k.claim(t, parent.ID, "SANDMAN")
-	_, err = k.src.Finish(ctx, parent.ID, held.Claim.Token, sources.Outcome{State: model.StateDone})
+	_, err = k.src.Finish(ctx, parent.ID, held.Claim().Token, sources.Outcome{State: model.StateDone})
 	wantCode(t, "complete with an open sub-task", err, model.CodeIncompleteSubtasks)
 	k.unchanged(t, held, "a refused completion")
 	if _, err := k.src.Finish(ctx, parent.ID, "not-the-token", sources.Outcome{State: model.StateDone}); model.CodeOf(err) != model.CodeLostLock {
 		t.Fatalf("complete with a wrong token and open sub-tasks: %v, want LOST_LOCK", err)
 	}
-	if _, err := k.src.Heartbeat(ctx, parent.ID, held.Claim.Token, 0); err != nil {
+	if _, err := k.src.Heartbeat(ctx, parent.ID, held.Claim().Token, 0); err != nil {
 		t.Fatalf("the parent's claim did not survive the refusal: %v", err)
 	}
 	c := k.claim(t, child.ID, "ORACLE")
-	if _, err := k.src.Finish(ctx, child.ID, c.Claim.Token, sources.Outcome{State: model.StateDone}); err != nil {
+	if _, err := k.src.Finish(ctx, child.ID, c.Claim().Token, sources.Outcome{State: model.StateDone}); err != nil {
 		t.Fatalf("complete the sub-task: %v", err)
 	}
-	done, err := k.src.Finish(ctx, parent.ID, held.Claim.Token, sources.Outcome{State: model.StateDone})
+	done, err := k.src.Finish(ctx, parent.ID, held.Claim().Token, sources.Outcome{State: model.StateDone})
 	if err != nil || done.State != model.StateDone {
 		t.Fatalf("complete once every sub-task is done: %v %v", done, err)
 	}
@@ -177,11 +177,11 @@ func testEscalationMark(t *testing.T, k *kit) {
 	task := k.create(t, sources.NewTask{Title: "stuck"})
 	held := k.claim(t, task.ID, "SANDMAN")
 	if !k.src.Caps().Escalation {
-		wantCode(t, "a mark on a source without escalation", mk.MarkEscalation(ctx, task.ID, held.Claim.Token, model.LevelStale), model.CodeMisconfigured)
+		wantCode(t, "a mark on a source without escalation", mk.MarkEscalation(ctx, task.ID, held.Claim().Token, model.LevelStale), model.CodeMisconfigured)
 		k.unchanged(t, held, "a refused mark")
 		return
 	}
-	if err := mk.MarkEscalation(ctx, task.ID, held.Claim.Token, model.LevelStale); err != nil {
+	if err := mk.MarkEscalation(ctx, task.ID, held.Claim().Token, model.LevelStale); err != nil {
 		t.Fatalf("mark: %v", err)
 	}
 	if err := mk.MarkEscalation(ctx, task.ID, "not-the-token", model.LevelUrgent); model.CodeOf(err) != model.CodeLostLock {
@@ -190,9 +190,9 @@ func testEscalationMark(t *testing.T, k *kit) {
 	if got := k.get(t, task.ID); got.Escalated != model.LevelStale {
 		t.Fatalf("the task shows level %q after the mark, want stale", got.Escalated)
 	}
-	_, err := k.src.Heartbeat(ctx, task.ID, held.Claim.Token, 0)
+	_, err := k.src.Heartbeat(ctx, task.ID, held.Claim().Token, 0)
 	wantCode(t, "a marked holder's heartbeat", err, model.CodeLostLock)
-	if got := k.get(t, task.ID); got.Escalated != model.LevelStale || got.Claim.Token != held.Claim.Token {
-		t.Fatalf("a refused heartbeat changed the marked claim: level %q, token kept %v", got.Escalated, got.Claim.Token == held.Claim.Token)
+	if got := k.get(t, task.ID); got.Escalated != model.LevelStale || got.Claim().Token != held.Claim().Token {
+		t.Fatalf("a refused heartbeat changed the marked claim: level %q, token kept %v", got.Escalated, got.Claim().Token == held.Claim().Token)
 	}
 }

@@ -57,7 +57,7 @@ func testHumanRefusals(t *testing.T, k *kit) {
 	k.unchanged(t, free, "force-release of a task nobody holds")
 
 	done := k.create(t, sources.NewTask{Title: "already finished"})
-	tok := k.claim(t, done.ID, "SANDMAN").Claim.Token
+	tok := k.claim(t, done.ID, "SANDMAN").Claim().Token
 	if _, err := k.src.Finish(ctx, done.ID, tok, sources.Outcome{State: model.StateDone}); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func testOverrideAfterHeartbeat(t *testing.T, k *kit) {
 		task := k.create(t, sources.NewTask{Title: "an agent looping on heartbeats: " + string(a)})
 		agent := k.claim(t, task.ID, "SANDMAN")
 		seen := k.get(t, task.ID)
-		if _, err := k.src.Heartbeat(ctx, task.ID, agent.Claim.Token, 30*time.Minute); err != nil {
+		if _, err := k.src.Heartbeat(ctx, task.ID, agent.Claim().Token, 30*time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		got, err := k.humanAct(t, a, seen, "alice")
@@ -105,9 +105,9 @@ func testOverrideAfterHeartbeat(t *testing.T, k *kit) {
 		}
 		want := map[model.Action]func(*model.Task) bool{
 			model.ActionTakeover: func(x *model.Task) bool {
-				return x.Claim.Holder == model.HolderHuman && strings.Contains(x.Claim.Name, "alice")
+				return x.Claim().Holder == model.HolderHuman && strings.Contains(x.Claim().Name, "alice")
 			},
-			model.ActionForceRelease: func(x *model.Task) bool { return x.State == model.StateQueued && !x.Claim.Held() },
+			model.ActionForceRelease: func(x *model.Task) bool { return x.State == model.StateQueued && !x.Claim().Held() },
 			model.ActionCancel:       func(x *model.Task) bool { return x.State == model.StateCanceled },
 			model.ActionHandoff:      func(x *model.Task) bool { return x.ReservedFor() == "ORACLE" },
 		}[a]
@@ -141,7 +141,7 @@ func testOverrideAfterHeartbeat(t *testing.T, k *kit) {
 			task := k.create(t, sources.NewTask{Title: "changed under the dialog: " + c.name + ", " + string(a)})
 			agent := k.claim(t, task.ID, "SANDMAN")
 			seen := k.get(t, task.ID)
-			c.change(t, seen, agent.Claim.Token)
+			c.change(t, seen, agent.Claim().Token)
 			now := k.get(t, task.ID)
 			_, err := k.humanAct(t, a, seen, "alice")
 			wantCode(t, string(a)+" after "+c.name, err, model.CodeConflict)

@@ -18,7 +18,7 @@ func testBadInput(t *testing.T, k *kit) {
 	const bad = "caf\xe9 \xff"
 	free := k.create(t, sources.NewTask{Title: "free task"})
 	held := k.create(t, sources.NewTask{Title: "held task"})
-	tok := k.claim(t, held.ID, "holder").Claim.Token
+	tok := k.claim(t, held.ID, "holder").Claim().Token
 	before, err := k.src.Poll(ctx, "")
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func testTextsAtTheirLimits(t *testing.T, k *kit) {
 	if got := k.get(t, task.ID); got.Title != title || got.Description != desc {
 		t.Fatalf("created: title %d bytes, description %d bytes; want %d and %d", len(got.Title), len(got.Description), len(title), len(desc))
 	}
-	tok := k.claim(t, task.ID, "holder").Claim.Token
+	tok := k.claim(t, task.ID, "holder").Claim().Token
 	if _, err := k.src.Heartbeat(ctx, task.ID, tok, 0); err != nil {
 		t.Fatalf("heartbeat of a task with texts at their limits: %v", err)
 	}
@@ -163,7 +163,7 @@ func testTextsAtTheirLimits(t *testing.T, k *kit) {
 		t.Fatalf("after complete: %s, title %d bytes, artifacts %d", got.State, len(got.Title), len(got.More().Artifacts))
 	}
 	other := k.create(t, sources.NewTask{Title: title})
-	tok = k.claim(t, other.ID, "holder").Claim.Token
+	tok = k.claim(t, other.ID, "holder").Claim().Token
 	if _, err := k.src.Finish(ctx, other.ID, tok, sources.Outcome{State: model.StateBlocked, Reason: reason, UnblockAction: reason}); err != nil {
 		t.Fatalf("block with a reason at its limit: %v", err)
 	}

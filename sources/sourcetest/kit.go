@@ -208,11 +208,11 @@ func wantCode(t *testing.T, what string, err error, code model.Code) {
 func (k *kit) unchanged(t *testing.T, before *model.Task, what string) {
 	t.Helper()
 	now := k.get(t, before.ID)
-	if now.State != before.State || now.Claim.Token != before.Claim.Token || now.Claim.Name != before.Claim.Name ||
-		!now.Claim.Expires.Time().Equal(before.Claim.Expires.Time()) || now.Version != before.Version {
+	if now.State != before.State || now.Claim().Token != before.Claim().Token || now.Claim().Name != before.Claim().Name ||
+		!now.Claim().Expires.Time().Equal(before.Claim().Expires.Time()) || now.Version != before.Version {
 		t.Fatalf("%s changed the task: before %s %s/%s v%s, after %s %s/%s v%s", what,
-			before.State, before.Claim.Name, before.Claim.Token, before.Version,
-			now.State, now.Claim.Name, now.Claim.Token, now.Version)
+			before.State, before.Claim().Name, before.Claim().Token, before.Version,
+			now.State, now.Claim().Name, now.Claim().Token, now.Version)
 	}
 }
 
@@ -244,5 +244,5 @@ func describe(task *model.Task) string {
 	if task == nil {
 		return "<nil>"
 	}
-	return fmt.Sprintf("%s[%s %s %s]", task.ID, task.State, task.Claim.Holder, task.Claim.Name)
+	return fmt.Sprintf("%s[%s %s %s]", task.ID, task.State, task.Claim().Holder, task.Claim().Name)
 }

@@ -25,11 +25,11 @@ func testMoves(t *testing.T, k *kit) {
 	k.unchanged(t, held, "an approve refused for the state")
 
 	const summary = "split the parser; tests in parser_test.go"
-	inReview, err := k.src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateReview, Reason: summary})
+	inReview, err := k.src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateReview, Reason: summary})
 	if err != nil {
 		t.Fatalf("review: %v", err)
 	}
-	if inReview.State != model.StateReview || inReview.Claim.Held() || inReview.More().Reason != summary {
+	if inReview.State != model.StateReview || inReview.Claim().Held() || inReview.More().Reason != summary {
 		t.Fatalf("after review with a summary: %s reason %q", describe(inReview), inReview.More().Reason)
 	}
 	inReview = k.get(t, task.ID)
@@ -62,7 +62,7 @@ func testMoves(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("rework: %v", err)
 	}
-	if back.State != model.StateQueued || back.Claim.Held() {
+	if back.State != model.StateQueued || back.Claim().Held() {
 		t.Fatalf("after rework: %s", describe(back))
 	}
 	k.trailHas(t, task.ID, "alice", model.MoveRework.String(), why)
@@ -70,26 +70,26 @@ func testMoves(t *testing.T, k *kit) {
 		t.Fatalf("next after rework: %v %v, want the reworked task", n, err)
 	}
 	again := k.claim(t, task.ID, "ORACLE")
-	if _, err := k.src.Finish(ctx, task.ID, again.Claim.Token, sources.Outcome{State: model.StateReview, Reason: "comments kept"}); err != nil {
+	if _, err := k.src.Finish(ctx, task.ID, again.Claim().Token, sources.Outcome{State: model.StateReview, Reason: "comments kept"}); err != nil {
 		t.Fatalf("second review: %v", err)
 	}
 	done, err := move(model.MoveApprove, "bob", "", "")
 	if err != nil {
 		t.Fatalf("approve: %v", err)
 	}
-	if done.State != model.StateDone || done.Claim.Held() {
+	if done.State != model.StateDone || done.Claim().Held() {
 		t.Fatalf("after approve: %s", describe(done))
 	}
 	k.trailHas(t, task.ID, "bob", model.MoveApprove.String(), "")
 	_, err = move(model.MoveApprove, "bob", "", "")
 	wantCode(t, "approve of a task already done", err, model.CodeMisconfigured)
-	if _, err := k.src.Heartbeat(ctx, task.ID, again.Claim.Token, 0); model.CodeOf(err) != model.CodeLostLock {
+	if _, err := k.src.Heartbeat(ctx, task.ID, again.Claim().Token, 0); model.CodeOf(err) != model.CodeLostLock {
 		t.Fatalf("the reviewed claim's token after approve: %v, want LOST_LOCK", err)
 	}
 
 	stuck := k.create(t, sources.NewTask{Title: "waits for a key"})
 	h := k.claim(t, stuck.ID, "SANDMAN")
-	if _, err := k.src.Finish(ctx, stuck.ID, h.Claim.Token, sources.Outcome{State: model.StateBlocked, Reason: "no key", UnblockAction: "ops sends the key"}); err != nil {
+	if _, err := k.src.Finish(ctx, stuck.ID, h.Claim().Token, sources.Outcome{State: model.StateBlocked, Reason: "no key", UnblockAction: "ops sends the key"}); err != nil {
 		t.Fatalf("block: %v", err)
 	}
 	if _, err := k.src.Update(ctx, stuck.ID, sources.MoveEdit(model.MoveRework, sources.Human{Actor: "alice", Reason: "x"})); model.CodeOf(err) != model.CodeMisconfigured {
@@ -99,11 +99,11 @@ func testMoves(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("unblock: %v", err)
 	}
-	if free.State != model.StateQueued || free.Claim.Held() {
+	if free.State != model.StateQueued || free.Claim().Held() {
 		t.Fatalf("after unblock: %s", describe(free))
 	}
 	k.trailHas(t, stuck.ID, "SANDMAN", model.MoveUnblock.String(), "")
-	if re := k.claim(t, stuck.ID, "SANDMAN"); re.State != model.StateClaimed || re.Claim.Token == h.Claim.Token {
+	if re := k.claim(t, stuck.ID, "SANDMAN"); re.State != model.StateClaimed || re.Claim().Token == h.Claim().Token {
 		t.Fatalf("the re-claim after unblock: %s", describe(re))
 	}
 	if _, err := k.src.Update(ctx, stuck.ID, sources.MoveEdit(model.MoveUnblock, sources.Human{Actor: "SANDMAN"})); model.CodeOf(err) != model.CodeMisconfigured {

@@ -28,8 +28,8 @@ func testPoll(t *testing.T, k *kit) {
 		if got == nil {
 			t.Fatalf("task %s missing from the snapshot (%d tasks)", want.ID, len(d.Tasks))
 		}
-		if got.Source != k.src.Name() || got.State != model.StateQueued || got.Version == "" || got.Claim.Held() {
-			t.Fatalf("snapshot task %s: source %q state %s version %q holder %s", got.ID, got.Source, got.State, got.Version, got.Claim.Holder)
+		if got.Source != k.src.Name() || got.State != model.StateQueued || got.Version == "" || got.Claim().Held() {
+			t.Fatalf("snapshot task %s: source %q state %s version %q holder %s", got.ID, got.Source, got.State, got.Version, got.Claim().Holder)
 		}
 	}
 	if got := byID[a.ID]; got.Title != "Design VPC module" || got.Description != "terraform" ||
@@ -127,7 +127,7 @@ func testClaim(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
-	c := got.Claim
+	c := got.Claim()
 	if got.State != model.StateClaimed || c.Holder != model.HolderAgent || c.Name != "SANDMAN" || c.RunID != "run-42" {
 		t.Fatalf("claimed task: state %s holder %s name %q run %q", got.State, c.Holder, c.Name, c.RunID)
 	}
@@ -145,15 +145,15 @@ func testClaim(t *testing.T, k *kit) {
 		t.Fatalf("a fresh 7 min lease is %s, want healthy", h)
 	}
 	fresh := k.get(t, task.ID)
-	if fresh.Claim.Token != c.Token || fresh.State != model.StateClaimed {
-		t.Fatalf("Get after claim: %s token %q, want token %q", describe(fresh), fresh.Claim.Token, c.Token)
+	if fresh.Claim().Token != c.Token || fresh.State != model.StateClaimed {
+		t.Fatalf("Get after claim: %s token %q, want token %q", describe(fresh), fresh.Claim().Token, c.Token)
 	}
 	again := k.create(t, sources.NewTask{Title: "default lease"})
 	def := k.claim(t, again.ID, "ORACLE")
-	if l := def.Claim.Expires.Time().Sub(k.now()); l < 20*time.Minute-k.h.Skew || l > 20*time.Minute+k.h.Skew {
+	if l := def.Claim().Expires.Time().Sub(k.now()); l < 20*time.Minute-k.h.Skew || l > 20*time.Minute+k.h.Skew {
 		t.Fatalf("default lease is %v, want seed 002's 20 minutes", l)
 	}
-	if def.Claim.Token == c.Token {
+	if def.Claim().Token == c.Token {
 		t.Fatal("two claims got the same token")
 	}
 }
@@ -182,7 +182,7 @@ func testClaimUnknown(t *testing.T, k *kit) {
 	if err != nil || got.ID != "no-such-task" || got.State != model.StateClaimed {
 		t.Fatalf("a source that claims any id refused or mangled one: %v %+v", err, got)
 	}
-	if again, err := k.src.Get(k.ctx(t), "no-such-task"); err != nil || again.Claim.Token != got.Claim.Token {
+	if again, err := k.src.Get(k.ctx(t), "no-such-task"); err != nil || again.Claim().Token != got.Claim().Token {
 		t.Fatalf("the claimed new id does not read back: %v", err)
 	}
 }
@@ -194,13 +194,13 @@ func testHeartbeat(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	beat, err := k.src.Heartbeat(ctx, task.ID, held.Claim.Token, 30*time.Minute)
+	beat, err := k.src.Heartbeat(ctx, task.ID, held.Claim().Token, 30*time.Minute)
 	if err != nil {
 		t.Fatalf("heartbeat: %v", err)
 	}
-	if !beat.Claim.Expires.Time().After(held.Claim.Expires.Time().Add(20*time.Minute)) || beat.Claim.Token != held.Claim.Token {
+	if !beat.Claim().Expires.Time().After(held.Claim().Expires.Time().Add(20*time.Minute)) || beat.Claim().Token != held.Claim().Token {
 		t.Fatalf("heartbeat moved expiry %v → %v (token %q → %q); want about +28 min, same token",
-			held.Claim.Expires, beat.Claim.Expires, held.Claim.Token, beat.Claim.Token)
+			held.Claim().Expires, beat.Claim().Expires, held.Claim().Token, beat.Claim().Token)
 	}
 	_, err = k.src.Heartbeat(ctx, task.ID, "not-the-token", 0)
 	wantCode(t, "heartbeat with a wrong token", err, model.CodeLostLock)
@@ -222,7 +222,7 @@ func testFinish(t *testing.T, k *kit) {
 	for _, o := range outcomes {
 		task := k.create(t, sources.NewTask{Title: "finish as " + o.State.String()})
 		held := k.claim(t, task.ID, "SANDMAN")
-		got, err := k.src.Finish(ctx, task.ID, held.Claim.Token, o)
+		got, err := k.src.Finish(ctx, task.ID, held.Claim().Token, o)
 		if err != nil {
 			t.Fatalf("finish as %s: %v", o.State, err)
 		}
@@ -230,8 +230,8 @@ func testFinish(t *testing.T, k *kit) {
 		if got.State != o.State {
 			t.Fatalf("finish as %s left state %s", o.State, got.State)
 		}
-		if got.Claim.Held() || got.Claim.Token != "" || !got.Claim.Expires.IsZero() {
-			t.Fatalf("finish as %s kept the lock: %+v", o.State, got.Claim)
+		if got.Claim().Held() || got.Claim().Token != "" || !got.Claim().Expires.IsZero() {
+			t.Fatalf("finish as %s kept the lock: %+v", o.State, got.Claim())
 		}
 		if o.Reason != "" && got.More().Reason != o.Reason {
 			t.Fatalf("finish as %s: reason %q, want %q", o.State, got.More().Reason, o.Reason)
@@ -248,12 +248,12 @@ func testFinish(t *testing.T, k *kit) {
 		if model.Eligible(got, k.now()) {
 			t.Fatalf("a %s task is eligible for pull", o.State)
 		}
-		_, err = k.src.Finish(ctx, task.ID, held.Claim.Token, o)
+		_, err = k.src.Finish(ctx, task.ID, held.Claim().Token, o)
 		wantCode(t, "finishing twice with the same token", err, model.CodeLostLock)
 	}
 	task := k.create(t, sources.NewTask{Title: "bad outcome"})
 	held := k.claim(t, task.ID, "SANDMAN")
-	if _, err := k.src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateQueued}); err == nil {
+	if _, err := k.src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateQueued}); err == nil {
 		t.Fatal("finishing as queued is not an outcome; it must be refused")
 	}
 	k.unchanged(t, held, "a refused outcome")
@@ -274,11 +274,11 @@ func testExpiredLease(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("seed 000: a stale claim can be overridden, but claim said %v", err)
 	}
-	if taken.Claim.Name != "ORACLE" || taken.Claim.Token == dead.Claim.Token {
-		t.Fatalf("takeover of a stale lease: holder %q token reused %v", taken.Claim.Name, taken.Claim.Token == dead.Claim.Token)
+	if taken.Claim().Name != "ORACLE" || taken.Claim().Token == dead.Claim().Token {
+		t.Fatalf("takeover of a stale lease: holder %q token reused %v", taken.Claim().Name, taken.Claim().Token == dead.Claim().Token)
 	}
 	k.rescuedFrom(t, task.ID, "SANDMAN")
-	k.zombieWrites(t, task.ID, dead.Claim.Token)
+	k.zombieWrites(t, task.ID, dead.Claim().Token)
 }
 
 // rescuedFrom checks that the task's trail records a rescue naming holder.
@@ -299,8 +299,8 @@ func testTokenExpiry(t *testing.T, k *kit) {
 	task := k.create(t, sources.NewTask{Title: "the agent oversleeps"})
 	held := k.claim(t, task.ID, "SANDMAN")
 	k.advance(t, task.ID, 20*time.Minute+time.Second)
-	k.zombieWrites(t, task.ID, held.Claim.Token)
-	if got := k.get(t, task.ID); got.Claim.Name != "SANDMAN" || got.State != model.StateClaimed {
+	k.zombieWrites(t, task.ID, held.Claim().Token)
+	if got := k.get(t, task.ID); got.Claim().Name != "SANDMAN" || got.State != model.StateClaimed {
 		t.Fatalf("a refused late write must leave the dead claim as it was for the sweep and the rescuer, got %s", describe(got))
 	}
 }
@@ -338,12 +338,12 @@ func testRescue(t *testing.T, k *kit) {
 	if err != nil || got == nil || got.ID != task.ID {
 		t.Fatalf("claim-next a grace after the lease ended = %s, %v; want the dead holder's task", describe(got), err)
 	}
-	if got.Claim.Name != "ORACLE" || got.Claim.Token == "" || got.Claim.Token == dead.Claim.Token {
-		t.Fatalf("rescued claim: holder %q, token reused %v", got.Claim.Name, got.Claim.Token == dead.Claim.Token)
+	if got.Claim().Name != "ORACLE" || got.Claim().Token == "" || got.Claim().Token == dead.Claim().Token {
+		t.Fatalf("rescued claim: holder %q, token reused %v", got.Claim().Name, got.Claim().Token == dead.Claim().Token)
 	}
 	k.rescuedFrom(t, task.ID, "SANDMAN")
-	k.zombieWrites(t, task.ID, dead.Claim.Token)
-	if _, err := k.src.Heartbeat(ctx, task.ID, got.Claim.Token, 0); err != nil {
+	k.zombieWrites(t, task.ID, dead.Claim().Token)
+	if _, err := k.src.Heartbeat(ctx, task.ID, got.Claim().Token, 0); err != nil {
 		t.Fatalf("the rescuer's heartbeat: %v", err)
 	}
 	if next, err := k.src.Next(ctx, "ORACLE"); err != nil || next == nil || next.ID != plain.ID {
@@ -361,10 +361,10 @@ func testTakeover(t *testing.T, k *kit) {
 		t.Fatalf("takeover: %v", err)
 	}
 	got = k.get(t, task.ID)
-	if got.State != model.StateClaimed || got.Claim.Holder != model.HolderHuman || got.Claim.Name != model.HumanPrefix+"alice" {
+	if got.State != model.StateClaimed || got.Claim().Holder != model.HolderHuman || got.Claim().Name != model.HumanPrefix+"alice" {
 		t.Fatalf("after takeover: %s, want claimed by HUMAN:alice", describe(got))
 	}
-	if got.Claim.Token == "" || got.Claim.Token == agent.Claim.Token {
+	if got.Claim().Token == "" || got.Claim().Token == agent.Claim().Token {
 		t.Fatal("takeover must issue a new token")
 	}
 	later := k.now().Add(1000 * time.Hour)
@@ -376,9 +376,9 @@ func testTakeover(t *testing.T, k *kit) {
 	}
 	_, err = k.src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "ORACLE"})
 	wantCode(t, "an agent claiming a human's task", err, model.CodeConflict)
-	k.zombieWrites(t, task.ID, agent.Claim.Token)
+	k.zombieWrites(t, task.ID, agent.Claim().Token)
 	// The human's own token works like any holder's.
-	if _, err := k.src.Finish(ctx, task.ID, got.Claim.Token, sources.Outcome{State: model.StateDone}); err != nil {
+	if _, err := k.src.Finish(ctx, task.ID, got.Claim().Token, sources.Outcome{State: model.StateDone}); err != nil {
 		t.Fatalf("the human completing with their token: %v", err)
 	}
 	// A queued task can be taken over too.
@@ -397,19 +397,19 @@ func testForceRelease(t *testing.T, k *kit) {
 		t.Fatalf("force-release: %v", err)
 	}
 	got := k.get(t, task.ID)
-	if got.State != model.StateQueued || got.Claim.Held() || got.Claim.Token != "" {
-		t.Fatalf("after force-release: %s token %q, want queued and free", describe(got), got.Claim.Token)
+	if got.State != model.StateQueued || got.Claim().Held() || got.Claim().Token != "" {
+		t.Fatalf("after force-release: %s token %q, want queued and free", describe(got), got.Claim().Token)
 	}
 	if !model.Eligible(got, k.now()) {
 		t.Fatal("a released task must be eligible again")
 	}
-	k.zombieWrites(t, task.ID, agent.Claim.Token)
+	k.zombieWrites(t, task.ID, agent.Claim().Token)
 	if next, err := k.src.Next(ctx, "ORACLE"); err != nil || next == nil || next.ID != task.ID {
 		t.Fatalf("next after release = %s, %v; want the released task", describe(next), err)
 	}
 	again := k.claim(t, task.ID, "ORACLE")
-	k.zombieWrites(t, task.ID, agent.Claim.Token)
-	if _, err := k.src.Heartbeat(ctx, task.ID, again.Claim.Token, 0); err != nil {
+	k.zombieWrites(t, task.ID, agent.Claim().Token)
+	if _, err := k.src.Heartbeat(ctx, task.ID, again.Claim().Token, 0); err != nil {
 		t.Fatalf("the new holder's heartbeat: %v", err)
 	}
 }
@@ -423,10 +423,10 @@ func testHumanCancel(t *testing.T, k *kit) {
 		t.Fatalf("cancel: %v", err)
 	}
 	got := k.get(t, task.ID)
-	if got.State != model.StateCanceled || got.Claim.Held() || got.More().Reason != "requirements changed" {
+	if got.State != model.StateCanceled || got.Claim().Held() || got.More().Reason != "requirements changed" {
 		t.Fatalf("after cancel: %s reason %q", describe(got), got.More().Reason)
 	}
-	k.zombieWrites(t, task.ID, agent.Claim.Token)
+	k.zombieWrites(t, task.ID, agent.Claim().Token)
 	queued := k.create(t, sources.NewTask{Title: "never started"})
 	if _, err := k.src.Cancel(ctx, queued.ID, sources.Human{Actor: "alice", Reason: "dup", Expect: queued.Version}); err != nil {
 		t.Fatalf("cancel of a queued task: %v", err)
@@ -448,10 +448,10 @@ func testHandoff(t *testing.T, k *kit) {
 		t.Fatalf("hand-off: %v", err)
 	}
 	got := k.get(t, task.ID)
-	if got.State != model.StateQueued || got.Claim.Held() || got.ReservedFor() != "ORACLE" {
+	if got.State != model.StateQueued || got.Claim().Held() || got.ReservedFor() != "ORACLE" {
 		t.Fatalf("after hand-off: %s reserved for %q", describe(got), got.ReservedFor())
 	}
-	k.zombieWrites(t, task.ID, agent.Claim.Token)
+	k.zombieWrites(t, task.ID, agent.Claim().Token)
 	if next, err := k.src.Next(ctx, "CASSIAN"); err != nil || next != nil {
 		t.Fatalf("next for another agent offered %s (err %v) during the reservation", describe(next), err)
 	}
@@ -484,14 +484,14 @@ func testAgentHandoff(t *testing.T, k *kit) {
 	agent := k.claim(t, task.ID, "SANDMAN")
 	_, err := k.src.Handoff(ctx, task.ID, sources.Handoff{Human: sources.Human{Actor: "SANDMAN"}, Token: "wrong", To: "ORACLE"})
 	wantCode(t, "hand-off with a wrong token", err, model.CodeLostLock)
-	if _, err := k.src.Handoff(ctx, task.ID, sources.Handoff{Human: sources.Human{Actor: "SANDMAN", Reason: "needs GPU"}, Token: agent.Claim.Token, To: "ORACLE"}); err != nil {
+	if _, err := k.src.Handoff(ctx, task.ID, sources.Handoff{Human: sources.Human{Actor: "SANDMAN", Reason: "needs GPU"}, Token: agent.Claim().Token, To: "ORACLE"}); err != nil {
 		t.Fatalf("hand-off by the holder: %v", err)
 	}
 	got := k.get(t, task.ID)
-	if got.State != model.StateQueued || got.ReservedFor() != "ORACLE" || got.Claim.Held() {
+	if got.State != model.StateQueued || got.ReservedFor() != "ORACLE" || got.Claim().Held() {
 		t.Fatalf("after the agent's hand-off: %s reserved for %q", describe(got), got.ReservedFor())
 	}
-	k.zombieWrites(t, task.ID, agent.Claim.Token)
+	k.zombieWrites(t, task.ID, agent.Claim().Token)
 }
 
 func testStaleHumanAction(t *testing.T, k *kit) {
@@ -499,7 +499,7 @@ func testStaleHumanAction(t *testing.T, k *kit) {
 	task := k.create(t, sources.NewTask{Title: "moving target"})
 	agent := k.claim(t, task.ID, "SANDMAN")
 	seen := k.get(t, task.ID)
-	if _, err := k.src.Heartbeat(ctx, task.ID, agent.Claim.Token, 30*time.Minute); err != nil {
+	if _, err := k.src.Heartbeat(ctx, task.ID, agent.Claim().Token, 30*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	now := k.get(t, task.ID)
@@ -519,7 +519,7 @@ func testStaleHumanAction(t *testing.T, k *kit) {
 		_, err := actions[name]()
 		wantCode(t, name+" on what the human saw before a heartbeat", err, model.CodeConflict)
 		var e *model.Error
-		if !errorsAs(err, &e) || e.Current == nil || e.Current.Claim.Token != agent.Claim.Token {
+		if !errorsAs(err, &e) || e.Current == nil || e.Current.Claim().Token != agent.Claim().Token {
 			t.Fatalf("%s: the CONFLICT must carry the task as it is now, got %v", name, err)
 		}
 		k.unchanged(t, now, "a refused "+name)
@@ -575,7 +575,7 @@ func testWriterInTrail(t *testing.T, k *kit) {
 	task := k.create(t, sources.NewTask{Title: "finished by someone else"})
 	held := k.claim(t, task.ID, "AGENT_A")
 	writer := model.WriterName("AGENT_B", "runB")
-	if _, err := k.src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateDone, Writer: writer}); err != nil {
+	if _, err := k.src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateDone, Writer: writer}); err != nil {
 		t.Fatal(err)
 	}
 	// A trail that names who finished must name the caller; a schema with

@@ -59,7 +59,7 @@ func testReap(t *testing.T, k *kit) {
 	if dry := desk.Reap(ctx, k.src, seen, grace, true); len(dry) != 2 || dry[0].Applied || dry[1].Applied {
 		t.Fatalf("a dry run past the grace = %+v, want the two dead claims listed and none applied", dry)
 	}
-	if got := k.get(t, dead.ID); got.State != model.StateClaimed || got.Claim.Name != "SANDMAN" {
+	if got := k.get(t, dead.ID); got.State != model.StateClaimed || got.Claim().Name != "SANDMAN" {
 		t.Fatalf("a dry run changed the task: %s", describe(got))
 	}
 
@@ -75,15 +75,15 @@ func testReap(t *testing.T, k *kit) {
 		t.Fatalf("the reap past the grace = %+v, want the dead claim reaped", got)
 	}
 	wantCode(t, "a reap of a claim re-taken after its read", byID[raced.ID].Err, model.CodeConflict)
-	if now := k.get(t, raced.ID); now.Claim.Name != "HYPNOS" || now.Claim.Token != retaken.Claim.Token || now.State != model.StateClaimed {
+	if now := k.get(t, raced.ID); now.Claim().Name != "HYPNOS" || now.Claim().Token != retaken.Claim().Token || now.State != model.StateClaimed {
 		t.Fatalf("the reap overwrote a claim re-taken after its read: %s", describe(now))
 	}
-	if now := k.get(t, live.ID); now.State != model.StateClaimed || now.Claim.Name != "ORACLE" {
+	if now := k.get(t, live.ID); now.State != model.StateClaimed || now.Claim().Name != "ORACLE" {
 		t.Fatalf("the reap touched a live lease: %s", describe(now))
 	}
 	after := k.get(t, dead.ID)
-	if after.State != model.StateQueued || after.Claim.Held() || after.Claim.Token != "" {
-		t.Fatalf("a reaped task is %s token %q, want back in the queue and free", describe(after), after.Claim.Token)
+	if after.State != model.StateQueued || after.Claim().Held() || after.Claim().Token != "" {
+		t.Fatalf("a reaped task is %s token %q, want back in the queue and free", describe(after), after.Claim().Token)
 	}
 	if !model.Reaped(byID[dead.ID].Task, after, k.now()) {
 		t.Fatalf("the model does not read the reap as one: before %s, after %s", describe(byID[dead.ID].Task), describe(after))

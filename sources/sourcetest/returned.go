@@ -50,9 +50,9 @@ func taskDiff(a, b *model.Task) string {
 	}{
 		{"id", a.ID == b.ID},
 		{"state", a.State == b.State},
-		{"holder", a.Claim.Holder == b.Claim.Holder && a.Claim.Name == b.Claim.Name},
-		{"lock token", a.Claim.Token == b.Claim.Token},
-		{"lock expiry", a.Claim.Expires.Time().Truncate(time.Second).Equal(b.Claim.Expires.Time().Truncate(time.Second))},
+		{"holder", a.Claim().Holder == b.Claim().Holder && a.Claim().Name == b.Claim().Name},
+		{"lock token", a.Claim().Token == b.Claim().Token},
+		{"lock expiry", a.Claim().Expires.Time().Truncate(time.Second).Equal(b.Claim().Expires.Time().Truncate(time.Second))},
 		{"reservation", a.ReservedFor() == b.ReservedFor()},
 		{"escalation", a.Escalated == b.Escalated},
 		{"title", a.Title == b.Title && a.Priority == b.Priority && a.Class == b.Class},

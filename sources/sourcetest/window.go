@@ -17,7 +17,7 @@ func testWindow(t *testing.T, k *kit) {
 	finish := func(title string, state model.State) *model.Task {
 		task := k.create(t, sources.NewTask{Title: title})
 		held := k.claim(t, task.ID, "archivist")
-		done, err := k.src.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: state, Reason: "finished for the archive test"})
+		done, err := k.src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: state, Reason: "finished for the archive test"})
 		if err != nil {
 			t.Fatalf("Finish(%s, %s): %v", task.ID, state, err)
 		}

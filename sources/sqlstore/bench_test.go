@@ -87,7 +87,7 @@ func claimdeckCycle(tb testing.TB, s *Store) func(agent string) bool {
 			}
 			return false
 		}
-		if _, err := s.Finish(ctx, t.ID, t.Claim.Token, sources.Outcome{State: model.StateDone}); err != nil {
+		if _, err := s.Finish(ctx, t.ID, t.Claim().Token, sources.Outcome{State: model.StateDone}); err != nil {
 			tb.Error(err)
 			return false
 		}
@@ -205,7 +205,7 @@ func sqliteWorker(path string) int {
 		if t == nil {
 			break
 		}
-		if _, err := s.Finish(ctx, t.ID, t.Claim.Token, sources.Outcome{State: model.StateDone}); err != nil {
+		if _, err := s.Finish(ctx, t.ID, t.Claim().Token, sources.Outcome{State: model.StateDone}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

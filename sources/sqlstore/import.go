@@ -117,7 +117,7 @@ func (s *Store) importValues(t *model.Task, status string) map[string]any {
 	if u := t.More().Unblock; u != nil {
 		v["unblock_action"], v["next_check_at"] = nullable(u.Action), tm(u.NextCheckAt)
 	}
-	if c := t.Claim; t.State == model.StateClaimed {
+	if c := t.Claim(); t.State == model.StateClaimed {
 		v["assigned_worker"], v["run_id"], v["node"], v["lock_token"] = c.Name, nullable(c.RunID), nullable(c.Node), nullable(c.Token)
 		v["holder_kind"], v["started_at"], v["heartbeat_at"] = nullable(c.Holder.String()), tm(c.ClaimedAt.Time()), tm(c.HeartbeatAt.Time())
 		if c.Holder != model.HolderHuman {

@@ -48,7 +48,7 @@ func TestImportRefusesAnIDItHolds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if again.Version != first.Version || len(again.More().History) != len(task.More().History) || again.Claim.Token != task.Claim.Token {
+			if again.Version != first.Version || len(again.More().History) != len(task.More().History) || again.Claim().Token != task.Claim().Token {
 				t.Fatalf("a refused import changed the task: version %s→%s, history %d (want %d)", first.Version, again.Version, len(again.More().History), len(task.More().History))
 			}
 		})

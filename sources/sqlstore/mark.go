@@ -66,8 +66,8 @@ func (s *Store) MarkEscalation(ctx context.Context, id, token string, level mode
 	if err != nil {
 		return err
 	}
-	if cur.State == model.StateClaimed && cur.Claim.Holder == model.HolderAgent &&
-		cur.Claim.Token == token && cur.Escalated >= level {
+	if cur.State == model.StateClaimed && cur.Claim().Holder == model.HolderAgent &&
+		cur.Claim().Token == token && cur.Escalated >= level {
 		return nil // another sweep got there first
 	}
 	return sources.Lost(op, id)

@@ -55,26 +55,26 @@ func testMarkEscalation(t *testing.T, s *Store) {
 	if got := get(down); got.Escalated != model.LevelNone || got.Version != held.Version {
 		t.Fatalf("a refused mark changed the row: level %s, version %s → %s", got.Escalated, held.Version, got.Version)
 	}
-	if err := s.MarkEscalation(ctx, down, held.Claim.Token, model.LevelStale); err != nil {
+	if err := s.MarkEscalation(ctx, down, held.Claim().Token, model.LevelStale); err != nil {
 		t.Fatal(err)
 	}
 	marked := get(down)
-	if marked.Escalated != model.LevelStale || marked.Version == held.Version || !marked.Claim.Expires.Time().Before(held.Claim.Expires.Time()) {
-		t.Fatalf("after the mark: level %s, version %s, lease %s (was %s)", marked.Escalated, marked.Version, marked.Claim.Expires, held.Claim.Expires)
+	if marked.Escalated != model.LevelStale || marked.Version == held.Version || !marked.Claim().Expires.Time().Before(held.Claim().Expires.Time()) {
+		t.Fatalf("after the mark: level %s, version %s, lease %s (was %s)", marked.Escalated, marked.Version, marked.Claim().Expires, held.Claim().Expires)
 	}
 	if n := len(marked.More().History); n == 0 || marked.More().History[n-1].Action != "escalate" || marked.More().History[n-1].Detail != "level stale" {
 		t.Errorf("audit trail: %+v", marked.More().History)
 	}
 	for _, h := range marked.More().History {
-		if strings.Contains(h.Detail+h.Reason, held.Claim.Token) {
+		if strings.Contains(h.Detail+h.Reason, held.Claim().Token) {
 			t.Error("the audit trail carries the lock token")
 		}
 	}
 	// Idempotent, and never lowered.
-	if err := s.MarkEscalation(ctx, down, held.Claim.Token, model.LevelUrgent); err != nil {
+	if err := s.MarkEscalation(ctx, down, held.Claim().Token, model.LevelUrgent); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.MarkEscalation(ctx, down, held.Claim.Token, model.LevelStale); err != nil {
+	if err := s.MarkEscalation(ctx, down, held.Claim().Token, model.LevelStale); err != nil {
 		t.Fatalf("a second sweep marking a lower level: %v", err)
 	}
 	if got := get(down).Escalated; got != model.LevelUrgent {
@@ -91,10 +91,10 @@ func testMarkEscalation(t *testing.T, s *Store) {
 	if taken.Escalated != model.LevelNone {
 		t.Errorf("a new claim inherits escalation %s", taken.Escalated)
 	}
-	if _, err := s.Heartbeat(ctx, down, held.Claim.Token, time.Hour); !errors.Is(err, model.ErrLostLock) {
+	if _, err := s.Heartbeat(ctx, down, held.Claim().Token, time.Hour); !errors.Is(err, model.ErrLostLock) {
 		t.Errorf("the dead node's agent heartbeat after the takeover = %v, want LOST_LOCK", err)
 	}
-	if err := s.MarkEscalation(ctx, down, held.Claim.Token, model.LevelNotify); !errors.Is(err, model.ErrLostLock) {
+	if err := s.MarkEscalation(ctx, down, held.Claim().Token, model.LevelNotify); !errors.Is(err, model.ErrLostLock) {
 		t.Errorf("marking with the old token after a re-claim = %v, want LOST_LOCK", err)
 	}
 
@@ -104,7 +104,7 @@ func testMarkEscalation(t *testing.T, s *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.MarkEscalation(ctx, human, h.Claim.Token, model.LevelStale); !errors.Is(err, model.ErrLostLock) {
+	if err := s.MarkEscalation(ctx, human, h.Claim().Token, model.LevelStale); !errors.Is(err, model.ErrLostLock) {
 		t.Errorf("marking a HUMAN claim = %v, want LOST_LOCK", err)
 	}
 
@@ -125,8 +125,8 @@ func testMarkEscalation(t *testing.T, s *Store) {
 	if err := s.MarkEscalation(ctx, seed, "", model.LevelEscalated); err != nil {
 		t.Fatal(err)
 	}
-	if got := get(seed); got.Escalated != model.LevelEscalated || got.Claim.Expires.Time().Year() != 2020 {
-		t.Errorf("seed row after the mark: level %s, lease %s", got.Escalated, got.Claim.Expires)
+	if got := get(seed); got.Escalated != model.LevelEscalated || got.Claim().Expires.Time().Year() != 2020 {
+		t.Errorf("seed row after the mark: level %s, lease %s", got.Escalated, got.Claim().Expires)
 	}
 
 	if err := s.MarkEscalation(ctx, "no-such-task", "tok", model.LevelStale); !errors.Is(err, model.ErrNoSuchTask) {

@@ -461,8 +461,8 @@ func (s *Store) refusal(ctx context.Context, op, id string, code model.Code, why
 		return err
 	}
 	e := model.Errorf(code, op, id, "%s (now %s", why, cur.State)
-	if cur.Claim.Held() {
-		e.Msg += ", held by " + cur.Claim.Name
+	if cur.Claim().Held() {
+		e.Msg += ", held by " + cur.Claim().Name
 	}
 	e.Msg += ")"
 	e.Current = cur
@@ -541,7 +541,7 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State), o.Writer)
 	if model.CodeOf(err) == model.CodeLostLock && checkSubs != nil {
 		// Refused either for the token or for open sub-tasks: say which.
-		if cur, gerr := s.Get(ctx, id); gerr == nil && cur.Claim.Token == token && cur.OpenSubtasks > 0 {
+		if cur, gerr := s.Get(ctx, id); gerr == nil && cur.Claim().Token == token && cur.OpenSubtasks > 0 {
 			e := model.Errorf(model.CodeIncompleteSubtasks, "complete", id, "%d sub-task(s) are still open", cur.OpenSubtasks)
 			e.Current = cur
 			return nil, e

@@ -241,7 +241,7 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 	worker := r.worker.String
 	switch t.State {
 	case model.StateClaimed:
-		t.Claim = model.Claim{
+		c := model.Claim{
 			Holder:      model.HolderAgent,
 			Name:        worker,
 			RunID:       r.runID.String,
@@ -252,10 +252,11 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 			Expires:     model.StampOf(r.leaseExpires.t),
 		}
 		if r.holderKind.String == model.HolderHuman.String() {
-			t.Claim.Holder, t.Claim.Expires = model.HolderHuman, 0
-		} else if t.Claim.Expires.IsZero() && !r.started.t.IsZero() {
-			t.Claim.Expires = model.StampOf(r.started.t.Add(seedTimeout))
+			c.Holder, c.Expires = model.HolderHuman, 0
+		} else if c.Expires.IsZero() && !r.started.t.IsZero() {
+			c.Expires = model.StampOf(r.started.t.Add(seedTimeout))
 		}
+		t.SetClaim(c)
 	case model.StateQueued:
 		switch {
 		case r.reservedFor.Valid:

@@ -314,10 +314,10 @@ func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {
 		t.Fatal(err)
 	}
 	claimed := index(d2.Tasks)["abc-123-457"]
-	if claimed == nil || claimed.State != model.StateClaimed || claimed.Claim.Name != "claude-chat-7K9X" || claimed.Claim.Holder != model.HolderAgent {
+	if claimed == nil || claimed.State != model.StateClaimed || claimed.Claim().Name != "claude-chat-7K9X" || claimed.Claim().Holder != model.HolderAgent {
 		t.Fatalf("the seed's claim in the next incremental poll: %+v", claimed)
 	}
-	if lease := claimed.Claim.Expires.Time().Sub(claimed.Claim.ClaimedAt.Time()); lease != time.Hour {
+	if lease := claimed.Claim().Expires.Time().Sub(claimed.Claim().ClaimedAt.Time()); lease != time.Hour {
 		t.Fatalf("a seed claim's lease = started_at + %v, want the configured 1h", lease)
 	}
 	_, err = s.Claim(ctx, "abc-123-457", sources.ClaimRequest{Agent: "ORACLE"})
@@ -345,8 +345,8 @@ func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {
 	if n := seed.exec(t, seedSQL(seedComplete, mine.ID)); n != 1 {
 		t.Fatalf("the seed's complete: rowCount = %d", n)
 	}
-	if got, _ := s.Get(ctx, mine.ID); got.State != model.StateDone || got.Claim.Held() {
-		t.Fatalf("after the seed's complete: %s held=%v", got.State, got.Claim.Held())
+	if got, _ := s.Get(ctx, mine.ID); got.State != model.StateDone || got.Claim().Held() {
+		t.Fatalf("after the seed's complete: %s held=%v", got.State, got.Claim().Held())
 	}
 	// The seed's own claim and complete are in the trail beside claimdeck's
 	// steps, noted by the versioning trigger.
@@ -361,7 +361,7 @@ func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {
 	if got, want := strings.Join(steps, " | "), "claim by claude-chat-7K9X | force-release by alice | claim by claude-chat-AB3C | complete by claude-chat-AB3C"; got != want {
 		t.Fatalf("trail after the seed's claim and complete:\n got %s\nwant %s", got, want)
 	}
-	if _, err := s.Heartbeat(ctx, mine.ID, mine.Claim.Token, 0); model.CodeOf(err) != model.CodeLostLock {
+	if _, err := s.Heartbeat(ctx, mine.ID, mine.Claim().Token, 0); model.CodeOf(err) != model.CodeLostLock {
 		t.Fatalf("heartbeat after the seed completed the task: %v, want LOST_LOCK", err)
 	}
 

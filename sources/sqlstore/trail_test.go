@@ -35,17 +35,17 @@ func testAgentStepsTrail(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := s.Heartbeat(ctx, task.ID, held.Claim.Token, time.Minute); err != nil {
+		if _, err := s.Heartbeat(ctx, task.ID, held.Claim().Token, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := s.Finish(ctx, task.ID, "not-the-token", sources.Outcome{State: model.StateBlocked, Reason: "stale"}); model.CodeOf(err) != model.CodeLostLock {
 		t.Fatalf("finish with a stale token: %v", err)
 	}
-	if _, err := s.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateDone}); model.CodeOf(err) != model.CodeIncompleteSubtasks {
+	if _, err := s.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateDone}); model.CodeOf(err) != model.CodeIncompleteSubtasks {
 		t.Fatalf("complete with an open sub-task: %v", err)
 	}
-	if _, err := s.Finish(ctx, task.ID, held.Claim.Token, sources.Outcome{State: model.StateBlocked, Reason: "needs credentials"}); err != nil {
+	if _, err := s.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateBlocked, Reason: "needs credentials"}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Get(ctx, task.ID)

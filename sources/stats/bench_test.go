@@ -18,8 +18,8 @@ func fleet100k(now time.Time) hub.Snapshot {
 		switch {
 		case i%10 == 0:
 			t.State = model.StateClaimed
-			t.Claim = model.Claim{Holder: model.HolderAgent, Name: "agent-" + strconv.Itoa(i%50), Node: "node-" + strconv.Itoa(i%5),
-				ClaimedAt: model.StampOf(now.Add(-time.Duration(i%3600) * time.Second)), HeartbeatAt: model.StampOf(now.Add(-time.Duration(i%300) * time.Second))}
+			t.SetClaim(model.Claim{Holder: model.HolderAgent, Name: "agent-" + strconv.Itoa(i%50), Node: "node-" + strconv.Itoa(i%5),
+				ClaimedAt: model.StampOf(now.Add(-time.Duration(i%3600) * time.Second)), HeartbeatAt: model.StampOf(now.Add(-time.Duration(i%300) * time.Second))})
 		case i%5 == 1:
 			t.State, t.EditedAt = model.StateDone, model.StampOf(now.Add(-time.Duration(i%3600)*time.Second))
 		}

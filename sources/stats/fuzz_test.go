@@ -18,10 +18,8 @@ func FuzzTracker(f *testing.F) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, state, holder uint8, claimedAgo, editedAgo, createdAgo int64, name, node string) {
 		at := func(ago int64) time.Time { return now.Add(-time.Duration(ago)) }
-		task := &model.Task{Source: "src", ID: "1", State: model.State(state), CreatedAt: model.StampOf(at(createdAgo)), EditedAt: model.StampOf(at(editedAgo)),
-			Claim: model.Claim{Holder: model.HolderKind(holder), Name: name, Node: node, ClaimedAt: model.StampOf(at(claimedAgo)), HeartbeatAt: model.StampOf(at(editedAgo))}}
-		before := &model.Task{Source: "src", ID: "1", State: model.StateClaimed,
-			Claim: model.Claim{Holder: model.HolderAgent, Name: node, ClaimedAt: model.StampOf(at(createdAgo))}}
+		task := (&model.Task{Source: "src", ID: "1", State: model.State(state), CreatedAt: model.StampOf(at(createdAgo)), EditedAt: model.StampOf(at(editedAgo))}).WithClaim(model.Claim{Holder: model.HolderKind(holder), Name: name, Node: node, ClaimedAt: model.StampOf(at(claimedAgo)), HeartbeatAt: model.StampOf(at(editedAgo))})
+		before := (&model.Task{Source: "src", ID: "1", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: node, ClaimedAt: model.StampOf(at(createdAgo))})
 		tr := New()
 		src := []hub.SourceState{{Name: "src", Updated: now, Tasks: []*model.Task{task}}}
 		tr.Observe(hub.Snapshot{At: now, Sources: src})

@@ -106,7 +106,7 @@ func (t *Tracker) Report(now time.Time) Report {
 				b.states[s]++
 				overall.states[s]++
 			}
-			c := task.Claim
+			c := task.Claim()
 			if task.State != model.StateClaimed || !c.Held() {
 				continue
 			}

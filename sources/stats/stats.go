@@ -100,7 +100,7 @@ func (t *Tracker) Observe(s hub.Snapshot) {
 // seen: a running claim at its claim time, a finish at its last edit.
 func (t *Tracker) seed(task *model.Task, now time.Time, mesh *model.Mesh) {
 	recent := func(at time.Time) bool { return !at.IsZero() && !at.After(now) && now.Sub(at) < Window }
-	c := task.Claim
+	c := task.Claim()
 	switch task.State {
 	case model.StateClaimed:
 		if c.Holder == model.HolderAgent && recent(c.ClaimedAt.Time()) {
@@ -121,8 +121,8 @@ func (t *Tracker) transition(tr hub.Transition, mesh *model.Mesh) {
 		return
 	}
 	if NewClaim(b, a) {
-		t.add(event{at: tr.At, kind: Claim, source: a.Source, agent: a.Claim.Name, node: nodeOf(a, mesh),
-			took: span(a.CreatedAt.Time(), a.Claim.ClaimedAt.Time())})
+		t.add(event{at: tr.At, kind: Claim, source: a.Source, agent: a.Claim().Name, node: nodeOf(a, mesh),
+			took: span(a.CreatedAt.Time(), a.Claim().ClaimedAt.Time())})
 		return
 	}
 	if b == nil || b.State == a.State {
@@ -130,15 +130,15 @@ func (t *Tracker) transition(tr hub.Transition, mesh *model.Mesh) {
 	}
 	switch a.State {
 	case model.StateDone, model.StateFailed, model.StateBlocked:
-		e := event{at: tr.At, kind: finishKind(a.State), source: a.Source, agent: b.Claim.Name, node: nodeOf(b, mesh)}
+		e := event{at: tr.At, kind: finishKind(a.State), source: a.Source, agent: b.Claim().Name, node: nodeOf(b, mesh)}
 		if e.kind == Complete && b.State == model.StateClaimed {
 			// The backend's edit time is the finish when it moved past the
 			// claim; a backend that does not keep it leaves the hub's.
 			end := a.EditedAt
-			if !end.Time().After(b.Claim.ClaimedAt.Time()) {
+			if !end.Time().After(b.Claim().ClaimedAt.Time()) {
 				end = model.StampOf(tr.At)
 			}
-			e.took = span(b.Claim.ClaimedAt.Time(), end.Time())
+			e.took = span(b.Claim().ClaimedAt.Time(), end.Time())
 		}
 		t.add(e)
 	}
@@ -151,19 +151,19 @@ func nodeOf(t *model.Task, mesh *model.Mesh) string {
 	if p := mesh.Place(t); p.Node != "" {
 		return p.Node
 	}
-	return t.Claim.Node
+	return t.Claim().Node
 }
 
 // NewClaim reports whether after is an agent's claim that before did not
 // show: a task newly claimed, or claimed again by somebody else or anew.
 func NewClaim(before, after *model.Task) bool {
-	if after == nil || after.State != model.StateClaimed || after.Claim.Holder != model.HolderAgent {
+	if after == nil || after.State != model.StateClaimed || after.Claim().Holder != model.HolderAgent {
 		return false
 	}
 	if before == nil || before.State != model.StateClaimed {
 		return true
 	}
-	return before.Claim.Name != after.Claim.Name || !before.Claim.ClaimedAt.Time().Equal(after.Claim.ClaimedAt.Time())
+	return before.Claim().Name != after.Claim().Name || !before.Claim().ClaimedAt.Time().Equal(after.Claim().ClaimedAt.Time())
 }
 
 func finishKind(s model.State) Kind {

@@ -43,7 +43,7 @@ func (r *rig) claim(id, agent, node string) *model.Task {
 
 func (r *rig) finish(task *model.Task, s model.State) {
 	r.t.Helper()
-	if _, err := r.mem.Finish(context.Background(), task.ID, task.Claim.Token, sources.Outcome{State: s, Reason: "r"}); err != nil {
+	if _, err := r.mem.Finish(context.Background(), task.ID, task.Claim().Token, sources.Outcome{State: s, Reason: "r"}); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -110,7 +110,7 @@ func TestHeartbeatsAreNotClaimsAndAClaimByAnotherAgentIs(t *testing.T) {
 	a := r.claim("a", "SANDMAN", "")
 	r.look()
 	r.now = r.now.Add(time.Minute)
-	if _, err := r.mem.Heartbeat(context.Background(), "a", a.Claim.Token, time.Minute); err != nil {
+	if _, err := r.mem.Heartbeat(context.Background(), "a", a.Claim().Token, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	r.look()
@@ -130,11 +130,9 @@ func TestHeartbeatsAreNotClaimsAndAClaimByAnotherAgentIs(t *testing.T) {
 func TestAFirstLoadCountsTheLastHourItShowsAndNothingOlder(t *testing.T) {
 	r := newRig(t)
 	claimed := r.now.Add(-5 * time.Minute)
-	r.mem.Put(&model.Task{ID: "running", State: model.StateClaimed, CreatedAt: model.StampOf(claimed.Add(-2 * time.Minute)),
-		Claim: model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "t", ClaimedAt: model.StampOf(claimed),
-			HeartbeatAt: model.StampOf(r.now.Add(-90 * time.Second)), Expires: model.StampOf(r.now.Add(10 * time.Minute))}})
-	r.mem.Put(&model.Task{ID: "human", State: model.StateClaimed,
-		Claim: model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", Token: "h", ClaimedAt: model.StampOf(r.now.Add(-20 * time.Minute))}})
+	r.mem.Put((&model.Task{ID: "running", State: model.StateClaimed, CreatedAt: model.StampOf(claimed.Add(-2 * time.Minute))}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "SANDMAN", Token: "t", ClaimedAt: model.StampOf(claimed),
+		HeartbeatAt: model.StampOf(r.now.Add(-90 * time.Second)), Expires: model.StampOf(r.now.Add(10 * time.Minute))}))
+	r.mem.Put((&model.Task{ID: "human", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", Token: "h", ClaimedAt: model.StampOf(r.now.Add(-20 * time.Minute))}))
 	r.mem.Put(&model.Task{ID: "done-now", State: model.StateDone, EditedAt: model.StampOf(r.now.Add(-30 * time.Minute))})
 	r.mem.Put(&model.Task{ID: "done-long-ago", State: model.StateDone, EditedAt: model.StampOf(r.now.Add(-61 * time.Minute))})
 	r.look()
@@ -221,8 +219,8 @@ func TestAClaimThatNamesNoNodeCountsOnTheNodeTheMeshPlacesItsAgentOn(t *testing.
 	mem := memsource.NewMemory("local")
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	mem.Now = func() time.Time { return now }
-	mem.Put(&model.Task{ID: "a", State: model.StateClaimed, Claim: model.Claim{Holder: model.HolderAgent, Name: "sandman-1",
-		Token: "t", ClaimedAt: model.StampOf(now.Add(-time.Minute)), Expires: model.StampOf(now.Add(time.Hour))}})
+	mem.Put((&model.Task{ID: "a", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "sandman-1",
+		Token: "t", ClaimedAt: model.StampOf(now.Add(-time.Minute)), Expires: model.StampOf(now.Add(time.Hour))}))
 	tr := New()
 	hub.New(hub.Config{Feeds: []hub.Feed{{Source: mem}}, Now: func() time.Time { return now }, Observe: tr.Observe,
 		Nodes:   func() []model.Node { return []model.Node{{Name: "SANDMAN", Status: model.NodeHealthy}} },

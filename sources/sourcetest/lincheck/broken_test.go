@@ -50,7 +50,7 @@ type recorder struct {
 }
 
 func seenOf(t *model.Task) lincheck.Seen {
-	return lincheck.Seen{Task: t.ID, State: t.State.String(), Holder: t.Claim.Holder.String(), Token: t.Claim.Token, Expires: t.Claim.Expires.Time()}
+	return lincheck.Seen{Task: t.ID, State: t.State.String(), Holder: t.Claim().Holder.String(), Token: t.Claim().Token, Expires: t.Claim().Expires.Time()}
 }
 
 func (r *recorder) do(client int, o lincheck.Op, f func() (*model.Task, error)) (*model.Task, error) {
@@ -130,8 +130,8 @@ func work(t *testing.T, src sources.Source, c *clock) []lincheck.Op {
 		})
 		heartbeat := func(i int) {
 			if h := held[i]; h != nil {
-				_, _ = rec.do(i, lincheck.Op{Kind: lincheck.Heartbeat, Task: h.ID, Token: h.Claim.Token, Lease: lease},
-					func() (*model.Task, error) { return src.Heartbeat(ctx, h.ID, h.Claim.Token, lease) })
+				_, _ = rec.do(i, lincheck.Op{Kind: lincheck.Heartbeat, Task: h.ID, Token: h.Claim().Token, Lease: lease},
+					func() (*model.Task, error) { return src.Heartbeat(ctx, h.ID, h.Claim().Token, lease) })
 			}
 		}
 		all(heartbeat)
@@ -150,8 +150,8 @@ func work(t *testing.T, src sources.Source, c *clock) []lincheck.Op {
 		finish := func(i int, h *model.Task) {
 			if h != nil {
 				o := sources.Outcome{State: model.StateDone}
-				_, _ = rec.do(i, lincheck.Op{Kind: lincheck.Finish, Task: h.ID, Token: h.Claim.Token, Outcome: "done"},
-					func() (*model.Task, error) { return src.Finish(ctx, h.ID, h.Claim.Token, o) })
+				_, _ = rec.do(i, lincheck.Op{Kind: lincheck.Finish, Task: h.ID, Token: h.Claim().Token, Outcome: "done"},
+					func() (*model.Task, error) { return src.Finish(ctx, h.ID, h.Claim().Token, o) })
 			}
 		}
 		var first *model.Task
@@ -176,8 +176,8 @@ func work(t *testing.T, src sources.Source, c *clock) []lincheck.Op {
 		all(func(i int) {
 			finish(i, held[i])
 			if r := rescued[i]; r != nil && r != first && i%3 == 0 {
-				h := sources.Handoff{Human: sources.Human{Actor: name(i)}, Token: r.Claim.Token, To: model.AnyAgent}
-				_, _ = rec.do(i, lincheck.Op{Kind: lincheck.Handoff, Task: r.ID, Token: r.Claim.Token, Outcome: model.AnyAgent},
+				h := sources.Handoff{Human: sources.Human{Actor: name(i)}, Token: r.Claim().Token, To: model.AnyAgent}
+				_, _ = rec.do(i, lincheck.Op{Kind: lincheck.Handoff, Task: r.ID, Token: r.Claim().Token, Outcome: model.AnyAgent},
 					func() (*model.Task, error) { return src.Handoff(ctx, r.ID, h) })
 				return
 			}
@@ -278,9 +278,9 @@ func (b *broken) grant(t *model.Task, agent string, held bool) *model.Task {
 	now := b.clock.Now()
 	t.State, t.RawStatus = model.StateClaimed, "claimed"
 	if held {
-		t.Claim.Expires = model.StampOf(now.Add(lease))
+		t.EditClaim().Expires = model.StampOf(now.Add(lease))
 	} else {
-		t.Claim = model.Claim{Holder: model.HolderAgent, Name: agent, Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now), Expires: model.StampOf(now.Add(lease))}
+		t.SetClaim(model.Claim{Holder: model.HolderAgent, Name: agent, Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now), Expires: model.StampOf(now.Add(lease))})
 	}
 	return b.Put(t)
 }
@@ -305,7 +305,7 @@ func (b reviving) Heartbeat(ctx context.Context, id, token string, _ time.Durati
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t, err := b.Get(ctx, id)
-	if err != nil || t.State != model.StateClaimed || t.Claim.Token != token {
+	if err != nil || t.State != model.StateClaimed || t.Claim().Token != token {
 		return nil, sources.Lost("heartbeat", id)
 	}
 	return b.grant(t, "", true), nil
@@ -321,7 +321,7 @@ func (b staleComplete) remember(t *model.Task, err error) (*model.Task, error) {
 		if b.issued[t.ID] == nil {
 			b.issued[t.ID] = map[string]bool{}
 		}
-		b.issued[t.ID][t.Claim.Token] = true
+		b.issued[t.ID][t.Claim().Token] = true
 		b.mu.Unlock()
 	}
 	return t, err
@@ -342,7 +342,8 @@ func (b staleComplete) Finish(ctx context.Context, id, token string, o sources.O
 	if err != nil || t.State.Final() || !b.issued[id][token] {
 		return nil, sources.Lost("finish", id)
 	}
-	t.State, t.RawStatus, t.Claim = o.State, o.State.String(), model.Claim{}
+	t.State, t.RawStatus = o.State, o.State.String()
+	t.SetClaim(model.Claim{})
 	return b.Put(t), nil
 }
 

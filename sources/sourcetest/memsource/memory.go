@@ -228,8 +228,8 @@ func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
 	}
 	ev := model.ClaimEvent(t, c.Agent, now)
 	t.State, t.RawStatus = model.StateClaimed, "claimed"
-	t.Claim = model.Claim{Holder: model.HolderAgent, Name: c.Agent, RunID: c.RunID, Node: c.Node,
-		Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now), Expires: model.StampOf(now.Add(lease))}
+	t.SetClaim(model.Claim{Holder: model.HolderAgent, Name: c.Agent, RunID: c.RunID, Node: c.Node,
+		Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now), Expires: model.StampOf(now.Add(lease))})
 	t.Reservation = nil
 	t.EditMore().History = append(t.More().History, ev)
 	m.store(t)
@@ -250,7 +250,8 @@ func (m *Memory) Heartbeat(_ context.Context, id, token string, lease time.Durat
 		lease = model.DefaultPolicy().Lease
 	}
 	now := m.Now()
-	t.Claim.HeartbeatAt, t.Claim.Expires = model.StampOf(now), model.StampOf(now.Add(lease))
+	c := t.EditClaim()
+	c.HeartbeatAt, c.Expires = model.StampOf(now), model.StampOf(now.Add(lease))
 	t.Escalated = model.LevelNone // the holder is alive after all
 	m.store(t)
 	return m.copyOf(id), nil
@@ -275,9 +276,9 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 	t.State, t.RawStatus = o.State, o.State.String()
 	more := t.More()
 	more.Reason, more.Unblock, more.Artifacts = o.Reason, model.UnblockOf(o.UnblockAction, o.NextCheckAt), o.Artifacts
-	more.History = append(more.History, model.Event{At: m.Now(), Actor: o.By(t.Claim.Name), Action: model.FinishStep(o.State), Reason: o.Reason})
+	more.History = append(more.History, model.Event{At: m.Now(), Actor: o.By(t.Claim().Name), Action: model.FinishStep(o.State), Reason: o.Reason})
 	t.SetMore(more)
-	t.Claim = model.Claim{}
+	t.SetClaim(model.Claim{})
 	m.store(t)
 	return m.copyOf(id), nil
 }
@@ -286,8 +287,8 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 func (m *Memory) Takeover(_ context.Context, id string, h sources.Human) (*model.Task, error) {
 	return m.human("takeover", id, h, func(t *model.Task, now time.Time) {
 		t.State, t.RawStatus = model.StateClaimed, "claimed"
-		t.Claim = model.Claim{Holder: model.HolderHuman, Name: model.HumanPrefix + h.Actor,
-			Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now)}
+		t.SetClaim(model.Claim{Holder: model.HolderHuman, Name: model.HumanPrefix + h.Actor,
+			Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now)})
 		t.Reservation = nil
 	})
 }
@@ -295,14 +296,16 @@ func (m *Memory) Takeover(_ context.Context, id string, h sources.Human) (*model
 // ForceRelease implements sources.Source.
 func (m *Memory) ForceRelease(_ context.Context, id string, h sources.Human) (*model.Task, error) {
 	return m.human("force-release", id, h, func(t *model.Task, _ time.Time) {
-		t.State, t.RawStatus, t.Claim = model.StateQueued, "queued", model.Claim{}
+		t.State, t.RawStatus = model.StateQueued, "queued"
+		t.SetClaim(model.Claim{})
 	})
 }
 
 // Cancel implements sources.Source.
 func (m *Memory) Cancel(_ context.Context, id string, h sources.Human) (*model.Task, error) {
 	return m.human("cancel", id, h, func(t *model.Task, _ time.Time) {
-		t.State, t.RawStatus, t.EditMore().Reason, t.Claim = model.StateCanceled, "canceled", h.Reason, model.Claim{}
+		t.State, t.RawStatus, t.EditMore().Reason = model.StateCanceled, "canceled", h.Reason
+		t.SetClaim(model.Claim{})
 	})
 }
 
@@ -320,7 +323,8 @@ func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*mode
 		if h.For > 0 {
 			until = now.Add(h.For)
 		}
-		t.State, t.RawStatus, t.Claim = model.StateQueued, "queued", model.Claim{}
+		t.State, t.RawStatus = model.StateQueued, "queued"
+		t.SetClaim(model.Claim{})
 		t.Reservation = &model.Reservation{For: h.To, Until: until, By: h.Actor, Reason: h.Reason, Priority: h.Priority}
 	}
 	if h.Token == "" {
@@ -383,7 +387,8 @@ func (m *Memory) Update(_ context.Context, id string, e sources.Edit) (*model.Ta
 		t.Class = *e.Class
 	}
 	if e.State != model.StateUnknown {
-		t.State, t.RawStatus, t.EditMore().Reason, t.Claim = e.State, e.State.String(), e.Reason, model.Claim{}
+		t.State, t.RawStatus, t.EditMore().Reason = e.State, e.State.String(), e.Reason
+		t.SetClaim(model.Claim{})
 	}
 	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: e.Actor, Action: e.Action(), Reason: e.Reason, Detail: sources.EditDetail(e)})
 	m.store(t)
@@ -403,7 +408,7 @@ func (m *Memory) MarkEscalation(_ context.Context, id, token string, level model
 	if err != nil {
 		return err
 	}
-	if t.Claim.Holder != model.HolderAgent {
+	if t.Claim().Holder != model.HolderAgent {
 		return sources.Lost(op, id)
 	}
 	if t.Escalated >= level {
@@ -411,8 +416,8 @@ func (m *Memory) MarkEscalation(_ context.Context, id, token string, level model
 	}
 	now := m.Now()
 	t.Escalated = level
-	if t.Claim.Expires.Time().After(now) {
-		t.Claim.Expires = model.StampOf(now)
+	if t.Claim().Expires.Time().After(now) {
+		t.EditClaim().Expires = model.StampOf(now)
 	}
 	m.store(t)
 	return nil

@@ -266,11 +266,11 @@ func (a *agent) work(ctx context.Context, t *model.Task, work time.Duration, die
 		if !a.sleep(ctx, step) {
 			return false
 		}
-		if _, err := a.src.Heartbeat(ctx, t.ID, t.Claim.Token, a.policy.Lease); err != nil {
+		if _, err := a.src.Heartbeat(ctx, t.ID, t.Claim().Token, a.policy.Lease); err != nil {
 			return false // LOST_LOCK: a human stepped in
 		}
 	}
-	_, err := a.src.Finish(ctx, t.ID, t.Claim.Token, out)
+	_, err := a.src.Finish(ctx, t.ID, t.Claim().Token, out)
 	return err == nil
 }
 
