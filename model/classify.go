@@ -99,15 +99,15 @@ func (p Placement) String() string {
 // still reports is never placed on a DOWN one, so a claim taken over by a
 // healthy node after a crash is left alone. The zero Placement means unknown.
 func (m *Mesh) Place(t *Task) Placement {
-	if t.State != StateClaimed || t.Claim().Holder != HolderAgent {
+	if t.State != StateClaimed || t.claimRef().Holder != HolderAgent {
 		return Placement{}
 	}
 	if m == nil {
 		m = &noMesh
 	}
-	node, by := t.Claim().Node, "claim node"
+	node, by := t.claimRef().Node, "claim node"
 	if node == "" && len(m.holders) > 0 {
-		node, by = m.holders[strings.ToUpper(t.Claim().Name)], "holder mapping"
+		node, by = m.holders[strings.ToUpper(t.claimRef().Name)], "holder mapping"
 	}
 	if node != "" {
 		p := Placement{Node: node, By: by}
@@ -195,11 +195,11 @@ func (c Classification) Enforced() Level {
 // the policy's ceiling past its last sign of life: suspicious, whoever
 // wrote it (a clock far ahead, an expires_at in 9999).
 func OverCeiling(t *Task, p Policy) bool {
-	if p.LeaseCeiling <= 0 || t.State != StateClaimed || t.Claim().Holder != HolderAgent || t.Claim().Expires.IsZero() {
+	if p.LeaseCeiling <= 0 || t.State != StateClaimed || t.claimRef().Holder != HolderAgent || t.claimRef().Expires.IsZero() {
 		return false
 	}
-	alive := t.Claim().LastAlive()
-	return !alive.IsZero() && t.Claim().Expires.Time().Sub(alive) > p.LeaseCeiling
+	alive := t.claimRef().LastAlive()
+	return !alive.IsZero() && t.claimRef().Expires.Time().Sub(alive) > p.LeaseCeiling
 }
 
 // Classify is the one rule for how a task stands: its level on the
@@ -220,7 +220,7 @@ func Classify(t *Task, now time.Time, p Policy, mesh *Mesh) Classification {
 		c.Reason = "hand-off to " + r.For + " expired"
 		return c
 	}
-	if t.State != StateClaimed || t.Claim().Holder != HolderAgent {
+	if t.State != StateClaimed || t.claimRef().Holder != HolderAgent {
 		return c
 	}
 	c.Placement = mesh.Place(t)
@@ -228,33 +228,33 @@ func Classify(t *Task, now time.Time, p Policy, mesh *Mesh) Classification {
 	if tooLong {
 		// The lease as the ceiling ends it: the ladder climbs from there.
 		cut := *t
-		cut.EditClaim().Expires = StampOf(t.Claim().LastAlive().Add(p.LeaseCeiling))
+		cut.EditClaim().Expires = StampOf(t.claimRef().LastAlive().Add(p.LeaseCeiling))
 		judged = &cut
 	}
 	c.Level, c.Stuck = Escalation(judged, now, p.Ladder), Stuck(judged, now)
 	switch {
 	case tooLong && !c.Placement.Down:
 		c.Cause = CauseLeaseTooLong
-		c.Reason = "lease to " + t.Claim().Expires.Time().UTC().Format("2006-01-02 15:04") + "Z, past the " + p.LeaseCeiling.String() + " ceiling"
+		c.Reason = "lease to " + t.claimRef().Expires.Time().UTC().Format("2006-01-02 15:04") + "Z, past the " + p.LeaseCeiling.String() + " ceiling"
 		if c.Level == LevelNone {
-			c.Changes = judged.Claim().Expires.Time()
+			c.Changes = judged.claimRef().Expires.Time()
 			return c
 		}
 	case c.Placement.Down:
 		c.Level = max(c.Level, LevelStale)
-		if alive := t.Claim().LastAlive(); c.Stuck == 0 && !alive.IsZero() && alive.Before(now) {
+		if alive := t.claimRef().LastAlive(); c.Stuck == 0 && !alive.IsZero() && alive.Before(now) {
 			c.Stuck = now.Sub(alive) // the lease still runs, but its node is gone
 		}
 		c.Cause, c.Reason = CauseNodeDown, "node "+c.Placement.Node+" DOWN"
 	case c.Level == LevelNone:
-		c.Changes = t.Claim().Expires.Time()
+		c.Changes = t.claimRef().Expires.Time()
 		return c
 	case Inconsistent(t):
 		c.Cause, c.Reason = CauseNoExpiry, "AGENT, no expiry"
 	default:
 		c.Cause, c.Reason = CauseLeaseExpired, "lease expired"
 	}
-	if alive := t.Claim().LastAlive(); !alive.IsZero() {
+	if alive := t.claimRef().LastAlive(); !alive.IsZero() {
 		for _, d := range []time.Duration{p.Ladder.Urgent, p.Ladder.Notify, p.Ladder.Escalate} {
 			if at := alive.Add(d); at.After(now) {
 				c.Changes = at
@@ -262,7 +262,7 @@ func Classify(t *Task, now time.Time, p Policy, mesh *Mesh) Classification {
 			}
 		}
 	}
-	if e := t.Claim().Expires; e.Time().After(now) && (c.Changes.IsZero() || e.Time().Before(c.Changes)) {
+	if e := t.claimRef().Expires; e.Time().After(now) && (c.Changes.IsZero() || e.Time().Before(c.Changes)) {
 		c.Changes = e.Time() // a DOWN node's claim starts climbing when its lease runs out
 	}
 	return c

@@ -38,13 +38,13 @@ func ParseLevel(s string) (Level, bool) {
 // still running. A running lease always wins over the ladder, so a seed 002
 // agent heartbeating every 10 minutes on a 20 minute lease is never stale.
 func Stuck(t *Task, now time.Time) time.Duration {
-	if t.State != StateClaimed || t.Claim().Holder != HolderAgent {
+	if t.State != StateClaimed || t.claimRef().Holder != HolderAgent {
 		return 0
 	}
-	if !t.Claim().Expires.IsZero() && now.Before(t.Claim().Expires.Time()) {
+	if !t.claimRef().Expires.IsZero() && now.Before(t.claimRef().Expires.Time()) {
 		return 0
 	}
-	alive := t.Claim().LastAlive()
+	alive := t.claimRef().LastAlive()
 	if alive.IsZero() || now.Before(alive) {
 		return 0
 	}
@@ -56,10 +56,10 @@ func Stuck(t *Task, now time.Time) time.Duration {
 // Stale rung itself is where a lease runs out, which backends that store only
 // claimed-at place at claimed-at + Ladder.Stale (seed 001's STALE_THRESHOLD).
 func Escalation(t *Task, now time.Time, l Ladder) Level {
-	if t.State != StateClaimed || t.Claim().Holder != HolderAgent {
+	if t.State != StateClaimed || t.claimRef().Holder != HolderAgent {
 		return LevelNone
 	}
-	if !t.Claim().Expires.IsZero() && now.Before(t.Claim().Expires.Time()) {
+	if !t.claimRef().Expires.IsZero() && now.Before(t.claimRef().Expires.Time()) {
 		return LevelNone
 	}
 	stuck := Stuck(t, now)

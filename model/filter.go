@@ -244,13 +244,13 @@ func (tm *Term) match(t *Task, c *Classification, now time.Time) bool {
 	case fieldText:
 		return MatchesText(t, tm.Value)
 	case fieldAgent:
-		return ContainsFold(t.Claim().Name, tm.Value) || ContainsFold(t.ReservedFor(), tm.Value)
+		return ContainsFold(t.claimRef().Name, tm.Value) || ContainsFold(t.ReservedFor(), tm.Value)
 	case fieldState:
 		return strings.HasPrefix(t.State.String(), tm.Value) || ContainsFold(t.RawStatus, tm.Value)
 	case fieldSource:
 		return ContainsFold(t.Source, tm.Value)
 	case fieldNode:
-		return ContainsFold(t.Claim().Node, tm.Value) || (c.Placement.Node != "" && ContainsFold(c.Placement.Node, tm.Value))
+		return ContainsFold(t.claimRef().Node, tm.Value) || (c.Placement.Node != "" && ContainsFold(c.Placement.Node, tm.Value))
 	case fieldLevel:
 		return compare(int64(c.Level), tm.Op, tm.num)
 	case fieldPrio:

@@ -34,11 +34,11 @@ func TestACopyOfATaskKeepsItsOwnClaim(t *testing.T) {
 		t.Errorf("after writing the copy: original %+v, copy %+v", a.Claim(), b.Claim())
 	}
 	b.SetClaim(Claim{})
-	if b.claim != nil || b.Claim().Held() || !a.Claim().Held() {
-		t.Errorf("a released copy: %v kept behind the pointer; original held %v", b.claim, a.Claim().Held())
+	if b.claim != nil || b.Held() || !a.Held() {
+		t.Errorf("a released copy: %v kept behind the pointer; original held %v", b.claim, a.Held())
 	}
 	var none Task
-	if none.Claim() != (Claim{}) || none.Claim().Held() || !none.Claim().LastAlive().IsZero() {
+	if none.Claim() != (Claim{}) || none.Held() || !none.Claim().LastAlive().IsZero() {
 		t.Error("a task with no claim reads as held")
 	}
 }

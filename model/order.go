@@ -82,11 +82,11 @@ func (f Field) Text(t *Task) (s string, fold bool) {
 	case FieldTitle:
 		return t.Title, true
 	case FieldAgent:
-		return t.Claim().Name, false
+		return t.claimRef().Name, false
 	case FieldRun:
-		return t.Claim().RunID, false
+		return t.claimRef().RunID, false
 	case FieldNode:
-		return t.Claim().Node, false
+		return t.claimRef().Node, false
 	case FieldReason:
 		return t.More().Reason, false
 	case FieldUnblock:
@@ -131,17 +131,17 @@ func (f Field) Number(t *Task) (n int64, nsec int32, ok bool) {
 	case FieldState:
 		return int64(t.State), 0, true
 	case FieldHolder:
-		return int64(t.Claim().Holder), 0, true
+		return int64(t.claimRef().Holder), 0, true
 	case FieldAge:
 		return since(t.CreatedAt.Time())
 	case FieldClaimed:
-		return since(t.Claim().ClaimedAt.Time())
+		return since(t.claimRef().ClaimedAt.Time())
 	case FieldBeat:
-		return since(t.Claim().HeartbeatAt.Time())
+		return since(t.claimRef().HeartbeatAt.Time())
 	case FieldParked:
 		return since(t.EditedAt.Time())
 	case FieldLeft:
-		return zeroLast(t.Claim().Expires.Time())
+		return zeroLast(t.claimRef().Expires.Time())
 	case FieldNextCheck:
 		return zeroLast(t.NextCheckAt())
 	}

@@ -57,11 +57,11 @@ func Eligible(t *Task, now time.Time) bool {
 	if t.State != StateQueued || t.More().Problem != "" {
 		return false
 	}
-	switch t.Claim().Holder {
+	switch t.claimRef().Holder {
 	case HolderHuman:
 		return false // "human-claimed tasks are never auto-pulled, regardless of Lock Expires"
 	case HolderAgent:
-		return t.Claim().Expires.IsZero() || !now.Before(t.Claim().Expires.Time())
+		return t.claimRef().Expires.IsZero() || !now.Before(t.claimRef().Expires.Time())
 	}
 	return true
 }
@@ -75,7 +75,7 @@ func EligibleFor(t *Task, agent string, now time.Time) bool {
 // Inconsistent flags seed 002's edge case: Claimed By is AGENT but Lock
 // Expires is empty. Such a task is claimable, and the claimer should say so.
 func Inconsistent(t *Task) bool {
-	return t.Claim().Holder == HolderAgent && t.Claim().Expires.IsZero()
+	return t.claimRef().Holder == HolderAgent && t.claimRef().Expires.IsZero()
 }
 
 // Claimable is the one answer to "may agent claim this task now", for
@@ -97,8 +97,8 @@ func Pooled(t *Task, now time.Time, grace time.Duration, rescues bool) bool {
 // the task to somebody else: its lease ended at least grace ago (seeds 000
 // and 001: "stale claim, can override", "any node can claim a stale task").
 func Rescuable(t *Task, now time.Time, grace time.Duration) bool {
-	return t.State == StateClaimed && t.More().Problem == "" && t.Claim().Holder == HolderAgent &&
-		!t.Claim().Expires.IsZero() && !now.Before(t.Claim().Expires.Time().Add(grace))
+	return t.State == StateClaimed && t.More().Problem == "" && t.claimRef().Holder == HolderAgent &&
+		!t.claimRef().Expires.IsZero() && !now.Before(t.claimRef().Expires.Time().Add(grace))
 }
 
 // Reaped says whether after is before's agent claim put back in the queue
@@ -106,11 +106,11 @@ func Rescuable(t *Task, now time.Time, grace time.Duration) bool {
 // sweep's rescue), as seen at at: a reap, not an alarm. The Assignee stays
 // where the backend keeps one; the claim is gone.
 func Reaped(before, after *Task, at time.Time) bool {
-	if before == nil || after == nil || before.State != StateClaimed || before.Claim().Holder != HolderAgent ||
-		before.Claim().Expires.IsZero() || after.State != StateQueued || after.Claim().Held() {
+	if before == nil || after == nil || before.State != StateClaimed || before.claimRef().Holder != HolderAgent ||
+		before.claimRef().Expires.IsZero() || after.State != StateQueued || after.Held() {
 		return false
 	}
-	return !at.Before(before.Claim().Expires.Time())
+	return !at.Before(before.claimRef().Expires.Time())
 }
 
 // TokenCurrent is the one rule for when a lock token stops being current:
@@ -119,14 +119,14 @@ func Reaped(before, after *Task, at time.Time) bool {
 // LOST_LOCK, whether or not anybody has claimed the task since, so a rescuer
 // never works beside a holder that outlived its lease.
 func TokenCurrent(t *Task, token string, now time.Time) bool {
-	if token == "" || t.State != StateClaimed || t.Claim().Token != token {
+	if token == "" || t.State != StateClaimed || t.claimRef().Token != token {
 		return false
 	}
-	switch t.Claim().Holder {
+	switch t.claimRef().Holder {
 	case HolderHuman:
 		return true
 	case HolderAgent:
-		return !t.Claim().Expires.IsZero() && now.Before(t.Claim().Expires.Time())
+		return !t.claimRef().Expires.IsZero() && now.Before(t.claimRef().Expires.Time())
 	}
 	return false
 }
@@ -172,10 +172,10 @@ const ActionRescue = "rescue"
 // ClaimEvent is the trail's entry for agent claiming was (the task as it
 // stood before the claim): a "claim", or a "rescue" naming the dead holder.
 func ClaimEvent(was *Task, agent string, at time.Time) Event {
-	if was.State != StateClaimed || was.Claim().Holder != HolderAgent {
+	if was.State != StateClaimed || was.claimRef().Holder != HolderAgent {
 		return Event{At: at, Actor: agent, Action: "claim"}
 	}
-	return Event{At: at, Actor: agent, Action: ActionRescue, Detail: "from " + was.Claim().Name}
+	return Event{At: at, Actor: agent, Action: ActionRescue, Detail: "from " + was.claimRef().Name}
 }
 
 // LeaseHealth is how a claim stands against its lease.
@@ -205,16 +205,16 @@ func (h LeaseHealth) String() string {
 // stale. An AGENT claim with no expiry (seed 002's inconsistent state) counts
 // as expired: it is claimable.
 func Health(t *Task, now time.Time, p Policy) LeaseHealth {
-	if t.State != StateClaimed || !t.Claim().Held() {
+	if t.State != StateClaimed || !t.Held() {
 		return LeaseNone
 	}
-	if t.Claim().Holder == HolderHuman {
+	if t.claimRef().Holder == HolderHuman {
 		return LeaseHealthy
 	}
-	if t.Claim().Expires.IsZero() || !now.Before(t.Claim().Expires.Time()) {
+	if t.claimRef().Expires.IsZero() || !now.Before(t.claimRef().Expires.Time()) {
 		return LeaseExpired
 	}
-	if t.Claim().Expires.Time().Sub(now) < p.HeartbeatEvery {
+	if t.claimRef().Expires.Time().Sub(now) < p.HeartbeatEvery {
 		return LeaseExpiring
 	}
 	return LeaseHealthy
@@ -223,8 +223,8 @@ func Health(t *Task, now time.Time, p Policy) LeaseHealth {
 // Remaining is the time left on the lease; negative once expired, zero when
 // there is no expiry to count down to.
 func Remaining(t *Task, now time.Time) time.Duration {
-	if t.Claim().Expires.IsZero() {
+	if t.claimRef().Expires.IsZero() {
 		return 0
 	}
-	return t.Claim().Expires.Time().Sub(now)
+	return t.claimRef().Expires.Time().Sub(now)
 }

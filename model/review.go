@@ -75,7 +75,7 @@ func (c Claim) Person() string {
 
 // OwnClaim reports whether actor holds t as a person (HUMAN:<actor>).
 func OwnClaim(t *Task, actor string) bool {
-	return t.State == StateClaimed && t.Claim().Holder == HolderHuman && actor != "" && t.Claim().Name == HumanPrefix+actor
+	return t.State == StateClaimed && t.claimRef().Holder == HolderHuman && actor != "" && t.claimRef().Name == HumanPrefix+actor
 }
 
 // CheckOwn is the one rule for a person's own finish: it is asked by a
@@ -93,8 +93,8 @@ func CheckOwn(t *Task, by Actor, a Action) error {
 		return nil
 	}
 	holder := "nobody holds it"
-	if t.Claim().Held() {
-		holder = "it is held by " + t.Claim().Name
+	if t.Held() {
+		holder = "it is held by " + t.claimRef().Name
 	}
 	e := Errorf(CodeConflict, string(a), t.ID, "only a claim you hold as %s%s can be finished this way (the task is %s; %s): nothing was done", HumanPrefix, actor, t.State, holder)
 	e.Current = t

@@ -395,7 +395,28 @@ func edit[T any](p **T) *T {
 
 // Claim returns a copy of who holds the task; its zero value when nobody
 // does. Write it with SetClaim or EditClaim.
-func (t *Task) Claim() Claim { return behind(t.claim) }
+func (t *Task) Claim() Claim {
+	if t.claim == nil {
+		return Claim{}
+	}
+	return *t.claim
+}
+
+// Held reports whether anybody holds the task, as Claim().Held() does
+// without copying the claim.
+func (t *Task) Held() bool { return t.claim != nil && t.claim.Held() }
+
+// noClaim is what claimRef reads for a task nobody holds.
+var noClaim Claim
+
+// claimRef is the task's claim to read in place, for the rules that read
+// it for every task at every poll: never written through.
+func (t *Task) claimRef() *Claim {
+	if t.claim == nil {
+		return &noClaim
+	}
+	return t.claim
+}
 
 // SetClaim replaces who holds the task; a zero c leaves none.
 func (t *Task) SetClaim(c Claim) { put(&t.claim, c, c == Claim{}) }
@@ -412,7 +433,12 @@ func (t *Task) EditClaim() *Claim { return edit(&t.claim) }
 
 // More returns a copy of the task's seldom-filled part; its zero value when
 // none is set. Write it with SetMore or EditMore.
-func (t *Task) More() More { return behind(t.more) }
+func (t *Task) More() More {
+	if t.more == nil {
+		return More{}
+	}
+	return *t.more
+}
 
 // SetMore replaces the task's seldom-filled part; a zero m leaves none.
 func (t *Task) SetMore(m More) { put(&t.more, m, m.empty()) }

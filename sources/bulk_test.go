@@ -110,8 +110,8 @@ func TestBulkReleaseOfADeadNodesClaims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if now.Claim().Held() != want.held {
-			t.Errorf("%s/%s held=%v after the bulk release, want %v", want.src.Name(), now.Title, now.Claim().Held(), want.held)
+		if now.Held() != want.held {
+			t.Errorf("%s/%s held=%v after the bulk release, want %v", want.src.Name(), now.Title, now.Held(), want.held)
 		}
 	}
 	if err := sum.Err(); model.CodeOf(err) != model.CodeConflict {
@@ -145,7 +145,7 @@ func TestBulkStopsBetweenTasks(t *testing.T) {
 	if len(sum.Applied) != 1 || len(sum.Stopped) != 2 || sum.Stopped[0].Task != tasks[1].ID {
 		t.Fatalf("summary after a stop: %+v", sum)
 	}
-	if now, _ := q.Get(context.Background(), tasks[2].ID); !now.Claim().Held() {
+	if now, _ := q.Get(context.Background(), tasks[2].ID); !now.Held() {
 		t.Fatal("a stopped bulk action changed a task it did not reach")
 	}
 }

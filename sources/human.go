@@ -44,7 +44,7 @@ func CheckHuman(action model.Action, t *model.Task, h Human) error {
 		return conflict("the task was read from bad data (%s); repair it by hand", t.More().Problem)
 	case t.State.Final():
 		return conflict("the task is already %s", t.State)
-	case action == model.ActionForceRelease && t.State == model.StateQueued && !t.Claim().Held():
+	case action == model.ActionForceRelease && t.State == model.StateQueued && !t.Held():
 		return conflict("the task is in the queue and nobody holds it: there is nothing to release")
 	}
 	return nil
@@ -87,7 +87,7 @@ func sameReservation(a, b *model.Reservation) bool {
 // no trail (a seed 003 row claimed before migrate) is named too.
 func FromWhom(cur *model.Task) string {
 	d := "was " + cur.State.String()
-	if cur.Claim().Held() && cur.Claim().Name != "" {
+	if cur.Held() && cur.Claim().Name != "" {
 		d += " by " + cur.Claim().Name
 	}
 	return d

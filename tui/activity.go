@@ -68,9 +68,9 @@ func transitionActivity(tr hub.Transition) activity {
 	default:
 		a.What = "changed"
 	}
-	if t.Claim().Held() {
+	if t.Held() {
 		a.What += " by " + t.Claim().Holder.String() + " " + t.Claim().Name
-	} else if tr.Before != nil && tr.Before.Claim().Held() {
+	} else if tr.Before != nil && tr.Before.Held() {
 		a.What += " (was " + tr.Before.Claim().Name + ")"
 	}
 	if r := t.ReservedFor(); r != "" && (tr.Before == nil || tr.Before.ReservedFor() != r) {

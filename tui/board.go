@@ -273,7 +273,7 @@ func (b *board) place(t *model.Task, c *model.Classification, now time.Time, jud
 	case t.More().Problem != "":
 	case b.snap.Pooled(t, now):
 		in[queueView] = true
-	case t.State == model.StateClaimed && t.Claim().Held():
+	case t.State == model.StateClaimed && t.Held():
 		in[leasesView] = !c.Stale()
 	}
 	if t.State == model.StateReview {
@@ -316,8 +316,10 @@ const deriveBlock = 32
 func touchTasks(block []*model.Task) int {
 	n := 0
 	for _, t := range block {
-		n += int(t.State) + t.Priority + int(t.EditedAt.Time().Unix()) + len(t.Claim().Name) +
-			int(t.Claim().Expires.Time().Unix()) + len(t.ReservedFor()) + len(t.More().Problem) + len(t.More().Parent)
+		n += int(t.State) + t.Priority + int(t.EditedAt.Time().Unix()) + len(t.ReservedFor()) + len(t.More().Problem) + len(t.More().Parent)
+		if t.Held() { // the claim, where it has one
+			n++
+		}
 		if t.State == model.StateClaimed && t.ID != "" {
 			// A stale claim's id is hashed for its alarm: fetch its bytes too.
 			n += int(t.ID[0])

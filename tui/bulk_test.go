@@ -59,8 +59,8 @@ func TestBulkReleaseOfMarkedStaleClaims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if now.Claim().Held() != c.held {
-			t.Errorf("%s/%s held=%v after the bulk release, want %v", c.src.Name(), c.id, now.Claim().Held(), c.held)
+		if now.Held() != c.held {
+			t.Errorf("%s/%s held=%v after the bulk release, want %v", c.src.Name(), c.id, now.Held(), c.held)
 		}
 	}
 	r.press("esc", "5")

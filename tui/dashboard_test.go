@@ -254,7 +254,7 @@ func TestForceReleasePutsTheTaskBackInTheQueue(t *testing.T) {
 	r := newRig(t)
 	r.selectKey(staleView, "TASK-5")
 	r.press("r", "enter", "y")
-	if got := r.get("5"); got.State != model.StateQueued || got.Claim().Held() {
+	if got := r.get("5"); got.State != model.StateQueued || got.Held() {
 		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim().Name)
 	}
 	r.press("1")
@@ -296,7 +296,7 @@ func TestHandOffPicksAgentReasonAndPriority(t *testing.T) {
 	}
 	r.press("y")
 	got := r.get("5")
-	if res := got.Reservation; res == nil || res.For != "alpha" || res.Priority != "critical" || res.Reason != "bravo is stuck" || got.Claim().Held() {
+	if res := got.Reservation; res == nil || res.For != "alpha" || res.Priority != "critical" || res.Reason != "bravo is stuck" || got.Held() {
 		t.Fatalf("after hand-off: reservation %+v, holder %q", res, got.Claim().Name)
 	}
 }
@@ -964,7 +964,7 @@ func TestALeasePastTheCeilingIsSuspectAndRescued(t *testing.T) {
 		t.Fatalf("the footer does not offer the rescue keys: %q", footer)
 	}
 	r.press("r", "enter", "y")
-	if got := r.get("30"); got.Claim().Held() || got.State != model.StateQueued {
+	if got := r.get("30"); got.Held() || got.State != model.StateQueued {
 		t.Fatalf("after the force-release TASK-30 is %s held by %q", got.State, got.Claim().Name)
 	}
 }

@@ -169,7 +169,7 @@ func (e *dialogEnv) taskSummary(seen *model.Task) []string {
 		t = live
 	}
 	holder := "nobody"
-	if seen.Claim().Held() {
+	if seen.Held() {
 		holder = seen.Claim().Holder.String() + " " + seen.Claim().Name
 		if seen.Claim().RunID != "" {
 			holder += " · run " + seen.Claim().RunID

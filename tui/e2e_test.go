@@ -151,7 +151,7 @@ func TestE2EForceRelease(t *testing.T) {
 	e.see("SANDMAN")
 	e.keys("r", "enter", "y")
 	e.see("force-release deploy-1 applied")
-	if got := e.task("deploy-1"); got.State != model.StateQueued || got.Claim().Held() {
+	if got := e.task("deploy-1"); got.State != model.StateQueued || got.Held() {
 		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim().Name)
 	}
 	m := e.quit()
@@ -184,7 +184,7 @@ func TestE2EHandOff(t *testing.T) {
 	e.see("ANY, priority medium")
 	e.keys("y")
 	e.see("handoff deploy-1 applied")
-	if got := e.task("deploy-1"); got.ReservedFor() != model.AnyAgent || got.Claim().Held() {
+	if got := e.task("deploy-1"); got.ReservedFor() != model.AnyAgent || got.Held() {
 		t.Fatalf("after hand-off: reserved for %q, held by %q", got.ReservedFor(), got.Claim().Name)
 	}
 	e.quit()

@@ -185,7 +185,7 @@ func TestAConflictOffersToLookAgain(t *testing.T) {
 	}
 	r.poll()
 	r.press("a")
-	if d, ok := r.m.dialogs[len(r.m.dialogs)-1].(*taskDialog); !ok || d.id != "4" || d.task(r.m.env()).Claim().Held() {
+	if d, ok := r.m.dialogs[len(r.m.dialogs)-1].(*taskDialog); !ok || d.id != "4" || d.task(r.m.env()).Held() {
 		t.Fatal("a must open the task as it is now: released by carol")
 	}
 }

@@ -133,7 +133,7 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 			e.see("Complete my claim " + key)
 			e.keys("y")
 			e.see("complete " + key + " applied")
-			if got := get(mine.ID); got.State != model.StateDone || got.Claim().Held() {
+			if got := get(mine.ID); got.State != model.StateDone || got.Held() {
 				t.Fatalf("after complete: %s held by %q", got.State, got.Claim().Name)
 			}
 
@@ -147,7 +147,7 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 			e.see("keep the comments", "[y/N]")
 			e.keys("y")
 			e.see("rework " + rkey + " applied")
-			if got := get(reviewed.ID); got.State != model.StateQueued || got.Claim().Held() {
+			if got := get(reviewed.ID); got.State != model.StateQueued || got.Held() {
 				t.Fatalf("after rework: %s held by %q", got.State, got.Claim().Name)
 			}
 			review("ORACLE")
@@ -179,7 +179,7 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 			e.see("Unblock " + pkey)
 			e.keys("y")
 			e.see("unblock " + pkey + " applied")
-			if got := get(parked.ID); got.State != model.StateQueued || got.Claim().Held() {
+			if got := get(parked.ID); got.State != model.StateQueued || got.Held() {
 				t.Fatalf("after unblock: %s held by %q", got.State, got.Claim().Name)
 			}
 			recs, err := sources.ReadJournal(e.journal)

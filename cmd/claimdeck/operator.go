@@ -140,7 +140,7 @@ func (a *app) confirmed(action model.Action, t *model.Task, o *override, mustAsk
 // confirm asks y/N on the terminal; anything but y/yes is No.
 func (a *app) confirm(action model.Action, t *model.Task, o *override) bool {
 	holder := "nobody"
-	if t.Claim().Held() {
+	if t.Held() {
 		holder = t.Claim().Holder.String() + " " + t.Claim().Name
 	}
 	fmt.Fprintf(a.stderr, "%s %s/%s %q\n  state %s, held by %s", action, t.Source, t.DisplayKey(), t.Title, t.State, holder)

@@ -123,7 +123,7 @@ func TestSeedClaimHeartbeatCompleteAndCleanupAreReadByClaimdeck(t *testing.T) {
 		t.Fatalf("seed complete: %s", out)
 	}
 	done := d.get(t, id)
-	if done.State != model.StateDone || done.RawStatus != "completed" || done.Claim().Held() {
+	if done.State != model.StateDone || done.RawStatus != "completed" || done.Held() {
 		t.Fatalf("a seed completion reads as %s (%s)", describe(done), done.RawStatus)
 	}
 

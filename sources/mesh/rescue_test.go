@@ -84,7 +84,7 @@ func TestSweepPutsBackADeadHoldersNotionTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.State != model.StateQueued || got.Claim().Held() {
+	if got.State != model.StateQueued || got.Held() {
 		t.Fatalf("after the rescue the task is %s held by %q, want queued and free", got.State, got.Claim().Name)
 	}
 	if !slices.ContainsFunc(got.More().History, func(e model.Event) bool {

@@ -99,7 +99,7 @@ func TestAPresetDatabaseWithoutTheOptionalExtrasStillWorks(t *testing.T) {
 				t.Fatal(err)
 			}
 			done, err := src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateBlocked, Reason: "no column for it"})
-			if err != nil || done.State != model.StateBlocked || done.Claim().Held() {
+			if err != nil || done.State != model.StateBlocked || done.Held() {
 				t.Fatalf("block: %v %+v", err, done)
 			}
 		})

@@ -157,7 +157,7 @@ func (s *Source) refuse(op string, t *model.Task, agent string, now time.Time) e
 	switch {
 	case t.More().Problem != "":
 		e = model.Errorf(model.CodeConflict, op, t.ID, "the task cannot be pulled: %s", t.More().Problem)
-	case t.Claim().Held():
+	case t.Held():
 		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is held by %s", orDash(t.Claim().Name))
 	case t.State != model.StateQueued:
 		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is %s, not queued", t.State)
@@ -259,7 +259,7 @@ func (s *Source) claimedWith(ctx context.Context, op, id, token string) (*model.
 	if err != nil {
 		return nil, err
 	}
-	if token == "" || !t.Claim().Held() || t.Claim().Token != token || t.State != model.StateClaimed {
+	if token == "" || !t.Held() || t.Claim().Token != token || t.State != model.StateClaimed {
 		return nil, s.lost(op, id, t)
 	}
 	return t, nil
@@ -444,7 +444,7 @@ func (s *Source) settled(ctx context.Context, op string, before *model.Task, p p
 			}
 		case p.shows(raw):
 			wrote = now
-		case code == model.CodeLostLock && now.Claim().Held() && now.Claim().Token == before.Claim().Token && now.State == model.StateClaimed:
+		case code == model.CodeLostLock && now.Held() && now.Claim().Token == before.Claim().Token && now.State == model.StateClaimed:
 			before = now
 		default:
 			e := model.Errorf(code, op, id, "the task changed while our write was failing: it is now %s, held by %s; nothing was written", now.State, orDash(now.Claim().Name))

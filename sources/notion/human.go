@@ -104,7 +104,7 @@ func auditNote(action model.Action, actor, reason, detail string, before *model.
 		parts = append(parts, oneLine(detail))
 	}
 	was := before.RawStatus
-	if before.Claim().Held() {
+	if before.Held() {
 		was += " held by " + before.Claim().Name
 	}
 	return strings.Join(append(parts, "was: "+oneLine(was)), noteSep)

@@ -52,7 +52,7 @@ func TestTodaysAgentNamedHumanIsReadAsTheAgentItIs(t *testing.T) {
 	if model.CodeOf(err) != model.CodeMisconfigured {
 		t.Fatalf("claim as HUMAN:alice: %v, want MISCONFIGURED", err)
 	}
-	if got, _ := src.Get(ctx, free); got.State != model.StateQueued || got.Claim().Held() {
+	if got, _ := src.Get(ctx, free); got.State != model.StateQueued || got.Held() {
 		t.Fatalf("the refused claim changed the task: %+v", got)
 	}
 }

@@ -210,7 +210,7 @@ func testZombieRace(t *testing.T, k *kit) {
 				bothWon.Add(1)
 			case relErr != nil && doneErr != nil:
 				noneWon.Add(1)
-			case relErr == nil && (end.State != model.StateQueued || end.Claim().Held()):
+			case relErr == nil && (end.State != model.StateQueued || end.Held()):
 				wrongEnd.Add(1)
 			case doneErr == nil && end.State != model.StateDone:
 				wrongEnd.Add(1)

@@ -86,7 +86,7 @@ func testUpdate(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("block a free task: %v", err)
 	}
-	if got.State != model.StateBlocked || got.Claim().Held() {
+	if got.State != model.StateBlocked || got.Held() {
 		t.Fatalf("after update to blocked: %s", describe(got))
 	}
 	if n, _ := k.src.Next(ctx, "SANDMAN"); n != nil && n.ID == free.ID {

@@ -107,7 +107,7 @@ func testOverrideAfterHeartbeat(t *testing.T, k *kit) {
 			model.ActionTakeover: func(x *model.Task) bool {
 				return x.Claim().Holder == model.HolderHuman && strings.Contains(x.Claim().Name, "alice")
 			},
-			model.ActionForceRelease: func(x *model.Task) bool { return x.State == model.StateQueued && !x.Claim().Held() },
+			model.ActionForceRelease: func(x *model.Task) bool { return x.State == model.StateQueued && !x.Held() },
 			model.ActionCancel:       func(x *model.Task) bool { return x.State == model.StateCanceled },
 			model.ActionHandoff:      func(x *model.Task) bool { return x.ReservedFor() == "ORACLE" },
 		}[a]

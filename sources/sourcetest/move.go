@@ -29,7 +29,7 @@ func testMoves(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("review: %v", err)
 	}
-	if inReview.State != model.StateReview || inReview.Claim().Held() || inReview.More().Reason != summary {
+	if inReview.State != model.StateReview || inReview.Held() || inReview.More().Reason != summary {
 		t.Fatalf("after review with a summary: %s reason %q", describe(inReview), inReview.More().Reason)
 	}
 	inReview = k.get(t, task.ID)
@@ -62,7 +62,7 @@ func testMoves(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("rework: %v", err)
 	}
-	if back.State != model.StateQueued || back.Claim().Held() {
+	if back.State != model.StateQueued || back.Held() {
 		t.Fatalf("after rework: %s", describe(back))
 	}
 	k.trailHas(t, task.ID, "alice", model.MoveRework.String(), why)
@@ -77,7 +77,7 @@ func testMoves(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("approve: %v", err)
 	}
-	if done.State != model.StateDone || done.Claim().Held() {
+	if done.State != model.StateDone || done.Held() {
 		t.Fatalf("after approve: %s", describe(done))
 	}
 	k.trailHas(t, task.ID, "bob", model.MoveApprove.String(), "")
@@ -99,7 +99,7 @@ func testMoves(t *testing.T, k *kit) {
 	if err != nil {
 		t.Fatalf("unblock: %v", err)
 	}
-	if free.State != model.StateQueued || free.Claim().Held() {
+	if free.State != model.StateQueued || free.Held() {
 		t.Fatalf("after unblock: %s", describe(free))
 	}
 	k.trailHas(t, stuck.ID, "SANDMAN", model.MoveUnblock.String(), "")

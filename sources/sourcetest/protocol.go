@@ -28,7 +28,7 @@ func testPoll(t *testing.T, k *kit) {
 		if got == nil {
 			t.Fatalf("task %s missing from the snapshot (%d tasks)", want.ID, len(d.Tasks))
 		}
-		if got.Source != k.src.Name() || got.State != model.StateQueued || got.Version == "" || got.Claim().Held() {
+		if got.Source != k.src.Name() || got.State != model.StateQueued || got.Version == "" || got.Held() {
 			t.Fatalf("snapshot task %s: source %q state %s version %q holder %s", got.ID, got.Source, got.State, got.Version, got.Claim().Holder)
 		}
 	}
@@ -230,7 +230,7 @@ func testFinish(t *testing.T, k *kit) {
 		if got.State != o.State {
 			t.Fatalf("finish as %s left state %s", o.State, got.State)
 		}
-		if got.Claim().Held() || got.Claim().Token != "" || !got.Claim().Expires.IsZero() {
+		if got.Held() || got.Claim().Token != "" || !got.Claim().Expires.IsZero() {
 			t.Fatalf("finish as %s kept the lock: %+v", o.State, got.Claim())
 		}
 		if o.Reason != "" && got.More().Reason != o.Reason {
@@ -397,7 +397,7 @@ func testForceRelease(t *testing.T, k *kit) {
 		t.Fatalf("force-release: %v", err)
 	}
 	got := k.get(t, task.ID)
-	if got.State != model.StateQueued || got.Claim().Held() || got.Claim().Token != "" {
+	if got.State != model.StateQueued || got.Held() || got.Claim().Token != "" {
 		t.Fatalf("after force-release: %s token %q, want queued and free", describe(got), got.Claim().Token)
 	}
 	if !model.Eligible(got, k.now()) {
@@ -423,7 +423,7 @@ func testHumanCancel(t *testing.T, k *kit) {
 		t.Fatalf("cancel: %v", err)
 	}
 	got := k.get(t, task.ID)
-	if got.State != model.StateCanceled || got.Claim().Held() || got.More().Reason != "requirements changed" {
+	if got.State != model.StateCanceled || got.Held() || got.More().Reason != "requirements changed" {
 		t.Fatalf("after cancel: %s reason %q", describe(got), got.More().Reason)
 	}
 	k.zombieWrites(t, task.ID, agent.Claim().Token)
@@ -448,7 +448,7 @@ func testHandoff(t *testing.T, k *kit) {
 		t.Fatalf("hand-off: %v", err)
 	}
 	got := k.get(t, task.ID)
-	if got.State != model.StateQueued || got.Claim().Held() || got.ReservedFor() != "ORACLE" {
+	if got.State != model.StateQueued || got.Held() || got.ReservedFor() != "ORACLE" {
 		t.Fatalf("after hand-off: %s reserved for %q", describe(got), got.ReservedFor())
 	}
 	k.zombieWrites(t, task.ID, agent.Claim().Token)
@@ -488,7 +488,7 @@ func testAgentHandoff(t *testing.T, k *kit) {
 		t.Fatalf("hand-off by the holder: %v", err)
 	}
 	got := k.get(t, task.ID)
-	if got.State != model.StateQueued || got.ReservedFor() != "ORACLE" || got.Claim().Held() {
+	if got.State != model.StateQueued || got.ReservedFor() != "ORACLE" || got.Held() {
 		t.Fatalf("after the agent's hand-off: %s reserved for %q", describe(got), got.ReservedFor())
 	}
 	k.zombieWrites(t, task.ID, agent.Claim().Token)

@@ -82,7 +82,7 @@ func testReap(t *testing.T, k *kit) {
 		t.Fatalf("the reap touched a live lease: %s", describe(now))
 	}
 	after := k.get(t, dead.ID)
-	if after.State != model.StateQueued || after.Claim().Held() || after.Claim().Token != "" {
+	if after.State != model.StateQueued || after.Held() || after.Claim().Token != "" {
 		t.Fatalf("a reaped task is %s token %q, want back in the queue and free", describe(after), after.Claim().Token)
 	}
 	if !model.Reaped(byID[dead.ID].Task, after, k.now()) {

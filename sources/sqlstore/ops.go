@@ -461,7 +461,7 @@ func (s *Store) refusal(ctx context.Context, op, id string, code model.Code, why
 		return err
 	}
 	e := model.Errorf(code, op, id, "%s (now %s", why, cur.State)
-	if cur.Claim().Held() {
+	if cur.Held() {
 		e.Msg += ", held by " + cur.Claim().Name
 	}
 	e.Msg += ")"

@@ -345,8 +345,8 @@ func testSeedInterop(t *testing.T, seed seedDB, cfg Config) {
 	if n := seed.exec(t, seedSQL(seedComplete, mine.ID)); n != 1 {
 		t.Fatalf("the seed's complete: rowCount = %d", n)
 	}
-	if got, _ := s.Get(ctx, mine.ID); got.State != model.StateDone || got.Claim().Held() {
-		t.Fatalf("after the seed's complete: %s held=%v", got.State, got.Claim().Held())
+	if got, _ := s.Get(ctx, mine.ID); got.State != model.StateDone || got.Held() {
+		t.Fatalf("after the seed's complete: %s held=%v", got.State, got.Held())
 	}
 	// The seed's own claim and complete are in the trail beside claimdeck's
 	// steps, noted by the versioning trigger.
