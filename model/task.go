@@ -395,12 +395,7 @@ func edit[T any](p **T) *T {
 
 // Claim returns a copy of who holds the task; its zero value when nobody
 // does. Write it with SetClaim or EditClaim.
-func (t *Task) Claim() Claim {
-	if t.claim == nil {
-		return Claim{}
-	}
-	return *t.claim
-}
+func (t *Task) Claim() Claim { return behind(t.claim) }
 
 // Held reports whether anybody holds the task, as Claim().Held() does
 // without copying the claim.
@@ -433,12 +428,7 @@ func (t *Task) EditClaim() *Claim { return edit(&t.claim) }
 
 // More returns a copy of the task's seldom-filled part; its zero value when
 // none is set. Write it with SetMore or EditMore.
-func (t *Task) More() More {
-	if t.more == nil {
-		return More{}
-	}
-	return *t.more
-}
+func (t *Task) More() More { return behind(t.more) }
 
 // SetMore replaces the task's seldom-filled part; a zero m leaves none.
 func (t *Task) SetMore(m More) { put(&t.more, m, m.empty()) }
