@@ -1,0 +1,442 @@
+// Package relay lets many dashboards share one reader of their sources.
+//
+// A relay (`claimdeck relay`) reads each configured source with one hub,
+// exactly as a dashboard does, and answers the dashboards' polls from
+// memory; a dashboard whose source names the relay (Wrap) polls the relay
+// instead of the store and still writes to the store itself, as its own
+// actor, so no action passes through the relay. Fifty dashboards on one
+// PostgreSQL then cost the server one reader, not fifty.
+//
+// Freshness travels with the tasks: every answer carries the relay's own
+// view of the source (its status, error and last good read), and a client
+// fails its poll when the relay's read of the source fails or lags
+// (hub.SourceState.Lagging), so a dashboard behind a relay says "degraded"
+// exactly when one reading the store would.
+package relay
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/gob"
+	"encoding/hex"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/mesh"
+)
+
+// DefaultTokenEnv names the environment variable that holds the relay's
+// bearer token, on the relay and on its dashboards alike.
+const DefaultTokenEnv = "CLAIMDECK_RELAY_TOKEN"
+
+// Debounce is the relay hub's gathering of change hints: one reader
+// serves every dashboard, so it can afford to poll four times as often as
+// a dashboard does (hub.DefaultDebounce) and keep their latency short.
+const Debounce = 25 * time.Millisecond
+
+// keepAlive is how often an idle watch stream carries an empty line, and
+// so how soon a client notices a stream that died without closing.
+const keepAlive = 15 * time.Second
+
+// firstLoadWait is how long a poll waits for the relay's first read of a
+// source before answering that it has none yet.
+const firstLoadWait = 10 * time.Second
+
+// HubConfig is the hub a relay reads with: base (the configuration's
+// window, policy and intervals) with the relay's Debounce, and no first
+// page, so that every answer holds whole reads.
+func HubConfig(base hub.Config) hub.Config {
+	base.Debounce = Debounce
+	base.FirstPage = -1
+	base.Desk = nil // a relay reads; actions go from each dashboard to the store
+	return base
+}
+
+// Server answers dashboards' polls and watches from its hub's snapshots.
+type Server struct {
+	token mesh.Token
+	epoch string
+
+	mu      sync.Mutex
+	tables  map[string]*table
+	changed chan struct{} // closed and replaced whenever a table moves
+	now     func() time.Time
+}
+
+// table is one source as the relay last read it. Every change of a task
+// (a new record from the hub) or its removal takes the next sequence
+// number; log lists them in that order so a poll since a sequence reads
+// only what came after it.
+type table struct {
+	seq    uint64
+	gen    uint64
+	tasks  map[string]*entry
+	gone   map[string]uint64 // removed ids and the sequence of their removal
+	floor  uint64            // a cursor under it is answered in full: removals before it were forgotten
+	log    []change
+	list   []*model.Task // the hub's list the table was last built from
+	state  hub.SourceState
+	loaded bool
+}
+
+type entry struct {
+	t        *model.Task
+	seq, gen uint64
+}
+
+type change struct {
+	seq uint64
+	id  string
+}
+
+// maxGone bounds the removals a table remembers; a client further behind
+// gets a full answer.
+const maxGone = 16384
+
+// NewServer is a relay that serves what Run reads from the hub's
+// snapshots, to clients presenting token.
+func NewServer(token mesh.Token) *Server {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return &Server{token: token, epoch: hex.EncodeToString(b[:]), tables: map[string]*table{},
+		changed: make(chan struct{}), now: time.Now}
+}
+
+// Run takes the hub's snapshots into the server's tables until ctx ends.
+// The hub runs beside it (h.Run).
+func (s *Server) Run(ctx context.Context, h *hub.Hub) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case snap := <-h.Snapshots():
+			s.take(snap)
+		}
+	}
+}
+
+// take applies one snapshot: every task record the table does not hold
+// yet is a change, every id it holds that the snapshot lacks a removal.
+func (s *Server) take(snap hub.Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	moved := false
+	for i := range snap.Sources {
+		st := snap.Sources[i]
+		tb := s.tables[st.Name]
+		if tb == nil {
+			tb = &table{tasks: map[string]*entry{}, gone: map[string]uint64{}}
+			s.tables[st.Name] = tb
+		}
+		tasks := st.Tasks
+		st.Tasks = nil
+		if tb.state.Status != st.Status || tb.state.Updated != st.Updated || tb.state.Err != st.Err {
+			moved = true
+		}
+		tb.state = st
+		if st.Updated.IsZero() || st.Loading {
+			continue // nothing read yet: keep answering "not loaded"
+		}
+		tb.loaded = true
+		if len(tasks) == len(tb.list) && (len(tasks) == 0 || &tasks[0] == &tb.list[0]) {
+			continue // the hub's list is the one already taken
+		}
+		tb.list = tasks
+		if tb.apply(tasks) {
+			moved = true
+		}
+	}
+	if moved {
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
+}
+
+// apply diffs the table against the hub's list of a source's tasks.
+// Records are immutable and the hub keeps an unchanged task's record, so a
+// different pointer is a change.
+func (tb *table) apply(tasks []*model.Task) (moved bool) {
+	tb.gen++
+	for _, t := range tasks {
+		e := tb.tasks[t.ID]
+		if e == nil {
+			e = &entry{}
+			tb.tasks[t.ID] = e
+			delete(tb.gone, t.ID)
+		}
+		if e.t != t {
+			tb.seq++
+			e.t, e.seq = t, tb.seq
+			tb.log = append(tb.log, change{tb.seq, t.ID})
+			moved = true
+		}
+		e.gen = tb.gen
+	}
+	if len(tb.tasks) > len(tasks) || moved {
+		for id, e := range tb.tasks {
+			if e.gen != tb.gen {
+				delete(tb.tasks, id)
+				tb.seq++
+				tb.gone[id] = tb.seq
+				tb.log = append(tb.log, change{tb.seq, id})
+				moved = true
+			}
+		}
+	}
+	tb.compact()
+	return moved
+}
+
+// compact keeps the log to what can still be asked for: one line per
+// task or removal, and at most maxGone removals (the oldest forgotten,
+// and the floor raised past them).
+func (tb *table) compact() {
+	if len(tb.gone) > maxGone {
+		seqs := make([]uint64, 0, len(tb.gone))
+		for _, q := range tb.gone {
+			seqs = append(seqs, q)
+		}
+		slices.Sort(seqs)
+		cut := seqs[len(seqs)-maxGone/2-1]
+		for id, q := range tb.gone {
+			if q <= cut {
+				delete(tb.gone, id)
+			}
+		}
+		tb.floor = max(tb.floor, cut+1)
+	}
+	if len(tb.log) <= 2*(len(tb.tasks)+len(tb.gone))+1024 {
+		return
+	}
+	kept := tb.log[:0]
+	for _, c := range tb.log {
+		if tb.current(c) {
+			kept = append(kept, c)
+		}
+	}
+	clear(tb.log[len(kept):])
+	tb.log = kept
+}
+
+// current says whether a log line is still the latest word on its id.
+func (tb *table) current(c change) bool {
+	if e := tb.tasks[c.id]; e != nil {
+		return e.seq == c.seq
+	}
+	q, ok := tb.gone[c.id]
+	return ok && q == c.seq
+}
+
+// Handler serves the relay's API: GET /v1/poll and GET /v1/watch for
+// clients with the token, GET /v1/sources for a person with it.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/poll", s.poll)
+	mux.HandleFunc("GET /v1/watch", s.watch)
+	mux.HandleFunc("GET /v1/sources", s.sources)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		presented, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !s.token.Matches(presented) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="claimdeck relay"`)
+			http.Error(w, "the relay wants its bearer token (the same "+DefaultTokenEnv+" it was started with)", http.StatusUnauthorized)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// poll answers GET /v1/poll?source=NAME&cursor=C&after=MICROS with an
+// Answer in gob: the changes since cursor, or everything when the cursor
+// is empty, from another relay run, or older than the removals kept.
+// after is the client's history horizon (Unix microseconds, 0 for none):
+// a full answer leaves out the tasks finished before it and counts them.
+func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	name := q.Get("source")
+	var after time.Time
+	if v := q.Get("after"); v != "" && v != "0" {
+		us, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			http.Error(w, "after: want Unix microseconds, got "+strconv.Quote(v), http.StatusBadRequest)
+			return
+		}
+		after = time.UnixMicro(us)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), firstLoadWait)
+	defer cancel()
+	a, code, msg := s.answer(ctx, name, q.Get("cursor"), after)
+	if code != http.StatusOK {
+		http.Error(w, msg, code)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-gob")
+	_ = gob.NewEncoder(w).Encode(a)
+}
+
+// answer builds the answer to a poll, waiting up to ctx for the source's
+// first read.
+func (s *Server) answer(ctx context.Context, name, cursor string, after time.Time) (a *Answer, code int, msg string) {
+	for {
+		s.mu.Lock()
+		tb := s.tables[name]
+		if tb != nil && (tb.loaded || tb.state.Status == hub.StatusDegraded) {
+			break // s.mu stays held for the answer
+		}
+		wait := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			if tb == nil && !s.knows(name) {
+				return nil, http.StatusNotFound, "the relay reads no source named " + strconv.Quote(name) + " (" + s.names() + ")"
+			}
+			return nil, http.StatusServiceUnavailable, "the relay has not read source " + strconv.Quote(name) + " yet"
+		case <-wait:
+		}
+	}
+	defer s.mu.Unlock()
+	tb := s.tables[name]
+	a = &Answer{Cursor: s.epoch + "." + strconv.FormatUint(tb.seq, 10), Loaded: tb.loaded,
+		Status: int(tb.state.Status), Updated: tb.state.Updated, Err: tb.state.Err,
+		Code: string(tb.state.Health.Code), Every: tb.state.Health.Every,
+		Lagging: tb.state.Lagging(s.now())}
+	if !tb.loaded {
+		return a, http.StatusOK, ""
+	}
+	since, ok := s.since(tb, cursor)
+	if !ok {
+		a.Full = true
+		a.Archived = tb.state.Archived
+		a.Tasks = make([]Task, 0, len(tb.tasks))
+		for _, e := range tb.tasks {
+			if model.Archived(e.t, after) {
+				a.Archived++
+				continue
+			}
+			a.Tasks = append(a.Tasks, wire(e.t))
+		}
+		return a, http.StatusOK, ""
+	}
+	i, _ := slices.BinarySearchFunc(tb.log, since+1, func(c change, seq uint64) int {
+		switch {
+		case c.seq < seq:
+			return -1
+		case c.seq > seq:
+			return 1
+		}
+		return 0
+	})
+	for _, c := range tb.log[i:] {
+		if e := tb.tasks[c.id]; e != nil && e.seq == c.seq {
+			a.Tasks = append(a.Tasks, wire(e.t))
+		} else if q, ok := tb.gone[c.id]; ok && q == c.seq {
+			a.Removed = append(a.Removed, c.id)
+		}
+	}
+	return a, http.StatusOK, ""
+}
+
+// since is the sequence a cursor of this relay run stands at; false asks
+// for a full answer.
+func (s *Server) since(tb *table, cursor string) (uint64, bool) {
+	epoch, seq, ok := strings.Cut(cursor, ".")
+	if !ok || epoch != s.epoch {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(seq, 10, 64)
+	if err != nil || n > tb.seq || n+1 < tb.floor {
+		return 0, false
+	}
+	return n, true
+}
+
+func (s *Server) knows(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tables[name] != nil
+}
+
+func (s *Server) names() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.tables) == 0 {
+		return "it has read none yet"
+	}
+	names := make([]string, 0, len(s.tables))
+	for n := range s.tables {
+		names = append(names, strconv.Quote(n))
+	}
+	slices.Sort(names)
+	return "it reads " + strings.Join(names, ", ")
+}
+
+// watch streams GET /v1/watch?source=NAME: a line with the table's
+// sequence each time it moves, an empty line every keepAlive otherwise.
+// A client polls on each line.
+func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("source")
+	flush := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if flush.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	var sent uint64
+	var sentUpdated time.Time
+	for {
+		s.mu.Lock()
+		wait := s.changed
+		line := ""
+		if tb := s.tables[name]; tb != nil && (tb.seq != sent || !tb.state.Updated.Equal(sentUpdated)) {
+			sent, sentUpdated = tb.seq, tb.state.Updated
+			line = strconv.FormatUint(sent, 10)
+		}
+		s.mu.Unlock()
+		if line != "" {
+			if _, err := w.Write([]byte(line + "\n")); err != nil || flush.Flush() != nil {
+				return
+			}
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-wait:
+		case <-tick.C:
+			if _, err := w.Write([]byte("\n")); err != nil || flush.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// SourceView is one source as GET /v1/sources shows it, for a person
+// checking the relay (curl with the token).
+type SourceView struct {
+	Name     string    `json:"name"`
+	Status   string    `json:"status"`
+	Updated  time.Time `json:"updated"`
+	Error    string    `json:"error,omitempty"`
+	Tasks    int       `json:"tasks"`
+	Archived int       `json:"archived"`
+	Seq      uint64    `json:"seq"`
+}
+
+func (s *Server) sources(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	out := make([]SourceView, 0, len(s.tables))
+	for name, tb := range s.tables {
+		out = append(out, SourceView{Name: name, Status: tb.state.Status.String(), Updated: tb.state.Updated,
+			Error: tb.state.Err, Tasks: len(tb.tasks), Archived: tb.state.Archived, Seq: tb.seq})
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b SourceView) int { return strings.Compare(a.Name, b.Name) })
+	writeJSON(w, out)
+}
