@@ -19,6 +19,7 @@ import (
 	"crypto/rand"
 	"encoding/gob"
 	"encoding/hex"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -383,8 +384,14 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	flush := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	if flush.Flush() != nil {
+	// A server's write timeout would cut the stream: each line gets its
+	// own deadline instead (the client reconnects after a cut anyway).
+	send := func(line string) bool {
+		_ = flush.SetWriteDeadline(time.Now().Add(2 * keepAlive))
+		_, err := io.WriteString(w, line)
+		return err == nil && flush.Flush() == nil
+	}
+	if !send("") {
 		return
 	}
 	tick := time.NewTicker(keepAlive)
@@ -401,7 +408,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Unlock()
 		if line != "" {
-			if _, err := w.Write([]byte(line + "\n")); err != nil || flush.Flush() != nil {
+			if !send(line + "\n") {
 				return
 			}
 		}
@@ -410,7 +417,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-wait:
 		case <-tick.C:
-			if _, err := w.Write([]byte("\n")); err != nil || flush.Flush() != nil {
+			if !send("\n") {
 				return
 			}
 		}
