@@ -3,7 +3,7 @@ package relay
 import (
 	"bufio"
 	"context"
-	"encoding/gob"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,9 +19,9 @@ import (
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
-// maxAnswer bounds the answer a client reads: a million tasks in gob are
+// maxAnswer bounds the answer a client reads: a million tasks in JSON are
 // well under it, and a relay gone wrong cannot fill a dashboard's memory.
-const maxAnswer = 2 << 30
+const maxAnswer = 4 << 30
 
 // Source reads a source through a relay and does everything else — every
 // write, Get, Next, Archive — on the source itself. It is the source a
@@ -142,8 +142,14 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 		return sources.Delta{}, err
 	}
 	d := sources.Delta{Full: a.Full, Removed: a.Removed, Cursor: sources.Cursor(a.Cursor), Archived: a.Archived, Tasks: make([]*model.Task, len(a.Tasks))}
-	for i := range a.Tasks {
-		t := a.Tasks[i].task()
+	for i, raw := range a.Tasks {
+		t, err := decodeTask(raw)
+		if err != nil {
+			return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: task %d of its answer is unreadable: %v", s.base.Host, i+1, err)
+		}
+		if t.ID == "" {
+			return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: task %d of its answer has no id", s.base.Host, i+1)
+		}
 		if t.Source != s.Name() {
 			return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", t.ID, "relay %s answered a task of source %q for %q", s.base.Host, t.Source, s.Name())
 		}
@@ -155,7 +161,7 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 // decodeAnswer reads one Answer, checking what a dashboard relies on.
 func decodeAnswer(r io.Reader) (*Answer, error) {
 	var a Answer
-	if err := gob.NewDecoder(r).Decode(&a); err != nil {
+	if err := json.NewDecoder(r).Decode(&a); err != nil {
 		return nil, fmt.Errorf("unreadable answer (is the address a claimdeck relay of the same version?): %w", err)
 	}
 	if a.Full && len(a.Removed) > 0 {
@@ -163,11 +169,6 @@ func decodeAnswer(r io.Reader) (*Answer, error) {
 	}
 	if a.Loaded && a.Cursor == "" {
 		return nil, errors.New("an answer without a cursor")
-	}
-	for i := range a.Tasks {
-		if a.Tasks[i].T.ID == "" {
-			return nil, fmt.Errorf("task %d of the answer has no id", i)
-		}
 	}
 	return &a, nil
 }

@@ -17,10 +17,12 @@ package relay
 import (
 	"context"
 	"crypto/rand"
-	"encoding/gob"
+	"encoding/json"
+	"fmt"
 	"encoding/hex"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,6 +91,19 @@ type table struct {
 type entry struct {
 	t        *model.Task
 	seq, gen uint64
+	json     []byte // t on the wire, made at the first answer that carries it
+}
+
+// encoded is the entry's task on the wire, encoded once for every client.
+func (e *entry) encoded() (json.RawMessage, error) {
+	if e.json == nil {
+		b, err := encodeTask(e.t)
+		if err != nil {
+			return nil, fmt.Errorf("task %s cannot be relayed: %w", e.t.ID, err)
+		}
+		e.json = b
+	}
+	return e.json, nil
 }
 
 type change struct {
@@ -160,8 +175,10 @@ func (s *Server) take(snap hub.Snapshot) {
 }
 
 // apply diffs the table against the hub's list of a source's tasks.
-// Records are immutable and the hub keeps an unchanged task's record, so a
-// different pointer is a change.
+// Records are immutable, so the same pointer is no change; a new record
+// equal to the old one (DeepEqual follows the claim and the rest behind
+// their pointers) is a task read again, as an incremental poll's overlap
+// does, and no change either.
 func (tb *table) apply(tasks []*model.Task) (moved bool) {
 	tb.gen++
 	for _, t := range tasks {
@@ -171,9 +188,13 @@ func (tb *table) apply(tasks []*model.Task) (moved bool) {
 			tb.tasks[t.ID] = e
 			delete(tb.gone, t.ID)
 		}
-		if e.t != t {
+		switch {
+		case e.t == t:
+		case e.t != nil && reflect.DeepEqual(*e.t, *t):
+			e.t = t // read again, unchanged (a poll's overlap): no news
+		default:
 			tb.seq++
-			e.t, e.seq = t, tb.seq
+			e.t, e.seq, e.json = t, tb.seq, nil
 			tb.log = append(tb.log, change{tb.seq, t.ID})
 			moved = true
 		}
@@ -253,7 +274,7 @@ func (s *Server) Handler() http.Handler {
 }
 
 // poll answers GET /v1/poll?source=NAME&cursor=C&after=MICROS with an
-// Answer in gob: the changes since cursor, or everything when the cursor
+// Answer in JSON: the changes since cursor, or everything when the cursor
 // is empty, from another relay run, or older than the removals kept.
 // after is the client's history horizon (Unix microseconds, 0 for none):
 // a full answer leaves out the tasks finished before it and counts them.
@@ -276,8 +297,8 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, code)
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-gob")
-	_ = gob.NewEncoder(w).Encode(a)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(a)
 }
 
 // answer builds the answer to a poll, waiting up to ctx for the source's
@@ -313,13 +334,17 @@ func (s *Server) answer(ctx context.Context, name, cursor string, after time.Tim
 	if !ok {
 		a.Full = true
 		a.Archived = tb.state.Archived
-		a.Tasks = make([]Task, 0, len(tb.tasks))
+		a.Tasks = make([]json.RawMessage, 0, len(tb.tasks))
 		for _, e := range tb.tasks {
 			if model.Archived(e.t, after) {
 				a.Archived++
 				continue
 			}
-			a.Tasks = append(a.Tasks, wire(e.t))
+			b, err := e.encoded()
+			if err != nil {
+				return nil, http.StatusInternalServerError, err.Error()
+			}
+			a.Tasks = append(a.Tasks, b)
 		}
 		return a, http.StatusOK, ""
 	}
@@ -334,7 +359,11 @@ func (s *Server) answer(ctx context.Context, name, cursor string, after time.Tim
 	})
 	for _, c := range tb.log[i:] {
 		if e := tb.tasks[c.id]; e != nil && e.seq == c.seq {
-			a.Tasks = append(a.Tasks, wire(e.t))
+			b, err := e.encoded()
+			if err != nil {
+				return nil, http.StatusInternalServerError, err.Error()
+			}
+			a.Tasks = append(a.Tasks, b)
 		} else if q, ok := tb.gone[c.id]; ok && q == c.seq {
 			a.Removed = append(a.Removed, c.id)
 		}

@@ -1,0 +1,315 @@
+package relay
+
+import (
+	"context"
+	"database/sql"
+	"net/http/httptest"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/mesh"
+	"github.com/claimdeck/claimdeck/sources/sqlstore"
+	_ "modernc.org/sqlite"
+)
+
+const token = mesh.Token("c0ffee5ca1ab1e00d15ea5e0ddba11ad5eed0fca7ba5eba11")
+
+// relayed is a relay over a real SQLite file, served on 127.0.0.1, and a
+// dashboard's own handle on the same file wrapped to read through it.
+type relayed struct {
+	path   string
+	store  *sqlstore.Store // the relay's reader
+	own    *sqlstore.Store // the dashboard's, for writes
+	client *Source
+	srv    *Server
+	url    string
+}
+
+func newRelayed(t *testing.T, window time.Duration) *relayed {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	path := filepath.Join(t.TempDir(), "q.db")
+	store, err := sqlstore.Open(ctx, sqlstore.Config{Name: "local", Driver: "sqlite", Path: path, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	own, err := sqlstore.Open(ctx, sqlstore.Config{Name: "local", Driver: "sqlite", Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = own.Close() })
+	h := hub.New(HubConfig(hub.Config{Feeds: []hub.Feed{{Source: store, Every: 20 * time.Millisecond}}, Window: window}))
+	srv := NewServer(token)
+	go h.Run(ctx)
+	go srv.Run(ctx, h)
+	web := httptest.NewServer(srv.Handler())
+	t.Cleanup(web.Close)
+	client, err := Wrap(own, web.URL, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.retry = 10 * time.Millisecond
+	return &relayed{path: path, store: store, own: own, client: client, srv: srv, url: web.URL}
+}
+
+// settled polls the store directly and through the relay until both hold
+// the same tasks, and returns the relay's delta and cursor; the test fails
+// when they never agree.
+func (r *relayed) agree(t *testing.T, cursor sources.Cursor, what string) (sources.Delta, sources.Cursor) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		want, err := r.own.Poll(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.client.Poll(ctx, "")
+		if err == nil && same(got.Tasks, want.Tasks) {
+			d, err := r.client.Poll(ctx, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d, d.Cursor
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the relay never answered what the store holds (last error %v)", what, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func same(a, b []*model.Task) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	byID := map[string]*model.Task{}
+	for _, t := range b {
+		byID[t.ID] = t
+	}
+	for _, t := range a {
+		u := byID[t.ID]
+		if u == nil || !reflect.DeepEqual(*t, *u) || !reflect.DeepEqual(t.Claim(), u.Claim()) || !reflect.DeepEqual(t.More(), u.More()) {
+			return false
+		}
+	}
+	return true
+}
+
+func ids(ts []*model.Task) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A dashboard reading through the relay holds exactly what the store
+// holds, and each poll after the first carries only what changed since
+// its cursor: a new task, an agent's claim, a row deleted by hand.
+func TestADashboardThroughTheRelayHoldsWhatTheStoreHolds(t *testing.T) {
+	r := newRelayed(t, -1)
+	ctx := context.Background()
+	for _, id := range []string{"t1", "t2", "t3"} {
+		if _, err := r.own.Create(ctx, sources.NewTask{ID: id, Title: "index the logs of " + id, Priority: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full, cursor := r.agree(t, "", "the first load")
+	if !full.Full || !slices.Equal(ids(full.Tasks), []string{"t1", "t2", "t3"}) {
+		t.Fatalf("first poll: full=%v %v, want the three tasks in full", full.Full, ids(full.Tasks))
+	}
+
+	claimed, err := r.own.Claim(ctx, "t2", sources.ClaimRequest{Agent: "SANDMAN", RunID: "r1", Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, cursor := r.agree(t, cursor, "the claim")
+	if d.Full || !slices.Equal(ids(d.Tasks), []string{"t2"}) || len(d.Removed) != 0 {
+		t.Fatalf("after a claim: full=%v tasks %v removed %v, want t2 alone", d.Full, ids(d.Tasks), d.Removed)
+	}
+	if got := d.Tasks[0].Claim(); got.Token != claimed.Claim().Token || got.Name != "SANDMAN" || got.Node != "n1" {
+		t.Fatalf("the claim through the relay: %+v, want the store's %+v", got, claimed.Claim())
+	}
+
+	db, err := sql.Open("sqlite", "file:"+r.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM governance_tasks WHERE id = 't3'`); err != nil {
+		t.Fatal(err)
+	}
+	// The store notices a deleted row at its next full read: ask the
+	// relay's hub for one by waiting for the relay to agree.
+	d, _ = r.agree(t, cursor, "the deletion")
+	if d.Full || len(d.Tasks) != 0 || !slices.Equal(d.Removed, []string{"t3"}) {
+		t.Fatalf("after a deletion: full=%v tasks %v removed %v, want t3 removed alone", d.Full, ids(d.Tasks), d.Removed)
+	}
+}
+
+// A cursor the relay cannot answer from — another relay run's, or one
+// from before the removals it still remembers — gets the whole table.
+func TestACursorTheRelayCannotAnswerGetsEverything(t *testing.T) {
+	r := newRelayed(t, -1)
+	ctx := context.Background()
+	if _, err := r.own.Create(ctx, sources.NewTask{ID: "t1", Title: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	_, cursor := r.agree(t, "", "the first load")
+	epoch, seq, _ := strings.Cut(string(cursor), ".")
+	for _, c := range []string{"0123456789abcdef." + seq, epoch + ".x", epoch + ".99999999", "nonsense"} {
+		d, err := r.client.Poll(ctx, sources.Cursor(c))
+		if err != nil || !d.Full || len(d.Tasks) != 1 {
+			t.Errorf("cursor %q: err %v full=%v %d tasks, want the whole table", c, err, d.Full, len(d.Tasks))
+		}
+	}
+	r.srv.mu.Lock()
+	r.srv.tables["local"].floor = 1_000_000
+	r.srv.mu.Unlock()
+	if d, err := r.client.Poll(ctx, cursor); err != nil || !d.Full {
+		t.Errorf("a cursor under the floor: err %v full=%v, want a full answer", err, d.Full)
+	}
+}
+
+// When the relay cannot read the source, a dashboard's poll through it
+// fails with the relay's reason, so the dashboard shows the source
+// degraded rather than old tasks as fresh.
+func TestARelayThatCannotReadItsSourceFailsThePoll(t *testing.T) {
+	r := newRelayed(t, -1)
+	ctx := context.Background()
+	r.agree(t, "", "the first load")
+	_ = r.store.Close() // the relay's reader is gone: its polls fail
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := r.client.Poll(ctx, "")
+		if err != nil {
+			if !strings.Contains(err.Error(), "cannot read the source") || !strings.Contains(err.Error(), "last good read was at") {
+				t.Fatalf("the poll failed with %q; want the relay's reason and its last good read", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the relay kept answering as if it read the source")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The dashboard's own store still writes: actions never go through the relay.
+	if _, err := r.client.Create(ctx, sources.NewTask{ID: "t9", Title: "still writable"}); err != nil {
+		t.Fatalf("a write through the wrapped source: %v", err)
+	}
+}
+
+// A lagging relay (its reads stopped answering) fails the poll too.
+func TestALaggingRelayFailsThePoll(t *testing.T) {
+	a := Answer{Loaded: true, Status: int(hub.StatusOK), Lagging: true, Every: time.Second, Updated: time.Unix(1_700_000_000, 0)}
+	err := a.health("relay.example:8766")
+	if err == nil || !strings.Contains(err.Error(), "lag") || !strings.Contains(err.Error(), "2023-11-14T22:13:20Z") {
+		t.Fatalf("a lagging relay: %v; want an error saying it lags and when it last read", err)
+	}
+	a.Lagging = false
+	if err := a.health("relay.example:8766"); err != nil {
+		t.Fatalf("a relay reading well: %v", err)
+	}
+}
+
+// A wrong token is refused as a configuration error naming what to set,
+// and the token never appears in it.
+func TestTheRelayRefusesAWrongToken(t *testing.T) {
+	r := newRelayed(t, -1)
+	bad, err := Wrap(r.own, r.url, mesh.Token("not-the-token-0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = bad.Poll(context.Background(), "")
+	if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), DefaultTokenEnv) || strings.Contains(err.Error(), "not-the-token") {
+		t.Fatalf("a wrong token: %v (%s); want MISCONFIGURED naming %s", err, model.CodeOf(err), DefaultTokenEnv)
+	}
+	for _, addr := range []string{"", "relay:8766", "ftp://h:1", "http://user:hunter2@h:1", "http://h:1/v1/poll", "http://h:1?x=1"} {
+		_, err := Wrap(r.own, addr, token)
+		if err == nil || !strings.Contains(err.Error(), "http://HOST:PORT") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("address %q: %v; want a refusal showing the form, without the password", addr, err)
+		}
+	}
+	if _, err := Wrap(r.own, r.url, ""); err == nil || !strings.Contains(err.Error(), DefaultTokenEnv) {
+		t.Errorf("no token: %v; want a refusal naming %s", err, DefaultTokenEnv)
+	}
+}
+
+// The watch stream hints at each change, and a dashboard's hub on the
+// wrapped source shows a claim made by another process's store.
+func TestAHubOnTheRelayShowsAChange(t *testing.T) {
+	r := newRelayed(t, -1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := r.own.Create(ctx, sources.NewTask{ID: "t1", Title: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if !r.client.Caps().Watch {
+		t.Fatal("a relayed source does not say it watches")
+	}
+	// A long timer: only the watch can bring the claim soon.
+	h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: r.client, Every: time.Hour}}})
+	go h.Run(ctx)
+	find := func(s hub.Snapshot) *model.Task {
+		for _, t := range s.Sources[0].Tasks {
+			if t.ID == "t1" {
+				return t
+			}
+		}
+		return nil
+	}
+	await := func(what string, ok func(*model.Task) bool) {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case s := <-h.Snapshots():
+				if task := find(s); task != nil && ok(task) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("the hub on the relay never showed %s", what)
+			}
+		}
+	}
+	await("the task", func(*model.Task) bool { return true })
+	if _, err := r.store.Claim(ctx, "t1", sources.ClaimRequest{Agent: "SANDMAN"}); err != nil {
+		t.Fatal(err)
+	}
+	await("the claim", func(t *model.Task) bool { return t.Claim().Name == "SANDMAN" })
+}
+
+// The window: a full answer leaves out what finished before the client's
+// horizon and counts it, as a store's windowed poll does.
+func TestAFullAnswerLeavesOldHistoryOutAndCountsIt(t *testing.T) {
+	r := newRelayed(t, -1)
+	ctx := context.Background()
+	for _, id := range []string{"t1", "t2"} {
+		if _, err := r.own.Create(ctx, sources.NewTask{ID: id, Title: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := r.own.Claim(ctx, "t1", sources.ClaimRequest{Agent: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.own.Finish(ctx, "t1", c.Claim().Token, sources.Outcome{State: model.StateDone, Reason: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	r.agree(t, "", "the finish")
+	d, err := r.client.Poll(ctx, "", sources.PollOption{FinishedAfter: time.Now().Add(time.Hour)})
+	if err != nil || !slices.Equal(ids(d.Tasks), []string{"t2"}) || d.Archived != 1 {
+		t.Fatalf("a full poll with a horizon after the finish: %v, tasks %v archived %d; want t2 and 1 archived", err, ids(d.Tasks), d.Archived)
+	}
+}
