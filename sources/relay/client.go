@@ -3,7 +3,7 @@ package relay
 import (
 	"bufio"
 	"context"
-	"encoding/json"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -19,9 +19,9 @@ import (
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
-// maxAnswer bounds the answer a client reads: a million tasks in JSON are
+// maxAnswer bounds the answer a client reads: a million tasks in gob are
 // well under it, and a relay gone wrong cannot fill a dashboard's memory.
-const maxAnswer = 4 << 30
+const maxAnswer = 2 << 30
 
 // Source reads a source through a relay and does everything else — every
 // write, Get, Next, Archive — on the source itself. It is the source a
@@ -142,11 +142,8 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 		return sources.Delta{}, err
 	}
 	d := sources.Delta{Full: a.Full, Removed: a.Removed, Cursor: sources.Cursor(a.Cursor), Archived: a.Archived, Tasks: make([]*model.Task, len(a.Tasks))}
-	for i, raw := range a.Tasks {
-		t, err := decodeTask(raw)
-		if err != nil {
-			return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: task %d of its answer is unreadable: %v", s.base.Host, i+1, err)
-		}
+	for i := range a.Tasks {
+		t := a.Tasks[i].task()
 		if t.ID == "" {
 			return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: task %d of its answer has no id", s.base.Host, i+1)
 		}
@@ -161,7 +158,7 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 // decodeAnswer reads one Answer, checking what a dashboard relies on.
 func decodeAnswer(r io.Reader) (*Answer, error) {
 	var a Answer
-	if err := json.NewDecoder(r).Decode(&a); err != nil {
+	if err := gob.NewDecoder(r).Decode(&a); err != nil {
 		return nil, fmt.Errorf("unreadable answer (is the address a claimdeck relay of the same version?): %w", err)
 	}
 	if a.Full && len(a.Removed) > 0 {

@@ -17,8 +17,7 @@ package relay
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
-	"fmt"
+	"encoding/gob"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -91,19 +90,6 @@ type table struct {
 type entry struct {
 	t        *model.Task
 	seq, gen uint64
-	json     []byte // t on the wire, made at the first answer that carries it
-}
-
-// encoded is the entry's task on the wire, encoded once for every client.
-func (e *entry) encoded() (json.RawMessage, error) {
-	if e.json == nil {
-		b, err := encodeTask(e.t)
-		if err != nil {
-			return nil, fmt.Errorf("task %s cannot be relayed: %w", e.t.ID, err)
-		}
-		e.json = b
-	}
-	return e.json, nil
 }
 
 type change struct {
@@ -194,7 +180,7 @@ func (tb *table) apply(tasks []*model.Task) (moved bool) {
 			e.t = t // read again, unchanged (a poll's overlap): no news
 		default:
 			tb.seq++
-			e.t, e.seq, e.json = t, tb.seq, nil
+			e.t, e.seq = t, tb.seq
 			tb.log = append(tb.log, change{tb.seq, t.ID})
 			moved = true
 		}
@@ -274,7 +260,7 @@ func (s *Server) Handler() http.Handler {
 }
 
 // poll answers GET /v1/poll?source=NAME&cursor=C&after=MICROS with an
-// Answer in JSON: the changes since cursor, or everything when the cursor
+// Answer in gob: the changes since cursor, or everything when the cursor
 // is empty, from another relay run, or older than the removals kept.
 // after is the client's history horizon (Unix microseconds, 0 for none):
 // a full answer leaves out the tasks finished before it and counts them.
@@ -297,8 +283,8 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, code)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(a)
+	w.Header().Set("Content-Type", "application/x-gob")
+	_ = gob.NewEncoder(w).Encode(a)
 }
 
 // answer builds the answer to a poll, waiting up to ctx for the source's
@@ -334,17 +320,13 @@ func (s *Server) answer(ctx context.Context, name, cursor string, after time.Tim
 	if !ok {
 		a.Full = true
 		a.Archived = tb.state.Archived
-		a.Tasks = make([]json.RawMessage, 0, len(tb.tasks))
+		a.Tasks = make([]Task, 0, len(tb.tasks))
 		for _, e := range tb.tasks {
 			if model.Archived(e.t, after) {
 				a.Archived++
 				continue
 			}
-			b, err := e.encoded()
-			if err != nil {
-				return nil, http.StatusInternalServerError, err.Error()
-			}
-			a.Tasks = append(a.Tasks, b)
+			a.Tasks = append(a.Tasks, wire(e.t))
 		}
 		return a, http.StatusOK, ""
 	}
@@ -359,11 +341,7 @@ func (s *Server) answer(ctx context.Context, name, cursor string, after time.Tim
 	})
 	for _, c := range tb.log[i:] {
 		if e := tb.tasks[c.id]; e != nil && e.seq == c.seq {
-			b, err := e.encoded()
-			if err != nil {
-				return nil, http.StatusInternalServerError, err.Error()
-			}
-			a.Tasks = append(a.Tasks, b)
+			a.Tasks = append(a.Tasks, wire(e.t))
 		} else if q, ok := tb.gone[c.id]; ok && q == c.seq {
 			a.Removed = append(a.Removed, c.id)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/relay"
 )
 
 // dashboards are dashboards in this process, each a hub over a store of
@@ -87,7 +88,16 @@ func openDashboards(ctx context.Context, tb testing.TB, table string, n int) *da
 	})
 	for i := range n {
 		stores[i] = openPG(tb, Config{Table: table, ListenPause: pause})
-		h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: stores[i]}}, Debounce: debounce})
+		var src sources.Source = stores[i]
+		if url := os.Getenv("CLAIMDECK_FLEET_RELAY_URL"); url != "" {
+			// Reads through the fleet's relay; writes would go to the store.
+			r, err := relay.Wrap(stores[i], url, fleetRelayToken)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			src = r
+		}
+		h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: src}}, Debounce: debounce})
 		wg.Add(2)
 		go func() { defer wg.Done(); h.Run(ctx) }()
 		go func() {

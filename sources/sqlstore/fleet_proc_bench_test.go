@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"runtime/pprof"
@@ -22,6 +24,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/mesh"
+	"github.com/claimdeck/claimdeck/sources/relay"
 )
 
 // BenchmarkPostgresFleetProcesses is BenchmarkPostgresFleet with every
@@ -97,7 +101,11 @@ func BenchmarkPostgresFleetProcesses(b *testing.B) {
 	nothing := procPhase(b, procRun{master: master, stats: stats}, floor)
 	nothing.report(b, "floor-")
 
-	fleet := startDashboardProcs(b, place, queue.cfg.Table, dashboards, rows)
+	var relayed *fleetProc
+	if os.Getenv("CLAIMDECK_FLEET_RELAY") != "" {
+		relayed = startRelayProc(b, place, queue.cfg.Table)
+	}
+	fleet := startDashboardProcs(b, place, queue.cfg.Table, dashboards, rows, relayed)
 	// Until the fill is older than an incremental poll's overlap, every
 	// poll reads all of it again: let that pass first.
 	time.Sleep(time.Until(filled.Add(queue.cfg.Overlap + hub.DefaultEvery)))
@@ -108,8 +116,15 @@ func BenchmarkPostgresFleetProcesses(b *testing.B) {
 	b.ReportMetric((still.serverMs-nothing.serverMs)/dashboards, "idle-server-ms/s/dashboard")
 
 	run.agents, run.n = queue.cfg.Table, agents
+	var relayTicks int64
+	if relayed != nil {
+		relayTicks = cpuTicks(procStat(b, strconv.Itoa(relayed.cmd.Process.Pid)))
+	}
 	both := procPhase(b, run, busy)
 	both.report(b, "fleet-")
+	if relayed != nil {
+		b.ReportMetric(float64(cpuTicks(procStat(b, strconv.Itoa(relayed.cmd.Process.Pid)))-relayTicks)*1000/ticksPerSecond/both.secs, "fleet-relay-process-ms/s")
+	}
 	b.ReportMetric(100*both.perSecond()/alone.perSecond(), "fleet-cycles-%-of-alone")
 	// The same, each phase's rate over the part of CPU 0 the machine's
 	// other users left to the server and the agents.
@@ -190,6 +205,47 @@ func TestFleetDashboardProcess(t *testing.T) {
 	}
 }
 
+// TestFleetRelayProcess is the relay of BenchmarkPostgresFleetProcesses
+// with CLAIMDECK_FLEET_RELAY set: one store and hub reading the table
+// CLAIMDECK_FLEET_RELAY_TABLE for every dashboard, as `claimdeck relay`
+// does. It prints "listening URL" and serves until its input ends.
+func TestFleetRelayProcess(t *testing.T) {
+	table := os.Getenv("CLAIMDECK_FLEET_RELAY_TABLE")
+	if table == "" {
+		t.Skip("run by BenchmarkPostgresFleetProcesses with CLAIMDECK_FLEET_RELAY set")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store := openPG(t, Config{Table: table})
+	defer store.Close()
+	h := hub.New(relay.HubConfig(hub.Config{Feeds: []hub.Feed{{Source: store}}}))
+	srv := relay.NewServer(fleetRelayToken)
+	go h.Run(ctx)
+	go srv.Run(ctx, h)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = http.Serve(ln, srv.Handler()) }()
+	fmt.Println("listening", "http://"+ln.Addr().String())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	ln.Close()
+}
+
+// fleetRelayToken is the fleet relay's bearer token.
+const fleetRelayToken = mesh.Token("9d4c1b7e2a6f08c35e1d7b9a4f2c6e80")
+
+// startRelayProc starts the fleet's relay on the dashboards' CPU, its
+// connections named as theirs: what it costs the server is the
+// dashboards' cost.
+func startRelayProc(tb testing.TB, place *placement, table string) *fleetProc {
+	p := startFleetProc(tb, place.fleetCPU, "TestFleetRelayProcess", withParam(pgDSN(tb), "application_name="+fleetDashboardApp),
+		"CLAIMDECK_FLEET_RELAY_TABLE="+table)
+	tb.Cleanup(func() { p.end(tb) })
+	p.url = p.must(tb, "listening")[1]
+	return p
+}
+
 // fleetApp names the connections of the fleet's processes in
 // pg_stat_activity, which tells their backends apart.
 const (
@@ -202,6 +258,7 @@ type fleetProc struct {
 	cmd   *exec.Cmd
 	in    io.WriteCloser
 	lines chan string
+	url   string // a relay's address
 }
 
 // startFleetProc runs this test binary's test on cpu with env added,
@@ -349,17 +406,20 @@ type dashboardProcs []*fleetProc
 
 // startDashboardProcs starts n dashboard processes on the fleet's CPU and
 // waits until each holds all rows of table; they end with tb.
-func startDashboardProcs(tb testing.TB, place *placement, table string, n, rows int) dashboardProcs {
+func startDashboardProcs(tb testing.TB, place *placement, table string, n, rows int, relayed *fleetProc) dashboardProcs {
 	dsn := withParam(pgDSN(tb), "application_name="+fleetDashboardApp)
 	// A setting of the dashboards' sessions, to see what it changes (e.g.
 	// plan_cache_mode=force_generic_plan).
 	if setting := os.Getenv("CLAIMDECK_FLEET_DASHBOARD_PG_SETTING"); setting != "" {
 		dsn = withParam(dsn, setting)
 	}
+	env := []string{"CLAIMDECK_FLEET_DASHBOARD=" + table, "CLAIMDECK_FLEET_ROWS=" + strconv.Itoa(rows)}
+	if relayed != nil {
+		env = append(env, "CLAIMDECK_FLEET_RELAY_URL="+relayed.url)
+	}
 	d := make(dashboardProcs, n)
 	for i := range d {
-		d[i] = startFleetProc(tb, place.fleetCPU, "TestFleetDashboardProcess", dsn,
-			"CLAIMDECK_FLEET_DASHBOARD="+table, "CLAIMDECK_FLEET_ROWS="+strconv.Itoa(rows))
+		d[i] = startFleetProc(tb, place.fleetCPU, "TestFleetDashboardProcess", dsn, env...)
 	}
 	tb.Cleanup(func() {
 		for _, p := range d {
