@@ -3,7 +3,6 @@ package relay
 import (
 	"bufio"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -19,8 +18,8 @@ import (
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
-// maxAnswer bounds the answer a client reads: a million tasks in gob are
-// well under it, and a relay gone wrong cannot fill a dashboard's memory.
+// maxAnswer bounds the answer a client reads: a million tasks are well
+// under it, and a relay gone wrong cannot fill a dashboard's memory.
 const maxAnswer = 2 << 30
 
 // Source reads a source through a relay and does everything else — every
@@ -134,40 +133,23 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 		return sources.Delta{}, err
 	}
 	defer resp.Body.Close()
-	a, err := decodeAnswer(io.LimitReader(resp.Body, maxAnswer))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: the answer broke off: %s", s.base.Host, errText(err))
+	}
+	a, err := decodeAnswer(body)
 	if err != nil {
 		return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: %v", s.base.Host, err)
 	}
 	if err := a.health(s.base.Host); err != nil {
 		return sources.Delta{}, err
 	}
-	d := sources.Delta{Full: a.Full, Removed: a.Removed, Cursor: sources.Cursor(a.Cursor), Archived: a.Archived, Tasks: make([]*model.Task, len(a.Tasks))}
-	for i := range a.Tasks {
-		t := a.Tasks[i].task()
-		if t.ID == "" {
-			return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: task %d of its answer has no id", s.base.Host, i+1)
-		}
+	for _, t := range a.Tasks {
 		if t.Source != s.Name() {
 			return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", t.ID, "relay %s answered a task of source %q for %q", s.base.Host, t.Source, s.Name())
 		}
-		d.Tasks[i] = t
 	}
-	return d, nil
-}
-
-// decodeAnswer reads one Answer, checking what a dashboard relies on.
-func decodeAnswer(r io.Reader) (*Answer, error) {
-	var a Answer
-	if err := gob.NewDecoder(r).Decode(&a); err != nil {
-		return nil, fmt.Errorf("unreadable answer (is the address a claimdeck relay of the same version?): %w", err)
-	}
-	if a.Full && len(a.Removed) > 0 {
-		return nil, errors.New("a full answer that also removes tasks")
-	}
-	if a.Loaded && a.Cursor == "" {
-		return nil, errors.New("an answer without a cursor")
-	}
-	return &a, nil
+	return sources.Delta{Full: a.Full, Tasks: a.Tasks, Removed: a.Removed, Cursor: sources.Cursor(a.Cursor), Archived: a.Archived}, nil
 }
 
 // health is the relay's view of the source as the error a poll of it

@@ -17,7 +17,7 @@ package relay
 import (
 	"context"
 	"crypto/rand"
-	"encoding/gob"
+	"encoding/binary"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -90,6 +90,15 @@ type table struct {
 type entry struct {
 	t        *model.Task
 	seq, gen uint64
+	bin      []byte // t on the wire, made at the first answer that carries it
+}
+
+// wire is the entry's task on the wire, encoded once for every client.
+func (e *entry) wire() []byte {
+	if e.bin == nil {
+		e.bin = appendTask(nil, e.t)
+	}
+	return e.bin
 }
 
 type change struct {
@@ -180,7 +189,7 @@ func (tb *table) apply(tasks []*model.Task) (moved bool) {
 			e.t = t // read again, unchanged (a poll's overlap): no news
 		default:
 			tb.seq++
-			e.t, e.seq = t, tb.seq
+			e.t, e.seq, e.bin = t, tb.seq, nil
 			tb.log = append(tb.log, change{tb.seq, t.ID})
 			moved = true
 		}
@@ -260,7 +269,7 @@ func (s *Server) Handler() http.Handler {
 }
 
 // poll answers GET /v1/poll?source=NAME&cursor=C&after=MICROS with an
-// Answer in gob: the changes since cursor, or everything when the cursor
+// Answer on the wire (wire.go): the changes since cursor, or everything when the cursor
 // is empty, from another relay run, or older than the removals kept.
 // after is the client's history horizon (Unix microseconds, 0 for none):
 // a full answer leaves out the tasks finished before it and counts them.
@@ -278,18 +287,19 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), firstLoadWait)
 	defer cancel()
-	a, code, msg := s.answer(ctx, name, q.Get("cursor"), after)
+	body, code, msg := s.answer(ctx, name, q.Get("cursor"), after)
 	if code != http.StatusOK {
 		http.Error(w, msg, code)
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-gob")
-	_ = gob.NewEncoder(w).Encode(a)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
 }
 
-// answer builds the answer to a poll, waiting up to ctx for the source's
-// first read.
-func (s *Server) answer(ctx context.Context, name, cursor string, after time.Time) (a *Answer, code int, msg string) {
+// answer is the answer to a poll on the wire, waiting up to ctx for the
+// source's first read.
+func (s *Server) answer(ctx context.Context, name, cursor string, after time.Time) (body []byte, code int, msg string) {
 	for {
 		s.mu.Lock()
 		tb := s.tables[name]
@@ -309,26 +319,29 @@ func (s *Server) answer(ctx context.Context, name, cursor string, after time.Tim
 	}
 	defer s.mu.Unlock()
 	tb := s.tables[name]
-	a = &Answer{Cursor: s.epoch + "." + strconv.FormatUint(tb.seq, 10), Loaded: tb.loaded,
+	var tasks [][]byte
+	a := &Answer{Cursor: s.epoch + "." + strconv.FormatUint(tb.seq, 10), Loaded: tb.loaded,
 		Status: int(tb.state.Status), Updated: tb.state.Updated, Err: tb.state.Err,
 		Code: string(tb.state.Health.Code), Every: tb.state.Health.Every,
 		Lagging: tb.state.Lagging(s.now())}
 	if !tb.loaded {
-		return a, http.StatusOK, ""
+		return appendAnswer(nil, a, nil), http.StatusOK, ""
 	}
 	since, ok := s.since(tb, cursor)
 	if !ok {
 		a.Full = true
 		a.Archived = tb.state.Archived
-		a.Tasks = make([]Task, 0, len(tb.tasks))
+		tasks = make([][]byte, 0, len(tb.tasks))
+		size := 0
 		for _, e := range tb.tasks {
 			if model.Archived(e.t, after) {
 				a.Archived++
 				continue
 			}
-			a.Tasks = append(a.Tasks, wire(e.t))
+			tasks = append(tasks, e.wire())
+			size += len(e.bin) + binary.MaxVarintLen32
 		}
-		return a, http.StatusOK, ""
+		return appendAnswer(make([]byte, 0, size+256), a, tasks), http.StatusOK, ""
 	}
 	i, _ := slices.BinarySearchFunc(tb.log, since+1, func(c change, seq uint64) int {
 		switch {
@@ -341,12 +354,12 @@ func (s *Server) answer(ctx context.Context, name, cursor string, after time.Tim
 	})
 	for _, c := range tb.log[i:] {
 		if e := tb.tasks[c.id]; e != nil && e.seq == c.seq {
-			a.Tasks = append(a.Tasks, wire(e.t))
+			tasks = append(tasks, e.wire())
 		} else if q, ok := tb.gone[c.id]; ok && q == c.seq {
 			a.Removed = append(a.Removed, c.id)
 		}
 	}
-	return a, http.StatusOK, ""
+	return appendAnswer(nil, a, tasks), http.StatusOK, ""
 }
 
 // since is the sequence a cursor of this relay run stands at; false asks
