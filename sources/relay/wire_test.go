@@ -1,7 +1,7 @@
 package relay
 
 import (
-		"reflect"
+	"reflect"
 	"strings"
 	"testing"
 	"time"

@@ -227,6 +227,11 @@ func TestFleetRelayProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = http.Serve(ln, srv.Handler()) }()
+	if dir := os.Getenv("CLAIMDECK_FLEET_CPUPROFILE"); dir != "" {
+		f, _ := os.Create(fmt.Sprintf("%s/relay-%d.prof", dir, os.Getpid()))
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	fmt.Println("listening", "http://"+ln.Addr().String())
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	ln.Close()
