@@ -3,13 +3,17 @@ package relay
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -32,7 +36,22 @@ type Source struct {
 	hc    *http.Client
 	// retry is how long Watch waits before it reconnects (doubling to a
 	// minute); tests shorten it.
-	retry time.Duration
+	retry   time.Duration
+	restart chan struct{} // a fetched poll moved the cursor: stream from it
+
+	mu sync.Mutex
+	// held is the cursor the hub holds (the last Poll's); pending are the
+	// stream's frames since it, in order, and tail the cursor after them.
+	held, tail sources.Cursor
+	pending    []*Answer
+	// last is the latest answer, whose standing an empty Poll reports.
+	last *Answer
+	// live: a stream is delivering from tail. gen counts the fetched
+	// polls that moved held; a stream of an older gen is dropped.
+	live   bool
+	gen    uint64
+	hangUp context.CancelFunc // ends the current stream
+	after  time.Time          // the hub's history horizon, for a stream's full frames
 }
 
 // Wrap reads src through the relay at addr (http://host:port), presenting
@@ -47,7 +66,7 @@ func Wrap(src sources.Source, addr string, token mesh.Token) (*Source, error) {
 		return nil, fmt.Errorf("relay %s: no token: set %s to the relay's token", u.Host, DefaultTokenEnv)
 	}
 	u.Path = ""
-	return &Source{Source: src, base: u, token: token, hc: &http.Client{}, retry: time.Second}, nil
+	return &Source{Source: src, base: u, token: token, hc: &http.Client{}, retry: time.Second, restart: make(chan struct{}, 1)}, nil
 }
 
 // redactURL keeps a password written into an address out of messages.
@@ -118,29 +137,75 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// Poll asks the relay for the changes since the cursor. It fails, as a
-// poll of the source would, when the relay cannot read the source or its
-// reads lag; the error says which, and when the relay last read it.
+// Poll answers the hub from what the relay's stream pushed since the
+// cursor; without a stream that delivers from that cursor it asks the
+// relay over HTTP. It fails, as a poll of the source would, when the
+// relay cannot read the source or its reads lag; the error says which,
+// and when the relay last read it.
 func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
-	q := url.Values{"source": {s.Name()}, "cursor": {string(since)}}
+	var after time.Time
 	for _, o := range opt {
 		if !o.FinishedAfter.IsZero() {
-			q.Set("after", strconv.FormatInt(o.FinishedAfter.UnixMicro(), 10))
+			after = o.FinishedAfter
 		}
 	}
-	resp, err := s.get(ctx, "/v1/poll", q)
+	s.mu.Lock()
+	s.after = after
+	if since == s.held && since != "" && (s.live || len(s.pending) > 0) {
+		a := merge(s.pending, since, s.last)
+		s.pending = nil
+		s.held = sources.Cursor(a.Cursor)
+		s.mu.Unlock()
+		return s.delta(a)
+	}
+	s.mu.Unlock()
+	a, err := s.fetch(ctx, since, after)
 	if err != nil {
 		return sources.Delta{}, err
+	}
+	d, err := s.delta(a)
+	if err == nil {
+		// The hub now holds this cursor: a stream must deliver from it.
+		s.mu.Lock()
+		s.held, s.tail, s.pending, s.last = d.Cursor, d.Cursor, nil, a
+		s.gen++
+		if s.hangUp != nil {
+			s.hangUp()
+		}
+		poke(s.restart)
+		s.mu.Unlock()
+	}
+	return d, err
+}
+
+// fetch asks the relay over HTTP.
+func (s *Source) fetch(ctx context.Context, since sources.Cursor, after time.Time) (*Answer, error) {
+	resp, err := s.get(ctx, "/v1/poll", s.query(since, after))
+	if err != nil {
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
-		return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: the answer broke off: %s", s.base.Host, errText(err))
+		return nil, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: the answer broke off: %s", s.base.Host, errText(err))
 	}
 	a, err := decodeAnswer(body)
 	if err != nil {
-		return sources.Delta{}, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: %v", s.base.Host, err)
+		return nil, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: %v", s.base.Host, err)
 	}
+	return a, nil
+}
+
+func (s *Source) query(since sources.Cursor, after time.Time) url.Values {
+	q := url.Values{"source": {s.Name()}, "cursor": {string(since)}}
+	if !after.IsZero() {
+		q.Set("after", strconv.FormatInt(after.UnixMicro(), 10))
+	}
+	return q
+}
+
+// delta is an answer as the hub takes it, or the error its health is.
+func (s *Source) delta(a *Answer) (sources.Delta, error) {
 	if err := a.health(s.base.Host); err != nil {
 		return sources.Delta{}, err
 	}
@@ -150,6 +215,46 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 		}
 	}
 	return sources.Delta{Full: a.Full, Tasks: a.Tasks, Removed: a.Removed, Cursor: sources.Cursor(a.Cursor), Archived: a.Archived}, nil
+}
+
+// merge folds frames, each answering the one before, into one answer
+// since the cursor since: a task's last record wins, a removal cancels
+// the task's earlier records and a return cancels its removal, and a full
+// frame starts over. The relay's standing is the last frame's (last,
+// when there is no frame).
+func merge(frames []*Answer, since sources.Cursor, last *Answer) *Answer {
+	if len(frames) == 0 {
+		out := *last
+		out.Full, out.Tasks, out.Removed, out.Cursor = false, nil, nil, string(since)
+		return &out
+	}
+	if len(frames) == 1 {
+		return frames[0]
+	}
+	out := *frames[len(frames)-1]
+	out.Full, out.Archived = false, 0
+	tasks := map[string]*model.Task{}
+	removed := map[string]bool{}
+	for _, f := range frames {
+		if f.Full {
+			clear(tasks)
+			clear(removed)
+			out.Full, out.Archived = true, f.Archived
+		}
+		for _, id := range f.Removed {
+			delete(tasks, id)
+			if !out.Full {
+				removed[id] = true
+			}
+		}
+		for _, t := range f.Tasks {
+			tasks[t.ID] = t
+			delete(removed, t.ID)
+		}
+	}
+	out.Tasks = slices.Collect(maps.Values(tasks))
+	out.Removed = slices.Collect(maps.Keys(removed))
+	return &out
 }
 
 // health is the relay's view of the source as the error a poll of it
@@ -177,21 +282,37 @@ func lastRead(at time.Time) string {
 	return "; its last good read was at " + at.UTC().Format(time.RFC3339)
 }
 
-// Watch turns the relay's change stream into hints. It reconnects while
-// ctx lasts, waiting longer after each failure (to a minute); the hub's
-// timed polls carry on meanwhile. The channel closes when ctx ends.
+// Watch keeps a stream from the relay open while ctx lasts: its frames
+// wait for the hub's next Poll, and each is a hint. It reconnects after
+// a failure, waiting longer each time (to a minute); the hub's timed
+// polls ask over HTTP meanwhile. The channel closes when ctx ends.
 func (s *Source) Watch(ctx context.Context) (<-chan struct{}, error) {
 	hints := make(chan struct{}, 1)
 	go func() {
 		defer close(hints)
 		wait := s.retry
 		for ctx.Err() == nil {
-			if s.stream(ctx, hints) {
+			s.mu.Lock()
+			from, gen, after := s.tail, s.gen, s.after
+			s.mu.Unlock()
+			if from == "" {
+				// Nothing held yet: the hub's first poll fetches the
+				// whole table, and the stream starts from there.
+				select {
+				case <-ctx.Done():
+					return
+				case <-s.restart:
+				}
+				continue
+			}
+			if s.stream(ctx, from, gen, after, hints) {
 				wait = s.retry // it worked for a while: start over
+				continue
 			}
 			select {
 			case <-ctx.Done():
 				return
+			case <-s.restart:
 			case <-time.After(wait):
 			}
 			wait = min(2*wait, time.Minute)
@@ -200,30 +321,68 @@ func (s *Source) Watch(ctx context.Context) (<-chan struct{}, error) {
 	return hints, nil
 }
 
-// stream reads one watch stream until it fails or stays silent past three
-// keep-alives; true when it delivered anything.
-func (s *Source) stream(ctx context.Context, hints chan<- struct{}) bool {
+// stream reads one stream from cursor from until it fails, stays silent
+// past three keep-alives, or a fetched poll moves the hub's cursor (gen);
+// true when it delivered anything.
+func (s *Source) stream(ctx context.Context, from sources.Cursor, gen uint64, after time.Time, hints chan<- struct{}) bool {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	resp, err := s.get(ctx, "/v1/watch", url.Values{"source": {s.Name()}})
+	s.mu.Lock()
+	if s.gen != gen {
+		s.mu.Unlock()
+		return true // moved meanwhile: start again from the new cursor
+	}
+	s.hangUp = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.gen == gen {
+			s.live, s.hangUp = false, nil
+		}
+		s.mu.Unlock()
+	}()
+	resp, err := s.get(ctx, "/v1/stream", s.query(from, after))
 	if err != nil {
 		return false
 	}
 	defer resp.Body.Close()
 	silence := time.AfterFunc(3*keepAlive, cancel)
 	defer silence.Stop()
-	sc := bufio.NewScanner(resp.Body)
+	r := bufio.NewReader(resp.Body)
 	got := false
-	for sc.Scan() {
+	for {
+		n, err := binary.ReadUvarint(r)
+		if err != nil || n > maxAnswer {
+			return got
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return got
+		}
 		silence.Reset(3 * keepAlive)
 		got = true
-		if sc.Text() == "" {
-			continue
+		if n == 0 {
+			continue // keep-alive
 		}
-		select {
-		case hints <- struct{}{}:
-		default:
+		a, err := decodeAnswer(body)
+		if err != nil {
+			return got
 		}
+		s.mu.Lock()
+		if s.gen != gen {
+			s.mu.Unlock()
+			return got
+		}
+		s.pending = append(s.pending, a)
+		s.tail, s.last, s.live = sources.Cursor(a.Cursor), a, true
+		s.mu.Unlock()
+		poke(hints)
 	}
-	return got
+}
+
+func poke(c chan<- struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
 }

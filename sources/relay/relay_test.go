@@ -3,11 +3,13 @@ package relay
 import (
 	"context"
 	"database/sql"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +26,8 @@ const token = mesh.Token("c0ffee5ca1ab1e00d15ea5e0ddba11ad5eed0fca7ba5eba11")
 // relayed is a relay over a real SQLite file, served on 127.0.0.1, and a
 // dashboard's own handle on the same file wrapped to read through it.
 type relayed struct {
+	web    *httptest.Server
+	polls  atomic.Int64 // requests to /v1/poll
 	path   string
 	store  *sqlstore.Store // the relay's reader
 	own    *sqlstore.Store // the dashboard's, for writes
@@ -51,14 +55,23 @@ func newRelayed(t *testing.T, window time.Duration) *relayed {
 	srv := NewServer(token)
 	go h.Run(ctx)
 	go srv.Run(ctx, h)
-	web := httptest.NewServer(srv.Handler())
-	t.Cleanup(web.Close)
-	client, err := Wrap(own, web.URL, token)
+	r := &relayed{path: path, store: store, own: own, srv: srv}
+	handler := srv.Handler()
+	r.web = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/v1/poll" {
+			r.polls.Add(1)
+		}
+		handler.ServeHTTP(w, req)
+	}))
+	t.Cleanup(r.web.Close)
+	r.url = r.web.URL
+	client, err := Wrap(own, r.url, token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	client.retry = 10 * time.Millisecond
-	return &relayed{path: path, store: store, own: own, client: client, srv: srv, url: web.URL}
+	r.client = client
+	return r
 }
 
 // settled polls the store directly and through the relay until both hold
@@ -288,6 +301,71 @@ func TestAHubOnTheRelayShowsAChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	await("the claim", func(t *model.Task) bool { return t.Claim().Name == "SANDMAN" })
+	if n := r.polls.Load(); n != 1 {
+		t.Errorf("the hub asked the relay %d times over HTTP; want once, for the first load, and the claim pushed", n)
+	}
+
+	// A stream cut off (the relay restarted its connections) comes back
+	// from where it was, and nothing is lost meanwhile.
+	r.web.CloseClientConnections()
+	if _, err := r.store.Heartbeat(ctx, "t1", mustGet(t, r.own, "t1").Claim().Token, 2*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.store.Create(ctx, sources.NewTask{ID: "t2", Title: "after the cut"}); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case s := <-h.Snapshots():
+			if len(s.Sources[0].Tasks) == 2 {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the hub on the relay never showed the task created after its stream was cut")
+		}
+	}
+}
+
+func mustGet(t *testing.T, s sources.Source, id string) *model.Task {
+	t.Helper()
+	got, err := s.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// Frames pushed between two polls fold into one answer as the relay
+// would have given it at once.
+func TestFramesFoldIntoOneAnswer(t *testing.T) {
+	task := func(id, title string) *model.Task { return &model.Task{Source: "local", ID: id, Title: title} }
+	last := &Answer{Loaded: true, Cursor: "e.9", Status: int(hub.StatusOK)}
+	frames := []*Answer{
+		{Loaded: true, Cursor: "e.2", Tasks: []*model.Task{task("a", "a1"), task("b", "b1")}},
+		{Loaded: true, Cursor: "e.3", Removed: []string{"b", "c"}, Tasks: []*model.Task{task("a", "a2")}},
+		{Loaded: true, Cursor: "e.4", Tasks: []*model.Task{task("c", "c back")}, Err: "the last word"},
+	}
+	got := merge(frames, "e.1", last)
+	byID := map[string]string{}
+	for _, t := range got.Tasks {
+		byID[t.ID] = t.Title
+	}
+	if got.Full || got.Cursor != "e.4" || got.Err != "the last word" || len(byID) != 2 || byID["a"] != "a2" || byID["c"] != "c back" || !slices.Equal(got.Removed, []string{"b"}) {
+		t.Errorf("folded: full=%v cursor %s err %q tasks %v removed %v; want a2 and c back, b removed, at e.4", got.Full, got.Cursor, got.Err, byID, got.Removed)
+	}
+	// A full frame starts over: what came before it is in it.
+	frames = append(frames, &Answer{Loaded: true, Full: true, Cursor: "e.5", Archived: 3, Tasks: []*model.Task{task("z", "z")}},
+		&Answer{Loaded: true, Cursor: "e.6", Removed: []string{"z"}, Tasks: []*model.Task{task("y", "y")}})
+	got = merge(frames, "e.1", last)
+	if !got.Full || got.Archived != 3 || len(got.Tasks) != 1 || got.Tasks[0].ID != "y" || len(got.Removed) != 0 {
+		t.Errorf("folded past a full frame: full=%v archived %d tasks %v removed %v; want y alone, in full", got.Full, got.Archived, ids(got.Tasks), got.Removed)
+	}
+	// No frame: nothing new, at the same cursor, with the standing last heard.
+	got = merge(nil, "e.9", last)
+	if got.Full || len(got.Tasks) != 0 || got.Cursor != "e.9" || !got.Loaded {
+		t.Errorf("no frame: %+v", got)
+	}
 }
 
 // The window: a full answer leaves out what finished before the client's

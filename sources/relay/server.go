@@ -19,7 +19,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -41,6 +40,13 @@ const DefaultTokenEnv = "CLAIMDECK_RELAY_TOKEN"
 // serves every dashboard, so it can afford to poll four times as often as
 // a dashboard does (hub.DefaultDebounce) and keep their latency short.
 const Debounce = 25 * time.Millisecond
+
+// ListenPause is the pause a relay's PostgreSQL source takes from
+// LISTEN while NOTIFYs come faster than it (sqlstore.Config.ListenPause):
+// a dashboard's 200 ms spares the server fifty listeners' wake-ups, and a
+// relay is one listener, so it waits an eighth of that and its dashboards
+// see a change sooner.
+const ListenPause = 25 * time.Millisecond
 
 // keepAlive is how often an idle watch stream carries an empty line, and
 // so how soon a client notices a stream that died without closing.
@@ -250,12 +256,12 @@ func (tb *table) current(c change) bool {
 	return ok && q == c.seq
 }
 
-// Handler serves the relay's API: GET /v1/poll and GET /v1/watch for
+// Handler serves the relay's API: GET /v1/stream and GET /v1/poll for
 // clients with the token, GET /v1/sources for a person with it.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/poll", s.poll)
-	mux.HandleFunc("GET /v1/watch", s.watch)
+	mux.HandleFunc("GET /v1/stream", s.stream)
 	mux.HandleFunc("GET /v1/sources", s.sources)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		presented, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -269,42 +275,55 @@ func (s *Server) Handler() http.Handler {
 }
 
 // poll answers GET /v1/poll?source=NAME&cursor=C&after=MICROS with an
-// Answer on the wire (wire.go): the changes since cursor, or everything when the cursor
-// is empty, from another relay run, or older than the removals kept.
-// after is the client's history horizon (Unix microseconds, 0 for none):
-// a full answer leaves out the tasks finished before it and counts them.
+// answer on the wire (wire.go): the changes since cursor, or everything
+// when the cursor is empty, from another relay run, or older than the
+// removals kept. after is the client's history horizon (Unix
+// microseconds, 0 for none): a full answer leaves out the tasks finished
+// before it and counts them. A client reads this way while its stream is
+// down.
 func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	name := q.Get("source")
-	var after time.Time
-	if v := q.Get("after"); v != "" && v != "0" {
-		us, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			http.Error(w, "after: want Unix microseconds, got "+strconv.Quote(v), http.StatusBadRequest)
-			return
-		}
-		after = time.UnixMicro(us)
+	name, cursor, after, ok := pollArgs(w, r)
+	if !ok {
+		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), firstLoadWait)
 	defer cancel()
-	body, code, msg := s.answer(ctx, name, q.Get("cursor"), after)
-	if code != http.StatusOK {
+	tb, code, msg := s.ready(ctx, name)
+	if tb == nil {
 		http.Error(w, msg, code)
 		return
 	}
+	body, _ := s.build(tb, cursor, after)
+	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)
 }
 
-// answer is the answer to a poll on the wire, waiting up to ctx for the
-// source's first read.
-func (s *Server) answer(ctx context.Context, name, cursor string, after time.Time) (body []byte, code int, msg string) {
+// pollArgs reads a poll's or a stream's query; false when it answered
+// a bad one.
+func pollArgs(w http.ResponseWriter, r *http.Request) (name, cursor string, after time.Time, ok bool) {
+	q := r.URL.Query()
+	if v := q.Get("after"); v != "" && v != "0" {
+		us, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			http.Error(w, "after: want Unix microseconds, got "+strconv.Quote(v), http.StatusBadRequest)
+			return "", "", time.Time{}, false
+		}
+		after = time.UnixMicro(us)
+	}
+	return q.Get("source"), q.Get("cursor"), after, true
+}
+
+// ready waits up to ctx for the relay's first read of the source and
+// returns its table with s.mu held; nil, and what to answer, when it
+// has none.
+func (s *Server) ready(ctx context.Context, name string) (tb *table, code int, msg string) {
 	for {
 		s.mu.Lock()
 		tb := s.tables[name]
 		if tb != nil && (tb.loaded || tb.state.Status == hub.StatusDegraded) {
-			break // s.mu stays held for the answer
+			return tb, http.StatusOK, ""
 		}
 		wait := s.changed
 		s.mu.Unlock()
@@ -317,15 +336,18 @@ func (s *Server) answer(ctx context.Context, name, cursor string, after time.Tim
 		case <-wait:
 		}
 	}
-	defer s.mu.Unlock()
-	tb := s.tables[name]
+}
+
+// build is the answer, on the wire, to a poll of tb since cursor, and
+// the cursor it brings the client to. Holds s.mu.
+func (s *Server) build(tb *table, cursor string, after time.Time) (body []byte, next string) {
 	var tasks [][]byte
 	a := &Answer{Cursor: s.epoch + "." + strconv.FormatUint(tb.seq, 10), Loaded: tb.loaded,
 		Status: int(tb.state.Status), Updated: tb.state.Updated, Err: tb.state.Err,
 		Code: string(tb.state.Health.Code), Every: tb.state.Health.Every,
 		Lagging: tb.state.Lagging(s.now())}
 	if !tb.loaded {
-		return appendAnswer(nil, a, nil), http.StatusOK, ""
+		return appendAnswer(nil, a, nil), cursor
 	}
 	since, ok := s.since(tb, cursor)
 	if !ok {
@@ -341,7 +363,7 @@ func (s *Server) answer(ctx context.Context, name, cursor string, after time.Tim
 			tasks = append(tasks, e.wire())
 			size += len(e.bin) + binary.MaxVarintLen32
 		}
-		return appendAnswer(make([]byte, 0, size+256), a, tasks), http.StatusOK, ""
+		return appendAnswer(make([]byte, 0, size+256), a, tasks), a.Cursor
 	}
 	i, _ := slices.BinarySearchFunc(tb.log, since+1, func(c change, seq uint64) int {
 		switch {
@@ -359,7 +381,7 @@ func (s *Server) answer(ctx context.Context, name, cursor string, after time.Tim
 			a.Removed = append(a.Removed, c.id)
 		}
 	}
-	return appendAnswer(nil, a, tasks), http.StatusOK, ""
+	return appendAnswer(nil, a, tasks), a.Cursor
 }
 
 // since is the sequence a cursor of this relay run stands at; false asks
@@ -396,52 +418,71 @@ func (s *Server) names() string {
 	return "it reads " + strings.Join(names, ", ")
 }
 
-// watch streams GET /v1/watch?source=NAME: a line with the table's
-// sequence each time it moves, an empty line every keepAlive otherwise.
-// A client polls on each line.
-func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
-	name := r.URL.Query().Get("source")
-	flush := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	// A server's write timeout would cut the stream: each line gets its
-	// own deadline instead (the client reconnects after a cut anyway).
-	send := func(line string) bool {
-		_ = flush.SetWriteDeadline(time.Now().Add(2 * keepAlive))
-		_, err := io.WriteString(w, line)
-		return err == nil && flush.Flush() == nil
-	}
-	if !send("") {
+// stream serves GET /v1/stream?source=NAME&cursor=C&after=MICROS:
+// answers pushed as the relay reads the source, each a frame (a varint
+// length, then an answer as poll gives it) answering the changes since
+// the frame before; the first answers the cursor asked. A relay's every
+// read moves the source's last good read, so a frame comes at least at
+// each of the relay's polls; an empty frame comes every keepAlive when
+// nothing does. A dashboard thus holds each change without asking, and
+// the relay builds one answer per change per dashboard instead of a
+// request, a hint and an answer.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
+	name, cursor, after, ok := pollArgs(w, r)
+	if !ok {
 		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), firstLoadWait)
+	tb, code, msg := s.ready(ctx, name)
+	cancel()
+	if tb == nil {
+		http.Error(w, msg, code)
+		return
+	}
+	s.mu.Unlock()
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	// A server's write timeout would cut the stream: each frame gets its
+	// own deadline instead (a client reconnects after a cut anyway).
+	send := func(body []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(2 * keepAlive))
+		frame := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(body)), uint64(len(body)))
+		_, err := w.Write(append(frame, body...))
+		return err == nil && rc.Flush() == nil
 	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
-	var sent uint64
-	var sentUpdated time.Time
+	var seq uint64
+	var state hub.SourceState
+	first := true
 	for {
 		s.mu.Lock()
 		wait := s.changed
-		line := ""
-		if tb := s.tables[name]; tb != nil && (tb.seq != sent || !tb.state.Updated.Equal(sentUpdated)) {
-			sent, sentUpdated = tb.seq, tb.state.Updated
-			line = strconv.FormatUint(sent, 10)
+		var body []byte
+		if tb := s.tables[name]; tb != nil && (first || tb.seq != seq || !sameState(tb.state, state)) {
+			body, cursor = s.build(tb, cursor, after)
+			seq, state, first = tb.seq, tb.state, false
 		}
 		s.mu.Unlock()
-		if line != "" {
-			if !send(line + "\n") {
-				return
-			}
+		if body != nil && !send(body) {
+			return
 		}
 		select {
 		case <-r.Context().Done():
 			return
 		case <-wait:
 		case <-tick.C:
-			if !send("\n") {
+			if !send(nil) {
 				return
 			}
 		}
 	}
+}
+
+// sameState says whether a client already knows the source's standing.
+func sameState(a, b hub.SourceState) bool {
+	return a.Status == b.Status && a.Updated.Equal(b.Updated) && a.Err == b.Err && a.Health.Code == b.Health.Code
 }
 
 // SourceView is one source as GET /v1/sources shows it, for a person

@@ -216,7 +216,14 @@ func TestFleetRelayProcess(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store := openPG(t, Config{Table: table})
+	pause := relay.ListenPause
+	if v := os.Getenv("CLAIMDECK_FLEET_RELAY_LISTEN_PAUSE"); v != "" {
+		var err error
+		if pause, err = time.ParseDuration(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := openPG(t, Config{Table: table, ListenPause: pause})
 	defer store.Close()
 	h := hub.New(relay.HubConfig(hub.Config{Feeds: []hub.Feed{{Source: store}}}))
 	srv := relay.NewServer(fleetRelayToken)
