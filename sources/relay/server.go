@@ -419,12 +419,11 @@ func (s *Server) names() string {
 }
 
 // stream serves GET /v1/stream?source=NAME&cursor=C&after=MICROS:
-// answers pushed as the relay reads the source, each a frame (a varint
-// length, then an answer as poll gives it) answering the changes since
-// the frame before; the first answers the cursor asked. A relay's every
-// read moves the source's last good read, so a frame comes at least at
-// each of the relay's polls; an empty frame comes every keepAlive when
-// nothing does. A dashboard thus holds each change without asking, and
+// answers pushed as the relay's reads change the source's tasks or its
+// standing, each a frame (a varint length, then an answer as poll gives
+// it) answering the changes since the frame before; the first answers
+// the cursor asked. An empty frame comes every keepAlive when nothing
+// else does. A dashboard thus holds each change without asking, and
 // the relay builds one answer per change per dashboard instead of a
 // request, a hint and an answer.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
@@ -451,8 +450,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		_, err := w.Write(append(frame, body...))
 		return err == nil && rc.Flush() == nil
 	}
-	tick := time.NewTicker(keepAlive)
+	// Each second the stream looks again even when the hub is silent, so
+	// that a relay whose reads stopped says so (Lagging) within one.
+	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	quiet := 0
 	var seq uint64
 	var state hub.SourceState
 	first := true
@@ -460,29 +462,38 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		wait := s.changed
 		var body []byte
-		if tb := s.tables[name]; tb != nil && (first || tb.seq != seq || !sameState(tb.state, state)) {
+		if tb := s.tables[name]; tb != nil && (first || tb.seq != seq || !s.sameState(tb.state, state)) {
 			body, cursor = s.build(tb, cursor, after)
 			seq, state, first = tb.seq, tb.state, false
 		}
 		s.mu.Unlock()
-		if body != nil && !send(body) {
-			return
+		if body != nil {
+			if !send(body) {
+				return
+			}
+			quiet = 0
 		}
 		select {
 		case <-r.Context().Done():
 			return
 		case <-wait:
 		case <-tick.C:
-			if !send(nil) {
-				return
+			if quiet++; quiet >= int(keepAlive/time.Second) {
+				if !send(nil) {
+					return
+				}
+				quiet = 0
 			}
 		}
 	}
 }
 
-// sameState says whether a client already knows the source's standing.
-func sameState(a, b hub.SourceState) bool {
-	return a.Status == b.Status && a.Updated.Equal(b.Updated) && a.Err == b.Err && a.Health.Code == b.Health.Code
+// sameState says whether a client already knows the source's standing:
+// its status, error and whether the relay's reads lag. A read that moved
+// only the time of the last good read is no news.
+func (s *Server) sameState(a, b hub.SourceState) bool {
+	now := s.now()
+	return a.Status == b.Status && a.Err == b.Err && a.Health.Code == b.Health.Code && a.Lagging(now) == b.Lagging(now)
 }
 
 // SourceView is one source as GET /v1/sources shows it, for a person
