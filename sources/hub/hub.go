@@ -809,8 +809,7 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 	} else {
 		for _, t := range d.Tasks {
 			t = h.keepApplied(f, t)
-			note(f.task(t.ID), t)
-			f.put(t)
+			note(f.put(t), t)
 		}
 		for _, id := range d.Removed {
 			if t := f.task(id); t != nil {

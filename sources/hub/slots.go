@@ -61,18 +61,22 @@ func (s *slots) task(id string) *model.Task {
 	return nil
 }
 
-// put makes t the task t.ID: in its slot, or in a new one.
-func (s *slots) put(t *model.Task) {
+// put makes t the task t.ID, in its slot or in a new one, and returns
+// the task it replaces (nil for a new one): one lookup where task and
+// then put took two.
+func (s *slots) put(t *model.Task) (old *model.Task) {
 	if 2*(len(s.live)+1) > len(s.index) {
 		s.rebuild(indexSize(len(s.live) + 1))
 	}
 	at, ok := s.find(t.ID)
 	if ok {
-		s.live[s.index[at]-1] = t
-		return
+		i := s.index[at] - 1
+		old, s.live[i] = s.live[i], t
+		return old
 	}
 	s.live = append(s.live, t)
 	s.index[at] = int32(len(s.live))
+	return nil
 }
 
 // rebuild makes the index anew at size entries.

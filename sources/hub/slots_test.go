@@ -26,7 +26,9 @@ func TestSlotsAgreeWithAMap(t *testing.T) {
 			// Mostly puts at first, then mostly drops, then even.
 			if p := r.IntN(10); (step < 1500 && p < 7) || (step >= 1500 && step < 3000 && p < 2) || (step >= 3000 && p < 5) {
 				task := &model.Task{ID: id, Title: fmt.Sprint(step)}
-				s.put(task)
+				if old := s.put(task); old != want[id] {
+					t.Fatalf("seed %d step %d: put(%s) replaced %v, want %v", seed, step, id, old, want[id])
+				}
 				want[id] = task
 			} else {
 				s.drop(id)
