@@ -122,7 +122,7 @@ func relayToken(env string, serving bool) (mesh.Token, error) {
 	t := mesh.Token(os.Getenv(env))
 	if !t.Set() {
 		if serving {
-			return "", model.Errorf(model.CodeMisconfigured, "relay", "", "$%s is empty or unset: the relay serves only requests carrying its bearer token (%s, and give the dashboards the same)", env, howTo)
+			return "", model.Errorf(model.CodeMisconfigured, "relay", "", "$%s is empty or unset: the relay answers only requests that present its token (%s, and give the dashboards the same)", env, howTo)
 		}
 		return "", fmt.Errorf("$%s is empty or unset: set it to the relay's token (the one the relay was started with)", env)
 	}
