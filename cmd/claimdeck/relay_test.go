@@ -308,7 +308,9 @@ func TestRelayTmuxDashboardActsOnTheStoreAsItsActor(t *testing.T) {
 	p.keys("Enter")
 	p.await("the question", func(s string) bool { return strings.Contains(s, "[y/N]") })
 	p.keys("y")
-	s := p.await("the outcome", func(s string) bool { return strings.Contains(s, "applied") || strings.Contains(s, "refused") || strings.Contains(s, "failed") })
+	s := p.await("the outcome", func(s string) bool {
+		return strings.Contains(s, "applied") || strings.Contains(s, "refused") || strings.Contains(s, "failed")
+	})
 	if !strings.Contains(s, "takeover "+made.Task.PageID+" applied") {
 		t.Fatalf("the claim was not applied:\n%s", s)
 	}
