@@ -134,8 +134,10 @@ func relayToken(env string, serving bool) (mesh.Token, error) {
 	return t, nil
 }
 
-// envName is what an environment variable's name may be.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// envName is what relay_token_env may hold: a variable's name in
+// capitals, as every claimdeck variable is. A token pasted there instead
+// (openssl's hex is lower case) is refused before config show prints it.
+var envName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 
 // relayProblems checks a source's relay settings at configuration load:
 // the address as relay.Wrap will read it, and the token variable's name
@@ -152,7 +154,7 @@ func (s SourceConfig) relayProblems(where string) []string {
 		out = append(out, where+": relay: "+err.Error())
 	}
 	if !envName.MatchString(s.RelayTokenEnv) {
-		out = append(out, where+": relay_token_env is not an environment variable's name (want e.g. "+relay.DefaultTokenEnv+"; the token itself goes in that variable, never in the file)")
+		out = append(out, where+": relay_token_env is not an environment variable's name in capitals (want e.g. "+relay.DefaultTokenEnv+"; the token itself goes in that variable, never in the file)")
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,12 @@ func relayTestToken(t *testing.T) string {
 func TestRelayRefusesNoTokenOrAWeakOne(t *testing.T) {
 	c := newCLI(t, sqliteSource)
 	const weak = "password1234"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().String()
 	cases := []struct {
 		env, value string
 		flags      []string
@@ -45,7 +52,9 @@ func TestRelayRefusesNoTokenOrAWeakOne(t *testing.T) {
 	for _, tc := range cases {
 		t.Setenv("CLAIMDECK_RELAY_TOKEN", "")
 		t.Setenv(tc.env, tc.value)
-		code, out := runOut(c.conf, append([]string{"relay", "--listen", "127.0.0.1:0"}, tc.flags...)...)
+		// The address is taken: a relay that wrongly accepted the token
+		// fails to listen at once, rather than serving for ever.
+		code, out := runOut(c.conf, append([]string{"relay", "--listen", taken}, tc.flags...)...)
 		if code != 3 || !strings.Contains(out, "MISCONFIGURED") || !strings.Contains(out, "$"+tc.env) || !strings.Contains(out, "openssl rand -hex 32") {
 			t.Errorf("relay with $%s=%q %v: exit %d, want 3 naming $%s and how to make a token:\n%s", tc.env, tc.value, tc.flags, code, tc.env, out)
 		}
@@ -112,6 +121,12 @@ func TestRelayConfigShowHidesTheTokenAndUserinfo(t *testing.T) {
 	}
 	if strings.Contains(out, tok) {
 		t.Fatalf("config show printed the relay's token:\n%s", out)
+	}
+	pasted := "e" + tok[1:] // a token pasted in the wrong place; it starts with a letter, as a name would
+	c = newCLI(t, sqliteSource+"    relay: http://127.0.0.1:7480\n    relay_token_env: "+pasted+"\n")
+	code, out = runOut(c.conf, "config", "show")
+	if code != 3 || strings.Contains(out, pasted) || !strings.Contains(out, "relay_token_env") {
+		t.Fatalf("a token in place of relay_token_env: exit %d, want 3 naming the field without printing the token:\n%s", code, out)
 	}
 	c = newCLI(t, sqliteSource+"    relay: http://ops:hunter2@127.0.0.1:7480\n")
 	code, out = runOut(c.conf, "config", "show")
