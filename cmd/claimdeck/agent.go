@@ -301,7 +301,7 @@ func retrying[T any](ctx context.Context, call func() (T, error)) (T, error) {
 
 // readCommands change nothing: they are allowed on a read-only source and
 // never create a missing queue.
-var readCommands = map[string]bool{"get": true, "next": true, "list": true, "doctor": true, "stats": true, "metrics": true, "relay": true}
+var readCommands = map[string]bool{"get": true, "next": true, "list": true, "doctor": true, "stats": true, "metrics": true}
 
 // opCommand is the cobra command of an agent command.
 func (a *app) opCommand(op agentOp) (*cobra.Command, *taskFlags) {

@@ -90,25 +90,13 @@ interrupted.`,
 				ln.Close()
 				return err
 			}
-			web := webserver.New(endWithContext(ctx, srv.Handler()), webserver.Limits{PerClient: relayPerClient, Write: relayWrite})
+			web := webserver.New(srv.Handler(), webserver.Limits{PerClient: relayPerClient, Write: relayWrite})
 			return model.Wrap(model.CodeAPIError, "relay", "", web.Serve(ctx, ln))
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to serve on, host required (e.g. 127.0.0.1:7480)")
 	cmd.Flags().StringVar(&tokenEnv, "token-env", relay.DefaultTokenEnv, "the environment variable holding the bearer token dashboards present")
 	return cmd
-}
-
-// endWithContext ends every request when ctx ends: a dashboard's watch
-// stream lasts as long as its request, and the server's shutdown would
-// otherwise wait its whole write limit for them.
-func endWithContext(ctx context.Context, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		defer context.AfterFunc(ctx, cancel)()
-		h.ServeHTTP(w, r.WithContext(rctx))
-	})
 }
 
 // relayToken is the relay's bearer token from $env. The relay itself

@@ -333,5 +333,15 @@ func TestRelayTmuxDashboardActsOnTheStoreAsItsActor(t *testing.T) {
 	if got.State != "claimed" || got.Agent != "HUMAN:bob" || len(got.History) == 0 || got.History[len(got.History)-1].Actor != "bob" {
 		t.Fatalf("in the store: %+v, want claimed by HUMAN:bob with bob's takeover last in its history", got)
 	}
+	// The relay stops while the dashboard holds its watch stream: it ends
+	// cleanly, and the dashboard says the relay is unreachable.
+	start := time.Now()
+	if code, printed := rp.stop(t); code != 0 || strings.Contains(printed, tok) {
+		t.Fatalf("the relay, stopped under a dashboard, ended with status %d (or printed its token):\n%s", code, printed)
+	}
+	t.Logf("the relay took %v to stop with a dashboard watching", time.Since(start))
+	p.await("the source degraded with the relay's message", func(s string) bool {
+		return strings.Contains(s, "relay "+strings.TrimPrefix(rp.addr, "http://")+" unreachable")
+	})
 	p.keys("q")
 }
