@@ -14,6 +14,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/relay"
 )
 
 // Config is the whole configuration file.
@@ -118,6 +119,12 @@ type SourceConfig struct {
 	Properties map[string]string `mapstructure:"properties" json:"properties,omitempty"`
 	Statuses   map[string]string `mapstructure:"statuses" json:"statuses,omitempty"`
 	Optional   []string          `mapstructure:"optional" json:"optional,omitempty"`
+	// any kind: the `claimdeck relay` a dashboard reads this source
+	// through (http://HOST:PORT), and the environment variable holding
+	// its bearer token (relay.DefaultTokenEnv unless set). Actions still
+	// go to the source itself.
+	Relay         string `mapstructure:"relay" json:"relay,omitempty"`
+	RelayTokenEnv string `mapstructure:"relay_token_env" json:"relay_token_env,omitempty"`
 }
 
 // AlertConfig is `alerts:`: the terminal bell and desktop notifications.
@@ -261,6 +268,11 @@ func loadConfig(file string) (*Config, error) {
 	if cfg.Actor == "" {
 		cfg.Actor = loginName()
 	}
+	for i := range cfg.Sources {
+		if cfg.Sources[i].Relay != "" && cfg.Sources[i].RelayTokenEnv == "" {
+			cfg.Sources[i].RelayTokenEnv = relay.DefaultTokenEnv
+		}
+	}
 	if len(cfg.Sources) == 0 && cfg.file == "" {
 		cfg.Sources = []SourceConfig{{Name: "local", Kind: "sqlite", Path: defaultIn(dataDir(), "queue.db")}}
 		cfg.implicit = true
@@ -296,6 +308,7 @@ func (c *Config) validate() error {
 			problems = append(problems, where+": the name "+s.Name+" is used twice")
 		}
 		seen[s.Name] = true
+		problems = append(problems, s.relayProblems(where)...)
 		if !slices.Contains(kinds, s.Kind) {
 			p := fmt.Sprintf("%s (%s): kind %q is not one of %s", where, s.Name, s.Kind, strings.Join(kinds, ", "))
 			if near := model.Nearest(strings.ToLower(s.Kind), kinds, 3); near != "" {

@@ -22,10 +22,9 @@ import (
 // dashboard is what the dashboard and the demo share: open sources, a desk
 // with its journal, a hub, and the Bubble Tea program.
 type dashboard struct {
-	hub     hub.Config // feeds, policy and mesh; the desk is added here
+	hub     hub.Config // readHub's, with the mesh; the desk is added here
 	colors  map[string]string
 	journal string
-	every   time.Duration
 	speed   float64 // the demo's: task times are shown in its time
 	metrics string  // address to serve Prometheus metrics on; "": none
 }
@@ -48,10 +47,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		return model.Wrap(model.CodeMisconfigured, "audit", "", err)
 	}
 	desk := &sources.Desk{Actor: a.cfg.Actor, Door: model.DoorDashboard, Journal: j, ReadOnly: a.cfg.readOnly, SelfApprove: a.cfg.Review.SelfApprove}
-	for i := range d.hub.Feeds {
-		d.hub.Feeds[i].Every = d.every
-	}
-	d.hub.Desk, d.hub.Window = desk, a.cfg.HistoryWindow
+	d.hub.Desk = desk
 	f := fleetNumbers{tracker: stats.New(), journal: d.journal}
 	d.hub.Observe = f.tracker.Observe
 	h := hub.New(d.hub)
@@ -78,20 +74,33 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 	})
 }
 
+// dashboardEvery is how often a dashboard polls each source between the
+// hints of a source that can watch.
+const dashboardEvery = hub.DefaultEvery
+
+// readHub is the hub a dashboard reads its sources with: the policy, the
+// history window, every source polled each every. A relay reads with the
+// same (relay.HubConfig over it), so what it serves is what a dashboard
+// reading the store would see.
+func (a *app) readHub(policy model.Policy, every time.Duration, srcs ...sources.Source) hub.Config {
+	hc := hub.Config{Policy: policy, Window: a.cfg.HistoryWindow}
+	for _, src := range srcs {
+		hc.Feeds = append(hc.Feeds, hub.Feed{Source: src, Every: every})
+	}
+	return hc
+}
+
 // dashboardCommand is `claimdeck` with no arguments: every configured source.
 func (a *app) dashboardRun(themeName *string) func(cmd *cobra.Command, _ []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
-		d := dashboard{hub: hub.Config{Policy: a.cfg.Policy()}, colors: map[string]string{}, journal: expand(a.cfg.AuditLog), every: 2 * time.Second,
-			metrics: a.cfg.MetricsListen}
-		srcs, err := a.openAll(ctx) // a broken source stands in with its error
+		srcs, err := a.openForHub(ctx) // a broken source stands in with its error
 		if err != nil {
 			return err
 		}
 		defer closeAll(srcs)
-		for _, src := range srcs {
-			d.hub.Feeds = append(d.hub.Feeds, hub.Feed{Source: src})
-		}
+		d := dashboard{hub: a.readHub(a.cfg.Policy(), dashboardEvery, srcs...), colors: map[string]string{}, journal: expand(a.cfg.AuditLog),
+			metrics: a.cfg.MetricsListen}
 		for _, sc := range a.cfg.Sources {
 			if sc.Color != "" {
 				d.colors[sc.Name] = sc.Color
@@ -152,9 +161,10 @@ c claim as HUMAN, r force-release, x cancel, h hand off.`,
 				}
 				errs <- err
 			}()
+			hc := a.readHub(policy, time.Second, src)
+			hc.Nodes = nodes.Nodes
 			err = a.runDashboard(ctx, *themeName, dashboard{
-				hub:    hub.Config{Feeds: []hub.Feed{{Source: src}}, Policy: policy, Nodes: nodes.Nodes},
-				colors: map[string]string{src.Name(): "green"}, journal: filepath.Join(dir, "audit.jsonl"), every: time.Second,
+				hub: hc, colors: map[string]string{src.Name(): "green"}, journal: filepath.Join(dir, "audit.jsonl"),
 				speed: o.Speed, metrics: a.cfg.MetricsListen,
 			})
 			cancel()

@@ -58,7 +58,9 @@ func (a *app) doctorCommand() *cobra.Command {
 		Long: `doctor checks, for each configured source (or --source), that its
 credentials are present (never printing them), the backend answers, its
 schema is what claimdeck needs, every live task reads cleanly (a broken
-lock file is named with its path), and this process may write; with a
+lock file is named with its path), and this process may write; for a
+source read through a relay, that the relay answers, accepts the token
+and reads the source well (its status and last read); with a
 mesh, which nodes are DOWN and since when, as the node health record
 (written by the dashboard, node watch and sweep --ping) or else the
 registry last recorded them (no pings are sent). It
@@ -79,6 +81,9 @@ source's check fails (a DOWN node is reported, not a configuration fault).`,
 			for _, sc := range list {
 				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 				r := a.diagnose(ctx, sc)
+				if sc.Relay != "" {
+					diagnoseRelay(ctx, sc, &r)
+				}
 				cancel()
 				ok = ok && r.OK
 				reports = append(reports, r)

@@ -232,12 +232,12 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 			root.AddCommand(c)
 		}
 	}
-	group("dashboard", demoCmd, a.statsCommand(), a.metricsCommand())
+	group("dashboard", demoCmd, a.statsCommand(), a.metricsCommand(), a.relayCommand())
 	group("agent", append(a.agentCommands(), a.historyCommand(), a.mcpCommand())...)
 	group("operator", append(a.operatorCommands(), a.reviewCommands()...)...)
 	group("admin", a.doctorCommand(), a.migrateCommand(), a.copyCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand())
 	a.addMesh(root, func(c *cobra.Command) { c.GroupID = "mesh" })
-	markJSONOnly(root, "migrate", "copy", "config show", "config path", "version", "sweep", "node serve")
+	markJSONOnly(root, "migrate", "copy", "config show", "config path", "version", "sweep", "node serve", "relay")
 	root.SetHelpCommandGroupID("admin")
 	root.SetCompletionCommandGroupID("admin")
 	root.CompletionOptions.HiddenDefaultCmd = false

@@ -58,16 +58,14 @@ view and "claimdeck metrics" count every transition as it happens.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			srcs, err := a.openAll(ctx)
+			srcs, err := a.openForHub(ctx)
 			if err != nil {
 				return err
 			}
 			defer closeAll(srcs)
 			f := fleetNumbers{tracker: stats.New(), journal: expand(a.cfg.AuditLog)}
-			hc := hub.Config{Policy: a.cfg.Policy(), Holders: a.cfg.Mesh.Holders, Observe: f.tracker.Observe}
-			for _, s := range srcs {
-				hc.Feeds = append(hc.Feeds, hub.Feed{Source: s})
-			}
+			hc := a.readHub(a.cfg.Policy(), dashboardEvery, srcs...)
+			hc.Holders, hc.Observe = a.cfg.Mesh.Holders, f.tracker.Observe
 			snap := hub.New(hc).Once(ctx)
 			if _, err := f.overrides(); err != nil {
 				return model.Wrap(model.CodeMisconfigured, "stats", "", err)
@@ -127,16 +125,14 @@ sources/metrics/alerts.yml.`,
 			}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
-			srcs, err := a.openAll(ctx)
+			srcs, err := a.openForHub(ctx)
 			if err != nil {
 				return err
 			}
 			defer closeAll(srcs)
 			f := fleetNumbers{tracker: stats.New(), journal: expand(a.cfg.AuditLog)}
-			hc := hub.Config{Policy: a.cfg.Policy(), Observe: f.tracker.Observe}
-			for _, s := range srcs {
-				hc.Feeds = append(hc.Feeds, hub.Feed{Source: s})
-			}
+			hc := a.readHub(a.cfg.Policy(), dashboardEvery, srcs...)
+			hc.Observe = f.tracker.Observe
 			if err := a.startMesh(ctx, cmd, &hc); err != nil {
 				return err
 			}
