@@ -84,7 +84,10 @@ type SourceConfig struct {
 	// sqlite, postgres
 	Table string `mapstructure:"table" json:"table,omitempty"`
 	// makeTable: `migrate --create` makes seed 003's table where none is.
-	makeTable   bool
+	makeTable bool
+	// listenPause: the relay's PostgreSQL sources pause LISTEN for
+	// relay.ListenPause, not a dashboard's 200 ms (zero: the store's own).
+	listenPause time.Duration
 	Pool        string        `mapstructure:"pool" json:"pool,omitempty"`
 	SeedTimeout time.Duration `mapstructure:"seed_timeout" json:"seed_timeout,omitempty"`
 	// lockdir

@@ -66,6 +66,9 @@ interrupted.`,
 			}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
+			for i := range a.cfg.Sources {
+				a.cfg.Sources[i].listenPause = relay.ListenPause // one listener, for every dashboard
+			}
 			srcs, err := a.openAll(ctx) // never through a relay: this is the reader
 			if err != nil {
 				return err
@@ -136,9 +139,7 @@ func (s SourceConfig) relayProblems(where string) []string {
 	}
 	var out []string
 	where = fmt.Sprintf("%s (%s)", where, s.Name)
-	// Wrap holds the address rule; a placeholder token and no source let
-	// it check the address alone.
-	if _, err := relay.Wrap(nil, s.Relay, "-"); err != nil {
+	if err := relay.CheckAddr(s.Relay); err != nil {
 		out = append(out, where+": relay: "+err.Error())
 	}
 	if !envName.MatchString(s.RelayTokenEnv) {
@@ -173,7 +174,7 @@ func (a *app) openForHub(ctx context.Context) ([]sources.Source, error) {
 			continue
 		}
 		sc, _ := pickSource(a.cfg, src.Name())
-		w, err := relay.Wrap(src, sc.Relay, t)
+		w, err := relay.Wrap(src, sc.Relay, t, sc.RelayTokenEnv)
 		if err != nil { // checked at load; kept for a caller that did not load
 			src.Close()
 			srcs[i] = unavailable{name: sc.Name, err: model.Wrap(model.CodeMisconfigured, "relay", "", err)}
@@ -245,7 +246,10 @@ func relayLine(ctx context.Context, sc SourceConfig) (string, error) {
 		} else {
 			read += "; last read " + v.Updated.UTC().Format(time.RFC3339)
 		}
-		if v.Status != hub.StatusOK.String() {
+		if v.Lagging {
+			read += "; its reads lag (no answer from the source for three poll intervals)"
+		}
+		if v.Status != hub.StatusOK.String() || v.Lagging {
 			return "", fmt.Errorf("%s is reachable and accepted the token, but %s", at, read)
 		}
 		return fmt.Sprintf("%s is reachable, accepted the token in $%s, %s", at, sc.RelayTokenEnv, read), nil

@@ -65,6 +65,7 @@ func openOnce(ctx context.Context, cfg *Config, sc SourceConfig, create bool) (s
 			// claimdeck's own table is made where it may create; a team's table
 			// is changed only by `claimdeck migrate`.
 			Create: (create && sc.Kind == "sqlite" && sc.Table == "") || sc.makeTable, MustExist: !create,
+			ListenPause: sc.listenPause,
 		})
 	case "lockdir":
 		// Seed 004's lease is an hour unless this source says otherwise.

@@ -906,6 +906,10 @@ func (h *Hub) watch(ctx context.Context, f *feed, w sources.Watcher) {
 	}
 	h.setWatching(f, true)
 	defer h.setWatching(f, false)
+	debounce := h.cfg.Debounce
+	if g, ok := f.src.(gatherer); ok && g.Gather() > 0 {
+		debounce = g.Gather()
+	}
 	cooldown := time.NewTimer(0)
 	defer cooldown.Stop()
 	<-cooldown.C
@@ -914,7 +918,7 @@ func (h *Hub) watch(ctx context.Context, f *feed, w sources.Watcher) {
 		if !h.Paused() {
 			poke(f.kick)
 		}
-		cooldown.Reset(h.cfg.Debounce)
+		cooldown.Reset(debounce)
 		cooling, pending = true, false
 	}
 	for {
@@ -940,6 +944,13 @@ func (h *Hub) watch(ctx context.Context, f *feed, w sources.Watcher) {
 			}
 		}
 	}
+}
+
+// gatherer is a source that says how long its hints are gathered into
+// one poll, in place of Config.Debounce: a relay's pushed changes come
+// gathered already, and polling them costs the server nothing.
+type gatherer interface {
+	Gather() time.Duration
 }
 
 func (h *Hub) setWatching(f *feed, on bool) {

@@ -218,6 +218,30 @@ func TestPushHintPollsAtOnceAndGathersTheBurstAfter(t *testing.T) {
 	})
 }
 
+// gathered is a watched source that asks for its own gathering of hints,
+// as a relay's does.
+type gathered struct{ *memsource.Memory }
+
+func (gathered) Gather() time.Duration { return 10 * time.Millisecond }
+
+// A source that says how long its hints are gathered gets that, not the
+// hub's Debounce: the burst after a poll waits its 10 ms, not an hour.
+func TestASourceGathersItsHintsForAsLongAsItSays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memsource.NewMemory("relayed")
+		h := start(t, Config{Feeds: []Feed{{Source: gathered{mem}, Every: 24 * time.Hour}}, Debounce: time.Hour})
+		await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Watching })
+		mem.Put(&model.Task{ID: "lone", State: model.StateQueued})
+		await(t, h, "the lone change", func(s Snapshot) bool { return find(s, "relayed", "lone") != nil })
+		began := time.Now()
+		mem.Put(&model.Task{ID: "next", State: model.StateQueued})
+		await(t, h, "the change after it", func(s Snapshot) bool { return find(s, "relayed", "next") != nil })
+		if waited := time.Since(began); waited > 10*time.Millisecond {
+			t.Fatalf("the change after a poll waited %v of the bubble's clock, want the source's 10ms at most", waited)
+		}
+	})
+}
+
 func TestSnapshotsCoalesceWithoutLosingTransitions(t *testing.T) {
 	mem := memsource.NewMemory("local")
 	h := New(Config{Feeds: []Feed{{Source: mem}}})

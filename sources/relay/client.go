@@ -31,9 +31,10 @@ const maxAnswer = 2 << 30
 // dashboard's hub polls when the configuration names a relay for it.
 type Source struct {
 	sources.Source
-	base  *url.URL
-	token mesh.Token
-	hc    *http.Client
+	base     *url.URL
+	token    mesh.Token
+	tokenEnv string
+	hc       *http.Client
 	// retry is how long Watch waits before it reconnects (doubling to a
 	// minute); tests shorten it.
 	retry   time.Duration
@@ -55,19 +56,48 @@ type Source struct {
 }
 
 // Wrap reads src through the relay at addr (http://host:port), presenting
-// token. src's name is the name asked of the relay: the relay must read a
+// token, which the environment variable tokenEnv holds (messages name
+// it). src's name is the name asked of the relay: the relay must read a
 // source of that name.
-func Wrap(src sources.Source, addr string, token mesh.Token) (*Source, error) {
+func Wrap(src sources.Source, addr string, token mesh.Token, tokenEnv string) (*Source, error) {
+	u, err := checkAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	if tokenEnv == "" {
+		tokenEnv = DefaultTokenEnv
+	}
+	if !token.Set() {
+		return nil, fmt.Errorf("relay %s: no token: set $%s to the relay's token", u.Host, tokenEnv)
+	}
+	return &Source{Source: src, base: u, token: token, tokenEnv: tokenEnv, hc: &http.Client{}, retry: time.Second, restart: make(chan struct{}, 1)}, nil
+}
+
+// CheckAddr is the one rule for a relay's address: http://HOST:PORT,
+// without a path, a query or a password.
+func CheckAddr(addr string) error {
+	_, err := checkAddr(addr)
+	return err
+}
+
+func checkAddr(addr string) (*url.URL, error) {
 	u, err := url.Parse(addr)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
 		return nil, fmt.Errorf("relay address %q: want http://HOST:PORT (the address `claimdeck relay --listen` serves)", redactURL(addr))
 	}
-	if !token.Set() {
-		return nil, fmt.Errorf("relay %s: no token: set %s to the relay's token", u.Host, DefaultTokenEnv)
-	}
 	u.Path = ""
-	return &Source{Source: src, base: u, token: token, hc: &http.Client{}, retry: time.Second, restart: make(chan struct{}, 1)}, nil
+	return u, nil
 }
+
+// ClientDebounce is how long a dashboard's hub gathers a relay's pushed
+// changes into one poll (hub.Config.Debounce is 100 ms): they come
+// gathered by the relay already, and a poll of them is answered from
+// memory. Fifty dashboards in the fleet benchmark held a change in 138 ms
+// median at 25 ms against 241 ms at 100 ms, at the same processor time.
+const ClientDebounce = 25 * time.Millisecond
+
+// Gather is how long the hub gathers this source's hints into a poll.
+func (s *Source) Gather() time.Duration { return ClientDebounce }
 
 // redactURL keeps a password written into an address out of messages.
 func redactURL(addr string) string {
@@ -119,7 +149,7 @@ func (s *Source) get(ctx context.Context, path string, q url.Values) (*http.Resp
 		code := model.CodeAPIError
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
-			code, msg = model.CodeMisconfigured, "the relay refused the token: set "+DefaultTokenEnv+" to the token the relay was started with"
+			code, msg = model.CodeMisconfigured, "the relay refused the token: set $"+s.tokenEnv+" to the token the relay was started with"
 		case http.StatusNotFound, http.StatusBadRequest:
 			code = model.CodeMisconfigured
 		}

@@ -65,7 +65,7 @@ func newRelayed(t *testing.T, window time.Duration) *relayed {
 	}))
 	t.Cleanup(r.web.Close)
 	r.url = r.web.URL
-	client, err := Wrap(own, r.url, token)
+	client, err := Wrap(own, r.url, token, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,21 +240,21 @@ func TestALaggingRelayFailsThePoll(t *testing.T) {
 // and the token never appears in it.
 func TestTheRelayRefusesAWrongToken(t *testing.T) {
 	r := newRelayed(t, -1)
-	bad, err := Wrap(r.own, r.url, mesh.Token("not-the-token-0123456789abcdef"))
+	bad, err := Wrap(r.own, r.url, mesh.Token("not-the-token-0123456789abcdef"), "TEAM_RELAY_TOKEN")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = bad.Poll(context.Background(), "")
-	if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), DefaultTokenEnv) || strings.Contains(err.Error(), "not-the-token") {
-		t.Fatalf("a wrong token: %v (%s); want MISCONFIGURED naming %s", err, model.CodeOf(err), DefaultTokenEnv)
+	if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "$TEAM_RELAY_TOKEN") || strings.Contains(err.Error(), "not-the-token") {
+		t.Fatalf("a wrong token: %v (%s); want MISCONFIGURED naming the variable that holds it", err, model.CodeOf(err))
 	}
 	for _, addr := range []string{"", "relay:8766", "ftp://h:1", "http://user:hunter2@h:1", "http://h:1/v1/poll", "http://h:1?x=1"} {
-		_, err := Wrap(r.own, addr, token)
+		_, err := Wrap(r.own, addr, token, "")
 		if err == nil || !strings.Contains(err.Error(), "http://HOST:PORT") || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("address %q: %v; want a refusal showing the form, without the password", addr, err)
 		}
 	}
-	if _, err := Wrap(r.own, r.url, ""); err == nil || !strings.Contains(err.Error(), DefaultTokenEnv) {
+	if _, err := Wrap(r.own, r.url, "", ""); err == nil || !strings.Contains(err.Error(), DefaultTokenEnv) {
 		t.Errorf("no token: %v; want a refusal naming %s", err, DefaultTokenEnv)
 	}
 }

@@ -503,6 +503,7 @@ type SourceView struct {
 	Status   string    `json:"status"`
 	Updated  time.Time `json:"updated"`
 	Error    string    `json:"error,omitempty"`
+	Lagging  bool      `json:"lagging,omitempty"` // its reads stopped answering (hub.SourceState.Lagging)
 	Tasks    int       `json:"tasks"`
 	Archived int       `json:"archived"`
 	Seq      uint64    `json:"seq"`
@@ -510,10 +511,11 @@ type SourceView struct {
 
 func (s *Server) sources(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
+	now := s.now()
 	out := make([]SourceView, 0, len(s.tables))
 	for name, tb := range s.tables {
 		out = append(out, SourceView{Name: name, Status: tb.state.Status.String(), Updated: tb.state.Updated,
-			Error: tb.state.Err, Tasks: len(tb.tasks), Archived: tb.state.Archived, Seq: tb.seq})
+			Error: tb.state.Err, Lagging: tb.state.Lagging(now), Tasks: len(tb.tasks), Archived: tb.state.Archived, Seq: tb.seq})
 	}
 	s.mu.Unlock()
 	slices.SortFunc(out, func(a, b SourceView) int { return strings.Compare(a.Name, b.Name) })

@@ -91,7 +91,7 @@ func openDashboards(ctx context.Context, tb testing.TB, table string, n int) *da
 		var src sources.Source = stores[i]
 		if url := os.Getenv("CLAIMDECK_FLEET_RELAY_URL"); url != "" {
 			// Reads through the fleet's relay; writes would go to the store.
-			r, err := relay.Wrap(stores[i], url, fleetRelayToken)
+			r, err := relay.Wrap(stores[i], url, fleetRelayToken, "")
 			if err != nil {
 				tb.Fatal(err)
 			}
