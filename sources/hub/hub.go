@@ -89,6 +89,11 @@ type Config struct {
 	// in the next snapshot's Notices.
 	Enforce      func(ctx context.Context, s Snapshot) []Notice
 	EnforceEvery time.Duration // zero: DefaultEnforceEvery
+
+	// Changes fills each snapshot's SourceState.Changed, Gone and Whole,
+	// for a consumer that keeps its own copy of the tasks (a relay) and
+	// would otherwise compare every task at every snapshot.
+	Changes bool
 }
 
 // Notice is one thing enforcement did or failed to do, for the Activity view.
@@ -148,6 +153,13 @@ type SourceState struct {
 	// last full poll; LoadArchive brings the ones a filter asks for.
 	Archived int
 	Tasks    []*model.Task
+	// With Config.Changes: the records put (in order, a later one for the
+	// same id winning) and the ids removed since the snapshot before the
+	// one the consumer received last; Whole when that is not known (a full
+	// poll, an archive load) and Tasks must be compared whole.
+	Changed []*model.Task
+	Gone    []string
+	Whole   bool
 }
 
 // SourceHealth says how a degraded source failed: the error's code
@@ -266,6 +278,11 @@ type feed struct {
 	// began is when the poll being merged began; zero for a merge that is
 	// no poll (Apply's own).
 	began time.Time
+	// changed, gone and whole are the changes since the last publish
+	// (Config.Changes).
+	changed []*model.Task
+	gone    []string
+	whole   bool
 }
 
 // appliedWrite is a write Apply merged: the version the human acted on
@@ -751,6 +768,7 @@ func (h *Hub) LoadArchive(ctx context.Context, q *sources.ArchiveQuery) error {
 			f.archive[t.ID] = t
 		}
 		f.dirty = true
+		f.whole = h.cfg.Changes
 	}
 	h.publish()
 	return errors.Join(errs...)
@@ -810,14 +828,23 @@ func (h *Hub) merge(f *feed, d sources.Delta) {
 		for _, t := range d.Tasks {
 			t = h.keepApplied(f, t)
 			note(f.put(t), t)
+			if h.cfg.Changes {
+				f.changed = append(f.changed, t)
+			}
 		}
 		for _, id := range d.Removed {
 			if t := f.task(id); t != nil {
 				note(t, nil)
 				f.drop(id)
+				if h.cfg.Changes {
+					f.gone = append(f.gone, id)
+				}
 			}
 			delete(f.applied, id)
 		}
+	}
+	if d.Full && h.cfg.Changes {
+		f.whole, f.changed, f.gone = true, nil, nil
 	}
 	if n := len(h.pending); n > maxTransitions {
 		h.pending = slices.Delete(h.pending, 0, n-maxTransitions)
@@ -876,6 +903,8 @@ func (h *Hub) publish() {
 		}
 		s.Sources[i] = f.state
 		s.Sources[i].Tasks = f.list
+		s.Sources[i].Changed, s.Sources[i].Gone, s.Sources[i].Whole = f.changed, f.gone, f.whole
+		f.changed, f.gone, f.whole = nil, nil, false
 	}
 	h.last = s
 	if h.cfg.Observe != nil {
@@ -887,6 +916,10 @@ func (h *Hub) publish() {
 	case old := <-h.out:
 		h.pending = append(old.Transitions, h.pending...)
 		h.notices = append(old.Notices, h.notices...)
+		for i := range s.Sources { // the replaced snapshot's changes come first
+			o, n := &old.Sources[i], &s.Sources[i]
+			n.Changed, n.Gone, n.Whole = append(o.Changed, n.Changed...), append(o.Gone, n.Gone...), o.Whole || n.Whole
+		}
 	default:
 	}
 	s.Transitions, h.pending = h.pending, nil

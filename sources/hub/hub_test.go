@@ -242,6 +242,49 @@ func TestASourceGathersItsHintsForAsLongAsItSays(t *testing.T) {
 	})
 }
 
+// With Changes, a snapshot says what was put and removed since the one
+// before, coalesced snapshots included, and that it must be compared
+// whole after a full poll.
+func TestSnapshotsCarryTheirChanges(t *testing.T) {
+	mem := memsource.NewMemory("local")
+	h := New(Config{Feeds: []Feed{{Source: mem}}, Changes: true})
+	f := h.feeds[0]
+	f.loaded = true
+	task := func(id string) *model.Task { return &model.Task{Source: "local", ID: id} }
+	h.mu.Lock()
+	h.merge(f, sources.Delta{Tasks: []*model.Task{task("a"), task("b")}})
+	h.publish()
+	h.merge(f, sources.Delta{Tasks: []*model.Task{task("c")}, Removed: []string{"a", "never-seen"}})
+	h.publish() // nobody drained the first: this one carries both
+	h.mu.Unlock()
+	s := <-h.Snapshots()
+	got := ids(s.Sources[0].Changed)
+	if !slices.Equal(got, []string{"a", "b", "c"}) || !slices.Equal(s.Sources[0].Gone, []string{"a"}) || s.Sources[0].Whole {
+		t.Fatalf("changes %v, gone %v, whole %v; want a, b, c put and a gone, not whole", got, s.Sources[0].Gone, s.Sources[0].Whole)
+	}
+	h.mu.Lock()
+	h.merge(f, sources.Delta{Full: true, Tasks: []*model.Task{task("b")}})
+	h.publish()
+	h.mu.Unlock()
+	if s := <-h.Snapshots(); !s.Sources[0].Whole || len(s.Sources[0].Changed) != 0 {
+		t.Fatalf("after a full poll: whole %v, %d changes; want whole", s.Sources[0].Whole, len(s.Sources[0].Changed))
+	}
+	h.mu.Lock()
+	h.publish()
+	h.mu.Unlock()
+	if s := <-h.Snapshots(); s.Sources[0].Whole || len(s.Sources[0].Changed)+len(s.Sources[0].Gone) != 0 {
+		t.Fatalf("a snapshot with nothing new: whole %v, %v, %v", s.Sources[0].Whole, ids(s.Sources[0].Changed), s.Sources[0].Gone)
+	}
+}
+
+func ids(ts []*model.Task) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.ID
+	}
+	return out
+}
+
 func TestSnapshotsCoalesceWithoutLosingTransitions(t *testing.T) {
 	mem := memsource.NewMemory("local")
 	h := New(Config{Feeds: []Feed{{Source: mem}}})

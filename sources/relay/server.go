@@ -62,6 +62,7 @@ const firstLoadWait = 10 * time.Second
 func HubConfig(base hub.Config) hub.Config {
 	base.Debounce = Debounce
 	base.FirstPage = -1
+	base.Changes = true // the table takes each snapshot's changes, not all of its tasks
 	base.Desk = nil // a relay reads; actions go from each dashboard to the store
 	return base
 }
@@ -88,7 +89,6 @@ type table struct {
 	gone   map[string]uint64 // removed ids and the sequence of their removal
 	floor  uint64            // a cursor under it is answered in full: removals before it were forgotten
 	log    []change
-	list   []*model.Task // the hub's list the table was last built from
 	state  hub.SourceState
 	loaded bool
 }
@@ -160,12 +160,14 @@ func (s *Server) take(snap hub.Snapshot) {
 		if st.Updated.IsZero() || st.Loading {
 			continue // nothing read yet: keep answering "not loaded"
 		}
+		first := !tb.loaded
 		tb.loaded = true
-		if len(tasks) == len(tb.list) && (len(tasks) == 0 || &tasks[0] == &tb.list[0]) {
-			continue // the hub's list is the one already taken
-		}
-		tb.list = tasks
-		if tb.apply(tasks) {
+		switch {
+		case first || st.Whole:
+			if tb.apply(tasks) {
+				moved = true
+			}
+		case tb.changes(st.Changed, st.Gone):
 			moved = true
 		}
 	}
@@ -183,33 +185,64 @@ func (s *Server) take(snap hub.Snapshot) {
 func (tb *table) apply(tasks []*model.Task) (moved bool) {
 	tb.gen++
 	for _, t := range tasks {
-		e := tb.tasks[t.ID]
-		if e == nil {
-			e = &entry{}
-			tb.tasks[t.ID] = e
-			delete(tb.gone, t.ID)
-		}
-		switch {
-		case e.t == t:
-		case e.t != nil && reflect.DeepEqual(*e.t, *t):
-			e.t = t // read again, unchanged (a poll's overlap): no news
-		default:
-			tb.seq++
-			e.t, e.seq, e.bin = t, tb.seq, nil
-			tb.log = append(tb.log, change{tb.seq, t.ID})
+		if tb.put(t) {
 			moved = true
 		}
-		e.gen = tb.gen
+		tb.tasks[t.ID].gen = tb.gen
 	}
 	if len(tb.tasks) > len(tasks) || moved {
 		for id, e := range tb.tasks {
 			if e.gen != tb.gen {
-				delete(tb.tasks, id)
-				tb.seq++
-				tb.gone[id] = tb.seq
-				tb.log = append(tb.log, change{tb.seq, id})
+				tb.remove(id)
 				moved = true
 			}
+		}
+	}
+	tb.compact()
+	return moved
+}
+
+// put takes a task's record; true when it is news.
+func (tb *table) put(t *model.Task) bool {
+	e := tb.tasks[t.ID]
+	if e == nil {
+		e = &entry{gen: tb.gen}
+		tb.tasks[t.ID] = e
+		delete(tb.gone, t.ID)
+	}
+	switch {
+	case e.t == t:
+		return false
+	case e.t != nil && reflect.DeepEqual(*e.t, *t):
+		e.t = t // read again, unchanged (a poll's overlap): no news
+		return false
+	}
+	tb.seq++
+	e.t, e.seq, e.bin = t, tb.seq, nil
+	tb.log = append(tb.log, change{tb.seq, t.ID})
+	return true
+}
+
+// remove forgets a task, remembering its removal.
+func (tb *table) remove(id string) {
+	delete(tb.tasks, id)
+	tb.seq++
+	tb.gone[id] = tb.seq
+	tb.log = append(tb.log, change{tb.seq, id})
+}
+
+// changes applies what the hub says changed since the snapshot before:
+// the records put and the ids removed.
+func (tb *table) changes(put []*model.Task, gone []string) (moved bool) {
+	for _, t := range put {
+		if tb.put(t) {
+			moved = true
+		}
+	}
+	for _, id := range gone {
+		if _, ok := tb.tasks[id]; ok {
+			tb.remove(id)
+			moved = true
 		}
 	}
 	tb.compact()

@@ -225,7 +225,14 @@ func TestFleetRelayProcess(t *testing.T) {
 	}
 	store := openPG(t, Config{Table: table, ListenPause: pause})
 	defer store.Close()
-	h := hub.New(relay.HubConfig(hub.Config{Feeds: []hub.Feed{{Source: store}}}))
+	hc := relay.HubConfig(hub.Config{Feeds: []hub.Feed{{Source: store}}})
+	if v := os.Getenv("CLAIMDECK_FLEET_RELAY_DEBOUNCE"); v != "" {
+		var err error
+		if hc.Debounce, err = time.ParseDuration(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := hub.New(hc)
 	srv := relay.NewServer(fleetRelayToken)
 	go h.Run(ctx)
 	go srv.Run(ctx, h)
