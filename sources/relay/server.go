@@ -63,7 +63,7 @@ func HubConfig(base hub.Config) hub.Config {
 	base.Debounce = Debounce
 	base.FirstPage = -1
 	base.Changes = true // the table takes each snapshot's changes, not all of its tasks
-	base.Desk = nil // a relay reads; actions go from each dashboard to the store
+	base.Desk = nil     // a relay reads; actions go from each dashboard to the store
 	return base
 }
 
