@@ -183,10 +183,15 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 	s.after = after
 	if since == s.held && since != "" && (s.live || len(s.pending) > 0) {
 		a := merge(s.pending, since, s.last)
-		s.pending = nil
-		s.held = sources.Cursor(a.Cursor)
+		d, err := s.delta(a)
+		if err == nil {
+			s.pending, s.held = nil, d.Cursor
+		} else {
+			// The hub keeps its cursor: stream again from it.
+			s.restartFrom(since)
+		}
 		s.mu.Unlock()
-		return s.delta(a)
+		return d, err
 	}
 	s.mu.Unlock()
 	a, err := s.fetch(ctx, since, after)
@@ -197,15 +202,22 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 	if err == nil {
 		// The hub now holds this cursor: a stream must deliver from it.
 		s.mu.Lock()
-		s.held, s.tail, s.pending, s.last = d.Cursor, d.Cursor, nil, a
-		s.gen++
-		if s.hangUp != nil {
-			s.hangUp()
-		}
-		poke(s.restart)
+		s.held, s.last = d.Cursor, a
+		s.restartFrom(d.Cursor)
 		s.mu.Unlock()
 	}
 	return d, err
+}
+
+// restartFrom drops the frames held and has the stream start again from
+// cursor. Holds s.mu.
+func (s *Source) restartFrom(cursor sources.Cursor) {
+	s.tail, s.pending = cursor, nil
+	s.gen++
+	if s.hangUp != nil {
+		s.hangUp()
+	}
+	poke(s.restart)
 }
 
 // fetch asks the relay over HTTP.

@@ -48,9 +48,11 @@ const Debounce = 25 * time.Millisecond
 // see a change sooner.
 const ListenPause = 25 * time.Millisecond
 
-// keepAlive is how often an idle watch stream carries an empty line, and
-// so how soon a client notices a stream that died without closing.
-const keepAlive = 15 * time.Second
+// keepAlive is how often an idle stream carries an empty frame, and so
+// how soon (three of them) a client notices a relay that stopped without
+// closing its streams: at a dashboard's 2 s poll interval, as soon as a
+// source read directly would show lagging (hub.SourceState.Lagging).
+const keepAlive = 2 * time.Second
 
 // firstLoadWait is how long a poll waits for the relay's first read of a
 // source before answering that it has none yet.
@@ -151,9 +153,11 @@ func (s *Server) take(snap hub.Snapshot) {
 			tb = &table{tasks: map[string]*entry{}, gone: map[string]uint64{}}
 			s.tables[st.Name] = tb
 		}
-		tasks := st.Tasks
-		st.Tasks = nil
-		if tb.state.Status != st.Status || tb.state.Updated != st.Updated || tb.state.Err != st.Err {
+		tasks, changed, gone := st.Tasks, st.Changed, st.Gone
+		st.Tasks, st.Changed, st.Gone = nil, nil, nil
+		// A read that moved only the time of the last good read wakes no
+		// stream: the streams look each second for a lag anyway.
+		if tb.state.Status != st.Status || tb.state.Err != st.Err || tb.state.Health.Code != st.Health.Code {
 			moved = true
 		}
 		tb.state = st
@@ -167,7 +171,7 @@ func (s *Server) take(snap hub.Snapshot) {
 			if tb.apply(tasks) {
 				moved = true
 			}
-		case tb.changes(st.Changed, st.Gone):
+		case tb.changes(changed, gone):
 			moved = true
 		}
 	}
@@ -478,7 +482,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	// A server's write timeout would cut the stream: each frame gets its
 	// own deadline instead (a client reconnects after a cut anyway).
 	send := func(body []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(2 * keepAlive))
+		// Ten seconds, and one more per MiB: a full frame of a big queue
+		// to a dashboard behind an SSH tunnel takes its time.
+		_ = rc.SetWriteDeadline(time.Now().Add(10*time.Second + time.Duration(len(body)>>20)*time.Second))
 		frame := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(body)), uint64(len(body)))
 		_, err := w.Write(append(frame, body...))
 		return err == nil && rc.Flush() == nil
