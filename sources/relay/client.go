@@ -45,7 +45,8 @@ type Source struct {
 	// stream's frames since it, in order, and tail the cursor after them.
 	held, tail sources.Cursor
 	pending    []*Answer
-	// last is the latest answer, whose standing an empty Poll reports.
+	// last is the latest answer's standing (without its tasks), which an
+	// empty Poll reports.
 	last *Answer
 	// live: a stream is delivering from tail. gen counts the fetched
 	// polls that moved held; a stream of an older gen is dropped.
@@ -202,7 +203,7 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 	if err == nil {
 		// The hub now holds this cursor: a stream must deliver from it.
 		s.mu.Lock()
-		s.held, s.last = d.Cursor, a
+		s.held, s.last = d.Cursor, standing(a)
 		s.restartFrom(d.Cursor)
 		s.mu.Unlock()
 	}
@@ -257,6 +258,14 @@ func (s *Source) delta(a *Answer) (sources.Delta, error) {
 		}
 	}
 	return sources.Delta{Full: a.Full, Tasks: a.Tasks, Removed: a.Removed, Cursor: sources.Cursor(a.Cursor), Archived: a.Archived}, nil
+}
+
+// standing is an answer's view of the source without its tasks: what an
+// empty poll reports, kept without holding a full answer's task list.
+func standing(a *Answer) *Answer {
+	out := *a
+	out.Tasks, out.Removed = nil, nil
+	return &out
 }
 
 // merge folds frames, each answering the one before, into one answer
@@ -416,7 +425,7 @@ func (s *Source) stream(ctx context.Context, from sources.Cursor, gen uint64, af
 			return got
 		}
 		s.pending = append(s.pending, a)
-		s.tail, s.last, s.live = sources.Cursor(a.Cursor), a, true
+		s.tail, s.last, s.live = sources.Cursor(a.Cursor), standing(a), true
 		s.mu.Unlock()
 		poke(hints)
 	}
