@@ -39,6 +39,9 @@ type Source struct {
 	// minute); tests shorten it.
 	retry   time.Duration
 	restart chan struct{} // a fetched poll moved the cursor: stream from it
+	// silence is how long a stream may stay silent before it is given up
+	// (three keep-alives); tests shorten it.
+	silence time.Duration
 
 	mu sync.Mutex
 	// held is the cursor the hub holds (the last Poll's); pending are the
@@ -71,7 +74,8 @@ func Wrap(src sources.Source, addr string, token mesh.Token, tokenEnv string) (*
 	if !token.Set() {
 		return nil, fmt.Errorf("relay %s: no token: set $%s to the relay's token", u.Host, tokenEnv)
 	}
-	return &Source{Source: src, base: u, token: token, tokenEnv: tokenEnv, hc: &http.Client{}, retry: time.Second, restart: make(chan struct{}, 1)}, nil
+	return &Source{Source: src, base: u, token: token, tokenEnv: tokenEnv, hc: &http.Client{}, retry: time.Second,
+		restart: make(chan struct{}, 1), silence: 3 * keepAlive}, nil
 }
 
 // CheckAddr is the one rule for a relay's address: http://HOST:PORT,
@@ -397,7 +401,7 @@ func (s *Source) stream(ctx context.Context, from sources.Cursor, gen uint64, af
 		return false
 	}
 	defer resp.Body.Close()
-	silence := time.AfterFunc(3*keepAlive, cancel)
+	silence := time.AfterFunc(s.silence, cancel)
 	defer silence.Stop()
 	r := bufio.NewReader(resp.Body)
 	got := false
@@ -410,7 +414,7 @@ func (s *Source) stream(ctx context.Context, from sources.Cursor, gen uint64, af
 		if _, err := io.ReadFull(r, body); err != nil {
 			return got
 		}
-		silence.Reset(3 * keepAlive)
+		silence.Reset(s.silence)
 		got = true
 		if n == 0 {
 			continue // keep-alive

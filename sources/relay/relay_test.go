@@ -223,6 +223,84 @@ func TestARelayThatCannotReadItsSourceFailsThePoll(t *testing.T) {
 	}
 }
 
+// frozen stands for a relay process that stopped without closing its
+// connections (SIGSTOP, a hung machine): once frozen, every write and
+// every new request waits until the test ends.
+type frozen struct {
+	h    http.Handler
+	now  atomic.Bool
+	done chan struct{}
+}
+
+func (f *frozen) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.now.Load() {
+		<-f.done
+		return
+	}
+	f.h.ServeHTTP(&frozenWriter{w, f}, r)
+}
+
+type frozenWriter struct {
+	http.ResponseWriter
+	f *frozen
+}
+
+func (w *frozenWriter) Write(b []byte) (int, error) {
+	if w.f.now.Load() {
+		<-w.f.done
+		return 0, http.ErrHandlerTimeout
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *frozenWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// A relay that stops answering without closing its stream does not leave
+// a dashboard showing old tasks as fresh: the stream falls silent, is
+// given up, and the poll that asks instead fails.
+func TestAFrozenRelayShowsTheSourceDegraded(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "q.db")
+	store, err := sqlstore.Open(ctx, sqlstore.Config{Name: "local", Driver: "sqlite", Path: path, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rh := hub.New(HubConfig(hub.Config{Feeds: []hub.Feed{{Source: store, Every: 20 * time.Millisecond}}}))
+	srv := NewServer(token)
+	go rh.Run(ctx)
+	go srv.Run(ctx, rh)
+	f := &frozen{h: srv.Handler(), done: make(chan struct{})}
+	web := httptest.NewServer(f)
+	defer web.Close()
+	defer close(f.done)
+	client, err := Wrap(store, web.URL, token, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.retry, client.silence = 10*time.Millisecond, 300*time.Millisecond
+	h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: client, Every: 50 * time.Millisecond}}, PollTimeout: 500 * time.Millisecond})
+	go h.Run(ctx)
+	status := func(want hub.Status) {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case s := <-h.Snapshots():
+				if s.Sources[0].Status == want {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("the source never showed %s", want)
+			}
+		}
+	}
+	status(hub.StatusOK)
+	f.now.Store(true)
+	status(hub.StatusDegraded)
+}
+
 // A lagging relay (its reads stopped answering) fails the poll too.
 func TestALaggingRelayFailsThePoll(t *testing.T) {
 	a := Answer{Loaded: true, Status: int(hub.StatusOK), Lagging: true, Every: time.Second, Updated: time.Unix(1_700_000_000, 0)}
