@@ -297,6 +297,17 @@ func TestAFrozenRelayShowsTheSourceDegraded(t *testing.T) {
 		}
 	}
 	status(hub.StatusOK)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		client.mu.Lock()
+		live := client.live
+		client.mu.Unlock()
+		if live {
+			break // the stream delivers: the polls are answered from it
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stream never delivered")
+		}
+	}
 	f.now.Store(true)
 	status(hub.StatusDegraded)
 }
