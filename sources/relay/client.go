@@ -22,6 +22,10 @@ import (
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
+// maxPending is how many pushed frames wait for a poll before they are
+// folded into one.
+const maxPending = 64
+
 // maxAnswer bounds the answer a client reads: a million tasks are well
 // under it, and a relay gone wrong cannot fill a dashboard's memory.
 const maxAnswer = 2 << 30
@@ -429,6 +433,11 @@ func (s *Source) stream(ctx context.Context, from sources.Cursor, gen uint64, af
 			return got
 		}
 		s.pending = append(s.pending, a)
+		if len(s.pending) >= maxPending {
+			// Nobody polls (a paused dashboard): fold, keeping one record
+			// a task, so memory stays the size of the queue.
+			s.pending = []*Answer{merge(s.pending, "", nil)}
+		}
 		s.tail, s.last, s.live = sources.Cursor(a.Cursor), standing(a), true
 		s.mu.Unlock()
 		poke(hints)

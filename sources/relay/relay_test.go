@@ -450,6 +450,17 @@ func TestFramesFoldIntoOneAnswer(t *testing.T) {
 	if !got.Full || got.Archived != 3 || len(got.Tasks) != 1 || got.Tasks[0].ID != "y" || len(got.Removed) != 0 {
 		t.Errorf("folded past a full frame: full=%v archived %d tasks %v removed %v; want y alone, in full", got.Full, got.Archived, ids(got.Tasks), got.Removed)
 	}
+	// Folding in steps gives what folding at once gives.
+	once, steps := merge(frames[:3], "e.1", last), merge([]*Answer{merge(frames[:2], "", nil), frames[2]}, "e.1", last)
+	slices.Sort(once.Removed)
+	slices.Sort(steps.Removed)
+	if !slices.Equal(ids(once.Tasks), ids(steps.Tasks)) || !slices.Equal(once.Removed, steps.Removed) || once.Cursor != steps.Cursor {
+		t.Errorf("three frames folded in two steps: tasks %v removed %v; at once: %v %v", ids(steps.Tasks), steps.Removed, ids(once.Tasks), once.Removed)
+	}
+	stepwise := merge([]*Answer{merge(frames[:2], "", nil), merge(frames[2:], "", nil)}, "", nil)
+	if stepwise.Cursor != got.Cursor || !slices.Equal(ids(stepwise.Tasks), ids(got.Tasks)) || !stepwise.Full {
+		t.Errorf("folded in two steps: full=%v cursor %s tasks %v; want %v", stepwise.Full, stepwise.Cursor, ids(stepwise.Tasks), ids(got.Tasks))
+	}
 	// No frame: nothing new, at the same cursor, with the standing last heard.
 	got = merge(nil, "e.9", last)
 	if got.Full || len(got.Tasks) != 0 || got.Cursor != "e.9" || !got.Loaded {
