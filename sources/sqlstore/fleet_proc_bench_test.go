@@ -254,11 +254,17 @@ func TestFleetRelayProcess(t *testing.T) {
 // fleetRelayToken is the fleet relay's bearer token.
 const fleetRelayToken = mesh.Token("9d4c1b7e2a6f08c35e1d7b9a4f2c6e80")
 
-// startRelayProc starts the fleet's relay on the dashboards' CPU, its
-// connections named as theirs: what it costs the server is the
-// dashboards' cost.
+// startRelayProc starts the fleet's relay, its connections named as the
+// dashboards': what it costs the server is the dashboards' cost. It runs
+// on the dashboards' CPU, or beside the server with
+// CLAIMDECK_FLEET_RELAY_CPU=0 (as docs/relay.md runs it: beside the
+// database), where its own processor time is the server's CPU's.
 func startRelayProc(tb testing.TB, place *placement, table string) *fleetProc {
-	p := startFleetProc(tb, place.fleetCPU, "TestFleetRelayProcess", withParam(pgDSN(tb), "application_name="+fleetDashboardApp),
+	cpu := place.fleetCPU
+	if os.Getenv("CLAIMDECK_FLEET_RELAY_CPU") == place.serverCPU {
+		cpu = place.serverCPU
+	}
+	p := startFleetProc(tb, cpu, "TestFleetRelayProcess", withParam(pgDSN(tb), "application_name="+fleetDashboardApp),
 		"CLAIMDECK_FLEET_RELAY_TABLE="+table)
 	tb.Cleanup(func() { p.end(tb) })
 	p.url = p.must(tb, "listening")[1]
