@@ -3,10 +3,12 @@ package relay
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -311,6 +313,39 @@ func TestAFrozenRelayShowsTheSourceDegraded(t *testing.T) {
 	f.now.Store(true)
 	status(hub.StatusDegraded)
 }
+
+// A stream that announces a huge frame and sends a few bytes costs the
+// dashboard those bytes, not the announced length.
+func TestAFrameIsReadAsItArrivesNotAsAnnounced(t *testing.T) {
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(binary.AppendUvarint(nil, maxAnswer-1))
+		w.Write([]byte("not nearly that much"))
+	}))
+	defer web.Close()
+	c, err := Wrap(nil, web.URL, token, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Source = sourceNamed{name: "local"}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if c.stream(context.Background(), "e.1", 0, time.Time{}, make(chan struct{}, 1)) {
+		t.Error("a stream that sent no whole frame counted as delivering")
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Fatalf("reading a frame announced at %d bytes allocated %d bytes", maxAnswer-1, grew)
+	}
+}
+
+// sourceNamed is a source that has a name and nothing else, for a client
+// that never reaches the store.
+type sourceNamed struct {
+	sources.Source // nil: any other call panics
+	name           string
+}
+
+func (n sourceNamed) Name() string { return n.name }
 
 // A lagging relay (its reads stopped answering) fails the poll too.
 func TestALaggingRelayFailsThePoll(t *testing.T) {
