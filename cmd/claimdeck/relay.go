@@ -2,15 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
 
@@ -201,35 +195,13 @@ func relayLine(ctx context.Context, sc SourceConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	u, err := url.Parse(sc.Relay)
+	client, err := relay.Wrap(nil, sc.Relay, t, sc.RelayTokenEnv)
 	if err != nil {
-		return "", fmt.Errorf("%s: %v", at, err)
+		return "", err
 	}
-	u.Path, u.RawQuery = "/v1/sources", ""
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	views, err := client.Sources(ctx)
 	if err != nil {
-		return "", fmt.Errorf("%s: %v", at, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+t.Reveal())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // without the URL net/http puts in front
-		}
-		return "", fmt.Errorf("%s unreachable: %v (is `claimdeck relay --listen` running there?)", at, err)
-	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized:
-		return "", fmt.Errorf("%s is reachable but refused the token in $%s: set it to the token the relay was started with", at, sc.RelayTokenEnv)
-	case resp.StatusCode != http.StatusOK:
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return "", fmt.Errorf("%s answered HTTP %d: %s", at, resp.StatusCode, model.Redact(strings.TrimSpace(string(body))))
-	}
-	var views []relay.SourceView
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&views); err != nil {
-		return "", fmt.Errorf("%s answered, but not as a claimdeck relay: %v", at, err)
+		return "", err
 	}
 	names := []string{}
 	for _, v := range views {

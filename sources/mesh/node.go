@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -53,8 +52,7 @@ func authorize(w http.ResponseWriter, r *http.Request, want Token) bool {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return false
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || !want.Matches(got) {
+	if !want.Authorizes(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mesh"`)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return false

@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"math"
+	"net/http"
+	"strings"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -59,6 +61,14 @@ func (t Token) Matches(presented string) bool {
 	a := sha256.Sum256([]byte(t))
 	b := sha256.Sum256([]byte(presented))
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// Authorizes says whether r presents t as its bearer token
+// (Authorization: Bearer …), compared as Matches does: the one check of
+// every server claimdeck runs behind a token of its own.
+func (t Token) Authorizes(r *http.Request) bool {
+	presented, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && t.Matches(presented)
 }
 
 // StrongBits is the least estimated entropy a bearer token must have.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -149,7 +150,7 @@ func (s *Source) get(ctx context.Context, path string, q url.Values) (*http.Resp
 	req.Header.Set("Authorization", "Bearer "+s.token.Reveal())
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		return nil, model.Errorf(model.CodeAPIError, "poll", "", "relay %s unreachable: %s", s.base.Host, errText(err))
+		return nil, model.Errorf(model.CodeAPIError, "poll", "", "relay %s unreachable: %s (is `claimdeck relay --listen` running there?)", s.base.Host, errText(err))
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
@@ -158,13 +159,28 @@ func (s *Source) get(ctx context.Context, path string, q url.Values) (*http.Resp
 		code := model.CodeAPIError
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
-			code, msg = model.CodeMisconfigured, "the relay refused the token: set $"+s.tokenEnv+" to the token the relay was started with"
+			code, msg = model.CodeMisconfigured, "the relay refused the token in $"+s.tokenEnv+": set it to the token the relay was started with"
 		case http.StatusNotFound, http.StatusBadRequest:
 			code = model.CodeMisconfigured
 		}
 		return nil, model.Errorf(code, "poll", "", "relay %s: %s (HTTP %d)", s.base.Host, model.Redact(msg), resp.StatusCode)
 	}
 	return resp, nil
+}
+
+// Sources is the relay's own account of what it reads (GET /v1/sources),
+// for doctor: reachable, the token accepted, each source's read.
+func (s *Source) Sources(ctx context.Context) ([]SourceView, error) {
+	resp, err := s.get(ctx, "/v1/sources", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var views []SourceView
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&views); err != nil {
+		return nil, model.Errorf(model.CodeAPIError, "poll", "", "relay %s answered, but not as a claimdeck relay: %v", s.base.Host, err)
+	}
+	return views, nil
 }
 
 // errText is a transport error without the URL net/http puts in front.

@@ -301,8 +301,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/stream", s.stream)
 	mux.HandleFunc("GET /v1/sources", s.sources)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		presented, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || !s.token.Matches(presented) {
+		if !s.token.Authorizes(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="claimdeck relay"`)
 			http.Error(w, "the relay wants its bearer token (the same "+DefaultTokenEnv+" it was started with)", http.StatusUnauthorized)
 			return

@@ -301,18 +301,12 @@ func (d *dec) fail(what string) {
 	d.b = nil
 }
 
-func (d *dec) uint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("a number is cut short or too long")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *dec) uint() uint64 { return number(d, binary.Uvarint) }
+func (d *dec) int() int64   { return number(d, binary.Varint) }
 
-func (d *dec) int() int64 {
-	v, n := binary.Varint(d.b)
+// number reads one varint with read (binary.Uvarint or binary.Varint).
+func number[T int64 | uint64](d *dec, read func([]byte) (T, int)) T {
+	v, n := read(d.b)
 	if n <= 0 {
 		d.fail("a number is cut short or too long")
 		return 0
