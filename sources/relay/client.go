@@ -2,6 +2,7 @@ package relay
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -26,6 +27,10 @@ import (
 // maxPending is how many pushed frames wait for a poll before they are
 // folded into one.
 const maxPending = 64
+
+// keptFrame is the most room a stream keeps between frames for the
+// next: a change's frame fits, a full answer's room is let go.
+const keptFrame = 256 << 10
 
 // maxAnswer bounds the answer a client reads: a million tasks are well
 // under it, and a relay gone wrong cannot fill a dashboard's memory.
@@ -256,7 +261,7 @@ func (s *Source) fetch(ctx context.Context, since sources.Cursor, after time.Tim
 	if err != nil {
 		return nil, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: the answer broke off: %s", s.base.Host, errText(err))
 	}
-	a, err := decodeAnswer(body)
+	a, err := decodeAnswer(body, nil)
 	if err != nil {
 		return nil, model.Errorf(model.CodeAPIError, "poll", "", "relay %s: %v", s.base.Host, err)
 	}
@@ -425,15 +430,20 @@ func (s *Source) stream(ctx context.Context, from sources.Cursor, gen uint64, af
 	defer silence.Stop()
 	r := bufio.NewReader(resp.Body)
 	got := false
+	var buf bytes.Buffer // each frame's bytes, kept for the next
+	w := words{}         // the stream's repeated strings, one copy each
 	for {
 		n, err := binary.ReadUvarint(r)
 		if err != nil || n > maxAnswer {
 			return got
 		}
+		if buf.Cap() > keptFrame {
+			buf = bytes.Buffer{} // a full answer's room is not kept
+		}
+		buf.Reset()
 		// Read as it arrives, not allocated at the length announced: a
 		// wrong address cannot make a dashboard allocate more than it sent.
-		body, err := io.ReadAll(io.LimitReader(r, int64(n)))
-		if err != nil || uint64(len(body)) != n {
+		if m, err := buf.ReadFrom(io.LimitReader(r, int64(n))); err != nil || uint64(m) != n {
 			return got
 		}
 		silence.Reset(s.silence)
@@ -441,7 +451,7 @@ func (s *Source) stream(ctx context.Context, from sources.Cursor, gen uint64, af
 		if n == 0 {
 			continue // keep-alive
 		}
-		a, err := decodeAnswer(body)
+		a, err := decodeAnswer(buf.Bytes(), w)
 		if err != nil {
 			return got
 		}

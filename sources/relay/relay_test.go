@@ -526,3 +526,43 @@ func TestAFullAnswerLeavesOldHistoryOutAndCountsIt(t *testing.T) {
 		t.Fatalf("a full poll with a horizon after the finish: %v, tasks %v archived %d; want t2 and 1 archived", err, ids(d.Tasks), d.Archived)
 	}
 }
+
+// Streams at the same cursor send one frame, built once, whatever their
+// history horizons; when the table moves, the same cursor is answered
+// anew with the change in it.
+func TestStreamsAtOneCursorShareAFrame(t *testing.T) {
+	ctx := context.Background()
+	r := newRelayed(t, 0)
+	if _, err := r.own.Create(ctx, sources.NewTask{ID: "s1", Title: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	_, cursor := r.agree(t, "", "a task")
+	r.srv.mu.Lock()
+	tb := r.srv.tables["local"]
+	// Each client has its own history horizon; it shapes only a full
+	// answer.
+	a, next := r.srv.frame(tb, string(cursor), time.Now().Add(-time.Hour))
+	b, _ := r.srv.frame(tb, string(cursor), time.Now().Add(-2*time.Hour))
+	r.srv.mu.Unlock()
+	if &a[0] != &b[0] {
+		t.Fatal("two streams at one cursor built the frame twice")
+	}
+	if next != string(cursor) {
+		t.Fatalf("a caught-up cursor %s was moved to %s", cursor, next)
+	}
+	if _, err := r.own.Create(ctx, sources.NewTask{ID: "s2", Title: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	r.agree(t, cursor, "the second task")
+	r.srv.mu.Lock()
+	c, _ := r.srv.frame(tb, string(cursor), time.Time{})
+	r.srv.mu.Unlock()
+	n, k := binary.Uvarint(c)
+	ans, err := decodeAnswer(c[k:k+int(n)], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(ans.Tasks); !slices.Equal(got, []string{"s2"}) {
+		t.Fatalf("after the table moved the frame from the old cursor carries %v; want the new task s2", got)
+	}
+}

@@ -93,6 +93,21 @@ type table struct {
 	log    []change
 	state  hub.SourceState
 	loaded bool
+	// frames are the stream frames built since the table last moved, by
+	// what they answer: the streams of clients at the same cursor (all of
+	// them, once caught up) send one frame, built once.
+	frames map[frameKey]frame
+}
+
+type frameKey struct {
+	cursor string
+	after  int64 // a full answer's history horizon, Unix microseconds
+	lag    bool  // the relay's reads lagged when it was built
+}
+
+type frame struct {
+	bytes []byte // the answer's length (a uvarint), then the answer
+	next  string // the cursor it brings the client to
 }
 
 type entry struct {
@@ -155,23 +170,23 @@ func (s *Server) take(snap hub.Snapshot) {
 		}
 		tasks, changed, gone := st.Tasks, st.Changed, st.Gone
 		st.Tasks, st.Changed, st.Gone = nil, nil, nil
-		// A read that moved only the time of the last good read wakes no
-		// stream: the streams look each second for a lag anyway.
-		if tb.state.Status != st.Status || tb.state.Err != st.Err || tb.state.Health.Code != st.Health.Code {
-			moved = true
-		}
+		// A read that moved only the time of the last good read is no
+		// news: it wakes no stream (they look each second for a lag
+		// anyway) and keeps the frames built.
+		news := tb.state.Status != st.Status || tb.state.Err != st.Err || tb.state.Health.Code != st.Health.Code
 		tb.state = st
-		if st.Updated.IsZero() || st.Loading {
-			continue // nothing read yet: keep answering "not loaded"
-		}
-		first := !tb.loaded
-		tb.loaded = true
-		switch {
-		case first || st.Whole:
-			if tb.apply(tasks) {
-				moved = true
+		if !st.Updated.IsZero() && !st.Loading {
+			first := !tb.loaded
+			tb.loaded = true
+			switch {
+			case first || st.Whole:
+				news = tb.apply(tasks) || first || news
+			case tb.changes(changed, gone):
+				news = true
 			}
-		case tb.changes(changed, gone):
+		} // else nothing read yet: keep answering "not loaded"
+		if news {
+			tb.frames = nil
 			moved = true
 		}
 	}
@@ -329,7 +344,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, code)
 		return
 	}
-	body, _ := s.build(tb, cursor, after)
+	body, _ := s.build(tb, cursor, after, tb.state.Lagging(s.now()))
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
@@ -375,13 +390,14 @@ func (s *Server) ready(ctx context.Context, name string) (tb *table, code int, m
 }
 
 // build is the answer, on the wire, to a poll of tb since cursor, and
-// the cursor it brings the client to. Holds s.mu.
-func (s *Server) build(tb *table, cursor string, after time.Time) (body []byte, next string) {
+// the cursor it brings the client to; lag is whether the relay's reads
+// lag now. Holds s.mu.
+func (s *Server) build(tb *table, cursor string, after time.Time, lag bool) (body []byte, next string) {
 	var tasks [][]byte
 	a := &Answer{Cursor: s.epoch + "." + strconv.FormatUint(tb.seq, 10), Loaded: tb.loaded,
 		Status: int(tb.state.Status), Updated: tb.state.Updated, Err: tb.state.Err,
 		Code: string(tb.state.Health.Code), Every: tb.state.Health.Every,
-		Lagging: tb.state.Lagging(s.now())}
+		Lagging: lag}
 	if !tb.loaded {
 		return appendAnswer(nil, a, nil), cursor
 	}
@@ -480,12 +496,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	// A server's write timeout would cut the stream: each frame gets its
 	// own deadline instead (a client reconnects after a cut anyway).
-	send := func(body []byte) bool {
+	send := func(frame []byte) bool {
 		// Ten seconds, and one more per MiB: a full frame of a big queue
 		// to a dashboard behind an SSH tunnel takes its time.
-		_ = rc.SetWriteDeadline(time.Now().Add(10*time.Second + time.Duration(len(body)>>20)*time.Second))
-		frame := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(body)), uint64(len(body)))
-		_, err := w.Write(append(frame, body...))
+		_ = rc.SetWriteDeadline(time.Now().Add(10*time.Second + time.Duration(len(frame)>>20)*time.Second))
+		_, err := w.Write(frame)
 		return err == nil && rc.Flush() == nil
 	}
 	// Each second the stream looks again even when the hub is silent, so
@@ -499,14 +514,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	for {
 		s.mu.Lock()
 		wait := s.changed
-		var body []byte
+		var f []byte
 		if tb := s.tables[name]; tb != nil && (first || tb.seq != seq || !s.sameState(tb.state, state)) {
-			body, cursor = s.build(tb, cursor, after)
+			f, cursor = s.frame(tb, cursor, after)
 			seq, state, first = tb.seq, tb.state, false
 		}
 		s.mu.Unlock()
-		if body != nil {
-			if !send(body) {
+		if f != nil {
+			if !send(f) {
 				return
 			}
 			quiet = 0
@@ -517,13 +532,35 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		case <-wait:
 		case <-tick.C:
 			if quiet++; quiet >= int(keepAlive/time.Second) {
-				if !send(nil) {
+				if !send(keepAliveFrame) {
 					return
 				}
 				quiet = 0
 			}
 		}
 	}
+}
+
+// keepAliveFrame is an empty answer: a stream's sign of life.
+var keepAliveFrame = []byte{0}
+
+// frame is build's answer as a stream's frame, built once for every
+// stream at the same cursor until the table moves. Holds s.mu.
+func (s *Server) frame(tb *table, cursor string, after time.Time) ([]byte, string) {
+	k := frameKey{cursor: cursor, lag: tb.state.Lagging(s.now())}
+	if _, ok := s.since(tb, cursor); !ok && !after.IsZero() {
+		k.after = after.UnixMicro() // only a full answer leaves history out
+	}
+	if f, ok := tb.frames[k]; ok {
+		return f.bytes, f.next
+	}
+	body, next := s.build(tb, cursor, after, k.lag)
+	f := frame{bytes: append(binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(body)), uint64(len(body))), body...), next: next}
+	if tb.frames == nil {
+		tb.frames = map[frameKey]frame{}
+	}
+	tb.frames[k] = f
+	return f.bytes, f.next
 }
 
 // sameState says whether a client already knows the source's standing:

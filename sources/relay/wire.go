@@ -70,9 +70,12 @@ func appendAnswer(b []byte, a *Answer, tasks [][]byte) []byte {
 }
 
 // decodeAnswer reads an answer, checking what a dashboard relies on.
-func decodeAnswer(b []byte) (*Answer, error) {
+func decodeAnswer(b []byte, w words) (*Answer, error) {
 	if len(b) < len(magic) || string(b[:len(magic)]) != magic {
 		return nil, errors.New("not a relay's answer (is the address a claimdeck relay of the same version?)")
+	}
+	if w == nil {
+		w = words{}
 	}
 	d := &dec{b: b[len(magic):]}
 	a := &Answer{Full: d.bool(), Cursor: d.str(), Archived: d.int32("archived"), Loaded: d.bool(),
@@ -86,7 +89,7 @@ func decodeAnswer(b []byte) (*Answer, error) {
 	if n := d.count(); n > 0 {
 		a.Tasks = make([]*model.Task, n)
 		for i := range a.Tasks {
-			td := &dec{b: d.bytes()}
+			td := &dec{b: d.bytes(), words: w}
 			a.Tasks[i] = td.task()
 			if td.err == nil && len(td.b) != 0 {
 				td.fail("task ends early")
@@ -200,15 +203,15 @@ func appendTask(b []byte, t *model.Task) []byte {
 
 // task reads what appendTask wrote.
 func (d *dec) task() *model.Task {
-	t := &model.Task{Source: d.str(), ID: d.str(), Key: d.str(), Title: d.str(), Description: d.str(), RawStatus: d.str(),
+	t := &model.Task{Source: d.word(), ID: d.str(), Key: d.str(), Title: d.str(), Description: d.str(), RawStatus: d.word(),
 		Priority: int(d.int()), State: model.State(d.small("state")), Class: model.Class(d.small("class")),
 		Escalated: model.Level(d.small("escalation")), OpenSubtasks: int32(d.int32("open sub-tasks")),
 		CreatedAt: model.Stamp(d.int()), EditedAt: model.Stamp(d.int()), Version: d.str()}
 	if d.bool() {
-		t.Reservation = &model.Reservation{For: d.str(), Until: d.time(), By: d.str(), Reason: d.str(), Priority: d.str()}
+		t.Reservation = &model.Reservation{For: d.word(), Until: d.time(), By: d.word(), Reason: d.str(), Priority: d.word()}
 	}
 	if d.bool() {
-		t.SetClaim(model.Claim{Holder: model.HolderKind(d.int32("holder")), Name: d.str(), RunID: d.str(), Node: d.str(), Token: d.str(),
+		t.SetClaim(model.Claim{Holder: model.HolderKind(d.int32("holder")), Name: d.word(), RunID: d.str(), Node: d.word(), Token: d.str(),
 			ClaimedAt: model.Stamp(d.int()), HeartbeatAt: model.Stamp(d.int()), Expires: model.Stamp(d.int())})
 	}
 	var m model.More
@@ -222,18 +225,18 @@ func (d *dec) task() *model.Task {
 		if n := d.count(); n > 0 {
 			m.Family.Subtasks = make([]model.Subtask, n)
 			for i := range m.Family.Subtasks {
-				m.Family.Subtasks[i] = model.Subtask{ID: d.str(), Key: d.str(), Title: d.str(), State: model.State(d.small("state")), RawStatus: d.str()}
+				m.Family.Subtasks[i] = model.Subtask{ID: d.str(), Key: d.str(), Title: d.str(), State: model.State(d.small("state")), RawStatus: d.word()}
 			}
 		}
 	}
 	if n := d.count(); n > 0 {
 		m.History = make([]model.Event, n)
 		for i := range m.History {
-			m.History[i] = model.Event{At: d.time(), Actor: d.str(), Action: d.str(), Reason: d.str(), Detail: d.str()}
+			m.History[i] = model.Event{At: d.time(), Actor: d.word(), Action: d.word(), Reason: d.str(), Detail: d.str()}
 		}
 	}
 	if d.bool() {
-		m.Carried = &model.Carried{TaskType: d.str(), Worker: d.str(), StartedAt: d.time(), CompletedAt: d.time(), LeaseUnset: d.bool()}
+		m.Carried = &model.Carried{TaskType: d.word(), Worker: d.word(), StartedAt: d.time(), CompletedAt: d.time(), LeaseUnset: d.bool()}
 		hasExtra := d.bool()
 		n := d.count()
 		if hasExtra {
@@ -290,8 +293,36 @@ func (e *enc) time(t time.Time) {
 // dec reads the wire's values. The first fault sticks: every later read
 // gives a zero value, and err says what was wrong.
 type dec struct {
-	b   []byte
-	err error
+	b     []byte
+	err   error
+	words words
+}
+
+// words keep one copy of each short string that tasks repeat (their
+// source, raw status, holder, node, type and worker) across the tasks
+// of an answer, and across a stream's answers: a dashboard holding
+// 100,000 tasks keeps a few hundred of them, not 100,000 of each, and a
+// decoded task allocates only what is its own.
+type words map[string]string
+
+// maxWords bounds words, and maxWord the strings they keep: past
+// either, a string is copied as any other.
+const maxWords, maxWord = 4096, 64
+
+// word reads a string that tasks repeat, keeping one copy of each.
+func (d *dec) word() string {
+	b := d.bytes()
+	if len(b) == 0 || len(b) > maxWord || d.words == nil {
+		return string(b)
+	}
+	if s, ok := d.words[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(d.words) < maxWords {
+		d.words[s] = s
+	}
+	return s
 }
 
 func (d *dec) fail(what string) {

@@ -91,7 +91,7 @@ func TestATaskCrossesTheWireWhole(t *testing.T) {
 
 func roundTrip(t *testing.T, task *model.Task) *model.Task {
 	t.Helper()
-	a, err := decodeAnswer(appendAnswer(nil, &Answer{Loaded: true, Cursor: "e.1"}, [][]byte{appendTask(nil, task)}))
+	a, err := decodeAnswer(appendAnswer(nil, &Answer{Loaded: true, Cursor: "e.1"}, [][]byte{appendTask(nil, task)}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestAnAnswerCrossesTheWireWhole(t *testing.T) {
 	fill(reflect.ValueOf(&a).Elem(), &n)
 	a.Tasks = nil
 	a.Full, a.Removed = false, []string{"t9", "t\xff"}
-	back, err := decodeAnswer(appendAnswer(nil, &a, nil))
+	back, err := decodeAnswer(appendAnswer(nil, &a, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 	f.Add([]byte("the relay is down for maintenance"))
 	f.Add([]byte(magic + "\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		a, err := decodeAnswer(data)
+		a, err := decodeAnswer(data, nil)
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("an empty error")
