@@ -940,8 +940,25 @@ func (h *Hub) watch(ctx context.Context, f *feed, w sources.Watcher) {
 	h.setWatching(f, true)
 	defer h.setWatching(f, false)
 	debounce := h.cfg.Debounce
-	if g, ok := f.src.(gatherer); ok && g.Gather() > 0 {
+	if g, ok := f.src.(gatherer); ok {
 		debounce = g.Gather()
+	}
+	if debounce <= 0 {
+		// The source gathers its hints itself: each is a poll, and the
+		// hints that come while one runs make one more.
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case _, ok := <-hints:
+				if !ok {
+					return
+				}
+				if !h.Paused() {
+					poke(f.kick)
+				}
+			}
+		}
 	}
 	cooldown := time.NewTimer(0)
 	defer cooldown.Stop()
@@ -980,8 +997,9 @@ func (h *Hub) watch(ctx context.Context, f *feed, w sources.Watcher) {
 }
 
 // gatherer is a source that says how long its hints are gathered into
-// one poll, in place of Config.Debounce: a relay's pushed changes come
-// gathered already, and polling them costs the server nothing.
+// one poll, in place of Config.Debounce; 0 polls at each hint, without
+// a cooldown: a relay's pushed changes come gathered already, and
+// polling them costs the server nothing.
 type gatherer interface {
 	Gather() time.Duration
 }

@@ -242,6 +242,31 @@ func TestASourceGathersItsHintsForAsLongAsItSays(t *testing.T) {
 	})
 }
 
+// unGathered is a watched source that gathers its hints itself, as a
+// relay's stream does: Gather is 0.
+type unGathered struct{ *memsource.Memory }
+
+func (unGathered) Gather() time.Duration { return 0 }
+
+// A source whose Gather is 0 is polled at each hint, with no cooldown
+// after a poll: the change after one is polled at once, not after the
+// hub's hour of Debounce.
+func TestASourceThatGathersItselfIsPolledAtEachHint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memsource.NewMemory("relayed")
+		h := start(t, Config{Feeds: []Feed{{Source: unGathered{mem}, Every: 24 * time.Hour}}, Debounce: time.Hour})
+		await(t, h, "the first load", func(s Snapshot) bool { return s.Sources[0].Status == StatusOK && s.Sources[0].Watching })
+		began := time.Now()
+		for _, id := range []string{"first", "second", "third"} {
+			mem.Put(&model.Task{ID: id, State: model.StateQueued})
+			await(t, h, id, func(s Snapshot) bool { return find(s, "relayed", id) != nil })
+		}
+		if waited := time.Since(began); waited != 0 {
+			t.Fatalf("three changes, each after the last one's poll, waited %v of the bubble's clock; want none", waited)
+		}
+	})
+}
+
 // With Changes, a snapshot says what was put and removed since the one
 // before, coalesced snapshots included, and that it must be compared
 // whole after a full poll.
