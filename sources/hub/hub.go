@@ -943,33 +943,27 @@ func (h *Hub) watch(ctx context.Context, f *feed, w sources.Watcher) {
 	if g, ok := f.src.(gatherer); ok {
 		debounce = g.Gather()
 	}
-	if debounce <= 0 {
-		// The source gathers its hints itself: each is a poll, and the
-		// hints that come while one runs make one more.
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case _, ok := <-hints:
-				if !ok {
-					return
-				}
-				if !h.Paused() {
-					poke(f.kick)
-				}
-			}
-		}
+	// A source that gathers its hints itself (debounce 0) has no
+	// cooldown: each hint is a poll, and the hints that come while one
+	// runs make one more.
+	var cooldown *time.Timer
+	var cooled <-chan time.Time // nil, never ready, without a cooldown
+	if debounce > 0 {
+		cooldown = time.NewTimer(debounce)
+		cooldown.Stop()
+		defer cooldown.Stop()
+		cooled = cooldown.C
 	}
-	cooldown := time.NewTimer(0)
-	defer cooldown.Stop()
-	<-cooldown.C
 	cooling, pending := false, false
 	kick := func() {
 		if !h.Paused() {
 			poke(f.kick)
 		}
-		cooldown.Reset(debounce)
-		cooling, pending = true, false
+		if cooldown != nil {
+			cooldown.Reset(debounce)
+			cooling = true
+		}
+		pending = false
 	}
 	for {
 		select {
@@ -987,7 +981,7 @@ func (h *Hub) watch(ctx context.Context, f *feed, w sources.Watcher) {
 			} else {
 				kick()
 			}
-		case <-cooldown.C:
+		case <-cooled:
 			cooling = false
 			if pending {
 				kick()
