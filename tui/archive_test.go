@@ -52,7 +52,7 @@ func TestAFilterForDoneTasksReadsTheArchive(t *testing.T) {
 		}
 		found := false
 		for _, st := range s.Sources {
-			for _, task := range st.Tasks {
+			for task := range st.Tasks.All() {
 				found = found || task.ID == "old"
 			}
 		}
@@ -81,7 +81,7 @@ func TestAFilterForDoneTasksReadsTheArchive(t *testing.T) {
 func TestFooterSaysLoadingAndCountsHistory(t *testing.T) {
 	r := newRig(t)
 	s := hub.Snapshot{Sources: []hub.SourceState{{Name: "prod", Status: hub.StatusOK, Updated: r.now, Loading: true, Archived: 1234,
-		Tasks: []*model.Task{{Source: "prod", ID: "1", Key: "TASK-1", Title: "Rotate TLS", State: model.StateQueued}}}}}
+		Tasks: hub.TasksOf([]*model.Task{{Source: "prod", ID: "1", Key: "TASK-1", Title: "Rotate TLS", State: model.StateQueued}})}}}
 	r.m.Update(snapshotMsg(s))
 	r.size(160, 24)
 	if screen := r.screen(); !strings.Contains(screen, "loading…") || !strings.Contains(screen, "1234 finished earlier") {

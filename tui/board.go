@@ -167,8 +167,7 @@ func sameTasks(a, b hub.Snapshot) bool {
 		return false
 	}
 	for i := range a.Sources {
-		x, y := a.Sources[i].Tasks, b.Sources[i].Tasks
-		if len(x) != len(y) || len(x) > 0 && &x[0] != &y[0] {
+		if !a.Sources[i].Tasks.Same(b.Sources[i].Tasks) {
 			return false
 		}
 	}
@@ -183,7 +182,7 @@ func (b *board) gather() {
 		all = make([]*model.Task, 0, n)
 	}
 	for i := range b.snap.Sources {
-		all = append(all, b.snap.Sources[i].Tasks...)
+		all = b.snap.Sources[i].Tasks.AppendTo(all)
 	}
 	if len(b.results) > 0 {
 		for i, t := range all {

@@ -48,7 +48,7 @@ func bigQueue(n int, rng *rand.Rand) hub.Snapshot {
 	}
 	s := hub.Snapshot{Seq: 1, At: t0, Policy: model.DefaultPolicy()}
 	for i, name := range []string{"prod", "staging"} {
-		s.Sources = append(s.Sources, hub.SourceState{Name: name, Status: hub.StatusOK, Updated: t0, Tasks: srcs[i]})
+		s.Sources = append(s.Sources, hub.SourceState{Name: name, Status: hub.StatusOK, Updated: t0, Tasks: hub.TasksOf(srcs[i])})
 	}
 	return s
 }
@@ -108,7 +108,7 @@ func BenchmarkBubblesTableMove100k(b *testing.B) {
 	_, s := benchModel(b)
 	rows := make([]table.Row, 0, 100_000)
 	for _, src := range s.Sources {
-		for _, t := range src.Tasks {
+		for t := range src.Tasks.All() {
 			rows = append(rows, table.Row{t.Source, t.DisplayKey(), t.Title, t.Class.String(), model.PriorityName(t.Priority), ago(t.CreatedAt.Time(), t0)})
 		}
 	}
@@ -191,7 +191,7 @@ func BenchmarkFilterKeystroke100k(b *testing.B) {
 func BenchmarkPollBulkLoaded100k(b *testing.B) {
 	m, s := benchModel(b)
 	for _, src := range s.Sources {
-		for _, t := range src.Tasks {
+		for t := range src.Tasks.All() {
 			t.CreatedAt, t.EditedAt, t.Priority = model.StampOf(t0), model.StampOf(t0), 2
 		}
 	}
@@ -221,7 +221,7 @@ func changedSnapshot(s hub.Snapshot, rng *rand.Rand, changed int, shuffle bool) 
 	n := s
 	n.Sources = append([]hub.SourceState(nil), s.Sources...)
 	for i := range n.Sources {
-		ts := append([]*model.Task(nil), n.Sources[i].Tasks...)
+		ts := n.Sources[i].Tasks.AppendTo(nil)
 		for k := range changed / len(n.Sources) {
 			j := k
 			if changed < 100_000 {
@@ -234,7 +234,7 @@ func changedSnapshot(s hub.Snapshot, rng *rand.Rand, changed int, shuffle bool) 
 		if shuffle {
 			rng.Shuffle(len(ts), func(a, z int) { ts[a], ts[z] = ts[z], ts[a] })
 		}
-		n.Sources[i].Tasks = ts
+		n.Sources[i].Tasks = hub.TasksOf(ts)
 	}
 	return n
 }

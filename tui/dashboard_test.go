@@ -640,7 +640,7 @@ func (r *rig) sick(code model.Code, err string) {
 	s.Sources = slices.Clone(s.Sources)
 	for i := range s.Sources {
 		s.Sources[i].Status, s.Sources[i].Err, s.Sources[i].Since = hub.StatusDegraded, err, t0.Add(-7*time.Minute)
-		s.Sources[i].Failures, s.Sources[i].Tasks = 4, nil
+		s.Sources[i].Failures, s.Sources[i].Tasks = 4, hub.Tasks{}
 		s.Sources[i].Health = hub.SourceHealth{Code: code, Retry: t0.Add(16 * time.Second)}
 	}
 	r.m.Update(snapshotMsg(s))

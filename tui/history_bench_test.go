@@ -230,7 +230,7 @@ func changeToScreen(b *testing.B, cfg sqlstore.Config) {
 
 func claimedOnScreen(s hub.Snapshot, id string) bool {
 	for _, st := range s.Sources {
-		for _, t := range st.Tasks {
+		for t := range st.Tasks.All() {
 			if t.ID == id {
 				return t.State == model.StateClaimed
 			}

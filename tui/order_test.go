@@ -34,7 +34,7 @@ func TestQueueSortIsExactlyModelPullOrder(t *testing.T) {
 	s := bigQueue(5000, rng)
 	var tasks []*model.Task
 	for _, src := range s.Sources {
-		for _, task := range src.Tasks {
+		for task := range src.Tasks.All() {
 			if rng.IntN(10) == 0 {
 				task.EditedAt = model.StampOf(task.EditedAt.Time().Add(time.Duration(rng.IntN(1000))))
 			}
@@ -52,7 +52,7 @@ func TestQueueSortFallsBackForUnpackableValues(t *testing.T) {
 		"a negative priority": func(t *model.Task) { t.Priority = -1 << 20 },
 	} {
 		t.Run(name, func(t *testing.T) {
-			tasks := bigQueue(500, rand.New(rand.NewPCG(9, 10))).Sources[0].Tasks
+			tasks := bigQueue(500, rand.New(rand.NewPCG(9, 10))).Sources[0].Tasks.AppendTo(nil)
 			odd(tasks[7])
 			samePullOrder(t, tasks)
 		})
@@ -86,7 +86,7 @@ func TestTheQueueIsInPullOrderAfterEverySnapshot(t *testing.T) {
 		next := s
 		next.Sources = slices.Clone(s.Sources)
 		for i := range next.Sources {
-			tasks := slices.Clone(next.Sources[i].Tasks)
+			tasks := next.Sources[i].Tasks.AppendTo(nil)
 			for j := range tasks {
 				if rng.IntN(5) == 0 {
 					changed := *tasks[j]
@@ -94,18 +94,18 @@ func TestTheQueueIsInPullOrderAfterEverySnapshot(t *testing.T) {
 					tasks[j] = &changed
 				}
 			}
-			next.Sources[i].Tasks = tasks
-		}
-		if round == 2 {
-			odd := *next.Sources[1].Tasks[3]
-			odd.Priority = 1 << 40
-			next.Sources[1].Tasks[3] = &odd
+			if round == 2 && i == 1 {
+				odd := *tasks[3]
+				odd.Priority = 1 << 40
+				tasks[3] = &odd
+			}
+			next.Sources[i].Tasks = hub.TasksOf(tasks)
 		}
 		s = next
 		m.Update(snapshotMsg(s))
 		var want []*model.Task
 		for _, src := range s.Sources {
-			for _, task := range src.Tasks {
+			for task := range src.Tasks.All() {
 				if model.Eligible(task, t0) {
 					want = append(want, task)
 				}

@@ -145,7 +145,7 @@ func (r *rig) poll() {
 			}
 		}
 		s.Sources = append(s.Sources, hub.SourceState{Name: mem.Name(), Status: hub.StatusOK, Since: t0.Add(-time.Hour),
-			Updated: r.now.Add(-3 * time.Second), Tasks: d.Tasks, Rescues: mem.Caps().Rescue && !r.noRescue[mem.Name()]})
+			Updated: r.now.Add(-3 * time.Second), Tasks: hub.TasksOf(d.Tasks), Rescues: mem.Caps().Rescue && !r.noRescue[mem.Name()]})
 	}
 	s.Policy = model.DefaultPolicy()
 	if r.nodes != nil {

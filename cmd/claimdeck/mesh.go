@@ -545,7 +545,7 @@ func (a *app) startMesh(ctx context.Context, cmd *cobra.Command, hc *hub.Config)
 	hc.Enforce = func(ctx context.Context, s hub.Snapshot) []hub.Notice {
 		var tasks []*model.Task
 		for _, st := range s.Sources {
-			tasks = append(tasks, st.Tasks...)
+			tasks = st.Tasks.AppendTo(tasks)
 		}
 		return sweepNotices(sw.SweepTasks(ctx, tasks, s.Mesh, srcs...), s.At)
 	}

@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -32,7 +31,7 @@ func TestFirstScreenBeforeTheFullLoad(t *testing.T) {
 	h := New(Config{Feeds: []Feed{{Source: store}}, FirstPage: 7})
 	h.poll(ctx, h.feeds[0])
 	s := <-h.Snapshots()
-	first := slices.Clone(s.Sources[0].Tasks)
+	first := s.Sources[0].Tasks.AppendTo(nil)
 	model.SortPullOrder(first)
 	if !s.Sources[0].Loading || len(first) != 7 || len(s.Transitions) != 0 {
 		t.Fatalf("first screen: %d tasks, loading %v, %d transitions; want 7, true, 0", len(first), s.Sources[0].Loading, len(s.Transitions))

@@ -152,7 +152,7 @@ type SourceState struct {
 	// Archived counts the finished tasks older than the window, as of the
 	// last full poll; LoadArchive brings the ones a filter asks for.
 	Archived int
-	Tasks    []*model.Task
+	Tasks    Tasks
 	// With Config.Changes: the records put (in order, a later one for the
 	// same id winning) and the ids removed since the snapshot before the
 	// one the consumer received last; Whole when that is not known (a full
@@ -230,7 +230,7 @@ func (s *Snapshot) Pooled(t *model.Task, now time.Time) bool {
 func (s *Snapshot) Len() int {
 	n := 0
 	for i := range s.Sources {
-		n += len(s.Sources[i].Tasks)
+		n += s.Sources[i].Tasks.Len()
 	}
 	return n
 }
@@ -263,8 +263,9 @@ type feed struct {
 	// archive holds the history LoadArchive brought, shown beside tasks.
 	archive map[string]*model.Task
 	// list is live and the archive's others as published: a snapshot
-	// shares it, so it is made anew, never written, when they change.
-	list   []*model.Task
+	// shares it, so it is made anew, never written, when they change
+	// (sharing the parts of live that did not).
+	list   Tasks
 	dirty  bool
 	loaded bool // the first load is not activity
 	// uncounted: the source's history count costs a read of all of it
@@ -893,12 +894,13 @@ func (h *Hub) publish() {
 	s := Snapshot{Seq: h.seq, At: h.cfg.Now(), Sources: make([]SourceState, len(h.feeds)), Policy: h.cfg.Policy, Mesh: h.mesh}
 	for i, f := range h.feeds {
 		if f.dirty {
-			f.list = append(make([]*model.Task, 0, len(f.live)+len(f.archive)), f.live...)
+			var extra []*model.Task
 			for id, t := range f.archive {
 				if f.task(id) == nil {
-					f.list = append(f.list, t)
+					extra = append(extra, t)
 				}
 			}
+			f.list = f.publish(extra)
 			f.dirty = false
 		}
 		s.Sources[i] = f.state

@@ -51,7 +51,7 @@ func find(s Snapshot, source, id string) *model.Task {
 		if st.Name != source {
 			continue
 		}
-		for _, t := range st.Tasks {
+		for t := range st.Tasks.All() {
 			if t.ID == id {
 				return t
 			}
@@ -102,7 +102,7 @@ func TestFailingSourceIsDegradedThenRecoversByItself(t *testing.T) {
 		mem.FailPolls(errors.New("connection refused"))
 		s := await(t, h, "degraded", func(s Snapshot) bool { return s.Sources[0].Status == StatusDegraded })
 		st := s.Sources[0]
-		if !strings.Contains(st.Err, "connection refused") || st.Since.IsZero() || len(st.Tasks) != 1 {
+		if !strings.Contains(st.Err, "connection refused") || st.Since.IsZero() || st.Tasks.Len() != 1 {
 			t.Fatalf("degraded state %+v: want the error, since when, and the last good tasks kept", st)
 		}
 		if st.Health.Code != model.CodeAPIError || !st.Health.Retry.After(st.Since.Add(-time.Nanosecond)) {
@@ -494,7 +494,7 @@ func TestTheTaskListFollowsEveryDelta(t *testing.T) {
 	want := map[string]*model.Task{}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var held []*model.Task // the last snapshot's list, as its holder has it
+	var held Tasks // the last snapshot's list, as its holder has it
 	var heldCopy []*model.Task
 	for round := range 2000 {
 		var d sources.Delta
@@ -502,19 +502,19 @@ func TestTheTaskListFollowsEveryDelta(t *testing.T) {
 		case r == 0: // a full reload of some of the tasks, all new
 			d.Full = true
 			clear(want)
-			for range rng.IntN(30) {
-				task := &model.Task{Source: "local", ID: strconv.Itoa(rng.IntN(40)), Version: strconv.Itoa(round)}
+			for range rng.IntN(150) {
+				task := &model.Task{Source: "local", ID: strconv.Itoa(rng.IntN(200)), Version: strconv.Itoa(round)}
 				d.Tasks = append(d.Tasks, task)
 				want[task.ID] = task
 			}
 		default:
 			for range rng.IntN(4) {
-				task := &model.Task{Source: "local", ID: strconv.Itoa(rng.IntN(40)), Version: strconv.Itoa(round)}
+				task := &model.Task{Source: "local", ID: strconv.Itoa(rng.IntN(200)), Version: strconv.Itoa(round)}
 				d.Tasks = append(d.Tasks, task)
 				want[task.ID] = task
 			}
 			for range rng.IntN(3) {
-				id := strconv.Itoa(rng.IntN(40))
+				id := strconv.Itoa(rng.IntN(200))
 				d.Removed = append(d.Removed, id)
 				delete(want, id)
 			}
@@ -522,11 +522,11 @@ func TestTheTaskListFollowsEveryDelta(t *testing.T) {
 		h.merge(f, d)
 		h.publish()
 		s := <-h.out
-		if !slices.Equal(held, heldCopy) {
+		if !slices.Equal(held.AppendTo(nil), heldCopy) {
 			t.Fatalf("round %d: a published snapshot's task list changed under its holder", round)
 		}
 		got := map[string]*model.Task{}
-		for _, task := range s.Sources[0].Tasks {
+		for task := range s.Sources[0].Tasks.All() {
 			if got[task.ID] != nil {
 				t.Fatalf("round %d: task %s listed twice", round, task.ID)
 			}
@@ -535,6 +535,9 @@ func TestTheTaskListFollowsEveryDelta(t *testing.T) {
 		if !maps.Equal(got, want) {
 			t.Fatalf("round %d: the snapshot lists %d tasks, want %d (%v against %v)", round, len(got), len(want), slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 		}
-		held, heldCopy = s.Sources[0].Tasks, slices.Clone(s.Sources[0].Tasks)
+		if n := s.Sources[0].Tasks.Len(); n != len(got) {
+			t.Fatalf("round %d: Len is %d, the tasks %d", round, n, len(got))
+		}
+		held, heldCopy = s.Sources[0].Tasks, s.Sources[0].Tasks.AppendTo(nil)
 	}
 }

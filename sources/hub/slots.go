@@ -19,6 +19,10 @@ type slots struct {
 	live  []*model.Task
 	seed  maphash.Seed
 	index []int32
+	// pub are the parts of live last published (publish), and dirty marks
+	// the parts touched since, a bit each.
+	pub   []*part
+	dirty []uint64
 }
 
 // newSlots makes slots with room for n tasks.
@@ -72,10 +76,12 @@ func (s *slots) put(t *model.Task) (old *model.Task) {
 	if ok {
 		i := s.index[at] - 1
 		old, s.live[i] = s.live[i], t
+		s.touch(int(i))
 		return old
 	}
 	s.live = append(s.live, t)
 	s.index[at] = int32(len(s.live))
+	s.touch(len(s.live) - 1)
 	return nil
 }
 
@@ -98,7 +104,9 @@ func (s *slots) drop(id string) {
 	if moved := s.live[last]; int(i) != last {
 		to, _ := s.find(moved.ID)
 		s.index[to], s.live[i] = i+1, moved
+		s.touch(int(i))
 	}
+	s.touch(last)
 	s.live[last] = nil
 	s.live = s.live[:last]
 	s.vacate(at)

@@ -133,7 +133,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		var n uint64
 		var sum float64
-		for _, t := range st.Tasks {
+		for t := range st.Tasks.All() {
 			byState[t.State]++
 			if l := snap.Classify(t, now).Level; l != model.LevelNone {
 				stuck[l]++

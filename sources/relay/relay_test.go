@@ -399,7 +399,7 @@ func TestAHubOnTheRelayShowsAChange(t *testing.T) {
 	h := hub.New(hub.Config{Feeds: []hub.Feed{{Source: r.client, Every: time.Hour}}})
 	go h.Run(ctx)
 	find := func(s hub.Snapshot) *model.Task {
-		for _, t := range s.Sources[0].Tasks {
+		for t := range s.Sources[0].Tasks.All() {
 			if t.ID == "t1" {
 				return t
 			}
@@ -442,7 +442,7 @@ func TestAHubOnTheRelayShowsAChange(t *testing.T) {
 	for {
 		select {
 		case s := <-h.Snapshots():
-			if len(s.Sources[0].Tasks) == 2 {
+			if s.Sources[0].Tasks.Len() == 2 {
 				return
 			}
 		case <-timeout:

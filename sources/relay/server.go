@@ -175,7 +175,7 @@ func (s *Server) take(snap hub.Snapshot) {
 			s.tables[st.Name] = tb
 		}
 		tasks, changed, gone := st.Tasks, st.Changed, st.Gone
-		st.Tasks, st.Changed, st.Gone = nil, nil, nil
+		st.Tasks, st.Changed, st.Gone = hub.Tasks{}, nil, nil
 		// A read that moved only the time of the last good read is no
 		// news: it wakes no stream (they look each second for a lag
 		// anyway) and keeps the frames built.
@@ -207,15 +207,15 @@ func (s *Server) take(snap hub.Snapshot) {
 // equal to the old one (DeepEqual follows the claim and the rest behind
 // their pointers) is a task read again, as an incremental poll's overlap
 // does, and no change either.
-func (tb *table) apply(tasks []*model.Task) (moved bool) {
+func (tb *table) apply(tasks hub.Tasks) (moved bool) {
 	tb.gen++
-	for _, t := range tasks {
+	for t := range tasks.All() {
 		if tb.put(t) {
 			moved = true
 		}
 		tb.tasks[t.ID].gen = tb.gen
 	}
-	if len(tb.tasks) > len(tasks) || moved {
+	if len(tb.tasks) > tasks.Len() || moved {
 		for id, e := range tb.tasks {
 			if e.gen != tb.gen {
 				tb.remove(id)

@@ -159,7 +159,7 @@ func (c *change) look(i int, s *hub.Snapshot, all bool) {
 	claimed := func(t *model.Task) bool { return t != nil && t.ID == c.id && t.State == model.StateClaimed }
 	found := false
 	if all || len(s.Transitions) >= hubTransitions {
-		found = slices.ContainsFunc(s.Sources[0].Tasks, claimed)
+		found = slices.ContainsFunc(s.Sources[0].Tasks.AppendTo(nil), claimed)
 	} else {
 		found = slices.ContainsFunc(s.Transitions, func(t hub.Transition) bool { return claimed(t.After) })
 	}

@@ -25,7 +25,7 @@ func fleet100k(now time.Time) hub.Snapshot {
 		}
 		tasks[i] = t
 	}
-	return hub.Snapshot{At: now, Sources: []hub.SourceState{{Name: "prod", Status: hub.StatusOK, Updated: now, Tasks: tasks}}}
+	return hub.Snapshot{At: now, Sources: []hub.SourceState{{Name: "prod", Status: hub.StatusOK, Updated: now, Tasks: hub.TasksOf(tasks)}}}
 }
 
 // BenchmarkReport100k is one report (the Stats view's second, a scrape,
@@ -48,7 +48,7 @@ func BenchmarkCountStates100k(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var n [model.StateCanceled + 1]int
-		for _, t := range s.Sources[0].Tasks {
+		for t := range s.Sources[0].Tasks.All() {
 			n[t.State]++
 		}
 	}
@@ -63,7 +63,7 @@ func BenchmarkObservePoll(b *testing.B) {
 	tr.Observe(s)
 	trs := make([]hub.Transition, 1000)
 	for i := range trs {
-		before := s.Sources[0].Tasks[i*10]
+		before := s.Sources[0].Tasks.At(i * 10)
 		after := *before
 		after.State = model.StateDone
 		trs[i] = hub.Transition{At: now, Before: before, After: &after}

@@ -21,7 +21,7 @@ func FuzzTracker(f *testing.F) {
 		task := (&model.Task{Source: "src", ID: "1", State: model.State(state), CreatedAt: model.StampOf(at(createdAgo)), EditedAt: model.StampOf(at(editedAgo))}).WithClaim(model.Claim{Holder: model.HolderKind(holder), Name: name, Node: node, ClaimedAt: model.StampOf(at(claimedAgo)), HeartbeatAt: model.StampOf(at(editedAgo))})
 		before := (&model.Task{Source: "src", ID: "1", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: node, ClaimedAt: model.StampOf(at(createdAgo))})
 		tr := New()
-		src := []hub.SourceState{{Name: "src", Updated: now, Tasks: []*model.Task{task}}}
+		src := []hub.SourceState{{Name: "src", Updated: now, Tasks: hub.TasksOf([]*model.Task{task})}}
 		tr.Observe(hub.Snapshot{At: now, Sources: src})
 		tr.Observe(hub.Snapshot{At: now, Sources: src, Transitions: []hub.Transition{{At: now, Before: before, After: task}}})
 		r := tr.Report(now)

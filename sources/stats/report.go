@@ -101,7 +101,7 @@ func (t *Tracker) Report(now time.Time) Report {
 	for _, st := range last.Sources {
 		b := srcs.get(st.Name)
 		b.g.Status, b.g.Error, b.states = st.Status.String(), st.Err, new([model.StateCanceled + 1]int)
-		for _, task := range st.Tasks {
+		for task := range st.Tasks.All() {
 			if s := task.State; s >= 0 && s <= model.StateCanceled {
 				b.states[s]++
 				overall.states[s]++

@@ -84,7 +84,7 @@ func (t *Tracker) Observe(s hub.Snapshot) {
 			continue // seed from a source's full load, not its first screen
 		}
 		t.seen[st.Name] = true
-		for _, task := range st.Tasks {
+		for task := range st.Tasks.All() {
 			t.seed(task, s.At, s.Mesh)
 		}
 	}
