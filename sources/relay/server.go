@@ -41,7 +41,7 @@ const DefaultTokenEnv = "CLAIMDECK_RELAY_TOKEN"
 // which takes every frame as it comes (ClientDebounce): one reader serves
 // every dashboard, so it can afford to poll twice as often as a dashboard
 // does (hub.DefaultDebounce). In the fleet benchmark (50 dashboards on one
-// CPU, 4 runs each, alternated) a change reached all 50 in 70-99 ms
+// CPU, 4 and 3 runs, alternated) a change reached all 50 in 70-99 ms
 // median, 166-224 ms worst, at 50 ms; in 64-87 / 212-343 ms at 25 ms, the
 // dashboards' CPU saturated (96-98 % busy against 82-90 %); 75 ms: 96-99
 // / 130-241 ms (2 runs).
