@@ -211,7 +211,7 @@ func Classify(t *Task, now time.Time, p Policy, mesh *Mesh) Classification {
 		c.Cause, c.Reason = CauseBroken, t.More().Problem
 		return c
 	}
-	if r := t.Reservation; t.State == StateQueued && r != nil && r.For != "" && !r.Until.IsZero() {
+	if r := t.Reserved(); t.State == StateQueued && r != nil && r.For != "" && !r.Until.IsZero() {
 		if now.Before(r.Until) {
 			c.Changes = r.Until
 			return c

@@ -94,7 +94,7 @@ func TestFilterMatches(t *testing.T) {
 		claim("c", "worker-9", "", 90*time.Minute, PriorityCritical),        // notify, placed by holder mapping
 		claim("d", "worker-1", "SANDMAN", 45*time.Minute, PriorityMedium),   // urgent elsewhere
 		{Source: "locks", ID: "e", Key: "E", Title: "Write docs", State: StateQueued, CreatedAt: StampOf(now.Add(-10 * time.Minute))},
-		{Source: "locks", ID: "f", Key: "F", Title: "Hand over", State: StateQueued, Reservation: &Reservation{For: "worker-2", Until: now.Add(time.Hour)}},
+		{Source: "locks", ID: "f", Key: "F", Title: "Hand over", State: StateQueued, more: &More{Reservation: &Reservation{For: "worker-2", Until: now.Add(time.Hour)}}},
 	}
 	for _, c := range []struct{ filter, want string }{
 		{"", "a b c d e f"},

@@ -69,7 +69,7 @@ func Eligible(t *Task, now time.Time) bool {
 // EligibleFor is Eligible for one agent: a task handed off to somebody else
 // stays theirs until the reservation expires.
 func EligibleFor(t *Task, agent string, now time.Time) bool {
-	return Eligible(t, now) && t.Reservation.Allows(agent, now)
+	return Eligible(t, now) && t.Reserved().Allows(agent, now)
 }
 
 // Inconsistent flags seed 002's edge case: Claimed By is AGENT but Lock

@@ -68,7 +68,7 @@ func TestInconsistentIsFlagged(t *testing.T) {
 }
 
 func TestReservation(t *testing.T) {
-	task := &Task{State: StateQueued, Reservation: &Reservation{For: "ORACLE", Until: t0.Add(10 * time.Minute)}}
+	task := &Task{State: StateQueued, more: &More{Reservation: &Reservation{For: "ORACLE", Until: t0.Add(10 * time.Minute)}}}
 	cases := []struct {
 		agent string
 		at    time.Time
@@ -84,11 +84,11 @@ func TestReservation(t *testing.T) {
 			t.Errorf("EligibleFor(%s, %v) = %v, want %v", c.agent, c.at.Sub(t0), got, c.want)
 		}
 	}
-	anyone := &Task{State: StateQueued, Reservation: &Reservation{For: AnyAgent, Until: t0.Add(time.Hour)}}
+	anyone := &Task{State: StateQueued, more: &More{Reservation: &Reservation{For: AnyAgent, Until: t0.Add(time.Hour)}}}
 	if !EligibleFor(anyone, "SANDMAN", t0) {
 		t.Error("a hand-off to ANY is open to every agent")
 	}
-	forever := &Task{State: StateQueued, Reservation: &Reservation{For: "other-pool"}}
+	forever := &Task{State: StateQueued, more: &More{Reservation: &Reservation{For: "other-pool"}}}
 	if EligibleFor(forever, "claude-chat-7K9X", t0.Add(1000*time.Hour)) {
 		t.Error("a reservation without an end never expires")
 	}
@@ -114,7 +114,7 @@ func TestClaimable(t *testing.T) {
 		{"an in-progress task without an expiry is not overridden by claim",
 			*(&Task{State: StateClaimed}).WithClaim(Claim{Holder: HolderAgent, Name: "x"}), false},
 		{"done is final", Task{State: StateDone}, false},
-		{"reserved for another agent", Task{State: StateQueued, Reservation: &Reservation{For: "ORACLE"}}, false},
+		{"reserved for another agent", Task{State: StateQueued, more: &More{Reservation: &Reservation{For: "ORACLE"}}}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -208,7 +208,7 @@ func TestPullOrderIsTotal(t *testing.T) {
 func TestNextSkipsIneligible(t *testing.T) {
 	tasks := []*Task{
 		(&Task{ID: "human", State: StateQueued, Class: ClassExpedite}).WithClaim(Claim{Holder: HolderHuman}),
-		{ID: "reserved", State: StateQueued, Class: ClassExpedite, Reservation: &Reservation{For: "ORACLE"}},
+		{ID: "reserved", State: StateQueued, Class: ClassExpedite, more: &More{Reservation: &Reservation{For: "ORACLE"}}},
 		{ID: "claimed", State: StateClaimed, Class: ClassExpedite},
 		(&Task{ID: "in-grace", State: StateClaimed, Class: ClassExpedite}).WithClaim(agentClaim("Sandman", t0.Add(-time.Hour), t0.Add(-time.Second))),
 		{ID: "plain", State: StateQueued, Priority: 1},
@@ -424,7 +424,7 @@ func TestPooledIsWhatSomeAgentsNextHandsOut(t *testing.T) {
 		want    bool
 	}{
 		{"a queued task", &Task{State: StateQueued}, false, true},
-		{"a task handed off to somebody: still in the queue, reserved", &Task{State: StateQueued, Reservation: &Reservation{For: "B", Until: now.Add(time.Hour)}}, false, true},
+		{"a task handed off to somebody: still in the queue, reserved", &Task{State: StateQueued, more: &More{Reservation: &Reservation{For: "B", Until: now.Add(time.Hour)}}}, false, true},
 		{"a running lease", agent(time.Minute), true, false},
 		{"a lease ended within the grace", agent(-30 * time.Second), true, false},
 		{"a dead holder's claim past the grace, in a source whose next rescues", agent(-2 * time.Minute), true, true},

@@ -67,7 +67,7 @@ func ClaimChanges(seen, now *model.Task) []string {
 	if seen.Claim().Token != now.Claim().Token {
 		out = append(out, "lock token")
 	}
-	if !sameReservation(seen.Reservation, now.Reservation) {
+	if !sameReservation(seen.Reserved(), now.Reserved()) {
 		out = append(out, "reservation")
 	}
 	return out

@@ -38,6 +38,9 @@ type board struct {
 	rungs      [levelBroken + 1]int // stale rows by severity, for the alarm in the top bar
 	reviews    int                  // tasks waiting for a reviewer, for the top bar
 	touched    int                  // keeps derive's touching loop from being optimized away
+	// allBuilt says the All view's members hold the tasks of the last
+	// derive; they are made only for a derive or freshen with All on screen.
+	allBuilt bool
 	derived    uint64               // derives so far: the root re-reads the stale claims after one
 
 	panes  [viewCount]*pane
@@ -201,9 +204,19 @@ func (b *board) derive() {
 	b.gather()
 	b.subs = model.SubtaskIndex{}
 	for _, k := range []viewKind{queueView, leasesView, staleView, parkedView, allView} {
-		b.panes[k].members = b.panes[k].members[:0]
+		p := b.panes[k]
+		p.leave() // before the members are rebuilt: shown may be them
+		p.members = p.members[:0]
 	}
-	b.panes[allView].members = slices.Grow(b.panes[allView].members, len(b.all))
+	// All holds every task: its rows are made only while it is on screen
+	// (freshen makes them when it comes back), not kept at every derive
+	// for a view nobody looks at (1.6 MB at 100,000 tasks).
+	all := b.panes[allView]
+	if b.allBuilt = b.active == allView; b.allBuilt {
+		all.members = slices.Grow(all.members, len(b.all))
+	} else {
+		all.members = nil
+	}
 	var boundary time.Time
 	b.stale, b.staleClass, b.classReady = b.stale[:0], b.staleClass[:0], false
 	// The Queue's pull keys are packed here, while each task is in the
@@ -279,7 +292,9 @@ func (b *board) place(t *model.Task, c *model.Classification, now time.Time, jud
 		b.reviews++
 	}
 	r := row{t: t, pass: !judge || !in[b.active] || b.passes(t, c, now)}
-	b.panes[allView].members = append(b.panes[allView].members, r) // sized by derive
+	if b.allBuilt {
+		b.panes[allView].members = append(b.panes[allView].members, r) // sized by derive
+	}
 	if in[parkedView] {
 		b.panes[parkedView].members = appendDoubling(b.panes[parkedView].members, r)
 	}
@@ -358,6 +373,17 @@ func (b *board) freshen(p *pane) {
 	clear(b.undo) // rows judged before this freshen no longer stand
 	b.undo = b.undo[:0]
 	keep := p.selectedTask()
+	if p.shown == nil {
+		keep = p.kept // its rows were let go while it was off screen
+	}
+	p.kept = nil
+	if p.kind == allView && !b.allBuilt {
+		p.members = slices.Grow(p.members[:0], len(b.all))
+		for _, t := range b.all {
+			p.members = append(p.members, row{t: t, pass: true})
+		}
+		b.allBuilt = true
+	}
 	switch p.kind {
 	case nodesView:
 		p.nodes = p.nodes[:0]
@@ -384,7 +410,17 @@ func (b *board) freshen(p *pane) {
 		if resort {
 			p.sortTasks(b.classes)
 		}
-		p.shown = b.filterTasks(p.shown[:0], p.members)
+		switch dst := p.shown[:0]; {
+		case len(b.flt.Terms) == 0 && b.scope == "":
+			// Every row passes: the view shows its members themselves, not
+			// a copy (1.2 MB for a queue of 75,000). derive lets go of
+			// shown (leave) before it rebuilds the members in place.
+			p.shown = p.members
+		case sameRows(dst, p.members):
+			p.shown = b.filterTasks(nil, p.members) // never into the members themselves
+		default:
+			p.shown = b.filterTasks(dst, p.members)
+		}
 	}
 	p.grid.SetLen(p.len())
 	if keep != nil {
@@ -405,6 +441,12 @@ func (b *board) refilterAll() {
 		p.unfiltered = true
 	}
 	b.freshen(b.pane())
+}
+
+// sameRows reports whether two row slices share their array: a view's
+// shown rows are its members when no filter is in force.
+func sameRows(a, b []row) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:cap(a)][0] == &b[:cap(b)][0]
 }
 
 // filterTasks appends the rows of src that pass the filter to dst.
@@ -489,6 +531,9 @@ func (b *board) setFilter(f model.Filter) {
 	switch {
 	case fresh && n > 0 && b.undo[n-1].kind == p.kind && slices.Equal(b.undo[n-1].flt.Terms, f.Terms):
 		p.unfiltered = false
+		// p.shown is a narrowed copy here, never the members: they are
+		// shown only with no filter, and then nothing is on the undo stack
+		// to step back to.
 		b.spare, p.shown = p.shown[:0], b.undo[n-1].rows
 		b.undo[n-1] = narrowing{}
 		b.undo = b.undo[:n-1]

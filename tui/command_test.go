@@ -70,7 +70,10 @@ func TestCommandLineHistory(t *testing.T) {
 // misspelt source is refused with the nearest name.
 func TestSourceScopesEveryView(t *testing.T) {
 	r := newRig(t)
-	r.press("3", "1") // the Stale view drawn once already: the scope must reach it too
+	r.press("3")
+	stale := rowKeys(r.m.pane().shown)
+	r.press("1") // the Stale view drawn once already: the scope must reach it too
+	queue := rowKeys(r.m.pane().shown)
 	r.press(":")
 	r.typeText("source st")
 	r.press("tab")
@@ -96,6 +99,15 @@ func TestSourceScopesEveryView(t *testing.T) {
 	r.press("enter")
 	if len(r.m.pane().shown) != len(r.m.pane().members) || strings.Contains(r.screen(), "source staging ·") {
 		t.Fatalf(":source all still scopes: %v", rowKeys(r.m.pane().shown))
+	}
+	// Every row is back, as before the scope: scoping filtered copies of
+	// the views' rows, never the rows themselves.
+	if got := rowKeys(r.m.pane().shown); !slices.Equal(got, stale) {
+		t.Fatalf("after :source all, Stale shows %v, want %v", got, stale)
+	}
+	r.press("1")
+	if got := rowKeys(r.m.pane().shown); !slices.Equal(got, queue) {
+		t.Fatalf("after :source all, the Queue shows %v, want %v", got, queue)
 	}
 }
 

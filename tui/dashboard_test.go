@@ -296,7 +296,7 @@ func TestHandOffPicksAgentReasonAndPriority(t *testing.T) {
 	}
 	r.press("y")
 	got := r.get("5")
-	if res := got.Reservation; res == nil || res.For != "alpha" || res.Priority != "critical" || res.Reason != "bravo is stuck" || got.Held() {
+	if res := got.Reserved(); res == nil || res.For != "alpha" || res.Priority != "critical" || res.Reason != "bravo is stuck" || got.Held() {
 		t.Fatalf("after hand-off: reservation %+v, holder %q", res, got.Claim().Name)
 	}
 }

@@ -194,7 +194,7 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		[2]string{"standing", orDash(c.Reason)},
 		[2]string{"recorded", orDash(t.Escalated.String())},
 	)
-	if r := t.Reservation; r != nil && r.For != "" {
+	if r := t.Reserved(); r != nil && r.For != "" {
 		kv = append(kv, [2]string{"reserved", fmt.Sprintf("for %s until %s by %s, %s: %s",
 			r.For, when(r.Until), orDash(r.By), orDash(r.Priority), orDash(r.Reason))})
 	}

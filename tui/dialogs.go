@@ -190,7 +190,7 @@ func (e *dialogEnv) taskSummary(seen *model.Task) []string {
 			out = append(out, field(st, "lease", "expired "+pc.clock(-left)+" ago"))
 		}
 	}
-	if r := seen.Reservation; r.Active(now) {
+	if r := seen.Reserved(); r.Active(now) {
 		out = append(out, field(st, "reserved", r.For))
 	}
 	if seen.State == model.StateReview {

@@ -23,8 +23,8 @@ func TestHandOffTakesATypedNameAndWarnsOfADownNode(t *testing.T) {
 		t.Fatalf("a warning for an agent on no known node:\n%s", s)
 	}
 	r.press("enter", "y")
-	if got := r.get("1"); got.ReservedFor() != "zulu-9" || got.Reservation.Priority != "urgent" {
-		t.Fatalf("after hand-off: %+v, want zulu-9 at urgent (high in the tasks' words)", got.Reservation)
+	if got := r.get("1"); got.ReservedFor() != "zulu-9" || got.Reserved().Priority != "urgent" {
+		t.Fatalf("after hand-off: %+v, want zulu-9 at urgent (high in the tasks' words)", got.Reserved())
 	}
 }
 

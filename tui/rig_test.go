@@ -110,8 +110,8 @@ func seed(r *rig) {
 	}
 	put(r.prod, model.Task{ID: "1", Key: "TASK-1", Title: "Rotate TLS certificates on the edge", Class: model.ClassExpedite, Priority: 3, CreatedAt: model.StampOf(min(-120))})
 	put(r.prod, model.Task{ID: "2", Key: "TASK-2", Title: "Backfill billing events for October", Priority: 2, CreatedAt: model.StampOf(min(-50))})
-	put(r.prod, model.Task{ID: "3", Key: "TASK-3", Title: "Migrate users table to the new shard", Class: model.ClassFixedDate, Priority: 4, CreatedAt: model.StampOf(min(-30)),
-		Reservation: &model.Reservation{For: "bravo", Until: min(20), By: "carol", Reason: "knows the schema", Priority: "urgent"}})
+	put(r.prod, *(&model.Task{ID: "3", Key: "TASK-3", Title: "Migrate users table to the new shard", Class: model.ClassFixedDate, Priority: 4, CreatedAt: model.StampOf(min(-30))}).
+		WithReservation(&model.Reservation{For: "bravo", Until: min(20), By: "carol", Reason: "knows the schema", Priority: "urgent"}))
 	put(r.prod, *((&model.Task{ID: "4", Key: "TASK-4", Title: "Reindex search", State: model.StateClaimed, CreatedAt: model.StampOf(min(-60))}).WithClaim(agent("alpha", "r-17", "n1", -8, -3, 12))).WithMore(model.More{History: []model.Event{{At: min(-8), Actor: "alpha", Action: "claim"}}}))
 	put(r.prod, *(&model.Task{ID: "5", Key: "TASK-5", Title: "Compact the event log", State: model.StateClaimed, CreatedAt: model.StampOf(min(-90))}).WithClaim(agent("bravo", "r-9", "n2", -40, -35, -15)))
 	put(r.prod, *(&model.Task{ID: "6", Key: "TASK-6", Title: "Investigate failed payout", State: model.StateClaimed, CreatedAt: model.StampOf(min(-45))}).WithClaim(model.Claim{Holder: model.HolderHuman, Name: "HUMAN:carol", Token: "tok-h", ClaimedAt: model.StampOf(min(-20)), HeartbeatAt: model.StampOf(min(-20))}))

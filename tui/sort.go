@@ -117,26 +117,34 @@ func nextCheckCompare(a, b *model.Task) int {
 // pullKey packs a task's pull-order fields into one integer (class rank,
 // inverted priority, edit second) so that sorting 100k tasks is mostly one
 // integer compare in a small slice instead of chasing task pointers; idx
-// says which member it was. src, id0 and id1 are the first tie-breaks,
-// packed too (the source's rank among the pane's sources, the id's first
-// 16 bytes), so that the radix sort orders a queue loaded in bulk — runs of
-// thousands of equal keys — and only ids sharing 16 bytes are compared.
-// A column sort leaves them zero.
+// says which member it was. sub, id0 and id1 are the next tie-breaks,
+// packed too (the edit's microsecond and the source's rank among the
+// pane's sources, the id's first 16 bytes), so that the radix sort orders
+// a queue loaded in bulk — runs of thousands of equal keys — and only ids
+// sharing 16 bytes are compared. A column sort packs its sub-second part
+// in sub, all 32 bits of it, and leaves the ids zero.
+//
+// It is 32 bytes: two buffers of them are held for a queue of 100,000
+// while its tasks change, so every 8 bytes are 1.6 MB of heap, and twice
+// that of the collector's goal.
 type pullKey struct {
 	key      uint64
 	id0, id1 uint64
-	nsec     int32
+	sub      uint32
 	idx      int32
-	src      uint16
 }
 
 // Field widths of pullKey.key: rank in the top 3 bits, then 16 bits of
-// priority, then 45 bits of seconds (offset so that year 1 fits).
+// priority, then 45 bits of seconds (offset so that year 1 fits). sub
+// holds the edit's microsecond (a model.Stamp has no finer part) above the
+// source's rank.
 const (
 	prioBits  = 16
 	secBits   = 45
 	maxPrio   = 1<<(prioBits-1) - 1
 	secOffset = 1 << (secBits - 1)
+	rankBits  = 12
+	maxRanks  = 1 << rankBits
 )
 
 // pack makes a task's pull key, or reports that its values do not fit or
@@ -148,7 +156,8 @@ func pack(t *model.Task, idx int, ranks sourceRanks) (pullKey, bool) {
 		return pullKey{}, false
 	}
 	k := uint64(t.Class.Rank())<<(prioBits+secBits) | uint64(maxPrio-t.Priority)<<secBits | uint64(sec)
-	return pullKey{key: k, nsec: int32(t.EditedAt.Time().Nanosecond()), idx: int32(idx), src: src,
+	micro := uint32(t.EditedAt.Time().Nanosecond() / 1000)
+	return pullKey{key: k, sub: micro<<rankBits | uint32(src), idx: int32(idx),
 		id0: bigEndian(t.ID), id1: bigEndian(t.ID[min(8, len(t.ID)):])}, true
 }
 
@@ -156,14 +165,14 @@ func pack(t *model.Task, idx int, ranks sourceRanks) (pullKey, bool) {
 // PullCompare's first tie-break.
 type sourceRanks map[string]uint16
 
-// rankSources ranks the sources names (duplicates allowed); more than a
-// uint16 holds ranks none, and every pack then fails over to PullCompare.
+// rankSources ranks the sources names (duplicates allowed); more than
+// maxRanks ranks none, and every pack then fails over to PullCompare.
 func rankSources(names []string) sourceRanks {
 	names = slices.Clone(names)
 	slices.Sort(names)
 	names = slices.Compact(names)
 	ranks := make(sourceRanks, len(names))
-	if len(names) > 1<<16 {
+	if len(names) > maxRanks {
 		return ranks
 	}
 	for i, n := range names {
@@ -221,7 +230,7 @@ func (p *pane) sortColumn(o model.Order) {
 		if o.Desc {
 			k, s = ^k, ^s
 		}
-		keys = append(keys, pullKey{key: k, nsec: int32(s), idx: int32(i)})
+		keys = append(keys, pullKey{key: k, sub: s, idx: int32(i)})
 	}
 	p.packed = false
 	p.reorder(keys)
@@ -266,12 +275,12 @@ func (p *pane) sortText(o model.Order) {
 		x, y := members[a.idx].t, members[b.idx].t
 		return cmp.Or(strings.Compare(x.Source, y.Source), strings.Compare(x.ID, y.ID))
 	})
-	sorted := slices.Grow(p.spare[:0], len(members))
+	order := slices.Grow(p.keys[:0], len(keys))
 	for _, k := range keys {
-		sorted = append(sorted, members[k.idx])
+		order = append(order, pullKey{idx: k.idx})
 	}
-	clear(members)
-	p.members, p.spare, p.packed = sorted, members[:0], false
+	permute(members, order)
+	p.keys, p.packed = order, false
 	if cap(buf) <= maxKeptText {
 		p.textBuf = buf[:0]
 	} else {
@@ -292,7 +301,7 @@ func (p *pane) reorder(keys []pullKey) {
 	// run of them after the sort, so that the sort itself never reads a task.
 	for i := 0; i < len(keys); {
 		j := i + 1
-		for j < len(keys) && keys[j].key == keys[i].key && keys[j].nsec == keys[i].nsec && keys[j].src == keys[i].src && keys[j].id0 == keys[i].id0 && keys[j].id1 == keys[i].id1 {
+		for j < len(keys) && keys[j].key == keys[i].key && keys[j].sub == keys[i].sub && keys[j].id0 == keys[i].id0 && keys[j].id1 == keys[i].id1 {
 			j++
 		}
 		if j-i > 1 {
@@ -300,19 +309,38 @@ func (p *pane) reorder(keys []pullKey) {
 		}
 		i = j
 	}
-	sorted := slices.Grow(p.spare[:0], len(members))
-	for _, k := range keys {
-		sorted = append(sorted, members[k.idx])
+	permute(members, keys)
+	p.keys = keys
+}
+
+// permute puts members in keys' order, in place: members[keys[i].idx]
+// moves to i. It follows each cycle of the permutation, marking a key
+// done by pointing it at its own place, so it needs no second slice of
+// rows (1.2 MB held for a queue of 75,000 while its tasks change). It
+// writes over the keys' idx.
+func permute(members []row, keys []pullKey) {
+	for i := range keys {
+		if int(keys[i].idx) == i {
+			continue
+		}
+		held := members[i]
+		j := i
+		for {
+			k := int(keys[j].idx)
+			keys[j].idx = int32(j)
+			if k == i {
+				members[j] = held
+				break
+			}
+			members[j] = members[k]
+			j = k
+		}
 	}
-	// The old slice becomes the next sort's spare; drop its pointers.
-	clear(members)
-	p.members, p.spare, p.keys = sorted, members[:0], keys
 }
 
 // maxKeptSort is the most rows a pane keeps sort buffers for while its
-// tasks stand still. A view of 100,000 tasks keeps 9 MB of them (two
-// pull-key buffers, a spare row slice and the ties) and of a million 90
-// MB, a sixth of what the whole dashboard holds. While tasks change they
+// tasks stand still. A view of 100,000 tasks keeps 8 MB of them (two
+// pull-key buffers and the ties) and of a million 80 MB, a sixth of what the whole dashboard holds. While tasks change they
 // are reused at every poll, allocating nothing (made anew for each sort
 // they cost processor time and no memory: the collector met them live in
 // the sort); once the tasks stand still (a snapshot changes none, or a
@@ -322,8 +350,8 @@ const maxKeptSort = 4096
 // releaseSortBuffers lets go of the sort buffers of a pane past
 // maxKeptSort.
 func (p *pane) releaseSortBuffers() {
-	if cap(p.spare) > maxKeptSort || cap(p.keys) > maxKeptSort || cap(p.keySpare) > maxKeptSort {
-		p.spare, p.keys, p.keySpare, p.packed = nil, nil, nil, false
+	if cap(p.keys) > maxKeptSort || cap(p.keySpare) > maxKeptSort {
+		p.keys, p.keySpare, p.packed = nil, nil, false
 	}
 	if cap(p.ties) > maxKeptSort {
 		p.ties = nil
@@ -387,45 +415,42 @@ func bigEndian(s string) uint64 {
 	return v
 }
 
-// radixSort sorts keys by key, then nsec, and returns them with the other
-// buffer. It is a least-significant-byte radix sort: no comparisons and no
-// task read, a counting pass, then one pass per byte that differs among the
-// keys (about five for a queue a few days deep). It is stable.
+// radixSort sorts keys by key, then sub, then id0 and id1, and returns
+// them with the other buffer. It is a least-significant-byte radix sort:
+// no comparisons and no task read, a counting pass, then one pass per byte
+// that differs among the keys (about five for a queue a few days deep). It
+// is stable.
 func radixSort(keys, spare []pullKey) (sorted, other []pullKey) {
 	n := len(keys)
 	if n < 2 {
 		return keys, spare
 	}
-	// Least significant first: bytes 0-7 are id1's, 8-15 id0's, 16-17
-	// src's, 18-21 nsec's, 22-29 key's.
+	// Least significant first: bytes 0-7 are id1's, 8-15 id0's, 16-19
+	// sub's, 20-27 key's.
 	digit := func(k pullKey, b int) byte {
 		switch {
 		case b < 8:
 			return byte(k.id1 >> (8 * b))
 		case b < 16:
 			return byte(k.id0 >> (8 * (b - 8)))
-		case b < 18:
-			return byte(k.src >> (8 * (b - 16)))
-		case b < 22:
-			return byte(uint32(k.nsec) >> (8 * (b - 18)))
+		case b < 20:
+			return byte(k.sub >> (8 * (b - 16)))
 		}
-		return byte(k.key >> (8 * (b - 22)))
+		return byte(k.key >> (8 * (b - 20)))
 	}
-	var counts [30][256]int32
+	var counts [28][256]int32
 	for _, k := range keys {
 		for b := range 8 {
 			counts[b][byte(k.id1>>(8*b))]++
 			counts[8+b][byte(k.id0>>(8*b))]++
-			counts[22+b][byte(k.key>>(8*b))]++
+			counts[20+b][byte(k.key>>(8*b))]++
 		}
-		counts[16][byte(k.src)]++
-		counts[17][byte(k.src>>8)]++
 		for b := range 4 {
-			counts[18+b][byte(uint32(k.nsec)>>(8*b))]++
+			counts[16+b][byte(k.sub>>(8*b))]++
 		}
 	}
 	src, dst := keys, slices.Grow(spare[:0], n)[:n]
-	for b := range 30 {
+	for b := range 28 {
 		c := &counts[b]
 		if c[digit(src[0], b)] == int32(n) {
 			continue // every key has this byte

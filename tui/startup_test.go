@@ -222,6 +222,7 @@ func firstFrames(b *testing.B, want int, env ...string) {
 		start := time.Now()
 		cmd := exec.Command(os.Args[0], "-test.run=^TestDashboardProcess$", "-test.v")
 		cmd.Env = append(os.Environ(), env...)
+		cmd.Stderr = os.Stderr // what the dashboard says of itself, e.g. GODEBUG=gctrace=1
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			b.Fatal(err)

@@ -94,6 +94,8 @@ func (b *board) tabLabelIn(k viewKind, style tabStyle) string {
 			label += " " + strconv.Itoa(len(b.snap.Mesh.Nodes()))
 		}
 	case activityView, statsView:
+	case allView: // its rows are made only while it is on screen
+		label += " " + strconv.Itoa(len(b.all))
 	default:
 		label += " " + strconv.Itoa(len(b.panes[k].members))
 	}

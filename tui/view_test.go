@@ -3,6 +3,7 @@ package tui
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +120,68 @@ func TestShortTabTitlesAreDistinct(t *testing.T) {
 			t.Errorf("%s and %s both read %q", views[o].title, views[k].title, short)
 		}
 		seen[short] = k
+	}
+}
+
+// A task view off screen lets go of its rows at a derive, and All makes
+// none: when one comes back it shows every task it holds, in its order,
+// with the cursor on the task it was on, though that task's place moved.
+func TestAViewComesBackWholeWithItsCursorAfterLettingGoOfItsRows(t *testing.T) {
+	for _, v := range []viewKind{allView, leasesView} {
+		t.Run(views[v].title, func(t *testing.T) {
+			r := newRig(t)
+			r.size(120, 40)
+			r.selectKey(v, "TASK-9")
+			r.press("1")
+			// A lease running out first, of the first class: it goes before
+			// TASK-9 in Leases and in All.
+			r.prod.Put((&model.Task{ID: "14", Key: "TASK-14", Title: "Drain the old queue", State: model.StateClaimed, RawStatus: "claimed",
+				Class: model.ClassExpedite, CreatedAt: model.StampOf(t0.Add(-time.Minute)), EditedAt: model.StampOf(t0.Add(-time.Minute))}).
+				WithClaim(model.Claim{Holder: model.HolderAgent, Name: "foxtrot", RunID: "r-30", Token: "tok-30",
+					ClaimedAt: model.StampOf(t0.Add(-time.Minute)), HeartbeatAt: model.StampOf(t0), Expires: model.StampOf(t0.Add(time.Minute))}))
+			r.poll()
+			b := r.m.board
+			if b.panes[v].shown != nil || b.panes[allView].members != nil {
+				t.Fatalf("off screen, %s kept %d rows and All %d members", views[v].title, len(b.panes[v].shown), len(b.panes[allView].members))
+			}
+			if tabs := strings.Split(r.screen(), "\n")[0]; !strings.Contains(tabs, "All "+strconv.Itoa(b.snap.Len())) {
+				t.Fatalf("All does not count the %d tasks while off screen: %q", b.snap.Len(), tabs)
+			}
+			r.press(views[v].key)
+			p := r.m.pane()
+			if got := r.m.selected(); got == nil || got.Key != "TASK-9" {
+				t.Fatalf("back on %s, the cursor is on row %d of %v, want TASK-9", views[v].title, p.grid.cursor, rowKeys(p.shown))
+			}
+			if i := slices.Index(rowKeys(p.shown), "TASK-14"); i < 0 || i > p.grid.cursor {
+				t.Fatalf("TASK-14 is at %d, TASK-9 at %d: %v", i, p.grid.cursor, rowKeys(p.shown))
+			}
+			want := b.snap.Len()
+			if v == leasesView {
+				want = len(b.panes[leasesView].members)
+			}
+			if len(p.shown) != want {
+				t.Fatalf("back on %s: %d rows, want %d", views[v].title, len(p.shown), want)
+			}
+		})
+	}
+}
+
+// The view on screen shows its members themselves when no filter is in
+// force, and a derive rebuilds them in place: the cursor stays on its task
+// when a new one goes before it.
+func TestTheCursorStaysOnItsTaskWhenAPollMovesIt(t *testing.T) {
+	r := newRig(t)
+	r.size(120, 40)
+	r.selectKey(queueView, "S-1")
+	before := r.m.pane().grid.cursor
+	r.prod.Put(&model.Task{ID: "15", Key: "TASK-15", Title: "Page the DBA", State: model.StateQueued, RawStatus: "queued",
+		Class: model.ClassExpedite, Priority: 9, CreatedAt: model.StampOf(t0), EditedAt: model.StampOf(t0)})
+	r.poll()
+	p := r.m.pane()
+	if got := r.m.selected(); got == nil || got.Key != "S-1" || p.grid.cursor != before+1 {
+		t.Fatalf("after a poll the cursor is on row %d of %v, want S-1 at %d", p.grid.cursor, rowKeys(p.shown), before+1)
+	}
+	if rowKeys(p.shown)[0] != "TASK-15" {
+		t.Fatalf("the new task is not first: %v", rowKeys(p.shown))
 	}
 }

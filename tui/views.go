@@ -123,15 +123,17 @@ type pane struct {
 	sorts []string
 	sort  int
 
-	members  []row
-	shown    []row
+	members []row
+	shown   []row
+	// kept is the task under the cursor when the pane's shown rows were
+	// let go off screen (leave), for freshen to find again.
+	kept     *model.Task
 	keys     []pullKey // sort buffers, reused
 	keySpare []pullKey
 	ties     []tie
 	// packed says keys hold the members' pull keys, in members' order:
 	// derive packs them while it has each task at hand.
 	packed bool
-	spare  []row
 	// textBuf is sortText's key buffer, reused while small.
 	textBuf []byte
 	nodes   []model.Node
@@ -214,6 +216,16 @@ func (p *pane) len() int {
 		return len(p.acts)
 	}
 	return len(p.shown)
+}
+
+// leave lets go of the rows a pane shows before a derive rebuilds its
+// members: they may be the members themselves (no filter in force), and
+// off screen they would hold the last snapshot's tasks alive until the
+// pane is shown again. The task under the cursor is kept, for freshen.
+func (p *pane) leave() {
+	if p.shown != nil {
+		p.kept, p.shown = p.selectedTask(), nil
+	}
 }
 
 // selectedTask is the task under the pane's cursor, from its last freshen.
@@ -333,7 +345,7 @@ func (pn rowPen) taskCells(p *pane, t *model.Task, cells []cell) {
 		cells[3] = cell{text: t.Class.String()}
 		cells[4] = cell{text: model.PriorityName(t.Priority)}
 		cells[5] = cell{text: pn.pace.ago(t.CreatedAt.Time(), now)}
-		if r := t.Reservation; r.Active(now) {
+		if r := t.Reserved(); r.Active(now) {
 			until := ""
 			if !r.Until.IsZero() {
 				until = " " + pn.pace.span(r.Until.Sub(now))

@@ -88,8 +88,8 @@ func toJSON(t *model.Task, holder bool) *taskJSON {
 		return nil
 	}
 	var until time.Time
-	if t.Reservation != nil {
-		until = t.Reservation.Until
+	if r := t.Reserved(); r != nil {
+		until = r.Until
 	}
 	token := t.Claim().Token
 	if !holder {

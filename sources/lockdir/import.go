@@ -124,7 +124,7 @@ func (s *Source) importOne(ctx context.Context, t *model.Task) (string, []byte, 
 		}
 	case t.State == model.StateQueued:
 		rec.Status = "queued"
-		if r := t.Reservation; r != nil && r.For != "" {
+		if r := t.Reserved(); r != nil && r.For != "" {
 			rec.Reservation = &wireReservation{For: r.For, Until: formatTime(r.Until), By: r.By, Reason: r.Reason, Priority: r.Priority}
 		}
 	default:

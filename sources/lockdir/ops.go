@@ -45,8 +45,8 @@ func whyNot(t *model.Task, agent string, now time.Time) string {
 		return s
 	case t.State != model.StateQueued:
 		return "the task is " + t.State.String()
-	case !t.Reservation.Allows(agent, now):
-		return "reserved for " + t.Reservation.For + " until " + t.Reservation.Until.Format(time.RFC3339)
+	case !t.Reserved().Allows(agent, now):
+		return "reserved for " + t.Reserved().For + " until " + t.Reserved().Until.Format(time.RFC3339)
 	}
 	return "not claimable"
 }

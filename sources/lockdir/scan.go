@@ -652,7 +652,7 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 		t.State, ok = model.StateQueued, true
 		if res := r.Reservation; res != nil {
 			until, _ := parseTime(res.Until)
-			t.Reservation = &model.Reservation{For: res.For, Until: until, By: res.By, Reason: res.Reason, Priority: res.Priority}
+			more.Reservation = &model.Reservation{For: res.For, Until: until, By: res.By, Reason: res.Reason, Priority: res.Priority}
 		}
 	}
 	if !ok {

@@ -88,7 +88,7 @@ func TestReportFor(t *testing.T) {
 		claimed("t-4", "oracle-1", "", now.Add(-time.Minute)),
 		(&model.Task{ID: "t-5", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderHuman, Name: "HUMAN:alice", Node: "SANDMAN"}),
 		{ID: "q-1", State: model.StateQueued},
-		{ID: "q-2", State: model.StateQueued, Reservation: &model.Reservation{For: "oracle-1"}},
+		(&model.Task{ID: "q-2", State: model.StateQueued}).WithReservation(&model.Reservation{For: "oracle-1"}),
 		{ID: "d-1", State: model.StateDone},
 	}
 	got := ReportFor("SANDMAN", []string{"sandman-1"}, tasks, now)

@@ -391,7 +391,7 @@ func TestAHandoffUnderMeshHandoffIsRecordedInTheHistoryAndTheQueue(t *testing.T)
 		t.Fatal(err)
 	}
 	if got.ReservedFor() != "ORACLE" || len(got.More().History) != 2 || got.More().History[1].Action != "handoff" || got.More().History[0].Action != "claimed" {
-		t.Fatalf("after hand-off: %+v history %+v", got.Reservation, got.More().History)
+		t.Fatalf("after hand-off: %+v history %+v", got.Reserved(), got.More().History)
 	}
 	res := emu.raw(t, "POST", "/v1/databases/"+cfg.HandoffQueueDB+"/query", `{}`)
 	rows, _ := res["results"].([]any)

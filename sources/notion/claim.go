@@ -161,8 +161,8 @@ func (s *Source) refuse(op string, t *model.Task, agent string, now time.Time) e
 		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is held by %s", orDash(t.Claim().Name))
 	case t.State != model.StateQueued:
 		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is %s, not queued", t.State)
-	case !t.Reservation.Allows(agent, now):
-		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is reserved for %s", t.Reservation.For)
+	case !t.Reserved().Allows(agent, now):
+		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is reserved for %s", t.Reserved().For)
 	default:
 		e = model.Errorf(model.CodeConflict, op, t.ID, "the task is not claimable")
 	}

@@ -138,7 +138,7 @@ func decodeTask(m *Mapping, source string, p *notionapi.Page) *model.Task {
 	}
 	claim, reservation := decodeClaim(m, v)
 	t.SetClaim(claim)
-	t.Reservation = reservation
+	t.SetReservation(reservation)
 	if h := decodeHistory(v.text(m.History)); h != nil {
 		t.EditMore().History = h
 	}
@@ -395,8 +395,8 @@ func marshalHistory(events []model.Event) string {
 func version(p *notionapi.Page, t *model.Task) string {
 	h := fnv.New64a()
 	c, r := t.Claim(), model.Reservation{}
-	if t.Reservation != nil {
-		r = *t.Reservation
+	if t.Reserved() != nil {
+		r = *t.Reserved()
 	}
 	fmt.Fprintln(h, p.LastEditedTime.UnixNano(), p.Archived, t.Title, t.Description, t.RawStatus, int(t.Class), t.Priority,
 		int(c.Holder), c.Name, c.RunID, c.Token, c.ClaimedAt.Time().UnixNano(), c.Expires.Time().UnixNano(),

@@ -139,7 +139,7 @@ func appendTask(b []byte, t *model.Task) []byte {
 	e.int(int64(t.CreatedAt))
 	e.int(int64(t.EditedAt))
 	e.str(t.Version)
-	if r := t.Reservation; e.bool(r != nil) {
+	if r := t.Reserved(); e.bool(r != nil) {
 		e.str(r.For)
 		e.time(r.Until)
 		e.str(r.By)
@@ -210,14 +210,14 @@ func (d *dec) task() *model.Task {
 		Priority: int(d.int()), State: model.State(d.small("state")), Class: model.Class(d.small("class")),
 		Escalated: model.Level(d.small("escalation")), OpenSubtasks: int32(d.int32("open sub-tasks")),
 		CreatedAt: model.Stamp(d.int()), EditedAt: model.Stamp(d.int()), Version: d.str()}
+	var m model.More
 	if d.bool() {
-		t.Reservation = &model.Reservation{For: d.word(), Until: d.time(), By: d.word(), Reason: d.str(), Priority: d.word()}
+		m.Reservation = &model.Reservation{For: d.word(), Until: d.time(), By: d.word(), Reason: d.str(), Priority: d.word()}
 	}
 	if d.bool() {
 		t.SetClaim(model.Claim{Holder: model.HolderKind(d.int32("holder")), Name: d.word(), RunID: d.str(), Node: d.word(), Token: d.str(),
 			ClaimedAt: model.Stamp(d.int()), HeartbeatAt: model.Stamp(d.int()), Expires: model.Stamp(d.int())})
 	}
-	var m model.More
 	m.Reason = d.str()
 	if d.bool() {
 		m.Unblock = &model.Unblock{Action: d.str(), NextCheckAt: d.time()}

@@ -127,7 +127,7 @@ func (s *Store) importValues(t *model.Task, status string) map[string]any {
 			v["holder_kind"], v["lease_expires_at"] = nil, nil
 		}
 	}
-	if r := t.Reservation; r != nil && t.State == model.StateQueued && r.For != "" {
+	if r := t.Reserved(); r != nil && t.State == model.StateQueued && r.For != "" {
 		if r.For != model.AnyAgent {
 			v["assigned_worker"] = r.For
 		}

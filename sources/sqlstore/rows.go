@@ -256,14 +256,14 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 	case model.StateQueued:
 		switch {
 		case r.reservedFor.Valid:
-			t.Reservation = &model.Reservation{
+			t.SetReservation(&model.Reservation{
 				For: r.reservedFor.String, Until: r.reservedUntil.t, By: r.reservedBy.String,
 				Reason: r.handoffReason.String, Priority: r.handoffPriority.String,
-			}
+			})
 		case worker != "" && worker != pool:
 			// Seed 003's queue is the rows assigned to the pool; a pending row
 			// assigned to anyone else is theirs.
-			t.Reservation = &model.Reservation{For: worker}
+			t.SetReservation(&model.Reservation{For: worker})
 		}
 	}
 	return t

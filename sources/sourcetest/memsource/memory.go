@@ -230,7 +230,7 @@ func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
 	t.State, t.RawStatus = model.StateClaimed, "claimed"
 	t.SetClaim(model.Claim{Holder: model.HolderAgent, Name: c.Agent, RunID: c.RunID, Node: c.Node,
 		Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now), Expires: model.StampOf(now.Add(lease))})
-	t.Reservation = nil
+	t.SetReservation(nil)
 	t.EditMore().History = append(t.More().History, ev)
 	m.store(t)
 }
@@ -289,7 +289,7 @@ func (m *Memory) Takeover(_ context.Context, id string, h sources.Human) (*model
 		t.State, t.RawStatus = model.StateClaimed, "claimed"
 		t.SetClaim(model.Claim{Holder: model.HolderHuman, Name: model.HumanPrefix + h.Actor,
 			Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now)})
-		t.Reservation = nil
+		t.SetReservation(nil)
 	})
 }
 
@@ -325,7 +325,7 @@ func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*mode
 		}
 		t.State, t.RawStatus = model.StateQueued, "queued"
 		t.SetClaim(model.Claim{})
-		t.Reservation = &model.Reservation{For: h.To, Until: until, By: h.Actor, Reason: h.Reason, Priority: h.Priority}
+		t.SetReservation(&model.Reservation{For: h.To, Until: until, By: h.Actor, Reason: h.Reason, Priority: h.Priority})
 	}
 	if h.Token == "" {
 		return m.human("handoff", id, h.Human, apply)
