@@ -38,10 +38,10 @@ type board struct {
 	rungs      [levelBroken + 1]int // stale rows by severity, for the alarm in the top bar
 	reviews    int                  // tasks waiting for a reviewer, for the top bar
 	touched    int                  // keeps derive's touching loop from being optimized away
+	derived    uint64               // derives so far: the root re-reads the stale claims after one
 	// allBuilt says the All view's members hold the tasks of the last
 	// derive; they are made only for a derive or freshen with All on screen.
 	allBuilt bool
-	derived    uint64               // derives so far: the root re-reads the stale claims after one
 
 	panes  [viewCount]*pane
 	active viewKind // the view on screen: the only one kept fresh

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -125,7 +126,7 @@ func TestTheQueueIsInPullOrderAfterEverySnapshot(t *testing.T) {
 			idle := s
 			idle.Seq++
 			m.Update(snapshotMsg(idle))
-			if q.keys != nil || q.keySpare != nil || q.ties != nil {
+			if q.keys != nil || q.ties != nil {
 				t.Fatal("an idle snapshot kept the Queue's sort buffers")
 			}
 		}
@@ -147,4 +148,32 @@ func TestQueueSortOrdersBulkTiesBySourceAndID(t *testing.T) {
 			State: model.StateQueued, Class: model.ClassStandard, Priority: 2, CreatedAt: model.StampOf(t0), EditedAt: model.StampOf(t0)})
 	}
 	samePullOrder(t, tasks)
+}
+
+// radixSort orders any keys as a stable sort by keyLess's fields does:
+// keys drawn from few values in each field, so that buckets, shared bytes
+// and equal keys abound, at sizes around the insertion sort's bucket and
+// well past it.
+func TestRadixSortOrdersAsKeyLess(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	pick := func(vals ...uint64) uint64 { return vals[rng.IntN(len(vals))] }
+	for _, n := range []int{0, 1, 2, flagBucket, flagBucket + 1, 300, 5000} {
+		for range 20 {
+			keys := make([]pullKey, n)
+			for i := range keys {
+				keys[i] = pullKey{key: pick(0, 1, 1<<8, 1<<56, 1<<63|7), sub: uint32(pick(0, 3, 1<<24, 1<<31)),
+					id0: pick(0, 'T'<<56, 'T'<<56|1<<16), id1: pick(0, 5, 1<<40), idx: int32(i)}
+			}
+			want := slices.Clone(keys)
+			slices.SortStableFunc(want, func(a, b pullKey) int {
+				return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.sub, b.sub), cmp.Compare(a.id0, b.id0), cmp.Compare(a.id1, b.id1))
+			})
+			radixSort(keys)
+			for i := range keys {
+				if keys[i] != want[i] {
+					t.Fatalf("%d keys: at %d %+v, want %+v", n, i, keys[i], want[i])
+				}
+			}
+		}
+	}
 }

@@ -127,10 +127,9 @@ type pane struct {
 	shown   []row
 	// kept is the task under the cursor when the pane's shown rows were
 	// let go off screen (leave), for freshen to find again.
-	kept     *model.Task
-	keys     []pullKey // sort buffers, reused
-	keySpare []pullKey
-	ties     []tie
+	kept *model.Task
+	keys []pullKey // sort buffer, reused
+	ties []tie
 	// packed says keys hold the members' pull keys, in members' order:
 	// derive packs them while it has each task at hand.
 	packed bool
