@@ -207,8 +207,8 @@ func OverCeiling(t *Task, p Policy) bool {
 // view, command and sweep reads a task's standing from it. mesh may be nil.
 func Classify(t *Task, now time.Time, p Policy, mesh *Mesh) Classification {
 	var c Classification
-	if t.More().Problem != "" {
-		c.Cause, c.Reason = CauseBroken, t.More().Problem
+	if t.Problem() != "" {
+		c.Cause, c.Reason = CauseBroken, t.Problem()
 		return c
 	}
 	if r := t.Reserved(); t.State == StateQueued && r != nil && r.For != "" && !r.Until.IsZero() {

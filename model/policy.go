@@ -54,7 +54,7 @@ func DefaultPolicy() Policy {
 // claimed by HUMAN, and the lock empty or expired. It ignores reservations;
 // EligibleFor adds them.
 func Eligible(t *Task, now time.Time) bool {
-	if t.State != StateQueued || t.More().Problem != "" {
+	if t.State != StateQueued || t.Problem() != "" {
 		return false
 	}
 	switch t.claimRef().Holder {
@@ -97,7 +97,7 @@ func Pooled(t *Task, now time.Time, grace time.Duration, rescues bool) bool {
 // the task to somebody else: its lease ended at least grace ago (seeds 000
 // and 001: "stale claim, can override", "any node can claim a stale task").
 func Rescuable(t *Task, now time.Time, grace time.Duration) bool {
-	return t.State == StateClaimed && t.More().Problem == "" && t.claimRef().Holder == HolderAgent &&
+	return t.State == StateClaimed && t.Problem() == "" && t.claimRef().Holder == HolderAgent &&
 		!t.claimRef().Expires.IsZero() && !now.Before(t.claimRef().Expires.Time().Add(grace))
 }
 

@@ -26,8 +26,8 @@ type SubtaskIndex map[string][]*Task
 // Add indexes t if it is a sub-task; callers add every task they pass
 // over, and only sub-tasks cost anything.
 func (x SubtaskIndex) Add(t *Task) {
-	if t.More().Parent != "" {
-		ref := t.Source + "/" + t.More().Parent
+	if t.Parent() != "" {
+		ref := t.Source + "/" + t.Parent()
 		x[ref] = append(x[ref], t)
 	}
 }

@@ -436,6 +436,23 @@ func (t *Task) EditClaim() *Claim { return edit(&t.claim) }
 // none is set. Write it with SetMore or EditMore.
 func (t *Task) More() More { return behind(t.more) }
 
+// Problem is More().Problem, read in place: the rules read it for every
+// task at every poll, and More copies its 128 bytes.
+func (t *Task) Problem() string {
+	if t.more == nil {
+		return ""
+	}
+	return t.more.Problem
+}
+
+// Parent is More().Parent, read in place.
+func (t *Task) Parent() string {
+	if t.more == nil {
+		return ""
+	}
+	return t.more.Parent
+}
+
 // SetMore replaces the task's seldom-filled part; a zero m leaves none.
 func (t *Task) SetMore(m More) { put(&t.more, m, m.empty()) }
 

@@ -126,8 +126,8 @@ func (m *Model) startActionOn(t *model.Task, a model.Action) {
 	if t == nil {
 		return
 	}
-	if t.More().Problem != "" {
-		m.status.fail("cannot act on " + t.DisplayKey() + ": " + t.More().Problem)
+	if t.Problem() != "" {
+		m.status.fail("cannot act on " + t.DisplayKey() + ": " + t.Problem())
 		return
 	}
 	if _, busy := m.work.pending[t.Ref()]; busy {

@@ -282,7 +282,7 @@ func (b *board) place(t *model.Task, c *model.Classification, now time.Time, jud
 	var in [viewCount]bool
 	in[allView], in[parkedView], in[staleView] = true, parked(t), c.Stale()
 	switch {
-	case t.More().Problem != "":
+	case t.Problem() != "":
 	case b.snap.Pooled(t, now):
 		in[queueView] = true
 	case t.State == model.StateClaimed && t.Held():
@@ -330,7 +330,7 @@ const deriveBlock = 32
 func touchTasks(block []*model.Task) int {
 	n := 0
 	for _, t := range block {
-		n += int(t.State) + t.Priority + int(t.EditedAt.Time().Unix()) + len(t.ReservedFor()) + len(t.More().Problem) + len(t.More().Parent)
+		n += int(t.State) + t.Priority + int(t.EditedAt.Time().Unix()) + len(t.ReservedFor()) + len(t.Problem()) + len(t.Parent())
 		if t.Held() { // the claim, where it has one
 			n++
 		}

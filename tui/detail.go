@@ -183,7 +183,7 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		kv = append(kv, [2]string{"left", pc.clock(model.Remaining(t, now))})
 	}
 	lease := model.Health(t, now, p).String()
-	if t.More().Problem != "" {
+	if t.Problem() != "" {
 		// Nothing is known of a lease the file does not give.
 		kv[slices.IndexFunc(kv, func(e [2]string) bool { return e[0] == "state" })][1] = "BROKEN: held as claimed, never pulled (raw " + orDash(t.RawStatus) + ")"
 		lease = "— (the file is broken)"
@@ -204,10 +204,10 @@ func taskDetail(t *model.Task, now time.Time, pc pace, p model.Policy, c model.C
 		[2]string{"subtasks", fmt.Sprintf("%d open", t.OpenSubtasks)}, [2]string{"version", orDash(t.Version)},
 	)
 	var out []string
-	if t.More().Problem != "" {
+	if t.Problem() != "" {
 		// First, and wrapped whole: the file to repair and what is wrong.
-		out = wrapField("PROBLEM", theme.Safe(brokenFile(t.More().Problem)), width)
-		if path, _, ok := strings.Cut(t.More().Problem, ": "); ok && brokenFile(t.More().Problem) != t.More().Problem {
+		out = wrapField("PROBLEM", theme.Safe(brokenFile(t.Problem())), width)
+		if path, _, ok := strings.Cut(t.Problem(), ": "); ok && brokenFile(t.Problem()) != t.Problem() {
 			out = append(out, wrapField("in", theme.Safe(filepath.Dir(path)), width)...)
 		}
 		out = append(out, "")

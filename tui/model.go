@@ -367,7 +367,7 @@ func (m *Model) syncKeys() {
 func (m *Model) offers(t *model.Task, marked bool) []bool {
 	on := make([]bool, len(taskActions))
 	for i, ta := range taskActions {
-		on[i] = marked || t != nil && t.More().Problem == "" && m.refusal(t, ta.action) == ""
+		on[i] = marked || t != nil && t.Problem() == "" && m.refusal(t, ta.action) == ""
 	}
 	return on
 }

@@ -12,15 +12,15 @@ import (
 // them, for its detail view (which makes every line safe to print).
 func (b *board) familyLines(t *model.Task) []string {
 	var out []string
-	if t.More().Parent != "" {
+	if t.Parent() != "" {
 		parent := "not in view"
 		for _, p := range b.all {
-			if p.ID == t.More().Parent && p.Source == t.Source {
+			if p.ID == t.Parent() && p.Source == t.Source {
 				parent = p.DisplayKey() + "  " + p.State.String() + "  " + p.Title
 				break
 			}
 		}
-		out = append(out, fmt.Sprintf("%-11s %s (%s)", "parent", t.More().Parent, parent))
+		out = append(out, fmt.Sprintf("%-11s %s (%s)", "parent", t.Parent(), parent))
 	}
 	subs := b.subs.Of(t)
 	if len(subs) == 0 {

@@ -413,8 +413,8 @@ func (pn rowPen) staleCells(t *model.Task, c []cell) {
 	c[2] = cell{text: holder}
 	c[3] = cell{text: cl.Placement.Node}
 	c[4] = cell{text: cl.Reason}
-	if t.More().Problem != "" {
-		c[4].text = brokenFile(t.More().Problem)
+	if t.Problem() != "" {
+		c[4].text = brokenFile(t.Problem())
 	}
 	if cl.Cause == model.CauseLeaseTooLong {
 		// Suspicious before it is stale: the lease is judged as ending at
@@ -482,7 +482,7 @@ func (pn rowPen) stateCell(t *model.Task) cell {
 	case model.StateDone, model.StateCanceled:
 		c.paint = &ps.muted
 	}
-	if t.More().Problem != "" {
+	if t.Problem() != "" {
 		c.text, c.paint = "BROKEN", &ps.danger
 	}
 	return c
