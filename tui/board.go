@@ -374,7 +374,7 @@ func (b *board) freshen(p *pane) {
 	b.undo = b.undo[:0]
 	keep := p.selectedTask()
 	if p.shown == nil {
-		keep = p.kept // its rows were let go while it was off screen
+		keep = p.kept // its rows were let go at a derive
 	}
 	p.kept = nil
 	if p.kind == allView && !b.allBuilt {

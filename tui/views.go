@@ -126,7 +126,7 @@ type pane struct {
 	members []row
 	shown   []row
 	// kept is the task under the cursor when the pane's shown rows were
-	// let go off screen (leave), for freshen to find again.
+	// let go (leave, at each derive), for freshen to find again.
 	kept *model.Task
 	keys []pullKey // sort buffer, reused
 	ties []tie
