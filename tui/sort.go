@@ -124,9 +124,9 @@ func nextCheckCompare(a, b *model.Task) int {
 // sharing 16 bytes are compared. A column sort packs its sub-second part
 // in sub, all 32 bits of it, and leaves the ids zero.
 //
-// It is 32 bytes: two buffers of them are held for a queue of 100,000
-// while its tasks change, so every 8 bytes are 1.6 MB of heap, and twice
-// that of the collector's goal.
+// It is 32 bytes: a buffer of them is held for a queue of 100,000 while
+// its tasks change, so every 8 bytes are 0.8 MB of heap, and twice that
+// of the collector's goal.
 type pullKey struct {
 	key      uint64
 	id0, id1 uint64
