@@ -227,7 +227,7 @@ func (p *prober) run(b *testing.B, reach func(id string, at time.Time) (time.Dur
 		case <-time.After(200 * time.Millisecond):
 		}
 		id := fmt.Sprintf("bench-%d", p.g)
-		if _, err := p.s.Claim(ctx, id, sources.ClaimRequest{Agent: "probe"}); err != nil {
+		if _, err := p.s.Claim(ctx, id, sources.ClaimRequest{Agent: proberAgent}); err != nil {
 			b.Errorf("probe %s: %v", id, err)
 			return took
 		}

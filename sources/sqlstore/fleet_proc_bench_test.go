@@ -23,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 	"github.com/claimdeck/claimdeck/sources/relay"
@@ -110,7 +111,7 @@ func BenchmarkPostgresFleetProcesses(b *testing.B) {
 	// poll reads all of it again: let that pass first.
 	time.Sleep(time.Until(filled.Add(queue.cfg.Overlap + hub.DefaultEvery)))
 	place.server()
-	run := procRun{master: master, stats: stats, fleet: fleet, prober: newProber(b, queue.cfg.Table)}
+	run := procRun{master: master, stats: stats, fleet: fleet, prober: newProber(b, queue.cfg.Table), relay: relayed}
 	still := procPhase(b, run, idle)
 	still.report(b, "idle-")
 	b.ReportMetric((still.serverMs-nothing.serverMs)/dashboards, "idle-server-ms/s/dashboard")
@@ -208,7 +209,11 @@ func TestFleetDashboardProcess(t *testing.T) {
 // TestFleetRelayProcess is the relay of BenchmarkPostgresFleetProcesses
 // with CLAIMDECK_FLEET_RELAY set: one store and hub reading the table
 // CLAIMDECK_FLEET_RELAY_TABLE for every dashboard, as `claimdeck relay`
-// does. It prints "listening URL" and serves until its input ends.
+// does. It prints "listening URL" and serves until its input ends. Like
+// a dashboard it answers "probe ID UNIXNANO" with "held ID NANOSECONDS":
+// when a poll of its store first returned the task claimed, before any
+// frame was built, so a change's way to the dashboards splits into the
+// server's part and the relay's and dashboards' part.
 func TestFleetRelayProcess(t *testing.T) {
 	table := os.Getenv("CLAIMDECK_FLEET_RELAY_TABLE")
 	if table == "" {
@@ -225,7 +230,8 @@ func TestFleetRelayProcess(t *testing.T) {
 	}
 	store := openPG(t, Config{Table: table, ListenPause: pause})
 	defer store.Close()
-	hc := relay.HubConfig(hub.Config{Feeds: []hub.Feed{{Source: store}}})
+	tap := &pollTap{Store: store, at: map[string]int64{}}
+	hc := relay.HubConfig(hub.Config{Feeds: []hub.Feed{{Source: tap}}})
 	if v := os.Getenv("CLAIMDECK_FLEET_RELAY_DEBOUNCE"); v != "" {
 		var err error
 		if hc.Debounce, err = time.ParseDuration(v); err != nil {
@@ -247,8 +253,54 @@ func TestFleetRelayProcess(t *testing.T) {
 		defer pprof.StopCPUProfile()
 	}
 	fmt.Println("listening", "http://"+ln.Addr().String())
-	_, _ = io.Copy(io.Discard, os.Stdin)
+	for in := bufio.NewScanner(os.Stdin); in.Scan(); {
+		f := strings.Fields(in.Text())
+		if len(f) != 3 || f[0] != "probe" {
+			continue
+		}
+		at, _ := strconv.ParseInt(f[2], 10, 64)
+		if got := tap.wait(f[1], time.Minute); got == 0 {
+			fmt.Println("lost", f[1])
+		} else {
+			fmt.Println("held", f[1], max(got-at, 0))
+		}
+	}
 	ln.Close()
+}
+
+// pollTap is the relay's store, noting when a poll first returned each
+// task the prober claimed (Unix nanoseconds).
+type pollTap struct {
+	*Store
+	mu sync.Mutex
+	at map[string]int64
+}
+
+func (p *pollTap) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
+	d, err := p.Store.Poll(ctx, since, opt...)
+	now := time.Now().UnixNano()
+	p.mu.Lock()
+	for _, t := range d.Tasks {
+		if probed(t) && p.at[t.ID] == 0 {
+			p.at[t.ID] = now
+		}
+	}
+	p.mu.Unlock()
+	return d, err
+}
+
+// wait is when a poll first returned id claimed, waiting up to timeout;
+// 0 if none did.
+func (p *pollTap) wait(id string, timeout time.Duration) int64 {
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		p.mu.Lock()
+		at := p.at[id]
+		p.mu.Unlock()
+		if at != 0 {
+			return at
+		}
+	}
+	return 0
 }
 
 // fleetRelayToken is the fleet relay's bearer token.
@@ -520,6 +572,7 @@ type procRun struct {
 	n      int
 	fleet  dashboardProcs
 	prober *prober
+	relay  *fleetProc // the dashboards' relay, probed too; nil without one
 }
 
 // procResult is one phase's measurements, per second of the phase.
@@ -539,6 +592,9 @@ type procResult struct {
 	waits      map[string]float64 // running backends by application_name and wait (see busyBackends)
 	polls      float64            // per dashboard
 	allHeld    []time.Duration
+	// relayHeld is, per probe in allHeld's order, when the relay's poll
+	// of the server first returned the change.
+	relayHeld []time.Duration
 }
 
 func (r procResult) perSecond() float64 { return float64(r.cycles) / r.agentSecs }
@@ -571,7 +627,19 @@ func procPhase(b *testing.B, r procRun, d time.Duration) procResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out.allHeld = r.prober.run(b, func(id string, at time.Time) (time.Duration, bool) { return r.fleet.held(b, id, at) }, stop)
+			out.allHeld = r.prober.run(b, func(id string, at time.Time) (time.Duration, bool) {
+				if r.relay == nil {
+					return r.fleet.held(b, id, at)
+				}
+				fmt.Fprintln(r.relay.in, "probe", id, at.UnixNano())
+				last, ok := r.fleet.held(b, id, at)
+				f := r.relay.must(b, "held")
+				ns, _ := strconv.ParseInt(f[2], 10, 64)
+				if ok {
+					out.relayHeld = append(out.relayHeld, time.Duration(ns))
+				}
+				return last, ok
+			}, stop)
 		}()
 	}
 	waits := measureLoad(b, r.master, nil)
@@ -657,6 +725,19 @@ func (r procResult) report(b *testing.B, prefix string) {
 	if r.polls > 0 {
 		b.ReportMetric(r.fleetMs, prefix+"dashboards-ms/s")
 		b.ReportMetric(r.polls, prefix+"polls/s/dashboard")
+	}
+	if len(r.relayHeld) == len(r.allHeld) && len(r.allHeld) > 0 {
+		// The server's part of each change, and of the slowest one.
+		worst := 0
+		for i, d := range r.allHeld {
+			if d > r.allHeld[worst] {
+				worst = i
+			}
+		}
+		b.ReportMetric(float64(r.relayHeld[worst].Microseconds())/1000, prefix+"change-worst-at-relay-ms")
+		sorted := slices.Sorted(slices.Values(r.relayHeld))
+		b.ReportMetric(float64(sorted[len(sorted)/2].Microseconds())/1000, prefix+"change-at-relay-ms-median")
+		b.ReportMetric(float64(sorted[len(sorted)-1].Microseconds())/1000, prefix+"change-at-relay-ms-worst")
 	}
 	reportAllHeld(b, prefix, r.allHeld)
 }
