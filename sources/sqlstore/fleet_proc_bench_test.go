@@ -537,14 +537,13 @@ func (d dashboardProcs) cpuTicks(tb testing.TB) int64 {
 }
 
 // held tells every dashboard that task id was claimed at `at` and returns
-// how long after that the last of them held it; false when one did not
-// within its minute.
-func (d dashboardProcs) held(tb testing.TB, id string, at time.Time) (time.Duration, bool) {
+// how long after that the last of them held it, and the first; false
+// when one did not within its minute.
+func (d dashboardProcs) held(tb testing.TB, id string, at time.Time) (last, first time.Duration, ok bool) {
 	for _, p := range d {
 		fmt.Fprintln(p.in, "probe", id, at.UnixNano())
 	}
-	var last time.Duration
-	ok := true
+	first, ok = -1, true
 	for _, p := range d {
 		f := p.await(tb, "held", "lost")
 		switch {
@@ -557,9 +556,12 @@ func (d dashboardProcs) held(tb testing.TB, id string, at time.Time) (time.Durat
 		default:
 			ns, _ := strconv.ParseInt(f[2], 10, 64)
 			last = max(last, time.Duration(ns))
+			if first < 0 || time.Duration(ns) < first {
+				first = time.Duration(ns)
+			}
 		}
 	}
-	return last, ok
+	return last, first, ok
 }
 
 // procRun is one phase of BenchmarkPostgresFleetProcesses: n agents on
@@ -584,7 +586,8 @@ type procResult struct {
 	byRole     map[string]float64 // serverMs by backend: agents, dashboard, listen, other
 	agentsMs   float64            // the agents' process
 	fleetMs    float64            // the dashboards' processes
-	busy       [2]float64         // each CPU's busy share, %
+	busy       [2]float64         // each CPU's busy share, %, steal included
+	steal      [2]float64         // each CPU's time taken by the host's other guests, %
 	activeMs   float64            // pg_stat_database.active_time
 	commits    float64            // pg_stat_database.xact_commit
 	tuples     float64            // pg_stat_database.tup_returned
@@ -595,6 +598,7 @@ type procResult struct {
 	// relayHeld is, per probe in allHeld's order, when the relay's poll
 	// of the server first returned the change.
 	relayHeld []time.Duration
+	firstHeld []time.Duration // the first dashboard's, likewise
 }
 
 func (r procResult) perSecond() float64 { return float64(r.cycles) / r.agentSecs }
@@ -629,21 +633,24 @@ func procPhase(b *testing.B, r procRun, d time.Duration) procResult {
 			defer wg.Done()
 			out.allHeld = r.prober.run(b, func(id string, at time.Time) (time.Duration, bool) {
 				if r.relay == nil {
-					return r.fleet.held(b, id, at)
+					last, _, ok := r.fleet.held(b, id, at)
+					return last, ok
 				}
 				fmt.Fprintln(r.relay.in, "probe", id, at.UnixNano())
-				last, ok := r.fleet.held(b, id, at)
+				last, first, ok := r.fleet.held(b, id, at)
 				f := r.relay.must(b, "held")
 				ns, _ := strconv.ParseInt(f[2], 10, 64)
 				if ok {
 					out.relayHeld = append(out.relayHeld, time.Duration(ns))
+					out.firstHeld = append(out.firstHeld, first)
 				}
 				return last, ok
 			}, stop)
 		}()
 	}
 	waits := measureLoad(b, r.master, nil)
-	start, backends, cpus, stats := time.Now(), serverTicks(b, r.master), cpuBusy(b), r.stats.read()
+	start, backends, stats := time.Now(), serverTicks(b, r.master), r.stats.read()
+	cpus, steals := cpuBusy(b)
 	var agentTicks int64
 	if agents != nil {
 		agentTicks = cpuTicks(procStat(b, strconv.Itoa(agents.cmd.Process.Pid)))
@@ -670,8 +677,10 @@ func procPhase(b *testing.B, r procRun, d time.Duration) procResult {
 		out.serverMs += ms
 		out.byRole[cmp.Or(roles[pid], "other")] += ms
 	}
-	for i, busy := range cpuBusy(b) {
-		out.busy[i] = 100 * float64(busy-cpus[i]) / ticksPerSecond / out.secs
+	busy, steal := cpuBusy(b)
+	for i := range busy {
+		out.busy[i] = 100 * float64(busy[i]-cpus[i]) / ticksPerSecond / out.secs
+		out.steal[i] = 100 * float64(steal[i]-steals[i]) / ticksPerSecond / out.secs
 	}
 	now := r.stats.read()
 	out.activeMs = (now.active - stats.active) / out.secs
@@ -698,6 +707,9 @@ func (r procResult) report(b *testing.B, prefix string) {
 	b.ReportMetric(r.tuples, prefix+"tuples/s")
 	b.ReportMetric(r.busy[0], prefix+"cpu0-busy-%")
 	b.ReportMetric(r.busy[1], prefix+"cpu1-busy-%")
+	// This machine is a virtual one: what its host gave other guests.
+	b.ReportMetric(r.steal[0], prefix+"cpu0-steal-%")
+	b.ReportMetric(r.steal[1], prefix+"cpu1-steal-%")
 	// What else ran on CPU 0: the machine's other users, whom the
 	// scheduler moves there when CPU 1 is busier.
 	b.ReportMetric(r.others(), prefix+"cpu0-others-ms/s")
@@ -735,6 +747,7 @@ func (r procResult) report(b *testing.B, prefix string) {
 			}
 		}
 		b.ReportMetric(float64(r.relayHeld[worst].Microseconds())/1000, prefix+"change-worst-at-relay-ms")
+		b.ReportMetric(float64(r.firstHeld[worst].Microseconds())/1000, prefix+"change-worst-first-dashboard-ms")
 		sorted := slices.Sorted(slices.Values(r.relayHeld))
 		b.ReportMetric(float64(sorted[len(sorted)/2].Microseconds())/1000, prefix+"change-at-relay-ms-median")
 		b.ReportMetric(float64(sorted[len(sorted)-1].Microseconds())/1000, prefix+"change-at-relay-ms-worst")
@@ -789,16 +802,16 @@ func backendRoles(tb testing.TB) map[string]string {
 }
 
 // cpuBusy is each CPU's busy time in clock ticks (all but idle and
-// iowait), from /proc/stat.
-func cpuBusy(tb testing.TB) []int64 {
+// iowait, steal included), and its steal time (what the host gave its
+// other guests while this one had work), from /proc/stat.
+func cpuBusy(tb testing.TB) (busy, steal []int64) {
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var busy []int64
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
-		if len(f) < 6 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+		if len(f) < 9 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
 			continue
 		}
 		var ticks int64
@@ -808,12 +821,13 @@ func cpuBusy(tb testing.TB) []int64 {
 				ticks += n
 			}
 		}
-		busy = append(busy, ticks)
+		n, _ := strconv.ParseInt(f[8], 10, 64)
+		busy, steal = append(busy, ticks), append(steal, n)
 	}
 	if len(busy) < 2 {
 		tb.Skip("the fleet needs two CPUs")
 	}
-	return busy[:2]
+	return busy[:2], steal[:2]
 }
 
 // pgStats reads PostgreSQL's statistics for the test database on a
