@@ -210,10 +210,11 @@ func TestFleetDashboardProcess(t *testing.T) {
 // with CLAIMDECK_FLEET_RELAY set: one store and hub reading the table
 // CLAIMDECK_FLEET_RELAY_TABLE for every dashboard, as `claimdeck relay`
 // does. It prints "listening URL" and serves until its input ends. Like
-// a dashboard it answers "probe ID UNIXNANO" with "held ID NANOSECONDS":
-// when a poll of its store first returned the task claimed, before any
-// frame was built, so a change's way to the dashboards splits into the
-// server's part and the relay's and dashboards' part.
+// a dashboard it answers "probe ID UNIXNANO" with "held ID NANOSECONDS"
+// ("lost ID" after a minute): when a poll of its store first returned the
+// task claimed, before any frame was built, so a change's way to the
+// dashboards splits into the server's part and the relay's and
+// dashboards' part.
 func TestFleetRelayProcess(t *testing.T) {
 	table := os.Getenv("CLAIMDECK_FLEET_RELAY_TABLE")
 	if table == "" {
@@ -638,7 +639,11 @@ func procPhase(b *testing.B, r procRun, d time.Duration) procResult {
 				}
 				fmt.Fprintln(r.relay.in, "probe", id, at.UnixNano())
 				last, first, ok := r.fleet.held(b, id, at)
-				f := r.relay.must(b, "held")
+				f := r.relay.await(b, "held", "lost")
+				if len(f) < 3 || f[0] != "held" || f[1] != id {
+					b.Errorf("probe %s: the relay answered %q", id, f)
+					return last, false
+				}
 				ns, _ := strconv.ParseInt(f[2], 10, 64)
 				if ok {
 					out.relayHeld = append(out.relayHeld, time.Duration(ns))
