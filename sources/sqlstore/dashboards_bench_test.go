@@ -44,15 +44,22 @@ func (l *claimedLog) record(s *hub.Snapshot) {
 	now := time.Now().UnixNano()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.lossy = l.lossy || len(s.Transitions) >= hubTransitions
+	for _, t := range s.Transitions {
+		l.note(t.After, now)
+	}
+}
+
+// note marks t, when the prober holds it, as first seen claimed at now
+// (Unix nanoseconds). The caller holds l.mu.
+func (l *claimedLog) note(t *model.Task, now int64) {
+	if !probed(t) || l.at[t.ID] != 0 {
+		return
+	}
 	if l.at == nil {
 		l.at = map[string]int64{}
 	}
-	l.lossy = l.lossy || len(s.Transitions) >= hubTransitions
-	for _, t := range s.Transitions {
-		if probed(t.After) && l.at[t.After.ID] == 0 {
-			l.at[t.After.ID] = now
-		}
-	}
+	l.at[t.ID] = now
 }
 
 // proberAgent is the name the prober claims its tasks under.

@@ -231,7 +231,7 @@ func TestFleetRelayProcess(t *testing.T) {
 	}
 	store := openPG(t, Config{Table: table, ListenPause: pause})
 	defer store.Close()
-	tap := &pollTap{Store: store, at: map[string]int64{}}
+	tap := &pollTap{Store: store}
 	hc := relay.HubConfig(hub.Config{Feeds: []hub.Feed{{Source: tap}}})
 	if v := os.Getenv("CLAIMDECK_FLEET_RELAY_DEBOUNCE"); v != "" {
 		var err error
@@ -269,24 +269,21 @@ func TestFleetRelayProcess(t *testing.T) {
 	ln.Close()
 }
 
-// pollTap is the relay's store, noting when a poll first returned each
-// task the prober claimed (Unix nanoseconds).
+// pollTap is the relay's store, noting in log when a poll first returned
+// each task the prober claimed.
 type pollTap struct {
 	*Store
-	mu sync.Mutex
-	at map[string]int64
+	log claimedLog
 }
 
 func (p *pollTap) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
 	d, err := p.Store.Poll(ctx, since, opt...)
 	now := time.Now().UnixNano()
-	p.mu.Lock()
+	p.log.mu.Lock()
 	for _, t := range d.Tasks {
-		if probed(t) && p.at[t.ID] == 0 {
-			p.at[t.ID] = now
-		}
+		p.log.note(t, now)
 	}
-	p.mu.Unlock()
+	p.log.mu.Unlock()
 	return d, err
 }
 
@@ -294,10 +291,7 @@ func (p *pollTap) Poll(ctx context.Context, since sources.Cursor, opt ...sources
 // 0 if none did.
 func (p *pollTap) wait(id string, timeout time.Duration) int64 {
 	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(time.Millisecond) {
-		p.mu.Lock()
-		at := p.at[id]
-		p.mu.Unlock()
-		if at != 0 {
+		if at, _ := p.log.since(id); at != 0 {
 			return at
 		}
 	}
