@@ -78,11 +78,9 @@ func appendHead(b []byte, a *Answer, n int) []byte {
 	return e
 }
 
-// appendCarried is t as an answer carries it: its length, then the task
-// (appendTask).
-func appendCarried(b []byte, t *model.Task) []byte {
-	task := appendTask(nil, t)
-	b = slices.Grow(b, binary.MaxVarintLen64+len(task))
+// appendCarried is a task on the wire (appendTask) as an answer carries
+// it: its length, then the task.
+func appendCarried(b []byte, task []byte) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(task))), task...)
 }
 
