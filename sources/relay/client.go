@@ -204,7 +204,7 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 		return 0, false
 	}
 	secs, err := strconv.Atoi(resp.Header.Get("Retry-After"))
-	if err != nil || secs < 0 || time.Duration(secs)*time.Second > busyWait {
+	if err != nil || secs < 0 || secs > int(busyWait/time.Second) {
 		return 0, false
 	}
 	return time.Duration(secs) * time.Second, true

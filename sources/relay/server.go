@@ -89,11 +89,10 @@ type Config struct {
 	// FullWait is how long a client over MaxFull waits for a place
 	// before it is answered 503 with a Retry-After (default 2 s).
 	FullWait time.Duration
-	// Stall is how long a client may take none of an answer's bytes
-	// before it is dropped (default 10 s): an answer goes out in pieces
-	// of 256 KiB, each with this write deadline, so a slow reader behind
-	// an SSH tunnel gets a large answer whole and one that stopped
-	// reading lets it go.
+	// Stall is the write deadline of each 256 KiB piece of an answer
+	// (default 10 s): a client that takes less in that time is dropped,
+	// so one that stopped reading lets its answer go and a slow reader
+	// behind an SSH tunnel still gets a large answer whole.
 	Stall time.Duration
 	// HorizonStep is the grain of a full answer's history horizon
 	// (default a minute): a client's horizon is rounded down to it, so

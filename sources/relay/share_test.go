@@ -349,3 +349,21 @@ func TestAClientThatStopsReadingIsDropped(t *testing.T) {
 	}
 	sh.correct(t, got.Bytes())
 }
+
+// Whatever a relay (or what answers in its place) says in Retry-After, a
+// client waits no longer than busyWait, and only on a 503.
+func FuzzRetryAfter(f *testing.F) {
+	for _, v := range []string{"1", "2", "0", "-1", "10", "11", "99999999999999999999", "Wed, 21 Oct 2026 07:28:00 GMT", ""} {
+		f.Add(v, true)
+	}
+	f.Fuzz(func(t *testing.T, v string, busy bool) {
+		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Retry-After": {v}}}
+		if busy {
+			resp.StatusCode = http.StatusServiceUnavailable
+		}
+		wait, ok := retryAfter(resp)
+		if ok && (!busy || wait < 0 || wait > busyWait) {
+			t.Fatalf("Retry-After %q on %d: wait %s", v, resp.StatusCode, wait)
+		}
+	})
+}
