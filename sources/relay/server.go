@@ -83,8 +83,9 @@ type Config struct {
 	// MaxFull is how many clients may be sent a full answer at once, over
 	// polls and streams (default 64: the fifty dashboards of the fleet
 	// benchmark restarting at once). Clients asking the same full answer
-	// share it, so this bounds the distinct full answers alive, not bytes
-	// per client.
+	// share it, so a place costs little beyond its connection: the cap
+	// bounds the writers of full answers, and the distinct full answers
+	// alive (each a list of pieces over the table's bytes).
 	MaxFull int
 	// FullWait is how long a client over MaxFull waits for a place
 	// before it is answered 503 with a Retry-After (default 2 s).
