@@ -35,16 +35,26 @@ type Config struct {
 }
 
 // Collector is a prometheus.Collector over the tracker.
+//
+// Its counters count from zero what happened since the process started,
+// as Prometheus expects of a counter (rate() reads a restart as a reset):
+// lease events the hub saw (not the last hour a first load shows), polls,
+// and the journal's overrides from the collector's start. Each carries
+// that start as its created timestamp, which a scrape in the protobuf
+// format hands to Prometheus; the text formats leave it out (no
+// OpenMetrics _created series, which would double the counters' series).
 type Collector struct {
-	cfg Config
+	cfg   Config
+	start time.Time // when the counters began
 }
 
-// New returns a collector; register it with a prometheus.Registry.
+// New returns a collector; register it with a prometheus.Registry. Its
+// counters start now.
 func New(cfg Config) *Collector {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Collector{cfg: cfg}
+	return &Collector{cfg: cfg, start: cfg.Now()}
 }
 
 // descs are the collector's metric descriptions, made at the first
@@ -63,11 +73,11 @@ var descs = sync.OnceValue(func() *descSet {
 		pollSeconds: prometheus.NewDesc("claimdeck_poll_duration_seconds",
 			"How long the source's last poll took.", []string{"source"}, nil),
 		polls: prometheus.NewDesc("claimdeck_polls_total",
-			"Polls of the source.", []string{"source"}, nil),
+			"Polls of the source since the process started.", []string{"source"}, nil),
 		pollErrors: prometheus.NewDesc("claimdeck_poll_errors_total",
-			"Failed polls of the source.", []string{"source"}, nil),
+			"Failed polls of the source since the process started.", []string{"source"}, nil),
 		events: prometheus.NewDesc("claimdeck_lease_events_total",
-			"Lease events the hub observed: claim, complete, fail, block.", []string{"source", "event"}, nil),
+			"Lease events the hub observed since the process started: claim, complete, fail, block.", []string{"source", "event"}, nil),
 		nodeUp: prometheus.NewDesc("claimdeck_node_up",
 			"0 when the mesh node is DOWN, else 1.", []string{"node"}, nil),
 		nodeLatency: prometheus.NewDesc("claimdeck_node_ping_latency_seconds",
@@ -75,7 +85,7 @@ var descs = sync.OnceValue(func() *descSet {
 		nodeFailures: prometheus.NewDesc("claimdeck_node_ping_failures",
 			"Consecutive failed health pings of the node.", []string{"node"}, nil),
 		overrides: prometheus.NewDesc("claimdeck_overrides_total",
-			"Human overrides by action and result (applied or the error code).", []string{"action", "result"}, nil),
+			"Human overrides the audit journal recorded since the process started, by action and result (applied or the error code).", []string{"action", "result"}, nil),
 		journalUp: prometheus.NewDesc("claimdeck_audit_journal_up",
 			"1 when the audit journal could be read for the override counters.", nil, nil),
 	}
@@ -121,7 +131,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	counter := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+		ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(d, prometheus.CounterValue, v, c.start, labels...)
 	}
 	snap := c.cfg.Tracker.Snapshot()
 	for _, st := range snap.Sources {
@@ -195,7 +205,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(d.journalUp, ok)
 	}
-	for _, o := range c.cfg.Tracker.OverrideTotals() {
+	for _, o := range c.cfg.Tracker.OverrideTotals(c.start) {
 		counter(d.overrides, float64(o.Count), string(o.Action), o.Result)
 	}
 }

@@ -148,17 +148,38 @@ func without(lacks []string, word string) []string {
 	return out
 }
 
+// busyTries is how many times a request the relay answers 503 with a
+// Retry-After (it is sending as many full answers as it may) is made
+// before its answer is the error; busyWait bounds the wait it asks.
+const (
+	busyTries = 3
+	busyWait  = 10 * time.Second
+)
+
 func (s *Source) get(ctx context.Context, path string, q url.Values) (*http.Response, error) {
 	u := *s.base
 	u.Path, u.RawQuery = path, q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+s.token.Reveal())
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return nil, model.Errorf(model.CodeAPIError, "poll", "", "relay %s unreachable: %s (is `claimdeck relay --listen` running there?)", s.base.Host, errText(err))
+	var resp *http.Response
+	for try := 1; ; try++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+s.token.Reveal())
+		resp, err = s.hc.Do(req)
+		if err != nil {
+			return nil, model.Errorf(model.CodeAPIError, "poll", "", "relay %s unreachable: %s (is `claimdeck relay --listen` running there?)", s.base.Host, errText(err))
+		}
+		wait, busy := retryAfter(resp)
+		if !busy || try == busyTries {
+			break
+		}
+		resp.Body.Close()
+		select {
+		case <-ctx.Done():
+			return nil, model.Errorf(model.CodeAPIError, "poll", "", "relay %s is busy sending full answers, and the poll ended waiting for its turn", s.base.Host)
+		case <-time.After(wait):
+		}
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
@@ -174,6 +195,19 @@ func (s *Source) get(ctx context.Context, path string, q url.Values) (*http.Resp
 		return nil, model.Errorf(code, "poll", "", "relay %s: %s (HTTP %d)", s.base.Host, model.Redact(msg), resp.StatusCode)
 	}
 	return resp, nil
+}
+
+// retryAfter is how long a 503 answer asks to wait before asking again;
+// false for any other answer, or a wait past busyWait.
+func retryAfter(resp *http.Response) (time.Duration, bool) {
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		return 0, false
+	}
+	secs, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	if err != nil || secs < 0 || secs > int(busyWait/time.Second) {
+		return 0, false
+	}
+	return time.Duration(secs) * time.Second, true
 }
 
 // Sources is the relay's own account of what it reads (GET /v1/sources),

@@ -541,24 +541,23 @@ func TestStreamsAtOneCursorShareAFrame(t *testing.T) {
 	tb := r.srv.tables["local"]
 	// Each client has its own history horizon; it shapes only a full
 	// answer.
-	a, next := r.srv.frame(tb, string(cursor), time.Now().Add(-time.Hour))
-	b, _ := r.srv.frame(tb, string(cursor), time.Now().Add(-2*time.Hour))
+	a := r.srv.answer(tb, string(cursor), time.Now().Add(-time.Hour))
+	b := r.srv.answer(tb, string(cursor), time.Now().Add(-2*time.Hour))
 	r.srv.mu.Unlock()
-	if &a[0] != &b[0] {
+	if a != b {
 		t.Fatal("two streams at one cursor built the frame twice")
 	}
-	if next != string(cursor) {
-		t.Fatalf("a caught-up cursor %s was moved to %s", cursor, next)
+	if a.next != string(cursor) {
+		t.Fatalf("a caught-up cursor %s was moved to %s", cursor, a.next)
 	}
 	if _, err := r.own.Create(ctx, sources.NewTask{ID: "s2", Title: "second"}); err != nil {
 		t.Fatal(err)
 	}
 	r.agree(t, cursor, "the second task")
 	r.srv.mu.Lock()
-	c, _ := r.srv.frame(tb, string(cursor), time.Time{})
+	c := r.srv.answer(tb, string(cursor), time.Time{})
 	r.srv.mu.Unlock()
-	n, k := binary.Uvarint(c)
-	ans, err := decodeAnswer(c[k:k+int(n)], nil)
+	ans, err := decodeAnswer(c.bytes(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,3 +565,6 @@ func TestStreamsAtOneCursorShareAFrame(t *testing.T) {
 		t.Fatalf("after the table moved the frame from the old cursor carries %v; want the new task s2", got)
 	}
 }
+
+// bytes is the answer in one piece, as a client reads it.
+func (a *answer) bytes() []byte { return slices.Concat(a.parts...) }

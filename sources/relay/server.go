@@ -19,6 +19,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"math"
 	"net/http"
 	"reflect"
 	"slices"
@@ -75,10 +76,66 @@ func HubConfig(base hub.Config) hub.Config {
 	return base
 }
 
+// Config is a relay server's: its token, and what a client may hold of
+// it. Zero fields take their defaults.
+type Config struct {
+	Token mesh.Token
+	// MaxFull is how many clients may be sent a full answer at once, over
+	// polls and streams (default 64: the fifty dashboards of the fleet
+	// benchmark restarting at once). Clients asking the same full answer
+	// share it, so a place costs little beyond its connection: the cap
+	// bounds the writers of full answers, and the distinct full answers
+	// alive (each a list of pieces over the table's bytes).
+	MaxFull int
+	// FullWait is how long a client over MaxFull waits for a place
+	// before it is answered 503 with a Retry-After (default 2 s).
+	FullWait time.Duration
+	// Stall is the write deadline of each 256 KiB piece of an answer
+	// (default 10 s): a client that takes less in that time is dropped,
+	// so one that stopped reading lets its answer go and a slow reader
+	// behind an SSH tunnel still gets a large answer whole.
+	Stall time.Duration
+	// HorizonStep is the grain of a full answer's history horizon
+	// (default a minute): a client's horizon is rounded down to it, so
+	// that dashboards whose windows end within the same minute share one
+	// full answer. Rounding down keeps in the answer a task that finished
+	// within that minute before the client's horizon, as the client's own
+	// table holds until its next full read.
+	HorizonStep time.Duration
+}
+
+// Defaults for Config.
+const (
+	DefaultMaxFull     = 64
+	DefaultFullWait    = 2 * time.Second
+	DefaultStall       = 10 * time.Second
+	DefaultHorizonStep = time.Minute
+)
+
+func (c Config) withDefaults() Config {
+	if c.MaxFull <= 0 {
+		c.MaxFull = DefaultMaxFull
+	}
+	if c.FullWait <= 0 {
+		c.FullWait = DefaultFullWait
+	}
+	if c.Stall <= 0 {
+		c.Stall = DefaultStall
+	}
+	if c.HorizonStep <= 0 {
+		c.HorizonStep = DefaultHorizonStep
+	}
+	return c
+}
+
 // Server answers dashboards' polls and watches from its hub's snapshots.
 type Server struct {
 	token mesh.Token
+	cfg   Config
 	epoch string
+	// full holds a place for each client being sent a full answer
+	// (Config.MaxFull places).
+	full chan struct{}
 
 	mu      sync.Mutex
 	tables  map[string]*table
@@ -99,33 +156,51 @@ type table struct {
 	log    []change
 	state  hub.SourceState
 	loaded bool
-	// frames are the stream frames built since the table last moved, by
-	// what they answer: the streams of clients at the same cursor (all of
-	// them, once caught up) send one frame, built once.
-	frames map[frameKey]frame
+	// answers are the answers built since the table last moved, by what
+	// they answer: every poll and stream asking the same (all streams once
+	// caught up, every client that needs everything) is sent one answer,
+	// built once.
+	answers map[answerKey]*answer
+	// fullBuilt counts the full answers built, for tests.
+	fullBuilt int
+	scratch   []byte // room to encode a task in (entry.wire)
 }
 
-type frameKey struct {
+// answerKey is what an answer answers. Every cursor the table cannot
+// answer from asks the same full answer, keyed by the empty cursor.
+type answerKey struct {
 	cursor string
 	after  int64 // a full answer's history horizon, Unix microseconds
 	lag    bool  // the relay's reads lagged when it was built
 }
 
-type frame struct {
-	bytes []byte // the answer's length (a uvarint), then the answer
+// answer is an answer on the wire in pieces: its head, then each task as
+// the table holds it on the wire (entry.wire), never copied into one
+// buffer. A full answer of 30,000 tasks is thus 30,000 slices (720 KB)
+// over the bytes the table keeps anyway, not 47 MB of its own, and every
+// client sent it, however slowly it reads, holds no more than that.
+type answer struct {
+	parts [][]byte
+	size  int    // the bytes of parts
 	next  string // the cursor it brings the client to
+	full  bool
 }
 
 type entry struct {
 	t        *model.Task
 	seq, gen uint64
-	bin      []byte // t on the wire, made at the first answer that carries it
+	bin      []byte // t as an answer carries it, made at the first answer that does
 }
 
-// wire is the entry's task on the wire, encoded once for every client.
-func (e *entry) wire() []byte {
+// wire is the entry's task as an answer carries it (appendCarried),
+// encoded once for every client and every answer: in the table's
+// scratch room, then copied to a buffer of its exact size, so that
+// encoding a table of 47 MB allocates 47 MB, not twice that in buffers
+// grown by appending.
+func (e *entry) wire(tb *table) []byte {
 	if e.bin == nil {
-		e.bin = appendTask(nil, e.t)
+		tb.scratch = appendTask(tb.scratch[:0], e.t)
+		e.bin = appendCarried(make([]byte, 0, binary.MaxVarintLen32+len(tb.scratch)), tb.scratch)
 	}
 	return e.bin
 }
@@ -139,13 +214,18 @@ type change struct {
 // gets a full answer.
 const maxGone = 16384
 
-// NewServer is a relay that serves what Run reads from the hub's
-// snapshots, to clients presenting token.
-func NewServer(token mesh.Token) *Server {
+// NewServer is a relay with the default Config that serves what Run
+// reads from the hub's snapshots, to clients presenting token.
+func NewServer(token mesh.Token) *Server { return New(Config{Token: token}) }
+
+// New is a relay that serves what Run reads from the hub's snapshots, to
+// clients presenting cfg.Token.
+func New(cfg Config) *Server {
+	cfg = cfg.withDefaults()
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &Server{token: token, epoch: hex.EncodeToString(b[:]), tables: map[string]*table{},
-		changed: make(chan struct{}), now: time.Now}
+	return &Server{token: cfg.Token, cfg: cfg, full: make(chan struct{}, cfg.MaxFull), epoch: hex.EncodeToString(b[:]),
+		tables: map[string]*table{}, changed: make(chan struct{}), now: time.Now}
 }
 
 // Run takes the hub's snapshots into the server's tables until ctx ends.
@@ -192,7 +272,7 @@ func (s *Server) take(snap hub.Snapshot) {
 			}
 		} // else nothing read yet: keep answering "not loaded"
 		if news {
-			tb.frames = nil
+			tb.answers = nil
 			moved = true
 		}
 	}
@@ -336,8 +416,9 @@ func (s *Server) Handler() http.Handler {
 // when the cursor is empty, from another relay run, or older than the
 // removals kept. after is the client's history horizon (Unix
 // microseconds, 0 for none): a full answer leaves out the tasks finished
-// before it and counts them. A client reads this way while its stream is
-// down.
+// before it (Config.HorizonStep) and counts them. A client reads this
+// way while its stream is down. A full answer waits for a place among
+// Config.MaxFull; without one it is answered 503 with a Retry-After.
 func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
 	name, cursor, after, ok := pollArgs(w, r)
 	if !ok {
@@ -350,11 +431,84 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, code)
 		return
 	}
-	body, _ := s.build(tb, cursor, after, tb.state.Lagging(s.now()))
+	a := s.answer(tb, cursor, after)
 	s.mu.Unlock()
+	if a.full {
+		leave := s.admit(r.Context())
+		if leave == nil {
+			s.busy(w)
+			return
+		}
+		defer leave()
+	}
 	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	_, _ = w.Write(body)
+	w.Header().Set("Content-Length", strconv.Itoa(a.size))
+	s.send(w, nil, a)
+}
+
+// admit takes a place for a client to be sent a full answer, waiting up
+// to Config.FullWait for one; it returns the place's release, or nil
+// when none came free.
+func (s *Server) admit(ctx context.Context) (leave func()) {
+	leave = func() { <-s.full }
+	select {
+	case s.full <- struct{}{}:
+		return leave
+	default:
+	}
+	wait := time.NewTimer(s.cfg.FullWait)
+	defer wait.Stop()
+	select {
+	case s.full <- struct{}{}:
+		return leave
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// busy answers a client over Config.MaxFull: 503, and when to ask again.
+func (s *Server) busy(w http.ResponseWriter) {
+	secs := strconv.Itoa(max(1, int(math.Ceil(s.cfg.FullWait.Seconds()))))
+	w.Header().Set("Retry-After", secs)
+	http.Error(w, "the relay is sending "+strconv.Itoa(s.cfg.MaxFull)+" full answers already: ask again in "+secs+" s", http.StatusServiceUnavailable)
+}
+
+// sendPiece is how much of an answer goes out under one write deadline.
+const sendPiece = 256 << 10
+
+// send writes prefix, then a's pieces (a may be nil), to a client,
+// allowing it Config.Stall for each sendPiece bytes; false when it did
+// not take them (it stopped reading, or left), and its connection is
+// then dropped. A server's write timeout for the whole answer would cut
+// a large answer to a slow reader that reads, and hold one that stopped
+// reading until then.
+func (s *Server) send(w http.ResponseWriter, prefix []byte, a *answer) bool {
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.Stall))
+	if _, err := w.Write(prefix); err != nil {
+		return false
+	}
+	piece := len(prefix)
+	if a != nil {
+		for _, p := range a.parts {
+			if piece >= sendPiece {
+				_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.Stall))
+				piece = 0
+			}
+			if _, err := w.Write(p); err != nil {
+				return false
+			}
+			piece += len(p)
+		}
+	}
+	if rc.Flush() != nil {
+		return false
+	}
+	// Sent: no deadline stays behind for the connection's next request,
+	// or a stream's wait for its next frame.
+	_ = rc.SetWriteDeadline(time.Time{})
+	return true
 }
 
 // pollArgs reads a poll's or a stream's query; false when it answered
@@ -395,51 +549,78 @@ func (s *Server) ready(ctx context.Context, name string) (tb *table, code int, m
 	}
 }
 
-// build is the answer, on the wire, to a poll of tb since cursor, and
-// the cursor it brings the client to; lag is whether the relay's reads
-// lag now. Holds s.mu.
-func (s *Server) build(tb *table, cursor string, after time.Time, lag bool) (body []byte, next string) {
-	var tasks [][]byte
+// answer is the answer to a poll or a stream of tb since cursor, with
+// the history horizon after, built once for every client asking the same
+// until the table moves. Holds s.mu.
+func (s *Server) answer(tb *table, cursor string, after time.Time) *answer {
+	k := answerKey{cursor: cursor, lag: tb.state.Lagging(s.now())}
+	if _, ok := s.since(tb, cursor); tb.loaded && !ok {
+		k.cursor = "" // every cursor the table cannot answer from asks for everything
+		if !after.IsZero() {
+			after = after.Truncate(s.cfg.HorizonStep)
+			k.after = after.UnixMicro() // only a full answer leaves history out
+		}
+	}
+	if a, ok := tb.answers[k]; ok {
+		return a
+	}
+	a := s.build(tb, cursor, after, k.lag)
+	if tb.answers == nil {
+		tb.answers = map[answerKey]*answer{}
+	}
+	tb.answers[k] = a
+	return a
+}
+
+// build is the answer, on the wire, to a poll of tb since cursor; lag is
+// whether the relay's reads lag now. Holds s.mu.
+func (s *Server) build(tb *table, cursor string, after time.Time, lag bool) *answer {
 	a := &Answer{Cursor: s.epoch + "." + strconv.FormatUint(tb.seq, 10), Loaded: tb.loaded,
 		Status: int(tb.state.Status), Updated: tb.state.Updated, Err: tb.state.Err,
 		Code: string(tb.state.Health.Code), Every: tb.state.Health.Every,
 		Lagging: lag}
-	if !tb.loaded {
-		return appendAnswer(nil, a, nil), cursor
-	}
+	out := &answer{next: a.Cursor}
+	parts := [][]byte{nil} // the head, once the tasks are counted
 	since, ok := s.since(tb, cursor)
-	if !ok {
-		a.Full = true
+	switch {
+	case !tb.loaded:
+		out.next = cursor
+	case !ok:
+		out.full, a.Full = true, true
 		a.Archived = tb.state.Archived
-		tasks = make([][]byte, 0, len(tb.tasks))
-		size := 0
+		parts = slices.Grow(parts, len(tb.tasks))
 		for _, e := range tb.tasks {
 			if model.Archived(e.t, after) {
 				a.Archived++
 				continue
 			}
-			tasks = append(tasks, e.wire())
-			size += len(e.bin) + binary.MaxVarintLen32
+			parts = append(parts, e.wire(tb))
 		}
-		return appendAnswer(make([]byte, 0, size+256), a, tasks), a.Cursor
+		tb.fullBuilt++
+	default:
+		i, _ := slices.BinarySearchFunc(tb.log, since+1, func(c change, seq uint64) int {
+			switch {
+			case c.seq < seq:
+				return -1
+			case c.seq > seq:
+				return 1
+			}
+			return 0
+		})
+		for _, c := range tb.log[i:] {
+			if e := tb.tasks[c.id]; e != nil && e.seq == c.seq {
+				parts = append(parts, e.wire(tb))
+			} else if q, ok := tb.gone[c.id]; ok && q == c.seq {
+				a.Removed = append(a.Removed, c.id)
+			}
+		}
 	}
-	i, _ := slices.BinarySearchFunc(tb.log, since+1, func(c change, seq uint64) int {
-		switch {
-		case c.seq < seq:
-			return -1
-		case c.seq > seq:
-			return 1
-		}
-		return 0
-	})
-	for _, c := range tb.log[i:] {
-		if e := tb.tasks[c.id]; e != nil && e.seq == c.seq {
-			tasks = append(tasks, e.wire())
-		} else if q, ok := tb.gone[c.id]; ok && q == c.seq {
-			a.Removed = append(a.Removed, c.id)
-		}
+	parts[0] = appendHead(nil, a, len(parts)-1)
+	for _, p := range parts {
+		out.size += len(p)
 	}
-	return appendAnswer(nil, a, tasks), a.Cursor
+	out.parts = parts
+	return out
 }
 
 // since is the sequence a cursor of this relay run stands at; false asks
@@ -483,7 +664,9 @@ func (s *Server) names() string {
 // the cursor asked. An empty frame comes every keepAlive when nothing
 // else does. A dashboard thus holds each change without asking, and
 // the relay builds one answer per change per dashboard instead of a
-// request, a hint and an answer.
+// request, a hint and an answer. A full frame waits for a place among
+// Config.MaxFull as a poll's full answer does: without one, a stream not
+// begun yet is answered 503 with a Retry-After, one under way ends.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	name, cursor, after, ok := pollArgs(w, r)
 	if !ok {
@@ -497,18 +680,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Unlock()
-	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Cache-Control", "no-store")
-	// A server's write timeout would cut the stream: each frame gets its
-	// own deadline instead (a client reconnects after a cut anyway).
-	send := func(frame []byte) bool {
-		// Ten seconds, and one more per MiB: a full frame of a big queue
-		// to a dashboard behind an SSH tunnel takes its time.
-		_ = rc.SetWriteDeadline(time.Now().Add(10*time.Second + time.Duration(len(frame)>>20)*time.Second))
-		_, err := w.Write(frame)
-		return err == nil && rc.Flush() == nil
-	}
 	// Each second the stream looks again even when the hub is silent, so
 	// that a relay whose reads stopped says so (Lagging) within one.
 	tick := time.NewTicker(time.Second)
@@ -520,17 +693,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	for {
 		s.mu.Lock()
 		wait := s.changed
-		var f []byte
+		var a *answer
 		if tb := s.tables[name]; tb != nil && (first || tb.seq != seq || !s.sameState(tb.state, state)) {
-			f, cursor = s.frame(tb, cursor, after)
-			seq, state, first = tb.seq, tb.state, false
+			a = s.answer(tb, cursor, after)
+			cursor, seq, state = a.next, tb.seq, tb.state
 		}
 		s.mu.Unlock()
-		if f != nil {
-			if !send(f) {
+		if a != nil {
+			if !s.frame(w, r, a, first) {
 				return
 			}
-			quiet = 0
+			first, quiet = false, 0
 		}
 		select {
 		case <-r.Context().Done():
@@ -538,7 +711,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		case <-wait:
 		case <-tick.C:
 			if quiet++; quiet >= int(keepAlive/time.Second) {
-				if !send(keepAliveFrame) {
+				if !s.send(w, keepAliveFrame, nil) {
 					return
 				}
 				quiet = 0
@@ -547,27 +720,25 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// frame sends a as a stream's frame, its length first, a full one in a
+// place among Config.MaxFull; false when the stream ends, answered 503
+// when none came free for its first frame.
+func (s *Server) frame(w http.ResponseWriter, r *http.Request, a *answer, first bool) bool {
+	if a.full {
+		leave := s.admit(r.Context())
+		if leave == nil {
+			if first {
+				s.busy(w)
+			}
+			return false
+		}
+		defer leave()
+	}
+	return s.send(w, binary.AppendUvarint(nil, uint64(a.size)), a)
+}
+
 // keepAliveFrame is an empty answer: a stream's sign of life.
 var keepAliveFrame = []byte{0}
-
-// frame is build's answer as a stream's frame, built once for every
-// stream at the same cursor until the table moves. Holds s.mu.
-func (s *Server) frame(tb *table, cursor string, after time.Time) ([]byte, string) {
-	k := frameKey{cursor: cursor, lag: tb.state.Lagging(s.now())}
-	if _, ok := s.since(tb, cursor); !ok && !after.IsZero() {
-		k.after = after.UnixMicro() // only a full answer leaves history out
-	}
-	if f, ok := tb.frames[k]; ok {
-		return f.bytes, f.next
-	}
-	body, next := s.build(tb, cursor, after, k.lag)
-	f := frame{bytes: append(binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(body)), uint64(len(body))), body...), next: next}
-	if tb.frames == nil {
-		tb.frames = map[frameKey]frame{}
-	}
-	tb.frames[k] = f
-	return f.bytes, f.next
-}
 
 // sameState says whether a client already knows the source's standing:
 // its status, error and whether the relay's reads lag. A read that moved

@@ -49,6 +49,16 @@ type Answer struct {
 
 // appendAnswer is a on the wire, its tasks already encoded (appendTask).
 func appendAnswer(b []byte, a *Answer, tasks [][]byte) []byte {
+	e := enc(appendHead(b, a, len(tasks)))
+	for _, t := range tasks {
+		e.bytes(t)
+	}
+	return e
+}
+
+// appendHead is a on the wire up to its n tasks, each of which follows
+// as appendCarried writes it.
+func appendHead(b []byte, a *Answer, n int) []byte {
 	e := enc(append(b, magic...))
 	e.bool(a.Full)
 	e.str(a.Cursor)
@@ -64,11 +74,14 @@ func appendAnswer(b []byte, a *Answer, tasks [][]byte) []byte {
 	for _, id := range a.Removed {
 		e.str(id)
 	}
-	e.uint(uint64(len(tasks)))
-	for _, t := range tasks {
-		e.bytes(t)
-	}
+	e.uint(uint64(n))
 	return e
+}
+
+// appendCarried is a task on the wire (appendTask) as an answer carries
+// it: its length, then the task.
+func appendCarried(b []byte, task []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(task))), task...)
 }
 
 // decodeAnswer reads an answer, checking what a dashboard relies on.

@@ -63,7 +63,7 @@ type Tracker struct {
 	last      hub.Snapshot
 	seen      map[string]bool // sources whose first load has been folded
 	events    []event
-	totals    map[string]*[kindCount]uint64 // source → lifetime counts
+	totals    map[string]*[kindCount]uint64 // source → counts since the tracker started
 	overrides []model.AuditRecord
 }
 
@@ -84,6 +84,7 @@ func (t *Tracker) Observe(s hub.Snapshot) {
 			continue // seed from a source's full load, not its first screen
 		}
 		t.seen[st.Name] = true
+		t.totalled(st.Name)
 		for task := range st.Tasks.All() {
 			t.seed(task, s.At, s.Mesh)
 		}
@@ -97,18 +98,21 @@ func (t *Tracker) Observe(s hub.Snapshot) {
 }
 
 // seed counts what a task shows of the last hour when its source is first
-// seen: a running claim at its claim time, a finish at its last edit.
+// seen: a running claim at its claim time, a finish at its last edit. They
+// fill the hour's series, not the totals: those count what the tracker saw
+// happen, from zero, as a counter starts with its process (a restart that
+// began its counters at the hour's finishes made rate() leap).
 func (t *Tracker) seed(task *model.Task, now time.Time, mesh *model.Mesh) {
 	recent := func(at time.Time) bool { return !at.IsZero() && !at.After(now) && now.Sub(at) < Window }
 	c := task.Claim()
 	switch task.State {
 	case model.StateClaimed:
 		if c.Holder == model.HolderAgent && recent(c.ClaimedAt.Time()) {
-			t.add(event{at: c.ClaimedAt.Time(), kind: Claim, source: task.Source, agent: c.Name, node: nodeOf(task, mesh), took: span(task.CreatedAt.Time(), c.ClaimedAt.Time())})
+			t.events = append(t.events, event{at: c.ClaimedAt.Time(), kind: Claim, source: task.Source, agent: c.Name, node: nodeOf(task, mesh), took: span(task.CreatedAt.Time(), c.ClaimedAt.Time())})
 		}
 	case model.StateDone, model.StateFailed, model.StateBlocked:
 		if recent(task.EditedAt.Time()) {
-			t.add(event{at: task.EditedAt.Time(), kind: finishKind(task.State), source: task.Source})
+			t.events = append(t.events, event{at: task.EditedAt.Time(), kind: finishKind(task.State), source: task.Source})
 		}
 	}
 }
@@ -184,14 +188,23 @@ func span(from, to time.Time) time.Duration {
 	return to.Sub(from)
 }
 
+// add counts an event the tracker saw happen: in the hour's series and in
+// the totals.
 func (t *Tracker) add(e event) {
 	t.events = append(t.events, e)
-	n := t.totals[e.source]
+	t.totalled(e.source)[e.kind]++
+}
+
+// totalled is the source's totals, every kind at zero until it happens:
+// a counter is there from the source's first load, so that the first
+// event is a rise from 0, not a series appearing at 1.
+func (t *Tracker) totalled(source string) *[kindCount]uint64 {
+	n := t.totals[source]
 	if n == nil {
 		n = new([kindCount]uint64)
-		t.totals[e.source] = n
+		t.totals[source] = n
 	}
-	n[e.kind]++
+	return n
 }
 
 // Overrides replaces the human overrides the tracker knows with the audit
@@ -215,15 +228,18 @@ func (t *Tracker) Snapshot() hub.Snapshot {
 	return t.last
 }
 
-// Total is a lifetime count of one kind of event on one source.
+// Total is a count of one kind of event on one source since the tracker
+// started.
 type Total struct {
 	Source string
 	Kind   Kind
 	Count  uint64
 }
 
-// Totals are the events counted since the tracker started, by source and
-// kind, for counters that only grow.
+// Totals are the events the tracker saw happen since it started (not the
+// last hour a first load shows), by source and kind, every kind of every
+// source it has read, for counters that start at zero with the process
+// and only grow.
 func (t *Tracker) Totals() []Total {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -246,14 +262,19 @@ type OverrideCount struct {
 	Count  int
 }
 
-// OverrideTotals counts every override the journal holds, by action and
-// result, for counters that only grow (the journal is append-only).
-func (t *Tracker) OverrideTotals() []OverrideCount {
+// OverrideTotals counts the overrides the journal holds from since on (all
+// of them for the zero time), by action and result, for counters that
+// only grow (the journal is append-only): from a process's start, they
+// start at zero with it.
+func (t *Tracker) OverrideTotals(since time.Time) []OverrideCount {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	idx := map[[2]string]int{}
 	var out []OverrideCount
 	for _, r := range t.overrides {
+		if r.At.Before(since) {
+			continue
+		}
 		k := [2]string{string(r.Action), r.Result}
 		i, ok := idx[k]
 		if !ok {

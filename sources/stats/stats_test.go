@@ -151,10 +151,15 @@ func TestAFirstLoadCountsTheLastHourItShowsAndNothingOlder(t *testing.T) {
 	if o.HeartbeatGap.N != 1 || o.HeartbeatGap.P50 != 90 {
 		t.Errorf("heartbeat gap = %+v, want one of 90 s", o.HeartbeatGap)
 	}
-	// The lifetime counters start from the same hour: an old finish is not news.
+	// The totals count what happened since the tracker started: the
+	// hour a first load shows is in the series, not in them, which stand
+	// at zero for every kind.
+	if tots := r.tr.Totals(); len(tots) != len(Kinds()) {
+		t.Errorf("totals after a first load: %v; want every kind of source local", tots)
+	}
 	for _, tot := range r.tr.Totals() {
-		if want := map[Kind]uint64{Claim: 1, Complete: 1}[tot.Kind]; tot.Count != want {
-			t.Errorf("lifetime %s count = %d, want %d", tot.Kind, tot.Count, want)
+		if tot.Source != "local" || tot.Count != 0 {
+			t.Errorf("%s %s total after a first load = %d, want 0", tot.Source, tot.Kind, tot.Count)
 		}
 	}
 	// An hour later the window has moved past everything.
@@ -179,7 +184,7 @@ func TestOverridesCountAppliedActionsOfTheWindowAndTotalsCountThemAll(t *testing
 	if got := group(t, rep.Sources, "local").Overrides; len(got) != 2 || got["takeover"] != 1 || got["force-release"] != 1 {
 		t.Errorf("source overrides = %v, want %v", got, want)
 	}
-	totals := tr.OverrideTotals()
+	totals := tr.OverrideTotals(time.Time{})
 	wantTotals := []OverrideCount{
 		{Action: model.ActionCancel, Result: "applied", Count: 1},
 		{Action: model.ActionForceRelease, Result: "CONFLICT", Count: 1},
@@ -188,6 +193,12 @@ func TestOverridesCountAppliedActionsOfTheWindowAndTotalsCountThemAll(t *testing
 	}
 	if !slices.Equal(totals, wantTotals) {
 		t.Errorf("override totals = %v, want %v", totals, wantTotals)
+	}
+	// From a process's start: what the journal recorded before it is not
+	// counted.
+	totals = tr.OverrideTotals(now.Add(-time.Minute))
+	if want := []OverrideCount{{Action: model.ActionTakeover, Result: "applied", Count: 1}}; !slices.Equal(totals, want) {
+		t.Errorf("override totals since a minute ago = %v, want %v", totals, want)
 	}
 }
 
@@ -248,7 +259,7 @@ func TestReportsRunWhileTheHubObserves(t *testing.T) {
 			r.tr.Report(start)
 			r.tr.Overrides([]model.AuditRecord{{At: start, Action: model.ActionTakeover, Result: "applied"}})
 			r.tr.Totals()
-			r.tr.OverrideTotals()
+			r.tr.OverrideTotals(time.Time{})
 		}
 	}()
 	// Ten minutes a look: the window moves, and old events are pruned.
