@@ -362,13 +362,14 @@ func TestReloadRefusesARemovedKeysNewConnectionsAndKeepsOpenSessions(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
-	s.Stderr = &stderr
+	refused := &terminal{sess: s, out: &syncBuffer{}, err: &syncBuffer{}, ended: make(chan error, 1)}
+	s.Stdout, s.Stderr = refused.out, refused.err
 	_ = s.RequestPty("xterm", 24, 80, gossh.TerminalModes{})
 	_ = s.Shell()
-	_ = s.Wait()
-	if !strings.Contains(stderr.String(), "no longer in the keys file") {
-		t.Errorf("a new session of a removed key: stderr %q", stderr.String())
+	go func() { refused.ended <- s.Wait() }()
+	waitEnd(t, refused)
+	if !strings.Contains(refused.err.String(), "no longer in the keys file") {
+		t.Errorf("a new session of a removed key: stderr %q", refused.err.String())
 	}
 
 	// SIGHUP reloads: alice back in.
