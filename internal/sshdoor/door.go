@@ -286,8 +286,10 @@ func (d *Door) close() {
 // cap of connections, or from an address that used up its attempts, it
 // is closed at once.
 func (d *Door) admit(_ ssh.Context, conn net.Conn) net.Conn {
-	if d.auth.spent(hostOf(conn.RemoteAddr()), time.Now()) {
-		d.log.Warn("connection refused: too many key attempts from this address in the last minute", "remote", conn.RemoteAddr().String())
+	if spent, first := d.auth.spent(hostOf(conn.RemoteAddr()), time.Now()); spent {
+		if first { // once a window: a flood of connections is not a flood of lines
+			d.log.Warn("connections refused: too many key attempts from this address in the last minute", "remote", conn.RemoteAddr().String())
+		}
 		return nil
 	}
 	if n := d.conns.Add(1); n > int64(d.cfg.MaxSessions+pendingConns) {
@@ -365,7 +367,7 @@ func (d *Door) handle(sess ssh.Session) {
 	m, err := d.newModel(ctx, s)
 	if err != nil {
 		log.Error("session not started", "error", err)
-		refuse(sess, "the dashboard could not start: "+err.Error())
+		refuse(sess, "the dashboard could not start: the server's log says why")
 		return
 	}
 	in := newInputClock(sess)

@@ -426,8 +426,14 @@ func TestAttemptsSlideOutOfTheWindow(t *testing.T) {
 	if !a.try("h", t0) || !a.try("h", t0.Add(time.Second)) {
 		t.Fatal("refused within the limit")
 	}
-	if a.try("h", t0.Add(2*time.Second)) || !a.spent("h", t0.Add(2*time.Second)) {
+	if a.try("h", t0.Add(2*time.Second)) {
 		t.Fatal("a third attempt in the window")
+	}
+	if spent, first := a.spent("h", t0.Add(2*time.Second)); !spent || !first {
+		t.Fatalf("spent %v, first %v", spent, first)
+	}
+	if spent, first := a.spent("h", t0.Add(3*time.Second)); !spent || first {
+		t.Fatalf("said twice in a window: spent %v, first %v", spent, first)
 	}
 	if !a.try("other", t0) {
 		t.Fatal("another address refused")

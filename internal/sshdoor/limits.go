@@ -16,6 +16,7 @@ type attempts struct {
 	window time.Duration
 	mu     sync.Mutex
 	by     map[string][]time.Time
+	told   map[string]time.Time // when an address was last said to be spent
 }
 
 // attemptsPrune is how many addresses are kept before the ones with no
@@ -23,7 +24,7 @@ type attempts struct {
 const attemptsPrune = 4096
 
 func newAttempts(limit int, window time.Duration) *attempts {
-	return &attempts{limit: limit, window: window, by: map[string][]time.Time{}}
+	return &attempts{limit: limit, window: window, by: map[string][]time.Time{}, told: map[string]time.Time{}}
 }
 
 // try counts one attempt from host at now, and reports whether it is
@@ -35,6 +36,7 @@ func (a *attempts) try(host string, now time.Time) bool {
 		for h, ts := range a.by {
 			if len(a.recent(ts, now)) == 0 {
 				delete(a.by, h)
+				delete(a.told, h)
 			}
 		}
 	}
@@ -47,11 +49,19 @@ func (a *attempts) try(host string, now time.Time) bool {
 	return true
 }
 
-// spent reports whether host has no attempt left at now.
-func (a *attempts) spent(host string, now time.Time) bool {
+// spent reports whether host has no attempt left at now, and whether
+// this is the first time it is said in a window.
+func (a *attempts) spent(host string, now time.Time) (spent, first bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.recent(a.by[host], now)) >= a.limit
+	if len(a.recent(a.by[host], now)) < a.limit {
+		return false, false
+	}
+	if told, ok := a.told[host]; ok && now.Sub(told) < a.window {
+		return true, false
+	}
+	a.told[host] = now
+	return true, true
 }
 
 // recent is ts without the attempts older than the window.
