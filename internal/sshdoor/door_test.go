@@ -18,6 +18,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	gossh "golang.org/x/crypto/ssh"
 )
@@ -559,5 +560,65 @@ func TestNewRefusesABadKeysFileOrNone(t *testing.T) {
 	}
 	if _, err := New(Config{KeysFile: bad, HostKeyPath: hk}, newProbe, nil); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Errorf("bad keys file: %v", err)
+	}
+}
+
+// The client's terminal type and environment reach the session: the
+// colour profile follows them, and NO_COLOR is the person's, not the
+// server's.
+func TestTheSessionCarriesTheClientsTerminalAndEnvironment(t *testing.T) {
+	alice, aliceKey := newKey(t, "")
+	seen := make(chan *Session, 2)
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	if err := os.WriteFile(keys, []byte("alice oncall "+aliceKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Config{KeysFile: keys, HostKeyPath: filepath.Join(dir, HostKeyFile)}, func(ctx context.Context, s *Session) (tea.Model, error) {
+		seen <- s
+		return newProbe(ctx, s)
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- d.Serve(ctx, ln) }()
+	defer func() { cancel(); <-served }()
+	td := &testDoor{Door: d, addr: ln.Addr().String()}
+	c, err := td.dial(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, env := range []map[string]string{{"COLORTERM": "truecolor"}, {"NO_COLOR": "1"}} {
+		s, err := c.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range env {
+			if err := s.Setenv(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Shell(); err != nil {
+			t.Fatal(err)
+		}
+		got := <-seen
+		want := colorprofile.TrueColor
+		if env["NO_COLOR"] != "" {
+			want = colorprofile.Ascii
+		}
+		if got.Term != "xterm-256color" || got.Width != 100 || got.Height != 30 || got.Profile != want || got.Person != "alice" || got.RemoteAddr == nil {
+			t.Errorf("env %v: session %+v, want profile %v", env, got, want)
+		}
+		s.Close()
 	}
 }
