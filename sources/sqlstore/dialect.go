@@ -35,6 +35,9 @@ type dialect struct {
 	// the pull-order index: SQLite, without statistics, guesses that a
 	// status matches few rows and sorts them all instead (300 ms at 100,000).
 	pending string
+	// held is the same for claimed rows, leading to the pull-order index
+	// over them (held_idx) where SQLite would sort every claim.
+	held string
 }
 
 // sqliteTime is the one format claimdeck writes times in on SQLite: fixed
@@ -56,6 +59,7 @@ var (
 		toInt:      func(e string) string { return e + "::int" },
 		timeArg:    func(t time.Time) any { return t },
 		pending:    "status = 'pending'",
+		held:       "status = 'in_progress'",
 	}
 	sqlite = dialect{
 		name:      "sqlite",
@@ -72,6 +76,7 @@ var (
 		toInt:   func(e string) string { return "CAST(" + e + " AS INTEGER)" },
 		timeArg: func(t time.Time) any { return t.UTC().Format(sqliteTime) },
 		pending: "likelihood(status = 'pending', 0.9)",
+		held:    "likelihood(status = 'in_progress', 0.9)",
 	}
 )
 
