@@ -37,7 +37,7 @@ func agentStatements(t testing.TB, s *Store, queued, held, parent string) []agen
 	}
 	with := func(id string) []any { return append(claim[:len(claim):len(claim)], id) }
 	finish := []any{held, "tok-" + held, statusCompleted, nil, nil, nil, nil, 1, held, s.tag, model.FinishStep(model.StateDone), "plan-agent"}
-	pick := []string{"pull_idx", "held_idx"} // pickNext's two walks
+	pick := []string{"pull_idx", "lease_idx", "seed_lease_idx"} // pickNext's three candidates
 	out := []agentStatement{
 		{"next", "next", st.next, []any{"plan-agent", s.cfg.Pool, s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds()}, append(pick, "pkey")},
 		{"claim --task", "the claim", st.claim, with(queued), []string{"pkey"}},
@@ -62,8 +62,10 @@ func agentStatements(t testing.TB, s *Store, queued, held, parent string) []agen
 }
 
 // fillQueue is fill's n pending tasks made a working queue: every 100th
-// claimed by a live agent, one in ten of the rest completed, ten sub-tasks
-// of bench-7. The writes bump the version, so no trail is written.
+// claimed by a live agent (every 1,000th one whose lease is dead), every
+// 1,000th + 50 claimed by the seed's SQL (no lease) an hour ago, one in
+// ten of the rest completed, ten sub-tasks of bench-7. The writes bump the
+// version, so no trail is written.
 func fillQueue(tb testing.TB, s *Store, n int) {
 	tb.Helper()
 	fill(tb, s, n)
@@ -74,6 +76,9 @@ func fillQueue(tb testing.TB, s *Store, n int) {
 		fmt.Sprintf(`UPDATE %s SET status = 'in_progress', lock_token = 'tok-' || id, holder_kind = 'AGENT', assigned_worker = 'agent-' || id,
 			started_at = %s, heartbeat_at = %s, lease_expires_at = %s, version = version + 1 WHERE %s %% 100 = 0`,
 			s.table, now, now, s.d.plusMillis(now, "600000"), num),
+		fmt.Sprintf("UPDATE %s SET lease_expires_at = %s, version = version + 1 WHERE %s %% 1000 = 0", s.table, s.d.minusMillis(now, "3600000"), num),
+		fmt.Sprintf(`UPDATE %s SET status = 'in_progress', assigned_worker = 'seed-' || id, started_at = %s, version = version + 1 WHERE %s %% 1000 = 50`,
+			s.table, s.d.minusMillis(now, "3600000"), num),
 		fmt.Sprintf("UPDATE %s SET status = 'completed', completed_at = %s, version = version + 1 WHERE %s %% 10 = 5", s.table, now, num),
 		fmt.Sprintf("UPDATE %s SET parent_id = 'bench-7', version = version + 1 WHERE %s BETWEEN 10 AND 19", s.table, num),
 	} {
@@ -101,11 +106,11 @@ func TestAgentStatementsWalkIndexes(t *testing.T) {
 		}
 		checkSQLitePlans(t, s, "after ANALYZE")
 	})
-	t.Run("sqlite migrated before held_idx", func(t *testing.T) {
+	t.Run("sqlite migrated before lease_idx", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "queue.db")
 		s := openSQLite(t, Config{Create: true, Path: path})
 		fillQueue(t, s, 10_000)
-		if _, err := s.db.exec(context.Background(), "DROP INDEX "+s.tag+"_held_idx"); err != nil {
+		if _, err := s.db.exec(context.Background(), "DROP INDEX "+s.tag+"_lease_idx"); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
@@ -114,7 +119,7 @@ func TestAgentStatementsWalkIndexes(t *testing.T) {
 		st, _ := s.stmts()
 		plan := sqlitePlan(t, s, st.next, "plan-agent", s.cfg.Pool, s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds())
 		if !strings.Contains(plan, "USING INDEX "+s.tag+"_queue_idx (status=?)") || strings.Contains(plan, "SCAN "+s.tag+"\n") {
-			t.Errorf("without held_idx, next does not find the claims through queue_idx:\n%s", plan)
+			t.Errorf("without lease_idx, next does not find the claims through queue_idx:\n%s", plan)
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
@@ -133,7 +138,7 @@ func TestAgentStatementsWalkIndexes(t *testing.T) {
 var sqliteFullScan = regexp.MustCompile(`^SCAN (\S+)$`)
 
 func checkSQLitePlans(t *testing.T, s *Store, when string) {
-	ctes := map[string]bool{"queued": true, "dead": true, "both_kinds": true, "first": true}
+	ctes := map[string]bool{"queued": true, "dead": true, "dead_seed": true, "candidates": true, "first": true}
 	for _, a := range agentStatements(t, s, "bench-5", "bench-100", "bench-7") {
 		lines := sqlitePlanLines(t, s, a.sql, a.args...)
 		var plan strings.Builder
@@ -150,11 +155,13 @@ func checkSQLitePlans(t *testing.T, s *Store, when string) {
 			if !strings.HasPrefix(l.detail, "USE TEMP B-TREE") {
 				continue
 			}
-			// A sort is of what its siblings read: the two candidates of a
-			// pick, or the rows one equality on a task's own key finds.
+			// A sort is of what its siblings read: the candidates of a pick,
+			// the dead claims in a range of lease ends, or the rows one
+			// equality on a task's own key finds.
 			bounded := false
 			for _, sib := range lines {
-				if sib.parent == l.parent && (sib.detail == "SCAN both_kinds" || strings.Contains(sib.detail, "(parent_id=?)")) {
+				if sib.parent == l.parent && (sib.detail == "SCAN candidates" || strings.Contains(sib.detail, "(parent_id=?)") ||
+					strings.Contains(sib.detail, "lease_idx (<expr><?)")) {
 					bounded = true
 				}
 			}
@@ -235,10 +242,12 @@ func checkPGPlans(t *testing.T, s *Store) {
 			if n.Type != "Sort" {
 				return
 			}
-			// A sort is of the two candidates of a pick, or of the rows one
-			// equality on a task's own key finds.
+			// A sort is of the candidates of a pick, of the dead claims in a
+			// range of lease ends, or of the rows one equality on a task's
+			// own key finds.
 			n.walk(func(c pgNode) {
-				if c.Relation != "" && !strings.Contains(c.IndexCond, "parent_id =") && !strings.Contains(c.IndexCond, "task_id =") {
+				if c.Relation != "" && !strings.Contains(c.IndexCond, "parent_id =") && !strings.Contains(c.IndexCond, "task_id =") &&
+					!strings.HasSuffix(c.Index, "lease_idx") {
 					fail("a sort of %s's rows found by %s %s", c.Relation, c.Type, c.IndexCond)
 				}
 			})

@@ -228,11 +228,12 @@ func (s *Store) migration(have map[string]bool) []string {
 		// index instead of sorting the queue on every claim.
 		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_pull_idx ON %s (%s) WHERE status = 'pending'", idx, s.table, pullOrder(s.d))+
 			usedBy("next, claim (the first queued task), list --status READY --limit N, the dashboard's first screen"),
-		// The same order over claimed rows, so that next and claim-next find
-		// the first one whose agent's lease is dead by walking the claims
-		// alone, in order, not by sorting them (pickNext).
-		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_held_idx ON %s (%s) WHERE status = 'in_progress'", idx, s.table, pullOrder(s.d))+
-			usedBy("next, claim (the first claim whose agent's lease is dead)"),
+		// When each claim's lease ends, over claims only: next and claim-next
+		// find the dead ones as a range that holds no live claim (pickNext).
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_lease_idx ON %s (%s) WHERE status = 'in_progress'", idx, s.table, s.d.ts("lease_expires_at"))+
+			usedBy("next, claim (a claim whose agent's lease is dead)"),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_seed_lease_idx ON %s (%s) WHERE status = 'in_progress' AND lease_expires_at IS NULL", idx, s.table, s.d.ts("started_at"))+
+			usedBy("next, claim (a claim of the seed's SQL whose lease is dead)"),
 		// Live work apart from history, so the dashboard's full poll reads
 		// the live rows and the recent finished ones, not a year of them.
 		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_live_idx ON %s (status) WHERE %s", idx, s.table, liveStatus)+usedBy("the dashboard's windowed poll (live work)"),

@@ -69,10 +69,10 @@ func (s *Store) clocked() dialect {
 
 func (s *Store) statements(have map[string]bool) statements {
 	d, t := s.clocked(), s.table
-	if d.name == sqlite.name && !have[" "+strings.ToLower(strings.ReplaceAll(s.plainTable, ".", "_"))+"_held_idx"] {
-		// Migrated before held_idx: told that most rows are claimed,
+	if d.name == sqlite.name && !have[" "+strings.ToLower(strings.ReplaceAll(s.plainTable, ".", "_"))+"_lease_idx"] {
+		// Migrated before lease_idx: told that most rows are claimed,
 		// SQLite would scan the table for a dead lease instead of finding
-		// the claims through queue_idx and sorting them.
+		// the claims through queue_idx.
 		d.held = "status = 'in_progress'"
 	}
 	cols := selectList(d, have)
@@ -215,11 +215,12 @@ func (s *Store) statements(have map[string]bool) statements {
 
 // pickNext is the one choice of next and claim-next (model.Next in SQL), as
 // common table expressions ending in "first", whose cand is the id of the
-// first claimable task in pull order, if any: the best eligible row, from
-// the pull-order index over pending rows (pull_idx), and the best row whose
-// agent's lease is dead, from the one over rows in progress (held_idx), each
-// a walk of its own index that stops at its first match. An OR of the two
-// conditions could use neither index: it scans and sorts the whole table.
+// first claimable task in pull order, if any: the best eligible row, a walk
+// of the pull-order index over pending rows (pull_idx) that stops at its
+// first match, and the best claim whose agent's lease is dead, from the
+// range of dead leases in lease_idx and of dead seed claims in
+// seed_lease_idx, which hold no live claim. An OR of the conditions could
+// use no index: it scans and sorts the whole table.
 // The parameters name the agent, the pool, the seed's lease and the grace
 // in milliseconds; lock (claim-next on PostgreSQL) is appended to each
 // candidate's SELECT.
@@ -228,8 +229,8 @@ func pickNext(d dialect, t, agent, pool, seedMs, graceMs, lock string) string {
 	cand := func(name, where string) string {
 		return fmt.Sprintf("%s AS (SELECT id AS cand, %s FROM %s WHERE %s %s LIMIT 1%s)", name, sortKeys(d), t, where, order, lock)
 	}
-	return cand("queued", eligible(d, agent, pool)) + ", " + cand("dead", staleLease(d, seedMs, graceMs)) +
-		", first AS (SELECT cand FROM (SELECT * FROM queued UNION ALL SELECT * FROM dead) both_kinds " + keyOrder + " LIMIT 1)"
+	return cand("queued", eligible(d, agent, pool)) + ", " + cand("dead", deadLease(d, graceMs)) + ", " + cand("dead_seed", deadSeedLease(d, seedMs, graceMs)) +
+		", first AS (SELECT cand FROM (SELECT * FROM queued UNION ALL SELECT * FROM dead UNION ALL SELECT * FROM dead_seed) candidates " + keyOrder + " LIMIT 1)"
 }
 
 // handoffSet releases a task and reserves it. Its six parameters, from $first
@@ -255,8 +256,21 @@ func eligible(d dialect, agent, pool string) string {
 // least graceMs ago. Rows claimed by the seed's SQL have no lease column;
 // their lease is started_at + seedMs.
 func staleLease(d dialect, seedMs, graceMs string) string {
-	return fmt.Sprintf(`(%s AND COALESCE(holder_kind, 'AGENT') = 'AGENT'
-		AND %s <= %s)`, d.held, d.ts(d.plusMillis("COALESCE(lease_expires_at, "+d.plusMillis("started_at", seedMs)+")", graceMs)), d.ts(d.now))
+	return "(" + deadLease(d, graceMs) + " OR " + deadSeedLease(d, seedMs, graceMs) + ")"
+}
+
+// deadLease is staleLease for a claim with a lease: one that ended graceMs
+// ago or more, a range of lease_idx (an index on the same expression).
+func deadLease(d dialect, graceMs string) string {
+	return fmt.Sprintf("(%s AND COALESCE(holder_kind, 'AGENT') = 'AGENT' AND %s <= %s)",
+		d.held, d.ts("lease_expires_at"), d.ts(d.minusMillis(d.now, graceMs)))
+}
+
+// deadSeedLease is staleLease for a claim the seed's SQL made, without a
+// lease: started seedMs + graceMs ago or more, a range of seed_lease_idx.
+func deadSeedLease(d dialect, seedMs, graceMs string) string {
+	return fmt.Sprintf("(%s AND lease_expires_at IS NULL AND COALESCE(holder_kind, 'AGENT') = 'AGENT' AND %s <= %s)",
+		d.held, d.ts("started_at"), d.ts(d.minusMillis(d.minusMillis(d.now, seedMs), graceMs)))
 }
 
 // pullOrder is model.PullCompare in SQL; the migration indexes exactly
