@@ -27,13 +27,7 @@ func List(ctx context.Context, src Source, want model.State, limit int) ([]*mode
 	if err != nil {
 		return nil, 0, err
 	}
-	out := []*model.Task{}
-	for _, t := range d.Tasks {
-		if want == model.StateUnknown || t.State == want {
-			out = append(out, t)
-		}
-	}
-	model.SortPullOrder(out)
+	out := Listed(d.Tasks, want)
 	more := 0
 	if limit > 0 && len(out) > limit {
 		more = len(out) - limit
@@ -43,4 +37,17 @@ func List(ctx context.Context, src Source, want model.State, limit int) ([]*mode
 		out = out[:limit]
 	}
 	return out, more, nil
+}
+
+// Listed is list's rule over tasks already read (of one source or of
+// several): those in state want (model.StateUnknown: all), in pull order.
+func Listed(tasks []*model.Task, want model.State) []*model.Task {
+	out := []*model.Task{}
+	for _, t := range tasks {
+		if want == model.StateUnknown || t.State == want {
+			out = append(out, t)
+		}
+	}
+	model.SortPullOrder(out)
+	return out
 }
