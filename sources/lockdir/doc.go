@@ -89,6 +89,37 @@
 // Until then Delta.Archived counts the unread as history, a parked one
 // among them. With none left unread a poll reads nothing.
 //
+// # What a call costs
+//
+// An agent's call is a process: a source opened cold, no view kept. With
+// N files in the directory, T tasks in the tasks file and L lock and
+// queued files among the N (BenchmarkAgentCallsLockDir counts them):
+//
+//   - claim --task, heartbeat, complete, get: no listing; the task's own
+//     names only: 6 lstats (claim --task), 10 (heartbeat, get), 17
+//     (complete), and an open of each file the task has (0–3); then the
+//     write's temp file, link or rename, under the flock.
+//   - next, claim (claim-next), list --status READY --limit N: one listing
+//     of the directory and one of archive/, an lstat of each of the N
+//     names (and of each archived one), an open of each of the L lock and
+//     queued files. A done or failed file is not opened: it decides a task
+//     no content makes claimable or queued (view.finished), so a
+//     directory of finished work costs these calls a name and an lstat
+//     each, not a read. claim-next then claims as claim --task does.
+//   - every call that shows a task reads the tasks file whole: one read of
+//     T entries and a parse of all of them, so the calls that touch one
+//     task grow with T too.
+//
+// Seed 004's layout forces the listing: a task's state is which of its
+// names exist, in one flat directory, and the lock files hold the leases,
+// so the next claimable task is known only after every name is seen and
+// every lock is read. The lstats are the view's (signatures, second links
+// that inotify cannot vouch for); a one-call process could skip them for
+// the names it does not open, which is not done. What it does not force is the parse of the whole
+// tasks file by the calls that touch one task (claimdeck's and ntask's
+// single list of tasks; the seed has none): that is the part of those
+// calls that still grows with the queue.
+//
 // # Leases
 //
 // A lock's lease ends at expires_at, or claimed_at (heartbeat) + Lease when

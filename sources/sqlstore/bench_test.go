@@ -183,7 +183,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(insertEnv); path != "" {
 		os.Exit(sqliteInsert(path))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	closeQueues()
+	os.Exit(code)
 }
 
 func sqliteWorker(path string) int {

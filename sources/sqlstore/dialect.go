@@ -23,8 +23,9 @@ type dialect struct {
 	// ts makes a time expression comparable (SQLite stores text; julianday
 	// compares any of its formats correctly).
 	ts func(expr string) string
-	// plusMillis adds a parameter holding milliseconds to a time expression.
-	plusMillis func(base, param string) string
+	// plusMillis adds a parameter holding milliseconds to a time
+	// expression; minusMillis subtracts it.
+	plusMillis, minusMillis func(base, param string) string
 	// digits is a condition that a text expression is a small non-negative
 	// integer, and toInt converts it.
 	digits func(expr string) string
@@ -35,6 +36,10 @@ type dialect struct {
 	// the pull-order index: SQLite, without statistics, guesses that a
 	// status matches few rows and sorts them all instead (300 ms at 100,000).
 	pending string
+	// held is the same for claimed rows, leading SQLite to the indexes of
+	// lease ends (lease_idx, seed_lease_idx) where it would otherwise sort
+	// every claim.
+	held string
 }
 
 // sqliteTime is the one format claimdeck writes times in on SQLite: fixed
@@ -52,10 +57,14 @@ var (
 		text:       func(c string) string { return c + "::text" },
 		ts:         func(e string) string { return e },
 		plusMillis: func(b, p string) string { return fmt.Sprintf("(%s + %s::float8 * interval '1 millisecond')", b, p) },
-		digits:     func(e string) string { return e + " ~ '^[0-9]{1,9}$'" },
-		toInt:      func(e string) string { return e + "::int" },
-		timeArg:    func(t time.Time) any { return t },
-		pending:    "status = 'pending'",
+		minusMillis: func(b, p string) string {
+			return fmt.Sprintf("(%s - %s::float8 * interval '1 millisecond')", b, p)
+		},
+		digits:  func(e string) string { return e + " ~ '^[0-9]{1,9}$'" },
+		toInt:   func(e string) string { return e + "::int" },
+		timeArg: func(t time.Time) any { return t },
+		pending: "status = 'pending'",
+		held:    "status = 'in_progress'",
 	}
 	sqlite = dialect{
 		name:      "sqlite",
@@ -66,12 +75,16 @@ var (
 		plusMillis: func(b, p string) string {
 			return fmt.Sprintf("strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', %s, '+' || (%s / 1000.0) || ' seconds')", b, p)
 		},
+		minusMillis: func(b, p string) string {
+			return fmt.Sprintf("strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', %s, '-' || (%s / 1000.0) || ' seconds')", b, p)
+		},
 		digits: func(e string) string {
 			return fmt.Sprintf("(length(%[1]s) BETWEEN 1 AND 9 AND %[1]s NOT GLOB '*[^0-9]*')", e)
 		},
 		toInt:   func(e string) string { return "CAST(" + e + " AS INTEGER)" },
 		timeArg: func(t time.Time) any { return t.UTC().Format(sqliteTime) },
 		pending: "likelihood(status = 'pending', 0.9)",
+		held:    "likelihood(status = 'in_progress', 0.9)",
 	}
 )
 

@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 func TestSQLitePlansWalkIndexes(t *testing.T) {
 	s := openSQLite(t, Config{Create: true})
 	defer s.Close()
-	ctx := context.Background()
 	fill(t, s, 1000)
 	st, _ := s.stmts()
 	horizon := s.d.timeArg(time.Now().Add(-24 * time.Hour))
@@ -37,28 +35,15 @@ func TestSQLitePlansWalkIndexes(t *testing.T) {
 		{"the windowed poll", st.live, []any{horizon}, []string{"live_idx", "finished_idx (status=? AND updated_at>?)"}, []string{"(status=?)\n"}},
 		{"the count of history", st.archived, []any{horizon}, []string{"COVERING INDEX governance_tasks_finished_idx (status=? AND updated_at<?)"}, nil},
 	} {
-		rows, err := s.db.query(ctx, "EXPLAIN QUERY PLAN "+c.sql, c.args...)
-		if err != nil {
-			t.Fatalf("%s: %v", c.what, err)
-		}
-		var plan strings.Builder
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(detail + "\n")
-		}
-		rows.Close()
+		plan := sqlitePlan(t, s, c.sql, c.args...)
 		for _, w := range c.want {
-			if !strings.Contains(plan.String(), w) {
-				t.Errorf("%s: the plan lacks %q:\n%s", c.what, w, plan.String())
+			if !strings.Contains(plan, w) {
+				t.Errorf("%s: the plan lacks %q:\n%s", c.what, w, plan)
 			}
 		}
 		for _, f := range c.forbid {
-			if strings.Contains(plan.String(), f) {
-				t.Errorf("%s: the plan has %q:\n%s", c.what, strings.TrimSpace(f), plan.String())
+			if strings.Contains(plan, f) {
+				t.Errorf("%s: the plan has %q:\n%s", c.what, strings.TrimSpace(f), plan)
 			}
 		}
 	}

@@ -43,12 +43,15 @@ func (s *Store) seedTableSQL() string {
 )`, s.table, ts, s.d.now, ts, ts)
 }
 
-// columnsOf lists the columns the table has now.
+// columnsOf lists the columns the table has now (on SQLite, and its
+// indexes, each name after a space).
 func (s *Store) columnsOf(ctx context.Context, q querier) (map[string]bool, error) {
 	var rows rowsIter
 	var err error
 	if s.d.name == sqlite.name {
-		rows, err = q.query(ctx, "SELECT name FROM pragma_table_info($1)", s.plainTable)
+		// With the indexes, by name after a space: a statement may lead
+		// SQLite's planner to an index only where the index exists.
+		rows, err = q.query(ctx, "SELECT name FROM pragma_table_info($1) UNION ALL SELECT ' ' || name FROM pragma_index_list($1)", s.plainTable)
 	} else {
 		schema, name := "", s.plainTable
 		if i := strings.IndexByte(name, '.'); i >= 0 {
@@ -218,18 +221,26 @@ func (s *Store) migration(have map[string]bool) []string {
 	}
 	idx := strings.ReplaceAll(s.plainTable, ".", "_")
 	out = append(out,
-		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_updated_at_idx ON %s (updated_at)", idx, s.table),
-		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_queue_idx ON %s (status, assigned_worker)", idx, s.table),
-		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_parent_idx ON %s (parent_id)", idx, s.table),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_updated_at_idx ON %s (updated_at)", idx, s.table)+usedBy("the dashboard's incremental poll"),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_queue_idx ON %s (status, assigned_worker)", idx, s.table)+usedBy("seed 003's own SQL, by status and worker"),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_parent_idx ON %s (parent_id)", idx, s.table)+usedBy("get (its sub-tasks), complete (none open)"),
 		// The pull order itself, over pending rows only, so claim-next walks an
 		// index instead of sorting the queue on every claim.
-		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_pull_idx ON %s (%s) WHERE status = 'pending'", idx, s.table, pullOrder(s.d)),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_pull_idx ON %s (%s) WHERE status = 'pending'", idx, s.table, pullOrder(s.d))+
+			usedBy("next, claim (the first queued task), list --status READY --limit N, the dashboard's first screen"),
+		// When each claim's lease ends, over claims only: next and claim-next
+		// find the dead ones as a range that holds no live claim (pickNext).
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_lease_idx ON %s (%s) WHERE status = 'in_progress'", idx, s.table, s.d.ts("lease_expires_at"))+
+			usedBy("next, claim (a claim whose agent's lease is dead)"),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_seed_lease_idx ON %s (%s) WHERE status = 'in_progress' AND lease_expires_at IS NULL", idx, s.table, s.d.ts("started_at"))+
+			usedBy("next, claim (a claim of the seed's SQL whose lease is dead)"),
 		// Live work apart from history, so the dashboard's full poll reads
 		// the live rows and the recent finished ones, not a year of them.
-		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_live_idx ON %s (status) WHERE %s", idx, s.table, liveStatus),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_live_idx ON %s (status) WHERE %s", idx, s.table, liveStatus)+usedBy("the dashboard's windowed poll (live work)"),
 		// Status first, so history is a range per final status and counting
 		// it never leaves the index.
-		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_finished_idx ON %s (status, updated_at)", idx, s.table),
+		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_finished_idx ON %s (status, updated_at)", idx, s.table)+
+			usedBy("the dashboard's windowed poll (recent history, the count of the rest), archive"),
 	)
 	if pg {
 		out = append(out,
@@ -238,10 +249,10 @@ func (s *Store) migration(have map[string]bool) []string {
 			// see, where a time needs an overlap for late commits and reads
 			// the whole overlap again on every poll.
 			fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s bigint", s.table, stampColumn),
-			fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_stamp_idx ON %s (%s)", idx, s.table, stampColumn),
+			fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_stamp_idx ON %s (%s)", idx, s.table, stampColumn)+usedBy("the dashboard's incremental poll"),
 			// Rows written before the migration, or under an older
 			// claimdeck's trigger, have no stamp and are found by time.
-			fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_unstamped_idx ON %s (updated_at) WHERE %s IS NULL", idx, s.table, stampColumn),
+			fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s_unstamped_idx ON %s (updated_at) WHERE %s IS NULL", idx, s.table, stampColumn)+usedBy("the dashboard's incremental poll (rows written before the stamp)"),
 		)
 	}
 	serial := "bigserial PRIMARY KEY"
@@ -261,15 +272,22 @@ func (s *Store) migration(have map[string]bool) []string {
 	before TEXT,
 	after TEXT
 )`, serial, ts),
-		"CREATE INDEX IF NOT EXISTS claimdeck_audit_task_idx ON claimdeck_audit (tbl, task_id)",
+		"CREATE INDEX IF NOT EXISTS claimdeck_audit_task_idx ON claimdeck_audit (tbl, task_id)"+usedBy("get (its history)"),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS claimdeck_tombstones (tbl TEXT NOT NULL, task_id TEXT NOT NULL, deleted_at %s NOT NULL)", ts),
-		"CREATE INDEX IF NOT EXISTS claimdeck_tombstones_idx ON claimdeck_tombstones (tbl, deleted_at)",
+		"CREATE INDEX IF NOT EXISTS claimdeck_tombstones_idx ON claimdeck_tombstones (tbl, deleted_at)"+usedBy("the dashboard's incremental poll (deleted rows)"),
 	)
 	if pg {
 		return append(out, s.pgTriggers(idx)...)
 	}
 	return append(out, s.sqliteTriggers(idx)...)
 }
+
+// usedBy ends an index's statement with a comment naming the calls whose
+// statements read it, so that migrate --dry-run's script says which index
+// serves what. (claim --task, heartbeat, complete and get find their row by
+// the table's primary key, which seed 003's table has.)
+// TestAgentStatementsWalkIndexes checks the agents' calls against it.
+func usedBy(calls string) string { return " /* used by: " + calls + " */" }
 
 // pgTriggers version every row change: a claimdeck statement bumps the
 // version itself; anyone else's UPDATE (the seed's SQL) gets it bumped here.

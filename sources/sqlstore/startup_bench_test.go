@@ -30,14 +30,7 @@ func BenchmarkNextCommand(b *testing.B) {
 		b.Skip("no sqlite3 CLI on PATH")
 	}
 	dir := b.TempDir()
-	build := func(pkg, to string) string { // as .ci/release-check builds the release
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", to, pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-		return to
-	}
+	build := func(pkg, to string) string { return releaseBuild(b, pkg, to) }
 	bin := os.Getenv("CLAIMDECK_NEW_BIN")
 	if bin == "" {
 		bin = build("github.com/claimdeck/claimdeck/cmd/claimdeck", filepath.Join(dir, "built"))
@@ -128,6 +121,17 @@ func BenchmarkNextCommand(b *testing.B) {
 			b.ReportMetric(median(c.cpu)/median(base.cpu), c.name+"/sqlite3-cpu")
 		}
 	}
+}
+
+// releaseBuild builds pkg into to as .ci/release-check builds the release:
+// no cgo, -trimpath, -s -w.
+func releaseBuild(b *testing.B, pkg, to string) string {
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", to, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return to
 }
 
 // copyBinary writes a copy of the binary at from, with write calls: a

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -68,6 +69,12 @@ func (s *Store) clocked() dialect {
 
 func (s *Store) statements(have map[string]bool) statements {
 	d, t := s.clocked(), s.table
+	if d.name == sqlite.name && !have[" "+strings.ToLower(strings.ReplaceAll(s.plainTable, ".", "_"))+"_lease_idx"] {
+		// Migrated before lease_idx: told that most rows are claimed,
+		// SQLite would scan the table for a dead lease instead of finding
+		// the claims through queue_idx.
+		d.held = "status = 'in_progress'"
+	}
 	cols := selectList(d, have)
 	st := statements{
 		cols:       cols,
@@ -141,33 +148,27 @@ func (s *Store) statements(have map[string]bool) statements {
 	openSub := fmt.Sprintf("SELECT 1 FROM %s sub WHERE sub.parent_id = %%s AND sub.status NOT IN %s", t, finalStatuses)
 	st.openSubs = "SELECT count(*) FROM (" + fmt.Sprintf(openSub, "$1") + ") open_subtasks"
 	st.subtasks = fmt.Sprintf("SELECT %s FROM %s WHERE parent_id = $1 ORDER BY created_at, id", cols, t)
-	st.next = fmt.Sprintf("SELECT %s FROM %s WHERE (%s OR %s) %s LIMIT 1", cols, t, eligible(d, "$1", "$2"), staleLease(d, "$3", "$4"), order)
+	// next shows what claim-next would take, by the same pick: each kind of
+	// candidate from its own index, the better of the two.
+	st.next = fmt.Sprintf("WITH %s SELECT %s FROM %s WHERE id = (SELECT cand FROM first)", pickNext(d, t, "$1", "$2", "$3", "$4", ""), cols, t)
 	byID := fmt.Sprintf("id = $10 AND %s", claimable)
 	if d.name == postgres.name {
 		// One statement: lock the row, note the claim, claim. SKIP LOCKED
 		// lets concurrent claim-next calls pass over each other's row
 		// instead of queueing behind it; the queued and the rescuable
 		// candidates are picked apart so that each walks its own index.
-		pick := func(from, lock string) string {
+		claimFrom := func(from, lock string) string {
 			return fmt.Sprintf(`WITH %s c AS (SELECT id AS claim_id, status AS was_status, assigned_worker AS was_worker FROM %s %s),
 				note AS (%s)
 				UPDATE %s SET %s FROM c WHERE id = c.claim_id RETURNING %s`,
 				from, t, lock, claimNote("claim_id::text", "was_worker", "was_status", "c"), t, claimSet, cols)
 		}
-		st.claim = pick("", "WHERE "+byID+" FOR UPDATE")
-		cand := func(name, where string) string {
-			return fmt.Sprintf("%s AS (SELECT id AS cand, %s FROM %s WHERE %s %s LIMIT 1 FOR UPDATE SKIP LOCKED),", name, sortKeys(d), t, where, order)
-		}
-		st.claimNext = pick(cand("queued", eligible(d, "$1", "$6"))+cand("dead", staleLease(d, "$7", "$8"))+
-			" first AS (SELECT cand FROM (SELECT * FROM queued UNION ALL SELECT * FROM dead) both_kinds "+keyOrder+" LIMIT 1),",
-			"WHERE id = (SELECT cand FROM first)")
+		st.claim = claimFrom("", "WHERE "+byID+" FOR UPDATE")
+		st.claimNext = claimFrom(pickNext(d, t, "$1", "$6", "$7", "$8", " FOR UPDATE SKIP LOCKED")+",", "WHERE id = (SELECT cand FROM first)")
 	} else {
 		// SQLite runs one writer at a time: in one transaction the pick
 		// chooses the row once, and the note and the claim write it by id.
-		st.pickNext = fmt.Sprintf(`SELECT cand FROM (
-			SELECT * FROM (SELECT id AS cand, %[1]s FROM %[2]s WHERE %[3]s %[5]s LIMIT 1)
-			UNION ALL SELECT * FROM (SELECT id AS cand, %[1]s FROM %[2]s WHERE %[4]s %[5]s LIMIT 1)) both_kinds %[6]s LIMIT 1`,
-			sortKeys(d), t, eligible(d, "$1", "$6"), staleLease(d, "$7", "$8"), order, keyOrder)
+		st.pickNext = "WITH " + pickNext(d, t, "$1", "$6", "$7", "$8", "") + " SELECT cand FROM first"
 		st.claimNote = claimNote(d.text("id"), "assigned_worker", "status", t) + " WHERE " + byID
 		st.claim = fmt.Sprintf(`UPDATE %s SET %s WHERE %s RETURNING %s`, t, claimSet, byID, cols)
 	}
@@ -212,6 +213,26 @@ func (s *Store) statements(have map[string]bool) statements {
 	return st
 }
 
+// pickNext is the one choice of next and claim-next (model.Next in SQL), as
+// common table expressions ending in "first", whose cand is the id of the
+// first claimable task in pull order, if any: the best eligible row, a walk
+// of the pull-order index over pending rows (pull_idx) that stops at its
+// first match, and the best claim whose agent's lease is dead, from the
+// range of dead leases in lease_idx and of dead seed claims in
+// seed_lease_idx, which hold no live claim. An OR of the conditions could
+// use no index: it scans and sorts the whole table.
+// The parameters name the agent, the pool, the seed's lease and the grace
+// in milliseconds; lock (claim-next on PostgreSQL) is appended to each
+// candidate's SELECT.
+func pickNext(d dialect, t, agent, pool, seedMs, graceMs, lock string) string {
+	order := "ORDER BY " + pullOrder(d)
+	cand := func(name, where string) string {
+		return fmt.Sprintf("%s AS (SELECT id AS cand, %s FROM %s WHERE %s %s LIMIT 1%s)", name, sortKeys(d), t, where, order, lock)
+	}
+	return cand("queued", eligible(d, agent, pool)) + ", " + cand("dead", deadLease(d, graceMs)) + ", " + cand("dead_seed", deadSeedLease(d, seedMs, graceMs)) +
+		", first AS (SELECT cand FROM (SELECT * FROM queued UNION ALL SELECT * FROM dead UNION ALL SELECT * FROM dead_seed) candidates " + keyOrder + " LIMIT 1)"
+}
+
 // handoffSet releases a task and reserves it. Its six parameters, from $first
 // on: target worker, reserved for, reservation ms, by, reason, priority.
 func handoffSet(d dialect, first int, clearLock, bump string) string {
@@ -235,8 +256,21 @@ func eligible(d dialect, agent, pool string) string {
 // least graceMs ago. Rows claimed by the seed's SQL have no lease column;
 // their lease is started_at + seedMs.
 func staleLease(d dialect, seedMs, graceMs string) string {
-	return fmt.Sprintf(`(status = 'in_progress' AND COALESCE(holder_kind, 'AGENT') = 'AGENT'
-		AND %s <= %s)`, d.ts(d.plusMillis("COALESCE(lease_expires_at, "+d.plusMillis("started_at", seedMs)+")", graceMs)), d.ts(d.now))
+	return "(" + deadLease(d, graceMs) + " OR " + deadSeedLease(d, seedMs, graceMs) + ")"
+}
+
+// deadLease is staleLease for a claim with a lease: one that ended graceMs
+// ago or more, a range of lease_idx (an index on the same expression).
+func deadLease(d dialect, graceMs string) string {
+	return fmt.Sprintf("(%s AND COALESCE(holder_kind, 'AGENT') = 'AGENT' AND %s <= %s)",
+		d.held, d.ts("lease_expires_at"), d.ts(d.minusMillis(d.now, graceMs)))
+}
+
+// deadSeedLease is staleLease for a claim the seed's SQL made, without a
+// lease: started seedMs + graceMs ago or more, a range of seed_lease_idx.
+func deadSeedLease(d dialect, seedMs, graceMs string) string {
+	return fmt.Sprintf("(%s AND lease_expires_at IS NULL AND COALESCE(holder_kind, 'AGENT') = 'AGENT' AND %s <= %s)",
+		d.held, d.ts("started_at"), d.ts(d.minusMillis(d.minusMillis(d.now, seedMs), graceMs)))
 }
 
 // pullOrder is model.PullCompare in SQL; the migration indexes exactly
