@@ -1,0 +1,421 @@
+package movetest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/lockdir"
+	"github.com/claimdeck/claimdeck/sources/movetest"
+	"github.com/claimdeck/claimdeck/sources/sqlstore"
+)
+
+const (
+	lease = 2 * time.Second
+	grace = time.Second
+)
+
+// stores is a configuration: each name opens a real store.
+type stores map[string]func(ctx context.Context, prepare bool) (sources.Source, error)
+
+func (s stores) open(ctx context.Context, name string, prepare bool) (sources.Source, error) {
+	o, ok := s[name]
+	if !ok {
+		return nil, model.Errorf(model.CodeMisconfigured, "", "", "--source %q: no such source in the configuration", name)
+	}
+	return o(ctx, prepare)
+}
+
+// follow opens name as the doors do.
+func (s stores) follow(ctx context.Context, name string) (sources.Source, error) {
+	src, err := s.open(ctx, name, false)
+	if err != nil {
+		return nil, err
+	}
+	return sources.Follow(src, s.follow), nil
+}
+
+func sqlite(name, path string) func(context.Context, bool) (sources.Source, error) {
+	return func(ctx context.Context, prepare bool) (sources.Source, error) {
+		return sqlstore.Open(ctx, sqlstore.Config{Name: name, Driver: "sqlite", Path: path, Create: prepare, MustExist: !prepare, Lease: lease, Grace: grace})
+	}
+}
+
+func postgres(name, dsn, table string) func(context.Context, bool) (sources.Source, error) {
+	return func(ctx context.Context, prepare bool) (sources.Source, error) {
+		return sqlstore.Open(ctx, sqlstore.Config{Name: name, Driver: "postgres", DSN: dsn, Table: table, Create: prepare, MustExist: !prepare, Lease: lease, Grace: grace})
+	}
+}
+
+func lockDir(name, path string) func(context.Context, bool) (sources.Source, error) {
+	return func(ctx context.Context, prepare bool) (sources.Source, error) {
+		return lockdir.Open(lockdir.Config{Name: name, Path: path, MustExist: !prepare, Lease: lease, Grace: grace})
+	}
+}
+
+func pgDSN(t *testing.T) string {
+	dsn := os.Getenv("CLAIMDECK_TEST_PG_DSN")
+	if dsn == "" {
+		t.Skip("CLAIMDECK_TEST_PG_DSN is not set (bash .ci/pg-start DIR PORT)")
+	}
+	return dsn
+}
+
+// pgTable is a table name of this test's own, in the shared cluster.
+func pgTable() string { return "move_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "") }
+
+func runLane(t *testing.T, s stores, from, to string) movetest.Result {
+	t.Helper()
+	res, err := movetest.Run(context.Background(), movetest.Config{From: from, To: to, Open: s.open, Lease: lease, Grace: grace, Agents: 8, Tasks: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: moved %d tasks (%d already there), dry run listed %d; %d retryable answers during the freeze; %d heartbeats of the carried claim after the move; %s",
+		res.Elapsed.Round(time.Millisecond), len(res.Move.Tasks), len(res.Move.Already), len(res.DryRun.Tasks), res.Frozen, res.CarriedBeats, res.Lin)
+	for _, p := range res.Problems {
+		t.Error(p)
+	}
+	if res.CarriedBeats < 3 {
+		t.Errorf("the carried claim heartbeat %d times after the move, want 3", res.CarriedBeats)
+	}
+	return res
+}
+
+// TestMoveSQLiteToPostgres moves a live SQLite queue into an empty
+// PostgreSQL table (made by the move) under agents.
+func TestMoveSQLiteToPostgres(t *testing.T) {
+	dsn := pgDSN(t)
+	s := stores{
+		"local":      sqlite("local", filepath.Join(t.TempDir(), "queue.db")),
+		"governance": postgres("governance", dsn, pgTable()),
+	}
+	res := runLane(t, s, "local", "governance")
+	if !res.Move.Prepare || !res.DryRun.Prepare {
+		t.Errorf("the empty database's table was not reported as made (dry run %v, move %v)", res.DryRun.Prepare, res.Move.Prepare)
+	}
+}
+
+// TestMoveLockdirToSQLite moves a live lock directory into a SQLite file.
+func TestMoveLockdirToSQLite(t *testing.T) {
+	dir := t.TempDir()
+	s := stores{
+		"locks": lockDir("locks", filepath.Join(dir, "locks")),
+		"local": sqlite("local", filepath.Join(dir, "queue.db")),
+	}
+	runLane(t, s, "locks", "local")
+}
+
+// TestMoveSQLiteToLockdir moves a live SQLite queue into a lock directory.
+func TestMoveSQLiteToLockdir(t *testing.T) {
+	dir := t.TempDir()
+	s := stores{
+		"local": sqlite("local", filepath.Join(dir, "queue.db")),
+		"locks": lockDir("locks", filepath.Join(dir, "locks")),
+	}
+	runLane(t, s, "local", "locks")
+}
+
+// TestMovePostgresToSQLite moves a live PostgreSQL table into SQLite.
+func TestMovePostgresToSQLite(t *testing.T) {
+	dsn := pgDSN(t)
+	s := stores{
+		"governance": postgres("governance", dsn, pgTable()),
+		"local":      sqlite("local", filepath.Join(t.TempDir(), "queue.db")),
+	}
+	runLane(t, s, "governance", "local")
+}
+
+func made(t *testing.T, ctx context.Context, src sources.Source, n int) []*model.Task {
+	t.Helper()
+	var out []*model.Task
+	for i := range n {
+		task, err := src.Create(ctx, sources.NewTask{ID: fmt.Sprintf("t-%02d", i), Title: fmt.Sprintf("task %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, task)
+	}
+	return out
+}
+
+// opened opens name's store, making it, with n tasks in it.
+func opened(t *testing.T, s stores, name string, n int) (sources.Source, []*model.Task) {
+	t.Helper()
+	src, err := s.open(context.Background(), name, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src, made(t, context.Background(), src, n)
+}
+
+func target(s stores, name string) sources.Target {
+	return sources.Target{Name: name, Open: func(ctx context.Context, prepare bool) (sources.Source, error) {
+		return s.open(ctx, name, prepare)
+	}}
+}
+
+// TestMoveRefusals: a second move is refused, as is a move into a target
+// holding a different task with the same id (naming it, the origin left
+// serving), and the answers a frozen and a moved origin give.
+func TestMoveRefusals(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := stores{
+		"a": sqlite("a", filepath.Join(dir, "a.db")),
+		"b": sqlite("b", filepath.Join(dir, "b.db")),
+		"c": lockDir("c", filepath.Join(dir, "c")),
+	}
+	a, _ := opened(t, s, "a", 3)
+	c, _ := s.open(ctx, "c", true)
+	defer c.Close()
+	if _, err := c.Create(ctx, sources.NewTask{ID: "t-01", Title: "another task 1"}); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err := sources.Move(ctx, a, target(s, "c"), sources.MoveOptions{})
+	if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "t-01") {
+		t.Fatalf("move into a target holding another t-01: %v, want CONFLICT naming t-01", err)
+	}
+	if m, _ := a.(sources.Movable).MoveMark(ctx); m.State != sources.MoveNone {
+		t.Fatalf("a refused move left the origin %s", m.State)
+	}
+	if _, err := a.Claim(ctx, "t-00", sources.ClaimRequest{Agent: "x"}); err != nil {
+		t.Fatalf("the origin does not serve after a refused move: %v", err)
+	}
+
+	rep, err := sources.Move(ctx, a, target(s, "b"), sources.MoveOptions{})
+	if err != nil || len(rep.Tasks) != 3 {
+		t.Fatalf("move: %+v %v", rep, err)
+	}
+	_, err = sources.Move(ctx, a, target(s, "b"), sources.MoveOptions{})
+	if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "already moved to b") {
+		t.Fatalf("second move: %v, want CONFLICT: already moved", err)
+	}
+	_, err = sources.Move(ctx, a, target(s, "c"), sources.MoveOptions{})
+	if model.CodeOf(err) != model.CodeConflict {
+		t.Fatalf("move of a moved source elsewhere: %v, want CONFLICT", err)
+	}
+	b, _ := s.open(ctx, "b", false)
+	defer b.Close()
+	_, err = sources.Move(ctx, b, target(s, "a"), sources.MoveOptions{})
+	if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "undo") {
+		t.Fatalf("move back into the moved origin: %v, want CONFLICT pointing to undo", err)
+	}
+
+	// The raw origin answers a move, never MISCONFIGURED, for writes and reads.
+	for what, call := range map[string]func() error{
+		"claim":     func() error { _, err := a.Claim(ctx, "t-02", sources.ClaimRequest{Agent: "y"}); return err },
+		"heartbeat": func() error { _, err := a.Heartbeat(ctx, "t-00", "no-such-token", 0); return err },
+		"get":       func() error { _, err := a.Get(ctx, "t-02"); return err },
+		"next":      func() error { _, err := a.Next(ctx, "y"); return err },
+	} {
+		err := call()
+		if to, ok := sources.MovedTo(err); !ok || to != "b" || model.CodeOf(err) != model.CodeAPIError {
+			t.Errorf("%s on the moved origin: %v, want API_ERROR: moved to b", what, err)
+		}
+	}
+}
+
+// TestFrozenWritesAreRetryable: while frozen, every write is refused with
+// API_ERROR (ntask exit 30), nothing lands, and reads serve.
+func TestFrozenWritesAreRetryable(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range map[string]func(context.Context, bool) (sources.Source, error){
+		"sqlite":  sqlite("a", filepath.Join(t.TempDir(), "a.db")),
+		"lockdir": lockDir("a", filepath.Join(t.TempDir(), "a")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			a, err := open(ctx, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			ts := made(t, ctx, a, 2)
+			held, err := a.Claim(ctx, ts[0].ID, sources.ClaimRequest{Agent: "x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.(sources.Movable).Freeze(ctx, "b"); err != nil {
+				t.Fatal(err)
+			}
+			writes := map[string]func() error{
+				"create":    func() error { _, err := a.Create(ctx, sources.NewTask{ID: "t-09", Title: "new"}); return err },
+				"claim":     func() error { _, err := a.Claim(ctx, ts[1].ID, sources.ClaimRequest{Agent: "y"}); return err },
+				"claimnext": func() error { _, err := a.ClaimNext(ctx, sources.ClaimRequest{Agent: "y"}); return err },
+				"heartbeat": func() error { _, err := a.Heartbeat(ctx, held.ID, held.Claim().Token, 0); return err },
+				"complete": func() error {
+					_, err := a.Finish(ctx, held.ID, held.Claim().Token, sources.Outcome{State: model.StateDone})
+					return err
+				},
+				"comment": func() error { return a.Comment(ctx, held.ID, sources.Note{Author: "x", Text: "hi"}) },
+			}
+			for what, call := range writes {
+				if err := call(); !errors.Is(err, sources.ErrFrozen) || model.CodeOf(err) != model.CodeAPIError || model.CodeOf(err).ExitStatusV1() != 30 {
+					t.Errorf("%s while frozen: %v, want API_ERROR (exit 30): frozen", what, err)
+				}
+			}
+			now, err := a.Get(ctx, held.ID)
+			if err != nil {
+				t.Fatalf("a read while frozen: %v", err)
+			}
+			if now.Version != held.Version || now.State != model.StateClaimed {
+				t.Errorf("a write landed while frozen: %s version %s, was %s", now.State, now.Version, held.Version)
+			}
+			if _, err := a.Get(ctx, "t-09"); !errors.Is(err, model.ErrNoSuchTask) {
+				t.Errorf("the create landed while frozen: %v", err)
+			}
+			if err := a.(sources.Movable).Thaw(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Heartbeat(ctx, held.ID, held.Claim().Token, 0); err != nil {
+				t.Errorf("heartbeat after the thaw: %v", err)
+			}
+		})
+	}
+}
+
+// TestFollowNotConfigured: an origin moved to a source this configuration
+// lacks answers MISCONFIGURED naming it and how to add it.
+func TestFollowNotConfigured(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := stores{"a": sqlite("a", filepath.Join(dir, "a.db")), "b": sqlite("b", filepath.Join(dir, "b.db"))}
+	a, _ := s.open(ctx, "a", true)
+	made(t, ctx, a, 1)
+	if _, err := sources.Move(ctx, a, target(s, "b"), sources.MoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	delete(s, "b")
+	f, err := s.follow(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = f.ClaimNext(ctx, sources.ClaimRequest{Agent: "x"})
+	if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "moved to b") || !strings.Contains(err.Error(), "add a source named b") {
+		t.Fatalf("claim-next on an origin moved to an unknown source: %v", err)
+	}
+}
+
+// TestMoveDryRunWritesNothing: the dry run lists every task and makes no
+// target, marks nothing.
+func TestMoveDryRunWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := stores{"a": lockDir("a", filepath.Join(dir, "a")), "b": sqlite("b", filepath.Join(dir, "b.db"))}
+	a, _ := opened(t, s, "a", 4)
+	rep, err := sources.Move(ctx, a, target(s, "b"), sources.MoveOptions{DryRun: true})
+	if err != nil || len(rep.Tasks) != 4 || !rep.Prepare {
+		t.Fatalf("dry run: %d tasks, prepare %v, %v", len(rep.Tasks), rep.Prepare, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dry run made the target's file: %v", err)
+	}
+	if m, _ := a.(sources.Movable).MoveMark(ctx); m.State != sources.MoveNone {
+		t.Errorf("the dry run left the origin %s", m.State)
+	}
+}
+
+// TestMoveResumes: a move cut short after the copy (the origin frozen,
+// the tasks in the target) is finished by running it again, which skips
+// what is there; a target task changed since is CONFLICT naming it.
+func TestMoveResumes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := stores{"a": sqlite("a", filepath.Join(dir, "a.db")), "b": sqlite("b", filepath.Join(dir, "b.db"))}
+	a, ts := opened(t, s, "a", 3)
+	if _, err := a.Claim(ctx, ts[0].ID, sources.ClaimRequest{Agent: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	// cut short: frozen and copied, never marked
+	if err := a.(sources.Movable).Freeze(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.open(ctx, "b", true)
+	defer b.Close()
+	plan, err := sources.PlanCopy(ctx, a, b, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Apply(ctx, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := sources.Move(ctx, a, target(s, "b"), sources.MoveOptions{})
+	if err != nil || !rep.Resumed || len(rep.Tasks) != 0 || len(rep.Already) != 3 {
+		t.Fatalf("resumed move: resumed %v, %d copied, %d already there: %v", rep.Resumed, len(rep.Tasks), len(rep.Already), err)
+	}
+	all, _ := b.Poll(ctx, "")
+	if len(all.Tasks) != 3 {
+		t.Fatalf("the target holds %d tasks after the resumed move, want 3", len(all.Tasks))
+	}
+
+	// a target whose copy of a task differs
+	c := stores{"c": sqlite("c", filepath.Join(dir, "c.db")), "d": sqlite("d", filepath.Join(dir, "d.db"))}
+	cs, _ := opened(t, c, "c", 2)
+	ds, _ := c.open(ctx, "d", true)
+	defer ds.Close()
+	if _, err := ds.Create(ctx, sources.NewTask{ID: "t-01", Title: "task 1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ds.Claim(ctx, "t-01", sources.ClaimRequest{Agent: "z"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sources.Move(ctx, cs, target(c, "d"), sources.MoveOptions{})
+	if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "t-01") || !strings.Contains(err.Error(), "serves again") {
+		t.Fatalf("move into a differing copy: %v, want CONFLICT naming t-01, the origin serving again", err)
+	}
+}
+
+// TestMoveUndo: a move is undone while the target holds the tasks as the
+// move left them; once work happened there, the undo is refused naming it.
+func TestMoveUndo(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := stores{"a": sqlite("a", filepath.Join(dir, "a.db")), "b": lockDir("b", filepath.Join(dir, "b"))}
+	a, _ := opened(t, s, "a", 2)
+	if _, err := sources.Move(ctx, a, target(s, "b"), sources.MoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.open(ctx, "b", false)
+	defer b.Close()
+	if err := sources.Undo(ctx, a, b); err != nil {
+		t.Fatalf("undo of an untouched move: %v", err)
+	}
+	if _, err := a.Claim(ctx, "t-00", sources.ClaimRequest{Agent: "x"}); err != nil {
+		t.Fatalf("the origin does not serve after the undo: %v", err)
+	}
+	if m, _ := b.(sources.Movable).MoveMark(ctx); m.State != sources.MoveNone {
+		t.Fatalf("the undo left the target %s", m.State)
+	}
+
+	// b still holds the first copy: clear it by moving into a fresh c
+	s["c"] = sqlite("c", filepath.Join(dir, "c.db"))
+	if _, err := sources.Move(ctx, a, target(s, "c"), sources.MoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := s.follow(ctx, "a")
+	defer f.Close()
+	if _, err := f.Claim(ctx, "t-01", sources.ClaimRequest{Agent: "y"}); err != nil {
+		t.Fatalf("claim through the moved origin: %v", err)
+	}
+	cs, _ := s.open(ctx, "c", false)
+	defer cs.Close()
+	err := sources.Undo(ctx, a, cs)
+	if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "t-01") {
+		t.Fatalf("undo after work in the target: %v, want CONFLICT naming t-01", err)
+	}
+	if m, _ := cs.(sources.Movable).MoveMark(ctx); m.State != sources.MoveNone {
+		t.Fatalf("a refused undo left the target %s", m.State)
+	}
+}
