@@ -37,7 +37,9 @@ func (s *Store) moveDDL() []string {
 	if s.d.name == postgres.name {
 		return []string{
 			fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (tbl TEXT PRIMARY KEY, state TEXT NOT NULL, target TEXT NOT NULL, at timestamptz NOT NULL)", movesTable),
-			fmt.Sprintf(`CREATE OR REPLACE FUNCTION claimdeck_move_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+			// Run as its owner, so that a role allowed to write the table but
+			// not to read the marker is refused by the marker all the same.
+			fmt.Sprintf(`CREATE OR REPLACE FUNCTION claimdeck_move_guard() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
 	k text;
 	m record;
@@ -107,8 +109,10 @@ func (s *Store) MoveMark(ctx context.Context) (sources.MoveMark, error) {
 func (s *Store) readMark(ctx context.Context, q querier) (sources.MoveMark, error) {
 	var m sources.MoveMark
 	if s.d.name == postgres.name {
+		// A role that may not read the marker table is one no move
+		// concerns (the guard triggers run as their owner).
 		var there bool
-		if err := q.queryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", movesTable).Scan(&there); err != nil || !there {
+		if err := q.queryRow(ctx, "SELECT CASE WHEN to_regclass($1) IS NULL THEN false ELSE has_table_privilege($1::text, 'SELECT') END", movesTable).Scan(&there); err != nil || !there {
 			return m, err
 		}
 	}
