@@ -154,6 +154,8 @@ type MoveReport struct {
 	Already []string
 	// Resumed is true when the origin was already frozen for this move.
 	Resumed bool
+	// Frozen is how long writes were refused: from the freeze to the mark.
+	Frozen time.Duration
 }
 
 // Move moves the queue of from into to: it freezes from, copies every task
@@ -224,6 +226,7 @@ func Move(ctx context.Context, from Source, to Target, opt MoveOptions) (MoveRep
 	if err := mv.Freeze(ctx, to.Name); err != nil {
 		return rep, err
 	}
+	frozen := time.Now()
 	thaw := func(err error) error {
 		if terr := mv.Thaw(context.WithoutCancel(ctx)); terr != nil {
 			return fmt.Errorf("%w; thawing %s failed too (%v): it stays frozen until the move is run again or undone", err, from.Name(), terr)
@@ -241,6 +244,7 @@ func Move(ctx context.Context, from Source, to Target, opt MoveOptions) (MoveRep
 	if err := mv.MarkMoved(context.WithoutCancel(ctx), to.Name); err != nil {
 		return rep, model.Errorf(model.CodeOf(err), op, "", "every task was copied into %s, but marking %s as moved failed: %v; %s stays frozen: run the move again to finish it", to.Name, from.Name(), err, from.Name())
 	}
+	rep.Frozen = time.Since(frozen)
 	return rep, nil
 }
 

@@ -340,8 +340,11 @@ func (l *lane) carrier(ctx context.Context, ready chan<- struct{}) {
 			held.Close()
 		}
 	}()
-	req := sources.ClaimRequest{Agent: name, Lease: l.cfg.Lease}
-	t, err := l.retry(ctx, lincheck.Op{Client: carrierClient, Kind: lincheck.ClaimNext, Agent: name, Lease: l.cfg.Lease}, func() (*model.Task, error) {
+	// Its lease outlasts a freeze on a loaded machine: what is proved is
+	// that the token works across the move, not how long a move takes.
+	lease := 5 * l.cfg.Lease
+	req := sources.ClaimRequest{Agent: name, Lease: lease}
+	t, err := l.retry(ctx, lincheck.Op{Client: carrierClient, Kind: lincheck.ClaimNext, Agent: name, Lease: lease}, func() (*model.Task, error) {
 		return l.with(ctx, carrierClient, &held, func(s sources.Source) (*model.Task, error) { return s.ClaimNext(ctx, req) })
 	})
 	close(ready)
@@ -353,8 +356,8 @@ func (l *lane) carrier(ctx context.Context, ready chan<- struct{}) {
 	for ctx.Err() == nil {
 		time.Sleep(l.cfg.Lease / 8)
 		// odd client: opened for every call, as an agent's command line
-		_, err := l.retry(ctx, lincheck.Op{Client: carrierClient, Kind: lincheck.Heartbeat, Task: id, Token: token, Lease: l.cfg.Lease}, func() (*model.Task, error) {
-			return l.with(ctx, carrierClient+1, &held, func(s sources.Source) (*model.Task, error) { return s.Heartbeat(ctx, id, token, l.cfg.Lease) })
+		_, err := l.retry(ctx, lincheck.Op{Client: carrierClient, Kind: lincheck.Heartbeat, Task: id, Token: token, Lease: lease}, func() (*model.Task, error) {
+			return l.with(ctx, carrierClient+1, &held, func(s sources.Source) (*model.Task, error) { return s.Heartbeat(ctx, id, token, lease) })
 		})
 		if err != nil {
 			l.problem("the carried claim's heartbeat failed: %v", err)

@@ -79,8 +79,8 @@ func runLane(t *testing.T, s stores, from, to string) movetest.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s: moved %d tasks (%d already there), dry run listed %d; %d retryable answers during the freeze; %d heartbeats of the carried claim after the move; %s",
-		res.Elapsed.Round(time.Millisecond), len(res.Move.Tasks), len(res.Move.Already), len(res.DryRun.Tasks), res.Frozen, res.CarriedBeats, res.Lin)
+	t.Logf("%s: moved %d tasks (%d already there), frozen %s, dry run listed %d; %d retryable answers during the freeze; %d heartbeats of the carried claim after the move; %s",
+		res.Elapsed.Round(time.Millisecond), len(res.Move.Tasks), len(res.Move.Already), res.Move.Frozen.Round(time.Millisecond), len(res.DryRun.Tasks), res.Frozen, res.CarriedBeats, res.Lin)
 	for _, p := range res.Problems {
 		t.Error(p)
 	}

@@ -28,6 +28,13 @@ func (s *Store) Comment(ctx context.Context, id string, n sources.Note) error {
 		return model.Errorf(model.CodeMisconfigured, op, id, "no author")
 	}
 	err = s.db.tx(ctx, func(q querier) error {
+		if s.pgPool != nil {
+			// The lock every write of the table takes, which a move's
+			// freeze waits for: this write's audit entry lands before it.
+			if _, err := q.exec(ctx, "LOCK TABLE "+s.table+" IN ROW EXCLUSIVE MODE"); err != nil {
+				return err
+			}
+		}
 		if _, err := s.scanOne(q.queryRow(ctx, st.get, id)); err != nil {
 			if isNoRows(err) {
 				return sources.NotFound(op, id)

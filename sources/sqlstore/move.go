@@ -32,7 +32,10 @@ const (
 var _ sources.Movable = (*Store)(nil)
 
 // moveDDL is what Freeze makes before it marks: the marker table, the
-// guard function (PostgreSQL) and the triggers.
+// guard function (PostgreSQL) and the triggers. On PostgreSQL each runs on
+// its own, outside the freeze: each takes one table's lock and holds no
+// other, so none can deadlock with a writer (a claim locks the audit
+// table, then the task table; a person's action the other way round).
 func (s *Store) moveDDL() []string {
 	if s.d.name == postgres.name {
 		return []string{
@@ -52,15 +55,10 @@ BEGIN
 	IF TG_LEVEL = 'ROW' THEN RETURN NEW; END IF;
 	RETURN NULL;
 END $$`, movesTable, guardState, guardMessage),
-			// Writers already under way finish first; later ones wait for
-			// the mark and are refused by the trigger.
-			fmt.Sprintf("LOCK TABLE %s, claimdeck_audit IN SHARE ROW EXCLUSIVE MODE", s.table),
 			fmt.Sprintf("CREATE OR REPLACE TRIGGER claimdeck_move_guard BEFORE INSERT OR UPDATE OR DELETE ON %s FOR EACH STATEMENT EXECUTE FUNCTION claimdeck_move_guard(%s)", s.table, pgString(s.tag)),
 			"CREATE OR REPLACE TRIGGER claimdeck_move_guard BEFORE INSERT ON claimdeck_audit FOR EACH ROW EXECUTE FUNCTION claimdeck_move_guard()",
 		}
 	}
-	// SQLite has one writer at a time: the freeze's transaction took the
-	// write lock when it began.
 	guard := func(name, event, table, key string) string {
 		return fmt.Sprintf(`CREATE TRIGGER IF NOT EXISTS "%s" BEFORE %s ON %s WHEN EXISTS (SELECT 1 FROM %s WHERE tbl = %s) BEGIN SELECT RAISE(ABORT, '%s'); END`,
 			name, event, table, movesTable, key, guardMessage)
@@ -145,11 +143,31 @@ func (s *Store) Freeze(ctx context.Context, to string) error {
 	if _, err := s.writable(op, ""); err != nil {
 		return err
 	}
+	pg := s.d.name == postgres.name
+	if pg {
+		for _, stmt := range s.moveDDL() {
+			if _, err := s.db.exec(ctx, stmt); err != nil {
+				return s.classify(op, "", fmt.Errorf("freezing for the move (the database role must be allowed to create a table, a function and triggers): %w\nin: %s", err, firstLine(stmt)))
+			}
+		}
+	}
 	var answer error
 	err := s.db.tx(ctx, func(q querier) error {
-		for _, stmt := range s.moveDDL() {
-			if _, err := q.exec(ctx, stmt); err != nil {
-				return fmt.Errorf("%w\nin: %s", err, firstLine(stmt))
+		if pg {
+			// Writers under way finish first (a comment, which writes the
+			// audit trail alone, takes this table's lock too); later ones
+			// wait for the mark, and their trigger refuses them.
+			if _, err := q.exec(ctx, fmt.Sprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE", s.table)); err != nil {
+				return err
+			}
+		}
+		if !pg {
+			// SQLite has one writer: this transaction holds the write
+			// lock from its start, so the guards are made in it.
+			for _, stmt := range s.moveDDL() {
+				if _, err := q.exec(ctx, stmt); err != nil {
+					return fmt.Errorf("%w\nin: %s", err, firstLine(stmt))
+				}
 			}
 		}
 		m, err := s.readMark(ctx, q)
@@ -170,7 +188,7 @@ func (s *Store) Freeze(ctx context.Context, to string) error {
 		return answer
 	}
 	if err != nil {
-		return s.classify(op, "", fmt.Errorf("freezing for the move (the database role must be allowed to create a table, a function and triggers): %w", err))
+		return s.classify(op, "", fmt.Errorf("freezing for the move: %w", err))
 	}
 	_, err = s.MoveMark(ctx)
 	return err
