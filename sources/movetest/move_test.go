@@ -419,3 +419,46 @@ func TestMoveUndo(t *testing.T) {
 		t.Fatalf("a refused undo left the target %s", m.State)
 	}
 }
+
+// TestMovedOriginWithNothingToClaim: a claim-next on a moved origin that
+// holds nothing claimable answers the move, not "no task": an agent
+// asking there is sent to the target, where the task came free again.
+func TestMovedOriginWithNothingToClaim(t *testing.T) {
+	ctx := context.Background()
+	for name, origin := range map[string]func(context.Context, bool) (sources.Source, error){
+		"sqlite":  sqlite("a", filepath.Join(t.TempDir(), "a.db")),
+		"lockdir": lockDir("a", filepath.Join(t.TempDir(), "a")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := stores{"a": origin, "b": sqlite("b", filepath.Join(t.TempDir(), "b.db"))}
+			a, ts := opened(t, s, "a", 1)
+			held, err := a.Claim(ctx, ts[0].ID, sources.ClaimRequest{Agent: "x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sources.Move(ctx, a, target(s, "b"), sources.MoveOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.ClaimNext(ctx, sources.ClaimRequest{Agent: "y"}); err == nil {
+				t.Fatal("claim-next on the moved origin answered no task")
+			} else if to, ok := sources.MovedTo(err); !ok || to != "b" {
+				t.Fatalf("claim-next on the moved origin: %v, want moved to b", err)
+			}
+			f, err := s.follow(ctx, "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.Finish(ctx, held.ID, held.Claim().Token, sources.Outcome{State: model.StateBlocked, Reason: "waits"}); err != nil {
+				t.Fatalf("the carried claim ends through the moved origin: %v", err)
+			}
+			if _, err := f.Update(ctx, held.ID, sources.MoveEdit(model.MoveUnblock, sources.Human{Actor: "ops"})); err != nil {
+				t.Fatalf("unblock through the moved origin: %v", err)
+			}
+			got, err := f.ClaimNext(ctx, sources.ClaimRequest{Agent: "y"})
+			if err != nil || got == nil || got.ID != held.ID || got.Source != "b" {
+				t.Fatalf("claim-next through the moved origin: %v %v, want %s from b", got, err, held.ID)
+			}
+		})
+	}
+}
