@@ -230,10 +230,14 @@ func TestMoveRefusals(t *testing.T) {
 // API_ERROR (ntask exit 30), nothing lands, and reads serve.
 func TestFrozenWritesAreRetryable(t *testing.T) {
 	ctx := context.Background()
-	for name, open := range map[string]func(context.Context, bool) (sources.Source, error){
+	stores := map[string]func(context.Context, bool) (sources.Source, error){
 		"sqlite":  sqlite("a", filepath.Join(t.TempDir(), "a.db")),
 		"lockdir": lockDir("a", filepath.Join(t.TempDir(), "a")),
-	} {
+	}
+	if dsn := os.Getenv("CLAIMDECK_TEST_PG_DSN"); dsn != "" {
+		stores["postgres"] = postgres("a", dsn, pgTable())
+	}
+	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
 			a, err := open(ctx, true)
 			if err != nil {
