@@ -16,6 +16,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/lockdir"
 	"github.com/claimdeck/claimdeck/sources/movetest"
+	"github.com/claimdeck/claimdeck/sources/sourcetest/lincheck"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -42,6 +43,29 @@ func (s stores) follow(ctx context.Context, name string) (sources.Source, error)
 		return nil, err
 	}
 	return sources.Follow(src, s.follow), nil
+}
+
+// keep writes the lane's history into dir.
+func keep(t *testing.T, dir string, res movetest.Result) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, o := range res.Ops {
+		if err := lincheck.WriteOp(f, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !res.Lin.Linearizable() {
+		if err := res.Lin.Visualize(filepath.Join(dir, "violations.html")); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 func sqlite(name, path string) func(context.Context, bool) (sources.Source, error) {
@@ -73,11 +97,22 @@ func pgDSN(t *testing.T) string {
 // pgTable is a table name of this test's own, in the shared cluster.
 func pgTable() string { return "move_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "") }
 
+// runLane runs the lane from one source to another: 8 agents on 40 tasks,
+// 12 on 200 with FAULTS_LONG set (the fault suite's long run). With
+// FAULTS_HISTORIES set the history is kept there (move-NAME/history.jsonl,
+// and violations.html beside it when it is not linearizable).
 func runLane(t *testing.T, s stores, from, to string) movetest.Result {
 	t.Helper()
-	res, err := movetest.Run(context.Background(), movetest.Config{From: from, To: to, Open: s.open, Lease: lease, Grace: grace, Agents: 8, Tasks: 40})
+	cfg := movetest.Config{From: from, To: to, Open: s.open, Lease: lease, Grace: grace, Agents: 8, Tasks: 40}
+	if os.Getenv("FAULTS_LONG") != "" {
+		cfg.Agents, cfg.Tasks, cfg.Kills, cfg.Timeout = 12, 200, 6, 10*time.Minute
+	}
+	res, err := movetest.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if dir := os.Getenv("FAULTS_HISTORIES"); dir != "" {
+		keep(t, filepath.Join(dir, "move-"+from+"-"+to), res)
 	}
 	t.Logf("%s: moved %d tasks (%d already there), frozen %s, dry run listed %d; %d retryable answers during the freeze; %d heartbeats of the carried claim after the move; %s",
 		res.Elapsed.Round(time.Millisecond), len(res.Move.Tasks), len(res.Move.Already), res.Move.Frozen.Round(time.Millisecond), len(res.DryRun.Tasks), res.Frozen, res.CarriedBeats, res.Lin)
