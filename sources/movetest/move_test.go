@@ -86,10 +86,12 @@ func lockDir(name, path string) func(context.Context, bool) (sources.Source, err
 	}
 }
 
-func pgDSN(t *testing.T) string {
+func pgDSN(t *testing.T) string { return pgDSNOf(t) }
+
+func pgDSNOf(tb testing.TB) string {
 	dsn := os.Getenv("CLAIMDECK_TEST_PG_DSN")
 	if dsn == "" {
-		t.Skip("CLAIMDECK_TEST_PG_DSN is not set (bash .ci/pg-start DIR PORT)")
+		tb.Skip("CLAIMDECK_TEST_PG_DSN is not set (bash .ci/pg-start DIR PORT)")
 	}
 	return dsn
 }
