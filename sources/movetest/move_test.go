@@ -17,6 +17,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources/lockdir"
 	"github.com/claimdeck/claimdeck/sources/movetest"
 	"github.com/claimdeck/claimdeck/sources/sourcetest/lincheck"
+	"github.com/claimdeck/claimdeck/sources/sourcetest/memsource"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -501,5 +502,28 @@ func TestMovedOriginWithNothingToClaim(t *testing.T) {
 				t.Fatalf("claim-next through the moved origin: %v %v, want %s from b", got, err, held.ID)
 			}
 		})
+	}
+}
+
+// TestMoveRefusesAnOriginWithoutAMarker: a source whose store cannot hold
+// a freeze (Notion, the in-memory queue) is refused, naming what to do
+// instead, and Follow hands such a source back as it is.
+func TestMoveRefusesAnOriginWithoutAMarker(t *testing.T) {
+	ctx := context.Background()
+	mem := memsource.NewMemory("board")
+	if _, err := mem.Create(ctx, sources.NewTask{ID: "t-1", Title: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s := stores{"b": sqlite("b", filepath.Join(dir, "b.db"))}
+	_, err := sources.Move(ctx, mem, target(s, "b"), sources.MoveOptions{})
+	if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "cannot be frozen") || !strings.Contains(err.Error(), "claimdeck copy --from board --to b") {
+		t.Fatalf("move of a source without a marker: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused move made the target: %v", err)
+	}
+	if f := sources.Follow(mem, s.follow); f != sources.Source(mem) {
+		t.Fatalf("Follow wrapped a source that cannot move: %T", f)
 	}
 }
