@@ -270,7 +270,9 @@ func moveTarget(ctx context.Context, op string, from, dst Source) error {
 // taken back only while to still holds every task exactly as the move
 // left it — to is frozen while that is checked — so that no work done in
 // to since is lost; otherwise it is CONFLICT naming what changed, and to
-// goes on serving.
+// goes on serving. Once taken back, from serves and to is marked as moved
+// to from, so that whoever followed the move comes back; to keeps its
+// copy, and a later move goes into another source (or to, emptied).
 func Undo(ctx context.Context, from, to Source) error {
 	const op = "undo move"
 	from, to = Origin(from), Origin(to)
@@ -297,15 +299,22 @@ func Undo(ctx context.Context, from, to Source) error {
 	if err := tm.Freeze(ctx, from.Name()); err != nil {
 		return err
 	}
-	defer tm.Thaw(context.WithoutCancel(ctx))
 	changed, err := changedSince(ctx, from, to)
+	if err == nil && len(changed) > 0 {
+		err = model.Errorf(model.CodeConflict, op, "", "%d task(s) changed in %s since the move (%s): undoing would lose that work; nothing was undone (move %s into a fresh source instead)", len(changed), to.Name(), idList(changed), to.Name())
+	}
+	if err == nil {
+		err = mv.Thaw(ctx)
+	}
 	if err != nil {
+		if terr := tm.Thaw(context.WithoutCancel(ctx)); terr != nil {
+			return fmt.Errorf("%w; thawing %s failed too (%v)", err, to.Name(), terr)
+		}
 		return err
 	}
-	if len(changed) > 0 {
-		return model.Errorf(model.CodeConflict, op, "", "%d task(s) changed in %s since the move (%s): undoing would lose that work; nothing was undone (move %s into a fresh source instead)", len(changed), to.Name(), idList(changed), to.Name())
-	}
-	return mv.Thaw(ctx)
+	// The origin serves again; processes that followed the move to the
+	// target (a dashboard, an MCP server) follow it back.
+	return tm.MarkMoved(context.WithoutCancel(ctx), from.Name())
 }
 
 // changedSince lists the tasks of to that are not as the move left them:

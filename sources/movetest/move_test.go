@@ -437,8 +437,16 @@ func TestMoveUndo(t *testing.T) {
 	if _, err := a.Claim(ctx, "t-00", sources.ClaimRequest{Agent: "x"}); err != nil {
 		t.Fatalf("the origin does not serve after the undo: %v", err)
 	}
-	if m, _ := b.(sources.Movable).MoveMark(ctx); m.State != sources.MoveNone {
-		t.Fatalf("the undo left the target %s", m.State)
+	if m, _ := b.(sources.Movable).MoveMark(ctx); m.State != sources.MoveDone || m.To != "a" {
+		t.Fatalf("the undo left the target %s towards %q, want moved to a", m.State, m.To)
+	}
+	back, err := s.follow(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	if got, err := back.Get(ctx, "t-00"); err != nil || got.Source != "a" || !got.Held() {
+		t.Fatalf("a process on b after the undo: %v %v, want t-00 as a holds it", got, err)
 	}
 
 	// b still holds the first copy: clear it by moving into a fresh c
@@ -453,7 +461,7 @@ func TestMoveUndo(t *testing.T) {
 	}
 	cs, _ := s.open(ctx, "c", false)
 	defer cs.Close()
-	err := sources.Undo(ctx, a, cs)
+	err = sources.Undo(ctx, a, cs)
 	if model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "t-01") {
 		t.Fatalf("undo after work in the target: %v, want CONFLICT naming t-01", err)
 	}
