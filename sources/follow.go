@@ -259,3 +259,18 @@ func movedSince(ctx context.Context, s Source) (string, bool) {
 	}
 	return mark.To, true
 }
+
+var _ Importer = (*following)(nil)
+
+// ImportAll imports into the source serving now: only sources that can
+// move are followed, and each of them imports.
+func (f *following) ImportAll(ctx context.Context, ts []*model.Task, done func(n int)) error {
+	_, err := call(f, ctx, func(s Source) (struct{}, error) {
+		imp, ok := s.(Importer)
+		if !ok {
+			return struct{}{}, model.Errorf(model.CodeMisconfigured, "copy", "", "source %s cannot take a copied queue: %s", s.Name(), cannotImport(s))
+		}
+		return struct{}{}, imp.ImportAll(ctx, ts, done)
+	})
+	return err
+}
