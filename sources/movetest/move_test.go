@@ -2,6 +2,7 @@ package movetest_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	_ "modernc.org/sqlite"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -533,5 +535,44 @@ func TestMoveRefusesAnOriginWithoutAMarker(t *testing.T) {
 	}
 	if f := sources.Follow(mem, s.follow); f != sources.Source(mem) {
 		t.Fatalf("Follow wrapped a source that cannot move: %T", f)
+	}
+}
+
+// TestBadMarkerRow: a marker row edited by hand is MISCONFIGURED naming
+// the row, for the move and for every call, and changes nothing.
+func TestBadMarkerRow(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	s := stores{"a": sqlite("a", path), "b": sqlite("b", filepath.Join(t.TempDir(), "b.db"))}
+	a, ts := opened(t, s, "a", 1)
+	if err := a.(sources.Movable).Freeze(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, state := range []string{"melted", "none"} {
+		if _, err := db.Exec("UPDATE claimdeck_moves SET state = ?", state); err != nil {
+			t.Fatal(err)
+		}
+		badRow(t, ctx, s, a, ts[0].ID, state)
+	}
+}
+
+func badRow(t *testing.T, ctx context.Context, s stores, a sources.Source, id, state string) {
+	t.Helper()
+	for what, call := range map[string]func() error{
+		"move":  func() error { _, err := sources.Move(ctx, a, target(s, "b"), sources.MoveOptions{}); return err },
+		"claim": func() error { _, err := a.Claim(ctx, id, sources.ClaimRequest{Agent: "x"}); return err },
+		"mark":  func() error { _, err := a.(sources.Movable).MoveMark(ctx); return err },
+	} {
+		if err := call(); model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "claimdeck_moves") || !strings.Contains(err.Error(), state) {
+			t.Errorf("%s under a marker row of state %s: %v, want MISCONFIGURED naming the row", what, state, err)
+		}
+	}
+	if now, err := a.Get(sources.PastMark(ctx), id); err != nil || now.Held() {
+		t.Fatalf("the task changed under a bad marker row: %v %v", now, err)
 	}
 }

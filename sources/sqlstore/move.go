@@ -87,6 +87,9 @@ func (s *Store) guardAnswer(op, id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	m, err := s.MoveMark(ctx)
+	if model.CodeOf(err) == model.CodeMisconfigured {
+		return err // a marker that does not read: someone must fix it
+	}
 	if err != nil || m.State == sources.MoveNone {
 		// Thawed since, or unreadable: a retry will tell.
 		return model.Errorf(model.CodeAPIError, op, id, "source %s refused the write for a move that is no longer marked: try again", s.cfg.Name)
@@ -125,8 +128,8 @@ func (s *Store) readMark(ctx context.Context, q querier) (sources.MoveMark, erro
 	case err != nil:
 		return m, err
 	}
-	if m.State, err = sources.ParseMoveState(state); err != nil {
-		return m, err
+	if m.State, err = sources.ParseMoveState(state); err != nil || m.State == sources.MoveNone || m.To == "" {
+		return sources.MoveMark{}, model.Errorf(model.CodeMisconfigured, "move", "", "the row of %s for %s holds state %q towards %q, not a move marker (want frozen or moved, and a target): delete it only if no move is under way", movesTable, s.tag, state, m.To)
 	}
 	m.At, err = parseDBTime(at)
 	return m, err
@@ -210,6 +213,9 @@ func (s *Store) MarkMoved(ctx context.Context, to string) error {
 // Thaw removes the marker.
 func (s *Store) Thaw(ctx context.Context) error {
 	m, err := s.MoveMark(ctx)
+	if model.CodeOf(err) == model.CodeMisconfigured {
+		return err // a marker that does not read: someone must fix it
+	}
 	if err != nil || m.State == sources.MoveNone {
 		return err
 	}
