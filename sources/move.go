@@ -248,9 +248,13 @@ func Move(ctx context.Context, from Source, to Target, opt MoveOptions) (MoveRep
 	return rep, nil
 }
 
-// moveTarget refuses a target that is frozen or moved itself: its own
-// agents would be sent on, or its copy would be lost.
+// moveTarget refuses, before anything is frozen, a target that cannot
+// import, and one that is frozen or moved itself: its own agents would be
+// sent on, or its copy would be lost.
 func moveTarget(ctx context.Context, op string, from, dst Source) error {
+	if _, ok := dst.(Importer); !ok {
+		return model.Errorf(model.CodeMisconfigured, op, "", "source %s cannot take a moved queue: %s", dst.Name(), cannotImport(dst))
+	}
 	m, ok := dst.(Movable)
 	if !ok {
 		return nil

@@ -576,3 +576,39 @@ func badRow(t *testing.T, ctx context.Context, s stores, a sources.Source, id, s
 		t.Fatalf("the task changed under a bad marker row: %v %v", now, err)
 	}
 }
+
+// TestMoveIntoATargetThatCannotImport: a target without conditional writes
+// (Notion, memory) is refused before the origin is frozen.
+func TestMoveIntoATargetThatCannotImport(t *testing.T) {
+	ctx := context.Background()
+	s := stores{"a": sqlite("a", filepath.Join(t.TempDir(), "a.db")), "board": func(context.Context, bool) (sources.Source, error) {
+		return memsource.NewMemory("board"), nil
+	}}
+	a, _ := opened(t, s, "a", 1)
+	_, err := sources.Move(ctx, a, target(s, "board"), sources.MoveOptions{})
+	if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "cannot take a moved queue") {
+		t.Fatalf("move into a source that cannot import: %v", err)
+	}
+	if m, err := a.(sources.Movable).MoveMark(ctx); err != nil || m.State != sources.MoveNone {
+		t.Fatalf("the refused move left the origin %s (%v)", m.State, err)
+	}
+}
+
+// TestMoveEveryOtherPair runs the lane on the pairs the tests above leave
+// out: SQLite, PostgreSQL (two tables of one database) and lock
+// directories into their own kind, and PostgreSQL with lock directories.
+func TestMoveEveryOtherPair(t *testing.T) {
+	dsn := pgDSN(t)
+	kinds := map[string]func(name, dir string) func(context.Context, bool) (sources.Source, error){
+		"sqlite":   func(name, dir string) func(context.Context, bool) (sources.Source, error) { return sqlite(name, filepath.Join(dir, name+".db")) },
+		"postgres": func(name, _ string) func(context.Context, bool) (sources.Source, error) { return postgres(name, dsn, pgTable()) },
+		"lockdir":  func(name, dir string) func(context.Context, bool) (sources.Source, error) { return lockDir(name, filepath.Join(dir, name)) },
+	}
+	for _, pair := range [][2]string{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"lockdir", "lockdir"}, {"postgres", "lockdir"}, {"lockdir", "postgres"}} {
+		t.Run(pair[0]+"-"+pair[1], func(t *testing.T) {
+			dir := t.TempDir()
+			s := stores{"from": kinds[pair[0]]("from", dir), "to": kinds[pair[1]]("to", dir)}
+			runLane(t, s, "from", "to")
+		})
+	}
+}
