@@ -600,9 +600,15 @@ func TestMoveIntoATargetThatCannotImport(t *testing.T) {
 func TestMoveEveryOtherPair(t *testing.T) {
 	dsn := pgDSN(t)
 	kinds := map[string]func(name, dir string) func(context.Context, bool) (sources.Source, error){
-		"sqlite":   func(name, dir string) func(context.Context, bool) (sources.Source, error) { return sqlite(name, filepath.Join(dir, name+".db")) },
-		"postgres": func(name, _ string) func(context.Context, bool) (sources.Source, error) { return postgres(name, dsn, pgTable()) },
-		"lockdir":  func(name, dir string) func(context.Context, bool) (sources.Source, error) { return lockDir(name, filepath.Join(dir, name)) },
+		"sqlite": func(name, dir string) func(context.Context, bool) (sources.Source, error) {
+			return sqlite(name, filepath.Join(dir, name+".db"))
+		},
+		"postgres": func(name, _ string) func(context.Context, bool) (sources.Source, error) {
+			return postgres(name, dsn, pgTable())
+		},
+		"lockdir": func(name, dir string) func(context.Context, bool) (sources.Source, error) {
+			return lockDir(name, filepath.Join(dir, name))
+		},
 	}
 	for _, pair := range [][2]string{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"lockdir", "lockdir"}, {"postgres", "lockdir"}, {"lockdir", "postgres"}} {
 		t.Run(pair[0]+"-"+pair[1], func(t *testing.T) {
