@@ -44,8 +44,14 @@ type Progress func(what string, n, total int)
 // wrote) is left out of the plan instead. A refusal names what to fix and
 // nothing is written; tasks of to with other ids stay as they are.
 func PlanCopy(ctx context.Context, from, to Source, resume bool, progress Progress) (CopyPlan, error) {
+	return planCopy(ctx, "copy", from, to, resume, progress)
+}
+
+// planCopy is PlanCopy for op (copy, move).
+func planCopy(ctx context.Context, op string, from, to Source, resume bool, progress Progress) (CopyPlan, error) {
+	from, to = Origin(from), Origin(to)
 	if _, ok := to.(Importer); !ok {
-		return CopyPlan{}, model.Errorf(model.CodeMisconfigured, "copy", "", "source %s cannot take a copied queue: %s", to.Name(), cannotImport(to))
+		return CopyPlan{}, model.Errorf(model.CodeMisconfigured, op, "", "source %s cannot take a copied queue: %s", to.Name(), cannotImport(to))
 	}
 	all, err := fullPoll(ctx, from)
 	if err != nil {
@@ -59,7 +65,7 @@ func PlanCopy(ctx context.Context, from, to Source, resume bool, progress Progre
 	for i, t := range all {
 		progress("reading", i, len(all))
 		if t.More().Problem != "" {
-			return CopyPlan{}, model.Errorf(model.CodeMisconfigured, "copy", t.ID, "source %s: the task was read from bad data (%s): repair it before copying", from.Name(), t.More().Problem)
+			return CopyPlan{}, model.Errorf(model.CodeMisconfigured, op, t.ID, "source %s: the task was read from bad data (%s): repair it before copying", from.Name(), t.More().Problem)
 		}
 		full, err := from.Get(ctx, t.ID)
 		if err != nil {
@@ -80,11 +86,14 @@ func PlanCopy(ctx context.Context, from, to Source, resume bool, progress Progre
 	progress("reading", len(all), len(all))
 	if len(clash) > 0 {
 		sort.Strings(clash)
-		fix := "copy into a queue without them"
-		if !resume {
+		fix := op + " into a queue without them"
+		switch {
+		case !resume:
 			fix += ", or --resume to skip the ones an interrupted copy wrote"
+		case op != "copy":
+			fix += " (a task the target holds exactly as the origin does is skipped; these differ)"
 		}
-		return CopyPlan{}, model.Errorf(model.CodeConflict, "copy", "", "source %s already holds %d task(s) with the same id (%s): nothing was copied; %s", to.Name(), len(clash), idList(clash), fix)
+		return CopyPlan{}, model.Errorf(model.CodeConflict, op, "", "source %s already holds %d task(s) with the same id (%s): nothing was copied; %s", to.Name(), len(clash), idList(clash), fix)
 	}
 	sort.Slice(plan.Tasks, func(i, j int) bool { return plan.Tasks[i].ID < plan.Tasks[j].ID })
 	slices.Sort(plan.Already)
@@ -109,6 +118,7 @@ func sameCopy(t, there *model.Task) bool {
 // Apply imports the plan's tasks into to, all or none, and returns how many
 // landed: all of them, or 0 with the error.
 func (p CopyPlan) Apply(ctx context.Context, to Source, progress Progress) (int, error) {
+	to = Origin(to)
 	imp, ok := to.(Importer)
 	if !ok {
 		return 0, model.Errorf(model.CodeMisconfigured, "copy", "", "source %s cannot take a copied queue: %s", to.Name(), cannotImport(to))

@@ -271,7 +271,10 @@ type feed struct {
 	// uncounted: the source's history count costs a read of all of it
 	// (Caps.CostlyCount), so full polls never ask for it.
 	uncounted bool
-	state     SourceState
+	// movedTo is the feed the source's queue moved to (sources.Follow
+	// serves it from there), once the hub has said so.
+	movedTo string
+	state   SourceState
 	// applied are the human writes merged at once, by task id, until a
 	// poll shows a version other than the one they were made on, or one
 	// that began a poll interval after the write.
@@ -626,6 +629,17 @@ func (h *Hub) ApplyBulk(ctx context.Context, p sources.BulkPreview, req sources.
 	return s
 }
 
+// fed reports whether a feed other than f polls the source named name.
+// Under h.mu.
+func (h *Hub) fed(name string, f *feed) bool {
+	for _, g := range h.feeds {
+		if g != f && g.state.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func (h *Hub) feed(name string) *feed {
 	for _, f := range h.feeds {
 		if f.src.Name() == name {
@@ -720,6 +734,14 @@ func (h *Hub) poll(ctx context.Context, f *feed) time.Duration {
 		st.Archived = d.Archived
 	}
 	st.Loading = d.Partial
+	if to := f.src.Name(); to != st.Name && h.fed(to, f) {
+		// A source moved to another feed: its tasks are shown there alone.
+		if f.movedTo != to {
+			f.movedTo = to
+			h.note(Notice{At: now, Source: st.Name, By: "hub", What: "moved to " + to + ": its tasks are shown under " + to})
+		}
+		d = sources.Delta{Full: true, Cursor: d.Cursor}
+	}
 	f.began = start
 	h.merge(f, d)
 	f.began = time.Time{}

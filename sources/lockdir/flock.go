@@ -30,7 +30,24 @@ var flockWait = 15 * time.Second
 // waited for at most flockWait and no longer than ctx; a write that gives
 // up names who holds it. archive/ is checked under the lock: a write that
 // could not retire what it replaces does not start.
+//
+// While a move is marked (.claimdeck.move), the write is refused under the
+// lock: frozen, to be retried; moved, to be made on the target.
 func (s *Source) lock(ctx context.Context, op string) (func(), error) {
+	unlock, err := s.lockUnguarded(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.writeGuard(op); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// lockUnguarded is lock without the move marker's check: for the writes of
+// the marker itself.
+func (s *Source) lockUnguarded(ctx context.Context, op string) (func(), error) {
 	s.writeMu.Lock()
 	if s.lockFile == nil {
 		f, err := openFlock(op, filepath.Join(s.dir, flockName))

@@ -82,6 +82,9 @@ func (s *Source) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
+	if err := s.readGuard(ctx, "archive", "", false); err != nil {
+		return nil, err
+	}
 	s.scanMu.Lock()
 	if err := s.scan(time.Now(), keepHistory); err != nil {
 		s.scanMu.Unlock()

@@ -128,6 +128,8 @@ type Source struct {
 	view   view
 	notify *notifier // what changed since the last scan; under scanMu
 
+	marks sources.MarkCache // the move marker as last read
+
 	closeOnce sync.Once
 }
 
@@ -156,7 +158,7 @@ func Open(cfg Config) (*Source, error) {
 		return nil, model.Wrap(model.CodeMisconfigured, "open", "", err)
 	}
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && cfg.MustExist {
-		return nil, model.Errorf(model.CodeMisconfigured, "open", "", "lockdir source %q: the directory %s does not exist (check path; --create makes it)", cfg.Name, dir)
+		return nil, sources.NotMade(model.Errorf(model.CodeMisconfigured, "open", "", "lockdir source %q: the directory %s does not exist (check path; --create makes it)", cfg.Name, dir))
 	}
 	// A new directory is this user's alone (0700) until the team opens
 	// it up; its files follow whatever modes it is given.

@@ -157,6 +157,10 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 	if strings.TrimSpace(c.Agent) == "" {
 		return nil, model.Errorf(model.CodeMisconfigured, "claim-next", "", "no agent name")
 	}
+	// A claim-next that finds nothing takes no lock: the marker is read here.
+	if err := s.readGuard(ctx, "claim-next", "", true); err != nil {
+		return nil, err
+	}
 	tasks, err := s.snapshot()
 	if err != nil {
 		return nil, err

@@ -802,6 +802,9 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 	if err := ctx.Err(); err != nil {
 		return sources.Delta{}, sources.StorageErr("poll", "", err)
 	}
+	if err := s.readGuard(ctx, "poll", "", false); err != nil {
+		return sources.Delta{}, err
+	}
 	if n := sources.FirstPage(opt); since == "" && n > 0 {
 		return s.firstQueued(n)
 	}
@@ -878,6 +881,9 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	if err := refuseID("get", id); err != nil {
 		return nil, err
 	}
+	if err := s.readGuard(ctx, "get", id, false); err != nil {
+		return nil, err
+	}
 	t, slot, err := s.readTask(id)
 	if err != nil {
 		return nil, err
@@ -917,6 +923,9 @@ func carriedOf(fs *fileState) *model.Carried {
 
 // Next is the first task in pull order model.Claimable allows agent.
 func (s *Source) Next(ctx context.Context, agent string) (*model.Task, error) {
+	if err := s.readGuard(ctx, "next", "", false); err != nil {
+		return nil, err
+	}
 	tasks, err := s.snapshot()
 	if err != nil {
 		return nil, err

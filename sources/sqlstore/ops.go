@@ -68,6 +68,9 @@ type cursor struct {
 // takes the live rows and the recently finished ones from partial indexes,
 // and counts the rest.
 func (s *Store) Poll(ctx context.Context, since sources.Cursor, opt ...sources.PollOption) (sources.Delta, error) {
+	if err := s.readGuard(ctx, "poll", "", false); err != nil {
+		return sources.Delta{}, err
+	}
 	st, migrated := s.stmts()
 	if n := sources.FirstPage(opt); since == "" && migrated && n > 0 {
 		tasks, err := s.scanAll(s.db.query(ctx, st.first, n))
@@ -184,6 +187,9 @@ func (s *Store) Archive(ctx context.Context, q sources.ArchiveQuery) ([]*model.T
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
+	if err := s.readGuard(ctx, "archive", "", false); err != nil {
+		return nil, err
+	}
 	st, migrated := s.stmts()
 	if !migrated {
 		return nil, nil
@@ -228,6 +234,9 @@ func removedIDs(rows rowsIter, err error) ([]string, error) {
 
 // Get reads one task with its audit history.
 func (s *Store) Get(ctx context.Context, id string) (*model.Task, error) {
+	if err := s.readGuard(ctx, "get", id, false); err != nil {
+		return nil, err
+	}
 	st, migrated := s.stmts()
 	var r row
 	err := s.db.queryRow(ctx, st.get, id).Scan(r.dest()...)
@@ -353,6 +362,9 @@ func (s *Store) Next(ctx context.Context, agent string) (*model.Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.readGuard(ctx, "next", "", false); err != nil {
+		return nil, err
+	}
 	t, err := s.scanOne(s.db.queryRow(ctx, st.next, agent, s.cfg.Pool, s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds()))
 	if isNoRows(err) {
 		return nil, nil
@@ -408,7 +420,8 @@ func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.T
 	}
 	t, err := s.claimWrite(ctx, st, args)
 	if isNoRows(err) {
-		return nil, nil
+		// SQLite's guards are row triggers: a claim of no row met none.
+		return nil, s.readGuard(ctx, "claim", "", s.pgPool == nil)
 	}
 	return t, s.classify("claim", "", err)
 }
@@ -456,6 +469,9 @@ func (s *Store) notedWrite(ctx context.Context, q querier, note, stmt string, ar
 // refusal reads the row after a conditional write matched nothing, to tell
 // "no such task" from a refusal and to attach the task as it is now.
 func (s *Store) refusal(ctx context.Context, op, id string, code model.Code, why string) error {
+	if err := s.readGuard(ctx, op, id, true); err != nil {
+		return err
+	}
 	cur, err := s.Get(ctx, id)
 	if err != nil {
 		return err
@@ -501,6 +517,9 @@ func (s *Store) holderWrite(ctx context.Context, op, id, note, stmt string, args
 		})
 	}
 	if isNoRows(err) {
+		if gerr := s.readGuard(ctx, "write", id, true); gerr != nil {
+			return nil, gerr
+		}
 		if _, gerr := s.Get(ctx, id); gerr != nil {
 			return nil, gerr
 		}
@@ -592,6 +611,9 @@ func (s *Store) agentHandoff(ctx context.Context, st statements, id string, h so
 		return s.writeAudit(ctx, q, st, id, h.Actor, string(model.ActionHandoff), h.Reason, "to "+h.To+" (by the holder)", nil, t)
 	})
 	if isNoRows(err) {
+		if gerr := s.readGuard(ctx, "write", id, true); gerr != nil {
+			return nil, gerr
+		}
 		if _, gerr := s.Get(ctx, id); gerr != nil {
 			return nil, gerr
 		}

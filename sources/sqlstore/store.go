@@ -86,6 +86,8 @@ type Store struct {
 	channel    string // NOTIFY channel
 	clock      string // the key of Config.Now in clocks; "" reads the database's clock
 
+	marks sources.MarkCache // the move marker as last read
+
 	mu       sync.RWMutex
 	have     map[string]bool
 	migrated bool
@@ -193,7 +195,7 @@ func (s *Store) openSQLite(path string) error {
 		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: no path for the SQLite file", s.cfg.Name)
 	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && (s.cfg.MustExist || s.cfg.Inspect) {
-		return model.Errorf(model.CodeMisconfigured, "open", "", "source %q: the SQLite file %s does not exist (check path; claimdeck migrate or --create makes it)", s.cfg.Name, path)
+		return sources.NotMade(model.Errorf(model.CodeMisconfigured, "open", "", "source %q: the SQLite file %s does not exist (check path; claimdeck migrate or --create makes it)", s.cfg.Name, path))
 	}
 	if s.cfg.Inspect {
 		q := url.Values{}
@@ -323,7 +325,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		return s.Migrate(ctx)
 	}
 	if !exists && !s.cfg.Create {
-		return model.Errorf(model.CodeMisconfigured, "open", "", "table %s does not exist (claimdeck migrate --create makes seed 003's table and migrates it)", s.plainTable)
+		return sources.NotMade(model.Errorf(model.CodeMisconfigured, "open", "", "table %s does not exist (claimdeck migrate --create makes seed 003's table and migrates it)", s.plainTable))
 	}
 	return nil
 }
@@ -392,6 +394,9 @@ func (s *Store) Close() error {
 func (s *Store) classify(op, id string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if guarded(err) {
+		return s.guardAnswer(op, id)
 	}
 	var me *model.Error
 	if errors.As(err, &me) {
