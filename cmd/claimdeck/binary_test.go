@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/claimdeck/claimdeck/internal/ntask"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ var (
 
 func TestMain(m *testing.M) {
 	switch filepath.Base(os.Args[0]) {
-	case "claimdeck", ntaskName:
+	case "claimdeck", ntask.NtaskName:
 		main() // exits
 	}
 	// Under -race the claimdeck processes the tests start are this
@@ -85,7 +86,7 @@ func installSelf() (string, error) {
 	if err := copyFile(self, bin); err != nil {
 		return "", fmt.Errorf("install the test binary as claimdeck: %w", err)
 	}
-	return dir, os.Symlink("claimdeck", filepath.Join(dir, ntaskName))
+	return dir, os.Symlink("claimdeck", filepath.Join(dir, ntask.NtaskName))
 }
 
 func copyFile(from, to string) error {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 )
 
@@ -37,7 +38,7 @@ func TestRetryingRetriesOnlyAPIErrors(t *testing.T) {
 		}
 		return 42, nil
 	}
-	if v, err := retrying(context.Background(), flaky); v != 42 || err != nil || calls != 3 {
+	if v, err := cmdutil.Retrying(context.Background(), flaky); v != 42 || err != nil || calls != 3 {
 		t.Fatalf("retrying a flaky call: %d %v after %d calls, want 42 after 3", v, err, calls)
 	}
 	calls = 0
@@ -45,7 +46,7 @@ func TestRetryingRetriesOnlyAPIErrors(t *testing.T) {
 		calls++
 		return 0, model.Errorf(model.CodeConflict, "claim", "x", "held")
 	}
-	if _, err := retrying(context.Background(), conflict); model.CodeOf(err) != model.CodeConflict || calls != 1 {
+	if _, err := cmdutil.Retrying(context.Background(), conflict); model.CodeOf(err) != model.CodeConflict || calls != 1 {
 		t.Fatalf("a CONFLICT was retried: %d calls, %v", calls, err)
 	}
 	calls = 0
@@ -55,7 +56,7 @@ func TestRetryingRetriesOnlyAPIErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := retrying(ctx, down); model.CodeOf(err) != model.CodeAPIError {
+	if _, err := cmdutil.Retrying(ctx, down); model.CodeOf(err) != model.CodeAPIError {
 		t.Fatalf("a cancelled retry loop returned %v", err)
 	}
 	if calls != 1 {

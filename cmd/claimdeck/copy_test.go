@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
@@ -157,15 +158,15 @@ func (c *cli) copy(wantExit int, args ...string) copyResult {
 // open opens a configured source as the commands do, closed with the test.
 func (c *cli) open(name string) sources.Source {
 	c.t.Helper()
-	cfg, err := loadConfig(c.conf)
+	cfg, err := cmdutil.LoadConfig(c.conf)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	sc, err := pickSource(cfg, name)
+	sc, err := cmdutil.PickSource(cfg, name)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	src, err := openSource(context.Background(), cfg, sc, false)
+	src, err := cmdutil.OpenSource(context.Background(), cfg, sc, false)
 	if err != nil {
 		c.t.Fatal(err)
 	}

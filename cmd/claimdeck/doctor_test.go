@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	clidoor "github.com/claimdeck/claimdeck/internal/cli"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	// The issue's on-call setup: a lock directory holding a garbage lock file
+	// and a mesh whose registry records one node DOWN. The broken file is shown
+	// as broken, with its path, by list and get; doctor names the file and the
+	// DOWN node instead of calling everything ok.
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 )
 
-// The issue's on-call setup: a lock directory holding a garbage lock file
-// and a mesh whose registry records one node DOWN. The broken file is shown
-// as broken, with its path, by list and get; doctor names the file and the
-// DOWN node instead of calling everything ok.
 func TestBrokenLockFileAndDownNodeAreNamedByListGetAndDoctor(t *testing.T) {
 	c := newCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
 	broken := filepath.Join(c.dir, "locks", "index-rebuild.lock")
@@ -43,9 +46,9 @@ func TestBrokenLockFileAndDownNodeAreNamedByListGetAndDoctor(t *testing.T) {
 	var doc struct {
 		OK      bool `json:"ok"`
 		Sources []struct {
-			Checks []check `json:"checks"`
+			Checks []cmdutil.Check `json:"checks"`
 		} `json:"sources"`
-		Mesh *meshReport `json:"mesh"`
+		Mesh *clidoor.MeshReport `json:"mesh"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("doctor: %v\n%s", err, out.String())
@@ -53,7 +56,7 @@ func TestBrokenLockFileAndDownNodeAreNamedByListGetAndDoctor(t *testing.T) {
 	if code != 3 || doc.OK {
 		t.Fatalf("doctor over a broken lock file exited %d ok=%v:\n%s", code, doc.OK, out.String())
 	}
-	var data *check
+	var data *cmdutil.Check
 	for i, ch := range doc.Sources[0].Checks {
 		if ch.Check == "data" {
 			data = &doc.Sources[0].Checks[i]

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/ntask"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -90,7 +91,7 @@ func (r *doorRig) claimdeckAny(code *int, args ...string) result {
 // ntaskAs runs ntask as the agent named agent (NOTION_AGENT_USER_ID).
 func (r *doorRig) ntaskAs(agent, home string, args ...string) (map[string]any, int) {
 	saved := r.env
-	r.env = append(slicesWithout(r.env, envNotionAgent+"="), envNotionAgent+"="+agent)
+	r.env = append(slicesWithout(r.env, ntask.EnvNotionAgent+"="), ntask.EnvNotionAgent+"="+agent)
 	defer func() { r.env = saved }()
 	return r.ntask(home, args...)
 }
@@ -98,7 +99,7 @@ func (r *doorRig) ntaskAs(agent, home string, args ...string) (map[string]any, i
 // ntask runs the binary as ntask with home as HOME.
 func (r *doorRig) ntask(home string, args ...string) (map[string]any, int) {
 	r.t.Helper()
-	cmd := exec.Command(filepath.Join(filepath.Dir(r.bin), ntaskName), args...)
+	cmd := exec.Command(filepath.Join(filepath.Dir(r.bin), ntask.NtaskName), args...)
 	cmd.Env = append(slicesWithout(r.env, "HOME="), "HOME="+home)
 	out, code := r.exit(cmd)
 	var v map[string]any

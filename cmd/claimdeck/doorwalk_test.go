@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
@@ -77,8 +78,8 @@ func walkDoors(t *testing.T, r *doorRig) {
 				args["agent_name"] = c.to
 			}
 			tool := string(c.action) // an agent tool of that name, if any
-			if op := humanOpOf(c.action); op.mcp {
-				tool = op.tool()
+			if op := cmdutil.HumanOpOf(c.action); op.Mcp {
+				tool = op.Tool()
 			}
 			if c.action == model.ActionCancel {
 				args["force"] = true // the operator's cancel: the agent tool cancel with force
@@ -98,7 +99,7 @@ func walkDoors(t *testing.T, r *doorRig) {
 			return refusal{out.Error.Code, out.Error.Message}
 		}
 	}
-	cfg, err := loadConfig(r.c.conf)
+	cfg, err := cmdutil.LoadConfig(r.c.conf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,8 +112,8 @@ func walkDoors(t *testing.T, r *doorRig) {
 	// The walk's setup and reads go through the source in this process:
 	// only the action under test crosses a door, so a lane starts one
 	// process per action instead of seven (each a second under -race).
-	sc, _ := pickSource(cfg, "")
-	src, err := openSource(ctx, cfg, sc, false)
+	sc, _ := cmdutil.PickSource(cfg, "")
+	src, err := cmdutil.OpenSource(ctx, cfg, sc, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +170,8 @@ func walkDoors(t *testing.T, r *doorRig) {
 		{name: "mcp http full", actor: "oncall@mcp-http", kind: model.DoorMCPHTTP, offers: offering(append(overrides, model.ActionRelease)...), as: mcpRelease, apply: mcpDoor(r.http(oncallToken))},
 		{name: "mcp http agent_only", kind: model.DoorMCPHTTP, offers: offering(), apply: mcpDoor(r.http(botToken))},
 		{name: "dashboard", actor: "alice", kind: model.DoorDashboard, offers: offering(model.HumanActions...), apply: func(c doorCall) refusal {
-			sc, _ := pickSource(cfg, "")
-			src, err := openSource(ctx, cfg, sc, false)
+			sc, _ := cmdutil.PickSource(cfg, "")
+			src, err := cmdutil.OpenSource(ctx, cfg, sc, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,13 +243,13 @@ func (l *lane) finish(id, token string, o sources.Outcome) {
 }
 
 // get reads id as `claimdeck get` prints it.
-func (l *lane) get(id string) *taskJSON {
+func (l *lane) get(id string) *cmdutil.TaskJSON {
 	l.t.Helper()
 	task, err := l.src.Get(context.Background(), id)
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	return printer{}.toJSON(task)
+	return cmdutil.Printer{}.ToJSON(task)
 }
 
 // doorSteps are model.HumanActions, in order, each from the state it applies to.

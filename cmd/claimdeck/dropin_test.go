@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
@@ -67,7 +68,7 @@ func TestUnknownTaskIsAnsweredAtOnceOnEveryBackend(t *testing.T) {
 
 func TestUnknownTaskIsNotRetried(t *testing.T) {
 	calls := 0
-	_, err := retrying(context.Background(), func() (*model.Task, error) {
+	_, err := cmdutil.Retrying(context.Background(), func() (*model.Task, error) {
 		calls++
 		return nil, sources.NotFound("get", "nope")
 	})
@@ -84,16 +85,16 @@ func TestUnknownTaskIsNotRetried(t *testing.T) {
 		{model.Errorf(model.CodeConflict, "claim", "x", "held"), false},
 		{sources.Lost("heartbeat", "x"), false},
 	} {
-		if got := transient(tc.err); got != tc.want {
+		if got := cmdutil.Transient(tc.err); got != tc.want {
 			t.Errorf("transient(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 
 	// Over Notion, one page read answers it: no backoff loop behind it.
 	c, w := notionCLI(t)
-	w.srv.ResetStats()
+	w.Srv.ResetStats()
 	c.run(3, "get", "--task", uuid.NewString())
-	if n := w.srv.Stats().ByEndpoint[notionemu.EndpointPageRetrieve]; n != 1 {
+	if n := w.Srv.Stats().ByEndpoint[notionemu.EndpointPageRetrieve]; n != 1 {
 		t.Fatalf("get of an unknown page made %d page reads, want 1", n)
 	}
 }
@@ -123,11 +124,11 @@ func TestLockTokenFromTheEnvironmentOrAFile(t *testing.T) {
 	id := c.run(0, "create", "--title", "x").Task.PageID
 	tok := c.run(0, "claim", "--task", id, "--agent-name", "a").Task.LockToken
 
-	t.Setenv(lockTokenEnv, tok)
+	t.Setenv(cmdutil.LockTokenEnv, tok)
 	if r := c.run(0, "heartbeat", "--task", id); r.Task.LockToken != tok {
-		t.Fatalf("heartbeat with $%s: %+v", lockTokenEnv, r.Task)
+		t.Fatalf("heartbeat with $%s: %+v", cmdutil.LockTokenEnv, r.Task)
 	}
-	t.Setenv(lockTokenEnv, "")
+	t.Setenv(cmdutil.LockTokenEnv, "")
 	file := filepath.Join(c.dir, "token")
 	if err := os.WriteFile(file, []byte(tok+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -142,7 +143,7 @@ func TestLockTokenFromTheEnvironmentOrAFile(t *testing.T) {
 	if !strings.Contains(r.Error.Message, file) || strings.Contains(r.Error.Message, "hunter2") {
 		t.Fatalf("a bad token file must be named, its content not shown: %+v", r.Error)
 	}
-	if r := c.run(3, "heartbeat", "--task", id); !strings.Contains(r.Error.Message, lockTokenEnv) {
+	if r := c.run(3, "heartbeat", "--task", id); !strings.Contains(r.Error.Message, cmdutil.LockTokenEnv) {
 		t.Fatalf("no token anywhere: %+v", r.Error)
 	}
 	// A FIFO would hang the read, /dev/zero never end it: both are refused

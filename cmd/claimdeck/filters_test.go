@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,11 +20,11 @@ func TestSavedFiltersLandInTheConfigFile(t *testing.T) {
 	if err := os.WriteFile(c.conf, append([]byte("# the on-call desk\n"), body...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig(c.conf)
+	cfg, err := cmdutil.LoadConfig(c.conf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	save := cfg.saveFilter()
+	save := cfg.SaveFilter()
 	for _, f := range [][2]string{{"oracle", "node:ORACLE_LOCAL level>=stale"}, {"mine", "agent:alpha"}, {"oracle", "node:ORACLE_LOCAL !tls"}} {
 		if err := save(f[0], f[1]); err != nil {
 			t.Fatal(err)
@@ -36,7 +37,7 @@ func TestSavedFiltersLandInTheConfigFile(t *testing.T) {
 	if !strings.HasPrefix(string(after), "# the on-call desk\n") {
 		t.Fatalf("the comment is gone:\n%s", after)
 	}
-	again, err := loadConfig(c.conf)
+	again, err := cmdutil.LoadConfig(c.conf)
 	if err != nil {
 		t.Fatalf("the strict reader refuses the saved file: %v\n%s", err, after)
 	}
@@ -51,14 +52,14 @@ func TestSavedFiltersLandInTheConfigFile(t *testing.T) {
 // TestFiltersAreNotSavedWithoutAYAMLFile: the embedded queue has no file
 // to save into, and a JSON file is refused rather than rewritten as YAML.
 func TestFiltersAreNotSavedWithoutAYAMLFile(t *testing.T) {
-	if (&Config{}).saveFilter() != nil {
+	if (&cmdutil.Config{}).SaveFilter() != nil {
 		t.Fatal("a configuration without a file offers :save")
 	}
 	file := filepath.Join(t.TempDir(), "config.json")
 	if err := os.WriteFile(file, []byte(`{"actor": "bob"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := (&Config{file: file}).saveFilter()("x", "tls")
+	err := (&cmdutil.Config{File: file}).SaveFilter()("x", "tls")
 	if err == nil || !strings.Contains(err.Error(), "only into a YAML configuration") {
 		t.Fatalf("saving into JSON: %v", err)
 	}

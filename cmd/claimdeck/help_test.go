@@ -9,17 +9,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/ntask"
 	"github.com/spf13/cobra"
+
+	// roots are the two command trees, as each program builds them.
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 )
 
-// roots are the two command trees, as each program builds them.
 func roots() map[string]func() *cobra.Command {
 	return map[string]func() *cobra.Command{
 		"claimdeck": func() *cobra.Command {
-			return (&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}).rootCommand()
+			return rootCommand(&cmdutil.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard})
 		},
-		ntaskName: func() *cobra.Command {
-			return (&ntask{app: &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}}).root()
+		ntask.NtaskName: func() *cobra.Command {
+			return (&ntask.Ntask{Env: &cmdutil.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}}).Root()
 		},
 	}
 }
@@ -33,7 +36,7 @@ func TestEveryCommandHasExamplesThatParse(t *testing.T) {
 		root := build()
 		root.InitDefaultHelpCmd()
 		n := 0
-		walk(root, func(c *cobra.Command) {
+		cmdutil.Walk(root, func(c *cobra.Command) {
 			if c.Hidden || strings.HasPrefix(c.Name(), "__") {
 				return
 			}

@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"slices"
 	"strings"
 	"testing"
 )
 
 type historyResult struct {
-	OK      bool        `json:"ok"`
-	TaskID  string      `json:"task_id"`
-	History []eventJSON `json:"history"`
+	OK      bool                `json:"ok"`
+	TaskID  string              `json:"task_id"`
+	History []cmdutil.EventJSON `json:"history"`
 }
 
 // A task's timeline, read back through `get` and `history` on every
@@ -76,7 +77,7 @@ func TestHistoryNeedsATask(t *testing.T) {
 type step struct{ action, actor, reason string }
 
 // requireSteps fails unless evs holds want in order, among other events.
-func requireSteps(t *testing.T, evs []eventJSON, want []step) {
+func requireSteps(t *testing.T, evs []cmdutil.EventJSON, want []step) {
 	t.Helper()
 	at := 0
 	for _, e := range evs {
@@ -89,7 +90,7 @@ func requireSteps(t *testing.T, evs []eventJSON, want []step) {
 	t.Fatalf("history misses %+v (in order), has:\n%s", want[at], dump(evs))
 }
 
-func dump(evs []eventJSON) string {
+func dump(evs []cmdutil.EventJSON) string {
 	var b strings.Builder
 	for _, e := range evs {
 		b.WriteString(e.At + " " + e.Action + " by " + e.Actor + " (" + e.Reason + ") [" + e.Detail + "]\n")

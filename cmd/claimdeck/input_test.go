@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -76,7 +77,7 @@ func TestDoctorNamesRefusedCredentials(t *testing.T) {
 	var out bytes.Buffer
 	run(context.Background(), []string{"--config", c.conf, "doctor"}, nil, &out, &out)
 	var rep struct {
-		Sources []struct{ Checks []check }
+		Sources []struct{ Checks []cmdutil.Check }
 	}
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Sources) != 1 {
 		t.Fatalf("doctor: %v %s", err, out.String())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"strings"
 	"testing"
 )
@@ -13,7 +14,7 @@ import (
 // unless --limit is given, when it says how many "more".
 func TestListLimit(t *testing.T) {
 	c := newCLI(t, sqliteSource)
-	for range defaultTableLimit + 3 {
+	for range cmdutil.DefaultTableLimit + 3 {
 		c.run(0, "create", "--title", "job")
 	}
 	table := func(args ...string) (rows int, footer string) {
@@ -30,17 +31,17 @@ func TestListLimit(t *testing.T) {
 		}
 		return rows, footer
 	}
-	if rows, footer := table(); rows != defaultTableLimit || !strings.Contains(footer, "3 more") {
-		t.Errorf("list -o table: %d rows, footer %q; want %d and 3 more", rows, footer, defaultTableLimit)
+	if rows, footer := table(); rows != cmdutil.DefaultTableLimit || !strings.Contains(footer, "3 more") {
+		t.Errorf("list -o table: %d rows, footer %q; want %d and 3 more", rows, footer, cmdutil.DefaultTableLimit)
 	}
 	if rows, footer := table("--limit", "7"); rows != 7 || !strings.Contains(footer, "96 more") {
 		t.Errorf("list -o table --limit 7: %d rows, footer %q", rows, footer)
 	}
-	if rows, footer := table("--limit", "0"); rows != defaultTableLimit+3 || footer != "" {
+	if rows, footer := table("--limit", "0"); rows != cmdutil.DefaultTableLimit+3 || footer != "" {
 		t.Errorf("list -o table --limit 0: %d rows, footer %q", rows, footer)
 	}
-	if got := c.run(0, "list").Tasks; len(got) != defaultTableLimit+3 {
-		t.Errorf("list as JSON: %d tasks, want all %d", len(got), defaultTableLimit+3)
+	if got := c.run(0, "list").Tasks; len(got) != cmdutil.DefaultTableLimit+3 {
+		t.Errorf("list as JSON: %d tasks, want all %d", len(got), cmdutil.DefaultTableLimit+3)
 	}
 	var out, errOut bytes.Buffer
 	run(context.Background(), []string{"--config", c.conf, "list", "--limit", "5"}, strings.NewReader(""), &out, &errOut)
@@ -48,7 +49,7 @@ func TestListLimit(t *testing.T) {
 		Tasks []json.RawMessage `json:"tasks"`
 		More  int               `json:"more"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Tasks) != 5 || r.More != defaultTableLimit-2 {
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Tasks) != 5 || r.More != cmdutil.DefaultTableLimit-2 {
 		t.Errorf("list --limit 5: %v, %d tasks and %d more\n%s", err, len(r.Tasks), r.More, out.String())
 	}
 }

@@ -10,13 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 )
 
 type result struct {
-	OK    bool      `json:"ok"`
-	Task  *taskJSON `json:"task"`
-	Tasks []taskJSON
+	OK    bool              `json:"ok"`
+	Task  *cmdutil.TaskJSON `json:"task"`
+	Tasks []cmdutil.TaskJSON
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`

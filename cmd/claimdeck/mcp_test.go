@@ -14,23 +14,26 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/claimdeck/claimdeck/internal/mcpdoor"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/mesh"
+
+	// mcpClient connects the SDK's client to `claimdeck mcp` over c's
+	// configuration, in process.
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 )
 
-// mcpClient connects the SDK's client to `claimdeck mcp` over c's
-// configuration, in process.
 func mcpClient(t *testing.T, c *cli) *mcp.ClientSession {
 	t.Helper()
-	cfg, err := loadConfig(c.conf)
+	cfg, err := cmdutil.LoadConfig(c.conf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &app{configFile: c.conf, cfg: cfg, stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	a := &cmdutil.Env{ConfigFile: c.conf, Cfg: cfg, Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	st, ct := mcp.NewInMemoryTransports()
-	if _, err := a.mcpServer(true).Connect(ctx, st, nil); err != nil {
+	if _, err := mcpdoor.Server(a, true).Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(ctx, ct, nil)
@@ -269,11 +272,11 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestMCPOverHTTPNeedsTheBearerToken(t *testing.T) {
 	c := newCLI(t, sqliteSource)
-	cfg, err := loadConfig(c.conf)
+	cfg, err := cmdutil.LoadConfig(c.conf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &app{cfg: cfg, stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	a := &cmdutil.Env{Cfg: cfg, Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +284,7 @@ func TestMCPOverHTTPNeedsTheBearerToken(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- a.serveMCP(ctx, ln, []MCPClient{{Name: "default", Token: mesh.Token("0123456789abcdef-secret")}})
+		done <- mcpdoor.Serve(ctx, a, ln, []cmdutil.MCPClient{{Name: "default", Token: mesh.Token("0123456789abcdef-secret")}})
 	}()
 	defer func() { cancel(); <-done }()
 	url := "http://" + ln.Addr().String()
@@ -321,14 +324,14 @@ func FuzzToolFlags(f *testing.F) {
 	}
 	flags := []string{"task", "lock-token", "run-id", "agent-name", "priority", "lease", "reason", "force"}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		tf, err := toolFlags(flags, raw)
+		tf, err := mcpdoor.ToolFlags(flags, raw)
 		if err != nil {
 			if model.CodeOf(err) != model.CodeMisconfigured || err.Error() == "" {
 				t.Fatalf("a refusal that is not MISCONFIGURED: %v", err)
 			}
 			return
 		}
-		for name := range tf.given {
+		for name := range tf.Given {
 			if !slices.Contains(flags, name) {
 				t.Fatalf("accepted an argument the tool does not take: %s", name)
 			}

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"github.com/claimdeck/claimdeck/internal/mcpdoor"
+)
+
+import (
 	"bytes"
 	"context"
 	"net"
@@ -13,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
@@ -26,12 +31,12 @@ const (
 // and returns its URL.
 func serveNamedClients(t *testing.T, c *cli) string {
 	t.Helper()
-	cfg, err := loadConfig(c.conf)
+	cfg, err := cmdutil.LoadConfig(c.conf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &app{configFile: c.conf, cfg: cfg, stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-	clients, err := cfg.MCP.httpClients("CLAIMDECK_MCP_TOKEN")
+	a := &cmdutil.Env{ConfigFile: c.conf, Cfg: cfg, Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
+	clients, err := cfg.MCP.HttpClients("CLAIMDECK_MCP_TOKEN")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +46,7 @@ func serveNamedClients(t *testing.T, c *cli) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- a.serveMCP(ctx, ln, clients) }()
+	go func() { done <- mcpdoor.Serve(ctx, a, ln, clients) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return "http://" + ln.Addr().String()
 }
@@ -138,8 +143,8 @@ func TestMCPOverHTTPNamesEachClient(t *testing.T) {
 // the refusal says what to do without quoting the token.
 func TestWeakBearerTokensAreRefused(t *testing.T) {
 	for _, tok := range []string{"x", "0123456789abcdef", "passwordpassword", strings.Repeat("ab", 40), "gamma-bearer-0x1234"} {
-		cfg := MCPConfig{Clients: []MCPClient{{Name: "weak", Token: mesh.Token(tok)}}}
-		_, err := cfg.httpClients("")
+		cfg := cmdutil.MCPConfig{Clients: []cmdutil.MCPClient{{Name: "weak", Token: mesh.Token(tok)}}}
+		_, err := cfg.HttpClients("")
 		if err == nil || model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "openssl rand") || len(tok) > 3 && strings.Contains(err.Error(), tok) {
 			t.Errorf("token %q: %v", tok, err)
 		}
@@ -149,7 +154,7 @@ func TestWeakBearerTokensAreRefused(t *testing.T) {
 			t.Errorf("a random token %q refused: %v", tok, err)
 		}
 	}
-	if _, err := (MCPConfig{Clients: []MCPClient{{Token: botToken}}}).httpClients(""); err == nil || !strings.Contains(err.Error(), "name") {
+	if _, err := (cmdutil.MCPConfig{Clients: []cmdutil.MCPClient{{Token: botToken}}}).HttpClients(""); err == nil || !strings.Contains(err.Error(), "name") {
 		t.Errorf("a client without a name: %v", err)
 	}
 }

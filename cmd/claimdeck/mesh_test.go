@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/mesh"
@@ -323,26 +324,26 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 	id := m.run(0, "create", "--title", "Rotate API keys").Task.PageID
 	m.run(0, "claim", "--task", id, "--agent-name", "bravo-1", "--lease", "1h")
 
-	a := &app{stdout: io.Discard, stderr: io.Discard}
-	root := a.rootCommand()
+	a := &cmdutil.Env{Stdout: io.Discard, Stderr: io.Discard}
+	root := rootCommand(a)
 	if err := root.ParseFlags([]string{"--enforce"}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig(m.conf)
+	cfg, err := cmdutil.LoadConfig(m.conf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.cfg = cfg
+	a.Cfg = cfg
 	ctx, cancel := context.WithCancel(context.Background())
-	defer a.background.Wait() // the poller's last write lands before the directory goes
+	defer a.Background.Wait() // the poller's last write lands before the directory goes
 	defer cancel()
-	src, err := openSource(ctx, cfg, cfg.Sources[0], true)
+	src, err := cmdutil.OpenSource(ctx, cfg, cfg.Sources[0], true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
 	hc := hub.Config{Feeds: []hub.Feed{{Source: src, Every: 10 * time.Millisecond}}, Policy: cfg.Policy()}
-	if err := a.startMesh(ctx, root, &hc); err != nil || hc.Nodes == nil || hc.Enforce == nil {
+	if err := a.StartMesh(ctx, root, &hc); err != nil || hc.Nodes == nil || hc.Enforce == nil {
 		t.Fatalf("startMesh: %v, nodes func %v, enforce %v", err, hc.Nodes != nil, hc.Enforce != nil)
 	}
 	nodes := hc.Nodes
@@ -379,7 +380,7 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 		t.Errorf("doctor after the dashboard saw both nodes DOWN: %+v", d)
 	}
 	cfg.ReadOnly = true
-	if err := a.startMesh(ctx, root, &hub.Config{}); model.CodeOf(err) != model.CodeMisconfigured {
+	if err := a.StartMesh(ctx, root, &hub.Config{}); model.CodeOf(err) != model.CodeMisconfigured {
 		t.Errorf("--enforce in read-only mode: %v", err)
 	}
 }

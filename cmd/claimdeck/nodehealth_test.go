@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	clidoor "github.com/claimdeck/claimdeck/internal/cli"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
@@ -99,11 +100,11 @@ func watch(t *testing.T, c *cli, args ...string) string {
 	return out.String()
 }
 
-func doctorMesh(t *testing.T, c *cli) meshReport {
+func doctorMesh(t *testing.T, c *cli) clidoor.MeshReport {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	run(context.Background(), []string{"--config", c.conf, "doctor"}, strings.NewReader(""), &out, &errOut)
-	var doc struct{ Mesh *meshReport }
+	var doc struct{ Mesh *clidoor.MeshReport }
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.Mesh == nil {
 		t.Fatalf("doctor: %v\n%s", err, out.String())
 	}

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/sources/notion"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 )
 
 // notionCLI serves an emulator on 127.0.0.1 and configures one notion
 // source on its ntask database.
-func notionCLI(t *testing.T) (*cli, *emulatorWorkspace) {
+func notionCLI(t *testing.T) (*cli, *cmdutil.EmulatorWorkspace) {
 	t.Helper()
 	yaml, w := notionSource(t)
 	return newCLI(t, yaml), w
@@ -21,20 +22,20 @@ func notionCLI(t *testing.T) (*cli, *emulatorWorkspace) {
 
 // notionSource serves an emulator for the length of the test and returns
 // the `sources:` entry of a notion source on its empty ntask database.
-func notionSource(t *testing.T) (string, *emulatorWorkspace) {
+func notionSource(t *testing.T) (string, *cmdutil.EmulatorWorkspace) {
 	t.Helper()
-	w, err := newEmulatorWorkspace(notionemu.RateLimit{})
+	w, err := cmdutil.NewEmulatorWorkspace(notionemu.RateLimit{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	addr, done, err := w.serve(ctx, "127.0.0.1:0")
+	addr, done, err := w.Serve(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); <-done })
 	yaml := fmt.Sprintf("  - name: team-notion\n    kind: notion\n    token: %s\n    database_id: %s\n    schema: ntask\n    base_url: http://%s\n    rate: 200\n    settle: 10ms\n",
-		w.token, w.dbs[notion.PresetNtask], addr)
+		w.Token, w.Dbs[notion.PresetNtask], addr)
 	return yaml, w
 }
 
@@ -68,7 +69,7 @@ func TestNotionAgentContract(t *testing.T) {
 func TestNotionTokenRejectedIsMisconfiguredWithoutTheToken(t *testing.T) {
 	c, w := notionCLI(t)
 	bad := "secret_wrong_" + strings.Repeat("x", 20)
-	conf := strings.ReplaceAll(notionReadConf(t, c.conf), w.token, bad)
+	conf := strings.ReplaceAll(notionReadConf(t, c.conf), w.Token, bad)
 	notionWriteConf(t, c.conf, conf)
 	r := c.run(3, "next", "--agent-name", "SANDMAN")
 	if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "token") || strings.Contains(r.Error.Message, bad) {

@@ -11,7 +11,7 @@ import (
 func TestListOfACutNotionQueueSaysSo(t *testing.T) {
 	yaml, w := notionSource(t)
 	c := newCLI(t, yaml)
-	w.srv.SetQueryResultLimit(2)
+	w.Srv.SetQueryResultLimit(2)
 	// Five: should a minute turn between two creates, one side still holds
 	// more than a query answers.
 	for range 5 {

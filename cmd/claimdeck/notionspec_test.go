@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimdeck/claimdeck/cmd/claimdeck/internal/demo"
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/demo"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/notion/notionspec"
 )
@@ -22,11 +23,11 @@ func TestNotionDemoRequestsAreInsideNotionsDescription(t *testing.T) {
 	}
 	var sent atomic.Int64
 	checked := spec.Transport(http.DefaultTransport, func(err error) { t.Errorf("%v", err) })
-	demoNotionTransport = countingTransport{next: checked, n: &sent}
-	t.Cleanup(func() { demoNotionTransport = nil })
+	cmdutil.DemoNotionTransport = countingTransport{next: checked, n: &sent}
+	t.Cleanup(func() { cmdutil.DemoNotionTransport = nil })
 
 	ctx := context.Background()
-	src, stop, err := openNotionDemo(ctx, t.TempDir(), time.Minute)
+	src, stop, err := cmdutil.OpenNotionDemo(ctx, t.TempDir(), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

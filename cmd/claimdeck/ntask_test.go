@@ -1,6 +1,10 @@
 package main
 
 import (
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
+)
+
+import (
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -11,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/ntask"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/spf13/cobra"
 )
@@ -59,7 +64,7 @@ func ntaskIn(t *testing.T, c *cli, home string, args ...string) (map[string]any,
 	t.Setenv("HOME", home)
 	t.Setenv("CLAIMDECK_CONFIG", c.conf)
 	var out, errOut bytes.Buffer
-	code := run(t.Context(), append([]string{ntaskName}, args...), strings.NewReader(""), &out, &errOut)
+	code := run(t.Context(), append([]string{ntask.NtaskName}, args...), strings.NewReader(""), &out, &errOut)
 	var v map[string]any
 	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
 		t.Fatalf("ntask %v: stdout is not one JSON document: %v\n%s%s", args, err, out.String(), errOut.String())
@@ -131,7 +136,7 @@ func TestNtaskCommandsJSONExamples(t *testing.T) {
 				home := t.TempDir()
 				// The work is somebody else's than the reviewer's, who may
 				// not approve a review they sent (review.self_approve).
-				t.Setenv(envNotionAgent, "worker-1")
+				t.Setenv(ntask.EnvNotionAgent, "worker-1")
 				for _, step := range examplePrep[c.Name] {
 					if _, code := ntaskIn(t, cl, home, step...); code != 0 {
 						t.Fatalf("preparing %s: ntask %v exited %d", c.Name, step, code)
@@ -280,17 +285,17 @@ func TestMixedGenerationDrain(t *testing.T) {
 func TestNtaskPicksOneSource(t *testing.T) {
 	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	home := t.TempDir()
-	t.Setenv(envNtaskSource, "")
+	t.Setenv(ntask.EnvNtaskSource, "")
 	out, code := ntaskIn(t, c, home, "list")
 	msg := fmt.Sprint(out["error"])
-	if code != 40 || !strings.Contains(msg, "local, locks") || !strings.Contains(msg, envNtaskSource) {
-		t.Fatalf("list with two sources and none picked: exit %d %v, want 40 naming local, locks and %s", code, out, envNtaskSource)
+	if code != 40 || !strings.Contains(msg, "local, locks") || !strings.Contains(msg, ntask.EnvNtaskSource) {
+		t.Fatalf("list with two sources and none picked: exit %d %v, want 40 naming local, locks and %s", code, out, ntask.EnvNtaskSource)
 	}
-	t.Setenv(envNtaskSource, "locks")
+	t.Setenv(ntask.EnvNtaskSource, "locks")
 	if out, code := ntaskIn(t, c, home, "create", "--title", "into the lock directory"); code != 0 {
-		t.Fatalf("create with %s=locks: exit %d %v", envNtaskSource, code, out)
+		t.Fatalf("create with %s=locks: exit %d %v", ntask.EnvNtaskSource, code, out)
 	}
-	t.Setenv(envNtaskSource, "")
+	t.Setenv(ntask.EnvNtaskSource, "")
 	conf, err := os.ReadFile(c.conf)
 	if err != nil {
 		t.Fatal(err)
@@ -310,9 +315,9 @@ func TestNtaskNotionFromEnvironment(t *testing.T) {
 	t.Setenv("CLAIMDECK_CONFIG", "")
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
-	t.Setenv(envNotionToken, "ntn_secret_value_1234567890")
-	t.Setenv(envNotionDB, "0123456789abcdef0123456789abcdef")
-	cfg, err := loadNtaskConfig()
+	t.Setenv(ntask.EnvNotionToken, "ntn_secret_value_1234567890")
+	t.Setenv(ntask.EnvNotionDB, "0123456789abcdef0123456789abcdef")
+	cfg, err := ntask.LoadNtaskConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,11 +325,11 @@ func TestNtaskNotionFromEnvironment(t *testing.T) {
 		t.Fatalf("sources: %+v", cfg.Sources)
 	}
 	s := cfg.Sources[0]
-	if s.Kind != "notion" || s.TokenEnv != envNotionToken || s.Token != "" || s.DatabaseID != "0123456789abcdef0123456789abcdef" || s.Schema != "ntask" {
+	if s.Kind != "notion" || s.TokenEnv != ntask.EnvNotionToken || s.Token != "" || s.DatabaseID != "0123456789abcdef0123456789abcdef" || s.Schema != "ntask" {
 		t.Fatalf("the source from the environment: %+v", s)
 	}
-	t.Setenv(envNotionToken, "")
-	if cfg, err := loadNtaskConfig(); err != nil || cfg.Sources[0].Kind != "sqlite" {
+	t.Setenv(ntask.EnvNotionToken, "")
+	if cfg, err := ntask.LoadNtaskConfig(); err != nil || cfg.Sources[0].Kind != "sqlite" {
 		t.Fatalf("without NOTION_TOKEN: %+v %v, want the embedded queue", cfg, err)
 	}
 }
@@ -360,7 +365,7 @@ func TestNtaskLockStateAnswers(t *testing.T) {
 	if out, code := ntaskIn(t, c, home, "review", idA, "--summary", "done"); code != 0 {
 		t.Fatalf("review: exit %d %v", code, out)
 	}
-	if _, err := loadState(); err != errNoState {
+	if _, err := ntask.LoadState(); err != ntask.ErrNoState {
 		t.Fatalf("review left the lock state: %v", err)
 	}
 }
@@ -390,7 +395,7 @@ func TestNtaskLifecycleRules(t *testing.T) {
 	if out["task"].(map[string]any)["status"] != "In Progress" {
 		t.Fatalf("the 41 answer does not carry the task as it is: %v", out)
 	}
-	if _, err := loadState(); err != nil {
+	if _, err := ntask.LoadState(); err != nil {
 		t.Fatalf("a refused review dropped the lock state: %v", err)
 	}
 	want(21, "LOST_LOCK", "update", parent, "--priority", "1", "--lock-token", "1b4e28ba-2fa1-11d2-883f-0016d3cca427")
@@ -434,7 +439,7 @@ func TestNtaskHumanCommandsReadTheTable(t *testing.T) {
 	for _, c := range doc.Commands {
 		contract[c.Name] = c.Description
 	}
-	root := (&ntask{app: &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}}).root()
+	root := (&ntask.Ntask{Env: &cmdutil.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}}).Root()
 	for _, a := range []model.Action{model.ActionApprove, model.ActionRework, model.ActionUnblock, model.ActionCancel} {
 		word := a.Row().Word
 		cmd, _, err := root.Find([]string{word})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 )
 
@@ -69,13 +70,13 @@ func TestAWriteThatLandedIsAnsweredLandedWhenItsNoteFails(t *testing.T) {
 	c, w := notionCLI(t)
 	id := c.run(0, "create", "--title", "noted").Task.PageID
 	tok := c.run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "r-1").Task.LockToken
-	w.srv.SetCapabilities(w.token, notionemu.Capabilities{ReadComments: true})
+	w.Srv.SetCapabilities(w.Token, notionemu.Capabilities{ReadComments: true})
 	var out, errOut bytes.Buffer
 	code := run(t.Context(), []string{"--config", c.conf, "complete", "--task", id, "--lock-token", tok, "--agent-name", "SANDMAN", "--run-id", "r-2"}, strings.NewReader(""), &out, &errOut)
 	var r struct {
-		OK      bool      `json:"ok"`
-		Task    *taskJSON `json:"task"`
-		Warning string    `json:"warning"`
+		OK      bool              `json:"ok"`
+		Task    *cmdutil.TaskJSON `json:"task"`
+		Warning string            `json:"warning"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil || code != 0 || !r.OK || r.Task.State != "done" || !strings.Contains(r.Warning, "landed") {
 		t.Fatalf("complete whose trail note failed: exit %d %s %s", code, out.String(), errOut.String())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"os"
 	"strings"
 	"testing"
@@ -50,7 +51,7 @@ func TestRelativeTimes(t *testing.T) {
 		{now.Add(-3*time.Hour - 5*time.Minute), "3h05m ago"},
 		{now.Add(72 * time.Hour), "in 3d"},
 	} {
-		if got := relTime(tc.at, now); got != tc.want {
+		if got := cmdutil.RelTime(tc.at, now); got != tc.want {
 			t.Errorf("relTime(%v) = %q, want %q", tc.at.Sub(now), got, tc.want)
 		}
 	}
@@ -60,7 +61,7 @@ func TestRelativeTimes(t *testing.T) {
 func TestTableRowsAreCutToTheWidth(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	w := (printer{w: &b, width: 12}).fitted()
+	w := (cmdutil.Printer{W: &b, Width: 12}).Fitted()
 	if _, err := w.Write([]byte("short\na line longer than twelve\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestDebugLogsToStderrWithSecretsRedacted(t *testing.T) {
 	// Not parallel: newCLI below sets the test's state directory in the
 	// environment.
 	var out strings.Builder
-	log := newLog(&out, -4)
+	log := cmdutil.NewLog(&out, -4)
 	log.Debug("opening postgres://agent:hunter2@db/q", "dsn", "host=db password=hunter2", "token", "ntn_abc", "took", time.Second)
 	got := out.String()
 	if strings.Contains(got, "hunter2") || strings.Contains(got, "ntn_abc") || !strings.Contains(got, "took=1s") || !strings.Contains(got, "level=DEBUG") {

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
+)
+
+import (
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -212,8 +216,8 @@ func matchExample(t *testing.T, cmd, line string, real map[string]string, path s
 // the same here, and every flag it names is accepted by that command.
 func TestPublishedExitCodesAndFlags(t *testing.T) {
 	p := loadPublished(t)
-	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-	root := a.rootCommand()
+	a := &cmdutil.Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
+	root := rootCommand(a)
 	for _, cmd := range p.Commands {
 		for status, meaning := range cmd.ExitCodes {
 			word := strings.Fields(meaning)[0]

@@ -10,17 +10,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/notion"
 )
 
 // todaySource is the `sources:` entry of a notion source on the
 // emulator's database set up as today's notion-task skill does.
-func todaySource(t *testing.T) (string, *emulatorWorkspace) {
+func todaySource(t *testing.T) (string, *cmdutil.EmulatorWorkspace) {
 	t.Helper()
 	yaml, w := notionSource(t)
 	yaml = strings.Replace(yaml, "name: team-notion", "name: skill-notion", 1)
-	return strings.Replace(yaml, w.dbs[notion.PresetNtask], w.dbs[todayDB], 1), w
+	return strings.Replace(yaml, w.Dbs[notion.PresetNtask], w.Dbs[cmdutil.TodayDB], 1), w
 }
 
 func TestDoctorSaysWhichNtaskGenerationItFound(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,7 +102,7 @@ func FuzzUnknownKeys(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, msg := range unknownKeys("c.yaml", data) {
+		for _, msg := range cmdutil.UnknownKeys("c.yaml", data) {
 			if !strings.HasPrefix(msg, "c.yaml:") || !strings.Contains(msg, "unknown key") {
 				t.Fatalf("a refusal that does not name the file and line: %q", msg)
 			}
