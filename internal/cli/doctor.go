@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-
 	"fmt"
-
 	"time"
 
 	"github.com/spf13/cobra"

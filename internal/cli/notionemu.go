@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
+
+	"github.com/spf13/cobra"
+
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/notion"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
-	"github.com/spf13/cobra"
 )
 
 func (a *app) NotionEmulatorCommand() *cobra.Command {

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
-	"github.com/spf13/cobra"
-	"strings"
 )
 
 func (a *app) OperatorCommands() []*cobra.Command {

@@ -2,17 +2,14 @@ package cli
 
 import (
 	"fmt"
-
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/claimdeck/claimdeck/model"
-
-	"github.com/claimdeck/claimdeck/sources/hub"
-
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/stats"
 )
 

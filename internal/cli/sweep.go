@@ -1,16 +1,15 @@
 package cli
 
 import (
-	"github.com/claimdeck/claimdeck/sources"
-)
-
-import (
 	"context"
 	"errors"
+
+	"github.com/spf13/cobra"
+
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/mesh"
-	"github.com/spf13/cobra"
 )
 
 type markJSON struct {

@@ -1,14 +1,11 @@
 package cmdutil
 
 import (
-	"strconv"
-)
-
-import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 

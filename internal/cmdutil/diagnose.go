@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/claimdeck/claimdeck/model"
-	"github.com/claimdeck/claimdeck/sources"
-	"github.com/claimdeck/claimdeck/sources/sqlstore"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
 // check is one line of the doctor's report.

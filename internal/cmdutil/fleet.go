@@ -4,16 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/metrics"
 	"github.com/claimdeck/claimdeck/sources/stats"
 	"github.com/claimdeck/claimdeck/sources/webserver"
-	"net"
-	"net/http"
-	"os"
-	"time"
 )
 
 // fleetNumbers is what the stats view, `stats` and `metrics` read: one

@@ -2,10 +2,11 @@ package cmdutil
 
 import (
 	"context"
+	"time"
+
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
-	"time"
 )
 
 // dashboardEvery is how often a dashboard polls each source between the

@@ -2,10 +2,11 @@ package cmdutil
 
 import (
 	"fmt"
-	"github.com/claimdeck/claimdeck/model"
-	"github.com/claimdeck/claimdeck/sources/mesh"
 	"os"
 	"strings"
+
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
 // MCPConfig is the `mcp:` section: what `claimdeck mcp` exposes.

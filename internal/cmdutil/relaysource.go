@@ -3,14 +3,15 @@ package cmdutil
 import (
 	"context"
 	"fmt"
+	"os"
+	"regexp"
+	"time"
+
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 	"github.com/claimdeck/claimdeck/sources/relay"
-	"os"
-	"regexp"
-	"time"
 )
 
 // relayToken is the relay's bearer token from $env. The relay itself

@@ -2,8 +2,9 @@ package cmdutil
 
 import (
 	"fmt"
-	"github.com/claimdeck/claimdeck/model"
 	"text/tabwriter"
+
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // historyJSON is a task's timeline as the contract's answers carry it.

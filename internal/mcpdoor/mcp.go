@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-
 	"slices"
 	"strconv"
 	"strings"
@@ -18,9 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/claimdeck/claimdeck/model"
-
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 )
 
 // What `claimdeck mcp` tells a client about each tool beyond its name and

@@ -3,11 +3,13 @@ package serve
 import (
 	"context"
 	"fmt"
+
+	"github.com/spf13/cobra"
+
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/stats"
-	"github.com/spf13/cobra"
 )
 
 func (a *app) MetricsCommand() *cobra.Command {

@@ -1,14 +1,16 @@
 package serve
 
 import (
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 	"github.com/claimdeck/claimdeck/sources/webserver"
-	"github.com/spf13/cobra"
-	"os"
-	"strings"
-	"time"
 )
 
 func (a *app) NodeServeCommand() *cobra.Command {

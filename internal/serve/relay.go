@@ -2,17 +2,14 @@ package serve
 
 import (
 	"context"
-
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/claimdeck/claimdeck/model"
-
-	"github.com/claimdeck/claimdeck/sources/hub"
-
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/relay"
 	"github.com/claimdeck/claimdeck/sources/webserver"
 )

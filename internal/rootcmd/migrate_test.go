@@ -1,0 +1,74 @@
+package rootcmd
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A team's first PostgreSQL: an empty database. migrate names what to do;
+// migrate --create makes seed 003's table and the rest, and the seed's own
+// SQL and claimdeck both work on it.
+func TestMigrateCreateOnAnEmptyPostgresDatabase(t *testing.T) {
+	fresh, psql := freshPGDatabase(t, "fresh")
+
+	dir := t.TempDir()
+	c := &cli{t: t, conf: filepath.Join(dir, "config.yaml"), dir: dir}
+	conf := fmt.Sprintf("actor: alice\naudit_log: %s/audit.jsonl\nsources:\n  - name: team\n    kind: postgres\n    dsn: %s\n", dir, fresh)
+	if err := os.WriteFile(c.conf, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.run(3, "migrate"); !strings.Contains(r.Error.Message, "migrate --create") {
+		t.Fatalf("migrate on an empty database does not say how to make the table: %s", r.Error.Message)
+	}
+	if got := psql(fresh, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"); got != "0" {
+		t.Fatalf("a refused migrate made %s tables", got)
+	}
+	c.run(0, "--create", "migrate")
+	c.run(0, "--create", "migrate") // harmless twice
+	created := c.run(0, "create", "--title", "first task on the team's database")
+	psql(fresh, "UPDATE governance_tasks SET assigned_worker = 'claude-chat-7K9X', status = 'in_progress', started_at = NOW() WHERE id = '"+created.Task.PageID+"' AND status = 'pending'")
+	got := c.run(0, "get", "--task", created.Task.PageID)
+	if got.Task.Status != "IN_PROGRESS" || got.Task.Agent != "claude-chat-7K9X" {
+		t.Fatalf("the seed's claim on the created table reads as %+v", got.Task)
+	}
+}
+
+// freshPGDatabase makes an empty database on the throwaway cluster,
+// dropped with the test, and returns its DSN with a psql runner.
+func freshPGDatabase(t *testing.T, name string) (string, func(dsn, q string) string) {
+	dsn := pgTestDSN(t)
+	psql := func(dsn, q string) string {
+		t.Helper()
+		out, err := exec.Command("psql", dsn, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", q).CombinedOutput()
+		if err != nil {
+			t.Fatalf("psql %s: %v\n%s", q, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	db := fmt.Sprintf("claimdeck_%s_%d", name, os.Getpid())
+	psql(dsn, "CREATE DATABASE "+db)
+	t.Cleanup(func() { psql(dsn, "DROP DATABASE "+db+" WITH (FORCE)") })
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	return u.String(), psql
+}
+
+// pgTestDSN is the throwaway cluster's DSN; outside CI its absence skips.
+func pgTestDSN(t *testing.T) string {
+	dsn := os.Getenv("CLAIMDECK_TEST_PG_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but CLAIMDECK_TEST_PG_DSN is not set")
+		}
+		t.Skip("set CLAIMDECK_TEST_PG_DSN")
+	}
+	return dsn
+}
