@@ -1,4 +1,4 @@
-package rootcmd
+package cmdutil
 
 import (
 	"os"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/sources/hub"
 )
 
@@ -21,14 +20,14 @@ func TestHistoryWindowConfig(t *testing.T) {
 		}
 		return path
 	}
-	cfg, err := cmdutil.LoadConfig(write("actor: alice\n"))
+	cfg, err := LoadConfig(write("actor: alice\n"))
 	if err != nil || cfg.HistoryWindow != hub.DefaultWindow {
 		t.Fatalf("no history_window: %v, %v; want the default %v", cfg, err, hub.DefaultWindow)
 	}
-	if cfg, err = cmdutil.LoadConfig(write("history_window: 2h\n")); err != nil || cfg.HistoryWindow.Hours() != 2 {
+	if cfg, err = LoadConfig(write("history_window: 2h\n")); err != nil || cfg.HistoryWindow.Hours() != 2 {
 		t.Fatalf("history_window: 2h: %v, %v", cfg, err)
 	}
-	if _, err := cmdutil.LoadConfig(write("history_window: -1h\n")); err == nil || !strings.Contains(err.Error(), "history_window must be positive") {
+	if _, err := LoadConfig(write("history_window: -1h\n")); err == nil || !strings.Contains(err.Error(), "history_window must be positive") {
 		t.Fatalf("history_window: -1h: %v, want the key named", err)
 	}
 }

@@ -1,4 +1,4 @@
-package rootcmd
+package ntask
 
 import (
 	"bytes"
@@ -7,17 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/ntask"
 	"github.com/claimdeck/claimdeck/model"
 )
 
 func TestLockStateWrittenPrivatelyAndReadBack(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
-	want := ntask.LockState{TaskID: "TASK-42", RunID: "run-1", LockToken: "1b4e28ba-2fa1-11d2-883f-0016d3cca427", LockExpires: "2026-02-18T10:15:00Z", PageID: "abc-123"}
-	if err := ntask.SaveState(want); err != nil {
+	want := LockState{TaskID: "TASK-42", RunID: "run-1", LockToken: "1b4e28ba-2fa1-11d2-883f-0016d3cca427", LockExpires: "2026-02-18T10:15:00Z", PageID: "abc-123"}
+	if err := SaveState(want); err != nil {
 		t.Fatal(err)
 	}
-	path, _ := ntask.StatePath()
+	path, _ := StatePath()
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
@@ -28,18 +27,18 @@ func TestLockStateWrittenPrivatelyAndReadBack(t *testing.T) {
 	if di, _ := os.Stat(filepath.Dir(path)); di.Mode().Perm() != 0o700 {
 		t.Fatalf("the state directory has mode %v, want 0700", di.Mode().Perm())
 	}
-	got, err := ntask.LoadState()
+	got, err := LoadState()
 	if err != nil || got != want {
 		t.Fatalf("read back %+v, %v; want %+v", got, err, want)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
 		t.Fatalf("the write left %d files behind, want the state alone", len(entries))
 	}
-	if err := ntask.ClearState(); err != nil {
+	if err := ClearState(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ntask.LoadState(); err != ntask.ErrNoState {
-		t.Fatalf("after clear: %v, want %v", err, ntask.ErrNoState)
+	if _, err := LoadState(); err != ErrNoState {
+		t.Fatalf("after clear: %v, want %v", err, ErrNoState)
 	}
 }
 
@@ -60,17 +59,17 @@ func TestLockStateRefusesLinksAndHugeFiles(t *testing.T) {
 	if err := os.Symlink(elsewhere, path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ntask.LoadState(); model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "link") {
+	if _, err := LoadState(); model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "link") {
 		t.Fatalf("a linked state: %v, want MISCONFIGURED naming the link", err)
 	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	huge := append([]byte(`{"task_id":"TASK-1","lock_token":"1b4e28ba-2fa1-11d2-883f-0016d3cca427","x":"`), bytes.Repeat([]byte("a"), ntask.MaxStateSize)...)
+	huge := append([]byte(`{"task_id":"TASK-1","lock_token":"1b4e28ba-2fa1-11d2-883f-0016d3cca427","x":"`), bytes.Repeat([]byte("a"), MaxStateSize)...)
 	if err := os.WriteFile(path, append(huge, `"}`...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ntask.LoadState(); model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "larger") {
+	if _, err := LoadState(); model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "larger") {
 		t.Fatalf("a huge state: %v, want MISCONFIGURED saying it is too large", err)
 	}
 }
@@ -84,7 +83,7 @@ func TestParseStateRefusals(t *testing.T) {
 		{`{"task_id":"TASK-1\u0000","lock_token":"1b4e28ba-2fa1-11d2-883f-0016d3cca427"}`, "NUL"},
 		{`{"task_id":"TASK-1","lock_token":"1b4e28ba-2fa1-11d2-883f-0016d3cca427"} {}`, "more than one"},
 	} {
-		if _, err := ntask.ParseState([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := ParseState([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("parseState(%q) = %v, want an error saying %q", c.in, err, c.want)
 		}
 	}
@@ -95,9 +94,9 @@ func FuzzParseState(f *testing.F) {
 	f.Add([]byte(`{"task_id":"TASK-42"}`))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := ntask.ParseState(data)
+		s, err := ParseState(data)
 		if err != nil {
-			if s != (ntask.LockState{}) {
+			if s != (LockState{}) {
 				t.Fatalf("a refused state came back with fields: %+v", s)
 			}
 			return

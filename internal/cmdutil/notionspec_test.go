@@ -1,4 +1,4 @@
-package rootcmd
+package cmdutil
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/internal/demo"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/notion/notionspec"
@@ -23,11 +22,11 @@ func TestNotionDemoRequestsAreInsideNotionsDescription(t *testing.T) {
 	}
 	var sent atomic.Int64
 	checked := spec.Transport(http.DefaultTransport, func(err error) { t.Errorf("%v", err) })
-	cmdutil.DemoNotionTransport = countingTransport{next: checked, n: &sent}
-	t.Cleanup(func() { cmdutil.DemoNotionTransport = nil })
+	DemoNotionTransport = countingTransport{next: checked, n: &sent}
+	t.Cleanup(func() { DemoNotionTransport = nil })
 
 	ctx := context.Background()
-	src, stop, err := cmdutil.OpenNotionDemo(ctx, t.TempDir(), time.Minute)
+	src, stop, err := OpenNotionDemo(ctx, t.TempDir(), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
