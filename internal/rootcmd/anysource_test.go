@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -6,22 +6,22 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
-// With several sources, an id only one of them holds is found without
-// --source by get and history, list reads every source, and an id two
-// sources hold is MISCONFIGURED naming both.
 func TestAnIDOneSourceHoldsNeedsNoSource(t *testing.T) {
-	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
-	mine := c.run(0, "--source", "local", "create", "--title", "only in the queue").Task.PageID
-	theirs := c.run(0, "--source", "locks", "create", "--title", "only in the lock directory").Task.PageID
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
+	mine := c.Run(0, "--source", "local", "create", "--title", "only in the queue").Task.PageID
+	theirs := c.Run(0, "--source", "locks", "create", "--title", "only in the lock directory").Task.PageID
 
 	for id, src := range map[string]string{mine: "local", theirs: "locks"} {
-		if got := c.run(0, "get", "--task", id).Task; got.Source != src || got.PageID != id {
+		if got := c.Run(0, "get", "--task", id).Task; got.Source != src || got.PageID != id {
 			t.Errorf("get %s without --source: %+v, want it from %s", id, got, src)
 		}
 		var out, errOut bytes.Buffer
-		code := run(context.Background(), []string{"--config", c.conf, "history", "--task", id}, strings.NewReader(""), &out, &errOut)
+		code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "history", "--task", id}, strings.NewReader(""), &out, &errOut)
 		var h struct {
 			Source string `json:"source"`
 		}
@@ -30,21 +30,21 @@ func TestAnIDOneSourceHoldsNeedsNoSource(t *testing.T) {
 		}
 	}
 	listed := map[string]string{}
-	for _, task := range c.run(0, "list").Tasks {
+	for _, task := range c.Run(0, "list").Tasks {
 		listed[task.PageID] = task.Source
 	}
 	if listed[mine] != "local" || listed[theirs] != "locks" {
 		t.Errorf("list without --source: %v, want both sources' tasks", listed)
 	}
 
-	c.copy(0, "--from", "local", "--to", "locks")
+	cliCopy(c, 0, "--from", "local", "--to", "locks")
 	for _, cmd := range []string{"get", "history"} {
-		r := c.run(3, cmd, "--task", mine)
+		r := c.Run(3, cmd, "--task", mine)
 		if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "local and locks") || !strings.Contains(r.Error.Message, "--source") {
 			t.Errorf("%s of an id two sources hold: %+v", cmd, r.Error)
 		}
 	}
-	if r := c.run(3, "get", "--task", "no-such-task"); !strings.Contains(r.Error.Message, "local, locks") {
+	if r := c.Run(3, "get", "--task", "no-such-task"); !strings.Contains(r.Error.Message, "local, locks") {
 		t.Errorf("get of an id nobody holds: %+v", r.Error)
 	}
 }

@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/sources"
 )
 
@@ -21,15 +22,15 @@ type bulkOut struct {
 	Error   struct{ Code, Message string }
 }
 
-func (c *cli) bulk(wantExit int, args ...string) bulkOut {
-	c.t.Helper()
-	stdout, stderr, code := c.raw("", args...)
+func cliBulk(c *rootcmdtest.CLI, wantExit int, args ...string) bulkOut {
+	c.T.Helper()
+	stdout, stderr, code := cliRaw(c, "", args...)
 	var out bulkOut
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
-		c.t.Fatalf("claimdeck %v: stdout is not one JSON document: %v\n%s\nstderr: %s", args, err, stdout, stderr)
+		c.T.Fatalf("claimdeck %v: stdout is not one JSON document: %v\n%s\nstderr: %s", args, err, stdout, stderr)
 	}
 	if code != wantExit {
-		c.t.Fatalf("claimdeck %v exited %d, want %d:\n%s", args, code, wantExit, stdout)
+		c.T.Fatalf("claimdeck %v exited %d, want %d:\n%s", args, code, wantExit, stdout)
 	}
 	return out
 }
@@ -40,55 +41,55 @@ func (c *cli) bulk(wantExit int, args ...string) bulkOut {
 // terminal or --yes, refused on --read-only, then released with --yes,
 // each recorded in the audit log; SANDMAN's claim is left alone.
 func TestBulkReleaseFromTheCommandLine(t *testing.T) {
-	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
-	c.withRegistry(map[string]string{"ORACLE_LOCAL": "down", "SANDMAN": "healthy"},
-		fmt.Sprintf("  record: %s\n  holders:\n    worker-7: oracle_local\n    worker-9: ORACLE_LOCAL\n    worker-8: SANDMAN\n", filepath.Join(c.dir, "sweep.json")))
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	cliWithRegistry(c, map[string]string{"ORACLE_LOCAL": "down", "SANDMAN": "healthy"},
+		fmt.Sprintf("  record: %s\n  holders:\n    worker-7: oracle_local\n    worker-9: ORACLE_LOCAL\n    worker-8: SANDMAN\n", filepath.Join(c.Dir, "sweep.json")))
 	claim := func(source, agent string) string {
-		id := c.run(0, "--source", source, "create", "--title", "job of "+agent).Task.PageID
-		c.run(0, "--source", source, "claim", "--task", id, "--agent-name", agent, "--lease", "1h")
+		id := c.Run(0, "--source", source, "create", "--title", "job of "+agent).Task.PageID
+		c.Run(0, "--source", source, "claim", "--task", id, "--agent-name", agent, "--lease", "1h")
 		return id
 	}
 	a, healthy, b := claim("local", "worker-7"), claim("local", "worker-8"), claim("locks", "worker-9")
 	filter := "node:ORACLE_LOCAL level>=stale"
 
-	dry := c.bulk(0, "release", "--force", "--filter", filter, "--reason", "node lost", "--dry-run")
+	dry := cliBulk(c, 0, "release", "--force", "--filter", filter, "--reason", "node lost", "--dry-run")
 	p := dry.Preview
 	if !dry.OK || !dry.DryRun || p.Count != 2 || p.Sources["local"] != 1 || p.Sources["locks"] != 1 || len(p.Apply) != 2 || len(p.Refused) != 0 || dry.Summary != nil {
 		t.Fatalf("--dry-run: %+v", dry)
 	}
-	if got := c.run(0, "--source", "local", "get", "--task", a).Task; got.ClaimedBy != "AGENT" {
+	if got := c.Run(0, "--source", "local", "get", "--task", a).Task; got.ClaimedBy != "AGENT" {
 		t.Fatalf("--dry-run changed %s: %+v", a, got)
 	}
 	// list --filter, across both sources, gives the preview's answer.
 	var listed []string
-	for _, task := range c.run(0, "list", "--filter", filter).Tasks {
+	for _, task := range c.Run(0, "list", "--filter", filter).Tasks {
 		listed = append(listed, task.Source+"/"+task.PageID)
 	}
 	slices.Sort(listed)
 	if want := []string{"local/" + a, "locks/" + b}; !slices.Equal(listed, want) {
 		t.Fatalf("list --filter %q = %v, want %v as the preview", filter, listed, want)
 	}
-	if stdout, _, code := c.raw("", "release", "--force", "--filter", filter, "--reason", "node lost"); code != 3 || !strings.Contains(stdout, "pass --yes") {
+	if stdout, _, code := cliRaw(c, "", "release", "--force", "--filter", filter, "--reason", "node lost"); code != 3 || !strings.Contains(stdout, "pass --yes") {
 		t.Fatalf("without a terminal or --yes: exit %d, %s", code, stdout)
 	}
-	ro := c.bulk(3, "--read-only", "release", "--force", "--filter", filter, "--reason", "node lost", "--yes")
+	ro := cliBulk(c, 3, "--read-only", "release", "--force", "--filter", filter, "--reason", "node lost", "--yes")
 	if ro.OK || len(ro.Summary.Applied) != 0 || len(ro.Summary.Refused) != 2 || !strings.Contains(ro.Summary.Refused[0].Reason, "read-only") {
 		t.Fatalf("--read-only: %+v", ro)
 	}
 
-	done := c.bulk(0, "release", "--force", "--filter", filter, "--reason", "node lost", "--yes")
+	done := cliBulk(c, 0, "release", "--force", "--filter", filter, "--reason", "node lost", "--yes")
 	if !done.OK || len(done.Summary.Applied) != 2 || len(done.Summary.Refused) != 0 || len(done.Summary.Failed) != 0 {
 		t.Fatalf("the release: %+v", done)
 	}
 	for source, id := range map[string]string{"local": a, "locks": b} {
-		if got := c.run(0, "--source", source, "get", "--task", id).Task; got.State != "queued" || got.ClaimedBy != "" {
+		if got := c.Run(0, "--source", source, "get", "--task", id).Task; got.State != "queued" || got.ClaimedBy != "" {
 			t.Errorf("%s/%s after the bulk release: %+v", source, id, got)
 		}
 	}
-	if got := c.run(0, "--source", "local", "get", "--task", healthy).Task; got.ClaimedBy != "AGENT" {
+	if got := c.Run(0, "--source", "local", "get", "--task", healthy).Task; got.ClaimedBy != "AGENT" {
 		t.Errorf("SANDMAN's claim was released: %+v", got)
 	}
-	audit, err := os.ReadFile(filepath.Join(c.dir, "audit.jsonl"))
+	audit, err := os.ReadFile(filepath.Join(c.Dir, "audit.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,25 +98,25 @@ func TestBulkReleaseFromTheCommandLine(t *testing.T) {
 			t.Errorf("the audit log lacks the release of %s:\n%s", id, audit)
 		}
 	}
-	again := c.bulk(0, "release", "--force", "--filter", filter, "--reason", "node lost", "--yes")
+	again := cliBulk(c, 0, "release", "--force", "--filter", filter, "--reason", "node lost", "--yes")
 	if again.Preview.Count != 0 {
 		t.Fatalf("a second run found work: %+v", again.Preview)
 	}
 }
 
 func TestBulkBadInputIsRefusedBeforeAnythingIsRead(t *testing.T) {
-	c := newCLI(t, sqliteSource)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
 	for _, args := range [][]string{
 		{"release", "--force", "--filter", "level>=urgnt", "--dry-run"},
 		{"release", "--force", "--filter", "tls", "--task", "x", "--dry-run"},
 		{"release", "--force", "--dry-run"},
 		{"cancel", "--filter", "tls", "--reason", "x"},
 	} {
-		if r := c.run(3, args...); r.Error.Code != "MISCONFIGURED" {
+		if r := c.Run(3, args...); r.Error.Code != "MISCONFIGURED" {
 			t.Errorf("%v: %+v", args, r.Error)
 		}
 	}
-	if r := c.run(3, "release", "--force", "--filter", "level>=urgnt", "--dry-run"); !strings.Contains(r.Error.Message, `filter: "level>=urgnt": unknown level "urgnt" (want stale, urgent, notify or escalated)`) {
+	if r := c.Run(3, "release", "--force", "--filter", "level>=urgnt", "--dry-run"); !strings.Contains(r.Error.Message, `filter: "level>=urgnt": unknown level "urgnt" (want stale, urgent, notify or escalated)`) {
 		t.Errorf("a bad filter does not say what to fix: %s", r.Error.Message)
 	}
 }
@@ -123,20 +124,20 @@ func TestBulkBadInputIsRefusedBeforeAnythingIsRead(t *testing.T) {
 // withRegistry writes a mesh registry whose nodes stand as statuses says
 // (their webhooks answer nothing) and adds a mesh section naming it to the
 // configuration, extra lines under it; it returns the registry's path.
-func (c *cli) withRegistry(statuses map[string]string, extra string) string {
-	c.t.Helper()
+func cliWithRegistry(c *rootcmdtest.CLI, statuses map[string]string, extra string) string {
+	c.T.Helper()
 	var nodes []string
 	for _, name := range slices.Sorted(maps.Keys(statuses)) {
 		nodes = append(nodes, fmt.Sprintf(`%q: {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": %q}`, name, statuses[name]))
 	}
-	reg := filepath.Join(c.dir, "mesh-nodes.json")
+	reg := filepath.Join(c.Dir, "mesh-nodes.json")
 	if err := os.WriteFile(reg, []byte(`{"nodes": {`+strings.Join(nodes, ",\n")+`}}`), 0o600); err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
-	conf, _ := os.ReadFile(c.conf)
+	conf, _ := os.ReadFile(c.Conf)
 	conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n%s", reg, extra)...)
-	if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
-		c.t.Fatal(err)
+	if err := os.WriteFile(c.Conf, conf, 0o600); err != nil {
+		c.T.Fatal(err)
 	}
 	return reg
 }

@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
@@ -27,14 +29,14 @@ type copyResult struct {
 // The embedded queue moves into a team's first PostgreSQL.
 func TestCopySQLiteIntoPostgres(t *testing.T) {
 	team, _ := freshPGDatabase(t, "copy")
-	c := newCLI(t, sqliteSource+"  - name: team\n    kind: postgres\n    dsn: "+team+"\n")
-	c.run(0, "--source", "team", "--create", "migrate")
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: team\n    kind: postgres\n    dsn: "+team+"\n")
+	c.Run(0, "--source", "team", "--create", "migrate")
 	copyQueue(t, c, "team")
 }
 
 // The embedded queue moves into a seed 004 lock directory.
 func TestCopySQLiteIntoLockDirectory(t *testing.T) {
-	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	copyQueue(t, c, "locks")
 }
 
@@ -42,36 +44,36 @@ func TestCopySQLiteIntoLockDirectory(t *testing.T) {
 // a queued one and one a person took over, into target: tasks, the live claim its holder keeps
 // heartbeating with the same token, history; a second copy is refused and
 // changes nothing.
-func copyQueue(t *testing.T, c *cli, target string) {
-	live := c.run(0, "--source", "local", "create", "--title", "index rebuild").Task.PageID
-	done := c.run(0, "--source", "local", "create", "--title", "vpc module").Task.PageID
-	queued := c.run(0, "--source", "local", "create", "--title", "docs", "--priority", "high").Task.PageID
-	claim := c.run(0, "--source", "local", "claim", "--task", live, "--agent-name", "SANDMAN", "--run-id", "run-1", "--lease", "1h")
-	tok := c.run(0, "--source", "local", "claim", "--task", done, "--agent-name", "ORACLE").Task.LockToken
-	c.run(0, "--source", "local", "complete", "--task", done, "--lock-token", tok)
-	human := c.run(0, "--source", "local", "create", "--title", "held by a person").Task.PageID
-	c.run(0, "--source", "local", "takeover", "--yes", "--task", human)
+func copyQueue(t *testing.T, c *rootcmdtest.CLI, target string) {
+	live := c.Run(0, "--source", "local", "create", "--title", "index rebuild").Task.PageID
+	done := c.Run(0, "--source", "local", "create", "--title", "vpc module").Task.PageID
+	queued := c.Run(0, "--source", "local", "create", "--title", "docs", "--priority", "high").Task.PageID
+	claim := c.Run(0, "--source", "local", "claim", "--task", live, "--agent-name", "SANDMAN", "--run-id", "run-1", "--lease", "1h")
+	tok := c.Run(0, "--source", "local", "claim", "--task", done, "--agent-name", "ORACLE").Task.LockToken
+	c.Run(0, "--source", "local", "complete", "--task", done, "--lock-token", tok)
+	human := c.Run(0, "--source", "local", "create", "--title", "held by a person").Task.PageID
+	c.Run(0, "--source", "local", "takeover", "--yes", "--task", human)
 
-	preview := c.copy(0, "--from", "local", "--to", target, "--dry-run")
+	preview := cliCopy(c, 0, "--from", "local", "--to", target, "--dry-run")
 	if len(preview.Tasks) != 4 || !preview.DryRun {
 		t.Fatalf("dry run lists %+v, want the 4 tasks", preview)
 	}
-	if got := c.versions(target); got != "" {
+	if got := cliVersions(c, target); got != "" {
 		t.Fatalf("--dry-run wrote %s", got)
 	}
-	if got := c.copy(0, "--from", "local", "--to", target); got.Copied != 4 {
+	if got := cliCopy(c, 0, "--from", "local", "--to", target); got.Copied != 4 {
 		t.Fatalf("copy: %+v, want 4 copied", got)
 	}
 
-	moved := c.run(0, "--source", target, "get", "--task", live).Task
+	moved := c.Run(0, "--source", target, "get", "--task", live).Task
 	was := claim.Task
 	if moved.Status != "IN_PROGRESS" || moved.Agent != "SANDMAN" || moved.AgentRun != "run-1" || moved.LockExpires != was.LockExpires {
 		t.Fatalf("the live claim arrived as %+v, want %+v", moved, was)
 	}
-	if q := c.run(0, "--source", target, "get", "--task", queued).Task; q.Status != "READY" || q.Priority != model.PriorityHigh || q.Title != "docs" {
+	if q := c.Run(0, "--source", target, "get", "--task", queued).Task; q.Status != "READY" || q.Priority != model.PriorityHigh || q.Title != "docs" {
 		t.Fatalf("the queued task arrived as %+v", q)
 	}
-	from, to := c.open("local"), c.open(target)
+	from, to := cliOpen(c, "local"), cliOpen(c, target)
 	for _, id := range []string{live, done, queued, human} {
 		a, err := from.Get(context.Background(), id)
 		if err != nil {
@@ -98,28 +100,28 @@ func copyQueue(t *testing.T, c *cli, target string) {
 			}
 		}
 	}
-	hb := c.run(0, "--source", target, "heartbeat", "--task", live, "--lock-token", was.LockToken)
+	hb := c.Run(0, "--source", target, "heartbeat", "--task", live, "--lock-token", was.LockToken)
 	if hb.Task.LockToken != was.LockToken {
 		t.Fatalf("heartbeat with the copied token: %+v", hb.Task)
 	}
-	c.run(4, "--source", target, "heartbeat", "--task", live, "--lock-token", "00000000-0000-4000-8000-000000000000")
+	c.Run(4, "--source", target, "heartbeat", "--task", live, "--lock-token", "00000000-0000-4000-8000-000000000000")
 
-	before := c.versions(target)
-	again := c.copy(2, "--from", "local", "--to", target)
+	before := cliVersions(c, target)
+	again := cliCopy(c, 2, "--from", "local", "--to", target)
 	if again.Error.Code != "CONFLICT" || !strings.Contains(again.Error.Message, "already holds 4 task(s)") || !strings.Contains(again.Error.Message, live) {
 		t.Fatalf("a second copy: %+v", again.Error)
 	}
-	if after := c.versions(target); after != before {
+	if after := cliVersions(c, target); after != before {
 		t.Fatalf("a refused copy changed the target: %s, was %s", after, before)
 	}
 }
 
 // versions lists a source's tasks as id:version, in id order.
-func (c *cli) versions(name string) string {
-	c.t.Helper()
-	d, err := c.open(name).Poll(context.Background(), "")
+func cliVersions(c *rootcmdtest.CLI, name string) string {
+	c.T.Helper()
+	d, err := cliOpen(c, name).Poll(context.Background(), "")
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	var out []string
 	for _, t := range d.Tasks {
@@ -131,45 +133,45 @@ func (c *cli) versions(name string) string {
 
 // A target that cannot take a copy says so and why, and nothing moves.
 func TestCopyRefusesATargetThatCannotImport(t *testing.T) {
-	yaml, _ := notionSource(t)
-	c := newCLI(t, sqliteSource+yaml)
-	c.run(0, "--source", "local", "create", "--title", "one")
-	r := c.copy(3, "--from", "local", "--to", "team-notion")
+	yaml, _ := rootcmdtest.NotionSource(t)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+yaml)
+	c.Run(0, "--source", "local", "create", "--title", "one")
+	r := cliCopy(c, 3, "--from", "local", "--to", "team-notion")
 	if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "cannot take a copied queue: it has no conditional writes") {
 		t.Fatalf("copy into Notion: %+v", r.Error)
 	}
-	r = c.copy(3, "--from", "local", "--to", "local")
+	r = cliCopy(c, 3, "--from", "local", "--to", "local")
 	if !strings.Contains(r.Error.Message, "two different sources") {
 		t.Fatalf("copy onto itself: %+v", r.Error)
 	}
 }
 
-func (c *cli) copy(wantExit int, args ...string) copyResult {
-	c.t.Helper()
+func cliCopy(c *rootcmdtest.CLI, wantExit int, args ...string) copyResult {
+	c.T.Helper()
 	var out, errOut strings.Builder
-	code := run(context.Background(), append([]string{"--config", c.conf, "copy"}, args...), strings.NewReader(""), &out, &errOut)
+	code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf, "copy"}, args...), strings.NewReader(""), &out, &errOut)
 	var r copyResult
 	if err := json.Unmarshal([]byte(out.String()), &r); err != nil || code != wantExit {
-		c.t.Fatalf("claimdeck copy %v exited %d (want %d): %v\n%s%s", args, code, wantExit, err, out.String(), errOut.String())
+		c.T.Fatalf("claimdeck copy %v exited %d (want %d): %v\n%s%s", args, code, wantExit, err, out.String(), errOut.String())
 	}
 	return r
 }
 
 // open opens a configured source as the commands do, closed with the test.
-func (c *cli) open(name string) sources.Source {
-	c.t.Helper()
-	cfg, err := cmdutil.LoadConfig(c.conf)
+func cliOpen(c *rootcmdtest.CLI, name string) sources.Source {
+	c.T.Helper()
+	cfg, err := cmdutil.LoadConfig(c.Conf)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	sc, err := cmdutil.PickSource(cfg, name)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	src, err := cmdutil.OpenSource(context.Background(), cfg, sc, false)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
-	c.t.Cleanup(func() { src.Close() })
+	c.T.Cleanup(func() { src.Close() })
 	return src
 }

@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"context"
@@ -15,29 +15,23 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
 
-// The issue's copy: a seed 003 table whose rows the seed's own SQL wrote
-// (task_type on every row, a claim by claude-chat-7K9X, one completed and
-// one failed) and rows claimdeck worked (a live claim, a completion with
-// artifacts, a block with its unblock action, a failure, a person's
-// takeover), copied into PostgreSQL, into a new lock directory and from it
-// into another SQLite queue and another lock directory. Every column of
-// every row and every event of every trail arrives as it was — all but a
-// row's version and updated_at, which track changes in the new table.
 func TestCopyIsFaithfulOnEveryBackend(t *testing.T) {
 	team, yaml := teamIfAny(t, "faithful")
-	c := newCLI(t, sqliteSource+yaml+
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+yaml+
 		"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n"+
 		"  - name: back\n    kind: sqlite\n    path: DIR/back.db\n"+
 		"  - name: locks2\n    kind: lockdir\n    path: DIR/locks2\n")
 	if team != "" {
-		c.run(0, "--source", "team", "--create", "migrate")
+		c.Run(0, "--source", "team", "--create", "migrate")
 	}
-	c.run(0, "--source", "back", "--create", "migrate")
-	local := filepath.Join(c.dir, "queue.db")
+	c.Run(0, "--source", "back", "--create", "migrate")
+	local := filepath.Join(c.Dir, "queue.db")
 	seed := openDB(t, "sqlite", local)
 	for _, q := range []string{
 		`INSERT INTO governance_tasks (id, title, description, priority, task_type, status, assigned_worker, created_at) VALUES
@@ -57,23 +51,23 @@ func TestCopyIsFaithfulOnEveryBackend(t *testing.T) {
 		}
 	}
 	mk := func(title string) string {
-		return c.run(0, "--source", "local", "create", "--title", title, "--priority", "high", "--description", "d "+title).Task.PageID
+		return c.Run(0, "--source", "local", "create", "--title", title, "--priority", "high", "--description", "d "+title).Task.PageID
 	}
 	claim := func(id, agent string) string {
-		return c.run(0, "--source", "local", "claim", "--task", id, "--agent-name", agent, "--run-id", "run-"+agent, "--lease", "1h").Task.LockToken
+		return c.Run(0, "--source", "local", "claim", "--task", id, "--agent-name", agent, "--run-id", "run-"+agent, "--lease", "1h").Task.LockToken
 	}
 	live := mk("index rebuild")
 	claim(live, "SANDMAN")
 	done := mk("vpc module")
-	c.run(0, "--source", "local", "complete", "--task", done, "--lock-token", claim(done, "ORACLE"), "--artifacts", "https://git.example/pr/7")
+	c.Run(0, "--source", "local", "complete", "--task", done, "--lock-token", claim(done, "ORACLE"), "--artifacts", "https://git.example/pr/7")
 	blocked := mk("dns cutover")
-	c.run(0, "--source", "local", "block", "--task", blocked, "--lock-token", claim(blocked, "ORACLE"), "--reason", "waiting on the registrar",
+	c.Run(0, "--source", "local", "block", "--task", blocked, "--lock-token", claim(blocked, "ORACLE"), "--reason", "waiting on the registrar",
 		"--unblock-action", "registrar confirms", "--next-check-at", "2026-12-01T09:00:00Z")
 	failed := mk("flaky migration")
-	c.run(0, "--source", "local", "fail", "--task", failed, "--lock-token", claim(failed, "SANDMAN"), "--reason", "schema drift")
+	c.Run(0, "--source", "local", "fail", "--task", failed, "--lock-token", claim(failed, "SANDMAN"), "--reason", "schema drift")
 	human := mk("held by a person")
-	c.run(0, "--source", "local", "takeover", "--yes", "--task", human)
-	c.run(0, "--source", "local", "comment", "--task", live, "--body", "halfway")
+	c.Run(0, "--source", "local", "takeover", "--yes", "--task", human)
+	c.Run(0, "--source", "local", "comment", "--task", live, "--body", "halfway")
 
 	want := dumpSQL(t, seed)
 	for _, id := range []string{"abc-123-457", "abc-123-458", "abc-123-459"} {
@@ -83,21 +77,21 @@ func TestCopyIsFaithfulOnEveryBackend(t *testing.T) {
 	}
 
 	if team != "" {
-		c.copy(0, "--from", "local", "--to", "team")
+		cliCopy(c, 0, "--from", "local", "--to", "team")
 		same(t, "SQLite → PostgreSQL", want, dumpSQL(t, openDB(t, "pgx", team)))
 	}
 
-	c.copy(0, "--from", "local", "--to", "locks")
-	c.copy(0, "--from", "locks", "--to", "back")
-	same(t, "SQLite → lock directory → SQLite", want, dumpSQL(t, openDB(t, "sqlite", filepath.Join(c.dir, "back.db"))))
+	cliCopy(c, 0, "--from", "local", "--to", "locks")
+	cliCopy(c, 0, "--from", "locks", "--to", "back")
+	same(t, "SQLite → lock directory → SQLite", want, dumpSQL(t, openDB(t, "sqlite", filepath.Join(c.Dir, "back.db"))))
 
-	c.copy(0, "--from", "locks", "--to", "locks2")
-	a, b := dumpFiles(t, filepath.Join(c.dir, "locks")), dumpFiles(t, filepath.Join(c.dir, "locks2"))
+	cliCopy(c, 0, "--from", "locks", "--to", "locks2")
+	a, b := dumpFiles(t, filepath.Join(c.Dir, "locks")), dumpFiles(t, filepath.Join(c.Dir, "locks2"))
 	if strings.Join(a, "\n") != strings.Join(b, "\n") {
 		t.Errorf("lock directory → lock directory: the files differ\nwas:\n%s\nnow:\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
 	}
 	for _, dir := range []string{"locks", "locks2"} {
-		entries, _ := os.ReadDir(filepath.Join(c.dir, dir))
+		entries, _ := os.ReadDir(filepath.Join(c.Dir, dir))
 		for _, e := range entries {
 			if fi, err := e.Info(); err == nil && fi.Mode().Perm()&0o077 != 0 {
 				t.Errorf("%s/%s is %v in a new lock directory: a live token readable by others", dir, e.Name(), fi.Mode().Perm())
@@ -112,23 +106,23 @@ func TestCopyIsFaithfulOnEveryBackend(t *testing.T) {
 // leaves the target as it was too.
 func TestCopyConflictLeavesTheTargetUnchanged(t *testing.T) {
 	team, yaml := teamIfAny(t, "conflict")
-	c := newCLI(t, sqliteSource+yaml+
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+yaml+
 		"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n"+
 		"  - name: other\n    kind: sqlite\n    path: DIR/other.db\n")
 	targets := []string{"other", "locks"}
 	if team != "" {
-		c.run(0, "--source", "team", "--create", "migrate")
+		c.Run(0, "--source", "team", "--create", "migrate")
 		targets = append(targets, "team")
 	}
-	c.run(0, "--source", "other", "--create", "migrate")
+	c.Run(0, "--source", "other", "--create", "migrate")
 	var ids []string
 	for i := range 6 {
-		ids = append(ids, c.run(0, "--source", "local", "create", "--title", fmt.Sprint("task ", i)).Task.PageID)
+		ids = append(ids, c.Run(0, "--source", "local", "create", "--title", fmt.Sprint("task ", i)).Task.PageID)
 	}
 	slices.Sort(ids)
 	for _, target := range targets {
 		t.Run(target, func(t *testing.T) {
-			dst := c.open(target)
+			dst := cliOpen(c, target)
 			ctx := context.Background()
 			// The fifth id, already finished in the target.
 			if err := dst.(sources.Importer).ImportAll(ctx, []*model.Task{{ID: ids[4], Title: "old", State: model.StateDone, CreatedAt: model.StampOf(time.Now())}}, nil); err != nil {
@@ -136,7 +130,7 @@ func TestCopyConflictLeavesTheTargetUnchanged(t *testing.T) {
 			}
 			before := everything(t, dst)
 			for _, args := range [][]string{{"--dry-run"}, {}} {
-				r := c.copy(2, append([]string{"--from", "local", "--to", target}, args...)...)
+				r := cliCopy(c, 2, append([]string{"--from", "local", "--to", target}, args...)...)
 				if r.Error.Code != "CONFLICT" || !strings.Contains(r.Error.Message, ids[4]) {
 					t.Fatalf("copy %v over a finished task with the same id: %+v", args, r.Error)
 				}
@@ -147,7 +141,7 @@ func TestCopyConflictLeavesTheTargetUnchanged(t *testing.T) {
 			// The copy that stopped at "5 of 6": written past the plan's
 			// check (as when another process writes the id in between), the
 			// fifth task is refused and the four before it are taken back.
-			src := c.open("local")
+			src := cliOpen(c, "local")
 			var plan sources.CopyPlan
 			for _, id := range ids {
 				full, err := src.Get(ctx, id)
@@ -329,15 +323,15 @@ func everything(t *testing.T, src sources.Source) string {
 // as the origin does are skipped, the rest copied; without --resume they
 // are a conflict, and a task the target holds otherwise stays one.
 func TestCopyResume(t *testing.T) {
-	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
-	first := c.run(0, "--source", "local", "create", "--title", "first").Task.PageID
-	c.copy(0, "--from", "local", "--to", "locks")
-	second := c.run(0, "--source", "local", "create", "--title", "second").Task.PageID
-	if r := c.copy(2, "--from", "local", "--to", "locks"); !strings.Contains(r.Error.Message, "--resume") {
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
+	first := c.Run(0, "--source", "local", "create", "--title", "first").Task.PageID
+	cliCopy(c, 0, "--from", "local", "--to", "locks")
+	second := c.Run(0, "--source", "local", "create", "--title", "second").Task.PageID
+	if r := cliCopy(c, 2, "--from", "local", "--to", "locks"); !strings.Contains(r.Error.Message, "--resume") {
 		t.Fatalf("a second copy without --resume: %+v", r.Error)
 	}
 	var out, errOut strings.Builder
-	run(context.Background(), []string{"--config", c.conf, "copy", "--from", "local", "--to", "locks", "--resume"}, strings.NewReader(""), &out, &errOut)
+	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "copy", "--from", "local", "--to", "locks", "--resume"}, strings.NewReader(""), &out, &errOut)
 	var r struct {
 		Copied  int              `json:"copied"`
 		Already []string         `json:"already_copied"`
@@ -346,8 +340,8 @@ func TestCopyResume(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &r); err != nil || r.Copied != 1 || len(r.Already) != 1 || r.Already[0] != first || r.Tasks[0]["id"] != second {
 		t.Fatalf("copy --resume: %v %+v\n%s%s", err, r, out.String(), errOut.String())
 	}
-	c.run(0, "--source", "locks", "update", "--task", second, "--title", "changed there")
-	if r := c.copy(2, "--from", "local", "--to", "locks", "--resume"); !strings.Contains(r.Error.Message, second) {
+	c.Run(0, "--source", "locks", "update", "--task", second, "--title", "changed there")
+	if r := cliCopy(c, 2, "--from", "local", "--to", "locks", "--resume"); !strings.Contains(r.Error.Message, second) {
 		t.Fatalf("--resume over a task the target changed: %+v", r.Error)
 	}
 }

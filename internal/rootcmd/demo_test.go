@@ -1,14 +1,16 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 func TestDemoRefusesBadFlagValues(t *testing.T) {
-	c := newCLI(t, sqliteSource)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
 	for _, args := range [][]string{{"--agents", "0"}, {"--tasks", "-1"}, {"--speed", "0"}, {"--speed", "NaN"}, {"--speed", "1e9"}} {
-		r := c.run(3, append([]string{"demo"}, args...)...)
+		r := c.Run(3, append([]string{"demo"}, args...)...)
 		if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, args[0]) {
 			t.Errorf("demo %v: %+v, want MISCONFIGURED naming %s", args, r.Error, args[0])
 		}

@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -11,22 +11,24 @@ import (
 
 	clidoor "github.com/claimdeck/claimdeck/internal/cli"
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 func TestBrokenLockFileAndDownNodeAreNamedByListGetAndDoctor(t *testing.T) {
-	c := newCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
-	broken := filepath.Join(c.dir, "locks", "index-rebuild.lock")
+	c := rootcmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
+	broken := filepath.Join(c.Dir, "locks", "index-rebuild.lock")
 	if err := os.WriteFile(broken, []byte("garbage{{{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c.withRegistry(map[string]string{"ORACLE_LOCAL": "down", "SANDMAN": "healthy"}, "")
+	cliWithRegistry(c, map[string]string{"ORACLE_LOCAL": "down", "SANDMAN": "healthy"}, "")
 
-	got := c.run(0, "get", "--task", "index-rebuild")
+	got := c.Run(0, "get", "--task", "index-rebuild")
 	if !strings.HasPrefix(got.Task.Problem, broken+": ") {
 		t.Fatalf("get does not name the broken file: problem %q", got.Task.Problem)
 	}
 	var out, errOut bytes.Buffer
-	run(context.Background(), []string{"--config", c.conf, "list", "-o", "table"}, strings.NewReader(""), &out, &errOut)
+	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "list", "-o", "table"}, strings.NewReader(""), &out, &errOut)
 	var row string
 	for _, l := range strings.Split(out.String(), "\n") {
 		if strings.Contains(l, "index-rebuild") {
@@ -38,7 +40,7 @@ func TestBrokenLockFileAndDownNodeAreNamedByListGetAndDoctor(t *testing.T) {
 	}
 
 	out.Reset()
-	code := run(context.Background(), []string{"--config", c.conf, "doctor"}, strings.NewReader(""), &out, &errOut)
+	code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "doctor"}, strings.NewReader(""), &out, &errOut)
 	var doc struct {
 		OK      bool `json:"ok"`
 		Sources []struct {

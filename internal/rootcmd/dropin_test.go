@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -16,34 +16,34 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 )
 
-// raw runs claimdeck and returns stdout, stderr and the exit status as they
-// are, for output that is not one JSON document.
-func (c *cli) raw(stdin string, args ...string) (string, string, int) {
-	c.t.Helper()
+func cliRaw(c *rootcmdtest.CLI, stdin string, args ...string) (string, string, int) {
+	c.T.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"--config", c.conf}, args...), strings.NewReader(stdin), &out, &errOut)
+	code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf}, args...), strings.NewReader(stdin), &out, &errOut)
 	return out.String(), errOut.String(), code
 }
 
 // dropinBackends are the backends a test here runs on: the contract's,
 // without PostgreSQL's skip-or-fail ceremony when it is not configured.
-func dropinBackends(t *testing.T, fn func(t *testing.T, c *cli)) {
-	for _, b := range contractBackends {
-		t.Run(b.name, func(t *testing.T) {
-			c := newCLI(t, b.yaml(t))
-			c.kind = b.name
+func dropinBackends(t *testing.T, fn func(t *testing.T, c *rootcmdtest.CLI)) {
+	for _, b := range rootcmdtest.ContractBackends {
+		t.Run(b.Name, func(t *testing.T) {
+			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c.Kind = b.Name
 			fn(t, c)
 		})
 	}
 }
 
 func TestUnknownTaskIsAnsweredAtOnceOnEveryBackend(t *testing.T) {
-	dropinBackends(t, func(t *testing.T, c *cli) {
+	dropinBackends(t, func(t *testing.T, c *rootcmdtest.CLI) {
 		nope := uuid.NewString() // an id of the right shape for every backend
 		tok := uuid.NewString()
 		for _, args := range [][]string{
@@ -53,13 +53,13 @@ func TestUnknownTaskIsAnsweredAtOnceOnEveryBackend(t *testing.T) {
 			{"update", "--task", nope, "--title", "x"},
 			{"comment", "--task", nope, "--body", "x"},
 		} {
-			r := c.run(3, args...)
+			r := c.Run(3, args...)
 			if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "no such task") {
 				t.Errorf("%v: %+v", args, r.Error)
 			}
 		}
-		if c.kind != "lockdir" { // a lock directory claims any id (seed 004)
-			if r := c.run(3, "claim", "--task", nope, "--agent-name", "a"); !strings.Contains(r.Error.Message, "no such task") {
+		if c.Kind != "lockdir" { // a lock directory claims any id (seed 004)
+			if r := c.Run(3, "claim", "--task", nope, "--agent-name", "a"); !strings.Contains(r.Error.Message, "no such task") {
 				t.Errorf("claim of an unknown id: %+v", r.Error)
 			}
 		}
@@ -93,67 +93,67 @@ func TestUnknownTaskIsNotRetried(t *testing.T) {
 	// Over Notion, one page read answers it: no backoff loop behind it.
 	c, w := notionCLI(t)
 	w.Srv.ResetStats()
-	c.run(3, "get", "--task", uuid.NewString())
+	c.Run(3, "get", "--task", uuid.NewString())
 	if n := w.Srv.Stats().ByEndpoint[notionemu.EndpointPageRetrieve]; n != 1 {
 		t.Fatalf("get of an unknown page made %d page reads, want 1", n)
 	}
 }
 
 func TestOperatorCommandsWithoutATerminalAskForYes(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	id := c.run(0, "create", "--title", "x").Task.PageID
-	held := c.run(0, "claim", "--task", id, "--agent-name", "a").Task
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	id := c.Run(0, "create", "--title", "x").Task.PageID
+	held := c.Run(0, "claim", "--task", id, "--agent-name", "a").Task
 	for _, args := range [][]string{
 		{"takeover", "--task", id},
 		{"release", "--force", "--task", id, "--reason", "r"},
 		{"handoff", "--task", id, "--to", "ORACLE", "--reason", "r"},
 		{"cancel", "--force", "--task", id, "--reason", "r"},
 	} {
-		r := c.run(3, args...)
+		r := c.Run(3, args...)
 		if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "--yes") {
 			t.Errorf("%v without a terminal: %+v", args, r.Error)
 		}
 	}
-	if now := c.run(0, "get", "--task", id).Task; now.LockToken != model.ShownToken(held.LockToken) || now.Version != held.Version {
+	if now := c.Run(0, "get", "--task", id).Task; now.LockToken != model.ShownToken(held.LockToken) || now.Version != held.Version {
 		t.Fatalf("a refused override changed the task: %+v", now)
 	}
 }
 
 func TestLockTokenFromTheEnvironmentOrAFile(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	id := c.run(0, "create", "--title", "x").Task.PageID
-	tok := c.run(0, "claim", "--task", id, "--agent-name", "a").Task.LockToken
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	id := c.Run(0, "create", "--title", "x").Task.PageID
+	tok := c.Run(0, "claim", "--task", id, "--agent-name", "a").Task.LockToken
 
 	t.Setenv(cmdutil.LockTokenEnv, tok)
-	if r := c.run(0, "heartbeat", "--task", id); r.Task.LockToken != tok {
+	if r := c.Run(0, "heartbeat", "--task", id); r.Task.LockToken != tok {
 		t.Fatalf("heartbeat with $%s: %+v", cmdutil.LockTokenEnv, r.Task)
 	}
 	t.Setenv(cmdutil.LockTokenEnv, "")
-	file := filepath.Join(c.dir, "token")
+	file := filepath.Join(c.Dir, "token")
 	if err := os.WriteFile(file, []byte(tok+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.run(0, "heartbeat", "--task", id, "--lock-token-file", file); r.Task.LockToken != tok {
+	if r := c.Run(0, "heartbeat", "--task", id, "--lock-token-file", file); r.Task.LockToken != tok {
 		t.Fatalf("heartbeat with --lock-token-file: %+v", r.Task)
 	}
 	if err := os.WriteFile(file, []byte("hunter2-not-a-uuid"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := c.run(3, "heartbeat", "--task", id, "--lock-token-file", file)
+	r := c.Run(3, "heartbeat", "--task", id, "--lock-token-file", file)
 	if !strings.Contains(r.Error.Message, file) || strings.Contains(r.Error.Message, "hunter2") {
 		t.Fatalf("a bad token file must be named, its content not shown: %+v", r.Error)
 	}
-	if r := c.run(3, "heartbeat", "--task", id); !strings.Contains(r.Error.Message, cmdutil.LockTokenEnv) {
+	if r := c.Run(3, "heartbeat", "--task", id); !strings.Contains(r.Error.Message, cmdutil.LockTokenEnv) {
 		t.Fatalf("no token anywhere: %+v", r.Error)
 	}
 	// A FIFO would hang the read, /dev/zero never end it: both are refused
 	// at once, named.
-	fifo := filepath.Join(c.dir, "token.fifo")
+	fifo := filepath.Join(c.Dir, "token.fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for path, says := range map[string]string{fifo: "named pipe", "/dev/zero": "a device"} {
-		r := c.run(3, "heartbeat", "--task", id, "--lock-token-file", path)
+		r := c.Run(3, "heartbeat", "--task", id, "--lock-token-file", path)
 		if !strings.Contains(r.Error.Message, path) || !strings.Contains(r.Error.Message, says) {
 			t.Errorf("--lock-token-file %s: %+v, want it named as %s", path, r.Error, says)
 		}
@@ -161,11 +161,11 @@ func TestLockTokenFromTheEnvironmentOrAFile(t *testing.T) {
 }
 
 func TestRunIDIsRecordedInTheTrail(t *testing.T) {
-	dropinBackends(t, func(t *testing.T, c *cli) {
-		id := c.run(0, "create", "--title", "x").Task.PageID
-		tok := c.run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-001").Task.LockToken
-		c.run(0, "heartbeat", "--task", id, "--run-id", "run-002", "--lock-token", tok)
-		c.run(0, "complete", "--task", id, "--run-id", "run-001", "--lock-token", tok)
+	dropinBackends(t, func(t *testing.T, c *rootcmdtest.CLI) {
+		id := c.Run(0, "create", "--title", "x").Task.PageID
+		tok := c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-001").Task.LockToken
+		c.Run(0, "heartbeat", "--task", id, "--run-id", "run-002", "--lock-token", tok)
+		c.Run(0, "complete", "--task", id, "--run-id", "run-001", "--lock-token", tok)
 		trail := trailOf(t, c, id)
 		for _, want := range []string{"heartbeat by run run-002", "complete by run run-001"} {
 			if !strings.Contains(trail, want) {
@@ -177,15 +177,15 @@ func TestRunIDIsRecordedInTheTrail(t *testing.T) {
 
 // trailOf is a task's trail as its backend keeps it: the history `get`
 // prints, and for Notion the page's comments.
-func trailOf(t *testing.T, c *cli, id string) string {
+func trailOf(t *testing.T, c *rootcmdtest.CLI, id string) string {
 	t.Helper()
-	b, err := json.Marshal(c.run(0, "get", "--task", id).Task.History)
+	b, err := json.Marshal(c.Run(0, "get", "--task", id).Task.History)
 	if err != nil {
 		t.Fatal(err)
 	}
 	trail := string(b)
-	if c.kind == "notion" {
-		conf, err := os.ReadFile(c.conf)
+	if c.Kind == "notion" {
+		conf, err := os.ReadFile(c.Conf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,34 +207,34 @@ func trailOf(t *testing.T, c *cli, id string) string {
 }
 
 func TestTableOutputCannotHurtTheTerminal(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	c.run(0, "create", "--title", "\x1b]0;pwned\x07\x1b[2Jclear me\u202e")
-	out, errOut, code := c.raw("", "--output", "table", "list")
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c.Run(0, "create", "--title", "\x1b]0;pwned\x07\x1b[2Jclear me\u202e")
+	out, errOut, code := cliRaw(c, "", "--output", "table", "list")
 	if code != 0 || !strings.Contains(out, "clear me") {
 		t.Fatalf("list --output table: %d %q %q", code, out, errOut)
 	}
 	if strings.ContainsAny(out, "\x1b\x07\u202e") {
 		t.Fatalf("a task title reached the terminal raw: %q", out)
 	}
-	out, errOut, code = c.raw("", "--output", "table", "get", "--task", "\x1b[2Jnope")
+	out, errOut, code = cliRaw(c, "", "--output", "table", "get", "--task", "\x1b[2Jnope")
 	if code != 3 || out != "" || !strings.HasPrefix(errOut, "error: MISCONFIGURED") || strings.Contains(errOut, "\x1b") {
 		t.Fatalf("an error in table mode: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// JSON stays byte-exact: the title comes back as it was written.
-	if got := c.run(0, "list").Tasks[0].Title; got != "\x1b]0;pwned\x07\x1b[2Jclear me\u202e" {
+	if got := c.Run(0, "list").Tasks[0].Title; got != "\x1b]0;pwned\x07\x1b[2Jclear me\u202e" {
 		t.Fatalf("JSON output changed the title: %q", got)
 	}
 }
 
 func TestTyposGetSuggestionsAndUnknownShellsAreRefused(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	if r := c.run(3, "lsit"); !strings.Contains(r.Error.Message, "Did you mean this?") || !strings.Contains(r.Error.Message, "list") {
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	if r := c.Run(3, "lsit"); !strings.Contains(r.Error.Message, "Did you mean this?") || !strings.Contains(r.Error.Message, "list") {
 		t.Fatalf("a typo of list: %+v", r.Error)
 	}
-	if r := c.run(3, "hartbeat"); !strings.Contains(r.Error.Message, "heartbeat") {
+	if r := c.Run(3, "hartbeat"); !strings.Contains(r.Error.Message, "heartbeat") {
 		t.Fatalf("a typo of heartbeat: %+v", r.Error)
 	}
-	if r := c.run(3, "completion", "tcsh"); !strings.Contains(r.Error.Message, "tcsh") {
+	if r := c.Run(3, "completion", "tcsh"); !strings.Contains(r.Error.Message, "tcsh") {
 		t.Fatalf("completion of an unknown shell: %+v", r.Error)
 	}
 }

@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"os"
@@ -7,21 +7,22 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // TestSavedFiltersLandInTheConfigFile: :save writes filters: into the file
 // the configuration came from, keeping its comments and sources, replaces
 // a name saved before, and the strict reader takes the result back.
 func TestSavedFiltersLandInTheConfigFile(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	body, err := os.ReadFile(c.conf)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	body, err := os.ReadFile(c.Conf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(c.conf, append([]byte("# the on-call desk\n"), body...), 0o600); err != nil {
+	if err := os.WriteFile(c.Conf, append([]byte("# the on-call desk\n"), body...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := cmdutil.LoadConfig(c.conf)
+	cfg, err := cmdutil.LoadConfig(c.Conf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,14 +32,14 @@ func TestSavedFiltersLandInTheConfigFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	after, err := os.ReadFile(c.conf)
+	after, err := os.ReadFile(c.Conf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(string(after), "# the on-call desk\n") {
 		t.Fatalf("the comment is gone:\n%s", after)
 	}
-	again, err := cmdutil.LoadConfig(c.conf)
+	again, err := cmdutil.LoadConfig(c.Conf)
 	if err != nil {
 		t.Fatalf("the strict reader refuses the saved file: %v\n%s", err, after)
 	}

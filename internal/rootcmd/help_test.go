@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -13,12 +13,14 @@ import (
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/internal/ntask"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 func roots() map[string]func() *cobra.Command {
 	return map[string]func() *cobra.Command{
 		"claimdeck": func() *cobra.Command {
-			return rootCommand(&cmdutil.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard})
+			return rootcmd.RootCommand(&cmdutil.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard})
 		},
 		ntask.NtaskName: func() *cobra.Command {
 			return (&ntask.Ntask{Env: &cmdutil.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}}).Root()
@@ -77,7 +79,7 @@ func TestEveryCommandHasExamplesThatParse(t *testing.T) {
 // with a suggestion and a non-zero exit, not answered with help and 0.
 func TestUnknownSubcommandsExitNonZeroWithASuggestion(t *testing.T) {
 	// Not parallel: newCLI sets the test's state directory in the environment.
-	c := newCLI(t, sqliteSource)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -87,13 +89,13 @@ func TestUnknownSubcommandsExitNonZeroWithASuggestion(t *testing.T) {
 		{[]string{"config", "frobnicate"}, "config --help"},
 		{[]string{"cliam"}, "claim"},
 	} {
-		r := c.run(3, tc.args...)
+		r := c.Run(3, tc.args...)
 		if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, tc.want) {
 			t.Errorf("claimdeck %v: %+v, want MISCONFIGURED saying %q", tc.args, r.Error, tc.want)
 		}
 	}
 	var out bytes.Buffer
-	if code := run(context.Background(), []string{"--config", c.conf, "config"}, nil, &out, &out); code != 0 || !strings.Contains(out.String(), "Available Commands") {
+	if code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "config"}, nil, &out, &out); code != 0 || !strings.Contains(out.String(), "Available Commands") {
 		t.Errorf("claimdeck config alone: exit %d, want its help:\n%s", code, out.String())
 	}
 }
@@ -103,7 +105,7 @@ func TestUnknownSubcommandsExitNonZeroWithASuggestion(t *testing.T) {
 func complete(t *testing.T, conf string, args ...string) []string {
 	t.Helper()
 	var out bytes.Buffer
-	run(context.Background(), append([]string{cobra.ShellCompRequestCmd, "--config", conf}, args...), nil, &out, io.Discard)
+	rootcmd.Run(context.Background(), append([]string{cobra.ShellCompRequestCmd, "--config", conf}, args...), nil, &out, io.Discard)
 	var vals []string
 	for _, line := range strings.Split(out.String(), "\n") {
 		if line == "" || strings.HasPrefix(line, ":") {
@@ -117,8 +119,8 @@ func complete(t *testing.T, conf string, args ...string) []string {
 
 func TestFlagsWithFixedValuesTasksAndSourcesComplete(t *testing.T) {
 	// Not parallel: newCLI sets the test's state directory in the environment.
-	c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
-	id := c.run(0, "--source", "local", "create", "--title", "complete me").Task.PageID
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	id := c.Run(0, "--source", "local", "create", "--title", "complete me").Task.PageID
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -135,7 +137,7 @@ func TestFlagsWithFixedValuesTasksAndSourcesComplete(t *testing.T) {
 		{[]string{"--source", "local", "get", "--task", ""}, []string{id}},
 		{[]string{"release", "--task", ""}, []string{id}},
 	} {
-		got := complete(t, c.conf, tc.args...)
+		got := complete(t, c.Conf, tc.args...)
 		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
 			t.Errorf("complete %v = %q, want %q", tc.args, got, tc.want)
 		}

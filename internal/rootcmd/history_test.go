@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 type historyResult struct {
@@ -21,18 +23,18 @@ type historyResult struct {
 // backend: the agent's claim, its comment, a human's force-release with
 // actor and reason, the next claim and its block with the blocker reason.
 func TestHistoryOnEveryBackend(t *testing.T) {
-	for _, b := range contractBackends {
-		t.Run(b.name, func(t *testing.T) {
-			c := newCLI(t, b.yaml(t))
-			id := c.run(0, "create", "--title", "Rotate keys").Task.PageID
-			c.run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-1")
-			c.run(0, "comment", "--task", id, "--agent-name", "SANDMAN", "halfway there")
-			c.run(0, "release", "--force", "--yes", "--task", id, "--reason", "agent wedged")
-			tok := c.run(0, "claim", "--task", id, "--agent-name", "ORACLE", "--run-id", "run-2").Task.LockToken
-			held := c.run(0, "get", "--task", id).Task.History
+	for _, b := range rootcmdtest.ContractBackends {
+		t.Run(b.Name, func(t *testing.T) {
+			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			id := c.Run(0, "create", "--title", "Rotate keys").Task.PageID
+			c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-1")
+			c.Run(0, "comment", "--task", id, "--agent-name", "SANDMAN", "halfway there")
+			c.Run(0, "release", "--force", "--yes", "--task", id, "--reason", "agent wedged")
+			tok := c.Run(0, "claim", "--task", id, "--agent-name", "ORACLE", "--run-id", "run-2").Task.LockToken
+			held := c.Run(0, "get", "--task", id).Task.History
 			// A Notion page keeps comments and hand-offs, not plain claims:
 			// there only the claim held now is shown.
-			keepsClaims := b.name != "notion"
+			keepsClaims := b.Name != "notion"
 			claimBy := func(agent string) []step {
 				if keepsClaims {
 					return []step{{"claim", agent, ""}}
@@ -42,8 +44,8 @@ func TestHistoryOnEveryBackend(t *testing.T) {
 			before := append(claimBy("SANDMAN"), step{"comment", "SANDMAN", "halfway there"}, step{"force-release", "alice", "agent wedged"})
 			requireSteps(t, held, append(slices.Clone(before), step{"claim", "ORACLE", ""}))
 
-			c.run(0, "block", "--task", id, "--lock-token", tok, "--reason", "needs credentials", "--unblock-action", "ask ops")
-			got := c.run(0, "get", "--task", id).Task.History
+			c.Run(0, "block", "--task", id, "--lock-token", tok, "--reason", "needs credentials", "--unblock-action", "ask ops")
+			got := c.Run(0, "get", "--task", id).Task.History
 			requireSteps(t, got, append(append(before, claimBy("ORACLE")...), step{"block", "", "needs credentials"}))
 			for i := 1; i < len(got); i++ {
 				if got[i].At < got[i-1].At {
@@ -52,7 +54,7 @@ func TestHistoryOnEveryBackend(t *testing.T) {
 			}
 
 			var out bytes.Buffer
-			if code := run(context.Background(), []string{"--config", c.conf, "history", "--task", id}, strings.NewReader(""), &out, &out); code != 0 {
+			if code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "history", "--task", id}, strings.NewReader(""), &out, &out); code != 0 {
 				t.Fatalf("history exited %d: %s", code, out.String())
 			}
 			var h historyResult
@@ -60,7 +62,7 @@ func TestHistoryOnEveryBackend(t *testing.T) {
 				t.Fatalf("history --task: %v %s", err, out.String())
 			}
 			out.Reset()
-			if code := run(context.Background(), []string{"--config", c.conf, "history", "--task", id, "--output", "table"}, strings.NewReader(""), &out, &out); code != 0 ||
+			if code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "history", "--task", id, "--output", "table"}, strings.NewReader(""), &out, &out); code != 0 ||
 				!strings.Contains(out.String(), "WHEN") || !strings.Contains(out.String(), "agent wedged") {
 				t.Fatalf("history --output table exited %d:\n%s", code, out.String())
 			}
@@ -69,8 +71,8 @@ func TestHistoryOnEveryBackend(t *testing.T) {
 }
 
 func TestHistoryNeedsATask(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	if r := c.run(3, "history"); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "--task") {
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	if r := c.Run(3, "history"); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "--task") {
 		t.Fatalf("history without --task: %+v", r.Error)
 	}
 }

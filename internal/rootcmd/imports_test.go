@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"os/exec"

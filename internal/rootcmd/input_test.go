@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -12,18 +12,17 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
-// Bad input from the command line is MISCONFIGURED (exit 3) with a message
-// naming what to fix, on the embedded queue and on lock files alike, and
-// the queue is as it was.
 func TestBadInputIsMisconfigured(t *testing.T) {
 	for _, src := range []string{
 		"  - name: q\n    kind: sqlite\n    path: DIR/q.db\n",
 		"  - name: q\n    kind: lockdir\n    path: DIR/.locks\n",
 	} {
-		c := newCLI(t, src)
-		id := c.run(0, "create", "--title", "design-vpc-module").Task.PageID
+		c := rootcmdtest.NewCLI(t, src)
+		id := c.Run(0, "create", "--title", "design-vpc-module").Task.PageID
 		for _, bad := range []struct {
 			args []string
 			says string
@@ -33,12 +32,12 @@ func TestBadInputIsMisconfigured(t *testing.T) {
 			{[]string{"create", "--title", "x", "--priority", "2147483648"}, "priority 2147483648 is out of range"},
 			{[]string{"create", "--title", "caf\xe9"}, "not valid UTF-8"},
 		} {
-			r := c.run(3, bad.args...)
+			r := c.Run(3, bad.args...)
 			if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, bad.says) {
 				t.Errorf("%v: %+v, want MISCONFIGURED saying %q", bad.args, r.Error, bad.says)
 			}
 		}
-		if tasks := c.run(0, "list").Tasks; len(tasks) != 1 || tasks[0].State != "queued" {
+		if tasks := c.Run(0, "list").Tasks; len(tasks) != 1 || tasks[0].State != "queued" {
 			t.Errorf("bad input changed the queue: %+v", tasks)
 		}
 	}
@@ -47,17 +46,17 @@ func TestBadInputIsMisconfigured(t *testing.T) {
 // A lock directory nobody may write (immutable: chattr +i holds even for
 // root) is MISCONFIGURED for claims, and list still reads it.
 func TestReadOnlyLockDirectoryIsMisconfigured(t *testing.T) {
-	c := newCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
-	id := c.run(0, "create", "--title", "design-vpc-module").Task.PageID
-	dir := filepath.Join(c.dir, ".locks")
+	c := rootcmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	id := c.Run(0, "create", "--title", "design-vpc-module").Task.PageID
+	dir := filepath.Join(c.Dir, ".locks")
 	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
 		t.Skipf("chattr +i is not available here: %v %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("chattr", "-i", dir).Run() })
-	if r := c.run(3, "claim", "--task", id, "--agent-name", "a"); !strings.Contains(r.Error.Message, "refuses writes") {
+	if r := c.Run(3, "claim", "--task", id, "--agent-name", "a"); !strings.Contains(r.Error.Message, "refuses writes") {
 		t.Errorf("claim in a read-only lock directory: %+v", r.Error)
 	}
-	if tasks := c.run(0, "list").Tasks; len(tasks) != 1 {
+	if tasks := c.Run(0, "list").Tasks; len(tasks) != 1 {
 		t.Errorf("list of a read-only lock directory: %+v", tasks)
 	}
 }
@@ -74,9 +73,9 @@ func TestDoctorNamesRefusedCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword("no_such_role_cd", "hunter2-secret")
-	c := newCLI(t, "  - name: gov\n    kind: postgres\n    dsn: "+u.String()+"\n")
+	c := rootcmdtest.NewCLI(t, "  - name: gov\n    kind: postgres\n    dsn: "+u.String()+"\n")
 	var out bytes.Buffer
-	run(context.Background(), []string{"--config", c.conf, "doctor"}, nil, &out, &out)
+	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "doctor"}, nil, &out, &out)
 	var rep struct {
 		Sources []struct{ Checks []cmdutil.Check }
 	}

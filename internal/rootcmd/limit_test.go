@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -8,19 +8,18 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
-// list -o table shows a screenful by default and says how many more there
-// are; --limit sets it, --limit 0 shows all, and JSON has everything
-// unless --limit is given, when it says how many "more".
 func TestListLimit(t *testing.T) {
-	c := newCLI(t, sqliteSource)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
 	for range cmdutil.DefaultTableLimit + 3 {
-		c.run(0, "create", "--title", "job")
+		c.Run(0, "create", "--title", "job")
 	}
 	table := func(args ...string) (rows int, footer string) {
 		var out, errOut bytes.Buffer
-		if code := run(context.Background(), append([]string{"--config", c.conf, "list", "-o", "table"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
+		if code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf, "list", "-o", "table"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
 			t.Fatalf("list -o table %v: exit %d %s", args, code, errOut.String())
 		}
 		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
@@ -41,11 +40,11 @@ func TestListLimit(t *testing.T) {
 	if rows, footer := table("--limit", "0"); rows != cmdutil.DefaultTableLimit+3 || footer != "" {
 		t.Errorf("list -o table --limit 0: %d rows, footer %q", rows, footer)
 	}
-	if got := c.run(0, "list").Tasks; len(got) != cmdutil.DefaultTableLimit+3 {
+	if got := c.Run(0, "list").Tasks; len(got) != cmdutil.DefaultTableLimit+3 {
 		t.Errorf("list as JSON: %d tasks, want all %d", len(got), cmdutil.DefaultTableLimit+3)
 	}
 	var out, errOut bytes.Buffer
-	run(context.Background(), []string{"--config", c.conf, "list", "--limit", "5"}, strings.NewReader(""), &out, &errOut)
+	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "list", "--limit", "5"}, strings.NewReader(""), &out, &errOut)
 	var r struct {
 		Tasks []json.RawMessage `json:"tasks"`
 		More  int               `json:"more"`

@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -16,17 +16,19 @@ import (
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/internal/mcpdoor"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
-func mcpClient(t *testing.T, c *cli) *mcp.ClientSession {
+func mcpClient(t *testing.T, c *rootcmdtest.CLI) *mcp.ClientSession {
 	t.Helper()
-	cfg, err := cmdutil.LoadConfig(c.conf)
+	cfg, err := cmdutil.LoadConfig(c.Conf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &cmdutil.Env{ConfigFile: c.conf, Cfg: cfg, Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
+	a := &cmdutil.Env{ConfigFile: c.Conf, Cfg: cfg, Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	st, ct := mcp.NewInMemoryTransports()
@@ -41,50 +43,8 @@ func mcpClient(t *testing.T, c *cli) *mcp.ClientSession {
 	return cs
 }
 
-// call calls a tool and returns its result decoded as the CLI's JSON.
-func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any, wantErr bool) result {
-	t.Helper()
-	r, _ := callText(t, cs, tool, args, wantErr)
-	return r
-}
-
-// callText is call with the result's text as well.
-func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any, wantErr bool) (result, string) {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: a protocol error where a tool result was due: %v", tool, err)
-	}
-	if res.IsError != wantErr {
-		t.Fatalf("%s %v: isError %v, want %v: %+v", tool, args, res.IsError, wantErr, res.Content)
-	}
-	text := res.Content[0].(*mcp.TextContent).Text
-	structured, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r, s result
-	if err := json.Unmarshal([]byte(text), &r); err != nil {
-		t.Fatalf("%s: the text is not the CLI's JSON: %v\n%s", tool, err, text)
-	}
-	if err := json.Unmarshal(structured, &s); err != nil || !jsonEqual(t, text, string(structured)) {
-		t.Fatalf("%s: structured content and text differ:\n%s\n%s", tool, structured, text)
-	}
-	return r, text
-}
-
-func jsonEqual(t *testing.T, a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
-}
-
 func TestMCPLeaseCycle(t *testing.T) {
-	c := newCLI(t, sqliteSource+"mcp: {overrides: true}\n")
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"mcp: {overrides: true}\n")
 	cs := mcpClient(t, c)
 
 	tools, err := cs.ListTools(context.Background(), nil)
@@ -105,36 +65,36 @@ func TestMCPLeaseCycle(t *testing.T) {
 		}
 	}
 
-	id := call(t, cs, "create", map[string]any{"title": "Design VPC module", "priority": 3}, false).Task.PageID
-	if next := call(t, cs, "next", map[string]any{"agent_name": "SANDMAN"}, false); next.Task == nil || next.Task.PageID != id {
+	id := rootcmdtest.Call(t, cs, "create", map[string]any{"title": "Design VPC module", "priority": 3}, false).Task.PageID
+	if next := rootcmdtest.Call(t, cs, "next", map[string]any{"agent_name": "SANDMAN"}, false); next.Task == nil || next.Task.PageID != id {
 		t.Fatalf("next = %+v", next.Task)
 	}
-	claim := call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN", "run_id": "run-001"}, false)
+	claim := rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN", "run_id": "run-001"}, false)
 	tok := claim.Task.LockToken
 	if claim.Task.Status != "IN_PROGRESS" || tok == "" {
 		t.Fatalf("claim: %+v", claim.Task)
 	}
-	if r := call(t, cs, "claim", map[string]any{"task": id, "agent_name": "ORACLE"}, true); r.Error.Code != "CONFLICT" {
+	if r := rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "ORACLE"}, true); r.Error.Code != "CONFLICT" {
 		t.Fatalf("a second claim: %+v", r.Error)
 	}
-	call(t, cs, "heartbeat", map[string]any{"task": id, "lock_token": tok, "run_id": "run-001"}, false)
-	_, viaMCP := callText(t, cs, "get", map[string]any{"task": id}, false)
-	cliOut, _, _ := c.raw("", "get", "--task", id)
+	rootcmdtest.Call(t, cs, "heartbeat", map[string]any{"task": id, "lock_token": tok, "run_id": "run-001"}, false)
+	_, viaMCP := rootcmdtest.CallText(t, cs, "get", map[string]any{"task": id}, false)
+	cliOut, _, _ := cliRaw(c, "", "get", "--task", id)
 	if strings.TrimSuffix(cliOut, "\n") != viaMCP {
 		t.Fatalf("get over MCP and over the CLI differ:\n%s\n%s", viaMCP, cliOut)
 	}
-	call(t, cs, "release", map[string]any{"task": id, "reason": "agent wedged"}, false)
-	if r := call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok}, true); r.Error.Code != "LOST_LOCK" {
+	rootcmdtest.Call(t, cs, "release", map[string]any{"task": id, "reason": "agent wedged"}, false)
+	if r := rootcmdtest.Call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok}, true); r.Error.Code != "LOST_LOCK" {
 		t.Fatalf("complete after a force-release: %+v", r.Error)
 	}
-	tok = call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
-	if r := call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok, "artifacts": "pr/17"}, false); r.Task.Status != "DONE" {
+	tok = rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
+	if r := rootcmdtest.Call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok, "artifacts": "pr/17"}, false); r.Task.Status != "DONE" {
 		t.Fatalf("complete: %+v", r.Task)
 	}
-	if r := call(t, cs, "heartbeat", map[string]any{"task": id, "lock_tokn": "x"}, true); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "lock_token") {
+	if r := rootcmdtest.Call(t, cs, "heartbeat", map[string]any{"task": id, "lock_tokn": "x"}, true); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "lock_token") {
 		t.Fatalf("a mistyped argument: %+v", r.Error)
 	}
-	if r := call(t, cs, "get", map[string]any{"task": "nope"}, true); !strings.Contains(r.Error.Message, "no such task") {
+	if r := rootcmdtest.Call(t, cs, "get", map[string]any{"task": "nope"}, true); !strings.Contains(r.Error.Message, "no such task") {
 		t.Fatalf("an unknown task: %+v", r.Error)
 	}
 }
@@ -148,7 +108,7 @@ func TestMCPOverridesOnlyWhenEnabledAndNeverReadOnly(t *testing.T) {
 		{"mcp: {overrides: true}\n", true},
 		{"mcp: {overrides: true}\nread_only: true\n", false},
 	} {
-		cs := mcpClient(t, newCLI(t, sqliteSource+tc.conf))
+		cs := mcpClient(t, rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+tc.conf))
 		tools, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -178,12 +138,12 @@ func TestMCPOverridesOnlyWhenEnabledAndNeverReadOnly(t *testing.T) {
 // has not: with overrides and without.
 func TestMCPDescriptionsNameNoCommandLineFlag(t *testing.T) {
 	for _, conf := range []string{"", "mcp: {overrides: true}\n"} {
-		tools, err := mcpClient(t, newCLI(t, sqliteSource+conf)).ListTools(context.Background(), nil)
+		tools, err := mcpClient(t, rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+conf)).ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tool := range tools.Tools {
-			if cliFlag.MatchString(tool.Description) {
+			if rootcmdtest.CliFlag.MatchString(tool.Description) {
 				t.Errorf("config %q: %s says %q", conf, tool.Name, tool.Description)
 			}
 		}
@@ -196,10 +156,10 @@ func TestMCPDescriptionsNameNoCommandLineFlag(t *testing.T) {
 // applied through the desk under the caller. Without force the holder's
 // cancel is unchanged: the lock token is required.
 func TestMCPCancelWithForceIsTheOperators(t *testing.T) {
-	c := newCLI(t, sqliteSource+"mcp: {overrides: true}\n")
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"mcp: {overrides: true}\n")
 	cs := mcpClient(t, c)
-	id := c.run(0, "create", "--title", "Design VPC module").Task.PageID
-	tok := c.run(0, "claim", "--task", id, "--agent-name", "SANDMAN").Task.LockToken
+	id := c.Run(0, "create", "--title", "Design VPC module").Task.PageID
+	tok := c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN").Task.LockToken
 	for _, tc := range []struct {
 		args map[string]any
 		want string
@@ -210,15 +170,15 @@ func TestMCPCancelWithForceIsTheOperators(t *testing.T) {
 		{map[string]any{"task": id, "force": "yes", "reason": "dup"}, `force "yes": want true or false`},
 		{map[string]any{"task": id, "force": true, "reason": "dup", "lock_token": "0000"}, "lock_token no longer matches"},
 	} {
-		r, text := callText(t, cs, "cancel", tc.args, true)
+		r, text := rootcmdtest.CallText(t, cs, "cancel", tc.args, true)
 		if !strings.Contains(r.Error.Message, tc.want) || strings.Contains(text, "--") {
 			t.Errorf("cancel %v: %s, want %q and no command-line flag", tc.args, text, tc.want)
 		}
 	}
-	if got := c.run(0, "get", "--task", id).Task; got.State != "claimed" {
+	if got := c.Run(0, "get", "--task", id).Task; got.State != "claimed" {
 		t.Fatalf("after the refused cancels the task is %s", got.State)
 	}
-	got := call(t, cs, "cancel", map[string]any{"task": id, "force": true, "reason": "dup", "lock_token": tok}, false).Task
+	got := rootcmdtest.Call(t, cs, "cancel", map[string]any{"task": id, "force": true, "reason": "dup", "lock_token": tok}, false).Task
 	if got.State != "canceled" {
 		t.Fatalf("cancel with force: %+v", got)
 	}
@@ -227,23 +187,23 @@ func TestMCPCancelWithForceIsTheOperators(t *testing.T) {
 // TestMCPOverStdio drives `claimdeck mcp` as an MCP client would: a
 // subprocess speaking JSON-RPC on its stdin and stdout.
 func TestMCPOverStdio(t *testing.T) {
-	c := newCLI(t, sqliteSource)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClaimdeck$")
-	cmd.Env = append(os.Environ(), "CLAIMDECK_HELPER_ARGS=--config\x1f"+c.conf+"\x1fmcp")
+	cmd.Env = append(os.Environ(), "CLAIMDECK_HELPER_ARGS=--config\x1f"+c.Conf+"\x1fmcp")
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	id := call(t, cs, "create", map[string]any{"title": "over stdio"}, false).Task.PageID
-	tok := call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
-	if r := call(t, cs, "claim", map[string]any{"task": id, "agent_name": "ORACLE"}, true); r.Error.Code != "CONFLICT" {
+	id := rootcmdtest.Call(t, cs, "create", map[string]any{"title": "over stdio"}, false).Task.PageID
+	tok := rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
+	if r := rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "ORACLE"}, true); r.Error.Code != "CONFLICT" {
 		t.Fatalf("a second claim: %+v", r.Error)
 	}
-	if r := call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok}, false); r.Task.Status != "DONE" {
+	if r := rootcmdtest.Call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok}, false); r.Task.Status != "DONE" {
 		t.Fatalf("complete: %+v", r.Task)
 	}
-	if got := c.run(0, "get", "--task", id).Task; got.Status != "DONE" {
+	if got := c.Run(0, "get", "--task", id).Task; got.Status != "DONE" {
 		t.Fatalf("the CLI reads %+v after the MCP lease cycle", got)
 	}
 }
@@ -255,21 +215,12 @@ func TestHelperClaimdeck(t *testing.T) {
 	if args == "" {
 		t.Skip("runs only as a subprocess")
 	}
-	os.Exit(run(context.Background(), strings.Split(args, "\x1f"), os.Stdin, os.Stdout, os.Stderr))
-}
-
-// bearer adds an Authorization header to every request.
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
+	os.Exit(rootcmd.Run(context.Background(), strings.Split(args, "\x1f"), os.Stdin, os.Stdout, os.Stderr))
 }
 
 func TestMCPOverHTTPNeedsTheBearerToken(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	cfg, err := cmdutil.LoadConfig(c.conf)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	cfg, err := cmdutil.LoadConfig(c.Conf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,13 +246,13 @@ func TestMCPOverHTTPNeedsTheBearerToken(t *testing.T) {
 		t.Fatalf("a request without the token got %d", resp.StatusCode)
 	}
 	for token, ok := range map[string]bool{"0123456789abcdef-secreT": false, "0123456789abcdef-secret": true} {
-		tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}, MaxRetries: -1, DisableStandaloneSSE: true}
+		tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rootcmdtest.Bearer{Token: token}}, MaxRetries: -1, DisableStandaloneSSE: true}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "remote-agent", Version: "1"}, nil).Connect(ctx, tr, nil)
 		if (err == nil) != ok {
 			t.Fatalf("token %q: connect error %v", token, err)
 		}
 		if ok {
-			if r := call(t, cs, "create", map[string]any{"title": "from another host"}, false); r.Task.Status != "READY" {
+			if r := rootcmdtest.Call(t, cs, "create", map[string]any{"title": "from another host"}, false); r.Task.Status != "READY" {
 				t.Fatalf("create over HTTP: %+v", r.Task)
 			}
 			cs.Close()
@@ -340,9 +291,9 @@ func FuzzToolFlags(f *testing.F) {
 // specification describes stdio, without the SDK: newline-delimited
 // JSON-RPC 2.0, initialize, the initialized notification, then tools/call.
 func TestMCPFromTheSpecification(t *testing.T) {
-	c := newCLI(t, sqliteSource+"mcp: {overrides: true}\n")
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"mcp: {overrides: true}\n")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClaimdeck$")
-	cmd.Env = append(os.Environ(), "CLAIMDECK_HELPER_ARGS=--config\x1f"+c.conf+"\x1fmcp")
+	cmd.Env = append(os.Environ(), "CLAIMDECK_HELPER_ARGS=--config\x1f"+c.Conf+"\x1fmcp")
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // Twenty agents on one host — one client address — each keep an MCP
@@ -18,7 +20,7 @@ import (
 // connections per address left the 16th agent's requests closed
 // unanswered.)
 func TestMCPOverHTTPServesTwentyAgentsOfOneHost(t *testing.T) {
-	c := newCLI(t, sqliteSource)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)

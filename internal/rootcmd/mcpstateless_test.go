@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bufio"
@@ -13,12 +13,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // mcpProcess starts `claimdeck mcp --http` as its own process on c's
 // configuration, the token in $CLAIMDECK_MCP_TOKEN, and returns its URL
 // once it answers.
-func mcpProcess(t *testing.T, c *cli, token string) string {
+func mcpProcess(t *testing.T, c *rootcmdtest.CLI, token string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -27,7 +29,7 @@ func mcpProcess(t *testing.T, c *cli, token string) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClaimdeck$")
-	cmd.Env = append(os.Environ(), "CLAIMDECK_MCP_TOKEN="+token, "CLAIMDECK_HELPER_ARGS=--config\x1f"+c.conf+"\x1fmcp\x1f--http\x1f"+addr)
+	cmd.Env = append(os.Environ(), "CLAIMDECK_MCP_TOKEN="+token, "CLAIMDECK_HELPER_ARGS=--config\x1f"+c.Conf+"\x1fmcp\x1f--http\x1f"+addr)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -153,9 +155,9 @@ func taskOf(t *testing.T, sc map[string]any) map[string]any {
 // same server a 2025-11-25 and a 2025-06-18 client still initialize and
 // get a session.
 func TestMCPStatelessClientLeaseCycle(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	url := mcpProcess(t, c, botToken)
-	cl := &rawMCP{t: t, url: url, token: botToken, revision: "2026-07-28"}
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	url := mcpProcess(t, c, rootcmdtest.BotToken)
+	cl := &rawMCP{t: t, url: url, token: rootcmdtest.BotToken, revision: "2026-07-28"}
 
 	disc, ok := cl.rpc("server/discover", nil)["result"].(map[string]any)
 	if !ok {
@@ -204,7 +206,7 @@ func TestMCPStatelessClientLeaseCycle(t *testing.T) {
 	if len(cl.sessionSeen) > 0 {
 		t.Errorf("a stateless client was handed session ids %v", cl.sessionSeen)
 	}
-	if got := c.run(0, "get", "--task", id).Task; got.Status != "DONE" || got.Artifacts != "PR #9" {
+	if got := c.Run(0, "get", "--task", id).Task; got.Status != "DONE" || got.Artifacts != "PR #9" {
 		t.Fatalf("the store after the cycle: %+v", got)
 	}
 
@@ -213,7 +215,7 @@ func TestMCPStatelessClientLeaseCycle(t *testing.T) {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+botToken)
+		req.Header.Set("Authorization", "Bearer "+rootcmdtest.BotToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/mesh"
@@ -32,14 +34,14 @@ const (
 // and an extra webhook listens too. The ladder and the grace before a
 // rescue are milliseconds long.
 type meshCLI struct {
-	*cli
+	*rootcmdtest.CLI
 	alpha, bravo, extra *mesh.Inbox
 	record              string
 }
 
 func newMeshCLI(t *testing.T, extraHandler http.Handler) *meshCLI {
-	c := newCLI(t, sqliteSource)
-	m := &meshCLI{cli: c, alpha: mesh.NewInbox(alphaToken), bravo: mesh.NewInbox(bravoToken), extra: mesh.NewInbox(extraToken)}
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	m := &meshCLI{CLI: c, alpha: mesh.NewInbox(alphaToken), bravo: mesh.NewInbox(bravoToken), extra: mesh.NewInbox(extraToken)}
 	alpha := httptest.NewServer(m.alpha)
 	bravo := httptest.NewServer(m.bravo)
 	if extraHandler == nil {
@@ -51,14 +53,14 @@ func newMeshCLI(t *testing.T, extraHandler http.Handler) *meshCLI {
   "ALPHA": {"webhook": %q, "health": %q, "status": "healthy", "token": %q},
   "BRAVO": {"webhook": %q, "health": %q, "status": "down", "token_env": "CD_TEST_BRAVO_TOKEN"}
 }}`, alpha.URL+"/hooks/agent", alpha.URL+"/hooks/health", alphaToken, bravo.URL+"/hooks/agent", bravo.URL+"/hooks/health")
-	regPath := filepath.Join(c.dir, "mesh-nodes.json")
+	regPath := filepath.Join(c.Dir, "mesh-nodes.json")
 	if err := os.WriteFile(regPath, []byte(reg), 0o644); err != nil { // readable by others: warned about
 		t.Fatal(err)
 	}
 	t.Setenv("CD_TEST_BRAVO_TOKEN", bravoToken)
 	t.Setenv("CD_TEST_EXTRA_TOKEN", extraToken)
-	m.record = filepath.Join(c.dir, "state", "sweep.json")
-	conf, _ := os.ReadFile(c.conf)
+	m.record = filepath.Join(c.Dir, "state", "sweep.json")
+	conf, _ := os.ReadFile(c.Conf)
 	conf = append(conf, fmt.Sprintf(`grace: 1ms
 escalation:
   stale_after: 1ms
@@ -76,7 +78,7 @@ mesh:
     bravo-1: BRAVO
     alpha-1: ALPHA
 `, regPath, extra.URL+"/hooks/agent", m.record)...)
-	if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
+	if err := os.WriteFile(c.Conf, conf, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return m
@@ -101,20 +103,20 @@ type sweepOut struct {
 // sweep runs `claimdeck sweep` and checks what every mesh command must:
 // one JSON document on stdout, and no bearer token anywhere.
 func (m *meshCLI) sweep(wantExit int, args ...string) (sweepOut, string) {
-	m.t.Helper()
+	m.T.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"--config", m.conf, "sweep"}, args...), strings.NewReader(""), &out, &errOut)
+	code := rootcmd.Run(context.Background(), append([]string{"--config", m.Conf, "sweep"}, args...), strings.NewReader(""), &out, &errOut)
 	for _, tok := range []string{alphaToken, bravoToken, extraToken} {
 		if strings.Contains(out.String()+errOut.String(), tok) {
-			m.t.Fatalf("sweep printed a bearer token:\n%s\n%s", out.String(), errOut.String())
+			m.T.Fatalf("sweep printed a bearer token:\n%s\n%s", out.String(), errOut.String())
 		}
 	}
 	var r sweepOut
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		m.t.Fatalf("sweep stdout is not one JSON document: %v\n%s", err, out.String())
+		m.T.Fatalf("sweep stdout is not one JSON document: %v\n%s", err, out.String())
 	}
 	if code != wantExit || r.OK != (wantExit == 0) {
-		m.t.Fatalf("sweep %v exited %d (ok=%v), want %d:\n%s\n%s", args, code, r.OK, wantExit, out.String(), errOut.String())
+		m.T.Fatalf("sweep %v exited %d (ok=%v), want %d:\n%s\n%s", args, code, r.OK, wantExit, out.String(), errOut.String())
 	}
 	return r, errOut.String()
 }
@@ -129,12 +131,12 @@ func marksOf(r sweepOut) string {
 
 func TestSweepContract(t *testing.T) {
 	m := newMeshCLI(t, nil)
-	stuck := m.run(0, "create", "--title", "Research task for Oracle").Task.PageID
-	down := m.run(0, "create", "--title", "Rotate API keys").Task.PageID
-	live := m.run(0, "create", "--title", "Tune autoscaler").Task.PageID
-	m.run(0, "claim", "--task", stuck, "--agent-name", "oracle-9", "--lease", "1ms")
-	m.run(0, "claim", "--task", down, "--agent-name", "bravo-1", "--lease", "1h")
-	m.run(0, "claim", "--task", live, "--agent-name", "alpha-1", "--lease", "1h")
+	stuck := m.Run(0, "create", "--title", "Research task for Oracle").Task.PageID
+	down := m.Run(0, "create", "--title", "Rotate API keys").Task.PageID
+	live := m.Run(0, "create", "--title", "Tune autoscaler").Task.PageID
+	m.Run(0, "claim", "--task", stuck, "--agent-name", "oracle-9", "--lease", "1ms")
+	m.Run(0, "claim", "--task", down, "--agent-name", "bravo-1", "--lease", "1h")
+	m.Run(0, "claim", "--task", live, "--agent-name", "alpha-1", "--lease", "1h")
 	time.Sleep(10 * time.Millisecond) // the stuck claim passes the whole millisecond ladder
 
 	dry, stderr := m.sweep(0, "--dry-run")
@@ -178,8 +180,8 @@ func TestSweepContract(t *testing.T) {
 
 	// The DOWN node's claim is claimable now (taken before it climbs the
 	// millisecond ladder itself); the live one is not.
-	m.run(0, "claim", "--task", down, "--agent-name", "alpha-2", "--lease", "1h")
-	if r := m.run(2, "claim", "--task", live, "--agent-name", "alpha-2"); r.Error.Code != "CONFLICT" {
+	m.Run(0, "claim", "--task", down, "--agent-name", "alpha-2", "--lease", "1h")
+	if r := m.Run(2, "claim", "--task", live, "--agent-name", "alpha-2"); r.Error.Code != "CONFLICT" {
 		t.Errorf("the live claim: %+v", r.Error)
 	}
 	again, _ := m.sweep(0)
@@ -189,7 +191,7 @@ func TestSweepContract(t *testing.T) {
 	if n := len(m.alpha.Messages()) + len(m.extra.Messages()); n != 2 {
 		t.Errorf("after two sweeps the receivers got %d notifications, want 2", n)
 	}
-	if got := m.run(3, "--read-only", "sweep"); got.Error.Code != "MISCONFIGURED" {
+	if got := m.Run(3, "--read-only", "sweep"); got.Error.Code != "MISCONFIGURED" {
 		t.Errorf("sweep in read-only mode: %+v", got.Error)
 	}
 }
@@ -198,8 +200,8 @@ func TestSweepFailingWebhookExitsAPIError(t *testing.T) {
 	m := newMeshCLI(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "bridge down", http.StatusBadGateway)
 	}))
-	id := m.run(0, "create", "--title", "Archive Q3 reports").Task.PageID
-	m.run(0, "claim", "--task", id, "--agent-name", "oracle-9", "--lease", "1ms")
+	id := m.Run(0, "create", "--title", "Archive Q3 reports").Task.PageID
+	m.Run(0, "claim", "--task", id, "--agent-name", "oracle-9", "--lease", "1ms")
 	time.Sleep(10 * time.Millisecond)
 	r, _ := m.sweep(5)
 	if r.Error.Code != "API_ERROR" || !strings.Contains(r.Error.Message, "HTTP 502") || len(r.Marks) != 4 {
@@ -214,7 +216,7 @@ func TestSweepFailingWebhookExitsAPIError(t *testing.T) {
 
 func TestSweepBadRegistryIsMisconfigured(t *testing.T) {
 	m := newMeshCLI(t, nil)
-	path := filepath.Join(m.dir, "mesh-nodes.json")
+	path := filepath.Join(m.Dir, "mesh-nodes.json")
 	os.WriteFile(path, []byte("{\"nodes\": {\n  \"ALPHA\": {\"health\": 42, \"token\": \""+alphaToken+"\"}}}"), 0o600)
 	r, _ := m.sweep(3)
 	if !strings.Contains(r.Error.Message, "mesh-nodes.json:2:") || !strings.Contains(r.Error.Message, "nodes.ALPHA.health") {
@@ -224,14 +226,14 @@ func TestSweepBadRegistryIsMisconfigured(t *testing.T) {
 
 // serveNode starts `claimdeck node serve` in-process and returns its
 // address and a stop function that reports its exit status.
-func serveNode(t *testing.T, c *cli, args ...string) (string, func() int) {
+func serveNode(t *testing.T, c *rootcmdtest.CLI, args ...string) (string, func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	var errOut bytes.Buffer
 	code := make(chan int, 1)
 	go func() {
-		code <- run(ctx, append([]string{"--config", c.conf, "node", "serve", "--listen", "127.0.0.1:0"}, args...), nil, pw, &errOut)
+		code <- rootcmd.Run(ctx, append([]string{"--config", c.Conf, "node", "serve", "--listen", "127.0.0.1:0"}, args...), nil, pw, &errOut)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadBytes('\n')
@@ -255,10 +257,10 @@ func serveNode(t *testing.T, c *cli, args ...string) (string, func() int) {
 
 func TestNodeServeContract(t *testing.T) {
 	m := newMeshCLI(t, nil)
-	held := m.run(0, "create", "--title", "Rotate API keys").Task.PageID
-	m.run(0, "claim", "--task", held, "--agent-name", "alpha-1")
-	m.run(0, "create", "--title", "Tune autoscaler")
-	addr, stop := serveNode(t, m.cli, "--name", "ALPHA")
+	held := m.Run(0, "create", "--title", "Rotate API keys").Task.PageID
+	m.Run(0, "claim", "--task", held, "--agent-name", "alpha-1")
+	m.Run(0, "create", "--title", "Tune autoscaler")
+	addr, stop := serveNode(t, m.CLI, "--name", "ALPHA")
 	post := func(path, auth, body string) (int, map[string]any) {
 		t.Helper()
 		req, _ := http.NewRequest("POST", "http://"+addr+path, strings.NewReader(body))
@@ -304,12 +306,12 @@ func TestNodeServeContract(t *testing.T) {
 
 	// Another node's token from --token-env; a node without one is refused.
 	t.Setenv("CD_TEST_NODE_TOKEN", "gamma-bearer-0x1234-5678-9abc")
-	addr, stop = serveNode(t, m.cli, "--name", "GAMMA", "--token-env", "CD_TEST_NODE_TOKEN")
+	addr, stop = serveNode(t, m.CLI, "--name", "GAMMA", "--token-env", "CD_TEST_NODE_TOKEN")
 	if code, _ := post("/hooks/health", "Bearer gamma-bearer-0x1234-5678-9abc", ""); code != 200 {
 		t.Errorf("GAMMA with its token: HTTP %d", code)
 	}
 	stop()
-	if r := m.run(3, "node", "serve", "--name", "GAMMA"); !strings.Contains(r.Error.Message, "no token for node GAMMA") {
+	if r := m.Run(3, "node", "serve", "--name", "GAMMA"); !strings.Contains(r.Error.Message, "no token for node GAMMA") {
 		t.Errorf("a node without a token: %+v", r.Error)
 	}
 }
@@ -321,15 +323,15 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 	m := newMeshCLI(t, nil)
 	t.Setenv("CLAIMDECK_MESH_PING_EVERY", "10ms")
 	t.Setenv("CLAIMDECK_MESH_SWEEP_EVERY", "10ms")
-	id := m.run(0, "create", "--title", "Rotate API keys").Task.PageID
-	m.run(0, "claim", "--task", id, "--agent-name", "bravo-1", "--lease", "1h")
+	id := m.Run(0, "create", "--title", "Rotate API keys").Task.PageID
+	m.Run(0, "claim", "--task", id, "--agent-name", "bravo-1", "--lease", "1h")
 
 	a := &cmdutil.Env{Stdout: io.Discard, Stderr: io.Discard}
-	root := rootCommand(a)
+	root := rootcmd.RootCommand(a)
 	if err := root.ParseFlags([]string{"--enforce"}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := cmdutil.LoadConfig(m.conf)
+	cfg, err := cmdutil.LoadConfig(m.Conf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +377,7 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 	}
 	// What the dashboard's pings found, every other door reads: doctor
 	// names both nodes DOWN, recorded by the dashboard.
-	d := doctorMesh(t, m.cli)
+	d := doctorMesh(t, m.CLI)
 	if len(d.DownNodes) != 2 || d.DownNodes[0].RecordedBy != "dashboard" || d.DownNodes[0].Since == "" {
 		t.Errorf("doctor after the dashboard saw both nodes DOWN: %+v", d)
 	}
@@ -390,35 +392,35 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 // registry spelling the first ORACLE. list, get and sweep --dry-run agree
 // that both claims, their leases still running, are stale.
 func TestNodesDownShowStaleInListGetAndSweep(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	reg := filepath.Join(c.dir, "mesh-nodes.json")
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	reg := filepath.Join(c.Dir, "mesh-nodes.json")
 	if err := os.WriteFile(reg, []byte(`{"nodes": {
   "ORACLE": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "down"},
   "SANDMAN": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "down"}
 }}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	conf, _ := os.ReadFile(c.conf)
+	conf, _ := os.ReadFile(c.Conf)
 	conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n  record: %s\n  holders:\n    worker-7: oracle\n    worker-8: SANDMAN\n",
-		reg, filepath.Join(c.dir, "sweep.json"))...)
-	if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
+		reg, filepath.Join(c.Dir, "sweep.json"))...)
+	if err := os.WriteFile(c.Conf, conf, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{}
 	for agent, node := range map[string]string{"worker-7": "ORACLE", "worker-8": "SANDMAN"} {
-		id := c.run(0, "create", "--title", "job of "+agent).Task.PageID
-		c.run(0, "claim", "--task", id, "--agent-name", agent, "--lease", "1h")
+		id := c.Run(0, "create", "--title", "job of "+agent).Task.PageID
+		c.Run(0, "claim", "--task", id, "--agent-name", agent, "--lease", "1h")
 		want[id] = "node " + node + " DOWN"
-		if got := c.run(0, "get", "--task", id).Task; got.Level != "stale" || !got.NodeDown || got.StaleReason != want[id] {
+		if got := c.Run(0, "get", "--task", id).Task; got.Level != "stale" || !got.NodeDown || got.StaleReason != want[id] {
 			t.Errorf("get %s: level %q node_down %v reason %q, want stale, true, %q", agent, got.Level, got.NodeDown, got.StaleReason, want[id])
 		}
 	}
-	for _, got := range c.run(0, "list").Tasks {
+	for _, got := range c.Run(0, "list").Tasks {
 		if got.Level != "stale" || got.StaleReason != want[got.PageID] {
 			t.Errorf("list %s: level %q reason %q, want stale, %q", got.Agent, got.Level, got.StaleReason, want[got.PageID])
 		}
 	}
-	m := &meshCLI{cli: c}
+	m := &meshCLI{CLI: c}
 	dry, _ := m.sweep(0, "--dry-run")
 	marked := map[string]bool{}
 	for _, mk := range dry.Marks {

@@ -1,8 +1,6 @@
-package rootcmd
+package rootcmd_test
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
@@ -12,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // seed003SQLite is seed 003's table as a team made it, with one row.
@@ -67,13 +67,6 @@ func fileSum(t *testing.T, path string) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// runOut runs claimdeck and returns its exit status and stdout.
-func runOut(conf string, args ...string) (int, string) {
-	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"--config", conf}, args...), strings.NewReader(""), &out, &errOut)
-	return code, out.String() + errOut.String()
-}
-
 // migrate --dry-run on a team's SQLite file prints a script and leaves the
 // file byte for byte as it was; that script, run by SQLite itself on a
 // copy, gives the very schema migrate makes; and migrate says what it added.
@@ -90,7 +83,7 @@ func TestMigrateDryRunPrintsTheExactSQLAndChangesNothingSQLite(t *testing.T) {
 	}
 	schema, sum := sqliteSchema(t, team), fileSum(t, team)
 
-	code, script := runOut(conf, "migrate", "--dry-run")
+	code, script := rootcmdtest.RunOut(conf, "migrate", "--dry-run")
 	if code != 0 {
 		t.Fatalf("migrate --dry-run exited %d: %s", code, script)
 	}
@@ -107,13 +100,13 @@ func TestMigrateDryRunPrintsTheExactSQLAndChangesNothingSQLite(t *testing.T) {
 	}
 
 	execSQLite(t, copyOf, script)
-	c := &cli{t: t, conf: conf, dir: dir}
+	c := &rootcmdtest.CLI{T: t, Conf: conf, Dir: dir}
 	var did struct {
 		AddedColumns []string `json:"added_columns"`
 		Statements   int      `json:"statements"`
 		Applied      []string `json:"applied"`
 	}
-	code, out := runOut(conf, "migrate")
+	code, out := rootcmdtest.RunOut(conf, "migrate")
 	if code != 0 {
 		t.Fatalf("migrate exited %d: %s", code, out)
 	}
@@ -124,10 +117,10 @@ func TestMigrateDryRunPrintsTheExactSQLAndChangesNothingSQLite(t *testing.T) {
 	if got, want := sqliteSchema(t, copyOf), sqliteSchema(t, team); got != want {
 		t.Errorf("the printed SQL makes another schema than migrate:\nscript:\n%s\nmigrate:\n%s", got, want)
 	}
-	if _, again := runOut(conf, "migrate", "--dry-run"); !strings.Contains(again, "Adds no columns") {
+	if _, again := rootcmdtest.RunOut(conf, "migrate", "--dry-run"); !strings.Contains(again, "Adds no columns") {
 		t.Errorf("a dry run after migrate still adds columns:\n%s", again)
 	}
-	if r := c.run(0, "get", "--task", "t1"); r.Task.Title != "first" {
+	if r := c.Run(0, "get", "--task", "t1"); r.Task.Title != "first" {
 		t.Errorf("the team's row after migrate: %+v", r.Task)
 	}
 }
@@ -165,7 +158,7 @@ func TestMigrateDryRunPrintsTheExactSQLAndChangesNothingPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := dump(team)
-	code, script := runOut(conf, "migrate", "--dry-run")
+	code, script := rootcmdtest.RunOut(conf, "migrate", "--dry-run")
 	if code != 0 || !strings.Contains(script, "claimdeck_xid") || !strings.Contains(script, "NOTIFY") && !strings.Contains(script, "pg_notify") {
 		t.Fatalf("migrate --dry-run exited %d:\n%s", code, script)
 	}
@@ -179,7 +172,7 @@ func TestMigrateDryRunPrintsTheExactSQLAndChangesNothingPostgres(t *testing.T) {
 	if out, err := exec.Command("psql", twin, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", path).CombinedOutput(); err != nil {
 		t.Fatalf("psql -f the dry run's SQL: %v\n%s", err, out)
 	}
-	if code, out := runOut(conf, "migrate"); code != 0 {
+	if code, out := rootcmdtest.RunOut(conf, "migrate"); code != 0 {
 		t.Fatalf("migrate exited %d: %s", code, out)
 	}
 	if got, want := dump(twin), dump(team); got != want {

@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // A team's first PostgreSQL: an empty database. migrate names what to do;
@@ -17,22 +19,22 @@ func TestMigrateCreateOnAnEmptyPostgresDatabase(t *testing.T) {
 	fresh, psql := freshPGDatabase(t, "fresh")
 
 	dir := t.TempDir()
-	c := &cli{t: t, conf: filepath.Join(dir, "config.yaml"), dir: dir}
+	c := &rootcmdtest.CLI{T: t, Conf: filepath.Join(dir, "config.yaml"), Dir: dir}
 	conf := fmt.Sprintf("actor: alice\naudit_log: %s/audit.jsonl\nsources:\n  - name: team\n    kind: postgres\n    dsn: %s\n", dir, fresh)
-	if err := os.WriteFile(c.conf, []byte(conf), 0o600); err != nil {
+	if err := os.WriteFile(c.Conf, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.run(3, "migrate"); !strings.Contains(r.Error.Message, "migrate --create") {
+	if r := c.Run(3, "migrate"); !strings.Contains(r.Error.Message, "migrate --create") {
 		t.Fatalf("migrate on an empty database does not say how to make the table: %s", r.Error.Message)
 	}
 	if got := psql(fresh, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"); got != "0" {
 		t.Fatalf("a refused migrate made %s tables", got)
 	}
-	c.run(0, "--create", "migrate")
-	c.run(0, "--create", "migrate") // harmless twice
-	created := c.run(0, "create", "--title", "first task on the team's database")
+	c.Run(0, "--create", "migrate")
+	c.Run(0, "--create", "migrate") // harmless twice
+	created := c.Run(0, "create", "--title", "first task on the team's database")
 	psql(fresh, "UPDATE governance_tasks SET assigned_worker = 'claude-chat-7K9X', status = 'in_progress', started_at = NOW() WHERE id = '"+created.Task.PageID+"' AND status = 'pending'")
-	got := c.run(0, "get", "--task", created.Task.PageID)
+	got := c.Run(0, "get", "--task", created.Task.PageID)
 	if got.Task.Status != "IN_PROGRESS" || got.Task.Agent != "claude-chat-7K9X" {
 		t.Fatalf("the seed's claim on the created table reads as %+v", got.Task)
 	}

@@ -1,44 +1,46 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // update edits fields: a move into or out of Done, Review, Failed or
 // Canceled is refused at every door, naming the command that owns it, and
 // changes nothing.
 func TestUpdateDoesNotMoveTasksPastTheirCommands(t *testing.T) {
-	for _, b := range reviewBackends {
-		t.Run(b.name, func(t *testing.T) {
-			c := newCLI(t, b.yaml(t))
-			ready := c.run(0, "create", "--title", "never claimed").Task.PageID
+	for _, b := range rootcmdtest.ReviewBackends {
+		t.Run(b.Name, func(t *testing.T) {
+			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			ready := c.Run(0, "create", "--title", "never claimed").Task.PageID
 			for status, want := range map[string]string{"DONE": "complete", "REVIEW": "review", "FAILED": "fail", "CANCELED": "cancel"} {
-				if r := c.run(3, "update", "--task", ready, "--status", status); !strings.Contains(r.Error.Message, want) {
+				if r := c.Run(3, "update", "--task", ready, "--status", status); !strings.Contains(r.Error.Message, want) {
 					t.Fatalf("update of a READY task to %s: %+v", status, r.Error)
 				}
 			}
-			inReview := c.run(0, "create", "--title", "in review").Task.PageID
-			tok := c.run(0, "claim", "--task", inReview, "--agent-name", "SANDMAN").Task.LockToken
-			c.run(0, "review", "--task", inReview, "--lock-token", tok, "--agent-name", "SANDMAN")
-			if r := c.run(3, "update", "--task", inReview, "--status", "DONE"); !strings.Contains(r.Error.Message, "approve") {
+			inReview := c.Run(0, "create", "--title", "in review").Task.PageID
+			tok := c.Run(0, "claim", "--task", inReview, "--agent-name", "SANDMAN").Task.LockToken
+			c.Run(0, "review", "--task", inReview, "--lock-token", tok, "--agent-name", "SANDMAN")
+			if r := c.Run(3, "update", "--task", inReview, "--status", "DONE"); !strings.Contains(r.Error.Message, "approve") {
 				t.Fatalf("update of a Review task to DONE: %+v", r.Error)
 			}
-			if r := c.run(3, "update", "--task", inReview, "--status", "READY"); !strings.Contains(r.Error.Message, "rework") {
+			if r := c.Run(3, "update", "--task", inReview, "--status", "READY"); !strings.Contains(r.Error.Message, "rework") {
 				t.Fatalf("update of a Review task to READY: %+v", r.Error)
 			}
 			cs := mcpClient(t, c)
-			if r := call(t, cs, "update", map[string]any{"task": inReview, "status": "DONE"}, true); r.Error.Code != "MISCONFIGURED" {
+			if r := rootcmdtest.Call(t, cs, "update", map[string]any{"task": inReview, "status": "DONE"}, true); r.Error.Code != "MISCONFIGURED" {
 				t.Fatalf("MCP update of a Review task to DONE: %+v", r.Error)
 			}
 			home := t.TempDir()
-			if v, code := ntaskIn(t, c, home, "update", ready, "--status", "Canceled"); code != 40 || !strings.Contains(v["error"].(map[string]any)["message"].(string), "cancel") {
+			if v, code := rootcmdtest.NtaskIn(t, c, home, "update", ready, "--status", "Canceled"); code != 40 || !strings.Contains(v["error"].(map[string]any)["message"].(string), "cancel") {
 				t.Fatalf("ntask update to Canceled: %d %v", code, v)
 			}
-			if got := c.run(0, "get", "--task", ready).Task; got.State != "queued" {
+			if got := c.Run(0, "get", "--task", ready).Task; got.State != "queued" {
 				t.Fatalf("the refused updates moved the ready task: %+v", got)
 			}
-			if got := c.run(0, "get", "--task", inReview).Task; got.State != "review" {
+			if got := c.Run(0, "get", "--task", inReview).Task; got.State != "review" {
 				t.Fatalf("the refused updates moved the task in review: %+v", got)
 			}
 		})
@@ -49,20 +51,20 @@ func TestUpdateDoesNotMoveTasksPastTheirCommands(t *testing.T) {
 // configuration says review: {self_approve: true}.
 func TestSelfApprovalIsRefusedUnlessConfigured(t *testing.T) {
 	for _, conf := range []string{"", "review: {self_approve: true}\n"} {
-		c := newCLI(t, sqliteSource+conf)
-		id := c.run(0, "create", "--title", "alice's own").Task.PageID
-		c.run(0, "takeover", "--task", id, "--yes")
-		c.run(0, "review", "--task", id)
+		c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+conf)
+		id := c.Run(0, "create", "--title", "alice's own").Task.PageID
+		c.Run(0, "takeover", "--task", id, "--yes")
+		c.Run(0, "review", "--task", id)
 		if conf == "" {
-			if r := c.run(3, "approve", "--task", id, "--yes"); !strings.Contains(r.Error.Message, "self_approve") {
+			if r := c.Run(3, "approve", "--task", id, "--yes"); !strings.Contains(r.Error.Message, "self_approve") {
 				t.Fatalf("alice approves her own review: %+v", r.Error)
 			}
-			if got := c.run(0, "get", "--task", id).Task; got.State != "review" {
+			if got := c.Run(0, "get", "--task", id).Task; got.State != "review" {
 				t.Fatalf("the refused approval moved the task: %+v", got)
 			}
 			continue
 		}
-		if got := c.run(0, "approve", "--task", id, "--yes").Task; got.State != "done" {
+		if got := c.Run(0, "approve", "--task", id, "--yes").Task; got.State != "done" {
 			t.Fatalf("self_approve: true, approve: %+v", got)
 		}
 	}

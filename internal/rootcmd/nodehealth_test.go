@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -13,19 +13,15 @@ import (
 	"time"
 
 	clidoor "github.com/claimdeck/claimdeck/internal/cli"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
 const oracleToken = "oracle-bearer-0x5eed5eed"
 
-// The issue's on-call case: ORACLE is a real node (`POST /hooks/health`
-// over HTTP on 127.0.0.1) that stops answering while a pinger runs. Before
-// the pings the registry says healthy and every door agrees; after
-// mesh.down_after failed rounds of `node watch` the node health record says
-// DOWN, and doctor names it with since when, list --filter node: shows its
-// claim stale, and a sweep marks it — without pinging themselves.
 func TestDeadNodeRecordedByWatchIsDownForDoctorListAndSweep(t *testing.T) {
-	c := newCLI(t, sqliteSource)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
 	oracle := httptest.NewServer(mesh.NodeHandler("ORACLE", oracleToken, func(context.Context) (mesh.HealthReport, error) {
 		return mesh.HealthReport{Status: "healthy"}, nil
 	}, mesh.NewInbox(oracleToken)))
@@ -33,7 +29,7 @@ func TestDeadNodeRecordedByWatchIsDownForDoctorListAndSweep(t *testing.T) {
 		return mesh.HealthReport{Status: "healthy"}, nil
 	}, mesh.NewInbox(oracleToken)))
 	defer sandman.Close()
-	reg := filepath.Join(c.dir, "mesh-nodes.json")
+	reg := filepath.Join(c.Dir, "mesh-nodes.json")
 	if err := os.WriteFile(reg, fmt.Appendf(nil, `{"nodes": {
   "ORACLE": {"webhook": %q, "health": %q, "status": "healthy", "token": %q},
   "SANDMAN": {"webhook": %q, "health": %q, "status": "healthy", "token": %q}
@@ -41,13 +37,13 @@ func TestDeadNodeRecordedByWatchIsDownForDoctorListAndSweep(t *testing.T) {
 		sandman.URL+"/hooks/agent", sandman.URL+"/hooks/health", oracleToken), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	conf, _ := os.ReadFile(c.conf)
+	conf, _ := os.ReadFile(c.Conf)
 	conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n  ping_every: 1ms\n  timeout: 5s\n  down_after: 3\n  holders:\n    worker-7: ORACLE\n", reg)...)
-	if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
+	if err := os.WriteFile(c.Conf, conf, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	id := c.run(0, "create", "--title", "job on oracle").Task.PageID
-	c.run(0, "claim", "--task", id, "--agent-name", "worker-7", "--lease", "1h")
+	id := c.Run(0, "create", "--title", "job on oracle").Task.PageID
+	c.Run(0, "claim", "--task", id, "--agent-name", "worker-7", "--lease", "1h")
 
 	if d := doctorMesh(t, c); !d.OK || len(d.Down) != 0 {
 		t.Fatalf("doctor before any ping: %+v", d)
@@ -73,25 +69,25 @@ func TestDeadNodeRecordedByWatchIsDownForDoctorListAndSweep(t *testing.T) {
 		t.Fatalf("doctor's since %q is not the time ORACLE went down (after %s)", d.DownNodes[0].Since, before)
 	}
 	var out, errOut bytes.Buffer
-	run(context.Background(), []string{"--config", c.conf, "doctor", "-o", "table"}, strings.NewReader(""), &out, &errOut)
+	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "doctor", "-o", "table"}, strings.NewReader(""), &out, &errOut)
 	if !strings.Contains(out.String(), "ORACLE DOWN since "+d.DownNodes[0].Since) {
 		t.Fatalf("doctor's table does not name ORACLE DOWN and since when:\n%s", out.String())
 	}
 
-	listed := c.run(0, "list", "--filter", "node:ORACLE level>=stale").Tasks
+	listed := c.Run(0, "list", "--filter", "node:ORACLE level>=stale").Tasks
 	if len(listed) != 1 || listed[0].PageID != id || listed[0].StaleReason != "node ORACLE DOWN" {
 		t.Fatalf("list --filter node:ORACLE level>=stale: %+v", listed)
 	}
-	dry, _ := (&meshCLI{cli: c}).sweep(0, "--dry-run")
+	dry, _ := (&meshCLI{CLI: c}).sweep(0, "--dry-run")
 	if len(dry.Marks) == 0 || dry.Marks[0].Task != id || dry.Marks[0].Level != "stale" {
 		t.Fatalf("sweep --dry-run does not mark ORACLE's claim stale: %+v", dry.Marks)
 	}
 }
 
-func watch(t *testing.T, c *cli, args ...string) string {
+func watch(t *testing.T, c *rootcmdtest.CLI, args ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	if code := run(context.Background(), append([]string{"--config", c.conf, "node", "watch"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
+	if code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf, "node", "watch"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("node watch exited %d:\n%s\n%s", code, out.String(), errOut.String())
 	}
 	if strings.Contains(out.String()+errOut.String(), oracleToken) {
@@ -100,10 +96,10 @@ func watch(t *testing.T, c *cli, args ...string) string {
 	return out.String()
 }
 
-func doctorMesh(t *testing.T, c *cli) clidoor.MeshReport {
+func doctorMesh(t *testing.T, c *rootcmdtest.CLI) clidoor.MeshReport {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	run(context.Background(), []string{"--config", c.conf, "doctor"}, strings.NewReader(""), &out, &errOut)
+	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "doctor"}, strings.NewReader(""), &out, &errOut)
 	var doc struct{ Mesh *clidoor.MeshReport }
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.Mesh == nil {
 		t.Fatalf("doctor: %v\n%s", err, out.String())

@@ -1,67 +1,45 @@
-package rootcmd
+package rootcmd_test
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/sources/notion"
-	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // notionCLI serves an emulator on 127.0.0.1 and configures one notion
 // source on its ntask database.
-func notionCLI(t *testing.T) (*cli, *cmdutil.EmulatorWorkspace) {
+func notionCLI(t *testing.T) (*rootcmdtest.CLI, *cmdutil.EmulatorWorkspace) {
 	t.Helper()
-	yaml, w := notionSource(t)
-	return newCLI(t, yaml), w
-}
-
-// notionSource serves an emulator for the length of the test and returns
-// the `sources:` entry of a notion source on its empty ntask database.
-func notionSource(t *testing.T) (string, *cmdutil.EmulatorWorkspace) {
-	t.Helper()
-	w, err := cmdutil.NewEmulatorWorkspace(notionemu.RateLimit{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addr, done, err := w.Serve(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); <-done })
-	yaml := fmt.Sprintf("  - name: team-notion\n    kind: notion\n    token: %s\n    database_id: %s\n    schema: ntask\n    base_url: http://%s\n    rate: 200\n    settle: 10ms\n",
-		w.Token, w.Dbs[notion.PresetNtask], addr)
-	return yaml, w
+	yaml, w := rootcmdtest.NotionSource(t)
+	return rootcmdtest.NewCLI(t, yaml), w
 }
 
 func TestNotionAgentContract(t *testing.T) {
 	c, _ := notionCLI(t)
-	id := c.run(0, "create", "--title", "Design VPC module", "--priority", "3", "--class", "EXPEDITE").Task.PageID
-	claim := c.run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-1")
+	id := c.Run(0, "create", "--title", "Design VPC module", "--priority", "3", "--class", "EXPEDITE").Task.PageID
+	claim := c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-1")
 	tok := claim.Task.LockToken
 	if claim.Task.ClaimedBy != "AGENT" || claim.Task.Agent != "SANDMAN" || tok == "" {
 		t.Fatalf("claim: %+v", claim.Task)
 	}
-	if r := c.run(2, "claim", "--task", id, "--agent-name", "ORACLE"); r.Error.Code != "CONFLICT" {
+	if r := c.Run(2, "claim", "--task", id, "--agent-name", "ORACLE"); r.Error.Code != "CONFLICT" {
 		t.Fatalf("claim of a held task: %+v", r.Error)
 	}
-	if r := c.run(0, "next", "--agent-name", "ORACLE"); r.Task != nil {
+	if r := c.Run(0, "next", "--agent-name", "ORACLE"); r.Task != nil {
 		t.Fatalf("next with nothing eligible must print task null, got %+v", r.Task)
 	}
-	c.run(0, "heartbeat", "--task", id, "--lock-token", tok)
-	released := c.run(0, "release", "--force", "--yes", "--task", id, "--reason", "agent wedged")
+	c.Run(0, "heartbeat", "--task", id, "--lock-token", tok)
+	released := c.Run(0, "release", "--force", "--yes", "--task", id, "--reason", "agent wedged")
 	if released.Task.Status != "READY" || released.Task.LockToken != "" {
 		t.Fatalf("after release --force: %+v", released.Task)
 	}
-	if r := c.run(4, "heartbeat", "--task", id, "--lock-token", tok); r.Error.Code != "LOST_LOCK" {
+	if r := c.Run(4, "heartbeat", "--task", id, "--lock-token", tok); r.Error.Code != "LOST_LOCK" {
 		t.Fatalf("heartbeat after force-release: %+v", r.Error)
 	}
-	if next := c.run(0, "next", "--agent-name", "ORACLE"); next.Task == nil || next.Task.PageID != id {
+	if next := c.Run(0, "next", "--agent-name", "ORACLE"); next.Task == nil || next.Task.PageID != id {
 		t.Fatalf("next after the release = %+v", next.Task)
 	}
 }
@@ -69,9 +47,9 @@ func TestNotionAgentContract(t *testing.T) {
 func TestNotionTokenRejectedIsMisconfiguredWithoutTheToken(t *testing.T) {
 	c, w := notionCLI(t)
 	bad := "secret_wrong_" + strings.Repeat("x", 20)
-	conf := strings.ReplaceAll(notionReadConf(t, c.conf), w.Token, bad)
-	notionWriteConf(t, c.conf, conf)
-	r := c.run(3, "next", "--agent-name", "SANDMAN")
+	conf := strings.ReplaceAll(notionReadConf(t, c.Conf), w.Token, bad)
+	notionWriteConf(t, c.Conf, conf)
+	r := c.Run(3, "next", "--agent-name", "SANDMAN")
 	if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "token") || strings.Contains(r.Error.Message, bad) {
 		t.Fatalf("wrong token: %+v", r.Error)
 	}
@@ -98,20 +76,20 @@ func notionWriteConf(t *testing.T, path, body string) {
 // mistyped role is refused before anything is sent.
 func TestNotionCustomMappingFromConfig(t *testing.T) {
 	c, _ := notionCLI(t)
-	conf := notionReadConf(t, c.conf)
-	notionWriteConf(t, c.conf, strings.Replace(conf, "    schema: ntask\n",
+	conf := notionReadConf(t, c.Conf)
+	notionWriteConf(t, c.Conf, strings.Replace(conf, "    schema: ntask\n",
 		"    schema: ntask\n    properties:\n      holder: Owner\n    statuses:\n      queued: READY\n", 1))
-	if r := c.run(3, "next", "--agent-name", "SANDMAN"); !strings.Contains(r.Error.Message, "Owner") {
+	if r := c.Run(3, "next", "--agent-name", "SANDMAN"); !strings.Contains(r.Error.Message, "Owner") {
 		t.Fatalf("a mapping naming a missing property: %+v", r.Error)
 	}
-	notionWriteConf(t, c.conf, strings.Replace(conf, "    schema: ntask\n",
+	notionWriteConf(t, c.Conf, strings.Replace(conf, "    schema: ntask\n",
 		"    schema: ntask\n    properties:\n      holdr: Agent\n", 1))
-	if r := c.run(3, "next", "--agent-name", "SANDMAN"); !strings.Contains(r.Error.Message, `unknown role "holdr"`) {
+	if r := c.Run(3, "next", "--agent-name", "SANDMAN"); !strings.Contains(r.Error.Message, `unknown role "holdr"`) {
 		t.Fatalf("a mistyped role: %+v", r.Error)
 	}
-	notionWriteConf(t, c.conf, strings.Replace(conf, "    schema: ntask\n",
+	notionWriteConf(t, c.Conf, strings.Replace(conf, "    schema: ntask\n",
 		"    schema: custom\n    properties:\n      holder: Agent\n", 1))
-	if r := c.run(0, "next", "--agent-name", "SANDMAN"); !r.OK {
+	if r := c.Run(0, "next", "--agent-name", "SANDMAN"); !r.OK {
 		t.Fatalf("a custom mapping equal to the database: %+v", r.Error)
 	}
 }
@@ -119,20 +97,20 @@ func TestNotionCustomMappingFromConfig(t *testing.T) {
 // The task_id list and get print (TASK-3) is accepted by get and claim,
 // as the page id is.
 func TestNotionTaskKeyIsAcceptedByGetAndClaim(t *testing.T) {
-	yaml, _ := notionSource(t)
-	c := newCLI(t, yaml)
-	c.run(0, "create", "--title", "first")
-	made := c.run(0, "create", "--title", "second").Task
+	yaml, _ := rootcmdtest.NotionSource(t)
+	c := rootcmdtest.NewCLI(t, yaml)
+	c.Run(0, "create", "--title", "first")
+	made := c.Run(0, "create", "--title", "second").Task
 	if !strings.HasPrefix(made.TaskID, "TASK-") {
 		t.Fatalf("the emulator's ntask database prints keys as TASK-n, got %q", made.TaskID)
 	}
-	if got := c.run(0, "get", "--task", made.TaskID).Task; got.PageID != made.PageID {
+	if got := c.Run(0, "get", "--task", made.TaskID).Task; got.PageID != made.PageID {
 		t.Fatalf("get --task %s found %+v", made.TaskID, got)
 	}
-	if got := c.run(0, "claim", "--task", strings.ToLower(made.TaskID), "--agent-name", "SANDMAN").Task; got.PageID != made.PageID || got.State != "claimed" {
+	if got := c.Run(0, "claim", "--task", strings.ToLower(made.TaskID), "--agent-name", "SANDMAN").Task; got.PageID != made.PageID || got.State != "claimed" {
 		t.Fatalf("claim --task %s: %+v", made.TaskID, got)
 	}
-	if r := c.run(3, "get", "--task", "TASK-999"); !strings.Contains(r.Error.Message, "no such task") {
+	if r := c.Run(3, "get", "--task", "TASK-999"); !strings.Contains(r.Error.Message, "no such task") {
 		t.Fatalf("get of a key nobody has: %+v", r.Error)
 	}
 }

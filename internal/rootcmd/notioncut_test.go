@@ -1,26 +1,28 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // A Notion queue larger than one query answers, all created in one
 // minute, cannot be read whole: `list` and `ntask list` fail saying the
 // result was cut, rather than print the first pages as the queue.
 func TestListOfACutNotionQueueSaysSo(t *testing.T) {
-	yaml, w := notionSource(t)
-	c := newCLI(t, yaml)
+	yaml, w := rootcmdtest.NotionSource(t)
+	c := rootcmdtest.NewCLI(t, yaml)
 	w.Srv.SetQueryResultLimit(2)
 	// Five: should a minute turn between two creates, one side still holds
 	// more than a query answers.
 	for range 5 {
-		c.run(0, "create", "--title", "one minute")
+		c.Run(0, "create", "--title", "one minute")
 	}
-	if r := c.run(5, "list"); r.Error.Code != "API_ERROR" || !strings.Contains(r.Error.Message, "query_result_limit_reached") {
+	if r := c.Run(5, "list"); r.Error.Code != "API_ERROR" || !strings.Contains(r.Error.Message, "query_result_limit_reached") {
 		t.Fatalf("list of a cut queue: %+v", r.Error)
 	}
-	v, code := ntaskIn(t, c, t.TempDir(), "list")
+	v, code := rootcmdtest.NtaskIn(t, c, t.TempDir(), "list")
 	if msg, _ := v["error"].(map[string]any)["message"].(string); code != 30 || !strings.Contains(msg, "per-query result limit") {
 		t.Fatalf("ntask list of a cut queue exited %d: %v", code, v)
 	}

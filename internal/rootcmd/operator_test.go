@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -15,30 +15,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
-// An operator command from cron has /dev/null for stdin: a character
-// device, but no terminal. It is told to pass --yes, and nothing is done.
 func TestOverrideFromCronWithDevNullIsToldToPassYes(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	id := c.run(0, "create", "--title", "nightly rebuild").Task.PageID
-	c.run(0, "claim", "--task", id, "--agent-name", "worker-7")
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	id := c.Run(0, "create", "--title", "nightly rebuild").Task.PageID
+	c.Run(0, "claim", "--task", id, "--agent-name", "worker-7")
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer devnull.Close()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"--config", c.conf, "takeover", "--task", id}, devnull, &out, &errOut)
-	var r result
+	code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "takeover", "--task", id}, devnull, &out, &errOut)
+	var r rootcmdtest.Result
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	if code != 3 || r.Error.Code != "MISCONFIGURED" || !bytes.Contains([]byte(r.Error.Message), []byte("pass --yes")) {
 		t.Fatalf("takeover with stdin /dev/null exited %d: %s", code, out.String())
 	}
-	if got := c.run(0, "get", "--task", id); got.Task.Agent != "worker-7" {
+	if got := c.Run(0, "get", "--task", id); got.Task.Agent != "worker-7" {
 		t.Fatalf("the refused takeover changed the task: %+v", got.Task)
 	}
 }
@@ -46,20 +46,20 @@ func TestOverrideFromCronWithDevNullIsToldToPassYes(t *testing.T) {
 // -o table is honoured or refused, never ignored: the commands that answer
 // in JSON only refuse it before anything runs.
 func TestTableOutputIsRefusedWhereTheAnswerIsJSONOnly(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	id := c.run(0, "create", "--title", "left alone").Task.PageID
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	id := c.Run(0, "create", "--title", "left alone").Task.PageID
 	for _, args := range [][]string{
 		{"migrate"}, {"config", "show"}, {"config", "path"}, {"version"}, {"sweep", "--dry-run"},
 		{"release", "--force", "--filter", "left", "--reason", "r", "--dry-run"},
 		{"cancel", "--force", "--filter", "left", "--reason", "r", "--yes"},
 	} {
 		var out, errOut bytes.Buffer
-		code := run(context.Background(), append([]string{"--config", c.conf, "-o", "table"}, args...), bytes.NewReader(nil), &out, &errOut)
+		code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf, "-o", "table"}, args...), bytes.NewReader(nil), &out, &errOut)
 		if code != 3 || !bytes.Contains(errOut.Bytes(), []byte("drop -o table")) || out.Len() != 0 {
 			t.Errorf("claimdeck -o table %v exited %d: stdout %q stderr %q", args, code, out.String(), errOut.String())
 		}
 	}
-	if got := c.run(0, "get", "--task", id); got.Task.Status != "READY" {
+	if got := c.Run(0, "get", "--task", id); got.Task.Status != "READY" {
 		t.Fatalf("a refused command changed the task: %+v", got.Task)
 	}
 }
@@ -105,12 +105,12 @@ func TestConnectFailuresAreTriedAgainWithBackoff(t *testing.T) {
 	proxied := *u
 	proxied.Host = ln.Addr().String()
 	dir := t.TempDir()
-	c := &cli{t: t, conf: filepath.Join(dir, "config.yaml"), dir: dir}
+	c := &rootcmdtest.CLI{T: t, Conf: filepath.Join(dir, "config.yaml"), Dir: dir}
 	conf := fmt.Sprintf("actor: alice\naudit_log: %s/audit.jsonl\nsources:\n  - name: pg\n    kind: postgres\n    dsn: %s\n    table: %s\n", dir, proxied.String(), table)
-	if err := os.WriteFile(c.conf, []byte(conf), 0o600); err != nil {
+	if err := os.WriteFile(c.Conf, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.run(0, "next", "--agent-name", "alpha"); r.Task != nil {
+	if r := c.Run(0, "next", "--agent-name", "alpha"); r.Task != nil {
 		t.Fatalf("next on an empty queue: %+v", r.Task)
 	}
 }
@@ -129,18 +129,18 @@ func forward(conn net.Conn, addr string) {
 
 // A slip of the finger in a flag or a source's kind gets the nearest word.
 func TestMistypedFlagAndKindSuggestTheNearest(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	if r := c.run(3, "heartbeat", "--task", "t1", "--lock-tokn", "x"); !strings.Contains(r.Error.Message, "unknown flag: --lock-tokn (did you mean --lock-token?)") {
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	if r := c.Run(3, "heartbeat", "--task", "t1", "--lock-tokn", "x"); !strings.Contains(r.Error.Message, "unknown flag: --lock-tokn (did you mean --lock-token?)") {
 		t.Fatalf("mistyped flag: %s", r.Error.Message)
 	}
-	if r := c.run(3, "takeover", "--taks", "t1"); !strings.Contains(r.Error.Message, "did you mean --task?") {
+	if r := c.Run(3, "takeover", "--taks", "t1"); !strings.Contains(r.Error.Message, "did you mean --task?") {
 		t.Fatalf("mistyped flag: %s", r.Error.Message)
 	}
-	bad := &cli{t: t, conf: filepath.Join(t.TempDir(), "config.yaml")}
-	if err := os.WriteFile(bad.conf, []byte("sources:\n  - name: team\n    kind: postgress\n    dsn: x\n"), 0o600); err != nil {
+	bad := &rootcmdtest.CLI{T: t, Conf: filepath.Join(t.TempDir(), "config.yaml")}
+	if err := os.WriteFile(bad.Conf, []byte("sources:\n  - name: team\n    kind: postgress\n    dsn: x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := bad.run(3, "list"); !strings.Contains(r.Error.Message, `kind "postgress" is not one of sqlite, postgres, lockdir, notion (did you mean "postgres"?)`) {
+	if r := bad.Run(3, "list"); !strings.Contains(r.Error.Message, `kind "postgress" is not one of sqlite, postgres, lockdir, notion (did you mean "postgres"?)`) {
 		t.Fatalf("mistyped kind: %s", r.Error.Message)
 	}
 }
@@ -148,13 +148,13 @@ func TestMistypedFlagAndKindSuggestTheNearest(t *testing.T) {
 // claimdeck history names both sides of every override: whom the task was
 // taken from, whom it was released from.
 func TestHistoryNamesWhomEachOverrideWasFrom(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	id := c.run(0, "create", "--title", "looping agent").Task.PageID
-	c.run(0, "claim", "--task", id, "--agent-name", "worker-7")
-	c.run(0, "takeover", "--task", id, "--reason", "looping", "--yes")
-	c.run(0, "release", "--force", "--task", id, "--reason", "back to the pool", "--yes")
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	id := c.Run(0, "create", "--title", "looping agent").Task.PageID
+	c.Run(0, "claim", "--task", id, "--agent-name", "worker-7")
+	c.Run(0, "takeover", "--task", id, "--reason", "looping", "--yes")
+	c.Run(0, "release", "--force", "--task", id, "--reason", "back to the pool", "--yes")
 	var out, errOut bytes.Buffer
-	if code := run(context.Background(), []string{"--config", c.conf, "-o", "table", "history", "--task", id}, strings.NewReader(""), &out, &errOut); code != 0 {
+	if code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "-o", "table", "history", "--task", id}, strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("history exited %d: %s", code, errOut.String())
 	}
 	for _, want := range []string{"takeover", "was claimed by worker-7", "force-release", "was claimed by HUMAN:alice"} {

@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // A person's default output: output: table in the configuration gives
@@ -14,28 +15,28 @@ import (
 // -o json still wins; an unknown value is refused naming the key.
 func TestOutputTableInTheConfigurationIsAPersonsDefault(t *testing.T) {
 	// Not parallel: newCLI sets the test's state directory in the environment.
-	c := newCLI(t, sqliteSource)
-	c.run(0, "create", "--title", "a person's table")
-	body, err := os.ReadFile(c.conf)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c.Run(0, "create", "--title", "a person's table")
+	body, err := os.ReadFile(c.Conf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(c.conf, append([]byte("output: table\n"), body...), 0o600); err != nil {
+	if err := os.WriteFile(c.Conf, append([]byte("output: table\n"), body...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := runOut(c.conf, "list"); code != 0 || !strings.HasPrefix(out, "SOURCE") || !strings.Contains(out, "a person's table") {
+	if code, out := rootcmdtest.RunOut(c.Conf, "list"); code != 0 || !strings.HasPrefix(out, "SOURCE") || !strings.Contains(out, "a person's table") {
 		t.Errorf("list with output: table: exit %d\n%s", code, out)
 	}
-	if code, out := runOut(c.conf, "version"); code != 0 || !strings.HasPrefix(out, "{") {
+	if code, out := rootcmdtest.RunOut(c.Conf, "version"); code != 0 || !strings.HasPrefix(out, "{") {
 		t.Errorf("version (JSON only) with output: table: exit %d\n%s", code, out)
 	}
-	if r := c.run(0, "-o", "json", "list"); len(r.Tasks) != 1 {
+	if r := c.Run(0, "-o", "json", "list"); len(r.Tasks) != 1 {
 		t.Errorf("-o json with output: table: %+v", r)
 	}
-	if err := os.WriteFile(c.conf, append([]byte("output: yaml\n"), body...), 0o600); err != nil {
+	if err := os.WriteFile(c.Conf, append([]byte("output: yaml\n"), body...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.run(3, "list"); !strings.Contains(r.Error.Message, "output") {
+	if r := c.Run(3, "list"); !strings.Contains(r.Error.Message, "output") {
 		t.Errorf("output: yaml: %+v", r.Error)
 	}
 }
@@ -82,8 +83,8 @@ func TestDebugLogsToStderrWithSecretsRedacted(t *testing.T) {
 	if strings.Contains(got, "hunter2") || strings.Contains(got, "ntn_abc") || !strings.Contains(got, "took=1s") || !strings.Contains(got, "level=DEBUG") {
 		t.Errorf("log line: %s", got)
 	}
-	c := newCLI(t, sqliteSource)
-	code, both := runOut(c.conf, "--debug", "list")
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	code, both := rootcmdtest.RunOut(c.Conf, "--debug", "list")
 	if code != 0 || !strings.Contains(both, "level=DEBUG") || !strings.Contains(both, "source open") {
 		t.Errorf("--debug list: exit %d\n%s", code, both)
 	}

@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -12,10 +12,11 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 )
 
-// published is the ntask contract as published (testdata/ntask/SOURCE.md).
 type published struct {
 	Commands []struct {
 		Name       string            `json:"name"`
@@ -99,10 +100,10 @@ func shellWords(line string) []string {
 // defines them).
 func TestPublishedContractExamples(t *testing.T) {
 	p := loadPublished(t)
-	for _, b := range contractBackends {
-		t.Run(b.name, func(t *testing.T) {
-			c := newCLI(t, b.yaml(t))
-			c.kind = b.name
+	for _, b := range rootcmdtest.ContractBackends {
+		t.Run(b.Name, func(t *testing.T) {
+			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c.Kind = b.Name
 			for _, cmd := range p.Commands {
 				for i, ex := range cmd.Examples {
 					t.Run(fmt.Sprintf("%s/%d", cmd.Name, i), func(t *testing.T) {
@@ -110,8 +111,8 @@ func TestPublishedContractExamples(t *testing.T) {
 						if args[0] != "ntask" {
 							t.Fatalf("an example that is not an ntask command: %s", ex.Command)
 						}
-						args, real := c.prepare(cmd.Name, args[1:])
-						out, errOut, code := c.raw("", args...)
+						args, real := cliPrepare(c, cmd.Name, args[1:])
+						out, errOut, code := cliRaw(c, "", args...)
 						if code != ex.ExitCode {
 							t.Fatalf("claimdeck %v exited %d, the contract's example %d:\n%s%s", args, code, ex.ExitCode, out, errOut)
 						}
@@ -130,15 +131,15 @@ func TestPublishedContractExamples(t *testing.T) {
 // prepare puts the backend in the state an example assumes and swaps the
 // example's page id and lock token for real ones: a holder's command gets
 // a task claimed for it; get and list a claimed task; the rest a free one.
-func (c *cli) prepare(name string, args []string) ([]string, map[string]string) {
-	c.t.Helper()
-	c.run(0, "create", "--title", "contract example", "--priority", "1")
-	ready := c.run(0, "list", "--status", "READY").Tasks
+func cliPrepare(c *rootcmdtest.CLI, name string, args []string) ([]string, map[string]string) {
+	c.T.Helper()
+	c.Run(0, "create", "--title", "contract example", "--priority", "1")
+	ready := c.Run(0, "list", "--status", "READY").Tasks
 	sort.Slice(ready, func(i, j int) bool { return ready[i].PageID < ready[j].PageID })
 	page, token := ready[0].PageID, ""
 	switch name {
 	case "heartbeat", "complete", "block", "review", "cancel", "get", "list":
-		token = c.run(0, "claim", "--task", page, "--agent-name", "my-agent", "--run-id", "run-001").Task.LockToken
+		token = c.Run(0, "claim", "--task", page, "--agent-name", "my-agent", "--run-id", "run-001").Task.LockToken
 	}
 	real := map[string]string{"abc-123": page, "uuid-lock-token": token}
 	out := make([]string, len(args))
@@ -214,7 +215,7 @@ func matchExample(t *testing.T, cmd, line string, real map[string]string, path s
 func TestPublishedExitCodesAndFlags(t *testing.T) {
 	p := loadPublished(t)
 	a := &cmdutil.Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
-	root := rootCommand(a)
+	root := rootcmd.RootCommand(a)
 	for _, cmd := range p.Commands {
 		for status, meaning := range cmd.ExitCodes {
 			word := strings.Fields(meaning)[0]

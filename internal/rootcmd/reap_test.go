@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // TestNtaskReap runs ntask 0.5's `reap` (openclaw-skills dbc57ff,
@@ -15,14 +17,14 @@ import (
 // nothing, and the answer is {"ok", "reaped": [{"task_id",
 // "lock_expired_at"}], "count"} with exit status 0.
 func TestNtaskReap(t *testing.T) {
-	for _, b := range reviewBackends {
-		t.Run(b.name, func(t *testing.T) {
-			c := newCLI(t, b.yaml(t))
+	for _, b := range rootcmdtest.ReviewBackends {
+		t.Run(b.Name, func(t *testing.T) {
+			c := rootcmdtest.NewCLI(t, b.Yaml(t))
 			home := t.TempDir()
-			dead := c.run(0, "create", "--title", "its agent died").Task.TaskID
-			live := c.run(0, "create", "--title", "its agent works").Task.TaskID
-			expires := c.run(0, "claim", "--task", dead, "--agent-name", "SANDMAN", "--lease", "1ms").Task.LockExpires
-			c.run(0, "claim", "--task", live, "--agent-name", "ORACLE")
+			dead := c.Run(0, "create", "--title", "its agent died").Task.TaskID
+			live := c.Run(0, "create", "--title", "its agent works").Task.TaskID
+			expires := c.Run(0, "claim", "--task", dead, "--agent-name", "SANDMAN", "--lease", "1ms").Task.LockExpires
+			c.Run(0, "claim", "--task", live, "--agent-name", "ORACLE")
 			at, err := time.Parse(time.RFC3339, expires)
 			if err != nil {
 				t.Fatalf("lock_expires %q: %v", expires, err)
@@ -31,7 +33,7 @@ func TestNtaskReap(t *testing.T) {
 
 			reap := func(args ...string) map[string]any {
 				t.Helper()
-				v, code := ntaskIn(t, c, home, append([]string{"reap"}, args...)...)
+				v, code := rootcmdtest.NtaskIn(t, c, home, append([]string{"reap"}, args...)...)
 				if code != 0 || v["ok"] != true {
 					t.Fatalf("ntask reap %v exited %d: %v", args, code, v)
 				}
@@ -47,7 +49,7 @@ func TestNtaskReap(t *testing.T) {
 			if v := reap("--grace", "0s", "--dry-run"); v["count"] != 1.0 || v["dry_run"] != true {
 				t.Fatalf("a dry run: %v", v)
 			}
-			if got := c.run(0, "get", "--task", dead).Task; got.State != "claimed" {
+			if got := c.Run(0, "get", "--task", dead).Task; got.State != "claimed" {
 				t.Fatalf("the dry run changed the task: %+v", got)
 			}
 			v := reap("--grace", "0s")
@@ -64,13 +66,13 @@ func TestNtaskReap(t *testing.T) {
 			if !slices.Equal(keys, []string{"lock_expired_at", "task_id"}) || e["task_id"] != dead || e["lock_expired_at"] != expires {
 				t.Fatalf("reaped entry %v, want task_id %s and lock_expired_at %s alone", e, dead, expires)
 			}
-			if got := c.run(0, "get", "--task", dead).Task; got.State != "queued" || got.LockToken != "" {
+			if got := c.Run(0, "get", "--task", dead).Task; got.State != "queued" || got.LockToken != "" {
 				t.Fatalf("a reaped task: %+v, want back in the queue, free", got)
 			}
-			if got := c.run(0, "get", "--task", live).Task; got.State != "claimed" || got.Agent != "ORACLE" {
+			if got := c.Run(0, "get", "--task", live).Task; got.State != "claimed" || got.Agent != "ORACLE" {
 				t.Fatalf("reap touched a live lease: %+v", got)
 			}
-			log, err := os.ReadFile(filepath.Join(c.dir, "audit.jsonl"))
+			log, err := os.ReadFile(filepath.Join(c.Dir, "audit.jsonl"))
 			if err != nil || !strings.Contains(string(log), `"action":"reap"`) {
 				t.Fatalf("the audit log has no reap (%v):\n%s", err, log)
 			}

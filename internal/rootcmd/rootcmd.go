@@ -28,7 +28,7 @@ import (
 func Main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	watchSignals(cancel)
-	runner := run
+	runner := Run
 	if ntask.CalledAsNtask(os.Args[0]) {
 		runner = ntask.RunNtask
 	}
@@ -69,18 +69,18 @@ func watchSignals(cancel context.CancelFunc) {
 
 // run executes one command line and returns the exit status of the ntask
 // contract: 0 ok, 2 CONFLICT, 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == ntask.NtaskName {
 		return ntask.RunNtask(ctx, args[1:], stdin, stdout, stderr)
 	}
 	env := &cmdutil.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, NoCompletions: !cmdutil.CompletionRequest(args)}
 	// env.Out() is read after the command ran: --output is parsed by then.
-	return cmdutil.Execute(ctx, rootCommand(env), args, stdin, stdout, stderr, func(err error) int { return env.Out().Fail(err) })
+	return cmdutil.Execute(ctx, RootCommand(env), args, stdin, stdout, stderr, func(err error) int { return env.Out().Fail(err) })
 }
 
 // rootCommand assembles the root command from the doors: each door
 // package gives its commands over the shared environment env.
-func rootCommand(env *cmdutil.Env) *cobra.Command {
+func RootCommand(env *cmdutil.Env) *cobra.Command {
 	var themeName string
 	root := env.NewRoot(&themeName)
 	// No Args validator on the root: cobra's own check names an unknown

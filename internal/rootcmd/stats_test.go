@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bufio"
@@ -14,38 +14,39 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
-// statsOf runs `claimdeck stats` and decodes its report.
-func (c *cli) statsOf(args ...string) stats.Report {
-	c.t.Helper()
+func cliStatsOf(c *rootcmdtest.CLI, args ...string) stats.Report {
+	c.T.Helper()
 	var out, errOut bytes.Buffer
-	if code := run(context.Background(), append([]string{"--config", c.conf, "stats"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
-		c.t.Fatalf("stats exited %d: %s %s", code, out.String(), errOut.String())
+	if code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf, "stats"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
+		c.T.Fatalf("stats exited %d: %s %s", code, out.String(), errOut.String())
 	}
 	var r struct {
 		OK    bool         `json:"ok"`
 		Stats stats.Report `json:"stats"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil || !r.OK {
-		c.t.Fatalf("stats printed %v, %s", err, out.String())
+		c.T.Fatalf("stats printed %v, %s", err, out.String())
 	}
 	return r.Stats
 }
 
 func TestStatsCountsTheLastHourTheQueueShowsAndTheOperatorsOverrides(t *testing.T) {
-	c := newCLI(t, sqliteSource)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
 	ids := make([]string, 3)
 	for i := range ids {
-		ids[i] = c.run(0, "create", "--title", "task").Task.PageID
+		ids[i] = c.Run(0, "create", "--title", "task").Task.PageID
 	}
-	done := c.run(0, "claim", "--task", ids[0], "--agent-name", "SANDMAN").Task
-	c.run(0, "complete", "--task", ids[0], "--lock-token", done.LockToken)
-	c.run(0, "claim", "--task", ids[1], "--agent-name", "ORACLE")
-	c.run(0, "takeover", "--yes", "--task", ids[2])
+	done := c.Run(0, "claim", "--task", ids[0], "--agent-name", "SANDMAN").Task
+	c.Run(0, "complete", "--task", ids[0], "--lock-token", done.LockToken)
+	c.Run(0, "claim", "--task", ids[1], "--agent-name", "ORACLE")
+	c.Run(0, "takeover", "--yes", "--task", ids[2])
 
-	rep := c.statsOf()
+	rep := cliStatsOf(c)
 	o := rep.Overall
 	// One look sees ORACLE's running claim (the finished claim's fields are
 	// cleared) and the completion by its edit time.
@@ -70,9 +71,9 @@ func TestStatsCountsTheLastHourTheQueueShowsAndTheOperatorsOverrides(t *testing.
 }
 
 func TestStatsShowsABrokenSourceWithItsErrorAndTheRest(t *testing.T) {
-	c := newCLI(t, sqliteSource+"  - name: gone\n    kind: postgres\n    dsn: postgres://claimdeck@127.0.0.1:1/queue?connect_timeout=5\n")
-	c.run(0, "create", "--source", "local", "--title", "task")
-	rep := c.statsOf()
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: gone\n    kind: postgres\n    dsn: postgres://claimdeck@127.0.0.1:1/queue?connect_timeout=5\n")
+	c.Run(0, "create", "--source", "local", "--title", "task")
+	rep := cliStatsOf(c)
 	if len(rep.Sources) != 2 {
 		t.Fatalf("sources = %+v", rep.Sources)
 	}
@@ -91,11 +92,11 @@ func TestStatsShowsABrokenSourceWithItsErrorAndTheRest(t *testing.T) {
 }
 
 func TestMetricsWithoutAUsableAddressIsMisconfigured(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	if r := c.run(3, "metrics"); !strings.Contains(r.Error.Message, "--listen") {
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	if r := c.Run(3, "metrics"); !strings.Contains(r.Error.Message, "--listen") {
 		t.Errorf("no --listen: %q", r.Error.Message)
 	}
-	if r := c.run(3, "metrics", "--listen", "127.0.0.1:notaport"); !strings.Contains(r.Error.Message, "127.0.0.1:notaport") {
+	if r := c.Run(3, "metrics", "--listen", "127.0.0.1:notaport"); !strings.Contains(r.Error.Message, "127.0.0.1:notaport") {
 		t.Errorf("a bad address: %q", r.Error.Message)
 	}
 }
@@ -104,14 +105,14 @@ func TestMetricsWithoutAUsableAddressIsMisconfigured(t *testing.T) {
 // loopback port and scrapes it as Prometheus would, then checks the
 // exposition with promtool when it is installed.
 func TestMetricsServesTheQueueOverHTTP(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	id := c.run(0, "create", "--title", "task").Task.PageID
-	c.run(0, "claim", "--task", id, "--agent-name", "SANDMAN")
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	id := c.Run(0, "create", "--title", "task").Task.PageID
+	c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN")
 	ctx, cancel := context.WithCancel(context.Background())
 	errR, errW := io.Pipe()
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run(ctx, []string{"--config", c.conf, "metrics", "--listen", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, errW)
+		exit <- rootcmd.Run(ctx, []string{"--config", c.Conf, "metrics", "--listen", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, errW)
 		errW.Close()
 	}()
 	line, err := bufio.NewReader(errR).ReadString('\n')
@@ -166,7 +167,7 @@ func TestStatsOnTheEmbeddedDefaultNeverCreatesIt(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	t.Setenv("CLAIMDECK_CONFIG", "")
 	var out, errOut bytes.Buffer
-	run(context.Background(), []string{"stats"}, strings.NewReader(""), &out, &errOut)
+	rootcmd.Run(context.Background(), []string{"stats"}, strings.NewReader(""), &out, &errOut)
 	if _, err := os.Stat(filepath.Join(home, "data", "claimdeck", "queue.db")); err == nil {
 		t.Fatalf("stats created the embedded queue:\n%s", out.String())
 	}
@@ -181,12 +182,12 @@ func TestFirstRunReadsOfTheEmbeddedQueueAnswerAnEmptyQueue(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	t.Setenv("CLAIMDECK_CONFIG", "")
-	empty := newCLI(t, sqliteSource)
+	empty := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
 	for _, args := range [][]string{{"next", "--agent-name", "alpha"}, {"list"}} {
-		want := empty.run(0, args...)
+		want := empty.Run(0, args...)
 		var out, errOut bytes.Buffer
-		code := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
-		var got result
+		code := rootcmd.Run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+		var got rootcmdtest.Result
 		if err := json.Unmarshal(out.Bytes(), &got); err != nil || code != 0 || !got.OK || got.Task != nil || len(got.Tasks) != len(want.Tasks) {
 			t.Fatalf("claimdeck %v on a fresh machine exited %d: %s %s (%v), want the empty queue's answer", args, code, out.String(), errOut.String(), err)
 		}
@@ -194,11 +195,11 @@ func TestFirstRunReadsOfTheEmbeddedQueueAnswerAnEmptyQueue(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "data", "claimdeck", "queue.db")); err == nil {
 		t.Fatal("a read created the embedded queue")
 	}
-	missing := &cli{t: t, conf: filepath.Join(t.TempDir(), "config.yaml")}
-	if err := os.WriteFile(missing.conf, []byte("sources:\n  - name: local\n    kind: sqlite\n    path: "+filepath.Join(home, "nowhere.db")+"\n"), 0o600); err != nil {
+	missing := &rootcmdtest.CLI{T: t, Conf: filepath.Join(t.TempDir(), "config.yaml")}
+	if err := os.WriteFile(missing.Conf, []byte("sources:\n  - name: local\n    kind: sqlite\n    path: "+filepath.Join(home, "nowhere.db")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := missing.run(3, "next", "--agent-name", "alpha"); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "does not exist") {
+	if r := missing.Run(3, "next", "--agent-name", "alpha"); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "does not exist") {
 		t.Fatalf("a configured path that does not exist: %+v", r.Error)
 	}
 }

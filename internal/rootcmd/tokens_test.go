@@ -1,4 +1,4 @@
-package rootcmd
+package rootcmd_test
 
 import (
 	"bytes"
@@ -7,15 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
-// rawOut runs claimdeck and returns what it printed, whatever the exit.
-func (c *cli) rawOut(args ...string) string {
+func cliRawOut(c *rootcmdtest.CLI, args ...string) string {
 	var out bytes.Buffer
-	run(context.Background(), append([]string{"--config", c.conf}, args...), strings.NewReader(""), &out, &out)
+	rootcmd.Run(context.Background(), append([]string{"--config", c.Conf}, args...), strings.NewReader(""), &out, &out)
 	return out.String()
 }
 
@@ -24,11 +25,11 @@ func (c *cli) rawOut(args ...string) string {
 // anyway and completes the claim is recorded in the trail as itself, not
 // as the holder.
 func TestALockTokenBelongsToItsHolder(t *testing.T) {
-	for _, b := range contractBackends {
-		t.Run(b.name, func(t *testing.T) {
-			c := newCLI(t, b.yaml(t))
-			id := c.run(0, "create", "--title", "Rotate keys").Task.PageID
-			tok := c.run(0, "claim", "--task", id, "--agent-name", "AGENT_A", "--run-id", "runA").Task.LockToken
+	for _, b := range rootcmdtest.ContractBackends {
+		t.Run(b.Name, func(t *testing.T) {
+			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			id := c.Run(0, "create", "--title", "Rotate keys").Task.PageID
+			tok := c.Run(0, "claim", "--task", id, "--agent-name", "AGENT_A", "--run-id", "runA").Task.LockToken
 			if len(tok) != 36 {
 				t.Fatalf("claim must hand over the full token, gave %q", tok)
 			}
@@ -36,20 +37,20 @@ func TestALockTokenBelongsToItsHolder(t *testing.T) {
 				{"list"}, {"get", "--task", id}, {"history", "--task", id},
 				{"list", "--output", "table"}, {"get", "--task", id, "--output", "table"},
 			} {
-				if out := c.rawOut(args...); strings.Contains(out, tok) {
+				if out := cliRawOut(c, args...); strings.Contains(out, tok) {
 					t.Errorf("%v prints A's full lock token:\n%s", args, out)
 				}
 			}
-			if g := c.run(0, "get", "--task", id).Task; g.LockToken != model.ShownToken(tok) {
+			if g := c.Run(0, "get", "--task", id).Task; g.LockToken != model.ShownToken(tok) {
 				t.Errorf("get shows lock_token %q, want the prefix %q", g.LockToken, model.ShownToken(tok))
 			}
-			if hb := c.run(0, "heartbeat", "--task", id, "--lock-token", tok, "--run-id", "runA"); hb.Task.LockToken != tok {
+			if hb := c.Run(0, "heartbeat", "--task", id, "--lock-token", tok, "--run-id", "runA"); hb.Task.LockToken != tok {
 				t.Errorf("the holder's own heartbeat answers lock_token %q, want its token", hb.Task.LockToken)
 			}
 
-			c.run(0, "complete", "--task", id, "--lock-token", tok, "--agent-name", "AGENT_B", "--run-id", "runB")
+			c.Run(0, "complete", "--task", id, "--lock-token", tok, "--agent-name", "AGENT_B", "--run-id", "runB")
 			var byB bool
-			for _, e := range c.run(0, "get", "--task", id).Task.History {
+			for _, e := range c.Run(0, "get", "--task", id).Task.History {
 				if e.Action == "complete" || strings.Contains(e.Reason+e.Detail, "complete by run") {
 					// Notion's comments are the integration's: the author leads the text.
 					who := e.Actor + " " + e.Reason
@@ -60,7 +61,7 @@ func TestALockTokenBelongsToItsHolder(t *testing.T) {
 				}
 			}
 			if !byB {
-				t.Errorf("no step of the trail names AGENT_B as the one who completed:\n%s", dump(c.run(0, "get", "--task", id).Task.History))
+				t.Errorf("no step of the trail names AGENT_B as the one who completed:\n%s", dump(c.Run(0, "get", "--task", id).Task.History))
 			}
 		})
 	}
@@ -69,8 +70,8 @@ func TestALockTokenBelongsToItsHolder(t *testing.T) {
 // A seed 003 row whose id is a space is claimed and finished by the same
 // id: ids are taken as given on every path, never trimmed on some.
 func TestATaskWhoseIDIsASpaceCanBeFinished(t *testing.T) {
-	c := newCLI(t, sqliteSource)
-	st, err := sqlstore.Open(context.Background(), sqlstore.Config{Name: "local", Driver: "sqlite", Path: filepath.Join(c.dir, "queue.db")})
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	st, err := sqlstore.Open(context.Background(), sqlstore.Config{Name: "local", Driver: "sqlite", Path: filepath.Join(c.Dir, "queue.db")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +79,12 @@ func TestATaskWhoseIDIsASpaceCanBeFinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	tok := c.run(0, "claim", "--task", " ", "--agent-name", "a").Task.LockToken
-	c.run(0, "heartbeat", "--task", " ", "--lock-token", tok)
-	if r := c.run(0, "complete", "--task", " ", "--lock-token", tok); r.Task.State != "done" {
+	tok := c.Run(0, "claim", "--task", " ", "--agent-name", "a").Task.LockToken
+	c.Run(0, "heartbeat", "--task", " ", "--lock-token", tok)
+	if r := c.Run(0, "complete", "--task", " ", "--lock-token", tok); r.Task.State != "done" {
 		t.Fatalf("complete of the task ' ': %+v", r.Task)
 	}
-	if r := c.run(3, "get", "--task", "T\x00"); !strings.Contains(r.Error.Message, "NUL") {
+	if r := c.Run(3, "get", "--task", "T\x00"); !strings.Contains(r.Error.Message, "NUL") {
 		t.Fatalf("get of an id with a NUL: %+v", r.Error)
 	}
 }

@@ -1,4 +1,4 @@
-package rootcmd
+package e2e
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // lockdirConfig writes a configuration with one lock directory, dir/.locks,
@@ -162,7 +164,7 @@ func TestASecondSIGTERMEndsTheProcessWhateverItWaitsOn(t *testing.T) {
 	}
 	conf, _ := lockdirConfig(t)
 	out, err := exec.Command(bin, "--config", conf, "create", "--title", "Design the VPC module").Output()
-	var created result
+	var created rootcmdtest.Result
 	if err != nil || json.Unmarshal(out, &created) != nil {
 		t.Fatalf("create: %v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-package rootcmd
+package e2e
 
 import (
 	"fmt"
@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // firstContact is an on-call setup as a new user makes one: a SQLite
 // queue with a few tasks, one agent's healthy live lease, and a mesh
 // registry that says ORACLE_LOCAL, where agent looper runs, is DOWN.
 type firstContact struct {
-	c              *cli
+	c              *rootcmdtest.CLI
 	live, liveTok  string
 	queued         []string
 	liveTitle      string
@@ -23,17 +25,17 @@ type firstContact struct {
 // withDownNode writes a mesh registry whose one node, ORACLE_LOCAL, is
 // DOWN and adds it to c's configuration with the rest of the mesh section
 // given; it returns the registry's path.
-func withDownNode(t *testing.T, c *cli, mesh string) string {
+func withDownNode(t *testing.T, c *rootcmdtest.CLI, mesh string) string {
 	t.Helper()
-	reg := filepath.Join(c.dir, "mesh-nodes.json")
+	reg := filepath.Join(c.Dir, "mesh-nodes.json")
 	if err := os.WriteFile(reg, []byte(`{"nodes": {
   "ORACLE_LOCAL": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "down"}
 }}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	conf, _ := os.ReadFile(c.conf)
-	conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n  record: %s\n%s", reg, filepath.Join(c.dir, "sweep.json"), mesh)...)
-	if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
+	conf, _ := os.ReadFile(c.Conf)
+	conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n  record: %s\n%s", reg, filepath.Join(c.Dir, "sweep.json"), mesh)...)
+	if err := os.WriteFile(c.Conf, conf, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return reg
@@ -41,16 +43,16 @@ func withDownNode(t *testing.T, c *cli, mesh string) string {
 
 func newFirstContact(t *testing.T) *firstContact {
 	t.Helper()
-	c := newCLI(t, sqliteSource)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
 	// Its health URL refuses: the poller finds it DOWN at the first ping.
 	reg := withDownNode(t, c, "  ping_every: 200ms\n  down_after: 1\n  holders:\n    looper: ORACLE_LOCAL\n")
-	f := &firstContact{c: c, registry: reg, conf: c.conf, liveTitle: "looping reindex"}
+	f := &firstContact{c: c, registry: reg, conf: c.Conf, liveTitle: "looping reindex"}
 	for i := range 5 {
-		f.queued = append(f.queued, c.run(0, "create", "--title", fmt.Sprintf("queued chore %d", i)).Task.PageID)
+		f.queued = append(f.queued, c.Run(0, "create", "--title", fmt.Sprintf("queued chore %d", i)).Task.PageID)
 	}
-	f.live = c.run(0, "create", "--title", f.liveTitle).Task.PageID
+	f.live = c.Run(0, "create", "--title", f.liveTitle).Task.PageID
 	// A healthy lease: its agent runs on no DOWN node.
-	f.liveTok = c.run(0, "claim", "--task", f.live, "--agent-name", "steady", "--lease", "30m").Task.LockToken
+	f.liveTok = c.Run(0, "claim", "--task", f.live, "--agent-name", "steady", "--lease", "30m").Task.LockToken
 	return f
 }
 
@@ -93,7 +95,7 @@ func TestTmuxATakeoverAfterAHeartbeatIsApplied(t *testing.T) {
 	p.await("the live lease", func(s string) bool { return strings.Contains(s, "steady") && strings.Contains(s, "1 shown") })
 	p.keys("c", "Enter")
 	p.await("the question", func(s string) bool { return strings.Contains(s, "[y/N]") })
-	f.c.run(0, "heartbeat", "--task", f.live, "--lock-token", f.liveTok)
+	f.c.Run(0, "heartbeat", "--task", f.live, "--lock-token", f.liveTok)
 	time.Sleep(3 * time.Second) // the dashboard polls the heartbeat in
 	p.keys("y")
 	s := p.await("the outcome", func(s string) bool { return strings.Contains(s, "applied") || strings.Contains(s, "refused") })

@@ -1,10 +1,12 @@
-package rootcmd
+package e2e
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // TestTmuxBulkReleaseOfADeadNodesClaims is the runbook in the dashboard, at
@@ -15,11 +17,11 @@ import (
 func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
 	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
-			c := newCLI(t, sqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+			c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 			withDownNode(t, c, "  holders:\n    worker-7: ORACLE_LOCAL\n    worker-9: ORACLE_LOCAL\n")
 			claim := func(source, agent, title string) string {
-				id := c.run(0, "--source", source, "create", "--title", title).Task.PageID
-				c.run(0, "--source", source, "claim", "--task", id, "--agent-name", agent, "--lease", "1s")
+				id := c.Run(0, "--source", source, "create", "--title", title).Task.PageID
+				c.Run(0, "--source", source, "claim", "--task", id, "--agent-name", agent, "--lease", "1s")
 				return id
 			}
 			claim("local", "worker-7", "index shard one")
@@ -27,7 +29,7 @@ func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
 			claim("locks", "worker-7", "index shard three")
 			time.Sleep(1500 * time.Millisecond) // the leases run out: the claims are stale
 
-			p := startTmux(t, sz[0], sz[1], "--config", c.conf)
+			p := startTmux(t, sz[0], sz[1], "--config", c.Conf)
 			p.await("the dashboard", func(s string) bool { return strings.Contains(s, "Queue") })
 			p.keys(":")
 			for _, r := range "stale" {
@@ -60,7 +62,7 @@ func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
 			}
 			p.keys("Enter")
 			p.await("the question", func(s string) bool { return strings.Contains(s, "Apply to 3 tasks, one by one?") })
-			c.run(0, "--source", "local", "takeover", "--task", beat, "--yes")
+			c.Run(0, "--source", "local", "takeover", "--task", beat, "--yes")
 			time.Sleep(200 * time.Millisecond)
 			p.keys("y")
 			s := p.await("the summary", func(s string) bool { return strings.Contains(s, "Force-release summary") })
@@ -73,7 +75,7 @@ func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
 					t.Fatalf("line %d overflows the %dx%d terminal: %q", i, sz[0], sz[1], l)
 				}
 			}
-			if got := c.run(0, "--source", "local", "get", "--task", beat).Task; got.ClaimedBy != "HUMAN" {
+			if got := c.Run(0, "--source", "local", "get", "--task", beat).Task; got.ClaimedBy != "HUMAN" {
 				t.Fatalf("the claim taken over midway was released: %+v", got)
 			}
 			p.keys("Escape", "q")

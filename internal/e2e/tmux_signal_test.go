@@ -1,4 +1,4 @@
-package rootcmd
+package e2e
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package rootcmd
+package e2e
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/ntask"
+	"github.com/claimdeck/claimdeck/internal/rootcmd"
 )
 
 // The tests that run claimdeck as a real process (dashboard screens in
@@ -27,7 +28,7 @@ var (
 func TestMain(m *testing.M) {
 	switch filepath.Base(os.Args[0]) {
 	case "claimdeck", ntask.NtaskName:
-		Main() // exits
+		rootcmd.Main() // exits
 	}
 	// Under -race the claimdeck processes the tests start are this
 	// race-built binary. Bubble Tea's shutdown closes its input reader

@@ -1,4 +1,4 @@
-package rootcmd
+package e2e
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // A service without User=, a cron job or a container with no HOME used to
@@ -74,7 +76,7 @@ func TestNoHomeMeansNoSharedDirectoryAsASecondUser(t *testing.T) {
 	}
 	// Had the queue been made, the release acts on its task and journals it.
 	id := "t"
-	var created result
+	var created rootcmdtest.Result
 	if json.Unmarshal([]byte(out), &created) == nil && created.Task != nil && created.Task.PageID != "" {
 		id = created.Task.PageID
 	}

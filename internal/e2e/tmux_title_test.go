@@ -1,4 +1,4 @@
-package rootcmd
+package e2e
 
 import (
 	"fmt"
@@ -9,28 +9,30 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // The terminal's title carries the worst state, so a person sees it from
 // another tab: tmux's pane title goes from quiet to "1 DOWN" when the one
 // node stops answering its health pings.
 func TestTmuxTheTitleSaysWhenANodeGoesDown(t *testing.T) {
-	c := newCLI(t, sqliteSource)
+	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
 	node := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"node": "ORACLE_LOCAL", "status": "healthy", "queue_depth": 0, "claimed_tasks": []}`)
 	}))
 	defer node.Close()
-	reg := filepath.Join(c.dir, "mesh-nodes.json")
+	reg := filepath.Join(c.Dir, "mesh-nodes.json")
 	if err := os.WriteFile(reg, []byte(fmt.Sprintf(`{"nodes": {"ORACLE_LOCAL": {"webhook": "%s/hooks/agent", "health": "%s/hooks/health"}}}`, node.URL, node.URL)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	conf, _ := os.ReadFile(c.conf)
-	conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n  record: %s\n  ping_every: 200ms\n  down_after: 1\n", reg, filepath.Join(c.dir, "sweep.json"))...)
-	if err := os.WriteFile(c.conf, conf, 0o600); err != nil {
+	conf, _ := os.ReadFile(c.Conf)
+	conf = append(conf, fmt.Sprintf("mesh:\n  registry: %s\n  record: %s\n  ping_every: 200ms\n  down_after: 1\n", reg, filepath.Join(c.Dir, "sweep.json"))...)
+	if err := os.WriteFile(c.Conf, conf, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c.run(0, "create", "--title", "a chore")
-	p := startTmux(t, 100, 30, "--config", c.conf)
+	c.Run(0, "create", "--title", "a chore")
+	p := startTmux(t, 100, 30, "--config", c.Conf)
 	title := func() string {
 		out, _ := exec.Command("tmux", "display", "-p", "-t", p.session, "#{pane_title}").Output()
 		return strings.TrimSpace(string(out))

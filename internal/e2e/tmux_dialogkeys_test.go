@@ -1,4 +1,4 @@
-package rootcmd
+package e2e
 
 import (
 	"strings"
@@ -28,7 +28,7 @@ func TestTmuxTextTypedIntoAnOpenDetailChangesNoTask(t *testing.T) {
 	if strings.Contains(s, "[y/N]") || strings.Contains(s, "Force-release") {
 		t.Fatalf("the typed text reached an action:\n%s", s)
 	}
-	got := f.c.run(0, "get", "--task", f.live).Task
+	got := f.c.Run(0, "get", "--task", f.live).Task
 	if got.State != "claimed" || got.Agent != "steady" || got.LockToken == "" {
 		t.Fatalf("the live claim changed: %+v\n%s", got, s)
 	}

@@ -1,4 +1,4 @@
-package rootcmd
+package e2e
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/claimdeck/claimdeck/internal/ntask"
+	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // doorRig is one queue behind every door, each a real process of the
@@ -23,7 +24,7 @@ import (
 // (ci-bot) and a full one (oncall).
 type doorRig struct {
 	t   *testing.T
-	c   *cli
+	c   *rootcmdtest.CLI
 	bin string
 	env []string
 	url string
@@ -31,24 +32,24 @@ type doorRig struct {
 
 func newDoorRig(t *testing.T, sourcesYAML, extra string) *doorRig {
 	t.Helper()
-	c := newCLI(t, sourcesYAML+`mcp:
+	c := rootcmdtest.NewCLI(t, sourcesYAML+`mcp:
   overrides: true
   clients:
     - {name: ci-bot, token_env: CD_TEST_BOT_TOKEN, agent_only: true}
     - {name: oncall, token_env: CD_TEST_ONCALL_TOKEN}
 `+extra)
 	bin := filepath.Join(binaries(t), "claimdeck")
-	env := append(agentEnv(t, c, t.TempDir()), "CD_TEST_BOT_TOKEN="+botToken, "CD_TEST_ONCALL_TOKEN="+oncallToken)
+	env := append(agentEnv(t, c, t.TempDir()), "CD_TEST_BOT_TOKEN="+rootcmdtest.BotToken, "CD_TEST_ONCALL_TOKEN="+rootcmdtest.OncallToken)
 	return &doorRig{t: t, c: c, bin: bin, env: env}
 }
 
 // claimdeck runs the binary and decodes its JSON.
-func (r *doorRig) claimdeck(wantExit int, args ...string) result {
+func (r *doorRig) claimdeck(wantExit int, args ...string) rootcmdtest.Result {
 	r.t.Helper()
-	cmd := exec.Command(r.bin, append([]string{"--config", r.c.conf}, args...)...)
+	cmd := exec.Command(r.bin, append([]string{"--config", r.c.Conf}, args...)...)
 	cmd.Env = r.env
 	out, code := r.exit(cmd)
-	var res result
+	var res rootcmdtest.Result
 	if jerr := json.Unmarshal(out, &res); jerr != nil || code != wantExit {
 		r.t.Fatalf("claimdeck %v exited %d (want %d): %s", args, code, wantExit, out)
 	}
@@ -76,13 +77,13 @@ func (r *doorRig) exit(cmd *exec.Cmd) ([]byte, int) {
 
 // claimdeckAny is claimdeck with the exit status written to *code, any
 // exit allowed.
-func (r *doorRig) claimdeckAny(code *int, args ...string) result {
+func (r *doorRig) claimdeckAny(code *int, args ...string) rootcmdtest.Result {
 	r.t.Helper()
-	cmd := exec.Command(r.bin, append([]string{"--config", r.c.conf}, args...)...)
+	cmd := exec.Command(r.bin, append([]string{"--config", r.c.Conf}, args...)...)
 	cmd.Env = r.env
 	out, c := r.exit(cmd)
 	*code = c
-	var res result
+	var res rootcmdtest.Result
 	if err := json.Unmarshal(out, &res); err != nil {
 		r.t.Fatalf("claimdeck %v: not JSON: %s", args, out)
 	}
@@ -123,7 +124,7 @@ func slicesWithout(env []string, prefix string) []string {
 // stdio connects to `claimdeck mcp` as a subprocess on its stdin and stdout.
 func (r *doorRig) stdio() *mcp.ClientSession {
 	r.t.Helper()
-	cmd := exec.Command(r.bin, "--config", r.c.conf, "mcp")
+	cmd := exec.Command(r.bin, "--config", r.c.Conf, "mcp")
 	cmd.Env = r.env
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-agent", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -143,7 +144,7 @@ func (r *doorRig) http(token string) *mcp.ClientSession {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		cmd := exec.Command(r.bin, "--config", r.c.conf, "mcp", "--http", addr)
+		cmd := exec.Command(r.bin, "--config", r.c.Conf, "mcp", "--http", addr)
 		cmd.Env = r.env
 		var errOut bytes.Buffer
 		cmd.Stderr = &errOut
@@ -167,7 +168,7 @@ func (r *doorRig) http(token string) *mcp.ClientSession {
 		}
 		r.url = "http://" + addr
 	}
-	tr := &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: bearer{token}}, MaxRetries: -1, DisableStandaloneSSE: true}
+	tr := &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: rootcmdtest.Bearer{Token: token}}, MaxRetries: -1, DisableStandaloneSSE: true}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "remote", Version: "1"}, nil).Connect(context.Background(), tr, nil)
 	if err != nil {
 		r.t.Fatal(err)
@@ -181,7 +182,7 @@ func jsonUnmarshal(text string, v any) error { return json.Unmarshal([]byte(text
 // audit is the audit log's records.
 func (r *doorRig) audit() []map[string]any {
 	r.t.Helper()
-	b, err := os.ReadFile(filepath.Join(r.c.dir, "audit.jsonl"))
+	b, err := os.ReadFile(filepath.Join(r.c.Dir, "audit.jsonl"))
 	if err != nil && !os.IsNotExist(err) {
 		r.t.Fatal(err)
 	}
@@ -204,17 +205,17 @@ func (r *doorRig) audit() []map[string]any {
 // token: each complete, block and review is refused, the task is still
 // hers, and the audit log records no finish. Alice herself still can.
 func TestAnMCPCallerCannotFinishAPersonsTakeover(t *testing.T) {
-	r := newDoorRig(t, sqliteSource, "")
+	r := newDoorRig(t, rootcmdtest.SqliteSource, "")
 	id := r.claimdeck(0, "create", "--title", "alice's now").Task.PageID
 	r.claimdeck(0, "takeover", "--task", id, "--yes")
-	doors := map[string]*mcp.ClientSession{"stdio": r.stdio(), "http agent_only": r.http(botToken), "http full": r.http(oncallToken)}
+	doors := map[string]*mcp.ClientSession{"stdio": r.stdio(), "http agent_only": r.http(rootcmdtest.BotToken), "http full": r.http(rootcmdtest.OncallToken)}
 	for door, cs := range doors {
 		for _, tool := range []string{"complete", "review", "block"} {
 			args := map[string]any{"task": id}
 			if tool == "block" {
 				args["reason"] = "waiting"
 			}
-			res := call(t, cs, tool, args, true)
+			res := rootcmdtest.Call(t, cs, tool, args, true)
 			if res.Error.Code != "MISCONFIGURED" || !strings.Contains(res.Error.Message, "lock_token") || strings.Contains(res.Error.Message, "--") {
 				t.Errorf("%s %s of alice's takeover without a token: %+v", door, tool, res.Error)
 			}
