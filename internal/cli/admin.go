@@ -15,7 +15,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
-func (a *app) MigrateCommand() *cobra.Command {
+func (a *app) migrateCommand() *cobra.Command {
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "migrate",
@@ -119,7 +119,7 @@ func migrationScript(sc cmdutil.SourceConfig, m sqlstore.Migration) string {
 	return b.String()
 }
 
-func (a *app) ConfigCommand() *cobra.Command {
+func (a *app) configCommand() *cobra.Command {
 	cfg := &cobra.Command{Use: "config", Short: "Show the configuration"}
 	cfg.AddCommand(&cobra.Command{
 		Use:   "show",

@@ -16,26 +16,26 @@ type app struct{ *cmdutil.Env }
 // Agent is the agent commands (the ntask contract) and history.
 func Agent(env *cmdutil.Env) []*cobra.Command {
 	a := &app{env}
-	return append(a.AgentCommands(), a.HistoryCommand())
+	return append(a.AgentCommands(), a.historyCommand())
 }
 
 // Operator is the operator overrides and the review commands.
 func Operator(env *cmdutil.Env) []*cobra.Command {
 	a := &app{env}
-	return append(a.OperatorCommands(), a.ReviewCommands()...)
+	return append(a.operatorCommands(), a.reviewCommands()...)
 }
 
 // Admin is the setup and diagnosis commands.
 func Admin(env *cmdutil.Env) []*cobra.Command {
 	a := &app{env}
-	return []*cobra.Command{a.DoctorCommand(), a.MigrateCommand(), a.CopyCommand(), a.ConfigCommand(), a.VersionCommand(), a.NotionEmulatorCommand()}
+	return []*cobra.Command{a.doctorCommand(), a.migrateCommand(), a.copyCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand()}
 }
 
 // Stats is `claimdeck stats`.
-func Stats(env *cmdutil.Env) *cobra.Command { return (&app{env}).StatsCommand() }
+func Stats(env *cmdutil.Env) *cobra.Command { return (&app{env}).statsCommand() }
 
 // Sweep is `claimdeck sweep`.
-func Sweep(env *cmdutil.Env) *cobra.Command { return (&app{env}).SweepCommand() }
+func Sweep(env *cmdutil.Env) *cobra.Command { return (&app{env}).sweepCommand() }
 
 // NodeWatch is `claimdeck node watch`.
-func NodeWatch(env *cmdutil.Env) *cobra.Command { return (&app{env}).NodeWatchCommand() }
+func NodeWatch(env *cmdutil.Env) *cobra.Command { return (&app{env}).nodeWatchCommand() }

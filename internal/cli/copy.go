@@ -11,7 +11,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 )
 
-func (a *app) CopyCommand() *cobra.Command {
+func (a *app) copyCommand() *cobra.Command {
 	var from, to string
 	var dryRun, resume bool
 	c := &cobra.Command{

@@ -11,7 +11,7 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 )
 
-func (a *app) DoctorCommand() *cobra.Command {
+func (a *app) doctorCommand() *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "doctor",

@@ -9,7 +9,7 @@ import (
 )
 
 // historyCommand prints one task's timeline, newest last.
-func (a *app) HistoryCommand() *cobra.Command {
+func (a *app) historyCommand() *cobra.Command {
 	tf := &cmdutil.TaskFlags{}
 	cmd := &cobra.Command{
 		Use:   "history",

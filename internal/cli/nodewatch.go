@@ -31,7 +31,7 @@ func nodeOut(n model.Node) nodeJSON {
 		Failures: n.Failures, LastError: model.Redact(n.LastErr), RecordedBy: n.RecordedBy}
 }
 
-func (a *app) NodeWatchCommand() *cobra.Command {
+func (a *app) nodeWatchCommand() *cobra.Command {
 	var rounds int
 	cmd := &cobra.Command{
 		Use:   "watch",

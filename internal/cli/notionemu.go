@@ -11,7 +11,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 )
 
-func (a *app) NotionEmulatorCommand() *cobra.Command {
+func (a *app) notionEmulatorCommand() *cobra.Command {
 	var listen string
 	var rate float64
 	var faults notionemu.Faults

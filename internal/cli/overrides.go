@@ -10,7 +10,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources"
 )
 
-func (a *app) OperatorCommands() []*cobra.Command {
+func (a *app) operatorCommands() []*cobra.Command {
 	takeover := a.OverrideCommand(model.ActionTakeover, &cmdutil.Override{})
 
 	rel := &cmdutil.Override{}
@@ -42,7 +42,7 @@ func (a *app) OperatorCommands() []*cobra.Command {
 // send it back with a reason (the queue), or return a blocked task to the
 // queue (unblock), one task or every one a filter
 // matches, through the desk: conditional on the version read, audited.
-func (a *app) ReviewCommands() []*cobra.Command {
+func (a *app) reviewCommands() []*cobra.Command {
 	approve := a.OverrideCommand(model.ActionApprove, &cmdutil.Override{})
 	approve.Flags().Lookup("reason").Usage = "an approval note (recorded in the audit trail)"
 	rework := a.OverrideCommand(model.ActionRework, &cmdutil.Override{})

@@ -13,7 +13,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
-func (a *app) StatsCommand() *cobra.Command {
+func (a *app) statsCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "stats",
 		Short: "The fleet's numbers as JSON: throughput, queue and work times, lease ages, overrides",

@@ -94,7 +94,7 @@ func sweepResult(rep mesh.SweepReport, swept []string, dryRun bool) (map[string]
 	return out, first
 }
 
-func (a *app) SweepCommand() *cobra.Command {
+func (a *app) sweepCommand() *cobra.Command {
 	var dryRun, ping bool
 	var from string
 	cmd := &cobra.Command{

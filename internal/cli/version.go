@@ -6,7 +6,7 @@ import (
 	"github.com/claimdeck/claimdeck/model"
 )
 
-func (a *app) VersionCommand() *cobra.Command {
+func (a *app) versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",

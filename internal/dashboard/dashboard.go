@@ -76,7 +76,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 }
 
 // dashboardCommand is `claimdeck` with no arguments: every configured source.
-func (a *app) DashboardRun(themeName *string) func(cmd *cobra.Command, _ []string) error {
+func (a *app) dashboardRun(themeName *string) func(cmd *cobra.Command, _ []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		srcs, err := a.OpenForHub(ctx) // a broken source stands in with its error
@@ -98,7 +98,7 @@ func (a *app) DashboardRun(themeName *string) func(cmd *cobra.Command, _ []strin
 	}
 }
 
-func (a *app) DemoCommand(themeName *string) *cobra.Command {
+func (a *app) demoCommand(themeName *string) *cobra.Command {
 	var o demo.Options
 	var backend string
 	cmd := &cobra.Command{

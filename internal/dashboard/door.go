@@ -12,10 +12,10 @@ type app struct{ *cmdutil.Env }
 
 // Run is the root command's run: the dashboard in the colours *themeName names.
 func Run(env *cmdutil.Env, themeName *string) func(*cobra.Command, []string) error {
-	return (&app{env}).DashboardRun(themeName)
+	return (&app{env}).dashboardRun(themeName)
 }
 
 // Demo is `claimdeck demo`.
 func Demo(env *cmdutil.Env, themeName *string) *cobra.Command {
-	return (&app{env}).DemoCommand(themeName)
+	return (&app{env}).demoCommand(themeName)
 }

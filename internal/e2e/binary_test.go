@@ -27,7 +27,7 @@ var (
 
 func TestMain(m *testing.M) {
 	switch filepath.Base(os.Args[0]) {
-	case "claimdeck", ntask.NtaskName:
+	case "claimdeck", ntask.Name:
 		rootcmd.Main() // exits
 	}
 	// Under -race the claimdeck processes the tests start are this
@@ -88,7 +88,7 @@ func installSelf() (string, error) {
 	if err := copyFile(self, bin); err != nil {
 		return "", fmt.Errorf("install the test binary as claimdeck: %w", err)
 	}
-	return dir, os.Symlink("claimdeck", filepath.Join(dir, ntask.NtaskName))
+	return dir, os.Symlink("claimdeck", filepath.Join(dir, ntask.Name))
 }
 
 func copyFile(from, to string) error {

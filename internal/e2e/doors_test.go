@@ -101,7 +101,7 @@ func (r *doorRig) ntaskAs(agent, home string, args ...string) (map[string]any, i
 // ntask runs the binary as ntask with home as HOME.
 func (r *doorRig) ntask(home string, args ...string) (map[string]any, int) {
 	r.t.Helper()
-	cmd := exec.Command(filepath.Join(filepath.Dir(r.bin), ntask.NtaskName), args...)
+	cmd := exec.Command(filepath.Join(filepath.Dir(r.bin), ntask.Name), args...)
 	cmd.Env = append(slicesWithout(r.env, "HOME="), "HOME="+home)
 	out, code := r.exit(cmd)
 	var v map[string]any

@@ -15,13 +15,13 @@ import (
 type app struct{ *cmdutil.Env }
 
 // Command is `claimdeck mcp`.
-func Command(env *cmdutil.Env) *cobra.Command { return (&app{env}).McpCommand() }
+func Command(env *cmdutil.Env) *cobra.Command { return (&app{env}).mcpCommand() }
 
 // Server is the MCP server over env's sources; overrides adds the
 // operator's tools.
-func Server(env *cmdutil.Env, overrides bool) *mcp.Server { return (&app{env}).MCPServer(overrides) }
+func Server(env *cmdutil.Env, overrides bool) *mcp.Server { return (&app{env}).mcpServer(overrides) }
 
 // Serve serves MCP over streamable HTTP on ln to the clients named.
 func Serve(ctx context.Context, env *cmdutil.Env, ln net.Listener, clients []cmdutil.MCPClient) error {
-	return (&app{env}).ServeMCP(ctx, ln, clients)
+	return (&app{env}).serveMCP(ctx, ln, clients)
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 
-func (a *app) McpCommand() *cobra.Command {
+func (a *app) mcpCommand() *cobra.Command {
 	var addr, tokenEnv string
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -43,7 +43,7 @@ bits: openssl rand -hex 32).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if addr == "" {
-				return a.MCPServer(true).Run(cmd.Context(), &mcp.StdioTransport{})
+				return a.mcpServer(true).Run(cmd.Context(), &mcp.StdioTransport{})
 			}
 			clients, err := a.Cfg.MCP.HttpClients(tokenEnv)
 			if err != nil {
@@ -53,7 +53,7 @@ bits: openssl rand -hex 32).`,
 			if err != nil {
 				return err
 			}
-			return a.ServeMCP(cmd.Context(), ln, clients)
+			return a.serveMCP(cmd.Context(), ln, clients)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on ADDR (host:port, host required: 127.0.0.1:8765) instead of stdio")
@@ -65,8 +65,8 @@ bits: openssl rand -hex 32).`,
 // carry one of the clients' bearer tokens. The client is the session's
 // user: its tools are the agent-only set when it is restricted, and its
 // actions are recorded under its name.
-func (a *app) ServeMCP(ctx context.Context, ln net.Listener, clients []cmdutil.MCPClient) error {
-	full, agentOnly := a.MCPServer(true), a.MCPServer(false)
+func (a *app) serveMCP(ctx context.Context, ln net.Listener, clients []cmdutil.MCPClient) error {
+	full, agentOnly := a.mcpServer(true), a.mcpServer(false)
 	h := byRevision(func(r *http.Request) *mcp.Server {
 		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && ti.Extra["agent_only"] == true {
 			return agentOnly
@@ -121,7 +121,7 @@ func (a *app) mcpActor(req *mcp.CallToolRequest) model.Actor {
 // mcpServer is the MCP server over the configured source: one tool per
 // agent command, and the operator tools when overrides is true and the
 // configuration allows.
-func (a *app) MCPServer(overrides bool) *mcp.Server {
+func (a *app) mcpServer(overrides bool) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "claimdeck", Version: model.Build().String()}, &mcp.ServerOptions{Capabilities: mcpCapabilities()})
 	srv.AddReceivingMiddleware(undeclared)
 	// The operator tools this server offers, by word: one per humanOps row

@@ -26,7 +26,7 @@ import (
 // older grammar and MCP (agentOps); only the words differ.
 
 // ntaskName is the program name under which claimdeck speaks today's contract.
-const NtaskName = "ntask"
+const Name = "ntask"
 
 // ntaskLease is the lease claim takes by default and heartbeat always
 // extends to (Claim.swift: leaseMin = 15; Heartbeat.swift: 15 minutes).
@@ -34,8 +34,8 @@ const ntaskLease = 15 * time.Minute
 
 // calledAsNtask reports whether argv[0] names the ntask binary (a symlink or
 // a copy of claimdeck).
-func CalledAsNtask(argv0 string) bool {
-	return strings.TrimSuffix(filepath.Base(argv0), ".exe") == NtaskName
+func CalledAs(argv0 string) bool {
+	return strings.TrimSuffix(filepath.Base(argv0), ".exe") == Name
 }
 
 // ntaskEnv names the environment today's ntask reads.
@@ -52,7 +52,7 @@ const ntaskContract = "0.4.1"
 // runNtask executes one ntask command line and returns its exit status:
 // 0, 10 NO_TASKS, 20 CONFLICT, 21 LOST_LOCK, 30 API_ERROR, 40
 // MISCONFIGURED, 41 INCOMPLETE_SUBTASKS.
-func RunNtask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	n := &Ntask{Env: &cmdutil.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, NoCompletions: !cmdutil.CompletionRequest(args)}}
 	return cmdutil.Execute(ctx, n.Root(), args, stdin, stdout, stderr, n.fail)
 }
@@ -144,7 +144,7 @@ func ntaskTask(t *model.Task) map[string]any {
 // root is the ntask command tree, in NTaskCommand.swift's order.
 func (n *Ntask) Root() *cobra.Command {
 	root := &cobra.Command{
-		Use:   NtaskName,
+		Use:   Name,
 		Short: "Task queue CLI for agents on today's notion-task skill (ntask 0.4), over every claimdeck source",
 		Long: `ntask is claimdeck under today's notion-task skill's grammar: positional task
 ids (TASK-42, 42, or the row, page or lock id), the lock kept in

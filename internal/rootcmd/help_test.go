@@ -22,7 +22,7 @@ func roots() map[string]func() *cobra.Command {
 		"claimdeck": func() *cobra.Command {
 			return rootcmd.RootCommand(&cmdutil.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard})
 		},
-		ntask.NtaskName: func() *cobra.Command {
+		ntask.Name: func() *cobra.Command {
 			return (&ntask.Ntask{Env: &cmdutil.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}}).Root()
 		},
 	}

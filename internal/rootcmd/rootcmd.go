@@ -29,8 +29,8 @@ func Main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	watchSignals(cancel)
 	runner := Run
-	if ntask.CalledAsNtask(os.Args[0]) {
-		runner = ntask.RunNtask
+	if ntask.CalledAs(os.Args[0]) {
+		runner = ntask.Run
 	}
 	code := runner(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	cancel()
@@ -70,8 +70,8 @@ func watchSignals(cancel context.CancelFunc) {
 // run executes one command line and returns the exit status of the ntask
 // contract: 0 ok, 2 CONFLICT, 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == ntask.NtaskName {
-		return ntask.RunNtask(ctx, args[1:], stdin, stdout, stderr)
+	if len(args) > 0 && args[0] == ntask.Name {
+		return ntask.Run(ctx, args[1:], stdin, stdout, stderr)
 	}
 	env := &cmdutil.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, NoCompletions: !cmdutil.CompletionRequest(args)}
 	// env.Out() is read after the command ran: --output is parsed by then.

@@ -12,7 +12,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
-func (a *app) MetricsCommand() *cobra.Command {
+func (a *app) metricsCommand() *cobra.Command {
 	var listen string
 	cmd := &cobra.Command{
 		Use:   "metrics --listen ADDR",

@@ -13,7 +13,7 @@ import (
 	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 
-func (a *app) NodeServeCommand() *cobra.Command {
+func (a *app) nodeServeCommand() *cobra.Command {
 	var name, listen, tokenEnv string
 	cmd := &cobra.Command{
 		Use:   "serve",

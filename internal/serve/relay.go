@@ -23,7 +23,7 @@ const relayPerClient = 256
 // source is tens of megabytes. The watch stream sets its own deadlines.
 const relayWrite = 2 * time.Minute
 
-func (a *app) RelayCommand() *cobra.Command {
+func (a *app) relayCommand() *cobra.Command {
 	var listen, tokenEnv string
 	cmd := &cobra.Command{
 		Use:   "relay --listen HOST:PORT",

@@ -11,10 +11,10 @@ import (
 type app struct{ *cmdutil.Env }
 
 // Relay is `claimdeck relay`.
-func Relay(env *cmdutil.Env) *cobra.Command { return (&app{env}).RelayCommand() }
+func Relay(env *cmdutil.Env) *cobra.Command { return (&app{env}).relayCommand() }
 
 // Metrics is `claimdeck metrics`.
-func Metrics(env *cmdutil.Env) *cobra.Command { return (&app{env}).MetricsCommand() }
+func Metrics(env *cmdutil.Env) *cobra.Command { return (&app{env}).metricsCommand() }
 
 // NodeServe is `claimdeck node serve`.
-func NodeServe(env *cmdutil.Env) *cobra.Command { return (&app{env}).NodeServeCommand() }
+func NodeServe(env *cmdutil.Env) *cobra.Command { return (&app{env}).nodeServeCommand() }

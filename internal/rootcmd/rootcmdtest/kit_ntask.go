@@ -18,7 +18,7 @@ func NtaskIn(t *testing.T, c *CLI, home string, args ...string) (map[string]any,
 	t.Setenv("HOME", home)
 	t.Setenv("CLAIMDECK_CONFIG", c.Conf)
 	var out, errOut bytes.Buffer
-	code := rootcmd.Run(t.Context(), append([]string{ntask.NtaskName}, args...), strings.NewReader(""), &out, &errOut)
+	code := rootcmd.Run(t.Context(), append([]string{ntask.Name}, args...), strings.NewReader(""), &out, &errOut)
 	var v map[string]any
 	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
 		t.Fatalf("ntask %v: stdout is not one JSON document: %v\n%s%s", args, err, out.String(), errOut.String())
