@@ -201,3 +201,26 @@ func isCompletion(cmd *cobra.Command) bool {
 	}
 	return false
 }
+
+// Doors adds the commands of one or more doors to root, the shared root
+// of NewRoot (theme is its --theme), and returns the paths of those that
+// answer in JSON only.
+type Doors func(env *Env, root *cobra.Command, theme *string) (jsonOnly []string)
+
+// Root is the root command with the commands of doors, finished.
+func (a *Env) Root(doors Doors) *cobra.Command {
+	var theme string
+	root := a.NewRoot(&theme)
+	a.FinishRoot(root, doors(a, root, &theme)...)
+	return root
+}
+
+// Run executes one command line of the commands of doors and returns the
+// exit status of the ntask contract: 0 ok, 2 CONFLICT, 3 MISCONFIGURED,
+// 4 LOST_LOCK, 5 API_ERROR. The program runs every door with it; a
+// door's tests run the door's own commands.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, doors Doors) int {
+	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, NoCompletions: !CompletionRequest(args)}
+	// env.Out() is read after the command ran: --output is parsed by then.
+	return Execute(ctx, env.Root(doors), args, stdin, stdout, stderr, func(err error) int { return env.Out().Fail(err) })
+}

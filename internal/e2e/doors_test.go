@@ -14,8 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/ntask"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // doorRig is one queue behind every door, each a real process of the
@@ -24,7 +24,7 @@ import (
 // (ci-bot) and a full one (oncall).
 type doorRig struct {
 	t   *testing.T
-	c   *rootcmdtest.CLI
+	c   *cmdtest.CLI
 	bin string
 	env []string
 	url string
@@ -32,24 +32,24 @@ type doorRig struct {
 
 func newDoorRig(t *testing.T, sourcesYAML, extra string) *doorRig {
 	t.Helper()
-	c := rootcmdtest.NewCLI(t, sourcesYAML+`mcp:
+	c := cmdtest.NewCLI(t, sourcesYAML+`mcp:
   overrides: true
   clients:
     - {name: ci-bot, token_env: CD_TEST_BOT_TOKEN, agent_only: true}
     - {name: oncall, token_env: CD_TEST_ONCALL_TOKEN}
 `+extra)
 	bin := filepath.Join(binaries(t), "claimdeck")
-	env := append(agentEnv(t, c, t.TempDir()), "CD_TEST_BOT_TOKEN="+rootcmdtest.BotToken, "CD_TEST_ONCALL_TOKEN="+rootcmdtest.OncallToken)
+	env := append(agentEnv(t, c, t.TempDir()), "CD_TEST_BOT_TOKEN="+cmdtest.BotToken, "CD_TEST_ONCALL_TOKEN="+cmdtest.OncallToken)
 	return &doorRig{t: t, c: c, bin: bin, env: env}
 }
 
 // claimdeck runs the binary and decodes its JSON.
-func (r *doorRig) claimdeck(wantExit int, args ...string) rootcmdtest.Result {
+func (r *doorRig) claimdeck(wantExit int, args ...string) cmdtest.Result {
 	r.t.Helper()
 	cmd := exec.Command(r.bin, append([]string{"--config", r.c.Conf}, args...)...)
 	cmd.Env = r.env
 	out, code := r.exit(cmd)
-	var res rootcmdtest.Result
+	var res cmdtest.Result
 	if jerr := json.Unmarshal(out, &res); jerr != nil || code != wantExit {
 		r.t.Fatalf("claimdeck %v exited %d (want %d): %s", args, code, wantExit, out)
 	}
@@ -77,13 +77,13 @@ func (r *doorRig) exit(cmd *exec.Cmd) ([]byte, int) {
 
 // claimdeckAny is claimdeck with the exit status written to *code, any
 // exit allowed.
-func (r *doorRig) claimdeckAny(code *int, args ...string) rootcmdtest.Result {
+func (r *doorRig) claimdeckAny(code *int, args ...string) cmdtest.Result {
 	r.t.Helper()
 	cmd := exec.Command(r.bin, append([]string{"--config", r.c.Conf}, args...)...)
 	cmd.Env = r.env
 	out, c := r.exit(cmd)
 	*code = c
-	var res rootcmdtest.Result
+	var res cmdtest.Result
 	if err := json.Unmarshal(out, &res); err != nil {
 		r.t.Fatalf("claimdeck %v: not JSON: %s", args, out)
 	}
@@ -168,7 +168,7 @@ func (r *doorRig) http(token string) *mcp.ClientSession {
 		}
 		r.url = "http://" + addr
 	}
-	tr := &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: rootcmdtest.Bearer{Token: token}}, MaxRetries: -1, DisableStandaloneSSE: true}
+	tr := &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: cmdtest.Bearer{Token: token}}, MaxRetries: -1, DisableStandaloneSSE: true}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "remote", Version: "1"}, nil).Connect(context.Background(), tr, nil)
 	if err != nil {
 		r.t.Fatal(err)
@@ -205,17 +205,17 @@ func (r *doorRig) audit() []map[string]any {
 // token: each complete, block and review is refused, the task is still
 // hers, and the audit log records no finish. Alice herself still can.
 func TestAnMCPCallerCannotFinishAPersonsTakeover(t *testing.T) {
-	r := newDoorRig(t, rootcmdtest.SqliteSource, "")
+	r := newDoorRig(t, cmdtest.SqliteSource, "")
 	id := r.claimdeck(0, "create", "--title", "alice's now").Task.PageID
 	r.claimdeck(0, "takeover", "--task", id, "--yes")
-	doors := map[string]*mcp.ClientSession{"stdio": r.stdio(), "http agent_only": r.http(rootcmdtest.BotToken), "http full": r.http(rootcmdtest.OncallToken)}
+	doors := map[string]*mcp.ClientSession{"stdio": r.stdio(), "http agent_only": r.http(cmdtest.BotToken), "http full": r.http(cmdtest.OncallToken)}
 	for door, cs := range doors {
 		for _, tool := range []string{"complete", "review", "block"} {
 			args := map[string]any{"task": id}
 			if tool == "block" {
 				args["reason"] = "waiting"
 			}
-			res := rootcmdtest.Call(t, cs, tool, args, true)
+			res := cmdtest.Call(t, cs, tool, args, true)
 			if res.Error.Code != "MISCONFIGURED" || !strings.Contains(res.Error.Message, "lock_token") || strings.Contains(res.Error.Message, "--") {
 				t.Errorf("%s %s of alice's takeover without a token: %+v", door, tool, res.Error)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
@@ -58,7 +58,7 @@ func offering(actions ...model.Action) map[model.Action]bool {
 // override.
 func TestEveryDoorAppliesTheSameRules(t *testing.T) {
 	for _, b := range []struct{ name, yaml string }{
-		{"sqlite", rootcmdtest.SqliteSource},
+		{"sqlite", cmdtest.SqliteSource},
 		{"lockdir", "  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n"},
 	} {
 		t.Run(b.name, func(t *testing.T) { walkDoors(t, newDoorRig(t, b.yaml, "")) })
@@ -91,7 +91,7 @@ func walkDoors(t *testing.T, r *doorRig) {
 			if !res.IsError {
 				return refusal{}
 			}
-			var out rootcmdtest.Result
+			var out cmdtest.Result
 			text := res.Content[0].(*mcp.TextContent).Text
 			if err := jsonUnmarshal(text, &out); err != nil {
 				t.Fatal(err)
@@ -167,8 +167,8 @@ func walkDoors(t *testing.T, r *doorRig) {
 		// released there is force-released, audited under the caller, never
 		// the person's own release (a design question: the one name).
 		{name: "mcp stdio", actor: "alice", kind: model.DoorMCPStdio, offers: offering(append(overrides, model.ActionRelease)...), as: mcpRelease, apply: mcpDoor(r.stdio())},
-		{name: "mcp http full", actor: "oncall@mcp-http", kind: model.DoorMCPHTTP, offers: offering(append(overrides, model.ActionRelease)...), as: mcpRelease, apply: mcpDoor(r.http(rootcmdtest.OncallToken))},
-		{name: "mcp http agent_only", kind: model.DoorMCPHTTP, offers: offering(), apply: mcpDoor(r.http(rootcmdtest.BotToken))},
+		{name: "mcp http full", actor: "oncall@mcp-http", kind: model.DoorMCPHTTP, offers: offering(append(overrides, model.ActionRelease)...), as: mcpRelease, apply: mcpDoor(r.http(cmdtest.OncallToken))},
+		{name: "mcp http agent_only", kind: model.DoorMCPHTTP, offers: offering(), apply: mcpDoor(r.http(cmdtest.BotToken))},
 		{name: "dashboard", actor: "alice", kind: model.DoorDashboard, offers: offering(model.HumanActions...), apply: func(c doorCall) refusal {
 			sc, _ := cmdutil.PickSource(cfg, "")
 			src, err := cmdutil.OpenSource(ctx, cfg, sc, false)
@@ -307,7 +307,7 @@ func walkDoor(t *testing.T, l *lane, d door) {
 	mcpDoor := d.kind == model.DoorMCPStdio || d.kind == model.DoorMCPHTTP
 	apply := func(c doorCall) refusal {
 		got := d.apply(c)
-		if mcpDoor && rootcmdtest.CliFlag.MatchString(got.message) {
+		if mcpDoor && cmdtest.CliFlag.MatchString(got.message) {
 			t.Errorf("%s at %s names a command-line flag to an MCP client: %q", c.action, d.name, got.message)
 		}
 		return got

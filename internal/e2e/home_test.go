@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // A service without User=, a cron job or a container with no HOME used to
@@ -76,7 +76,7 @@ func TestNoHomeMeansNoSharedDirectoryAsASecondUser(t *testing.T) {
 	}
 	// Had the queue been made, the release acts on its task and journals it.
 	id := "t"
-	var created rootcmdtest.Result
+	var created cmdtest.Result
 	if json.Unmarshal([]byte(out), &created) == nil && created.Task != nil && created.Task.PageID != "" {
 		id = created.Task.PageID
 	}

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/ntask"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 // agentEnv is the environment of an agent process on c's configuration:
 // PATH with ntask first, its own HOME, no Notion variables of the machine.
-func agentEnv(t *testing.T, c *rootcmdtest.CLI, home string) []string {
+func agentEnv(t *testing.T, c *cmdtest.CLI, home string) []string {
 	env := []string{"PATH=" + binaries(t) + ":" + os.Getenv("PATH"), "HOME=" + home, "CLAIMDECK_CONFIG=" + c.Conf}
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "CLAIMDECK_TEST_PG_DSN=") || strings.HasPrefix(kv, "TMPDIR=") {
@@ -34,9 +34,9 @@ func TestNtaskWorkflowScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range rootcmdtest.ReviewBackends {
+	for _, b := range cmdtest.ReviewBackends {
 		t.Run(b.Name, func(t *testing.T) {
-			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c := cmdtest.NewCLI(t, b.Yaml(t))
 			cmd := exec.Command("bash", script)
 			cmd.Env = append(agentEnv(t, c, t.TempDir()), "HOME_B="+t.TempDir(), "CLAIMDECK="+filepath.Join(binaries(t), "claimdeck"))
 			var out, errOut bytes.Buffer
@@ -60,7 +60,7 @@ func TestNtaskCommandsJSONExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc rootcmdtest.CommandsJSON
+	var doc cmdtest.CommandsJSON
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestNtaskCommandsJSONExamples(t *testing.T) {
 		for _, ex := range c.Examples {
 			n++
 			t.Run(c.Name, func(t *testing.T) {
-				cl := rootcmdtest.NewCLI(t, "  - name: local\n    kind: lockdir\n    path: DIR/.locks\n")
+				cl := cmdtest.NewCLI(t, "  - name: local\n    kind: lockdir\n    path: DIR/.locks\n")
 				tasks := `[{"id": "TASK-42", "title": "Fix login bug", "priority": 1}]`
 				if err := os.WriteFile(filepath.Join(cl.Dir, ".locks", "tasks.json"), []byte(tasks), 0o600); err != nil {
 					t.Fatal(err)
@@ -78,8 +78,8 @@ func TestNtaskCommandsJSONExamples(t *testing.T) {
 				// The work is somebody else's than the reviewer's, who may
 				// not approve a review they sent (review.self_approve).
 				t.Setenv(ntask.EnvNotionAgent, "worker-1")
-				for _, step := range rootcmdtest.ExamplePrep[c.Name] {
-					if _, code := rootcmdtest.NtaskIn(t, cl, home, step...); code != 0 {
+				for _, step := range cmdtest.ExamplePrep[c.Name] {
+					if _, code := cmdtest.NtaskIn(t, cl, home, step...); code != 0 {
 						t.Fatalf("preparing %s: ntask %v exited %d", c.Name, step, code)
 					}
 				}
@@ -96,7 +96,7 @@ func TestNtaskCommandsJSONExamples(t *testing.T) {
 				if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 					t.Fatalf("%s: stdout is not JSON: %v\n%s", ex.Command, err, out.String())
 				}
-				rootcmdtest.MatchV1Example(t, c.Name, ex.Command, "", ex.Output, got)
+				cmdtest.MatchV1Example(t, c.Name, ex.Command, "", ex.Output, got)
 			})
 		}
 	}
@@ -110,12 +110,12 @@ func TestNtaskCommandsJSONExamples(t *testing.T) {
 // process, drain one queue together: every task is claimed exactly once.
 func TestMixedGenerationDrain(t *testing.T) {
 	const tasks = 40
-	for _, b := range rootcmdtest.ContractBackends {
+	for _, b := range cmdtest.ContractBackends {
 		if b.Name == "notion" {
 			continue // Notion cannot promise zero double claims (Caps.AtomicClaim); its kit measures them
 		}
 		t.Run(b.Name, func(t *testing.T) {
-			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c := cmdtest.NewCLI(t, b.Yaml(t))
 			want := map[string]bool{}
 			for i := range tasks {
 				want[c.Run(0, "create", "--title", fmt.Sprintf("task %d", i), "--priority", fmt.Sprint(i%4)).Task.PageID] = true

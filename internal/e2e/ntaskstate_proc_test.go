@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // ntask claim keeps the lock token in its state file alone. With a state
@@ -16,7 +16,7 @@ import (
 // file itself cannot be replaced after the claim, the claim is given back.
 // Either way the task stays in the queue.
 func TestNtaskClaimWithoutASavableStateLeavesTheTaskReady(t *testing.T) {
-	r := newDoorRig(t, rootcmdtest.SqliteSource, "")
+	r := newDoorRig(t, cmdtest.SqliteSource, "")
 	home := t.TempDir()
 	stateDir := filepath.Join(home, ".openclaw", "state")
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {

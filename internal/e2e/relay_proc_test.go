@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
 // startRelay runs `claimdeck relay` on conf with the token in
 // $CLAIMDECK_RELAY_TOKEN and waits for its address.
-func startRelay(t *testing.T, conf, token string) *rootcmdtest.RelayProc {
+func startRelay(t *testing.T, conf, token string) *cmdtest.RelayProc {
 	t.Helper()
-	p := &rootcmdtest.RelayProc{Cmd: exec.Command(binary(t), "--config", conf, "relay", "--listen", "127.0.0.1:0")}
+	p := &cmdtest.RelayProc{Cmd: exec.Command(binary(t), "--config", conf, "relay", "--listen", "127.0.0.1:0")}
 	p.Cmd.Env = append(os.Environ(), "CLAIMDECK_RELAY_TOKEN="+token)
 	p.Cmd.Stderr = &p.Stderr
 	out, err := p.Cmd.StdoutPipe()
@@ -80,10 +80,10 @@ func relayedStats(t *testing.T, conf, token string) stats.Group {
 // says the relay is unreachable, which a reader of the file itself would
 // not, and the relay stopped cleanly without ever printing its token.
 func TestRelayProcessesReadThroughTheRelay(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
-	tok := rootcmdtest.RelayTestToken(t)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	tok := cmdtest.RelayTestToken(t)
 	rp := startRelay(t, c.Conf, tok)
-	b := rootcmdtest.RelayedConfig(t, c, rp.Addr, "bob")
+	b := cmdtest.RelayedConfig(t, c, rp.Addr, "bob")
 	// The relay has read the empty queue before the task is made.
 	if g := relayedStats(t, b.Conf, tok); g.Status != "ok" || len(g.Tasks) != 0 {
 		t.Fatalf("through the relay, before any task: %+v, want an empty queue read well", g)
@@ -101,12 +101,12 @@ func TestRelayProcessesReadThroughTheRelay(t *testing.T) {
 	}
 
 	t.Setenv("CLAIMDECK_RELAY_TOKEN", tok)
-	code, out := rootcmdtest.RunOut(b.Conf, "doctor", "-o", "table")
+	code, out := cmdtest.RunOut(b.Conf, "doctor", "-o", "table")
 	if code != 0 || !strings.Contains(out, "ok   relay") || !strings.Contains(out, rp.Addr+" is reachable, accepted the token in $CLAIMDECK_RELAY_TOKEN, reads local: ok, 1 tasks; last read ") {
 		t.Fatalf("doctor through a working relay: exit %d:\n%s", code, out)
 	}
-	t.Setenv("CLAIMDECK_RELAY_TOKEN", rootcmdtest.RelayTestToken(t))
-	if code, out := rootcmdtest.RunOut(b.Conf, "doctor", "-o", "table"); code != 3 || !strings.Contains(out, "FAIL relay") || !strings.Contains(out, "refused the token in $CLAIMDECK_RELAY_TOKEN") {
+	t.Setenv("CLAIMDECK_RELAY_TOKEN", cmdtest.RelayTestToken(t))
+	if code, out := cmdtest.RunOut(b.Conf, "doctor", "-o", "table"); code != 3 || !strings.Contains(out, "FAIL relay") || !strings.Contains(out, "refused the token in $CLAIMDECK_RELAY_TOKEN") {
 		t.Fatalf("doctor with the wrong token: exit %d:\n%s", code, out)
 	}
 
@@ -121,7 +121,7 @@ func TestRelayProcessesReadThroughTheRelay(t *testing.T) {
 		t.Fatalf("through a stopped relay: %+v, want degraded with the relay unreachable", g)
 	}
 	t.Setenv("CLAIMDECK_RELAY_TOKEN", tok)
-	if code, out := rootcmdtest.RunOut(b.Conf, "doctor", "-o", "table"); code != 3 || !strings.Contains(out, "FAIL relay") || !strings.Contains(out, "unreachable") {
+	if code, out := cmdtest.RunOut(b.Conf, "doctor", "-o", "table"); code != 3 || !strings.Contains(out, "FAIL relay") || !strings.Contains(out, "unreachable") {
 		t.Fatalf("doctor with the relay stopped: exit %d:\n%s", code, out)
 	}
 }
@@ -138,10 +138,10 @@ func TestRelayTmuxDashboardActsOnTheStoreAsItsActor(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
-	tok := rootcmdtest.RelayTestToken(t)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	tok := cmdtest.RelayTestToken(t)
 	rp := startRelay(t, c.Conf, tok)
-	b := rootcmdtest.RelayedConfig(t, c, rp.Addr, "bob")
+	b := cmdtest.RelayedConfig(t, c, rp.Addr, "bob")
 	p := &tmuxPane{t: t, session: fmt.Sprintf("claimdeck-relay-%d", os.Getpid())}
 	if out, err := exec.Command("tmux", "new", "-d", "-s", p.session, "-x", "120", "-y", "40",
 		"env", "HOME="+t.TempDir(), "CLAIMDECK_RELAY_TOKEN="+tok, binary(t), "--config", b.Conf).CombinedOutput(); err != nil {
@@ -151,7 +151,7 @@ func TestRelayTmuxDashboardActsOnTheStoreAsItsActor(t *testing.T) {
 	p.await("the source read through the relay", func(s string) bool {
 		return strings.Contains(s, "Queue") && strings.Contains(s, "through the relay at "+strings.TrimPrefix(rp.Addr, "http://")) && strings.Contains(s, " ok ")
 	})
-	var made rootcmdtest.Result
+	var made cmdtest.Result
 	if err := json.Unmarshal(claimdeckProc(t, tok, "--config", c.Conf, "create", "--title", "made while the dashboard runs"), &made); err != nil || made.Task == nil {
 		t.Fatalf("create: %v", err)
 	}

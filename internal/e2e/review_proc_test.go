@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/model"
 )
 
@@ -28,12 +28,12 @@ func TestTmuxOwnFinishAsksAtATerminal(t *testing.T) {
 	}
 	bin := binary(t)
 	conf, _ := lockdirConfig(t)
-	run := func(want int, args ...string) rootcmdtest.Result {
+	run := func(want int, args ...string) cmdtest.Result {
 		t.Helper()
 		cmd := exec.Command(bin, append([]string{"--config", conf}, args...)...)
 		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 		out, _ := cmd.Output()
-		var r rootcmdtest.Result
+		var r cmdtest.Result
 		if code := cmd.ProcessState.ExitCode(); code != want || json.Unmarshal(out, &r) != nil {
 			t.Fatalf("%v: exit %d, want %d: %s", args, code, want, out)
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // lockdirConfig writes a configuration with one lock directory, dir/.locks,
@@ -164,7 +164,7 @@ func TestASecondSIGTERMEndsTheProcessWhateverItWaitsOn(t *testing.T) {
 	}
 	conf, _ := lockdirConfig(t)
 	out, err := exec.Command(bin, "--config", conf, "create", "--title", "Design the VPC module").Output()
-	var created rootcmdtest.Result
+	var created cmdtest.Result
 	if err != nil || json.Unmarshal(out, &created) != nil {
 		t.Fatalf("create: %v\n%s", err, out)
 	}

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // firstContact is an on-call setup as a new user makes one: a SQLite
 // queue with a few tasks, one agent's healthy live lease, and a mesh
 // registry that says ORACLE_LOCAL, where agent looper runs, is DOWN.
 type firstContact struct {
-	c              *rootcmdtest.CLI
+	c              *cmdtest.CLI
 	live, liveTok  string
 	queued         []string
 	liveTitle      string
@@ -25,7 +25,7 @@ type firstContact struct {
 // withDownNode writes a mesh registry whose one node, ORACLE_LOCAL, is
 // DOWN and adds it to c's configuration with the rest of the mesh section
 // given; it returns the registry's path.
-func withDownNode(t *testing.T, c *rootcmdtest.CLI, mesh string) string {
+func withDownNode(t *testing.T, c *cmdtest.CLI, mesh string) string {
 	t.Helper()
 	reg := filepath.Join(c.Dir, "mesh-nodes.json")
 	if err := os.WriteFile(reg, []byte(`{"nodes": {
@@ -43,7 +43,7 @@ func withDownNode(t *testing.T, c *rootcmdtest.CLI, mesh string) string {
 
 func newFirstContact(t *testing.T) *firstContact {
 	t.Helper()
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	// Its health URL refuses: the poller finds it DOWN at the first ping.
 	reg := withDownNode(t, c, "  ping_every: 200ms\n  down_after: 1\n  holders:\n    looper: ORACLE_LOCAL\n")
 	f := &firstContact{c: c, registry: reg, conf: c.Conf, liveTitle: "looping reindex"}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // Issue 29: a lock file whose expires_at is in 9999 held its task forever
@@ -16,7 +16,7 @@ import (
 // after its holder's last sign of life it is on the ladder, named
 // suspicious, marked by the sweep, and another agent can rescue the task.
 func TestALeasePastTheCeilingIsSuspiciousAndRescued(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
+	c := cmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
 	m := &meshCLI{CLI: c}
 	conf, _ := os.ReadFile(c.Conf)
 	if err := os.WriteFile(c.Conf, append(conf, "grace: 1ms\nmesh:\n  record: "+filepath.Join(c.Dir, "sweep.json")+"\n"...), 0o600); err != nil {

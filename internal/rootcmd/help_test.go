@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/ntask"
 	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 func roots() map[string]func() *cobra.Command {
@@ -79,7 +79,7 @@ func TestEveryCommandHasExamplesThatParse(t *testing.T) {
 // with a suggestion and a non-zero exit, not answered with help and 0.
 func TestUnknownSubcommandsExitNonZeroWithASuggestion(t *testing.T) {
 	// Not parallel: newCLI sets the test's state directory in the environment.
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -119,7 +119,7 @@ func complete(t *testing.T, conf string, args ...string) []string {
 
 func TestFlagsWithFixedValuesTasksAndSourcesComplete(t *testing.T) {
 	// Not parallel: newCLI sets the test's state directory in the environment.
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	id := c.Run(0, "--source", "local", "create", "--title", "complete me").Task.PageID
 	for _, tc := range []struct {
 		args []string

@@ -15,14 +15,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/mcpdoor"
 	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
-func mcpClient(t *testing.T, c *rootcmdtest.CLI) *mcp.ClientSession {
+func mcpClient(t *testing.T, c *cmdtest.CLI) *mcp.ClientSession {
 	t.Helper()
 	cfg, err := cmdutil.LoadConfig(c.Conf)
 	if err != nil {
@@ -44,7 +44,7 @@ func mcpClient(t *testing.T, c *rootcmdtest.CLI) *mcp.ClientSession {
 }
 
 func TestMCPLeaseCycle(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"mcp: {overrides: true}\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n")
 	cs := mcpClient(t, c)
 
 	tools, err := cs.ListTools(context.Background(), nil)
@@ -65,36 +65,36 @@ func TestMCPLeaseCycle(t *testing.T) {
 		}
 	}
 
-	id := rootcmdtest.Call(t, cs, "create", map[string]any{"title": "Design VPC module", "priority": 3}, false).Task.PageID
-	if next := rootcmdtest.Call(t, cs, "next", map[string]any{"agent_name": "SANDMAN"}, false); next.Task == nil || next.Task.PageID != id {
+	id := cmdtest.Call(t, cs, "create", map[string]any{"title": "Design VPC module", "priority": 3}, false).Task.PageID
+	if next := cmdtest.Call(t, cs, "next", map[string]any{"agent_name": "SANDMAN"}, false); next.Task == nil || next.Task.PageID != id {
 		t.Fatalf("next = %+v", next.Task)
 	}
-	claim := rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN", "run_id": "run-001"}, false)
+	claim := cmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN", "run_id": "run-001"}, false)
 	tok := claim.Task.LockToken
 	if claim.Task.Status != "IN_PROGRESS" || tok == "" {
 		t.Fatalf("claim: %+v", claim.Task)
 	}
-	if r := rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "ORACLE"}, true); r.Error.Code != "CONFLICT" {
+	if r := cmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "ORACLE"}, true); r.Error.Code != "CONFLICT" {
 		t.Fatalf("a second claim: %+v", r.Error)
 	}
-	rootcmdtest.Call(t, cs, "heartbeat", map[string]any{"task": id, "lock_token": tok, "run_id": "run-001"}, false)
-	_, viaMCP := rootcmdtest.CallText(t, cs, "get", map[string]any{"task": id}, false)
-	cliOut, _, _ := cliRaw(c, "", "get", "--task", id)
+	cmdtest.Call(t, cs, "heartbeat", map[string]any{"task": id, "lock_token": tok, "run_id": "run-001"}, false)
+	_, viaMCP := cmdtest.CallText(t, cs, "get", map[string]any{"task": id}, false)
+	cliOut, _, _ := cmdtest.Raw(c, "", "get", "--task", id)
 	if strings.TrimSuffix(cliOut, "\n") != viaMCP {
 		t.Fatalf("get over MCP and over the CLI differ:\n%s\n%s", viaMCP, cliOut)
 	}
-	rootcmdtest.Call(t, cs, "release", map[string]any{"task": id, "reason": "agent wedged"}, false)
-	if r := rootcmdtest.Call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok}, true); r.Error.Code != "LOST_LOCK" {
+	cmdtest.Call(t, cs, "release", map[string]any{"task": id, "reason": "agent wedged"}, false)
+	if r := cmdtest.Call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok}, true); r.Error.Code != "LOST_LOCK" {
 		t.Fatalf("complete after a force-release: %+v", r.Error)
 	}
-	tok = rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
-	if r := rootcmdtest.Call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok, "artifacts": "pr/17"}, false); r.Task.Status != "DONE" {
+	tok = cmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
+	if r := cmdtest.Call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok, "artifacts": "pr/17"}, false); r.Task.Status != "DONE" {
 		t.Fatalf("complete: %+v", r.Task)
 	}
-	if r := rootcmdtest.Call(t, cs, "heartbeat", map[string]any{"task": id, "lock_tokn": "x"}, true); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "lock_token") {
+	if r := cmdtest.Call(t, cs, "heartbeat", map[string]any{"task": id, "lock_tokn": "x"}, true); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "lock_token") {
 		t.Fatalf("a mistyped argument: %+v", r.Error)
 	}
-	if r := rootcmdtest.Call(t, cs, "get", map[string]any{"task": "nope"}, true); !strings.Contains(r.Error.Message, "no such task") {
+	if r := cmdtest.Call(t, cs, "get", map[string]any{"task": "nope"}, true); !strings.Contains(r.Error.Message, "no such task") {
 		t.Fatalf("an unknown task: %+v", r.Error)
 	}
 }
@@ -108,7 +108,7 @@ func TestMCPOverridesOnlyWhenEnabledAndNeverReadOnly(t *testing.T) {
 		{"mcp: {overrides: true}\n", true},
 		{"mcp: {overrides: true}\nread_only: true\n", false},
 	} {
-		cs := mcpClient(t, rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+tc.conf))
+		cs := mcpClient(t, cmdtest.NewCLI(t, cmdtest.SqliteSource+tc.conf))
 		tools, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -138,12 +138,12 @@ func TestMCPOverridesOnlyWhenEnabledAndNeverReadOnly(t *testing.T) {
 // has not: with overrides and without.
 func TestMCPDescriptionsNameNoCommandLineFlag(t *testing.T) {
 	for _, conf := range []string{"", "mcp: {overrides: true}\n"} {
-		tools, err := mcpClient(t, rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+conf)).ListTools(context.Background(), nil)
+		tools, err := mcpClient(t, cmdtest.NewCLI(t, cmdtest.SqliteSource+conf)).ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tool := range tools.Tools {
-			if rootcmdtest.CliFlag.MatchString(tool.Description) {
+			if cmdtest.CliFlag.MatchString(tool.Description) {
 				t.Errorf("config %q: %s says %q", conf, tool.Name, tool.Description)
 			}
 		}
@@ -156,7 +156,7 @@ func TestMCPDescriptionsNameNoCommandLineFlag(t *testing.T) {
 // applied through the desk under the caller. Without force the holder's
 // cancel is unchanged: the lock token is required.
 func TestMCPCancelWithForceIsTheOperators(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"mcp: {overrides: true}\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n")
 	cs := mcpClient(t, c)
 	id := c.Run(0, "create", "--title", "Design VPC module").Task.PageID
 	tok := c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN").Task.LockToken
@@ -170,7 +170,7 @@ func TestMCPCancelWithForceIsTheOperators(t *testing.T) {
 		{map[string]any{"task": id, "force": "yes", "reason": "dup"}, `force "yes": want true or false`},
 		{map[string]any{"task": id, "force": true, "reason": "dup", "lock_token": "0000"}, "lock_token no longer matches"},
 	} {
-		r, text := rootcmdtest.CallText(t, cs, "cancel", tc.args, true)
+		r, text := cmdtest.CallText(t, cs, "cancel", tc.args, true)
 		if !strings.Contains(r.Error.Message, tc.want) || strings.Contains(text, "--") {
 			t.Errorf("cancel %v: %s, want %q and no command-line flag", tc.args, text, tc.want)
 		}
@@ -178,7 +178,7 @@ func TestMCPCancelWithForceIsTheOperators(t *testing.T) {
 	if got := c.Run(0, "get", "--task", id).Task; got.State != "claimed" {
 		t.Fatalf("after the refused cancels the task is %s", got.State)
 	}
-	got := rootcmdtest.Call(t, cs, "cancel", map[string]any{"task": id, "force": true, "reason": "dup", "lock_token": tok}, false).Task
+	got := cmdtest.Call(t, cs, "cancel", map[string]any{"task": id, "force": true, "reason": "dup", "lock_token": tok}, false).Task
 	if got.State != "canceled" {
 		t.Fatalf("cancel with force: %+v", got)
 	}
@@ -187,7 +187,7 @@ func TestMCPCancelWithForceIsTheOperators(t *testing.T) {
 // TestMCPOverStdio drives `claimdeck mcp` as an MCP client would: a
 // subprocess speaking JSON-RPC on its stdin and stdout.
 func TestMCPOverStdio(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClaimdeck$")
 	cmd.Env = append(os.Environ(), "CLAIMDECK_HELPER_ARGS=--config\x1f"+c.Conf+"\x1fmcp")
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -195,12 +195,12 @@ func TestMCPOverStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	id := rootcmdtest.Call(t, cs, "create", map[string]any{"title": "over stdio"}, false).Task.PageID
-	tok := rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
-	if r := rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "ORACLE"}, true); r.Error.Code != "CONFLICT" {
+	id := cmdtest.Call(t, cs, "create", map[string]any{"title": "over stdio"}, false).Task.PageID
+	tok := cmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
+	if r := cmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "ORACLE"}, true); r.Error.Code != "CONFLICT" {
 		t.Fatalf("a second claim: %+v", r.Error)
 	}
-	if r := rootcmdtest.Call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok}, false); r.Task.Status != "DONE" {
+	if r := cmdtest.Call(t, cs, "complete", map[string]any{"task": id, "lock_token": tok}, false); r.Task.Status != "DONE" {
 		t.Fatalf("complete: %+v", r.Task)
 	}
 	if got := c.Run(0, "get", "--task", id).Task; got.Status != "DONE" {
@@ -219,7 +219,7 @@ func TestHelperClaimdeck(t *testing.T) {
 }
 
 func TestMCPOverHTTPNeedsTheBearerToken(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	cfg, err := cmdutil.LoadConfig(c.Conf)
 	if err != nil {
 		t.Fatal(err)
@@ -246,13 +246,13 @@ func TestMCPOverHTTPNeedsTheBearerToken(t *testing.T) {
 		t.Fatalf("a request without the token got %d", resp.StatusCode)
 	}
 	for token, ok := range map[string]bool{"0123456789abcdef-secreT": false, "0123456789abcdef-secret": true} {
-		tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rootcmdtest.Bearer{Token: token}}, MaxRetries: -1, DisableStandaloneSSE: true}
+		tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: cmdtest.Bearer{Token: token}}, MaxRetries: -1, DisableStandaloneSSE: true}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "remote-agent", Version: "1"}, nil).Connect(ctx, tr, nil)
 		if (err == nil) != ok {
 			t.Fatalf("token %q: connect error %v", token, err)
 		}
 		if ok {
-			if r := rootcmdtest.Call(t, cs, "create", map[string]any{"title": "from another host"}, false); r.Task.Status != "READY" {
+			if r := cmdtest.Call(t, cs, "create", map[string]any{"title": "from another host"}, false); r.Task.Status != "READY" {
 				t.Fatalf("create over HTTP: %+v", r.Task)
 			}
 			cs.Close()
@@ -291,7 +291,7 @@ func FuzzToolFlags(f *testing.F) {
 // specification describes stdio, without the SDK: newline-delimited
 // JSON-RPC 2.0, initialize, the initialized notification, then tools/call.
 func TestMCPFromTheSpecification(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"mcp: {overrides: true}\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClaimdeck$")
 	cmd.Env = append(os.Environ(), "CLAIMDECK_HELPER_ARGS=--config\x1f"+c.Conf+"\x1fmcp")
 	in, err := cmd.StdinPipe()

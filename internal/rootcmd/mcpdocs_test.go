@@ -8,7 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // Every tool, the operator tools included, as a client lists it: every
@@ -16,7 +16,7 @@ import (
 // structured content of every answer of a lease cycle — a CONFLICT and a
 // LOST_LOCK among them — valid against its tool's listed schema.
 func TestMCPToolsAreDocumentedAndAnswerAsTheirSchemas(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"mcp: {overrides: true}\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n")
 	cs := mcpClient(t, c)
 	list, err := cs.ListTools(context.Background(), nil)
 	if err != nil {

@@ -14,15 +14,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/mcpdoor"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
 // serveNamedClients serves `mcp --http` on loopback for c's configuration
 // and returns its URL.
-func serveNamedClients(t *testing.T, c *rootcmdtest.CLI) string {
+func serveNamedClients(t *testing.T, c *cmdtest.CLI) string {
 	t.Helper()
 	cfg, err := cmdutil.LoadConfig(c.Conf)
 	if err != nil {
@@ -46,7 +46,7 @@ func serveNamedClients(t *testing.T, c *rootcmdtest.CLI) string {
 
 func connectAs(t *testing.T, url, token string) *mcp.ClientSession {
 	t.Helper()
-	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rootcmdtest.Bearer{Token: token}}, MaxRetries: -1, DisableStandaloneSSE: true}
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: cmdtest.Bearer{Token: token}}, MaxRetries: -1, DisableStandaloneSSE: true}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "remote", Version: "1"}, nil).Connect(context.Background(), tr, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -60,16 +60,16 @@ func connectAs(t *testing.T, url, token string) *mcp.ClientSession {
 // reason, and the audit and the trail name each client with its transport,
 // never the server's operator.
 func TestMCPOverHTTPNamesEachClient(t *testing.T) {
-	t.Setenv("CD_TEST_BOT_TOKEN", rootcmdtest.BotToken)
-	t.Setenv("CD_TEST_ONCALL_TOKEN", rootcmdtest.OncallToken)
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+`mcp:
+	t.Setenv("CD_TEST_BOT_TOKEN", cmdtest.BotToken)
+	t.Setenv("CD_TEST_ONCALL_TOKEN", cmdtest.OncallToken)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+`mcp:
   overrides: true
   clients:
     - {name: ci-bot, token_env: CD_TEST_BOT_TOKEN, agent_only: true}
     - {name: oncall, token_env: CD_TEST_ONCALL_TOKEN}
 `)
 	url := serveNamedClients(t, c)
-	bot, oncall := connectAs(t, url, rootcmdtest.BotToken), connectAs(t, url, rootcmdtest.OncallToken)
+	bot, oncall := connectAs(t, url, cmdtest.BotToken), connectAs(t, url, cmdtest.OncallToken)
 
 	tools := func(cs *mcp.ClientSession) []string {
 		var names []string
@@ -89,21 +89,21 @@ func TestMCPOverHTTPNamesEachClient(t *testing.T) {
 		t.Fatalf("the operator client's tools lack takeover: %v", got)
 	}
 
-	id := rootcmdtest.Call(t, bot, "create", map[string]any{"title": "Rotate keys"}, false).Task.PageID
-	claimed := rootcmdtest.Call(t, bot, "claim", map[string]any{"task": id, "agent_name": "BOT", "run_id": "run-9"}, false).Task
+	id := cmdtest.Call(t, bot, "create", map[string]any{"title": "Rotate keys"}, false).Task.PageID
+	claimed := cmdtest.Call(t, bot, "claim", map[string]any{"task": id, "agent_name": "BOT", "run_id": "run-9"}, false).Task
 	tok := claimed.LockToken
 	if claimed.Agent != "BOT" || len(tok) != 36 {
 		t.Fatalf("the claim: holder %q, token %q; want BOT and the whole token", claimed.Agent, tok)
 	}
-	if listed := rootcmdtest.Call(t, oncall, "list", map[string]any{}, false).Tasks; len(listed) != 1 || listed[0].LockToken != model.ShownToken(tok) {
+	if listed := cmdtest.Call(t, oncall, "list", map[string]any{}, false).Tasks; len(listed) != 1 || listed[0].LockToken != model.ShownToken(tok) {
 		t.Fatalf("list over HTTP shows %+v, want the token's prefix %q", listed, model.ShownToken(tok))
 	}
-	rootcmdtest.Call(t, bot, "comment", map[string]any{"task": id, "body": "halfway"}, false)
+	cmdtest.Call(t, bot, "comment", map[string]any{"task": id, "body": "halfway"}, false)
 
-	if r := rootcmdtest.Call(t, oncall, "handoff", map[string]any{"task": id, "agent_name": "ORACLE", "priority": "high"}, true); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "normal, urgent, critical") || strings.Contains(r.Error.Message, "--") {
+	if r := cmdtest.Call(t, oncall, "handoff", map[string]any{"task": id, "agent_name": "ORACLE", "priority": "high"}, true); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "normal, urgent, critical") || strings.Contains(r.Error.Message, "--") {
 		t.Fatalf("a hand-off in the tasks' priority words: %+v", r.Error)
 	}
-	taken := rootcmdtest.Call(t, oncall, "takeover", map[string]any{"task": id, "reason": "paged", "lock_token": model.ShownToken(tok)}, false).Task
+	taken := cmdtest.Call(t, oncall, "takeover", map[string]any{"task": id, "reason": "paged", "lock_token": model.ShownToken(tok)}, false).Task
 	if taken.Agent != model.HumanPrefix+"oncall@mcp-http" || len(taken.LockToken) != 36 {
 		t.Fatalf("takeover by the oncall client: holder %q, token %q", taken.Agent, taken.LockToken)
 	}
@@ -128,7 +128,7 @@ func TestMCPOverHTTPNamesEachClient(t *testing.T) {
 		}
 	}
 	if len(named) != 3 {
-		t.Fatalf("the trail names ci-bot only for %v:\n%s", named, dump(c.Run(0, "get", "--task", id).Task.History))
+		t.Fatalf("the trail names ci-bot only for %v:\n%s", named, cmdtest.Dump(c.Run(0, "get", "--task", id).Task.History))
 	}
 }
 
@@ -142,12 +142,12 @@ func TestWeakBearerTokensAreRefused(t *testing.T) {
 			t.Errorf("token %q: %v", tok, err)
 		}
 	}
-	for _, tok := range []string{rootcmdtest.BotToken, "3669b0a9-7c1d-4f29-9149-c92b531e5c8e", "0123456789abcdef-secret-Xy"} {
+	for _, tok := range []string{cmdtest.BotToken, "3669b0a9-7c1d-4f29-9149-c92b531e5c8e", "0123456789abcdef-secret-Xy"} {
 		if err := mesh.Token(tok).CheckStrength(); err != nil {
 			t.Errorf("a random token %q refused: %v", tok, err)
 		}
 	}
-	if _, err := (cmdutil.MCPConfig{Clients: []cmdutil.MCPClient{{Token: rootcmdtest.BotToken}}}).HttpClients(""); err == nil || !strings.Contains(err.Error(), "name") {
+	if _, err := (cmdutil.MCPConfig{Clients: []cmdutil.MCPClient{{Token: cmdtest.BotToken}}}).HttpClients(""); err == nil || !strings.Contains(err.Error(), "name") {
 		t.Errorf("a client without a name: %v", err)
 	}
 }
@@ -155,8 +155,8 @@ func TestWeakBearerTokensAreRefused(t *testing.T) {
 // `mcp --http :8765` would bind every interface without anyone choosing
 // to: it is refused, naming the explicit address to give.
 func TestMCPOverHTTPNeedsAnExplicitHost(t *testing.T) {
-	t.Setenv("CLAIMDECK_MCP_TOKEN", rootcmdtest.BotToken)
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	t.Setenv("CLAIMDECK_MCP_TOKEN", cmdtest.BotToken)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	for _, args := range [][]string{{"mcp", "--http", ":8765"}, {"node", "serve", "--name", "N", "--token-env", "CLAIMDECK_MCP_TOKEN", "--listen", ":18789"}, {"metrics", "--listen", ":9464"}} {
 		if r := c.Run(3, args...); !strings.Contains(r.Error.Message, "127.0.0.1:") || !strings.Contains(r.Error.Message, "every interface") {
 			t.Errorf("%v: %+v", args, r.Error)

@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // mcpProcess starts `claimdeck mcp --http` as its own process on c's
 // configuration, the token in $CLAIMDECK_MCP_TOKEN, and returns its URL
 // once it answers.
-func mcpProcess(t *testing.T, c *rootcmdtest.CLI, token string) string {
+func mcpProcess(t *testing.T, c *cmdtest.CLI, token string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -155,9 +155,9 @@ func taskOf(t *testing.T, sc map[string]any) map[string]any {
 // same server a 2025-11-25 and a 2025-06-18 client still initialize and
 // get a session.
 func TestMCPStatelessClientLeaseCycle(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
-	url := mcpProcess(t, c, rootcmdtest.BotToken)
-	cl := &rawMCP{t: t, url: url, token: rootcmdtest.BotToken, revision: "2026-07-28"}
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	url := mcpProcess(t, c, cmdtest.BotToken)
+	cl := &rawMCP{t: t, url: url, token: cmdtest.BotToken, revision: "2026-07-28"}
 
 	disc, ok := cl.rpc("server/discover", nil)["result"].(map[string]any)
 	if !ok {
@@ -215,7 +215,7 @@ func TestMCPStatelessClientLeaseCycle(t *testing.T) {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+rootcmdtest.BotToken)
+		req.Header.Set("Authorization", "Bearer "+cmdtest.BotToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/mesh"
@@ -34,13 +34,13 @@ const (
 // and an extra webhook listens too. The ladder and the grace before a
 // rescue are milliseconds long.
 type meshCLI struct {
-	*rootcmdtest.CLI
+	*cmdtest.CLI
 	alpha, bravo, extra *mesh.Inbox
 	record              string
 }
 
 func newMeshCLI(t *testing.T, extraHandler http.Handler) *meshCLI {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	m := &meshCLI{CLI: c, alpha: mesh.NewInbox(alphaToken), bravo: mesh.NewInbox(bravoToken), extra: mesh.NewInbox(extraToken)}
 	alpha := httptest.NewServer(m.alpha)
 	bravo := httptest.NewServer(m.bravo)
@@ -226,7 +226,7 @@ func TestSweepBadRegistryIsMisconfigured(t *testing.T) {
 
 // serveNode starts `claimdeck node serve` in-process and returns its
 // address and a stop function that reports its exit status.
-func serveNode(t *testing.T, c *rootcmdtest.CLI, args ...string) (string, func() int) {
+func serveNode(t *testing.T, c *cmdtest.CLI, args ...string) (string, func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -392,7 +392,7 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 // registry spelling the first ORACLE. list, get and sweep --dry-run agree
 // that both claims, their leases still running, are stale.
 func TestNodesDownShowStaleInListGetAndSweep(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	reg := filepath.Join(c.Dir, "mesh-nodes.json")
 	if err := os.WriteFile(reg, []byte(`{"nodes": {
   "ORACLE": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "down"},

@@ -4,16 +4,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // update edits fields: a move into or out of Done, Review, Failed or
 // Canceled is refused at every door, naming the command that owns it, and
 // changes nothing.
 func TestUpdateDoesNotMoveTasksPastTheirCommands(t *testing.T) {
-	for _, b := range rootcmdtest.ReviewBackends {
+	for _, b := range cmdtest.ReviewBackends {
 		t.Run(b.Name, func(t *testing.T) {
-			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c := cmdtest.NewCLI(t, b.Yaml(t))
 			ready := c.Run(0, "create", "--title", "never claimed").Task.PageID
 			for status, want := range map[string]string{"DONE": "complete", "REVIEW": "review", "FAILED": "fail", "CANCELED": "cancel"} {
 				if r := c.Run(3, "update", "--task", ready, "--status", status); !strings.Contains(r.Error.Message, want) {
@@ -30,11 +30,11 @@ func TestUpdateDoesNotMoveTasksPastTheirCommands(t *testing.T) {
 				t.Fatalf("update of a Review task to READY: %+v", r.Error)
 			}
 			cs := mcpClient(t, c)
-			if r := rootcmdtest.Call(t, cs, "update", map[string]any{"task": inReview, "status": "DONE"}, true); r.Error.Code != "MISCONFIGURED" {
+			if r := cmdtest.Call(t, cs, "update", map[string]any{"task": inReview, "status": "DONE"}, true); r.Error.Code != "MISCONFIGURED" {
 				t.Fatalf("MCP update of a Review task to DONE: %+v", r.Error)
 			}
 			home := t.TempDir()
-			if v, code := rootcmdtest.NtaskIn(t, c, home, "update", ready, "--status", "Canceled"); code != 40 || !strings.Contains(v["error"].(map[string]any)["message"].(string), "cancel") {
+			if v, code := cmdtest.NtaskIn(t, c, home, "update", ready, "--status", "Canceled"); code != 40 || !strings.Contains(v["error"].(map[string]any)["message"].(string), "cancel") {
 				t.Fatalf("ntask update to Canceled: %d %v", code, v)
 			}
 			if got := c.Run(0, "get", "--task", ready).Task; got.State != "queued" {
@@ -51,7 +51,7 @@ func TestUpdateDoesNotMoveTasksPastTheirCommands(t *testing.T) {
 // configuration says review: {self_approve: true}.
 func TestSelfApprovalIsRefusedUnlessConfigured(t *testing.T) {
 	for _, conf := range []string{"", "review: {self_approve: true}\n"} {
-		c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+conf)
+		c := cmdtest.NewCLI(t, cmdtest.SqliteSource+conf)
 		id := c.Run(0, "create", "--title", "alice's own").Task.PageID
 		c.Run(0, "takeover", "--task", id, "--yes")
 		c.Run(0, "review", "--task", id)

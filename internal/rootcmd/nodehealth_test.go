@@ -13,15 +13,15 @@ import (
 	"time"
 
 	clidoor "github.com/claimdeck/claimdeck/internal/cli"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
 const oracleToken = "oracle-bearer-0x5eed5eed"
 
 func TestDeadNodeRecordedByWatchIsDownForDoctorListAndSweep(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	oracle := httptest.NewServer(mesh.NodeHandler("ORACLE", oracleToken, func(context.Context) (mesh.HealthReport, error) {
 		return mesh.HealthReport{Status: "healthy"}, nil
 	}, mesh.NewInbox(oracleToken)))
@@ -84,7 +84,7 @@ func TestDeadNodeRecordedByWatchIsDownForDoctorListAndSweep(t *testing.T) {
 	}
 }
 
-func watch(t *testing.T, c *rootcmdtest.CLI, args ...string) string {
+func watch(t *testing.T, c *cmdtest.CLI, args ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	if code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf, "node", "watch"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
@@ -96,7 +96,7 @@ func watch(t *testing.T, c *rootcmdtest.CLI, args ...string) string {
 	return out.String()
 }
 
-func doctorMesh(t *testing.T, c *rootcmdtest.CLI) clidoor.MeshReport {
+func doctorMesh(t *testing.T, c *cmdtest.CLI) clidoor.MeshReport {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "doctor"}, strings.NewReader(""), &out, &errOut)

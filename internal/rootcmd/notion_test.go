@@ -5,20 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
-// notionCLI serves an emulator on 127.0.0.1 and configures one notion
-// source on its ntask database.
-func notionCLI(t *testing.T) (*rootcmdtest.CLI, *cmdutil.EmulatorWorkspace) {
-	t.Helper()
-	yaml, w := rootcmdtest.NotionSource(t)
-	return rootcmdtest.NewCLI(t, yaml), w
-}
-
 func TestNotionAgentContract(t *testing.T) {
-	c, _ := notionCLI(t)
+	c, _ := cmdtest.NotionCLI(t)
 	id := c.Run(0, "create", "--title", "Design VPC module", "--priority", "3", "--class", "EXPEDITE").Task.PageID
 	claim := c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-1")
 	tok := claim.Task.LockToken
@@ -45,7 +36,7 @@ func TestNotionAgentContract(t *testing.T) {
 }
 
 func TestNotionTokenRejectedIsMisconfiguredWithoutTheToken(t *testing.T) {
-	c, w := notionCLI(t)
+	c, w := cmdtest.NotionCLI(t)
 	bad := "secret_wrong_" + strings.Repeat("x", 20)
 	conf := strings.ReplaceAll(notionReadConf(t, c.Conf), w.Token, bad)
 	notionWriteConf(t, c.Conf, conf)
@@ -75,7 +66,7 @@ func notionWriteConf(t *testing.T, path, body string) {
 // 002 database are reported by name when the database lacks them, and a
 // mistyped role is refused before anything is sent.
 func TestNotionCustomMappingFromConfig(t *testing.T) {
-	c, _ := notionCLI(t)
+	c, _ := cmdtest.NotionCLI(t)
 	conf := notionReadConf(t, c.Conf)
 	notionWriteConf(t, c.Conf, strings.Replace(conf, "    schema: ntask\n",
 		"    schema: ntask\n    properties:\n      holder: Owner\n    statuses:\n      queued: READY\n", 1))
@@ -97,8 +88,8 @@ func TestNotionCustomMappingFromConfig(t *testing.T) {
 // The task_id list and get print (TASK-3) is accepted by get and claim,
 // as the page id is.
 func TestNotionTaskKeyIsAcceptedByGetAndClaim(t *testing.T) {
-	yaml, _ := rootcmdtest.NotionSource(t)
-	c := rootcmdtest.NewCLI(t, yaml)
+	yaml, _ := cmdtest.NotionSource(t)
+	c := cmdtest.NewCLI(t, yaml)
 	c.Run(0, "create", "--title", "first")
 	made := c.Run(0, "create", "--title", "second").Task
 	if !strings.HasPrefix(made.TaskID, "TASK-") {

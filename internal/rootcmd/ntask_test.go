@@ -11,24 +11,24 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/ntask"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 )
 
 // With several sources the skill's grammar, which has no --source, takes
 // $NTASK_SOURCE or default_source, and otherwise answers 40 naming them.
 func TestNtaskPicksOneSource(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	home := t.TempDir()
 	t.Setenv(ntask.EnvNtaskSource, "")
-	out, code := rootcmdtest.NtaskIn(t, c, home, "list")
+	out, code := cmdtest.NtaskIn(t, c, home, "list")
 	msg := fmt.Sprint(out["error"])
 	if code != 40 || !strings.Contains(msg, "local, locks") || !strings.Contains(msg, ntask.EnvNtaskSource) {
 		t.Fatalf("list with two sources and none picked: exit %d %v, want 40 naming local, locks and %s", code, out, ntask.EnvNtaskSource)
 	}
 	t.Setenv(ntask.EnvNtaskSource, "locks")
-	if out, code := rootcmdtest.NtaskIn(t, c, home, "create", "--title", "into the lock directory"); code != 0 {
+	if out, code := cmdtest.NtaskIn(t, c, home, "create", "--title", "into the lock directory"); code != 0 {
 		t.Fatalf("create with %s=locks: exit %d %v", ntask.EnvNtaskSource, code, out)
 	}
 	t.Setenv(ntask.EnvNtaskSource, "")
@@ -39,7 +39,7 @@ func TestNtaskPicksOneSource(t *testing.T) {
 	if err := os.WriteFile(c.Conf, append([]byte("default_source: locks\n"), conf...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, code = rootcmdtest.NtaskIn(t, c, home, "list")
+	out, code = cmdtest.NtaskIn(t, c, home, "list")
 	if code != 0 || out["count"] != float64(1) {
 		t.Fatalf("list with default_source locks: exit %d %v, want the one task created there", code, out)
 	}
@@ -73,32 +73,32 @@ func TestNtaskNotionFromEnvironment(t *testing.T) {
 // The holder's commands read the lock from the state file: none, or one
 // for another task, is 40 as the binary answers; --lock-token still works.
 func TestNtaskLockStateAnswers(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	home := t.TempDir()
-	a, _ := rootcmdtest.NtaskIn(t, c, home, "create", "--title", "a", "--status", "Ready")
-	b, _ := rootcmdtest.NtaskIn(t, c, home, "create", "--title", "b", "--status", "Ready")
+	a, _ := cmdtest.NtaskIn(t, c, home, "create", "--title", "a", "--status", "Ready")
+	b, _ := cmdtest.NtaskIn(t, c, home, "create", "--title", "b", "--status", "Ready")
 	idA := a["task"].(map[string]any)["task_id"].(string)
 	idB := b["task"].(map[string]any)["task_id"].(string)
-	out, code := rootcmdtest.NtaskIn(t, c, home, "heartbeat", idA)
+	out, code := cmdtest.NtaskIn(t, c, home, "heartbeat", idA)
 	if code != 40 || !strings.Contains(fmt.Sprint(out["error"]), "No active task claim") {
 		t.Fatalf("heartbeat with no claim: exit %d %v", code, out)
 	}
-	claimed, code := rootcmdtest.NtaskIn(t, c, home, "claim", idA)
+	claimed, code := cmdtest.NtaskIn(t, c, home, "claim", idA)
 	if code != 0 {
 		t.Fatalf("claim: exit %d %v", code, claimed)
 	}
 	token := claimed["task"].(map[string]any)["lock_token"].(string)
-	if _, code := rootcmdtest.NtaskIn(t, c, t.TempDir(), "claim", idB); code != 0 {
+	if _, code := cmdtest.NtaskIn(t, c, t.TempDir(), "claim", idB); code != 0 {
 		t.Fatalf("claim of b by another agent: exit %d", code)
 	}
-	out, code = rootcmdtest.NtaskIn(t, c, home, "block", idB, "--reason", "x", "--unblock-action", "y")
+	out, code = cmdtest.NtaskIn(t, c, home, "block", idB, "--reason", "x", "--unblock-action", "y")
 	if code != 40 || !strings.Contains(fmt.Sprint(out["error"]), "Lock state is for "+idA) {
 		t.Fatalf("block of another task than the state's: exit %d %v", code, out)
 	}
-	if out, code := rootcmdtest.NtaskIn(t, c, t.TempDir(), "heartbeat", idA, "--lock-token", token); code != 0 {
+	if out, code := cmdtest.NtaskIn(t, c, t.TempDir(), "heartbeat", idA, "--lock-token", token); code != 0 {
 		t.Fatalf("heartbeat with --lock-token and no state: exit %d %v", code, out)
 	}
-	if out, code := rootcmdtest.NtaskIn(t, c, home, "review", idA, "--summary", "done"); code != 0 {
+	if out, code := cmdtest.NtaskIn(t, c, home, "review", idA, "--summary", "done"); code != 0 {
 		t.Fatalf("review: exit %d %v", code, out)
 	}
 	if _, err := ntask.LoadState(); err != ntask.ErrNoState {
@@ -112,10 +112,10 @@ func TestNtaskLockStateAnswers(t *testing.T) {
 // and a task another agent holds; approve and rework refuse a task not in
 // Review and a rework without its reason.
 func TestNtaskLifecycleRules(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	home, other := t.TempDir(), t.TempDir()
 	id := func(out map[string]any) string { return out["task"].(map[string]any)["task_id"].(string) }
-	code := func(args ...string) (map[string]any, int) { return rootcmdtest.NtaskIn(t, c, home, args...) }
+	code := func(args ...string) (map[string]any, int) { return cmdtest.NtaskIn(t, c, home, args...) }
 	want := func(exit int, wantCode string, args ...string) map[string]any {
 		t.Helper()
 		out, got := code(args...)
@@ -135,7 +135,7 @@ func TestNtaskLifecycleRules(t *testing.T) {
 		t.Fatalf("a refused review dropped the lock state: %v", err)
 	}
 	want(21, "LOST_LOCK", "update", parent, "--priority", "1", "--lock-token", "1b4e28ba-2fa1-11d2-883f-0016d3cca427")
-	if o, got := rootcmdtest.NtaskIn(t, c, other, "update", parent, "--priority", "1"); got != 20 {
+	if o, got := cmdtest.NtaskIn(t, c, other, "update", parent, "--priority", "1"); got != 20 {
 		t.Fatalf("update of a task another agent holds: exit %d %v, want 20", got, o)
 	}
 	want(0, "", "update", parent, "--priority", "1")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/rootcmd"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 )
@@ -15,7 +16,7 @@ import (
 // the trail fails (here Notion refuses comments), the answer is ok with a
 // warning, never an error an agent would retry the write on.
 func TestAWriteThatLandedIsAnsweredLandedWhenItsNoteFails(t *testing.T) {
-	c, w := notionCLI(t)
+	c, w := cmdtest.NotionCLI(t)
 	id := c.Run(0, "create", "--title", "noted").Task.PageID
 	tok := c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "r-1").Task.LockToken
 	w.Srv.SetCapabilities(w.Token, notionemu.Capabilities{ReadComments: true})

@@ -15,13 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
 func TestOverrideFromCronWithDevNullIsToldToPassYes(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	id := c.Run(0, "create", "--title", "nightly rebuild").Task.PageID
 	c.Run(0, "claim", "--task", id, "--agent-name", "worker-7")
 	devnull, err := os.Open(os.DevNull)
@@ -31,7 +31,7 @@ func TestOverrideFromCronWithDevNullIsToldToPassYes(t *testing.T) {
 	defer devnull.Close()
 	var out, errOut bytes.Buffer
 	code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "takeover", "--task", id}, devnull, &out, &errOut)
-	var r rootcmdtest.Result
+	var r cmdtest.Result
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
@@ -46,7 +46,7 @@ func TestOverrideFromCronWithDevNullIsToldToPassYes(t *testing.T) {
 // -o table is honoured or refused, never ignored: the commands that answer
 // in JSON only refuse it before anything runs.
 func TestTableOutputIsRefusedWhereTheAnswerIsJSONOnly(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	id := c.Run(0, "create", "--title", "left alone").Task.PageID
 	for _, args := range [][]string{
 		{"migrate"}, {"config", "show"}, {"config", "path"}, {"version"}, {"sweep", "--dry-run"},
@@ -69,7 +69,7 @@ func TestTableOutputIsRefusedWhereTheAnswerIsJSONOnly(t *testing.T) {
 // promises, and answers once the server is back; a single try would have
 // ended in API_ERROR.
 func TestConnectFailuresAreTriedAgainWithBackoff(t *testing.T) {
-	dsn := pgTestDSN(t)
+	dsn := cmdtest.PGTestDSN(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestConnectFailuresAreTriedAgainWithBackoff(t *testing.T) {
 	proxied := *u
 	proxied.Host = ln.Addr().String()
 	dir := t.TempDir()
-	c := &rootcmdtest.CLI{T: t, Conf: filepath.Join(dir, "config.yaml"), Dir: dir}
+	c := &cmdtest.CLI{T: t, Conf: filepath.Join(dir, "config.yaml"), Dir: dir}
 	conf := fmt.Sprintf("actor: alice\naudit_log: %s/audit.jsonl\nsources:\n  - name: pg\n    kind: postgres\n    dsn: %s\n    table: %s\n", dir, proxied.String(), table)
 	if err := os.WriteFile(c.Conf, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -129,14 +129,14 @@ func forward(conn net.Conn, addr string) {
 
 // A slip of the finger in a flag or a source's kind gets the nearest word.
 func TestMistypedFlagAndKindSuggestTheNearest(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	if r := c.Run(3, "heartbeat", "--task", "t1", "--lock-tokn", "x"); !strings.Contains(r.Error.Message, "unknown flag: --lock-tokn (did you mean --lock-token?)") {
 		t.Fatalf("mistyped flag: %s", r.Error.Message)
 	}
 	if r := c.Run(3, "takeover", "--taks", "t1"); !strings.Contains(r.Error.Message, "did you mean --task?") {
 		t.Fatalf("mistyped flag: %s", r.Error.Message)
 	}
-	bad := &rootcmdtest.CLI{T: t, Conf: filepath.Join(t.TempDir(), "config.yaml")}
+	bad := &cmdtest.CLI{T: t, Conf: filepath.Join(t.TempDir(), "config.yaml")}
 	if err := os.WriteFile(bad.Conf, []byte("sources:\n  - name: team\n    kind: postgress\n    dsn: x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestMistypedFlagAndKindSuggestTheNearest(t *testing.T) {
 // claimdeck history names both sides of every override: whom the task was
 // taken from, whom it was released from.
 func TestHistoryNamesWhomEachOverrideWasFrom(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	id := c.Run(0, "create", "--title", "looping agent").Task.PageID
 	c.Run(0, "claim", "--task", id, "--agent-name", "worker-7")
 	c.Run(0, "takeover", "--task", id, "--reason", "looping", "--yes")

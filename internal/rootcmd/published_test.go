@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/model"
 )
 
@@ -100,9 +100,9 @@ func shellWords(line string) []string {
 // defines them).
 func TestPublishedContractExamples(t *testing.T) {
 	p := loadPublished(t)
-	for _, b := range rootcmdtest.ContractBackends {
+	for _, b := range cmdtest.ContractBackends {
 		t.Run(b.Name, func(t *testing.T) {
-			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c := cmdtest.NewCLI(t, b.Yaml(t))
 			c.Kind = b.Name
 			for _, cmd := range p.Commands {
 				for i, ex := range cmd.Examples {
@@ -112,7 +112,7 @@ func TestPublishedContractExamples(t *testing.T) {
 							t.Fatalf("an example that is not an ntask command: %s", ex.Command)
 						}
 						args, real := cliPrepare(c, cmd.Name, args[1:])
-						out, errOut, code := cliRaw(c, "", args...)
+						out, errOut, code := cmdtest.Raw(c, "", args...)
 						if code != ex.ExitCode {
 							t.Fatalf("claimdeck %v exited %d, the contract's example %d:\n%s%s", args, code, ex.ExitCode, out, errOut)
 						}
@@ -131,7 +131,7 @@ func TestPublishedContractExamples(t *testing.T) {
 // prepare puts the backend in the state an example assumes and swaps the
 // example's page id and lock token for real ones: a holder's command gets
 // a task claimed for it; get and list a claimed task; the rest a free one.
-func cliPrepare(c *rootcmdtest.CLI, name string, args []string) ([]string, map[string]string) {
+func cliPrepare(c *cmdtest.CLI, name string, args []string) ([]string, map[string]string) {
 	c.T.Helper()
 	c.Run(0, "create", "--title", "contract example", "--priority", "1")
 	ready := c.Run(0, "list", "--status", "READY").Tasks

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // TestNtaskReap runs ntask 0.5's `reap` (openclaw-skills dbc57ff,
@@ -17,9 +17,9 @@ import (
 // nothing, and the answer is {"ok", "reaped": [{"task_id",
 // "lock_expired_at"}], "count"} with exit status 0.
 func TestNtaskReap(t *testing.T) {
-	for _, b := range rootcmdtest.ReviewBackends {
+	for _, b := range cmdtest.ReviewBackends {
 		t.Run(b.Name, func(t *testing.T) {
-			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c := cmdtest.NewCLI(t, b.Yaml(t))
 			home := t.TempDir()
 			dead := c.Run(0, "create", "--title", "its agent died").Task.TaskID
 			live := c.Run(0, "create", "--title", "its agent works").Task.TaskID
@@ -33,7 +33,7 @@ func TestNtaskReap(t *testing.T) {
 
 			reap := func(args ...string) map[string]any {
 				t.Helper()
-				v, code := rootcmdtest.NtaskIn(t, c, home, append([]string{"reap"}, args...)...)
+				v, code := cmdtest.NtaskIn(t, c, home, append([]string{"reap"}, args...)...)
 				if code != 0 || v["ok"] != true {
 					t.Fatalf("ntask reap %v exited %d: %v", args, code, v)
 				}

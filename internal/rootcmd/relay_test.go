@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // The relay refuses to start without a token, or with a guessable one:
 // the message names the variable and how to make a token, and never
 // prints the token it was given.
 func TestRelayRefusesNoTokenOrAWeakOne(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	const weak = "password1234"
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -34,7 +34,7 @@ func TestRelayRefusesNoTokenOrAWeakOne(t *testing.T) {
 		t.Setenv(tc.env, tc.value)
 		// The address is taken: a relay that wrongly accepted the token
 		// fails to listen at once, rather than serving for ever.
-		code, out := rootcmdtest.RunOut(c.Conf, append([]string{"relay", "--listen", taken}, tc.flags...)...)
+		code, out := cmdtest.RunOut(c.Conf, append([]string{"relay", "--listen", taken}, tc.flags...)...)
 		if code != 3 || !strings.Contains(out, "MISCONFIGURED") || !strings.Contains(out, "$"+tc.env) || !strings.Contains(out, "openssl rand -hex 32") {
 			t.Errorf("relay with $%s=%q %v: exit %d, want 3 naming $%s and how to make a token:\n%s", tc.env, tc.value, tc.flags, code, tc.env, out)
 		}
@@ -42,8 +42,8 @@ func TestRelayRefusesNoTokenOrAWeakOne(t *testing.T) {
 			t.Errorf("relay printed the token it refused:\n%s", out)
 		}
 	}
-	t.Setenv("CLAIMDECK_RELAY_TOKEN", rootcmdtest.RelayTestToken(t))
-	if code, out := rootcmdtest.RunOut(c.Conf, "relay"); code != 3 || !strings.Contains(out, "--listen") {
+	t.Setenv("CLAIMDECK_RELAY_TOKEN", cmdtest.RelayTestToken(t))
+	if code, out := cmdtest.RunOut(c.Conf, "relay"); code != 3 || !strings.Contains(out, "--listen") {
 		t.Errorf("relay without --listen: exit %d, want 3 naming --listen:\n%s", code, out)
 	}
 }
@@ -61,14 +61,14 @@ func TestRelayConfigValidation(t *testing.T) {
 		{"    relay: http://127.0.0.1:7480\n    relay_token_env: $CLAIMDECK_RELAY_TOKEN\n", "relay_token_env"},
 	}
 	for _, tc := range bad {
-		c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+tc.yaml)
+		c := cmdtest.NewCLI(t, cmdtest.SqliteSource+tc.yaml)
 		r := c.Run(3, "list")
 		if !strings.Contains(r.Error.Message, "sources[0] (local)") || !strings.Contains(r.Error.Message, tc.want) {
 			t.Errorf("%q: %q, want the source and %q named", tc.yaml, r.Error.Message, tc.want)
 		}
 	}
 	for _, env := range []string{"", "TEAM_RELAY_TOKEN"} {
-		yaml := rootcmdtest.SqliteSource + "    relay: http://127.0.0.1:1\n"
+		yaml := cmdtest.SqliteSource + "    relay: http://127.0.0.1:1\n"
 		want := "$CLAIMDECK_RELAY_TOKEN"
 		if env != "" {
 			yaml += "    relay_token_env: " + env + "\n"
@@ -76,7 +76,7 @@ func TestRelayConfigValidation(t *testing.T) {
 		}
 		t.Setenv("CLAIMDECK_RELAY_TOKEN", "")
 		t.Setenv("TEAM_RELAY_TOKEN", "")
-		c := rootcmdtest.NewCLI(t, yaml)
+		c := cmdtest.NewCLI(t, yaml)
 		r := c.Run(3, "stats")
 		if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, want) || !strings.Contains(r.Error.Message, "source local") {
 			t.Errorf("stats with %s empty: %+v, want MISCONFIGURED naming %s and the source", want, r.Error, want)
@@ -92,10 +92,10 @@ func TestRelayConfigValidation(t *testing.T) {
 // never the token; an address carrying a password is refused without
 // printing the password.
 func TestRelayConfigShowHidesTheTokenAndUserinfo(t *testing.T) {
-	tok := rootcmdtest.RelayTestToken(t)
+	tok := cmdtest.RelayTestToken(t)
 	t.Setenv("CLAIMDECK_RELAY_TOKEN", tok)
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"    relay: http://127.0.0.1:7480\n")
-	code, out := rootcmdtest.RunOut(c.Conf, "config", "show")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"    relay: http://127.0.0.1:7480\n")
+	code, out := cmdtest.RunOut(c.Conf, "config", "show")
 	if code != 0 || !strings.Contains(out, `"relay":"http://127.0.0.1:7480"`) || !strings.Contains(out, `"relay_token_env":"CLAIMDECK_RELAY_TOKEN"`) {
 		t.Fatalf("config show: exit %d, want the relay's address and token variable:\n%s", code, out)
 	}
@@ -103,13 +103,13 @@ func TestRelayConfigShowHidesTheTokenAndUserinfo(t *testing.T) {
 		t.Fatalf("config show printed the relay's token:\n%s", out)
 	}
 	pasted := "e" + tok[1:] // a token pasted in the wrong place; it starts with a letter, as a name would
-	c = rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"    relay: http://127.0.0.1:7480\n    relay_token_env: "+pasted+"\n")
-	code, out = rootcmdtest.RunOut(c.Conf, "config", "show")
+	c = cmdtest.NewCLI(t, cmdtest.SqliteSource+"    relay: http://127.0.0.1:7480\n    relay_token_env: "+pasted+"\n")
+	code, out = cmdtest.RunOut(c.Conf, "config", "show")
 	if code != 3 || strings.Contains(out, pasted) || !strings.Contains(out, "relay_token_env") {
 		t.Fatalf("a token in place of relay_token_env: exit %d, want 3 naming the field without printing the token:\n%s", code, out)
 	}
-	c = rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"    relay: http://ops:hunter2@127.0.0.1:7480\n")
-	code, out = rootcmdtest.RunOut(c.Conf, "config", "show")
+	c = cmdtest.NewCLI(t, cmdtest.SqliteSource+"    relay: http://ops:hunter2@127.0.0.1:7480\n")
+	code, out = cmdtest.RunOut(c.Conf, "config", "show")
 	if code != 3 || strings.Contains(out, "hunter2") || !strings.Contains(out, "sources[0] (local)") || !strings.Contains(out, "@127.0.0.1:7480") {
 		t.Fatalf("a relay address with a password: exit %d, want 3 naming the source with the password hidden:\n%s", code, out)
 	}

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 )
 
 func TestDoctorSaysWhichNtaskGenerationItFound(t *testing.T) {
-	seed, _ := rootcmdtest.NotionSource(t)
-	today, _ := rootcmdtest.TodaySource(t)
-	c := rootcmdtest.NewCLI(t, seed+today)
+	seed, _ := cmdtest.NotionSource(t)
+	today, _ := cmdtest.TodaySource(t)
+	c := cmdtest.NewCLI(t, seed+today)
 	var out strings.Builder
 	if code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "doctor"}, strings.NewReader(""), &out, &out); code != 0 {
 		t.Fatalf("doctor exits %d:\n%s", code, out.String())
@@ -27,9 +27,9 @@ func TestDoctorSaysWhichNtaskGenerationItFound(t *testing.T) {
 // A person finishes their own claim without its token; someone else's
 // claim keeps the holder's rules.
 func TestAPersonFinishesTheirOwnClaimWithoutAToken(t *testing.T) {
-	for _, b := range rootcmdtest.ReviewBackends {
+	for _, b := range cmdtest.ReviewBackends {
 		t.Run(b.Name, func(t *testing.T) {
-			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c := cmdtest.NewCLI(t, b.Yaml(t))
 			mine := func(title string) string {
 				id := c.Run(0, "create", "--title", title).Task.PageID
 				if r := c.Run(0, "takeover", "--task", id, "--yes"); r.Task.ClaimedBy != "HUMAN" {
@@ -71,25 +71,25 @@ func TestAPersonFinishesTheirOwnClaimWithoutAToken(t *testing.T) {
 // With overrides on, MCP offers the reviewer's approve and rework; the
 // same rules hold as on the CLI.
 func TestMCPApprovesAndReworksWhenOverridesAreOn(t *testing.T) {
-	cs := mcpClient(t, rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"mcp: {overrides: true}\n"))
-	id := rootcmdtest.Call(t, cs, "create", map[string]any{"title": "reviewed over MCP"}, false).Task.PageID
-	tok := rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
-	if r := rootcmdtest.Call(t, cs, "approve", map[string]any{"task": id}, true); !strings.Contains(r.Error.Message, "must be review") {
+	cs := mcpClient(t, cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n"))
+	id := cmdtest.Call(t, cs, "create", map[string]any{"title": "reviewed over MCP"}, false).Task.PageID
+	tok := cmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
+	if r := cmdtest.Call(t, cs, "approve", map[string]any{"task": id}, true); !strings.Contains(r.Error.Message, "must be review") {
 		t.Fatalf("approve of a claimed task: %+v", r.Error)
 	}
-	rootcmdtest.Call(t, cs, "review", map[string]any{"task": id, "lock_token": tok}, false)
-	if r := rootcmdtest.Call(t, cs, "rework", map[string]any{"task": id}, true); !strings.Contains(r.Error.Message, "reason") {
+	cmdtest.Call(t, cs, "review", map[string]any{"task": id, "lock_token": tok}, false)
+	if r := cmdtest.Call(t, cs, "rework", map[string]any{"task": id}, true); !strings.Contains(r.Error.Message, "reason") {
 		t.Fatalf("rework without a reason: %+v", r.Error)
 	}
-	if r := rootcmdtest.Call(t, cs, "rework", map[string]any{"task": id, "reason": "add tests"}, false); r.Task.State != "queued" {
+	if r := cmdtest.Call(t, cs, "rework", map[string]any{"task": id, "reason": "add tests"}, false); r.Task.State != "queued" {
 		t.Fatalf("rework: %+v", r.Task)
 	}
-	tok = rootcmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
-	rootcmdtest.Call(t, cs, "review", map[string]any{"task": id, "lock_token": tok}, false)
-	if r := rootcmdtest.Call(t, cs, "approve", map[string]any{"task": id}, false); r.Task.State != "done" {
+	tok = cmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
+	cmdtest.Call(t, cs, "review", map[string]any{"task": id, "lock_token": tok}, false)
+	if r := cmdtest.Call(t, cs, "approve", map[string]any{"task": id}, false); r.Task.State != "done" {
 		t.Fatalf("approve: %+v", r.Task)
 	}
-	off := mcpClient(t, rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource))
+	off := mcpClient(t, cmdtest.NewCLI(t, cmdtest.SqliteSource))
 	tools, err := off.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -67,27 +67,27 @@ func watchSignals(cancel context.CancelFunc) {
 	}()
 }
 
-// run executes one command line and returns the exit status of the ntask
-// contract: 0 ok, 2 CONFLICT, 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.
+// Run executes one command line of claimdeck (or, first word ntask, of
+// ntask) and returns the exit status of the ntask contract: 0 ok, 2
+// CONFLICT, 3 MISCONFIGURED, 4 LOST_LOCK, 5 API_ERROR.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == ntask.Name {
 		return ntask.Run(ctx, args[1:], stdin, stdout, stderr)
 	}
-	env := &cmdutil.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, NoCompletions: !cmdutil.CompletionRequest(args)}
-	// env.Out() is read after the command ran: --output is parsed by then.
-	return cmdutil.Execute(ctx, RootCommand(env), args, stdin, stdout, stderr, func(err error) int { return env.Out().Fail(err) })
+	return cmdutil.Run(ctx, args, stdin, stdout, stderr, doors)
 }
 
-// rootCommand assembles the root command from the doors: each door
-// package gives its commands over the shared environment env.
-func RootCommand(env *cmdutil.Env) *cobra.Command {
-	var themeName string
-	root := env.NewRoot(&themeName)
+// RootCommand is claimdeck's root command over env.
+func RootCommand(env *cmdutil.Env) *cobra.Command { return env.Root(doors) }
+
+// doors assembles the root command from the doors: each door package
+// gives its commands over the shared environment env.
+func doors(env *cmdutil.Env, root *cobra.Command, themeName *string) []string {
 	// No Args validator on the root: cobra's own check names an unknown
 	// command with its "Did you mean" suggestions.
-	root.RunE = dashboard.Run(env, &themeName)
-	demoCmd := dashboard.Demo(env, &themeName)
-	demoCmd.Flags().StringVar(&themeName, "theme", "auto", "dashboard colours: auto, light or dark")
+	root.RunE = dashboard.Run(env, themeName)
+	demoCmd := dashboard.Demo(env, themeName)
+	demoCmd.Flags().StringVar(themeName, "theme", "auto", "dashboard colours: auto, light or dark")
 	demoCmd.Flags().StringVar(&env.MetricsListen, "metrics-listen", "", "also serve Prometheus metrics at ADDR/metrics")
 	group := func(id string, cmds ...*cobra.Command) {
 		for _, c := range cmds {
@@ -104,6 +104,5 @@ func RootCommand(env *cmdutil.Env) *cobra.Command {
 	node := &cobra.Command{Use: "node", Short: "Run this host as a mesh node, or watch the mesh's health"}
 	node.AddCommand(serve.NodeServe(env), clidoor.NodeWatch(env))
 	group("mesh", clidoor.Sweep(env), node)
-	env.FinishRoot(root, "migrate", "copy", "config show", "config path", "version", "sweep", "node serve", "relay")
-	return root
+	return []string{"migrate", "copy", "config show", "config path", "version", "sweep", "node serve", "relay"}
 }

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
 	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
-func cliStatsOf(c *rootcmdtest.CLI, args ...string) stats.Report {
+func cliStatsOf(c *cmdtest.CLI, args ...string) stats.Report {
 	c.T.Helper()
 	var out, errOut bytes.Buffer
 	if code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf, "stats"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
@@ -36,7 +36,7 @@ func cliStatsOf(c *rootcmdtest.CLI, args ...string) stats.Report {
 }
 
 func TestStatsCountsTheLastHourTheQueueShowsAndTheOperatorsOverrides(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	ids := make([]string, 3)
 	for i := range ids {
 		ids[i] = c.Run(0, "create", "--title", "task").Task.PageID
@@ -71,7 +71,7 @@ func TestStatsCountsTheLastHourTheQueueShowsAndTheOperatorsOverrides(t *testing.
 }
 
 func TestStatsShowsABrokenSourceWithItsErrorAndTheRest(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: gone\n    kind: postgres\n    dsn: postgres://claimdeck@127.0.0.1:1/queue?connect_timeout=5\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: gone\n    kind: postgres\n    dsn: postgres://claimdeck@127.0.0.1:1/queue?connect_timeout=5\n")
 	c.Run(0, "create", "--source", "local", "--title", "task")
 	rep := cliStatsOf(c)
 	if len(rep.Sources) != 2 {
@@ -92,7 +92,7 @@ func TestStatsShowsABrokenSourceWithItsErrorAndTheRest(t *testing.T) {
 }
 
 func TestMetricsWithoutAUsableAddressIsMisconfigured(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	if r := c.Run(3, "metrics"); !strings.Contains(r.Error.Message, "--listen") {
 		t.Errorf("no --listen: %q", r.Error.Message)
 	}
@@ -105,7 +105,7 @@ func TestMetricsWithoutAUsableAddressIsMisconfigured(t *testing.T) {
 // loopback port and scrapes it as Prometheus would, then checks the
 // exposition with promtool when it is installed.
 func TestMetricsServesTheQueueOverHTTP(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	id := c.Run(0, "create", "--title", "task").Task.PageID
 	c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -182,12 +182,12 @@ func TestFirstRunReadsOfTheEmbeddedQueueAnswerAnEmptyQueue(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	t.Setenv("CLAIMDECK_CONFIG", "")
-	empty := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	empty := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	for _, args := range [][]string{{"next", "--agent-name", "alpha"}, {"list"}} {
 		want := empty.Run(0, args...)
 		var out, errOut bytes.Buffer
 		code := rootcmd.Run(context.Background(), args, strings.NewReader(""), &out, &errOut)
-		var got rootcmdtest.Result
+		var got cmdtest.Result
 		if err := json.Unmarshal(out.Bytes(), &got); err != nil || code != 0 || !got.OK || got.Task != nil || len(got.Tasks) != len(want.Tasks) {
 			t.Fatalf("claimdeck %v on a fresh machine exited %d: %s %s (%v), want the empty queue's answer", args, code, out.String(), errOut.String(), err)
 		}
@@ -195,7 +195,7 @@ func TestFirstRunReadsOfTheEmbeddedQueueAnswerAnEmptyQueue(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "data", "claimdeck", "queue.db")); err == nil {
 		t.Fatal("a read created the embedded queue")
 	}
-	missing := &rootcmdtest.CLI{T: t, Conf: filepath.Join(t.TempDir(), "config.yaml")}
+	missing := &cmdtest.CLI{T: t, Conf: filepath.Join(t.TempDir(), "config.yaml")}
 	if err := os.WriteFile(missing.Conf, []byte("sources:\n  - name: local\n    kind: sqlite\n    path: "+filepath.Join(home, "nowhere.db")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"context"
@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
@@ -29,14 +28,14 @@ type copyResult struct {
 // The embedded queue moves into a team's first PostgreSQL.
 func TestCopySQLiteIntoPostgres(t *testing.T) {
 	team, _ := freshPGDatabase(t, "copy")
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: team\n    kind: postgres\n    dsn: "+team+"\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: team\n    kind: postgres\n    dsn: "+team+"\n")
 	c.Run(0, "--source", "team", "--create", "migrate")
 	copyQueue(t, c, "team")
 }
 
 // The embedded queue moves into a seed 004 lock directory.
 func TestCopySQLiteIntoLockDirectory(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	copyQueue(t, c, "locks")
 }
 
@@ -44,7 +43,7 @@ func TestCopySQLiteIntoLockDirectory(t *testing.T) {
 // a queued one and one a person took over, into target: tasks, the live claim its holder keeps
 // heartbeating with the same token, history; a second copy is refused and
 // changes nothing.
-func copyQueue(t *testing.T, c *rootcmdtest.CLI, target string) {
+func copyQueue(t *testing.T, c *cmdtest.CLI, target string) {
 	live := c.Run(0, "--source", "local", "create", "--title", "index rebuild").Task.PageID
 	done := c.Run(0, "--source", "local", "create", "--title", "vpc module").Task.PageID
 	queued := c.Run(0, "--source", "local", "create", "--title", "docs", "--priority", "high").Task.PageID
@@ -117,7 +116,7 @@ func copyQueue(t *testing.T, c *rootcmdtest.CLI, target string) {
 }
 
 // versions lists a source's tasks as id:version, in id order.
-func cliVersions(c *rootcmdtest.CLI, name string) string {
+func cliVersions(c *cmdtest.CLI, name string) string {
 	c.T.Helper()
 	d, err := cliOpen(c, name).Poll(context.Background(), "")
 	if err != nil {
@@ -133,8 +132,8 @@ func cliVersions(c *rootcmdtest.CLI, name string) string {
 
 // A target that cannot take a copy says so and why, and nothing moves.
 func TestCopyRefusesATargetThatCannotImport(t *testing.T) {
-	yaml, _ := rootcmdtest.NotionSource(t)
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+yaml)
+	yaml, _ := cmdtest.NotionSource(t)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+yaml)
 	c.Run(0, "--source", "local", "create", "--title", "one")
 	r := cliCopy(c, 3, "--from", "local", "--to", "team-notion")
 	if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "cannot take a copied queue: it has no conditional writes") {
@@ -146,10 +145,10 @@ func TestCopyRefusesATargetThatCannotImport(t *testing.T) {
 	}
 }
 
-func cliCopy(c *rootcmdtest.CLI, wantExit int, args ...string) copyResult {
+func cliCopy(c *cmdtest.CLI, wantExit int, args ...string) copyResult {
 	c.T.Helper()
 	var out, errOut strings.Builder
-	code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf, "copy"}, args...), strings.NewReader(""), &out, &errOut)
+	code := cmdtest.Program(context.Background(), append([]string{"--config", c.Conf, "copy"}, args...), strings.NewReader(""), &out, &errOut)
 	var r copyResult
 	if err := json.Unmarshal([]byte(out.String()), &r); err != nil || code != wantExit {
 		c.T.Fatalf("claimdeck copy %v exited %d (want %d): %v\n%s%s", args, code, wantExit, err, out.String(), errOut.String())
@@ -158,7 +157,7 @@ func cliCopy(c *rootcmdtest.CLI, wantExit int, args ...string) copyResult {
 }
 
 // open opens a configured source as the commands do, closed with the test.
-func cliOpen(c *rootcmdtest.CLI, name string) sources.Source {
+func cliOpen(c *cmdtest.CLI, name string) sources.Source {
 	c.T.Helper()
 	cfg, err := cmdutil.LoadConfig(c.Conf)
 	if err != nil {

@@ -1,4 +1,4 @@
-package rootcmdtest
+package cmdtest
 
 import (
 	"bufio"
@@ -17,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
 	"github.com/claimdeck/claimdeck/sources/notion"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
@@ -156,7 +155,7 @@ func RelayedConfig(t *testing.T, c *CLI, relayAddr, actor string) *CLI {
 // runOut runs claimdeck and returns its exit status and stdout.
 func RunOut(conf string, args ...string) (int, string) {
 	var out, errOut bytes.Buffer
-	code := rootcmd.Run(context.Background(), append([]string{"--config", conf}, args...), strings.NewReader(""), &out, &errOut)
+	code := Program(context.Background(), append([]string{"--config", conf}, args...), strings.NewReader(""), &out, &errOut)
 	return code, out.String() + errOut.String()
 }
 

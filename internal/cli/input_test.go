@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -12,8 +12,7 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 func TestBadInputIsMisconfigured(t *testing.T) {
@@ -21,7 +20,7 @@ func TestBadInputIsMisconfigured(t *testing.T) {
 		"  - name: q\n    kind: sqlite\n    path: DIR/q.db\n",
 		"  - name: q\n    kind: lockdir\n    path: DIR/.locks\n",
 	} {
-		c := rootcmdtest.NewCLI(t, src)
+		c := cmdtest.NewCLI(t, src)
 		id := c.Run(0, "create", "--title", "design-vpc-module").Task.PageID
 		for _, bad := range []struct {
 			args []string
@@ -46,7 +45,7 @@ func TestBadInputIsMisconfigured(t *testing.T) {
 // A lock directory nobody may write (immutable: chattr +i holds even for
 // root) is MISCONFIGURED for claims, and list still reads it.
 func TestReadOnlyLockDirectoryIsMisconfigured(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	id := c.Run(0, "create", "--title", "design-vpc-module").Task.PageID
 	dir := filepath.Join(c.Dir, ".locks")
 	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
@@ -73,9 +72,9 @@ func TestDoctorNamesRefusedCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword("no_such_role_cd", "hunter2-secret")
-	c := rootcmdtest.NewCLI(t, "  - name: gov\n    kind: postgres\n    dsn: "+u.String()+"\n")
+	c := cmdtest.NewCLI(t, "  - name: gov\n    kind: postgres\n    dsn: "+u.String()+"\n")
 	var out bytes.Buffer
-	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "doctor"}, nil, &out, &out)
+	cmdtest.Program(context.Background(), []string{"--config", c.Conf, "doctor"}, nil, &out, &out)
 	var rep struct {
 		Sources []struct{ Checks []cmdutil.Check }
 	}

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -16,26 +16,18 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 )
 
-func cliRaw(c *rootcmdtest.CLI, stdin string, args ...string) (string, string, int) {
-	c.T.Helper()
-	var out, errOut bytes.Buffer
-	code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf}, args...), strings.NewReader(stdin), &out, &errOut)
-	return out.String(), errOut.String(), code
-}
-
 // dropinBackends are the backends a test here runs on: the contract's,
 // without PostgreSQL's skip-or-fail ceremony when it is not configured.
-func dropinBackends(t *testing.T, fn func(t *testing.T, c *rootcmdtest.CLI)) {
-	for _, b := range rootcmdtest.ContractBackends {
+func dropinBackends(t *testing.T, fn func(t *testing.T, c *cmdtest.CLI)) {
+	for _, b := range cmdtest.ContractBackends {
 		t.Run(b.Name, func(t *testing.T) {
-			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c := cmdtest.NewCLI(t, b.Yaml(t))
 			c.Kind = b.Name
 			fn(t, c)
 		})
@@ -43,7 +35,7 @@ func dropinBackends(t *testing.T, fn func(t *testing.T, c *rootcmdtest.CLI)) {
 }
 
 func TestUnknownTaskIsAnsweredAtOnceOnEveryBackend(t *testing.T) {
-	dropinBackends(t, func(t *testing.T, c *rootcmdtest.CLI) {
+	dropinBackends(t, func(t *testing.T, c *cmdtest.CLI) {
 		nope := uuid.NewString() // an id of the right shape for every backend
 		tok := uuid.NewString()
 		for _, args := range [][]string{
@@ -91,7 +83,7 @@ func TestUnknownTaskIsNotRetried(t *testing.T) {
 	}
 
 	// Over Notion, one page read answers it: no backoff loop behind it.
-	c, w := notionCLI(t)
+	c, w := cmdtest.NotionCLI(t)
 	w.Srv.ResetStats()
 	c.Run(3, "get", "--task", uuid.NewString())
 	if n := w.Srv.Stats().ByEndpoint[notionemu.EndpointPageRetrieve]; n != 1 {
@@ -100,7 +92,7 @@ func TestUnknownTaskIsNotRetried(t *testing.T) {
 }
 
 func TestOperatorCommandsWithoutATerminalAskForYes(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	id := c.Run(0, "create", "--title", "x").Task.PageID
 	held := c.Run(0, "claim", "--task", id, "--agent-name", "a").Task
 	for _, args := range [][]string{
@@ -120,7 +112,7 @@ func TestOperatorCommandsWithoutATerminalAskForYes(t *testing.T) {
 }
 
 func TestLockTokenFromTheEnvironmentOrAFile(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	id := c.Run(0, "create", "--title", "x").Task.PageID
 	tok := c.Run(0, "claim", "--task", id, "--agent-name", "a").Task.LockToken
 
@@ -161,7 +153,7 @@ func TestLockTokenFromTheEnvironmentOrAFile(t *testing.T) {
 }
 
 func TestRunIDIsRecordedInTheTrail(t *testing.T) {
-	dropinBackends(t, func(t *testing.T, c *rootcmdtest.CLI) {
+	dropinBackends(t, func(t *testing.T, c *cmdtest.CLI) {
 		id := c.Run(0, "create", "--title", "x").Task.PageID
 		tok := c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-001").Task.LockToken
 		c.Run(0, "heartbeat", "--task", id, "--run-id", "run-002", "--lock-token", tok)
@@ -177,7 +169,7 @@ func TestRunIDIsRecordedInTheTrail(t *testing.T) {
 
 // trailOf is a task's trail as its backend keeps it: the history `get`
 // prints, and for Notion the page's comments.
-func trailOf(t *testing.T, c *rootcmdtest.CLI, id string) string {
+func trailOf(t *testing.T, c *cmdtest.CLI, id string) string {
 	t.Helper()
 	b, err := json.Marshal(c.Run(0, "get", "--task", id).Task.History)
 	if err != nil {
@@ -207,16 +199,16 @@ func trailOf(t *testing.T, c *rootcmdtest.CLI, id string) string {
 }
 
 func TestTableOutputCannotHurtTheTerminal(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	c.Run(0, "create", "--title", "\x1b]0;pwned\x07\x1b[2Jclear me\u202e")
-	out, errOut, code := cliRaw(c, "", "--output", "table", "list")
+	out, errOut, code := cmdtest.Raw(c, "", "--output", "table", "list")
 	if code != 0 || !strings.Contains(out, "clear me") {
 		t.Fatalf("list --output table: %d %q %q", code, out, errOut)
 	}
 	if strings.ContainsAny(out, "\x1b\x07\u202e") {
 		t.Fatalf("a task title reached the terminal raw: %q", out)
 	}
-	out, errOut, code = cliRaw(c, "", "--output", "table", "get", "--task", "\x1b[2Jnope")
+	out, errOut, code = cmdtest.Raw(c, "", "--output", "table", "get", "--task", "\x1b[2Jnope")
 	if code != 3 || out != "" || !strings.HasPrefix(errOut, "error: MISCONFIGURED") || strings.Contains(errOut, "\x1b") {
 		t.Fatalf("an error in table mode: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -227,7 +219,7 @@ func TestTableOutputCannotHurtTheTerminal(t *testing.T) {
 }
 
 func TestTyposGetSuggestionsAndUnknownShellsAreRefused(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	if r := c.Run(3, "lsit"); !strings.Contains(r.Error.Message, "Did you mean this?") || !strings.Contains(r.Error.Message, "list") {
 		t.Fatalf("a typo of list: %+v", r.Error)
 	}

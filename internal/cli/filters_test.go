@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"os"
@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // TestSavedFiltersLandInTheConfigFile: :save writes filters: into the file
 // the configuration came from, keeping its comments and sources, replaces
 // a name saved before, and the strict reader takes the result back.
 func TestSavedFiltersLandInTheConfigFile(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	body, err := os.ReadFile(c.Conf)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"context"
@@ -15,15 +15,14 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
 
 func TestCopyIsFaithfulOnEveryBackend(t *testing.T) {
 	team, yaml := teamIfAny(t, "faithful")
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+yaml+
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+yaml+
 		"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n"+
 		"  - name: back\n    kind: sqlite\n    path: DIR/back.db\n"+
 		"  - name: locks2\n    kind: lockdir\n    path: DIR/locks2\n")
@@ -106,7 +105,7 @@ func TestCopyIsFaithfulOnEveryBackend(t *testing.T) {
 // leaves the target as it was too.
 func TestCopyConflictLeavesTheTargetUnchanged(t *testing.T) {
 	team, yaml := teamIfAny(t, "conflict")
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+yaml+
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+yaml+
 		"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n"+
 		"  - name: other\n    kind: sqlite\n    path: DIR/other.db\n")
 	targets := []string{"other", "locks"}
@@ -323,7 +322,7 @@ func everything(t *testing.T, src sources.Source) string {
 // as the origin does are skipped, the rest copied; without --resume they
 // are a conflict, and a task the target holds otherwise stays one.
 func TestCopyResume(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
 	first := c.Run(0, "--source", "local", "create", "--title", "first").Task.PageID
 	cliCopy(c, 0, "--from", "local", "--to", "locks")
 	second := c.Run(0, "--source", "local", "create", "--title", "second").Task.PageID
@@ -331,7 +330,7 @@ func TestCopyResume(t *testing.T) {
 		t.Fatalf("a second copy without --resume: %+v", r.Error)
 	}
 	var out, errOut strings.Builder
-	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "copy", "--from", "local", "--to", "locks", "--resume"}, strings.NewReader(""), &out, &errOut)
+	cmdtest.Program(context.Background(), []string{"--config", c.Conf, "copy", "--from", "local", "--to", "locks", "--resume"}, strings.NewReader(""), &out, &errOut)
 	var r struct {
 		Copied  int              `json:"copied"`
 		Already []string         `json:"already_copied"`

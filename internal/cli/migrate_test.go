@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // A team's first PostgreSQL: an empty database. migrate names what to do;
@@ -19,7 +19,7 @@ func TestMigrateCreateOnAnEmptyPostgresDatabase(t *testing.T) {
 	fresh, psql := freshPGDatabase(t, "fresh")
 
 	dir := t.TempDir()
-	c := &rootcmdtest.CLI{T: t, Conf: filepath.Join(dir, "config.yaml"), Dir: dir}
+	c := &cmdtest.CLI{T: t, Conf: filepath.Join(dir, "config.yaml"), Dir: dir}
 	conf := fmt.Sprintf("actor: alice\naudit_log: %s/audit.jsonl\nsources:\n  - name: team\n    kind: postgres\n    dsn: %s\n", dir, fresh)
 	if err := os.WriteFile(c.Conf, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func TestMigrateCreateOnAnEmptyPostgresDatabase(t *testing.T) {
 // freshPGDatabase makes an empty database on the throwaway cluster,
 // dropped with the test, and returns its DSN with a psql runner.
 func freshPGDatabase(t *testing.T, name string) (string, func(dsn, q string) string) {
-	dsn := pgTestDSN(t)
+	dsn := cmdtest.PGTestDSN(t)
 	psql := func(dsn, q string) string {
 		t.Helper()
 		out, err := exec.Command("psql", dsn, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", q).CombinedOutput()
@@ -61,16 +61,4 @@ func freshPGDatabase(t *testing.T, name string) (string, func(dsn, q string) str
 	}
 	u.Path = "/" + db
 	return u.String(), psql
-}
-
-// pgTestDSN is the throwaway cluster's DSN; outside CI its absence skips.
-func pgTestDSN(t *testing.T) string {
-	dsn := os.Getenv("CLAIMDECK_TEST_PG_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but CLAIMDECK_TEST_PG_DSN is not set")
-		}
-		t.Skip("set CLAIMDECK_TEST_PG_DSN")
-	}
-	return dsn
 }

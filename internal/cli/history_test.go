@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -9,8 +9,7 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 type historyResult struct {
@@ -23,9 +22,9 @@ type historyResult struct {
 // backend: the agent's claim, its comment, a human's force-release with
 // actor and reason, the next claim and its block with the blocker reason.
 func TestHistoryOnEveryBackend(t *testing.T) {
-	for _, b := range rootcmdtest.ContractBackends {
+	for _, b := range cmdtest.ContractBackends {
 		t.Run(b.Name, func(t *testing.T) {
-			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c := cmdtest.NewCLI(t, b.Yaml(t))
 			id := c.Run(0, "create", "--title", "Rotate keys").Task.PageID
 			c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-1")
 			c.Run(0, "comment", "--task", id, "--agent-name", "SANDMAN", "halfway there")
@@ -49,12 +48,12 @@ func TestHistoryOnEveryBackend(t *testing.T) {
 			requireSteps(t, got, append(append(before, claimBy("ORACLE")...), step{"block", "", "needs credentials"}))
 			for i := 1; i < len(got); i++ {
 				if got[i].At < got[i-1].At {
-					t.Fatalf("history is not newest last:\n%s", dump(got))
+					t.Fatalf("history is not newest last:\n%s", cmdtest.Dump(got))
 				}
 			}
 
 			var out bytes.Buffer
-			if code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "history", "--task", id}, strings.NewReader(""), &out, &out); code != 0 {
+			if code := cmdtest.Program(context.Background(), []string{"--config", c.Conf, "history", "--task", id}, strings.NewReader(""), &out, &out); code != 0 {
 				t.Fatalf("history exited %d: %s", code, out.String())
 			}
 			var h historyResult
@@ -62,7 +61,7 @@ func TestHistoryOnEveryBackend(t *testing.T) {
 				t.Fatalf("history --task: %v %s", err, out.String())
 			}
 			out.Reset()
-			if code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "history", "--task", id, "--output", "table"}, strings.NewReader(""), &out, &out); code != 0 ||
+			if code := cmdtest.Program(context.Background(), []string{"--config", c.Conf, "history", "--task", id, "--output", "table"}, strings.NewReader(""), &out, &out); code != 0 ||
 				!strings.Contains(out.String(), "WHEN") || !strings.Contains(out.String(), "agent wedged") {
 				t.Fatalf("history --output table exited %d:\n%s", code, out.String())
 			}
@@ -71,7 +70,7 @@ func TestHistoryOnEveryBackend(t *testing.T) {
 }
 
 func TestHistoryNeedsATask(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	if r := c.Run(3, "history"); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "--task") {
 		t.Fatalf("history without --task: %+v", r.Error)
 	}
@@ -90,13 +89,5 @@ func requireSteps(t *testing.T, evs []cmdutil.EventJSON, want []step) {
 			}
 		}
 	}
-	t.Fatalf("history misses %+v (in order), has:\n%s", want[at], dump(evs))
-}
-
-func dump(evs []cmdutil.EventJSON) string {
-	var b strings.Builder
-	for _, e := range evs {
-		b.WriteString(e.At + " " + e.Action + " by " + e.Actor + " (" + e.Reason + ") [" + e.Detail + "]\n")
-	}
-	return b.String()
+	t.Fatalf("history misses %+v (in order), has:\n%s", want[at], cmdtest.Dump(evs))
 }

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // A person's default output: output: table in the configuration gives
@@ -15,7 +15,7 @@ import (
 // -o json still wins; an unknown value is refused naming the key.
 func TestOutputTableInTheConfigurationIsAPersonsDefault(t *testing.T) {
 	// Not parallel: newCLI sets the test's state directory in the environment.
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	c.Run(0, "create", "--title", "a person's table")
 	body, err := os.ReadFile(c.Conf)
 	if err != nil {
@@ -24,10 +24,10 @@ func TestOutputTableInTheConfigurationIsAPersonsDefault(t *testing.T) {
 	if err := os.WriteFile(c.Conf, append([]byte("output: table\n"), body...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := rootcmdtest.RunOut(c.Conf, "list"); code != 0 || !strings.HasPrefix(out, "SOURCE") || !strings.Contains(out, "a person's table") {
+	if code, out := cmdtest.RunOut(c.Conf, "list"); code != 0 || !strings.HasPrefix(out, "SOURCE") || !strings.Contains(out, "a person's table") {
 		t.Errorf("list with output: table: exit %d\n%s", code, out)
 	}
-	if code, out := rootcmdtest.RunOut(c.Conf, "version"); code != 0 || !strings.HasPrefix(out, "{") {
+	if code, out := cmdtest.RunOut(c.Conf, "version"); code != 0 || !strings.HasPrefix(out, "{") {
 		t.Errorf("version (JSON only) with output: table: exit %d\n%s", code, out)
 	}
 	if r := c.Run(0, "-o", "json", "list"); len(r.Tasks) != 1 {
@@ -83,8 +83,8 @@ func TestDebugLogsToStderrWithSecretsRedacted(t *testing.T) {
 	if strings.Contains(got, "hunter2") || strings.Contains(got, "ntn_abc") || !strings.Contains(got, "took=1s") || !strings.Contains(got, "level=DEBUG") {
 		t.Errorf("log line: %s", got)
 	}
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
-	code, both := rootcmdtest.RunOut(c.Conf, "--debug", "list")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	code, both := cmdtest.RunOut(c.Conf, "--debug", "list")
 	if code != 0 || !strings.Contains(both, "level=DEBUG") || !strings.Contains(both, "source open") {
 		t.Errorf("--debug list: exit %d\n%s", code, both)
 	}

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/sources"
 )
 
@@ -22,9 +22,9 @@ type bulkOut struct {
 	Error   struct{ Code, Message string }
 }
 
-func cliBulk(c *rootcmdtest.CLI, wantExit int, args ...string) bulkOut {
+func cliBulk(c *cmdtest.CLI, wantExit int, args ...string) bulkOut {
 	c.T.Helper()
-	stdout, stderr, code := cliRaw(c, "", args...)
+	stdout, stderr, code := cmdtest.Raw(c, "", args...)
 	var out bulkOut
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		c.T.Fatalf("claimdeck %v: stdout is not one JSON document: %v\n%s\nstderr: %s", args, err, stdout, stderr)
@@ -41,7 +41,7 @@ func cliBulk(c *rootcmdtest.CLI, wantExit int, args ...string) bulkOut {
 // terminal or --yes, refused on --read-only, then released with --yes,
 // each recorded in the audit log; SANDMAN's claim is left alone.
 func TestBulkReleaseFromTheCommandLine(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	cliWithRegistry(c, map[string]string{"ORACLE_LOCAL": "down", "SANDMAN": "healthy"},
 		fmt.Sprintf("  record: %s\n  holders:\n    worker-7: oracle_local\n    worker-9: ORACLE_LOCAL\n    worker-8: SANDMAN\n", filepath.Join(c.Dir, "sweep.json")))
 	claim := func(source, agent string) string {
@@ -69,7 +69,7 @@ func TestBulkReleaseFromTheCommandLine(t *testing.T) {
 	if want := []string{"local/" + a, "locks/" + b}; !slices.Equal(listed, want) {
 		t.Fatalf("list --filter %q = %v, want %v as the preview", filter, listed, want)
 	}
-	if stdout, _, code := cliRaw(c, "", "release", "--force", "--filter", filter, "--reason", "node lost"); code != 3 || !strings.Contains(stdout, "pass --yes") {
+	if stdout, _, code := cmdtest.Raw(c, "", "release", "--force", "--filter", filter, "--reason", "node lost"); code != 3 || !strings.Contains(stdout, "pass --yes") {
 		t.Fatalf("without a terminal or --yes: exit %d, %s", code, stdout)
 	}
 	ro := cliBulk(c, 3, "--read-only", "release", "--force", "--filter", filter, "--reason", "node lost", "--yes")
@@ -105,7 +105,7 @@ func TestBulkReleaseFromTheCommandLine(t *testing.T) {
 }
 
 func TestBulkBadInputIsRefusedBeforeAnythingIsRead(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	for _, args := range [][]string{
 		{"release", "--force", "--filter", "level>=urgnt", "--dry-run"},
 		{"release", "--force", "--filter", "tls", "--task", "x", "--dry-run"},
@@ -124,7 +124,7 @@ func TestBulkBadInputIsRefusedBeforeAnythingIsRead(t *testing.T) {
 // withRegistry writes a mesh registry whose nodes stand as statuses says
 // (their webhooks answer nothing) and adds a mesh section naming it to the
 // configuration, extra lines under it; it returns the registry's path.
-func cliWithRegistry(c *rootcmdtest.CLI, statuses map[string]string, extra string) string {
+func cliWithRegistry(c *cmdtest.CLI, statuses map[string]string, extra string) string {
 	c.T.Helper()
 	var nodes []string
 	for _, name := range slices.Sorted(maps.Keys(statuses)) {

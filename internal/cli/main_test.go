@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -8,13 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/model"
 )
 
 func TestBadInputExitsMisconfigured(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	id := c.Run(0, "create", "--title", "x").Task.PageID
 	tok := c.Run(0, "claim", "--task", id, "--agent-name", "a").Task.LockToken
 	cases := []struct {
@@ -42,7 +41,7 @@ func TestBadInputExitsMisconfigured(t *testing.T) {
 		t.Fatalf("bad input changed the task: %+v", got.Task)
 	}
 	var out bytes.Buffer
-	if code := rootcmd.Run(context.Background(), []string{"--config", filepath.Join(c.Dir, "missing.yaml"), "list"}, nil, &out, &out); code != 3 {
+	if code := cmdtest.Program(context.Background(), []string{"--config", filepath.Join(c.Dir, "missing.yaml"), "list"}, nil, &out, &out); code != 3 {
 		t.Fatalf("a missing config file exits %d, want 3: %s", code, out.String())
 	}
 	if !c.Run(0, "--read-only", "list").OK {
@@ -54,20 +53,20 @@ func TestBadInputExitsMisconfigured(t *testing.T) {
 }
 
 func TestUnreachableBackendIsAPIError(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, "  - name: gov\n    kind: postgres\n    dsn: postgres://agent:hunter2@127.0.0.1:1/q?connect_timeout=1\n")
+	c := cmdtest.NewCLI(t, "  - name: gov\n    kind: postgres\n    dsn: postgres://agent:hunter2@127.0.0.1:1/q?connect_timeout=1\n")
 	r := c.Run(5, "list")
 	if r.Error.Code != "API_ERROR" || strings.Contains(r.Error.Message, "hunter2") {
 		t.Fatalf("unreachable PostgreSQL: %+v", r.Error)
 	}
 	var out bytes.Buffer
-	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "config", "show"}, nil, &out, &out)
+	cmdtest.Program(context.Background(), []string{"--config", c.Conf, "config", "show"}, nil, &out, &out)
 	if strings.Contains(out.String(), "hunter2") || !strings.Contains(out.String(), "[redacted]") {
 		t.Fatalf("config show leaks or does not redact the DSN password: %s", out.String())
 	}
 }
 
 func TestLockdirSource(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	id := c.Run(0, "create", "--title", "design-vpc-module").Task.PageID
 	claim := c.Run(0, "claim", "--task", id, "--agent-name", "terraform-engineer")
 	if claim.Task.LockToken == "" {

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -8,18 +8,17 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 func TestListLimit(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	for range cmdutil.DefaultTableLimit + 3 {
 		c.Run(0, "create", "--title", "job")
 	}
 	table := func(args ...string) (rows int, footer string) {
 		var out, errOut bytes.Buffer
-		if code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf, "list", "-o", "table"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
+		if code := cmdtest.Program(context.Background(), append([]string{"--config", c.Conf, "list", "-o", "table"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
 			t.Fatalf("list -o table %v: exit %d %s", args, code, errOut.String())
 		}
 		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
@@ -44,7 +43,7 @@ func TestListLimit(t *testing.T) {
 		t.Errorf("list as JSON: %d tasks, want all %d", len(got), cmdutil.DefaultTableLimit+3)
 	}
 	var out, errOut bytes.Buffer
-	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "list", "--limit", "5"}, strings.NewReader(""), &out, &errOut)
+	cmdtest.Program(context.Background(), []string{"--config", c.Conf, "list", "--limit", "5"}, strings.NewReader(""), &out, &errOut)
 	var r struct {
 		Tasks []json.RawMessage `json:"tasks"`
 		More  int               `json:"more"`

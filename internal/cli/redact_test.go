@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -6,12 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 func TestConfigShowHidesEverySecret(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, `  - name: q1
+	c := cmdtest.NewCLI(t, `  - name: q1
     kind: postgres
     dsn: postgres://agent@db/q?sslmode=disable&password=pw-query
   - name: q2
@@ -29,7 +28,7 @@ mesh:
   webhook: https://chat.example/hook?room=ops&token=pw-webhook
 `)
 	var out bytes.Buffer
-	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "config", "show"}, nil, &out, &out)
+	cmdtest.Program(context.Background(), []string{"--config", c.Conf, "config", "show"}, nil, &out, &out)
 	for _, secret := range []string{"pw-query", "pw-spaced", "pw", "two words", "ntn-literal", "pw-userinfo", "pw-webhook"} {
 		if strings.Contains(out.String(), secret) {
 			t.Errorf("config show prints %q:\n%s", secret, out.String())
@@ -45,11 +44,11 @@ mesh:
 // A Slack-style webhook keeps its secret in the path: config show names
 // the webhook and hides that part.
 func TestConfigShowHidesAWebhookPathSecret(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+`mesh:
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+`mesh:
   webhook: https://hooks.slack.com/services/T0A1B2C3D/B0E4F5G6H/QTokZZsecretPart
 `)
 	var out bytes.Buffer
-	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "config", "show"}, nil, &out, &out)
+	cmdtest.Program(context.Background(), []string{"--config", c.Conf, "config", "show"}, nil, &out, &out)
 	if strings.Contains(out.String(), "QTokZZ") || !strings.Contains(out.String(), "hooks.slack.com/services/T0A1B2C3D/B0E4F5G6H/") {
 		t.Fatalf("config show:\n%s", out.String())
 	}

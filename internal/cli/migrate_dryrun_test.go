@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"crypto/sha256"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // seed003SQLite is seed 003's table as a team made it, with one row.
@@ -83,7 +83,7 @@ func TestMigrateDryRunPrintsTheExactSQLAndChangesNothingSQLite(t *testing.T) {
 	}
 	schema, sum := sqliteSchema(t, team), fileSum(t, team)
 
-	code, script := rootcmdtest.RunOut(conf, "migrate", "--dry-run")
+	code, script := cmdtest.RunOut(conf, "migrate", "--dry-run")
 	if code != 0 {
 		t.Fatalf("migrate --dry-run exited %d: %s", code, script)
 	}
@@ -100,13 +100,13 @@ func TestMigrateDryRunPrintsTheExactSQLAndChangesNothingSQLite(t *testing.T) {
 	}
 
 	execSQLite(t, copyOf, script)
-	c := &rootcmdtest.CLI{T: t, Conf: conf, Dir: dir}
+	c := &cmdtest.CLI{T: t, Conf: conf, Dir: dir}
 	var did struct {
 		AddedColumns []string `json:"added_columns"`
 		Statements   int      `json:"statements"`
 		Applied      []string `json:"applied"`
 	}
-	code, out := rootcmdtest.RunOut(conf, "migrate")
+	code, out := cmdtest.RunOut(conf, "migrate")
 	if code != 0 {
 		t.Fatalf("migrate exited %d: %s", code, out)
 	}
@@ -117,7 +117,7 @@ func TestMigrateDryRunPrintsTheExactSQLAndChangesNothingSQLite(t *testing.T) {
 	if got, want := sqliteSchema(t, copyOf), sqliteSchema(t, team); got != want {
 		t.Errorf("the printed SQL makes another schema than migrate:\nscript:\n%s\nmigrate:\n%s", got, want)
 	}
-	if _, again := rootcmdtest.RunOut(conf, "migrate", "--dry-run"); !strings.Contains(again, "Adds no columns") {
+	if _, again := cmdtest.RunOut(conf, "migrate", "--dry-run"); !strings.Contains(again, "Adds no columns") {
 		t.Errorf("a dry run after migrate still adds columns:\n%s", again)
 	}
 	if r := c.Run(0, "get", "--task", "t1"); r.Task.Title != "first" {
@@ -158,7 +158,7 @@ func TestMigrateDryRunPrintsTheExactSQLAndChangesNothingPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := dump(team)
-	code, script := rootcmdtest.RunOut(conf, "migrate", "--dry-run")
+	code, script := cmdtest.RunOut(conf, "migrate", "--dry-run")
 	if code != 0 || !strings.Contains(script, "claimdeck_xid") || !strings.Contains(script, "NOTIFY") && !strings.Contains(script, "pg_notify") {
 		t.Fatalf("migrate --dry-run exited %d:\n%s", code, script)
 	}
@@ -172,7 +172,7 @@ func TestMigrateDryRunPrintsTheExactSQLAndChangesNothingPostgres(t *testing.T) {
 	if out, err := exec.Command("psql", twin, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", path).CombinedOutput(); err != nil {
 		t.Fatalf("psql -f the dry run's SQL: %v\n%s", err, out)
 	}
-	if code, out := rootcmdtest.RunOut(conf, "migrate"); code != 0 {
+	if code, out := cmdtest.RunOut(conf, "migrate"); code != 0 {
 		t.Fatalf("migrate exited %d: %s", code, out)
 	}
 	if got, want := dump(twin), dump(team); got != want {

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // seedSnippet runs one of seed 004's shell snippets (kept verbatim under
@@ -41,7 +41,7 @@ func seedSnippet(t *testing.T, dir, script string, env ...string) (string, int) 
 // file: any id can be claimed, each side sees the other's locks, and the
 // seed's done and expired cases get the contract's answers.
 func TestSeed004AgentsAndClaimdeckInterleave(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/project/.locks\n")
+	c := cmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/project/.locks\n")
 	locks := filepath.Join(c.Dir, "project", ".locks")
 	if err := os.MkdirAll(locks, 0o755); err != nil {
 		t.Fatal(err)

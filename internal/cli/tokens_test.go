@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -7,16 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
-func cliRawOut(c *rootcmdtest.CLI, args ...string) string {
+func cliRawOut(c *cmdtest.CLI, args ...string) string {
 	var out bytes.Buffer
-	rootcmd.Run(context.Background(), append([]string{"--config", c.Conf}, args...), strings.NewReader(""), &out, &out)
+	cmdtest.Program(context.Background(), append([]string{"--config", c.Conf}, args...), strings.NewReader(""), &out, &out)
 	return out.String()
 }
 
@@ -25,9 +24,9 @@ func cliRawOut(c *rootcmdtest.CLI, args ...string) string {
 // anyway and completes the claim is recorded in the trail as itself, not
 // as the holder.
 func TestALockTokenBelongsToItsHolder(t *testing.T) {
-	for _, b := range rootcmdtest.ContractBackends {
+	for _, b := range cmdtest.ContractBackends {
 		t.Run(b.Name, func(t *testing.T) {
-			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c := cmdtest.NewCLI(t, b.Yaml(t))
 			id := c.Run(0, "create", "--title", "Rotate keys").Task.PageID
 			tok := c.Run(0, "claim", "--task", id, "--agent-name", "AGENT_A", "--run-id", "runA").Task.LockToken
 			if len(tok) != 36 {
@@ -61,7 +60,7 @@ func TestALockTokenBelongsToItsHolder(t *testing.T) {
 				}
 			}
 			if !byB {
-				t.Errorf("no step of the trail names AGENT_B as the one who completed:\n%s", dump(c.Run(0, "get", "--task", id).Task.History))
+				t.Errorf("no step of the trail names AGENT_B as the one who completed:\n%s", cmdtest.Dump(c.Run(0, "get", "--task", id).Task.History))
 			}
 		})
 	}
@@ -70,7 +69,7 @@ func TestALockTokenBelongsToItsHolder(t *testing.T) {
 // A seed 003 row whose id is a space is claimed and finished by the same
 // id: ids are taken as given on every path, never trimmed on some.
 func TestATaskWhoseIDIsASpaceCanBeFinished(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	st, err := sqlstore.Open(context.Background(), sqlstore.Config{Name: "local", Driver: "sqlite", Path: filepath.Join(c.Dir, "queue.db")})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 // An inline secret in a configuration others can read gets the mesh
@@ -23,7 +23,7 @@ func TestConfigurationFileModeAndKind(t *testing.T) {
 		"  - name: notes\n    kind: notion\n    token: secret_NotionToken123\n    database_id: x\n"
 	runWith := func() (string, string) {
 		var out, errOut bytes.Buffer
-		rootcmd.Run(context.Background(), []string{"--config", conf, "config", "path"}, strings.NewReader(""), &out, &errOut)
+		cmdtest.Program(context.Background(), []string{"--config", conf, "config", "path"}, strings.NewReader(""), &out, &errOut)
 		return out.String(), errOut.String()
 	}
 	for _, c := range []struct {
@@ -50,7 +50,7 @@ func TestConfigurationFileModeAndKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if code := rootcmd.Run(context.Background(), []string{"--config", fifo, "list"}, strings.NewReader(""), &out, &out); code != 3 || !strings.Contains(out.String(), "named pipe") {
+	if code := cmdtest.Program(context.Background(), []string{"--config", fifo, "list"}, strings.NewReader(""), &out, &out); code != 3 || !strings.Contains(out.String(), "named pipe") {
 		t.Fatalf("a FIFO configuration: exit %d, %s", code, out.String())
 	}
 }

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -7,12 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 func TestAnIDOneSourceHoldsNeedsNoSource(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
 	mine := c.Run(0, "--source", "local", "create", "--title", "only in the queue").Task.PageID
 	theirs := c.Run(0, "--source", "locks", "create", "--title", "only in the lock directory").Task.PageID
 
@@ -21,7 +20,7 @@ func TestAnIDOneSourceHoldsNeedsNoSource(t *testing.T) {
 			t.Errorf("get %s without --source: %+v, want it from %s", id, got, src)
 		}
 		var out, errOut bytes.Buffer
-		code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "history", "--task", id}, strings.NewReader(""), &out, &errOut)
+		code := cmdtest.Program(context.Background(), []string{"--config", c.Conf, "history", "--task", id}, strings.NewReader(""), &out, &errOut)
 		var h struct {
 			Source string `json:"source"`
 		}

@@ -1,4 +1,4 @@
-package rootcmdtest
+package cmdtest
 
 import (
 	"bytes"
@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/claimdeck/claimdeck/internal/ntask"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
 )
 
 // ntaskIn runs one ntask command line in-process with HOME and the
@@ -18,7 +15,7 @@ func NtaskIn(t *testing.T, c *CLI, home string, args ...string) (map[string]any,
 	t.Setenv("HOME", home)
 	t.Setenv("CLAIMDECK_CONFIG", c.Conf)
 	var out, errOut bytes.Buffer
-	code := rootcmd.Run(t.Context(), append([]string{ntask.Name}, args...), strings.NewReader(""), &out, &errOut)
+	code := Program(t.Context(), append([]string{"ntask"}, args...), strings.NewReader(""), &out, &errOut)
 	var v map[string]any
 	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
 		t.Fatalf("ntask %v: stdout is not one JSON document: %v\n%s%s", args, err, out.String(), errOut.String())

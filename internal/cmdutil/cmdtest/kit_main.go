@@ -1,4 +1,4 @@
-package rootcmdtest
+package cmdtest
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
 )
 
 type Result struct {
@@ -43,14 +42,14 @@ func NewCLI(t *testing.T, sourcesYAML string) *CLI {
 		t.Fatal(err)
 	}
 	// Make the sources' files as a team would once, with --create.
-	rootcmd.Run(context.Background(), []string{"--config", conf, "--create", "doctor"}, strings.NewReader(""), io.Discard, io.Discard)
+	Program(context.Background(), []string{"--config", conf, "--create", "doctor"}, strings.NewReader(""), io.Discard, io.Discard)
 	return &CLI{T: t, Conf: conf, Dir: dir}
 }
 
 func (c *CLI) Run(wantExit int, args ...string) Result {
 	c.T.Helper()
 	var out, errOut bytes.Buffer
-	code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf}, args...), strings.NewReader(""), &out, &errOut)
+	code := Program(context.Background(), append([]string{"--config", c.Conf}, args...), strings.NewReader(""), &out, &errOut)
 	var r Result
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		c.T.Fatalf("claimdeck %v: stdout is not one JSON document: %v\n%s\nstderr: %s", args, err, out.String(), errOut.String())

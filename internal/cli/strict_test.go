@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"os"
@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 func TestUnknownConfigKeysAreRefusedWithLineAndNearestKey(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"    tabel: governance_tasks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"    tabel: governance_tasks\n")
 	body, err := os.ReadFile(c.Conf)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func TestUnknownConfigKeysAreRefusedWithLineAndNearestKey(t *testing.T) {
 }
 
 func TestABadEnvironmentValueNamesTheVariable(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
 	for name, val := range map[string]string{"CLAIMDECK_READ_ONLY": "yes", "CLAIMDECK_LEASE": "600", "CLAIMDECK_MESH_DOWN_AFTER": "three"} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, val)
@@ -47,7 +47,7 @@ func TestABadEnvironmentValueNamesTheVariable(t *testing.T) {
 	}
 	t.Setenv("CLAIMDECK_CONFIG", filepath.Join(t.TempDir(), "absent.yaml"))
 	t.Setenv("CLAIMDECK_READ_ONLY", "yes")
-	_, errOut, code := cliRaw(c, "", "--output", "table", "list")
+	_, errOut, code := cmdtest.Raw(c, "", "--output", "table", "list")
 	if code != 3 || !strings.Contains(errOut, "$CLAIMDECK_READ_ONLY") || strings.Contains(errOut, "absent.yaml") {
 		t.Fatalf("a bad variable blamed on a file: %d %s", code, errOut)
 	}
@@ -58,7 +58,7 @@ func TestReadCommandsNeverCreateAQueue(t *testing.T) {
 		{"  - name: q\n    kind: sqlite\n    path: DIR/typo/queue.db\n", "typo/queue.db"},
 		{"  - name: q\n    kind: lockdir\n    path: DIR/typo/.locks\n", "typo/.locks"},
 	} {
-		c := rootcmdtest.NewCLI(t, "")
+		c := cmdtest.NewCLI(t, "")
 		conf := strings.ReplaceAll(src.yaml, "DIR", c.Dir)
 		if err := os.WriteFile(c.Conf, []byte("actor: alice\nsources:\n"+conf), 0o600); err != nil {
 			t.Fatal(err)
@@ -78,7 +78,7 @@ func TestReadCommandsNeverCreateAQueue(t *testing.T) {
 			t.Fatalf("--create did not make %s: %v", src.path, err)
 		}
 	}
-	c := rootcmdtest.NewCLI(t, "")
+	c := cmdtest.NewCLI(t, "")
 	if err := os.WriteFile(c.Conf, []byte("sources:\n  - {name: q, kind: sqlite, path: "+filepath.Join(c.Dir, "m", "q.db")+"}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +87,8 @@ func TestReadCommandsNeverCreateAQueue(t *testing.T) {
 }
 
 func TestConfigShowPrintsDurationsAsGoWritesThem(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource)
-	out, _, code := cliRaw(c, "", "config", "show")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	out, _, code := cmdtest.Raw(c, "", "config", "show")
 	for _, want := range []string{`"lease":"20m0s"`, `"stale_after":"10m0s"`, `"escalate_after":"2h0m0s"`, `"ping_every":"2m0s"`} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("config show lacks %s:\n%s", want, out)

@@ -1,4 +1,4 @@
-package rootcmdtest
+package cmdtest
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"context"
@@ -7,23 +7,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
 
 func TestContract(t *testing.T) {
-	for _, b := range rootcmdtest.ContractBackends {
+	for _, b := range cmdtest.ContractBackends {
 		t.Run(b.Name, func(t *testing.T) {
-			c := rootcmdtest.NewCLI(t, b.Yaml(t))
+			c := cmdtest.NewCLI(t, b.Yaml(t))
 			c.Kind = b.Name
 			contract(t, c)
 		})
 	}
 }
 
-func contract(t *testing.T, c *rootcmdtest.CLI) {
+func contract(t *testing.T, c *cmdtest.CLI) {
 	if r := c.Run(0, "next", "--agent-name", "SANDMAN"); r.Task != nil {
 		t.Fatalf("next on an empty queue = %+v, want task null", r.Task)
 	}
@@ -161,12 +160,12 @@ func contract(t *testing.T, c *rootcmdtest.CLI) {
 
 func TestDoctorReportsEachFailure(t *testing.T) {
 	t.Setenv("CLAIMDECK_TEST_EMPTY", "")
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+
 		"  - name: gov\n    kind: postgres\n    dsn: postgres://agent:hunter2@127.0.0.1:1/q?connect_timeout=1\n"+
 		"  - name: nodsn\n    kind: postgres\n    dsn_env: CLAIMDECK_TEST_EMPTY\n"+
 		"  - name: notadir\n    kind: lockdir\n    path: DIR/config.yaml\n")
 	var out strings.Builder
-	code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "doctor"}, strings.NewReader(""), &out, &out)
+	code := cmdtest.Program(context.Background(), []string{"--config", c.Conf, "doctor"}, strings.NewReader(""), &out, &out)
 	if code != 3 {
 		t.Fatalf("doctor with failing sources exits %d, want 3:\n%s", code, out.String())
 	}
@@ -191,7 +190,7 @@ func TestDoctorReportsEachFailure(t *testing.T) {
 
 // subtasks: complete with an open sub-task is INCOMPLETE_SUBTASKS (exit 3)
 // where the backend has sub-tasks, and --parent is refused where it has not.
-func subtasks(t *testing.T, c *rootcmdtest.CLI) {
+func subtasks(t *testing.T, c *cmdtest.CLI) {
 	epic := c.Run(0, "create", "--title", "epic").Task.PageID
 	if c.Kind == "lockdir" || c.Kind == "notion" {
 		if r := c.Run(3, "create", "--title", "child", "--parent", epic); r.Error.Code != "MISCONFIGURED" {

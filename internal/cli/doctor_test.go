@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -11,12 +11,11 @@ import (
 
 	clidoor "github.com/claimdeck/claimdeck/internal/cli"
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 )
 
 func TestBrokenLockFileAndDownNodeAreNamedByListGetAndDoctor(t *testing.T) {
-	c := rootcmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
+	c := cmdtest.NewCLI(t, "  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
 	broken := filepath.Join(c.Dir, "locks", "index-rebuild.lock")
 	if err := os.WriteFile(broken, []byte("garbage{{{"), 0o644); err != nil {
 		t.Fatal(err)
@@ -28,7 +27,7 @@ func TestBrokenLockFileAndDownNodeAreNamedByListGetAndDoctor(t *testing.T) {
 		t.Fatalf("get does not name the broken file: problem %q", got.Task.Problem)
 	}
 	var out, errOut bytes.Buffer
-	rootcmd.Run(context.Background(), []string{"--config", c.Conf, "list", "-o", "table"}, strings.NewReader(""), &out, &errOut)
+	cmdtest.Program(context.Background(), []string{"--config", c.Conf, "list", "-o", "table"}, strings.NewReader(""), &out, &errOut)
 	var row string
 	for _, l := range strings.Split(out.String(), "\n") {
 		if strings.Contains(l, "index-rebuild") {
@@ -40,7 +39,7 @@ func TestBrokenLockFileAndDownNodeAreNamedByListGetAndDoctor(t *testing.T) {
 	}
 
 	out.Reset()
-	code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "doctor"}, strings.NewReader(""), &out, &errOut)
+	code := cmdtest.Program(context.Background(), []string{"--config", c.Conf, "doctor"}, strings.NewReader(""), &out, &errOut)
 	var doc struct {
 		OK      bool `json:"ok"`
 		Sources []struct {

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -7,8 +7,7 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
-	"github.com/claimdeck/claimdeck/internal/rootcmd/rootcmdtest"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/model"
 )
 
@@ -16,16 +15,16 @@ func TestShellCompletion(t *testing.T) {
 	t.Setenv("CLAIMDECK_CONFIG", "/nonexistent/claimdeck.yaml") // completion must not need one
 	for shell, marker := range map[string]string{"bash": "complete -o default", "zsh": "#compdef claimdeck", "fish": "complete -c claimdeck"} {
 		var out, errOut bytes.Buffer
-		if code := rootcmd.Run(context.Background(), []string{"completion", shell}, nil, &out, &errOut); code != 0 {
+		if code := cmdtest.Program(context.Background(), []string{"completion", shell}, nil, &out, &errOut); code != 0 {
 			t.Fatalf("completion %s exited %d: %s", shell, code, errOut.String())
 		}
 		if !strings.Contains(out.String(), marker) {
 			t.Fatalf("completion %s lacks %q:\n%.300s", shell, marker, out.String())
 		}
 	}
-	c := rootcmdtest.NewCLI(t, rootcmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	var out bytes.Buffer
-	rootcmd.Run(context.Background(), []string{"__complete", "--config", c.Conf, "list", "--source", ""}, nil, &out, &out)
+	cmdtest.Program(context.Background(), []string{"__complete", "--config", c.Conf, "list", "--source", ""}, nil, &out, &out)
 	if got := out.String(); !strings.Contains(got, "local\n") || !strings.Contains(got, "locks\n") {
 		t.Fatalf("--source completion does not offer the configured sources:\n%s", got)
 	}
