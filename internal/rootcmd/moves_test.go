@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
+	"github.com/claimdeck/claimdeck/internal/mcpdoor/mcptest"
 )
 
 // update edits fields: a move into or out of Done, Review, Failed or
@@ -29,7 +30,7 @@ func TestUpdateDoesNotMoveTasksPastTheirCommands(t *testing.T) {
 			if r := c.Run(3, "update", "--task", inReview, "--status", "READY"); !strings.Contains(r.Error.Message, "rework") {
 				t.Fatalf("update of a Review task to READY: %+v", r.Error)
 			}
-			cs := mcpClient(t, c)
+			cs := mcptest.Client(t, c)
 			if r := cmdtest.Call(t, cs, "update", map[string]any{"task": inReview, "status": "DONE"}, true); r.Error.Code != "MISCONFIGURED" {
 				t.Fatalf("MCP update of a Review task to DONE: %+v", r.Error)
 			}

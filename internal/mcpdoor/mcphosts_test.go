@@ -1,4 +1,4 @@
-package rootcmd_test
+package mcpdoor_test
 
 import (
 	"context"

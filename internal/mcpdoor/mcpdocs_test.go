@@ -1,4 +1,4 @@
-package rootcmd_test
+package mcpdoor_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
+	"github.com/claimdeck/claimdeck/internal/mcpdoor/mcptest"
 )
 
 // Every tool, the operator tools included, as a client lists it: every
@@ -17,7 +18,7 @@ import (
 // LOST_LOCK among them — valid against its tool's listed schema.
 func TestMCPToolsAreDocumentedAndAnswerAsTheirSchemas(t *testing.T) {
 	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n")
-	cs := mcpClient(t, c)
+	cs := mcptest.Client(t, c)
 	list, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package rootcmd_test
+package mcpdoor_test
 
 import (
 	"bytes"
@@ -17,35 +17,14 @@ import (
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/mcpdoor"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
+	"github.com/claimdeck/claimdeck/internal/mcpdoor/mcptest"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
-func mcpClient(t *testing.T, c *cmdtest.CLI) *mcp.ClientSession {
-	t.Helper()
-	cfg, err := cmdutil.LoadConfig(c.Conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &cmdutil.Env{ConfigFile: c.Conf, Cfg: cfg, Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := mcpdoor.Server(a, true).Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
 func TestMCPLeaseCycle(t *testing.T) {
 	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n")
-	cs := mcpClient(t, c)
+	cs := mcptest.Client(t, c)
 
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -108,7 +87,7 @@ func TestMCPOverridesOnlyWhenEnabledAndNeverReadOnly(t *testing.T) {
 		{"mcp: {overrides: true}\n", true},
 		{"mcp: {overrides: true}\nread_only: true\n", false},
 	} {
-		cs := mcpClient(t, cmdtest.NewCLI(t, cmdtest.SqliteSource+tc.conf))
+		cs := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SqliteSource+tc.conf))
 		tools, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -138,7 +117,7 @@ func TestMCPOverridesOnlyWhenEnabledAndNeverReadOnly(t *testing.T) {
 // has not: with overrides and without.
 func TestMCPDescriptionsNameNoCommandLineFlag(t *testing.T) {
 	for _, conf := range []string{"", "mcp: {overrides: true}\n"} {
-		tools, err := mcpClient(t, cmdtest.NewCLI(t, cmdtest.SqliteSource+conf)).ListTools(context.Background(), nil)
+		tools, err := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SqliteSource+conf)).ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +136,7 @@ func TestMCPDescriptionsNameNoCommandLineFlag(t *testing.T) {
 // cancel is unchanged: the lock token is required.
 func TestMCPCancelWithForceIsTheOperators(t *testing.T) {
 	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n")
-	cs := mcpClient(t, c)
+	cs := mcptest.Client(t, c)
 	id := c.Run(0, "create", "--title", "Design VPC module").Task.PageID
 	tok := c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN").Task.LockToken
 	for _, tc := range []struct {
@@ -215,7 +194,7 @@ func TestHelperClaimdeck(t *testing.T) {
 	if args == "" {
 		t.Skip("runs only as a subprocess")
 	}
-	os.Exit(rootcmd.Run(context.Background(), strings.Split(args, "\x1f"), os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(cmdtest.Program(context.Background(), strings.Split(args, "\x1f"), os.Stdin, os.Stdout, os.Stderr))
 }
 
 func TestMCPOverHTTPNeedsTheBearerToken(t *testing.T) {
