@@ -56,7 +56,7 @@ func TestNtaskWorkflowScript(t *testing.T) {
 // on a lock directory whose queue holds TASK-42, and checks the exit code
 // and every field of the example output.
 func TestNtaskCommandsJSONExamples(t *testing.T) {
-	raw, err := os.ReadFile("../rootcmd/testdata/ntask-v1/commands.json")
+	raw, err := os.ReadFile("../ntask/testdata/ntask-v1/commands.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package rootcmd_test
+package ntask_test
 
 import (
 	"os"

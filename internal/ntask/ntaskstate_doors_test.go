@@ -1,4 +1,4 @@
-package rootcmd_test
+package ntask_test
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 )
 
@@ -21,7 +20,7 @@ func TestAWriteThatLandedIsAnsweredLandedWhenItsNoteFails(t *testing.T) {
 	tok := c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "r-1").Task.LockToken
 	w.Srv.SetCapabilities(w.Token, notionemu.Capabilities{ReadComments: true})
 	var out, errOut bytes.Buffer
-	code := rootcmd.Run(t.Context(), []string{"--config", c.Conf, "complete", "--task", id, "--lock-token", tok, "--agent-name", "SANDMAN", "--run-id", "r-2"}, strings.NewReader(""), &out, &errOut)
+	code := cmdtest.Program(t.Context(), []string{"--config", c.Conf, "complete", "--task", id, "--lock-token", tok, "--agent-name", "SANDMAN", "--run-id", "r-2"}, strings.NewReader(""), &out, &errOut)
 	var r struct {
 		OK      bool              `json:"ok"`
 		Task    *cmdutil.TaskJSON `json:"task"`
