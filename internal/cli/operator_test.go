@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"bytes"
@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -30,7 +29,7 @@ func TestOverrideFromCronWithDevNullIsToldToPassYes(t *testing.T) {
 	}
 	defer devnull.Close()
 	var out, errOut bytes.Buffer
-	code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "takeover", "--task", id}, devnull, &out, &errOut)
+	code := cmdtest.Program(context.Background(), []string{"--config", c.Conf, "takeover", "--task", id}, devnull, &out, &errOut)
 	var r cmdtest.Result
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
@@ -54,7 +53,7 @@ func TestTableOutputIsRefusedWhereTheAnswerIsJSONOnly(t *testing.T) {
 		{"cancel", "--force", "--filter", "left", "--reason", "r", "--yes"},
 	} {
 		var out, errOut bytes.Buffer
-		code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf, "-o", "table"}, args...), bytes.NewReader(nil), &out, &errOut)
+		code := cmdtest.Program(context.Background(), append([]string{"--config", c.Conf, "-o", "table"}, args...), bytes.NewReader(nil), &out, &errOut)
 		if code != 3 || !bytes.Contains(errOut.Bytes(), []byte("drop -o table")) || out.Len() != 0 {
 			t.Errorf("claimdeck -o table %v exited %d: stdout %q stderr %q", args, code, out.String(), errOut.String())
 		}
@@ -154,7 +153,7 @@ func TestHistoryNamesWhomEachOverrideWasFrom(t *testing.T) {
 	c.Run(0, "takeover", "--task", id, "--reason", "looping", "--yes")
 	c.Run(0, "release", "--force", "--task", id, "--reason", "back to the pool", "--yes")
 	var out, errOut bytes.Buffer
-	if code := rootcmd.Run(context.Background(), []string{"--config", c.Conf, "-o", "table", "history", "--task", id}, strings.NewReader(""), &out, &errOut); code != 0 {
+	if code := cmdtest.Program(context.Background(), []string{"--config", c.Conf, "-o", "table", "history", "--task", id}, strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("history exited %d: %s", code, errOut.String())
 	}
 	for _, want := range []string{"takeover", "was claimed by worker-7", "force-release", "was claimed by HUMAN:alice"} {

@@ -1,4 +1,4 @@
-package rootcmd_test
+package cli_test
 
 import (
 	"os"
