@@ -1,4 +1,4 @@
-package rootcmd_test
+package serve_test
 
 import (
 	"bufio"
@@ -15,14 +15,13 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
-	"github.com/claimdeck/claimdeck/internal/rootcmd"
 	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
 func cliStatsOf(c *cmdtest.CLI, args ...string) stats.Report {
 	c.T.Helper()
 	var out, errOut bytes.Buffer
-	if code := rootcmd.Run(context.Background(), append([]string{"--config", c.Conf, "stats"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
+	if code := cmdtest.Program(context.Background(), append([]string{"--config", c.Conf, "stats"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
 		c.T.Fatalf("stats exited %d: %s %s", code, out.String(), errOut.String())
 	}
 	var r struct {
@@ -112,7 +111,7 @@ func TestMetricsServesTheQueueOverHTTP(t *testing.T) {
 	errR, errW := io.Pipe()
 	exit := make(chan int, 1)
 	go func() {
-		exit <- rootcmd.Run(ctx, []string{"--config", c.Conf, "metrics", "--listen", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, errW)
+		exit <- cmdtest.Program(ctx, []string{"--config", c.Conf, "metrics", "--listen", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, errW)
 		errW.Close()
 	}()
 	line, err := bufio.NewReader(errR).ReadString('\n')
@@ -167,7 +166,7 @@ func TestStatsOnTheEmbeddedDefaultNeverCreatesIt(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	t.Setenv("CLAIMDECK_CONFIG", "")
 	var out, errOut bytes.Buffer
-	rootcmd.Run(context.Background(), []string{"stats"}, strings.NewReader(""), &out, &errOut)
+	cmdtest.Program(context.Background(), []string{"stats"}, strings.NewReader(""), &out, &errOut)
 	if _, err := os.Stat(filepath.Join(home, "data", "claimdeck", "queue.db")); err == nil {
 		t.Fatalf("stats created the embedded queue:\n%s", out.String())
 	}
@@ -186,7 +185,7 @@ func TestFirstRunReadsOfTheEmbeddedQueueAnswerAnEmptyQueue(t *testing.T) {
 	for _, args := range [][]string{{"next", "--agent-name", "alpha"}, {"list"}} {
 		want := empty.Run(0, args...)
 		var out, errOut bytes.Buffer
-		code := rootcmd.Run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+		code := cmdtest.Program(context.Background(), args, strings.NewReader(""), &out, &errOut)
 		var got cmdtest.Result
 		if err := json.Unmarshal(out.Bytes(), &got); err != nil || code != 0 || !got.OK || got.Task != nil || len(got.Tasks) != len(want.Tasks) {
 			t.Fatalf("claimdeck %v on a fresh machine exited %d: %s %s (%v), want the empty queue's answer", args, code, out.String(), errOut.String(), err)

@@ -1,4 +1,4 @@
-package rootcmd_test
+package serve_test
 
 import (
 	"net"

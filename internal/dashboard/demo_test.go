@@ -1,4 +1,4 @@
-package rootcmd_test
+package dashboard_test
 
 import (
 	"strings"
