@@ -1,9 +1,6 @@
 package dashboard
 
 import (
-	"context"
-	"io"
-
 	"github.com/spf13/cobra"
 
 	"github.com/claimdeck/claimdeck/internal/cli"
@@ -14,15 +11,13 @@ import (
 // The helpers of cmdtest run the dashboard (the root) and the demo beside
 // the command line's admin commands the tests set their queues up with (a
 // test may use another door; the door's code never does).
-func init() { cmdtest.Program = run }
+func init() { cmdtest.Use(doors) }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cmdutil.Run(ctx, args, stdin, stdout, stderr, func(env *cmdutil.Env, root *cobra.Command, theme *string) []string {
-		root.RunE = Run(env, theme)
-		demo := Demo(env, theme)
-		demo.Flags().StringVar(theme, "theme", "auto", "dashboard colours: auto, light or dark")
-		root.AddCommand(demo)
-		root.AddCommand(cli.Admin(env)...)
-		return []string{"migrate", "copy", "config show", "config path", "version"}
-	})
+func doors(env *cmdutil.Env, root *cobra.Command, theme *string) []string {
+	root.RunE = Run(env, theme)
+	demo := Demo(env, theme)
+	demo.Flags().StringVar(theme, "theme", "auto", "dashboard colours: auto, light or dark")
+	root.AddCommand(demo)
+	root.AddCommand(cli.Admin(env)...)
+	return []string{"migrate", "copy", "config show", "config path", "version"}
 }

@@ -1,10 +1,6 @@
 package mcpdoor
 
 import (
-	"context"
-	"errors"
-	"io"
-
 	"github.com/spf13/cobra"
 
 	"github.com/claimdeck/claimdeck/internal/cli"
@@ -15,17 +11,12 @@ import (
 // The helpers of cmdtest run this door's command, mcp, beside the
 // command line's agent and admin commands the tests set their queues up
 // with (a test may use another door; the door's code never does).
-func init() { cmdtest.Program = run }
+func init() { cmdtest.Use(doors) }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cmdutil.Run(ctx, args, stdin, stdout, stderr, func(env *cmdutil.Env, root *cobra.Command, _ *string) []string {
-		root.RunE = func(*cobra.Command, []string) error {
-			return errors.New("the dashboard is not in the MCP door's tests")
-		}
-		root.AddCommand(Command(env))
-		root.AddCommand(cli.Agent(env)...)
-		root.AddCommand(cli.Operator(env)...)
-		root.AddCommand(cli.Admin(env)...)
-		return []string{"migrate", "copy", "config show", "config path", "version"}
-	})
+func doors(env *cmdutil.Env, root *cobra.Command, _ *string) []string {
+	root.AddCommand(Command(env))
+	root.AddCommand(cli.Agent(env)...)
+	root.AddCommand(cli.Operator(env)...)
+	root.AddCommand(cli.Admin(env)...)
+	return []string{"migrate", "copy", "config show", "config path", "version"}
 }

@@ -2,7 +2,7 @@ package ntask
 
 import (
 	"context"
-	"errors"
+
 	"io"
 
 	"github.com/spf13/cobra"
@@ -16,19 +16,20 @@ import (
 // ntask), and otherwise the command line's agent and admin commands the
 // tests set their queues up with and read them back by (a test may use
 // another door; the door's code never does).
-func init() { cmdtest.Program = run }
-
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == Name {
-		return Run(ctx, args[1:], stdin, stdout, stderr)
-	}
-	return cmdutil.Run(ctx, args, stdin, stdout, stderr, func(env *cmdutil.Env, root *cobra.Command, _ *string) []string {
-		root.RunE = func(*cobra.Command, []string) error {
-			return errors.New("the dashboard is not in the ntask door's tests")
+func init() {
+	cmdtest.Use(doors)
+	tree := cmdtest.Program
+	cmdtest.Program = func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		if len(args) > 0 && args[0] == Name {
+			return Run(ctx, args[1:], stdin, stdout, stderr)
 		}
-		root.AddCommand(cli.Agent(env)...)
-		root.AddCommand(cli.Operator(env)...)
-		root.AddCommand(cli.Admin(env)...)
-		return []string{"migrate", "copy", "config show", "config path", "version"}
-	})
+		return tree(ctx, args, stdin, stdout, stderr)
+	}
+}
+
+func doors(env *cmdutil.Env, root *cobra.Command, _ *string) []string {
+	root.AddCommand(cli.Agent(env)...)
+	root.AddCommand(cli.Operator(env)...)
+	root.AddCommand(cli.Admin(env)...)
+	return []string{"migrate", "copy", "config show", "config path", "version"}
 }

@@ -8,8 +8,31 @@ package cmdtest
 
 import (
 	"context"
+	"errors"
 	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
 )
 
 // Program runs one command line and returns its exit status.
 var Program func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+
+// Use makes Program the commands doors add under the shared root
+// (cmdutil.Run). Where doors leave the root without a run (the program's
+// is the dashboard), it is given one that refuses: a runnable root is what
+// gives an unknown command cobra's "Did you mean" suggestions.
+func Use(doors cmdutil.Doors) {
+	Program = func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		return cmdutil.Run(ctx, args, stdin, stdout, stderr, func(env *cmdutil.Env, root *cobra.Command, theme *string) []string {
+			jsonOnly := doors(env, root, theme)
+			if root.RunE == nil {
+				root.RunE = func(*cobra.Command, []string) error {
+					return errors.New("the dashboard is not in this test's command tree")
+				}
+			}
+			return jsonOnly
+		})
+	}
+}
