@@ -11,7 +11,7 @@ import (
 )
 
 func TestAnIDOneSourceHoldsNeedsNoSource(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
 	mine := c.Run(0, "--source", "local", "create", "--title", "only in the queue").Task.PageID
 	theirs := c.Run(0, "--source", "locks", "create", "--title", "only in the lock directory").Task.PageID
 

@@ -41,7 +41,7 @@ func cliBulk(c *cmdtest.CLI, wantExit int, args ...string) bulkOut {
 // terminal or --yes, refused on --read-only, then released with --yes,
 // each recorded in the audit log; SANDMAN's claim is left alone.
 func TestBulkReleaseFromTheCommandLine(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	cliWithRegistry(c, map[string]string{"ORACLE_LOCAL": "down", "SANDMAN": "healthy"},
 		fmt.Sprintf("  record: %s\n  holders:\n    worker-7: oracle_local\n    worker-9: ORACLE_LOCAL\n    worker-8: SANDMAN\n", filepath.Join(c.Dir, "sweep.json")))
 	claim := func(source, agent string) string {
@@ -105,7 +105,7 @@ func TestBulkReleaseFromTheCommandLine(t *testing.T) {
 }
 
 func TestBulkBadInputIsRefusedBeforeAnythingIsRead(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	for _, args := range [][]string{
 		{"release", "--force", "--filter", "level>=urgnt", "--dry-run"},
 		{"release", "--force", "--filter", "tls", "--task", "x", "--dry-run"},

@@ -22,7 +22,7 @@ func TestShellCompletion(t *testing.T) {
 			t.Fatalf("completion %s lacks %q:\n%.300s", shell, marker, out.String())
 		}
 	}
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	var out bytes.Buffer
 	cmdtest.Program(context.Background(), []string{"__complete", "--config", c.Conf, "list", "--source", ""}, nil, &out, &out)
 	if got := out.String(); !strings.Contains(got, "local\n") || !strings.Contains(got, "locks\n") {

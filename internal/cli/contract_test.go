@@ -160,7 +160,7 @@ func contract(t *testing.T, c *cmdtest.CLI) {
 
 func TestDoctorReportsEachFailure(t *testing.T) {
 	t.Setenv("CLAIMDECK_TEST_EMPTY", "")
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+
 		"  - name: gov\n    kind: postgres\n    dsn: postgres://agent:hunter2@127.0.0.1:1/q?connect_timeout=1\n"+
 		"  - name: nodsn\n    kind: postgres\n    dsn_env: CLAIMDECK_TEST_EMPTY\n"+
 		"  - name: notadir\n    kind: lockdir\n    path: DIR/config.yaml\n")

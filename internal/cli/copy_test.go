@@ -28,14 +28,14 @@ type copyResult struct {
 // The embedded queue moves into a team's first PostgreSQL.
 func TestCopySQLiteIntoPostgres(t *testing.T) {
 	team, _ := freshPGDatabase(t, "copy")
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: team\n    kind: postgres\n    dsn: "+team+"\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: team\n    kind: postgres\n    dsn: "+team+"\n")
 	c.Run(0, "--source", "team", "--create", "migrate")
 	copyQueue(t, c, "team")
 }
 
 // The embedded queue moves into a seed 004 lock directory.
 func TestCopySQLiteIntoLockDirectory(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	copyQueue(t, c, "locks")
 }
 
@@ -133,7 +133,7 @@ func cliVersions(c *cmdtest.CLI, name string) string {
 // A target that cannot take a copy says so and why, and nothing moves.
 func TestCopyRefusesATargetThatCannotImport(t *testing.T) {
 	yaml, _ := cmdtest.NotionSource(t)
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+yaml)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+yaml)
 	c.Run(0, "--source", "local", "create", "--title", "one")
 	r := cliCopy(c, 3, "--from", "local", "--to", "team-notion")
 	if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "cannot take a copied queue: it has no conditional writes") {

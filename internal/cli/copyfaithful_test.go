@@ -22,7 +22,7 @@ import (
 
 func TestCopyIsFaithfulOnEveryBackend(t *testing.T) {
 	team, yaml := teamIfAny(t, "faithful")
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+yaml+
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+yaml+
 		"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n"+
 		"  - name: back\n    kind: sqlite\n    path: DIR/back.db\n"+
 		"  - name: locks2\n    kind: lockdir\n    path: DIR/locks2\n")
@@ -105,7 +105,7 @@ func TestCopyIsFaithfulOnEveryBackend(t *testing.T) {
 // leaves the target as it was too.
 func TestCopyConflictLeavesTheTargetUnchanged(t *testing.T) {
 	team, yaml := teamIfAny(t, "conflict")
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+yaml+
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+yaml+
 		"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n"+
 		"  - name: other\n    kind: sqlite\n    path: DIR/other.db\n")
 	targets := []string{"other", "locks"}
@@ -322,7 +322,7 @@ func everything(t *testing.T, src sources.Source) string {
 // as the origin does are skipped, the rest copied; without --resume they
 // are a conflict, and a task the target holds otherwise stays one.
 func TestCopyResume(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/locks\n")
 	first := c.Run(0, "--source", "local", "create", "--title", "first").Task.PageID
 	cliCopy(c, 0, "--from", "local", "--to", "locks")
 	second := c.Run(0, "--source", "local", "create", "--title", "second").Task.PageID

@@ -92,7 +92,7 @@ func TestUnknownTaskIsNotRetried(t *testing.T) {
 }
 
 func TestOperatorCommandsWithoutATerminalAskForYes(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	id := c.Run(0, "create", "--title", "x").Task.PageID
 	held := c.Run(0, "claim", "--task", id, "--agent-name", "a").Task
 	for _, args := range [][]string{
@@ -112,7 +112,7 @@ func TestOperatorCommandsWithoutATerminalAskForYes(t *testing.T) {
 }
 
 func TestLockTokenFromTheEnvironmentOrAFile(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	id := c.Run(0, "create", "--title", "x").Task.PageID
 	tok := c.Run(0, "claim", "--task", id, "--agent-name", "a").Task.LockToken
 
@@ -199,7 +199,7 @@ func trailOf(t *testing.T, c *cmdtest.CLI, id string) string {
 }
 
 func TestTableOutputCannotHurtTheTerminal(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	c.Run(0, "create", "--title", "\x1b]0;pwned\x07\x1b[2Jclear me\u202e")
 	out, errOut, code := cmdtest.Raw(c, "", "--output", "table", "list")
 	if code != 0 || !strings.Contains(out, "clear me") {
@@ -219,7 +219,7 @@ func TestTableOutputCannotHurtTheTerminal(t *testing.T) {
 }
 
 func TestTyposGetSuggestionsAndUnknownShellsAreRefused(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	if r := c.Run(3, "lsit"); !strings.Contains(r.Error.Message, "Did you mean this?") || !strings.Contains(r.Error.Message, "list") {
 		t.Fatalf("a typo of list: %+v", r.Error)
 	}

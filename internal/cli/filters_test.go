@@ -14,7 +14,7 @@ import (
 // the configuration came from, keeping its comments and sources, replaces
 // a name saved before, and the strict reader takes the result back.
 func TestSavedFiltersLandInTheConfigFile(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	body, err := os.ReadFile(c.Conf)
 	if err != nil {
 		t.Fatal(err)

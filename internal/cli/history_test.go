@@ -70,7 +70,7 @@ func TestHistoryOnEveryBackend(t *testing.T) {
 }
 
 func TestHistoryNeedsATask(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	if r := c.Run(3, "history"); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "--task") {
 		t.Fatalf("history without --task: %+v", r.Error)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 func TestListLimit(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	for range cmdutil.DefaultTableLimit + 3 {
 		c.Run(0, "create", "--title", "job")
 	}

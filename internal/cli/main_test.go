@@ -13,7 +13,7 @@ import (
 )
 
 func TestBadInputExitsMisconfigured(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	id := c.Run(0, "create", "--title", "x").Task.PageID
 	tok := c.Run(0, "claim", "--task", id, "--agent-name", "a").Task.LockToken
 	cases := []struct {

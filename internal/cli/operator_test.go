@@ -20,7 +20,7 @@ import (
 )
 
 func TestOverrideFromCronWithDevNullIsToldToPassYes(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	id := c.Run(0, "create", "--title", "nightly rebuild").Task.PageID
 	c.Run(0, "claim", "--task", id, "--agent-name", "worker-7")
 	devnull, err := os.Open(os.DevNull)
@@ -45,7 +45,7 @@ func TestOverrideFromCronWithDevNullIsToldToPassYes(t *testing.T) {
 // -o table is honoured or refused, never ignored: the commands that answer
 // in JSON only refuse it before anything runs.
 func TestTableOutputIsRefusedWhereTheAnswerIsJSONOnly(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	id := c.Run(0, "create", "--title", "left alone").Task.PageID
 	for _, args := range [][]string{
 		{"migrate"}, {"config", "show"}, {"config", "path"}, {"version"}, {"sweep", "--dry-run"},
@@ -128,7 +128,7 @@ func forward(conn net.Conn, addr string) {
 
 // A slip of the finger in a flag or a source's kind gets the nearest word.
 func TestMistypedFlagAndKindSuggestTheNearest(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	if r := c.Run(3, "heartbeat", "--task", "t1", "--lock-tokn", "x"); !strings.Contains(r.Error.Message, "unknown flag: --lock-tokn (did you mean --lock-token?)") {
 		t.Fatalf("mistyped flag: %s", r.Error.Message)
 	}
@@ -147,7 +147,7 @@ func TestMistypedFlagAndKindSuggestTheNearest(t *testing.T) {
 // claimdeck history names both sides of every override: whom the task was
 // taken from, whom it was released from.
 func TestHistoryNamesWhomEachOverrideWasFrom(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	id := c.Run(0, "create", "--title", "looping agent").Task.PageID
 	c.Run(0, "claim", "--task", id, "--agent-name", "worker-7")
 	c.Run(0, "takeover", "--task", id, "--reason", "looping", "--yes")

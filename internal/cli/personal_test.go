@@ -15,7 +15,7 @@ import (
 // -o json still wins; an unknown value is refused naming the key.
 func TestOutputTableInTheConfigurationIsAPersonsDefault(t *testing.T) {
 	// Not parallel: newCLI sets the test's state directory in the environment.
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	c.Run(0, "create", "--title", "a person's table")
 	body, err := os.ReadFile(c.Conf)
 	if err != nil {
@@ -83,7 +83,7 @@ func TestDebugLogsToStderrWithSecretsRedacted(t *testing.T) {
 	if strings.Contains(got, "hunter2") || strings.Contains(got, "ntn_abc") || !strings.Contains(got, "took=1s") || !strings.Contains(got, "level=DEBUG") {
 		t.Errorf("log line: %s", got)
 	}
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	code, both := cmdtest.RunOut(c.Conf, "--debug", "list")
 	if code != 0 || !strings.Contains(both, "level=DEBUG") || !strings.Contains(both, "source open") {
 		t.Errorf("--debug list: exit %d\n%s", code, both)

@@ -44,7 +44,7 @@ mesh:
 // A Slack-style webhook keeps its secret in the path: config show names
 // the webhook and hides that part.
 func TestConfigShowHidesAWebhookPathSecret(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+`mesh:
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+`mesh:
   webhook: https://hooks.slack.com/services/T0A1B2C3D/B0E4F5G6H/QTokZZsecretPart
 `)
 	var out bytes.Buffer

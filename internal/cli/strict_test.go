@@ -11,7 +11,7 @@ import (
 )
 
 func TestUnknownConfigKeysAreRefusedWithLineAndNearestKey(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"    tabel: governance_tasks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"    tabel: governance_tasks\n")
 	body, err := os.ReadFile(c.Conf)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func TestUnknownConfigKeysAreRefusedWithLineAndNearestKey(t *testing.T) {
 }
 
 func TestABadEnvironmentValueNamesTheVariable(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	for name, val := range map[string]string{"CLAIMDECK_READ_ONLY": "yes", "CLAIMDECK_LEASE": "600", "CLAIMDECK_MESH_DOWN_AFTER": "three"} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, val)
@@ -87,7 +87,7 @@ func TestReadCommandsNeverCreateAQueue(t *testing.T) {
 }
 
 func TestConfigShowPrintsDurationsAsGoWritesThem(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	out, _, code := cmdtest.Raw(c, "", "config", "show")
 	for _, want := range []string{`"lease":"20m0s"`, `"stale_after":"10m0s"`, `"escalate_after":"2h0m0s"`, `"ping_every":"2m0s"`} {
 		if code != 0 || !strings.Contains(out, want) {

@@ -69,7 +69,7 @@ func TestALockTokenBelongsToItsHolder(t *testing.T) {
 // A seed 003 row whose id is a space is claimed and finished by the same
 // id: ids are taken as given on every path, never trimmed on some.
 func TestATaskWhoseIDIsASpaceCanBeFinished(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	st, err := sqlstore.Open(context.Background(), sqlstore.Config{Name: "local", Driver: "sqlite", Path: filepath.Join(c.Dir, "queue.db")})
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ type MCPClient struct {
 // httpClients are the clients `mcp --http` serves: the configured ones,
 // or, with none configured, one named "default" whose token is in
 // $tokenEnv. Every token must pass mesh.Token.CheckStrength.
-func (c MCPConfig) HttpClients(tokenEnv string) ([]MCPClient, error) {
+func (c MCPConfig) HTTPClients(tokenEnv string) ([]MCPClient, error) {
 	clients := c.Clients
 	if len(clients) == 0 {
 		clients = []MCPClient{{Name: "default", TokenEnv: tokenEnv}}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestDemoRefusesBadFlagValues(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	for _, args := range [][]string{{"--agents", "0"}, {"--tasks", "-1"}, {"--speed", "0"}, {"--speed", "NaN"}, {"--speed", "1e9"}} {
 		r := c.Run(3, append([]string{"demo"}, args...)...)
 		if r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, args[0]) {

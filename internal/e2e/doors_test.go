@@ -205,7 +205,7 @@ func (r *doorRig) audit() []map[string]any {
 // token: each complete, block and review is refused, the task is still
 // hers, and the audit log records no finish. Alice herself still can.
 func TestAnMCPCallerCannotFinishAPersonsTakeover(t *testing.T) {
-	r := newDoorRig(t, cmdtest.SqliteSource, "")
+	r := newDoorRig(t, cmdtest.SQLiteSource, "")
 	id := r.claimdeck(0, "create", "--title", "alice's now").Task.PageID
 	r.claimdeck(0, "takeover", "--task", id, "--yes")
 	doors := map[string]*mcp.ClientSession{"stdio": r.stdio(), "http agent_only": r.http(cmdtest.BotToken), "http full": r.http(cmdtest.OncallToken)}

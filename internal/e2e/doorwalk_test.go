@@ -58,7 +58,7 @@ func offering(actions ...model.Action) map[model.Action]bool {
 // override.
 func TestEveryDoorAppliesTheSameRules(t *testing.T) {
 	for _, b := range []struct{ name, yaml string }{
-		{"sqlite", cmdtest.SqliteSource},
+		{"sqlite", cmdtest.SQLiteSource},
 		{"lockdir", "  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n"},
 	} {
 		t.Run(b.name, func(t *testing.T) { walkDoors(t, newDoorRig(t, b.yaml, "")) })

@@ -16,7 +16,7 @@ import (
 // file itself cannot be replaced after the claim, the claim is given back.
 // Either way the task stays in the queue.
 func TestNtaskClaimWithoutASavableStateLeavesTheTaskReady(t *testing.T) {
-	r := newDoorRig(t, cmdtest.SqliteSource, "")
+	r := newDoorRig(t, cmdtest.SQLiteSource, "")
 	home := t.TempDir()
 	stateDir := filepath.Join(home, ".openclaw", "state")
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {

@@ -80,7 +80,7 @@ func relayedStats(t *testing.T, conf, token string) stats.Group {
 // says the relay is unreachable, which a reader of the file itself would
 // not, and the relay stopped cleanly without ever printing its token.
 func TestRelayProcessesReadThroughTheRelay(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	tok := cmdtest.RelayTestToken(t)
 	rp := startRelay(t, c.Conf, tok)
 	b := cmdtest.RelayedConfig(t, c, rp.Addr, "bob")
@@ -138,7 +138,7 @@ func TestRelayTmuxDashboardActsOnTheStoreAsItsActor(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	tok := cmdtest.RelayTestToken(t)
 	rp := startRelay(t, c.Conf, tok)
 	b := cmdtest.RelayedConfig(t, c, rp.Addr, "bob")

@@ -17,7 +17,7 @@ import (
 func TestTmuxBulkReleaseOfADeadNodesClaims(t *testing.T) {
 	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
-			c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+			c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 			withDownNode(t, c, "  holders:\n    worker-7: ORACLE_LOCAL\n    worker-9: ORACLE_LOCAL\n")
 			claim := func(source, agent, title string) string {
 				id := c.Run(0, "--source", source, "create", "--title", title).Task.PageID

@@ -43,7 +43,7 @@ func withDownNode(t *testing.T, c *cmdtest.CLI, mesh string) string {
 
 func newFirstContact(t *testing.T) *firstContact {
 	t.Helper()
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	// Its health URL refuses: the poller finds it DOWN at the first ping.
 	reg := withDownNode(t, c, "  ping_every: 200ms\n  down_after: 1\n  holders:\n    looper: ORACLE_LOCAL\n")
 	f := &firstContact{c: c, registry: reg, conf: c.Conf, liveTitle: "looping reindex"}

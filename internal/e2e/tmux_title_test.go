@@ -17,7 +17,7 @@ import (
 // another tab: tmux's pane title goes from quiet to "1 DOWN" when the one
 // node stops answering its health pings.
 func TestTmuxTheTitleSaysWhenANodeGoesDown(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	node := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"node": "ORACLE_LOCAL", "status": "healthy", "queue_depth": 0, "claimed_tasks": []}`)
 	}))

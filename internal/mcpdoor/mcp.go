@@ -45,7 +45,7 @@ bits: openssl rand -hex 32).`,
 			if addr == "" {
 				return a.mcpServer(true).Run(cmd.Context(), &mcp.StdioTransport{})
 			}
-			clients, err := a.Cfg.MCP.HttpClients(tokenEnv)
+			clients, err := a.Cfg.MCP.HTTPClients(tokenEnv)
 			if err != nil {
 				return err
 			}

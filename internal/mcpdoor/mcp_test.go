@@ -23,7 +23,7 @@ import (
 )
 
 func TestMCPLeaseCycle(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"mcp: {overrides: true}\n")
 	cs := mcptest.Client(t, c)
 
 	tools, err := cs.ListTools(context.Background(), nil)
@@ -87,7 +87,7 @@ func TestMCPOverridesOnlyWhenEnabledAndNeverReadOnly(t *testing.T) {
 		{"mcp: {overrides: true}\n", true},
 		{"mcp: {overrides: true}\nread_only: true\n", false},
 	} {
-		cs := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SqliteSource+tc.conf))
+		cs := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SQLiteSource+tc.conf))
 		tools, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -117,7 +117,7 @@ func TestMCPOverridesOnlyWhenEnabledAndNeverReadOnly(t *testing.T) {
 // has not: with overrides and without.
 func TestMCPDescriptionsNameNoCommandLineFlag(t *testing.T) {
 	for _, conf := range []string{"", "mcp: {overrides: true}\n"} {
-		tools, err := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SqliteSource+conf)).ListTools(context.Background(), nil)
+		tools, err := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SQLiteSource+conf)).ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestMCPDescriptionsNameNoCommandLineFlag(t *testing.T) {
 // applied through the desk under the caller. Without force the holder's
 // cancel is unchanged: the lock token is required.
 func TestMCPCancelWithForceIsTheOperators(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"mcp: {overrides: true}\n")
 	cs := mcptest.Client(t, c)
 	id := c.Run(0, "create", "--title", "Design VPC module").Task.PageID
 	tok := c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN").Task.LockToken
@@ -166,7 +166,7 @@ func TestMCPCancelWithForceIsTheOperators(t *testing.T) {
 // TestMCPOverStdio drives `claimdeck mcp` as an MCP client would: a
 // subprocess speaking JSON-RPC on its stdin and stdout.
 func TestMCPOverStdio(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClaimdeck$")
 	cmd.Env = append(os.Environ(), "CLAIMDECK_HELPER_ARGS=--config\x1f"+c.Conf+"\x1fmcp")
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -198,7 +198,7 @@ func TestHelperClaimdeck(t *testing.T) {
 }
 
 func TestMCPOverHTTPNeedsTheBearerToken(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	cfg, err := cmdutil.LoadConfig(c.Conf)
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +270,7 @@ func FuzzToolFlags(f *testing.F) {
 // specification describes stdio, without the SDK: newline-delimited
 // JSON-RPC 2.0, initialize, the initialized notification, then tools/call.
 func TestMCPFromTheSpecification(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"mcp: {overrides: true}\n")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClaimdeck$")
 	cmd.Env = append(os.Environ(), "CLAIMDECK_HELPER_ARGS=--config\x1f"+c.Conf+"\x1fmcp")
 	in, err := cmd.StdinPipe()

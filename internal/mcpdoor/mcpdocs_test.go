@@ -17,7 +17,7 @@ import (
 // structured content of every answer of a lease cycle — a CONFLICT and a
 // LOST_LOCK among them — valid against its tool's listed schema.
 func TestMCPToolsAreDocumentedAndAnswerAsTheirSchemas(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"mcp: {overrides: true}\n")
 	cs := mcptest.Client(t, c)
 	list, err := cs.ListTools(context.Background(), nil)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // connections per address left the 16th agent's requests closed
 // unanswered.)
 func TestMCPOverHTTPServesTwentyAgentsOfOneHost(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func serveNamedClients(t *testing.T, c *cmdtest.CLI) string {
 		t.Fatal(err)
 	}
 	a := &cmdutil.Env{ConfigFile: c.Conf, Cfg: cfg, Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
-	clients, err := cfg.MCP.HttpClients("CLAIMDECK_MCP_TOKEN")
+	clients, err := cfg.MCP.HTTPClients("CLAIMDECK_MCP_TOKEN")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func connectAs(t *testing.T, url, token string) *mcp.ClientSession {
 func TestMCPOverHTTPNamesEachClient(t *testing.T) {
 	t.Setenv("CD_TEST_BOT_TOKEN", cmdtest.BotToken)
 	t.Setenv("CD_TEST_ONCALL_TOKEN", cmdtest.OncallToken)
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+`mcp:
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+`mcp:
   overrides: true
   clients:
     - {name: ci-bot, token_env: CD_TEST_BOT_TOKEN, agent_only: true}
@@ -137,7 +137,7 @@ func TestMCPOverHTTPNamesEachClient(t *testing.T) {
 func TestWeakBearerTokensAreRefused(t *testing.T) {
 	for _, tok := range []string{"x", "0123456789abcdef", "passwordpassword", strings.Repeat("ab", 40), "gamma-bearer-0x1234"} {
 		cfg := cmdutil.MCPConfig{Clients: []cmdutil.MCPClient{{Name: "weak", Token: mesh.Token(tok)}}}
-		_, err := cfg.HttpClients("")
+		_, err := cfg.HTTPClients("")
 		if err == nil || model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "openssl rand") || len(tok) > 3 && strings.Contains(err.Error(), tok) {
 			t.Errorf("token %q: %v", tok, err)
 		}
@@ -147,7 +147,7 @@ func TestWeakBearerTokensAreRefused(t *testing.T) {
 			t.Errorf("a random token %q refused: %v", tok, err)
 		}
 	}
-	if _, err := (cmdutil.MCPConfig{Clients: []cmdutil.MCPClient{{Token: cmdtest.BotToken}}}).HttpClients(""); err == nil || !strings.Contains(err.Error(), "name") {
+	if _, err := (cmdutil.MCPConfig{Clients: []cmdutil.MCPClient{{Token: cmdtest.BotToken}}}).HTTPClients(""); err == nil || !strings.Contains(err.Error(), "name") {
 		t.Errorf("a client without a name: %v", err)
 	}
 }

@@ -155,7 +155,7 @@ func taskOf(t *testing.T, sc map[string]any) map[string]any {
 // same server a 2025-11-25 and a 2025-06-18 client still initialize and
 // get a session.
 func TestMCPStatelessClientLeaseCycle(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	url := mcpProcess(t, c, cmdtest.BotToken)
 	cl := &rawMCP{t: t, url: url, token: cmdtest.BotToken, revision: "2026-07-28"}
 

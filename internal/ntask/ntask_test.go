@@ -19,7 +19,7 @@ import (
 // With several sources the skill's grammar, which has no --source, takes
 // $NTASK_SOURCE or default_source, and otherwise answers 40 naming them.
 func TestNtaskPicksOneSource(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	home := t.TempDir()
 	t.Setenv(ntask.EnvNtaskSource, "")
 	out, code := cmdtest.NtaskIn(t, c, home, "list")
@@ -73,7 +73,7 @@ func TestNtaskNotionFromEnvironment(t *testing.T) {
 // The holder's commands read the lock from the state file: none, or one
 // for another task, is 40 as the binary answers; --lock-token still works.
 func TestNtaskLockStateAnswers(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	home := t.TempDir()
 	a, _ := cmdtest.NtaskIn(t, c, home, "create", "--title", "a", "--status", "Ready")
 	b, _ := cmdtest.NtaskIn(t, c, home, "create", "--title", "b", "--status", "Ready")
@@ -112,7 +112,7 @@ func TestNtaskLockStateAnswers(t *testing.T) {
 // and a task another agent holds; approve and rework refuse a task not in
 // Review and a rework without its reason.
 func TestNtaskLifecycleRules(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	home, other := t.TempDir(), t.TempDir()
 	id := func(out map[string]any) string { return out["task"].(map[string]any)["task_id"].(string) }
 	code := func(args ...string) (map[string]any, int) { return cmdtest.NtaskIn(t, c, home, args...) }

@@ -79,7 +79,7 @@ func TestEveryCommandHasExamplesThatParse(t *testing.T) {
 // with a suggestion and a non-zero exit, not answered with help and 0.
 func TestUnknownSubcommandsExitNonZeroWithASuggestion(t *testing.T) {
 	// Not parallel: newCLI sets the test's state directory in the environment.
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -119,7 +119,7 @@ func complete(t *testing.T, conf string, args ...string) []string {
 
 func TestFlagsWithFixedValuesTasksAndSourcesComplete(t *testing.T) {
 	// Not parallel: newCLI sets the test's state directory in the environment.
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	id := c.Run(0, "--source", "local", "create", "--title", "complete me").Task.PageID
 	for _, tc := range []struct {
 		args []string

@@ -40,7 +40,7 @@ type meshCLI struct {
 }
 
 func newMeshCLI(t *testing.T, extraHandler http.Handler) *meshCLI {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	m := &meshCLI{CLI: c, alpha: mesh.NewInbox(alphaToken), bravo: mesh.NewInbox(bravoToken), extra: mesh.NewInbox(extraToken)}
 	alpha := httptest.NewServer(m.alpha)
 	bravo := httptest.NewServer(m.bravo)
@@ -392,7 +392,7 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 // registry spelling the first ORACLE. list, get and sweep --dry-run agree
 // that both claims, their leases still running, are stale.
 func TestNodesDownShowStaleInListGetAndSweep(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	reg := filepath.Join(c.Dir, "mesh-nodes.json")
 	if err := os.WriteFile(reg, []byte(`{"nodes": {
   "ORACLE": {"webhook": "http://127.0.0.1:1/hooks/agent", "health": "http://127.0.0.1:1/hooks/health", "status": "down"},

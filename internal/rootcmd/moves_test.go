@@ -52,7 +52,7 @@ func TestUpdateDoesNotMoveTasksPastTheirCommands(t *testing.T) {
 // configuration says review: {self_approve: true}.
 func TestSelfApprovalIsRefusedUnlessConfigured(t *testing.T) {
 	for _, conf := range []string{"", "review: {self_approve: true}\n"} {
-		c := cmdtest.NewCLI(t, cmdtest.SqliteSource+conf)
+		c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+conf)
 		id := c.Run(0, "create", "--title", "alice's own").Task.PageID
 		c.Run(0, "takeover", "--task", id, "--yes")
 		c.Run(0, "review", "--task", id)

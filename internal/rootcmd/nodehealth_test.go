@@ -21,7 +21,7 @@ import (
 const oracleToken = "oracle-bearer-0x5eed5eed"
 
 func TestDeadNodeRecordedByWatchIsDownForDoctorListAndSweep(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	oracle := httptest.NewServer(mesh.NodeHandler("ORACLE", oracleToken, func(context.Context) (mesh.HealthReport, error) {
 		return mesh.HealthReport{Status: "healthy"}, nil
 	}, mesh.NewInbox(oracleToken)))

@@ -72,7 +72,7 @@ func TestAPersonFinishesTheirOwnClaimWithoutAToken(t *testing.T) {
 // With overrides on, MCP offers the reviewer's approve and rework; the
 // same rules hold as on the CLI.
 func TestMCPApprovesAndReworksWhenOverridesAreOn(t *testing.T) {
-	cs := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SqliteSource+"mcp: {overrides: true}\n"))
+	cs := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SQLiteSource+"mcp: {overrides: true}\n"))
 	id := cmdtest.Call(t, cs, "create", map[string]any{"title": "reviewed over MCP"}, false).Task.PageID
 	tok := cmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
 	if r := cmdtest.Call(t, cs, "approve", map[string]any{"task": id}, true); !strings.Contains(r.Error.Message, "must be review") {
@@ -90,7 +90,7 @@ func TestMCPApprovesAndReworksWhenOverridesAreOn(t *testing.T) {
 	if r := cmdtest.Call(t, cs, "approve", map[string]any{"task": id}, false); r.Task.State != "done" {
 		t.Fatalf("approve: %+v", r.Task)
 	}
-	off := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SqliteSource))
+	off := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SQLiteSource))
 	tools, err := off.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

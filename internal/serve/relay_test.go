@@ -12,7 +12,7 @@ import (
 // the message names the variable and how to make a token, and never
 // prints the token it was given.
 func TestRelayRefusesNoTokenOrAWeakOne(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	const weak = "password1234"
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -61,14 +61,14 @@ func TestRelayConfigValidation(t *testing.T) {
 		{"    relay: http://127.0.0.1:7480\n    relay_token_env: $CLAIMDECK_RELAY_TOKEN\n", "relay_token_env"},
 	}
 	for _, tc := range bad {
-		c := cmdtest.NewCLI(t, cmdtest.SqliteSource+tc.yaml)
+		c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+tc.yaml)
 		r := c.Run(3, "list")
 		if !strings.Contains(r.Error.Message, "sources[0] (local)") || !strings.Contains(r.Error.Message, tc.want) {
 			t.Errorf("%q: %q, want the source and %q named", tc.yaml, r.Error.Message, tc.want)
 		}
 	}
 	for _, env := range []string{"", "TEAM_RELAY_TOKEN"} {
-		yaml := cmdtest.SqliteSource + "    relay: http://127.0.0.1:1\n"
+		yaml := cmdtest.SQLiteSource + "    relay: http://127.0.0.1:1\n"
 		want := "$CLAIMDECK_RELAY_TOKEN"
 		if env != "" {
 			yaml += "    relay_token_env: " + env + "\n"
@@ -94,7 +94,7 @@ func TestRelayConfigValidation(t *testing.T) {
 func TestRelayConfigShowHidesTheTokenAndUserinfo(t *testing.T) {
 	tok := cmdtest.RelayTestToken(t)
 	t.Setenv("CLAIMDECK_RELAY_TOKEN", tok)
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"    relay: http://127.0.0.1:7480\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"    relay: http://127.0.0.1:7480\n")
 	code, out := cmdtest.RunOut(c.Conf, "config", "show")
 	if code != 0 || !strings.Contains(out, `"relay":"http://127.0.0.1:7480"`) || !strings.Contains(out, `"relay_token_env":"CLAIMDECK_RELAY_TOKEN"`) {
 		t.Fatalf("config show: exit %d, want the relay's address and token variable:\n%s", code, out)
@@ -103,12 +103,12 @@ func TestRelayConfigShowHidesTheTokenAndUserinfo(t *testing.T) {
 		t.Fatalf("config show printed the relay's token:\n%s", out)
 	}
 	pasted := "e" + tok[1:] // a token pasted in the wrong place; it starts with a letter, as a name would
-	c = cmdtest.NewCLI(t, cmdtest.SqliteSource+"    relay: http://127.0.0.1:7480\n    relay_token_env: "+pasted+"\n")
+	c = cmdtest.NewCLI(t, cmdtest.SQLiteSource+"    relay: http://127.0.0.1:7480\n    relay_token_env: "+pasted+"\n")
 	code, out = cmdtest.RunOut(c.Conf, "config", "show")
 	if code != 3 || strings.Contains(out, pasted) || !strings.Contains(out, "relay_token_env") {
 		t.Fatalf("a token in place of relay_token_env: exit %d, want 3 naming the field without printing the token:\n%s", code, out)
 	}
-	c = cmdtest.NewCLI(t, cmdtest.SqliteSource+"    relay: http://ops:hunter2@127.0.0.1:7480\n")
+	c = cmdtest.NewCLI(t, cmdtest.SQLiteSource+"    relay: http://ops:hunter2@127.0.0.1:7480\n")
 	code, out = cmdtest.RunOut(c.Conf, "config", "show")
 	if code != 3 || strings.Contains(out, "hunter2") || !strings.Contains(out, "sources[0] (local)") || !strings.Contains(out, "@127.0.0.1:7480") {
 		t.Fatalf("a relay address with a password: exit %d, want 3 naming the source with the password hidden:\n%s", code, out)

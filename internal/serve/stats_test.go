@@ -35,7 +35,7 @@ func cliStatsOf(c *cmdtest.CLI, args ...string) stats.Report {
 }
 
 func TestStatsCountsTheLastHourTheQueueShowsAndTheOperatorsOverrides(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	ids := make([]string, 3)
 	for i := range ids {
 		ids[i] = c.Run(0, "create", "--title", "task").Task.PageID
@@ -70,7 +70,7 @@ func TestStatsCountsTheLastHourTheQueueShowsAndTheOperatorsOverrides(t *testing.
 }
 
 func TestStatsShowsABrokenSourceWithItsErrorAndTheRest(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource+"  - name: gone\n    kind: postgres\n    dsn: postgres://claimdeck@127.0.0.1:1/queue?connect_timeout=5\n")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: gone\n    kind: postgres\n    dsn: postgres://claimdeck@127.0.0.1:1/queue?connect_timeout=5\n")
 	c.Run(0, "create", "--source", "local", "--title", "task")
 	rep := cliStatsOf(c)
 	if len(rep.Sources) != 2 {
@@ -91,7 +91,7 @@ func TestStatsShowsABrokenSourceWithItsErrorAndTheRest(t *testing.T) {
 }
 
 func TestMetricsWithoutAUsableAddressIsMisconfigured(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	if r := c.Run(3, "metrics"); !strings.Contains(r.Error.Message, "--listen") {
 		t.Errorf("no --listen: %q", r.Error.Message)
 	}
@@ -104,7 +104,7 @@ func TestMetricsWithoutAUsableAddressIsMisconfigured(t *testing.T) {
 // loopback port and scrapes it as Prometheus would, then checks the
 // exposition with promtool when it is installed.
 func TestMetricsServesTheQueueOverHTTP(t *testing.T) {
-	c := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	id := c.Run(0, "create", "--title", "task").Task.PageID
 	c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -181,7 +181,7 @@ func TestFirstRunReadsOfTheEmbeddedQueueAnswerAnEmptyQueue(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	t.Setenv("CLAIMDECK_CONFIG", "")
-	empty := cmdtest.NewCLI(t, cmdtest.SqliteSource)
+	empty := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
 	for _, args := range [][]string{{"next", "--agent-name", "alpha"}, {"list"}} {
 		want := empty.Run(0, args...)
 		var out, errOut bytes.Buffer

@@ -63,4 +63,4 @@ func (c *CLI) Run(wantExit int, args ...string) Result {
 	return r
 }
 
-const SqliteSource = "  - name: local\n    kind: sqlite\n    path: DIR/queue.db\n"
+const SQLiteSource = "  - name: local\n    kind: sqlite\n    path: DIR/queue.db\n"

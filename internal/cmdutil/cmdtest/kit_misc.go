@@ -25,7 +25,7 @@ import (
 // contractBackends are every backend the ntask contract must hold on.
 // PostgreSQL skips outside CI when no server is configured, and fails in CI.
 var ContractBackends = []backend{
-	{"sqlite", func(*testing.T) string { return SqliteSource }},
+	{"sqlite", func(*testing.T) string { return SQLiteSource }},
 	{"lockdir", func(*testing.T) string { return "  - name: local\n    kind: lockdir\n    path: DIR/.locks\n" }},
 	{"notion", func(t *testing.T) string { yaml, _ := NotionSource(t); return yaml }},
 	{"postgres", func(t *testing.T) string {
@@ -145,7 +145,7 @@ func RelayedConfig(t *testing.T, c *CLI, relayAddr, actor string) *CLI {
 	t.Helper()
 	conf := filepath.Join(c.Dir, "relayed.yaml")
 	body := fmt.Sprintf("actor: %s\naudit_log: %s\nsources:\n%s    relay: %s\n", actor, filepath.Join(c.Dir, "relayed-audit.jsonl"),
-		strings.ReplaceAll(SqliteSource, "DIR", c.Dir), relayAddr)
+		strings.ReplaceAll(SQLiteSource, "DIR", c.Dir), relayAddr)
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
