@@ -1,6 +1,10 @@
 package rootcmd_test
 
 import (
+	"sync"
+)
+
+import (
 	"bufio"
 	"bytes"
 	"context"
@@ -338,6 +342,8 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 	a.Cfg = cfg
 	ctx, cancel := context.WithCancel(context.Background())
 	defer a.Background.Wait() // the poller's last write lands before the directory goes
+	var hubRun sync.WaitGroup
+	defer hubRun.Wait() // and the sweep's, run by the hub
 	defer cancel()
 	src, err := cmdutil.OpenSource(ctx, cfg, cfg.Sources[0], true)
 	if err != nil {
@@ -351,7 +357,7 @@ func TestEnforceSweepsFromTheDashboardProcess(t *testing.T) {
 	nodes := hc.Nodes
 	// Enforcement reads the hub's snapshots, as the dashboard's does.
 	h := hub.New(hc)
-	go h.Run(ctx)
+	hubRun.Go(func() { h.Run(ctx) })
 	// The ladder here is milliseconds long, so the mark may pass stale on
 	// its way up; what matters is that it lands, and that the poller holds
 	// both nodes DOWN once each has failed three pings.
