@@ -1,0 +1,46 @@
+package cmdtest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
+)
+
+func Raw(c *CLI, stdin string, args ...string) (string, string, int) {
+	c.T.Helper()
+	var out, errOut bytes.Buffer
+	code := Program(context.Background(), append([]string{"--config", c.Conf}, args...), strings.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+func Dump(evs []cmdutil.EventJSON) string {
+	var b strings.Builder
+	for _, e := range evs {
+		b.WriteString(e.At + " " + e.Action + " by " + e.Actor + " (" + e.Reason + ") [" + e.Detail + "]\n")
+	}
+	return b.String()
+}
+
+// PGTestDSN is the throwaway cluster's DSN; outside CI its absence skips.
+func PGTestDSN(t *testing.T) string {
+	dsn := os.Getenv("CLAIMDECK_TEST_PG_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but CLAIMDECK_TEST_PG_DSN is not set")
+		}
+		t.Skip("set CLAIMDECK_TEST_PG_DSN")
+	}
+	return dsn
+}
+
+// NotionCLI serves an emulator on 127.0.0.1 and configures one notion
+// source on its ntask database.
+func NotionCLI(t *testing.T) (*CLI, *cmdutil.EmulatorWorkspace) {
+	t.Helper()
+	yaml, w := NotionSource(t)
+	return NewCLI(t, yaml), w
+}

@@ -1,0 +1,200 @@
+package ntask_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/claimdeck/claimdeck/internal/cmdutil"
+	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
+	"github.com/claimdeck/claimdeck/internal/ntask"
+	"github.com/claimdeck/claimdeck/model"
+)
+
+// With several sources the skill's grammar, which has no --source, takes
+// $NTASK_SOURCE or default_source, and otherwise answers 40 naming them.
+func TestNtaskPicksOneSource(t *testing.T) {
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
+	home := t.TempDir()
+	t.Setenv(ntask.EnvNtaskSource, "")
+	out, code := cmdtest.NtaskIn(t, c, home, "list")
+	msg := fmt.Sprint(out["error"])
+	if code != 40 || !strings.Contains(msg, "local, locks") || !strings.Contains(msg, ntask.EnvNtaskSource) {
+		t.Fatalf("list with two sources and none picked: exit %d %v, want 40 naming local, locks and %s", code, out, ntask.EnvNtaskSource)
+	}
+	t.Setenv(ntask.EnvNtaskSource, "locks")
+	if out, code := cmdtest.NtaskIn(t, c, home, "create", "--title", "into the lock directory"); code != 0 {
+		t.Fatalf("create with %s=locks: exit %d %v", ntask.EnvNtaskSource, code, out)
+	}
+	t.Setenv(ntask.EnvNtaskSource, "")
+	conf, err := os.ReadFile(c.Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.Conf, append([]byte("default_source: locks\n"), conf...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code = cmdtest.NtaskIn(t, c, home, "list")
+	if code != 0 || out["count"] != float64(1) {
+		t.Fatalf("list with default_source locks: exit %d %v, want the one task created there", code, out)
+	}
+}
+
+// With no claimdeck configuration the binary's environment configures a
+// Notion source; the token is named, never copied into the configuration.
+func TestNtaskNotionFromEnvironment(t *testing.T) {
+	t.Setenv("CLAIMDECK_CONFIG", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv(ntask.EnvNotionToken, "ntn_secret_value_1234567890")
+	t.Setenv(ntask.EnvNotionDB, "0123456789abcdef0123456789abcdef")
+	cfg, err := ntask.LoadNtaskConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Sources) != 1 {
+		t.Fatalf("sources: %+v", cfg.Sources)
+	}
+	s := cfg.Sources[0]
+	if s.Kind != "notion" || s.TokenEnv != ntask.EnvNotionToken || s.Token != "" || s.DatabaseID != "0123456789abcdef0123456789abcdef" || s.Schema != "ntask" {
+		t.Fatalf("the source from the environment: %+v", s)
+	}
+	t.Setenv(ntask.EnvNotionToken, "")
+	if cfg, err := ntask.LoadNtaskConfig(); err != nil || cfg.Sources[0].Kind != "sqlite" {
+		t.Fatalf("without NOTION_TOKEN: %+v %v, want the embedded queue", cfg, err)
+	}
+}
+
+// The holder's commands read the lock from the state file: none, or one
+// for another task, is 40 as the binary answers; --lock-token still works.
+func TestNtaskLockStateAnswers(t *testing.T) {
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
+	home := t.TempDir()
+	a, _ := cmdtest.NtaskIn(t, c, home, "create", "--title", "a", "--status", "Ready")
+	b, _ := cmdtest.NtaskIn(t, c, home, "create", "--title", "b", "--status", "Ready")
+	idA := a["task"].(map[string]any)["task_id"].(string)
+	idB := b["task"].(map[string]any)["task_id"].(string)
+	out, code := cmdtest.NtaskIn(t, c, home, "heartbeat", idA)
+	if code != 40 || !strings.Contains(fmt.Sprint(out["error"]), "No active task claim") {
+		t.Fatalf("heartbeat with no claim: exit %d %v", code, out)
+	}
+	claimed, code := cmdtest.NtaskIn(t, c, home, "claim", idA)
+	if code != 0 {
+		t.Fatalf("claim: exit %d %v", code, claimed)
+	}
+	token := claimed["task"].(map[string]any)["lock_token"].(string)
+	if _, code := cmdtest.NtaskIn(t, c, t.TempDir(), "claim", idB); code != 0 {
+		t.Fatalf("claim of b by another agent: exit %d", code)
+	}
+	out, code = cmdtest.NtaskIn(t, c, home, "block", idB, "--reason", "x", "--unblock-action", "y")
+	if code != 40 || !strings.Contains(fmt.Sprint(out["error"]), "Lock state is for "+idA) {
+		t.Fatalf("block of another task than the state's: exit %d %v", code, out)
+	}
+	if out, code := cmdtest.NtaskIn(t, c, t.TempDir(), "heartbeat", idA, "--lock-token", token); code != 0 {
+		t.Fatalf("heartbeat with --lock-token and no state: exit %d %v", code, out)
+	}
+	if out, code := cmdtest.NtaskIn(t, c, home, "review", idA, "--summary", "done"); code != 0 {
+		t.Fatalf("review: exit %d %v", code, out)
+	}
+	if _, err := ntask.LoadState(); err != ntask.ErrNoState {
+		t.Fatalf("review left the lock state: %v", err)
+	}
+}
+
+// The lifecycle rules as the issue lists them, each answered with the
+// binary's code: review is 41 on open sub-tasks; escalate marks the claim
+// and ends its lease; update refuses the statuses that belong to commands
+// and a task another agent holds; approve and rework refuse a task not in
+// Review and a rework without its reason.
+func TestNtaskLifecycleRules(t *testing.T) {
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
+	home, other := t.TempDir(), t.TempDir()
+	id := func(out map[string]any) string { return out["task"].(map[string]any)["task_id"].(string) }
+	code := func(args ...string) (map[string]any, int) { return cmdtest.NtaskIn(t, c, home, args...) }
+	want := func(exit int, wantCode string, args ...string) map[string]any {
+		t.Helper()
+		out, got := code(args...)
+		if got != exit || (wantCode != "" && fmt.Sprint(out["error"].(map[string]any)["code"]) != wantCode) {
+			t.Fatalf("ntask %v: exit %d %v, want %d %s", args, got, out, exit, wantCode)
+		}
+		return out
+	}
+	parent := id(want(0, "", "create", "--title", "parent", "--status", "Ready", "--priority", "3"))
+	want(0, "", "create", "--title", "child", "--parent", parent, "--status", "Ready")
+	token := want(0, "", "claim", parent)["task"].(map[string]any)["lock_token"].(string)
+	out := want(41, "INCOMPLETE_SUBTASKS", "review", parent, "--summary", "done")
+	if out["task"].(map[string]any)["status"] != "In Progress" {
+		t.Fatalf("the 41 answer does not carry the task as it is: %v", out)
+	}
+	if _, err := ntask.LoadState(); err != nil {
+		t.Fatalf("a refused review dropped the lock state: %v", err)
+	}
+	want(21, "LOST_LOCK", "update", parent, "--priority", "1", "--lock-token", "1b4e28ba-2fa1-11d2-883f-0016d3cca427")
+	if o, got := cmdtest.NtaskIn(t, c, other, "update", parent, "--priority", "1"); got != 20 {
+		t.Fatalf("update of a task another agent holds: exit %d %v, want 20", got, o)
+	}
+	want(0, "", "update", parent, "--priority", "1")
+	want(40, "MISCONFIGURED", "update", parent, "--status", "done")
+	want(40, "MISCONFIGURED", "create", "--title", "x", "--priority", "4")
+	want(40, "MISCONFIGURED", "approve", parent)
+	want(40, "MISCONFIGURED", "rework", parent)
+
+	esc := want(0, "", "escalate", parent)
+	if esc["task"].(map[string]any)["escalation"] != "escalated" {
+		t.Fatalf("escalate: %v, want the escalated mark", esc)
+	}
+	want(40, "MISCONFIGURED", "heartbeat", parent)
+	want(21, "LOST_LOCK", "heartbeat", parent, "--lock-token", token)
+}
+
+// TestNtaskHumanCommandsReadTheTable checks ntask's human commands against
+// the two places their words come from: the contract's description
+// (commands.json at 75590fd) where it names the command, else the action's
+// row in model.ActionRows; and their --reason is required exactly when
+// model.Action.Needs says a reason is needed.
+func TestNtaskHumanCommandsReadTheTable(t *testing.T) {
+	raw, err := os.ReadFile("testdata/ntask-v1/commands.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Commands []struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"commands"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	contract := map[string]string{}
+	for _, c := range doc.Commands {
+		contract[c.Name] = c.Description
+	}
+	root := (&ntask.Ntask{Env: &cmdutil.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}}).Root()
+	for _, a := range []model.Action{model.ActionApprove, model.ActionRework, model.ActionUnblock, model.ActionCancel} {
+		word := a.Row().Word
+		cmd, _, err := root.Find([]string{word})
+		if err != nil || cmd.Name() != word {
+			t.Fatalf("ntask has no %s command: %v", word, err)
+		}
+		want, named := contract[word]
+		if !named {
+			want = a.Row().Help
+		}
+		if cmd.Short != want {
+			t.Errorf("ntask %s says %q, want %q", word, cmd.Short, want)
+		}
+		required := false
+		if f := cmd.Flags().Lookup("reason"); f != nil {
+			_, required = f.Annotations[cobra.BashCompOneRequiredFlag]
+		}
+		if required != a.Needs().Reason {
+			t.Errorf("ntask %s: --reason required %v, model.Action.Needs says %v", word, required, a.Needs().Reason)
+		}
+	}
+}
