@@ -347,6 +347,12 @@ type More struct {
 	Family *Family
 
 	History []Event
+	// ReviewBy is who sent the task to Review, as the backend stored it in
+	// the write that moved it there (a column, a lock file's field,
+	// claimdeck's signed note): the caller's name, else the holder whose
+	// token was used. Empty when the task is not in Review or the backend
+	// did not record it (the task went there outside claimdeck).
+	ReviewBy string
 	// Carried is what the backend keeps of the task that claimdeck shows
 	// but does not act on; Source.Get fills it (nil from a poll), so that
 	// `copy` moves it unchanged.
@@ -468,7 +474,7 @@ func (t *Task) EditMore() *More { return edit(&t.more) }
 
 func (m *More) empty() bool {
 	return m.Reason == "" && m.Unblock == nil && m.Artifacts == "" && m.Parent == "" && m.Family == nil &&
-		m.History == nil && m.Carried == nil && m.Problem == "" && m.Reservation == nil
+		m.History == nil && m.ReviewBy == "" && m.Carried == nil && m.Problem == "" && m.Reservation == nil
 }
 
 // InBacklog reports whether the task is parked in ntask's Backlog: not yet

@@ -60,14 +60,7 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 		return nil, err
 	}
 	if req.Action == model.ActionApprove {
-		// Who sent it to review is in the trail, which a poll may not carry.
-		seen := req.Seen
-		if len(seen.More().History) == 0 {
-			if fresh, err := src.Get(ctx, seen.ID); err == nil {
-				seen = fresh
-			}
-		}
-		if err := model.CheckSelfApproval(seen, by.Name, d.SelfApprove); err != nil {
+		if err := d.checkApprover(ctx, src, req.Seen, by); err != nil {
 			return nil, err
 		}
 	}
@@ -99,6 +92,22 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 		}
 	}
 	return after, err
+}
+
+// checkApprover holds an approval to model.CheckSelfApproval on the task
+// as the backend reads it now: who sent it to review is a fact the backend
+// stored with the move (a poll may not carry it), and the approval itself
+// is conditional on the version seen, so a task sent to review again since
+// is refused by the write. A task that cannot be read is not approved.
+func (d *Desk) checkApprover(ctx context.Context, src Source, seen *model.Task, by model.Actor) error {
+	if d.SelfApprove {
+		return nil
+	}
+	fresh, err := src.Get(ctx, seen.ID)
+	if err != nil {
+		return err
+	}
+	return model.CheckSelfApproval(fresh, by.Name, false)
 }
 
 func (d *Desk) now() time.Time {

@@ -188,13 +188,9 @@ type Outcome struct {
 	Writer string
 }
 
-// By is who the trail records the outcome as, given the claim's holder.
-func (o Outcome) By(holder string) string {
-	if o.Writer != "" {
-		return o.Writer
-	}
-	return holder
-}
+// By is who the trail records the outcome as, given the claim's holder
+// (model.TokenWriter): the writer, else the holder the token names.
+func (o Outcome) By(holder string) string { return model.TokenWriter(o.Writer, holder) }
 
 // Human is who acts and on what they saw. A human action is applied only if
 // the task's version is still Expect ("never trust the screen") or, when

@@ -23,7 +23,7 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 		return model.Errorf(model.CodeMisconfigured, op, id, "no author")
 	}
 	_, err := s.rewrite(ctx, op, id, func(cur *model.Task, rec *record) error {
-		rec.addEvent(model.Event{At: s.now(), Actor: n.Author, Action: op, Reason: n.Text})
+		rec.addEvent(model.Event{At: s.now(), Actor: n.Author, Action: noteAction, Reason: n.Text})
 		return nil
 	})
 	return err

@@ -414,6 +414,10 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	} else {
 		rec.FailedAt = now
 	}
+	rec.ReviewBy = ""
+	if o.State == model.StateReview {
+		rec.ReviewBy = o.By(rec.Agent)
+	}
 	rec.addEvent(model.Event{At: now, Actor: o.By(rec.Agent), Action: fin.action, Reason: o.Reason})
 	if err := s.publishFinal(rec.marshal(), id, fin.kind); err != nil {
 		s.restore(priv, lk.path, id)

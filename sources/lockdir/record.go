@@ -52,9 +52,13 @@ type record struct {
 	UnblockAction string
 	NextCheckAt   time.Time
 	Artifacts     string
-	CreatedAt     time.Time
-	Reservation   *wireReservation
-	History       []wireEvent
+	// ReviewBy is who sent the task to review, written by the finish that
+	// moved it there (model.More.ReviewBy): the fact an approval is
+	// decided on, where no comment reaches.
+	ReviewBy    string
+	CreatedAt   time.Time
+	Reservation *wireReservation
+	History     []wireEvent
 	// Replaces is the version of the file this one was made from (a lock
 	// completed into a .done, a claim broken by a rescue): once this file
 	// is published, that one is spent even if a crash left it behind.
@@ -69,7 +73,7 @@ var knownField = map[string]bool{}
 func init() {
 	for _, k := range strings.Fields(`agent artifacts claimed_at class completed_at created_at description
 		escalation expires_at failed_at heartbeat history holder_kind lock_token next_check_at node
-		priority reason replaces reservation run_id status task_id task_type title unblock_action`) {
+		priority reason replaces reservation review_by run_id status task_id task_type title unblock_action`) {
 		knownField[k] = true
 	}
 }
@@ -175,6 +179,7 @@ func parseLockVia(data []byte, split bool) (*record, string) {
 	str("unblock_action", &r.UnblockAction)
 	when("next_check_at", &r.NextCheckAt)
 	str("artifacts", &r.Artifacts)
+	str("review_by", &r.ReviewBy)
 	str("replaces", &r.Replaces)
 	when("created_at", &r.CreatedAt)
 	if raw, _, ok := fields.take("priority"); ok {
@@ -623,10 +628,33 @@ func (r *record) marshal() []byte {
 	// too: the oldest history goes first (model's text limits keep the
 	// rest well under it).
 	for len(data) > maxFile && len(r.History) > 0 {
-		r.History = r.History[max(1, len(r.History)/4):]
+		r.History = trimHistory(r.History, max(1, len(r.History)/4))
 		data = r.marshalAll()
 	}
 	return data
+}
+
+// noteAction is the trail's word for a comment: anything a caller writes
+// through Comment. claimdeck's own entries (claims, finishes, reviews,
+// human actions) are trimmed only when no comment is left, so a flood of
+// comments cannot push the claim or the review out of the file.
+const noteAction = "comment"
+
+// trimHistory drops n events: the oldest comments first, then the oldest
+// of the rest.
+func trimHistory(h []wireEvent, n int) []wireEvent {
+	out := make([]wireEvent, 0, len(h))
+	for _, e := range h {
+		if n > 0 && e.Action == noteAction {
+			n--
+			continue
+		}
+		out = append(out, e)
+	}
+	if n > 0 {
+		out = out[min(n, len(out)):]
+	}
+	return out
 }
 
 func (r *record) marshalAll() []byte {
@@ -686,6 +714,7 @@ func (r *record) marshalAll() []byte {
 	putS("unblock_action", r.UnblockAction)
 	putT("next_check_at", r.NextCheckAt)
 	putS("artifacts", r.Artifacts)
+	putS("review_by", r.ReviewBy)
 	putT("created_at", r.CreatedAt)
 	putS("replaces", r.Replaces)
 	if r.Reservation != nil {
@@ -767,7 +796,7 @@ func (r *record) addEvent(e model.Event) {
 		At: formatTime(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail,
 	})
 	if n := len(r.History); n > maxHistory {
-		r.History = r.History[n-maxHistory:]
+		r.History = trimHistory(r.History, n-maxHistory)
 	}
 }
 

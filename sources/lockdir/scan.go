@@ -672,6 +672,9 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 	if more.Problem != "" {
 		more.Problem = fs.path + ": " + more.Problem // the file to repair or move
 	}
+	if t.State == model.StateReview {
+		more.ReviewBy = r.ReviewBy
+	}
 	t.SetMore(more)
 	return t
 }

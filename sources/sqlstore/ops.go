@@ -537,8 +537,9 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 	if o.State == model.StateDone {
 		checkSubs = id // seed 002: sub-task completion is enforced at done time
 	}
+	writer, afterHolder := model.TokenWriterParts(o.Writer)
 	t, err := s.holderWrite(ctx, op, id, st.finishNote, st.finish, id, token, status, nullable(o.Reason),
-		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State), o.Writer)
+		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State), writer, boolInt(afterHolder))
 	if model.CodeOf(err) == model.CodeLostLock && checkSubs != nil {
 		// Refused either for the token or for open sub-tasks: say which.
 		if cur, gerr := s.Get(ctx, id); gerr == nil && cur.Claim().Token == token && cur.OpenSubtasks > 0 {
@@ -690,4 +691,11 @@ func (s *Store) writeAudit(ctx context.Context, q querier, st statements, id, ac
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
