@@ -122,6 +122,10 @@ func CheckStatusEdit(t *Task, to State) error {
 	switch t.State {
 	case StateReview:
 		return refuse("the task is in review: approve or rework moves it, not update")
+	case StateBlocked:
+		if to == StateQueued && !t.InBacklog() {
+			return refuse("the task is blocked: unblock moves it back to the queue (a person's action, audited), not update")
+		}
 	case StateDone, StateFailed, StateCanceled:
 		return refuse("the task is %s, which is final: no update reopens it (create a new task)", t.State)
 	}

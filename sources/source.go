@@ -194,8 +194,9 @@ func (o Outcome) By(holder string) string { return model.TokenWriter(o.Writer, h
 
 // Human is who acts and on what they saw. A human action is applied only if
 // the task's version is still Expect ("never trust the screen") or, when
-// Seen is the task at that version, its claim is still the one seen
-// (CheckHuman, ClaimChanges): a heartbeat does not refuse.
+// Seen is the task at that version, its claim is still the one seen, its
+// lease's expiry included (CheckHuman, ClaimChanges): a heartbeat since
+// refuses, "renewed since you looked".
 type Human struct {
 	Actor  string
 	Reason string

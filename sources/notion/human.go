@@ -74,11 +74,11 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	return s.audited(ctx, op, got, auditNote(action, h.Actor, h.Reason, detail, t))
 }
 
-// audited posts the audit note of op, which was applied and left got. An
-// integration that may not post comments is noted in got's history; any
-// other failure is an API_ERROR carrying got.
+// audited posts the audit note of op, which was applied and left got,
+// signed as claimdeck's. An integration that may not post comments is
+// noted in got's history; any other failure is an API_ERROR carrying got.
 func (s *Source) audited(ctx context.Context, op string, got *model.Task, note string) (*model.Task, error) {
-	if err := s.postNote(ctx, got.ID, note); forbidden(err) {
+	if err := s.postNote(ctx, got.ID, s.sign(got.ID, note)); forbidden(err) {
 		got.EditMore().History = append(got.More().History, noComments("post", s.fail(op, got.ID, err)))
 	} else if err != nil {
 		e := model.Errorf(model.CodeAPIError, op, got.ID, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, got.ID, err))
@@ -88,15 +88,16 @@ func (s *Source) audited(ctx context.Context, op string, got *model.Task, note s
 	return got, nil
 }
 
-// The audit comment reads "claimdeck · takeover · by alice · reason: …";
-// comments reads it back as history.
+// The audit comment reads "claimdeck · takeover · by alice · reason: … ·
+// sig …" (sign); comments reads it back as history.
 const (
 	notePrefix = "claimdeck"
 	noteSep    = " · "
+	noteAction = "comment"
 )
 
 func auditNote(action model.Action, actor, reason, detail string, before *model.Task) string {
-	parts := []string{notePrefix, string(action), "by " + actor}
+	parts := []string{notePrefix, string(action), "by " + oneLine(actor)}
 	if reason != "" {
 		parts = append(parts, "reason: "+oneLine(reason))
 	}
@@ -114,41 +115,37 @@ func oneLine(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), noteSep, " - ")
 }
 
-// parseNote reads a page comment as a history event: claimdeck's audit
-// notes as their action, any other comment as a "comment" whose author is
-// the "name: " it starts with, if any.
-func parseNote(text string, at time.Time) (model.Event, bool) {
+// parseNote reads the body of a note of claimdeck's (auditNote's text,
+// signature off) as its event, and the page version a review note names.
+func parseNote(text string, at time.Time) (model.Event, string, bool) {
 	parts := strings.Split(text, noteSep)
 	if len(parts) < 3 || parts[0] != notePrefix {
-		if strings.TrimSpace(text) == "" {
-			return model.Event{}, false
-		}
-		e := model.Event{At: at, Action: "comment", Reason: text}
-		if author, rest, ok := strings.Cut(text, ": "); ok && author != "" && !strings.ContainsAny(author, " \n") {
-			e.Actor, e.Reason = author, rest
-		}
-		return e, true
+		return model.Event{}, "", false
 	}
 	actor, ok := strings.CutPrefix(parts[2], "by ")
 	if !ok {
-		return model.Event{}, false
+		return model.Event{}, "", false
 	}
 	e := model.Event{At: at, Action: parts[1], Actor: actor}
 	var rest []string
+	version := ""
 	for _, p := range parts[3:] {
 		if r, ok := strings.CutPrefix(p, "reason: "); ok && e.Reason == "" {
 			e.Reason = r
+		} else if v, ok := strings.CutPrefix(p, versionPart); ok && version == "" {
+			version = v
 		} else {
 			rest = append(rest, p)
 		}
 	}
 	e.Detail = strings.Join(rest, noteSep)
-	return e, true
+	return e, version, true
 }
 
-// comments reads claimdeck's audit comments on a page as history.
-func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error) {
-	var out []model.Event
+// comments reads the comments on a page: claimdeck's signed notes as
+// their events, every other comment as a comment.
+func (s *Source) comments(ctx context.Context, id string) ([]note, error) {
+	var out []note
 	pg := &notionapi.Pagination{PageSize: 100}
 	for {
 		res, err := s.api.comments(ctx, id, pg.StartCursor.String())
@@ -159,8 +156,8 @@ func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error)
 			return nil, s.fail("get", id, err)
 		}
 		for _, c := range res.Results {
-			if e, ok := parseNote(values{"c": &notionapi.RichTextProperty{RichText: c.RichText}}.text("c"), c.CreatedTime); ok {
-				out = append(out, e)
+			if n, ok := readNote(s.key, id, values{"c": &notionapi.RichTextProperty{RichText: c.RichText}}.text("c"), c.CreatedTime); ok {
+				out = append(out, n)
 			}
 		}
 		if !res.HasMore || res.NextCursor == "" {

@@ -126,7 +126,7 @@ var cases = []struct {
 	{name: "hand-off reserves the task for its target until the reservation expires", run: testHandoff},
 	{name: "an agent may hand off its own task, naming its token", run: testAgentHandoff},
 	{name: "a human action on a task that changed since it was read gets CONFLICT", run: testStaleHumanAction},
-	{name: "an override confirmed after the holder heartbeated is applied; after a new claim, a finish or a release it is CONFLICT", run: testOverrideAfterHeartbeat},
+	{name: "an override acts on the lease as shown: after a renewal, a new claim, a finish or a release it is CONFLICT", run: testOverrideAfterHeartbeat},
 	{name: "every backend refuses the same human actions with the same code and changes nothing", run: testHumanRefusals},
 	{name: "human actions are recorded in the backend's own trail, naming whom each was taken or released from", run: testHistory},
 	{name: "a holder write by another caller with the holder's token is recorded as that caller, not the holder", run: testWriterInTrail},
