@@ -129,7 +129,7 @@ func Submitter(t *Task) string {
 // lastReview is the index of the last step into Review in evs, or -1.
 func lastReview(evs []Event) int {
 	for i := len(evs) - 1; i >= 0; i-- {
-		if step(evs[i].Action) == FinishStep(StateReview) {
+		if step(evs[i].Action) == FinishStep(StateReview) && evs[i].Applied() {
 			return i
 		}
 	}

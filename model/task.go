@@ -274,7 +274,20 @@ type Event struct {
 	Action string
 	Reason string
 	Detail string
+	// Door is where the request came in, where the trail recorded it.
+	Door Door
+	// Result is "" (or ResultApplied) for a step that was taken, else the
+	// code it was refused with: a refused attempt is kept in the trail
+	// too, and never read as the step it attempted.
+	Result string
 }
+
+// ResultApplied is the Result of a step that was taken.
+const ResultApplied = "applied"
+
+// Applied reports whether the event records a step taken, not a refused
+// attempt.
+func (e Event) Applied() bool { return e.Result == "" || e.Result == ResultApplied }
 
 // Carried is what a backend keeps of a task beyond what claimdeck acts on:
 // seed 003's task_type, who worked a task no longer claimed and when that

@@ -50,6 +50,21 @@ type Desk struct {
 	// (review: {self_approve: true}); otherwise model.CheckSelfApproval
 	// refuses.
 	SelfApprove bool
+	// Grace is the configured grace (model.Policy.Grace): a reap that
+	// names none waits this long past a lease's end, never less; zero
+	// means model.DefaultPolicy's.
+	Grace time.Duration
+}
+
+// grace is the grace a reap waits: the one it names, else the configured.
+func (d *Desk) grace(named time.Duration) time.Duration {
+	switch {
+	case named > 0:
+		return named
+	case d.Grace > 0:
+		return d.Grace
+	}
+	return model.DefaultPolicy().Grace
 }
 
 // Apply runs one human action against src. Every call ends applied or with
@@ -57,11 +72,11 @@ type Desk struct {
 func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task, error) {
 	by := d.actor(req)
 	if err := d.check(src.Name(), req); err != nil {
-		return nil, err
+		return nil, d.refused(ctx, src, req, err)
 	}
 	if req.Action == model.ActionApprove {
 		if err := d.checkApprover(ctx, src, req.Seen, by); err != nil {
-			return nil, err
+			return nil, d.refused(ctx, src, req, err)
 		}
 	}
 	now := d.now
@@ -81,6 +96,9 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 	}
 	after, err := d.run(ctx, src, req)
 	err = explain(req, err)
+	if err != nil && model.CodeOf(err) != model.CodeAPIError {
+		err = d.record(ctx, src, req, err)
+	}
 	rec.At, rec.Pending, rec.After = now().UTC(), false, model.Brief(after)
 	rec.Result = "applied"
 	if err != nil {
@@ -108,6 +126,54 @@ func (d *Desk) checkApprover(ctx context.Context, src Source, seen *model.Task, 
 		return err
 	}
 	return model.CheckSelfApproval(fresh, by.Name, false)
+}
+
+// Refuse records in the shared trail an attempt a door refused before
+// it reached the desk (an agent door's own check): who asked, through
+// which door, what and why. It returns err, with a note added when the
+// trail could not record it.
+func (d *Desk) Refuse(ctx context.Context, src Source, req Request, err error) error {
+	return d.refused(ctx, src, req, err)
+}
+
+// refused journals a refusal decided before anything was written, and
+// keeps it in the shared trail.
+func (d *Desk) refused(ctx context.Context, src Source, req Request, err error) error {
+	if req.Seen == nil || req.Seen.ID == "" || err == nil {
+		return err
+	}
+	by := d.actor(req)
+	if d.Journal != nil {
+		_ = d.Journal.Append(model.AuditRecord{At: d.now().UTC(), Actor: by.Name, Door: by.Door, Source: src.Name(), Task: req.Seen.ID,
+			Action: req.Action, Reason: req.Reason, Target: req.To, Before: model.Brief(req.Seen),
+			Result: string(model.CodeOf(err)), Error: model.Redact(err.Error())})
+	}
+	return d.record(ctx, src, req, err)
+}
+
+// record keeps a refused attempt in the source's shared trail, so that
+// every process reading the task sees it: the person or agent, the door,
+// the reason given and the refusal. A source without a trail (Caps.Trail
+// false) keeps it in the local journal only.
+func (d *Desk) record(ctx context.Context, src Source, req Request, err error) error {
+	tr, ok := src.(Trail)
+	if !ok || !src.Caps().Trail || d.ReadOnly != nil && d.ReadOnly(src.Name()) {
+		return err
+	}
+	by := d.actor(req)
+	detail := model.Redact(err.Error())
+	if req.To != "" {
+		detail = "to " + req.To + "; " + detail
+	}
+	e := model.Event{At: d.now().UTC(), Actor: strings.TrimSpace(by.Name), Door: by.Door, Action: string(req.Action),
+		Reason: req.Reason, Detail: detail, Result: string(model.CodeOf(err))}
+	if e.Actor == "" {
+		e.Actor = "(no name given)"
+	}
+	if rerr := tr.Record(ctx, req.Seen.ID, e); rerr != nil {
+		return fmt.Errorf("%w (and the shared trail could not record the refusal: %v)", err, model.Redact(rerr.Error()))
+	}
+	return err
 }
 
 func (d *Desk) now() time.Time {
@@ -159,7 +225,7 @@ func (d *Desk) check(source string, req Request) error {
 }
 
 func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, error) {
-	h := Human{Actor: d.actor(req).Name, Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
+	h := Human{Actor: d.actor(req).Name, Door: d.actor(req).Door, Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
 	id := req.Seen.ID
 	if m := req.Action.Move(); m != model.MoveNone {
 		return src.Update(ctx, id, MoveEdit(m, h))
@@ -173,7 +239,7 @@ func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, e
 	case model.ActionForceRelease:
 		return src.ForceRelease(ctx, id, h)
 	case model.ActionReap:
-		return ReapOne(ctx, src, req.Seen, d.actor(req).Name, string(model.ActionReap), d.now(), req.Grace)
+		return ReapOne(ctx, src, req.Seen, d.actor(req).Name, string(model.ActionReap), d.now(), d.grace(req.Grace))
 	case model.ActionCancel:
 		return src.Cancel(ctx, id, h)
 	default:

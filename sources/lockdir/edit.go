@@ -57,7 +57,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 				return err
 			}
 			shape(rec)
-			rec.addEvent(model.Event{At: s.now(), Actor: e.Actor, Action: op, Reason: e.Reason, Detail: sources.EditDetail(e)})
+			rec.addEvent(model.Event{At: s.now(), Actor: e.Actor, Door: e.Door, Action: op, Reason: e.Reason, Detail: sources.EditDetail(e)})
 			return nil
 		})
 	}
@@ -77,7 +77,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 	if fin, ok := finishes[e.State]; ok {
 		k, status = fin.kind, fin.status
 	}
-	h := sources.Human{Actor: e.Actor, Reason: e.Reason, Expect: cur.Version}
+	h := sources.Human{Actor: e.Actor, Door: e.Door, Reason: e.Reason, Expect: cur.Version}
 	seen := cur.Version
 	return s.actChecked(ctx, e.Action(), "updated", id, h,
 		func(now *model.Task) error {

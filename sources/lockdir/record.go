@@ -92,6 +92,8 @@ type wireEvent struct {
 	Action string `json:"action"`
 	Reason string `json:"reason,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	Door   string `json:"door,omitempty"`
+	Result string `json:"result,omitempty"`
 }
 
 // parseLock reads one file's bytes. It never fails: whatever could be read
@@ -251,7 +253,7 @@ func plainEvents(raw json.RawMessage) ([]wireEvent, bool) {
 			return nil, false
 		}
 		var e wireEvent
-		var seen [5]bool
+		var seen [7]bool
 		for _, m := range ms {
 			v, ok := plainString(m.text)
 			if !ok {
@@ -270,6 +272,10 @@ func plainEvents(raw json.RawMessage) ([]wireEvent, bool) {
 				slot, dst = 3, &e.Reason
 			case "detail":
 				slot, dst = 4, &e.Detail
+			case "door":
+				slot, dst = 5, &e.Door
+			case "result":
+				slot, dst = 6, &e.Result
 			default:
 				return nil, false
 			}
@@ -635,26 +641,13 @@ func (r *record) marshal() []byte {
 }
 
 // noteAction is the trail's word for a comment: anything a caller writes
-// through Comment. claimdeck's own entries (claims, finishes, reviews,
-// human actions) are trimmed only when no comment is left, so a flood of
-// comments cannot push the claim or the review out of the file.
-const noteAction = "comment"
+// through Comment.
+const noteAction = model.EventComment
 
-// trimHistory drops n events: the oldest comments first, then the oldest
-// of the rest.
+// trimHistory drops n events, comments first (model.TrimTrail): a flood
+// of comments cannot push the claim or the review out of the file.
 func trimHistory(h []wireEvent, n int) []wireEvent {
-	out := make([]wireEvent, 0, len(h))
-	for _, e := range h {
-		if n > 0 && e.Action == noteAction {
-			n--
-			continue
-		}
-		out = append(out, e)
-	}
-	if n > 0 {
-		out = out[min(n, len(out)):]
-	}
-	return out
+	return model.TrimTrail(h, n, func(e wireEvent) bool { return e.Action == noteAction })
 }
 
 func (r *record) marshalAll() []byte {
@@ -774,6 +767,14 @@ func appendHistory(b []byte, events []wireEvent) []byte {
 			b = append(b, `,"detail":`...)
 			b = appendJSONString(b, e.Detail)
 		}
+		if e.Door != "" {
+			b = append(b, `,"door":`...)
+			b = appendJSONString(b, e.Door)
+		}
+		if e.Result != "" {
+			b = append(b, `,"result":`...)
+			b = appendJSONString(b, e.Result)
+		}
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -793,7 +794,7 @@ func (r *record) clone() *record {
 
 func (r *record) addEvent(e model.Event) {
 	r.History = append(r.History, wireEvent{
-		At: formatTime(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail,
+		At: formatTime(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail, Door: string(e.Door), Result: e.Result,
 	})
 	if n := len(r.History); n > maxHistory {
 		r.History = trimHistory(r.History, n-maxHistory)
@@ -807,7 +808,7 @@ func (r *record) events() []model.Event {
 	out := make([]model.Event, 0, len(r.History))
 	for _, e := range r.History {
 		at, _ := parseTime(e.At)
-		out = append(out, model.Event{At: at, Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail})
+		out = append(out, model.Event{At: at, Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail, Door: model.Door(e.Door), Result: e.Result})
 	}
 	return out
 }

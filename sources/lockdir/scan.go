@@ -839,6 +839,9 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	if fs := deciding(unspent(slot)); fs != nil {
 		t.EditMore().Carried = carriedOf(fs)
 	}
+	if refused := s.trail(id); len(refused) > 0 {
+		t.EditMore().History = model.MergeHistory(t.More().History, refused)
+	}
 	return t, nil
 }
 

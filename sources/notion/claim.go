@@ -397,7 +397,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		if person != "" {
 			by = person
 		}
-		_, nerr := s.audited(ctx, string(model.ActionReview), got, auditNote(model.ActionReview, by, o.Reason, versionPart+got.Version, t))
+		_, nerr := s.audited(ctx, string(model.ActionReview), got, auditNote(model.ActionReview, by, o.Reason, versionPart+reviewMark(got), t))
 		if nerr == nil {
 			got.EditMore().ReviewBy = by
 		}

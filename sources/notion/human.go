@@ -71,7 +71,45 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if err != nil {
 		return nil, err
 	}
-	return s.audited(ctx, op, got, auditNote(action, h.Actor, h.Reason, detail, t))
+	return s.audited(ctx, op, got, withDoor(auditNote(action, h.Actor, h.Reason, detail, t), h.Door))
+}
+
+// withDoor adds to a note the door the request came in through.
+func withDoor(note string, door model.Door) string {
+	if door == "" {
+		return note
+	}
+	return note + noteSep + doorPart + oneLine(string(door))
+}
+
+// The parts of a note naming the door and, for a refused attempt, the
+// code it was refused with.
+const (
+	doorPart   = "door: "
+	resultPart = "result: "
+)
+
+// Record keeps claimdeck's own entry — a refused attempt — as a signed
+// note on the page, the trail every process reads (sources.Trail).
+func (s *Source) Record(ctx context.Context, id string, e model.Event) error {
+	const op = "record"
+	if err := sources.CheckEvent(op, id, e); err != nil {
+		return err
+	}
+	ctx, done := s.begin(ctx)
+	defer done()
+	id, t, err := s.resolvedPage(ctx, op, id)
+	if err != nil {
+		return err
+	}
+	note := withDoor(auditNote(model.Action(e.Action), e.Actor, e.Reason, e.Detail, t), e.Door)
+	if e.Result != "" {
+		note += noteSep + resultPart + oneLine(e.Result)
+	}
+	if err := s.postNote(ctx, id, s.sign(id, note)); err != nil {
+		return s.fail(op, id, err)
+	}
+	return nil
 }
 
 // audited posts the audit note of op, which was applied and left got,
@@ -93,7 +131,7 @@ func (s *Source) audited(ctx context.Context, op string, got *model.Task, note s
 const (
 	notePrefix = "claimdeck"
 	noteSep    = " · "
-	noteAction = "comment"
+	noteAction = model.EventComment
 )
 
 func auditNote(action model.Action, actor, reason, detail string, before *model.Task) string {
@@ -132,6 +170,10 @@ func parseNote(text string, at time.Time) (model.Event, string, bool) {
 	for _, p := range parts[3:] {
 		if r, ok := strings.CutPrefix(p, "reason: "); ok && e.Reason == "" {
 			e.Reason = r
+		} else if d, ok := strings.CutPrefix(p, doorPart); ok && e.Door == "" {
+			e.Door = model.Door(d)
+		} else if r, ok := strings.CutPrefix(p, resultPart); ok && e.Result == "" {
+			e.Result = r
 		} else if v, ok := strings.CutPrefix(p, versionPart); ok && version == "" {
 			version = v
 		} else {
@@ -259,11 +301,7 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if strings.TrimSpace(n.Text) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "the comment is empty")
 	}
-	id, err := s.resolve(ctx, op, id)
-	if err != nil {
-		return err
-	}
-	t, err := s.page(ctx, op, id)
+	id, t, err := s.resolvedPage(ctx, op, id)
 	if err != nil {
 		return err
 	}
@@ -331,7 +369,7 @@ func (s *Source) moved(ctx context.Context, got, before *model.Task, e sources.E
 	if e.Move == model.MoveNone {
 		return got, nil
 	}
-	return s.audited(ctx, e.Action(), got, auditNote(model.Action(e.Action()), e.Actor, e.Reason, "", before))
+	return s.audited(ctx, e.Action(), got, withDoor(auditNote(model.Action(e.Action()), e.Actor, e.Reason, "", before), e.Door))
 }
 
 // editPatch checks e against t as just read and builds its patch.
@@ -467,4 +505,14 @@ func (q *handoffQueue) record(ctx context.Context, s *Source, taskID, title stri
 		return s.fail("handoff", taskID, err)
 	}
 	return nil
+}
+
+// resolvedPage reads the page id names (a key resolved to its page id).
+func (s *Source) resolvedPage(ctx context.Context, op, id string) (string, *model.Task, error) {
+	id, err := s.resolve(ctx, op, id)
+	if err != nil {
+		return id, nil, err
+	}
+	t, err := s.page(ctx, op, id)
+	return id, t, err
 }

@@ -300,7 +300,7 @@ func (s *Source) Schema() string {
 // CheckWrite checks what reads reveal (caps.go). Next hands out no dead
 // holder's task: seed 002 keeps it IN_PROGRESS, and the sweep puts it back.
 func (s *Source) Caps() sources.Caps {
-	c := sources.Caps{Rescue: false, Escalation: s.m.HandoffStatus != "", WriteCheck: true, CostlyCount: true, Reads: s.Schema(), Lacks: []string{
+	c := sources.Caps{Rescue: false, Escalation: s.m.HandoffStatus != "", WriteCheck: true, Trail: true, CostlyCount: true, Reads: s.Schema(), Lacks: []string{
 		"atomic claims: Notion has no conditional writes, so a claim is verified by reading it back",
 		"sub-tasks: tasks are not created under a parent here",
 		"push: Notion sends no change notifications; the dashboard polls",
@@ -478,6 +478,7 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	mark := reviewMark(t)
 	notes, err := s.comments(ctx, id)
 	var events []model.Event
 	switch {
@@ -491,7 +492,7 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	}
 	more := t.EditMore()
 	more.History = model.MergeHistory(more.History, events)
-	more.ReviewBy = reviewBy(t, notes)
+	more.ReviewBy = reviewBy(t, mark, notes)
 	return t, nil
 }
 

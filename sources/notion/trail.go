@@ -4,6 +4,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"hash/fnv"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,8 +30,8 @@ import (
 // sigPart starts the last part of a signed note: "sig <hex>".
 const sigPart = "sig "
 
-// versionPart starts the part of a review note naming the version of the
-// page the review left: the note speaks for that version only.
+// versionPart starts the part of a review note naming the task as the
+// review left it (reviewMark): the note speaks for that task only.
 const versionPart = "v "
 
 // trailKey is the key claimdeck's notes are signed with.
@@ -88,18 +91,43 @@ func readNote(key []byte, pageID, text string, at time.Time) (note, bool) {
 	return note{Event: e}, true
 }
 
+// reviewMark is what a review note speaks for: the task's fields as the
+// review left them — status, holder, reservation, summary, artifacts,
+// title, priority — and how many steps its history property holds, but
+// not its comments nor its edit time, which a comment under seed 001
+// moves. A task edited since, or sent round again (a rework and a new
+// review add steps), has another mark.
+func reviewMark(t *model.Task) string {
+	h := fnv.New64a()
+	c, r := t.Claim(), model.Reservation{}
+	if t.Reserved() != nil {
+		r = *t.Reserved()
+	}
+	steps := 0
+	for _, e := range t.More().History {
+		if e.Action != noteAction && e.Action != actionTrimmed {
+			steps++
+		}
+	}
+	fmt.Fprintln(h, t.Title, t.Description, t.RawStatus, int(t.Class), t.Priority, int(c.Holder), c.Name, c.RunID, c.Token,
+		c.ClaimedAt.Time().UnixNano(), r.For, r.Until.UnixNano(), t.More().Reason, t.UnblockAction(), t.NextCheckAt().UnixNano(),
+		t.More().Artifacts, steps)
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
 // reviewBy is who sent the task to review, from claimdeck's signed notes:
-// the actor of the last signed review note that speaks for the page's
-// version now. A page edited since (by anyone, through any door) or sent
-// to review outside claimdeck has none: the approval then fails closed
+// the actor of the last signed review note that speaks for the task as it
+// reads now (mark, reviewMark of the page before its comments are read).
+// A task edited since (by anyone, through any door) or sent to review
+// outside claimdeck has none: the approval then fails closed
 // (model.CheckSelfApproval).
-func reviewBy(t *model.Task, notes []note) string {
+func reviewBy(t *model.Task, mark string, notes []note) string {
 	if t.State != model.StateReview {
 		return ""
 	}
 	for i := len(notes) - 1; i >= 0; i-- {
 		n := notes[i]
-		if n.signed && n.Action == string(model.ActionReview) && n.version != "" && n.version == t.Version {
+		if n.signed && n.Action == string(model.ActionReview) && n.version == mark {
 			return n.Actor
 		}
 	}

@@ -76,9 +76,9 @@ func (s *Store) statements(have map[string]bool) statements {
 		changed:    fmt.Sprintf("SELECT %s FROM %s WHERE updated_at >= $1", cols, t),
 		tombstones: "SELECT task_id FROM claimdeck_tombstones WHERE tbl = $1 AND deleted_at >= $2",
 		now:        "SELECT " + d.now,
-		history:    "SELECT at, actor, action, reason, detail FROM claimdeck_audit WHERE tbl = $1 AND task_id = $2 ORDER BY id",
-		audit: fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason, detail, before, after)
-			VALUES ($1, $2, %s, $3, $4, $5, $6, $7, $8)`, d.now),
+		history:    "SELECT at, actor, action, reason, detail, door, result FROM claimdeck_audit WHERE tbl = $1 AND task_id = $2 ORDER BY id",
+		audit: fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason, detail, before, after, door, result)
+			VALUES ($1, $2, %s, $3, $4, $5, $6, $7, $8, $9, $10)`, d.now),
 	}
 	if d.name == postgres.name && have[stampColumn] {
 		st.stamped = true
