@@ -146,7 +146,7 @@ func (d *Desk) refused(ctx context.Context, src Source, req Request, err error) 
 	if d.Journal != nil {
 		_ = d.Journal.Append(model.AuditRecord{At: d.now().UTC(), Actor: by.Name, Door: by.Door, Source: src.Name(), Task: req.Seen.ID,
 			Action: req.Action, Reason: req.Reason, Target: req.To, Before: model.Brief(req.Seen),
-			Result: string(model.CodeOf(err)), Error: model.Redact(err.Error())})
+			Result: string(model.CodeOf(err)), Error: model.Redact(err.Error()), Attempt: uuid.NewString()})
 	}
 	return d.record(ctx, src, req, err)
 }
@@ -283,6 +283,9 @@ func (d *Desk) Precheck(t *model.Task, req Request) error {
 	case req.Action.Move() != model.MoveNone:
 		if err := CheckEdit(t, MoveEdit(req.Action.Move(), h), time.Now()); err != nil || req.Action != model.ActionApprove {
 			return err
+		}
+		if t.More().ReviewBy == "" {
+			return nil // not carried by this read (a poll): Apply reads the stored reviewer
 		}
 		return model.CheckSelfApproval(t, h.Actor, d.SelfApprove)
 	case req.Action.Own():

@@ -74,7 +74,9 @@ func TestDeskJournalsEveryAction(t *testing.T) {
 			t.Fatalf("journal record lacks actor, task or attempt: %+v", r)
 		}
 	}
-	want := "takeover:pending takeover:applied force-release:pending force-release:CONFLICT"
+	// Refusals before anything is written (read-only, no reason) are
+	// journaled too: every attempt leaves a record.
+	want := "takeover:pending takeover:applied force-release:pending force-release:CONFLICT cancel:MISCONFIGURED cancel:MISCONFIGURED"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("journal = %q, want %q", strings.Join(got, " "), want)
 	}
