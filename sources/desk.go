@@ -203,7 +203,12 @@ func (d *Desk) check(source string, req Request) error {
 	if d.ReadOnly != nil && d.ReadOnly(source) {
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "source %q is read-only", source)
 	}
-	if strings.TrimSpace(d.actor(req).Name) == "" {
+	if by := d.actor(req); strings.TrimSpace(by.Name) == "" {
+		if by.Door != "" && !by.Person() {
+			// An agent door acts as the caller it names, never as the
+			// configured person: an approval must know who asks.
+			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "%s through %s names its caller: give the agent's name (agent_name, --agent or NOTION_AGENT_USER_ID): nothing was done", op, by.Door)
+		}
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "no actor: set `actor` in the config")
 	}
 	if !req.Action.Known() {
