@@ -101,10 +101,11 @@ func CheckOwn(t *Task, by Actor, a Action) error {
 	return e
 }
 
-// Submitter is who sent a task to review, as its timeline says: the last
-// review step's writer; when that writer gave no name (WriterName's
-// fallback), the holder of the claim it finished, said so. "" when the
-// timeline has no review.
+// Submitter is who sent a task to review: the fact the backend stored
+// with the move (More.ReviewBy) while the task is in Review, else as its
+// timeline says — the last review step's writer; when that writer gave no
+// name (WriterName's fallback), the holder of the claim it finished, said
+// so. "" when neither says.
 func Submitter(t *Task) string {
 	if by := strings.TrimSpace(t.More().ReviewBy); by != "" && t.State == StateReview {
 		return by
