@@ -497,6 +497,15 @@ func (t *Task) InBacklog() bool {
 	return t.State == StateBlocked && strings.EqualFold(strings.TrimSpace(t.RawStatus), "backlog")
 }
 
+// Untriaged reports whether a parked task is waiting to be triaged, not
+// on a blocker: in the Backlog, or — where the database has no Backlog
+// option and a parked task is written Blocked — blocked with no reason
+// and no unblock action recorded. update may release it to the queue; a
+// task blocked for a reason is released by unblock alone.
+func (t *Task) Untriaged() bool {
+	return t.InBacklog() || t.State == StateBlocked && strings.TrimSpace(t.More().Reason) == "" && t.UnblockAction() == ""
+}
+
 // DisplayKey is the key shown on screen.
 func (t *Task) DisplayKey() string {
 	if t.Key != "" {

@@ -51,15 +51,19 @@ type Desk struct {
 	// refuses.
 	SelfApprove bool
 	// Grace is the configured grace (model.Policy.Grace): a reap that
-	// names none waits this long past a lease's end, never less; zero
-	// means model.DefaultPolicy's.
+	// names none (ConfiguredGrace) waits this long past a lease's end,
+	// never less; zero means model.DefaultPolicy's.
 	Grace time.Duration
 }
+
+// ConfiguredGrace is the grace of a reap that names none (ntask reap
+// without --grace): the desk's configured Grace. Zero is a grace of zero.
+const ConfiguredGrace time.Duration = -1
 
 // grace is the grace a reap waits: the one it names, else the configured.
 func (d *Desk) grace(named time.Duration) time.Duration {
 	switch {
-	case named > 0:
+	case named >= 0:
 		return named
 	case d.Grace > 0:
 		return d.Grace

@@ -54,7 +54,7 @@ type Reaping struct {
 // re-checked against the claim read (ReapOne). A dry run lists what it
 // would reap and writes nothing.
 //
-// A grace of zero is the configured one (Desk.Grace), never none.
+// A grace of ConfiguredGrace is the configured one (Desk.Grace).
 func (d *Desk) Reap(ctx context.Context, src Source, tasks []*model.Task, grace time.Duration, dryRun bool) []Reaping {
 	now := d.now()
 	grace = d.grace(grace)

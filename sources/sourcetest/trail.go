@@ -202,7 +202,7 @@ func testReapAfterHeartbeat(t *testing.T, k *kit) {
 	renewed := k.get(t, task.ID)
 	late := func() time.Time { return seen.Claim().Expires.Time().Add(model.DefaultPolicy().Grace + time.Minute) }
 	desk := &sources.Desk{Actor: "reaper", Now: late}
-	got := desk.Reap(k.ctx(t), k.src, []*model.Task{seen}, 0, false)
+	got := desk.Reap(k.ctx(t), k.src, []*model.Task{seen}, sources.ConfiguredGrace, false)
 	if len(got) != 1 || got[0].Applied {
 		t.Fatalf("a reap of a claim heartbeated since its read = %+v, want refused", got)
 	}
@@ -225,14 +225,14 @@ func testReapUnderConfiguredGrace(t *testing.T, k *kit) {
 		}
 		return d.Tasks
 	}
-	if got := desk.Reap(k.ctx(t), k.src, read(), 0, false); len(got) != 0 {
+	if got := desk.Reap(k.ctx(t), k.src, read(), sources.ConfiguredGrace, false); len(got) != 0 {
 		t.Fatalf("a reap naming no grace took %+v within the configured %s", got, grace)
 	}
 	if now := k.get(t, task.ID); now.State != model.StateClaimed {
 		t.Fatalf("within the configured grace the task is %s", describe(now))
 	}
 	k.advance(t, task.ID, grace)
-	if got := desk.Reap(k.ctx(t), k.src, read(), 0, false); len(got) != 1 || !got[0].Applied {
+	if got := desk.Reap(k.ctx(t), k.src, read(), sources.ConfiguredGrace, false); len(got) != 1 || !got[0].Applied {
 		t.Fatalf("a reap past the configured grace = %+v, want the task reaped", got)
 	}
 }
