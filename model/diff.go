@@ -21,7 +21,7 @@ func Changes(seen, now *Task) []string {
 		out = append(out, "lock token changed (re-claimed)")
 	}
 	if !seen.Claim().Expires.Time().Equal(now.Claim().Expires.Time()) && seen.Claim().Token == now.Claim().Token {
-		out = append(out, "lease extended by a heartbeat to "+now.Claim().Expires.Time().UTC().Format(time.RFC3339))
+		out = append(out, "renewed since you looked: the lease was extended by a heartbeat to "+now.Claim().Expires.Time().UTC().Format(time.RFC3339))
 	}
 	add("reserved for", seen.ReservedFor(), now.ReservedFor())
 	if len(out) == 0 && seen.Version != now.Version {

@@ -13,7 +13,29 @@ const (
 	EventClaim     = "claim"
 	EventTakeover  = "takeover"
 	EventHeartbeat = "heartbeat"
+	// EventComment is a note a caller wrote (Source.Comment): shown,
+	// never read as a step.
+	EventComment = "comment"
 )
+
+// TrimTrail drops n entries from a trail kept within a size: the oldest
+// comments first, then the oldest of the rest, so that a flood of
+// comments never pushes claimdeck's own entries (the claim, the review,
+// a person's override) out. comment says which entries are comments.
+func TrimTrail[E any](evs []E, n int, comment func(E) bool) []E {
+	out := make([]E, 0, len(evs))
+	for _, e := range evs {
+		if n > 0 && comment(e) {
+			n--
+			continue
+		}
+		out = append(out, e)
+	}
+	if n > 0 {
+		out = out[min(n, len(out)):]
+	}
+	return out
+}
 
 // finishAction is the event word each parked or final state is reached by.
 var finishAction = map[State]string{
@@ -58,7 +80,7 @@ func Timeline(t *Task) []Event {
 	evs := slices.Clone(t.More().History)
 	has := func(action string, at time.Time) bool {
 		return slices.ContainsFunc(evs, func(e Event) bool {
-			return step(e.Action) == action && (at.IsZero() || near(e.At, at))
+			return e.Applied() && step(e.Action) == action && (at.IsZero() || near(e.At, at))
 		})
 	}
 	if c := t.Claim(); c.Held() && !c.ClaimedAt.IsZero() {
@@ -136,7 +158,7 @@ func dedupe(evs []Event) []Event {
 	out := evs[:0]
 	for _, e := range evs {
 		i := slices.IndexFunc(out, func(o Event) bool {
-			return step(o.Action) == step(e.Action) && o.Actor == e.Actor && o.Reason == e.Reason && copyOf(o.At, e.At)
+			return step(o.Action) == step(e.Action) && o.Actor == e.Actor && o.Reason == e.Reason && o.Result == e.Result && copyOf(o.At, e.At)
 		})
 		if i < 0 {
 			out = append(out, e)
@@ -153,8 +175,8 @@ func summarise(evs []Event) []Event {
 	out := evs[:0]
 	for i := 0; i < len(evs); {
 		j := i + 1
-		if step(evs[i].Action) == EventHeartbeat {
-			for j < len(evs) && step(evs[j].Action) == EventHeartbeat && evs[j].Actor == evs[i].Actor {
+		if step(evs[i].Action) == EventHeartbeat && evs[i].Applied() {
+			for j < len(evs) && step(evs[j].Action) == EventHeartbeat && evs[j].Applied() && evs[j].Actor == evs[i].Actor {
 				j++
 			}
 		}

@@ -122,8 +122,19 @@ func CheckStatusEdit(t *Task, to State) error {
 	switch t.State {
 	case StateReview:
 		return refuse("the task is in review: approve or rework moves it, not update")
+	case StateBlocked:
+		if to == StateQueued && !t.Untriaged() {
+			return refuse("the task is blocked (%s): unblock moves it back to the queue (a person's action, audited), not update", orBlank(t.More().Reason, "waiting on "+t.UnblockAction()))
+		}
 	case StateDone, StateFailed, StateCanceled:
 		return refuse("the task is %s, which is final: no update reopens it (create a new task)", t.State)
 	}
 	return nil
+}
+
+func orBlank(s, alt string) string {
+	if s != "" {
+		return s
+	}
+	return alt
 }

@@ -36,14 +36,20 @@ func invisible(r rune) bool {
 
 // CheckCallerName is CheckName for a name a caller gives itself (an
 // agent's name, the configured actor, an MCP client's name, a hand-off's
-// target): it may not start with HumanPrefix, which is how a person's
-// claim is recorded, nor end with ViaHTTP, which is how a remote client's
-// actions are recorded, in any case.
+// target): it may not look like another name (checkLookalikes: no
+// compatibility forms, blank glyphs, trail separators or letters of
+// another script drawn as Latin ones beside Latin letters), nor start with
+// HumanPrefix, which is how a person's claim is recorded, nor end with
+// ViaHTTP, which is how a remote client's actions are recorded — in any
+// case and as it reads on screen (Skeleton).
 func CheckCallerName(field, s string) error {
 	if err := CheckName(field, s); err != nil {
 		return err
 	}
-	t := strings.ToUpper(strings.TrimSpace(s))
+	if err := checkLookalikes(field, s); err != nil {
+		return err
+	}
+	t := Skeleton(strings.TrimSpace(s))
 	switch {
 	case strings.HasPrefix(t, HumanPrefix):
 		return fmt.Errorf("%s %q may not start with %s: that is how a person's claim is recorded (a person takes a task over instead)", field, s, HumanPrefix)

@@ -101,11 +101,15 @@ func CheckOwn(t *Task, by Actor, a Action) error {
 	return e
 }
 
-// Submitter is who sent a task to review, as its timeline says: the last
-// review step's writer; when that writer gave no name (WriterName's
-// fallback), the holder of the claim it finished, said so. "" when the
-// timeline has no review.
+// Submitter is who sent a task to review: the fact the backend stored
+// with the move (More.ReviewBy) while the task is in Review, else as its
+// timeline says — the last review step's writer; when that writer gave no
+// name (WriterName's fallback), the holder of the claim it finished, said
+// so. "" when neither says.
 func Submitter(t *Task) string {
+	if by := strings.TrimSpace(t.More().ReviewBy); by != "" && t.State == StateReview {
+		return by
+	}
 	tl := Timeline(t)
 	i := lastReview(tl)
 	if i < 0 {
@@ -126,50 +130,52 @@ func Submitter(t *Task) string {
 // lastReview is the index of the last step into Review in evs, or -1.
 func lastReview(evs []Event) int {
 	for i := len(evs) - 1; i >= 0; i-- {
-		if step(evs[i].Action) == FinishStep(StateReview) {
+		if step(evs[i].Action) == FinishStep(StateReview) && evs[i].Applied() {
 			return i
 		}
 	}
 	return -1
 }
 
-// ReviewedBy is who sent t to Review last, as its trail names them, or ""
-// when the trail does not say.
-func ReviewedBy(t *Task) string {
-	if i := lastReview(t.More().History); i >= 0 {
-		return t.More().History[i].Actor
-	}
-	return ""
-}
-
 // callers are the callers a trail name stands for: "SANDMAN (run r-1) via
 // oncall@mcp-http" is SANDMAN and the client oncall@mcp-http; HUMAN:alice
-// is alice. Lower case, for comparing.
+// is alice; "SANDMAN (holder; the caller gave no name)" is SANDMAN. As
+// they read on screen (Skeleton), for comparing.
 func callers(name string) []string {
 	var out []string
 	agent, via, _ := strings.Cut(name, " via ")
-	if agent, _, ok := strings.Cut(agent, " (run "); ok || agent != "" {
-		out = append(out, strings.ToLower(strings.TrimSpace(strings.TrimPrefix(agent, HumanPrefix))))
+	agent, _, _ = strings.Cut(agent, " (")
+	if agent = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(agent), HumanPrefix)); agent != "" {
+		out = append(out, Skeleton(agent))
 	}
 	if via = strings.TrimSpace(via); via != "" {
-		out = append(out, strings.ToLower(via))
+		out = append(out, Skeleton(via))
 	}
 	return out
 }
 
-// CheckSelfApproval is the one rule on who approves: not the caller that
-// sent the task to Review (by its agent name or the remote client it came
-// through), unless the configuration allows it. MISCONFIGURED, saying so.
+// CheckSelfApproval is the one rule on who approves, read from the fact
+// the backend stored when the task went to Review (More.ReviewBy), never
+// from a note: not the caller that sent it there (by its agent name or the
+// remote client it came through, as names read on screen), and not at all
+// when the backend does not say who sent it — unless the configuration
+// allows self-approval. MISCONFIGURED, saying why, the task carried.
 func CheckSelfApproval(t *Task, approver string, allowed bool) error {
-	by := ReviewedBy(t)
-	if allowed || by == "" {
+	if allowed {
 		return nil
 	}
+	refuse := func(format string, args ...any) error {
+		e := Errorf(CodeMisconfigured, string(ActionApprove), t.ID, format+": nothing was done", args...)
+		e.Current = t
+		return e
+	}
+	by := strings.TrimSpace(t.More().ReviewBy)
+	if by == "" {
+		return refuse("who sent this task to review is not recorded (it went to review outside claimdeck, or before claimdeck recorded it), so an approval cannot be told from a self-approval: send it to review again through claimdeck (rework, claim, review), or set review: {self_approve: true} in the configuration")
+	}
 	for _, a := range callers(approver) {
-		if a != "" && slices.Contains(callers(by), a) {
-			e := Errorf(CodeMisconfigured, string(ActionApprove), t.ID, "%s sent this task to review and cannot approve it too: another reviewer approves (or set review: {self_approve: true} in the configuration): nothing was done", by)
-			e.Current = t
-			return e
+		if slices.Contains(callers(by), a) {
+			return refuse("%s sent this task to review and cannot approve it too: another reviewer approves (or set review: {self_approve: true} in the configuration)", by)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -27,5 +28,50 @@ func TestSubmitterIsTheReviewsWriterOrTheHolderItFinished(t *testing.T) {
 	}
 	if got := Submitter(&Task{State: StateQueued, more: &More{History: []Event{{At: at, Actor: "bot-7", Action: "claim"}}}}); got != "" {
 		t.Errorf("a task never sent to review has submitter %q", got)
+	}
+}
+
+func TestSelfApprovalReadsTheStoredReviewer(t *testing.T) {
+	inReview := func(by string, trail ...Event) *Task {
+		return (&Task{ID: "T-1", State: StateReview}).WithMore(More{ReviewBy: by, History: trail})
+	}
+	// A note in the trail says carol sent it; the stored fact says w1 did.
+	forged := []Event{{Actor: "carol", Action: "review"}}
+	for _, c := range []struct {
+		task     *Task
+		approver string
+		allowed  bool
+		refused  string
+	}{
+		{inReview("w1", forged...), "w1", false, "w1 sent this task to review"},
+		{inReview("w1", forged...), "carol", false, ""},
+		{inReview("w1 (run r-1) via oncall@mcp-http", nil...), "HUMAN:oncall@mcp-http", false, "sent this task to review"},
+		{inReview("SANDMAN (by its token; the caller gave no name)", nil...), "sandman", false, "sent this task to review"},
+		{inReview("w1"), "W\u0031", false, "sent this task to review"},
+		{inReview("", forged...), "alice", false, "not recorded"},
+		{inReview("", forged...), "alice", true, ""},
+		{inReview("w1"), "w1", true, ""},
+	} {
+		err := CheckSelfApproval(c.task, c.approver, c.allowed)
+		switch {
+		case c.refused == "" && err != nil:
+			t.Errorf("%q approving a task sent by %q: %v", c.approver, c.task.More().ReviewBy, err)
+		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused) || CodeOf(err) != CodeMisconfigured):
+			t.Errorf("%q approving a task sent by %q: %v, want MISCONFIGURED saying %q", c.approver, c.task.More().ReviewBy, err, c.refused)
+		}
+	}
+}
+
+func TestTokenWriterNamesTheHolder(t *testing.T) {
+	for _, c := range []struct{ writer, holder, want string }{
+		{"", "SANDMAN", "SANDMAN"},
+		{WriterName("", ""), "SANDMAN", "SANDMAN (by its token; the caller gave no name)"},
+		{WriterName("", "") + " via ci@mcp-http", "SANDMAN", "SANDMAN (by its token; the caller gave no name) via ci@mcp-http"},
+		{WriterName("B", "r"), "SANDMAN", "B (run r)"},
+		{WriterName("", ""), "", WriterName("", "")},
+	} {
+		if got := TokenWriter(c.writer, c.holder); got != c.want {
+			t.Errorf("TokenWriter(%q, %q) = %q, want %q", c.writer, c.holder, got, c.want)
+		}
 	}
 }

@@ -274,7 +274,20 @@ type Event struct {
 	Action string
 	Reason string
 	Detail string
+	// Door is where the request came in, where the trail recorded it.
+	Door Door
+	// Result is "" (or ResultApplied) for a step that was taken, else the
+	// code it was refused with: a refused attempt is kept in the trail
+	// too, and never read as the step it attempted.
+	Result string
 }
+
+// ResultApplied is the Result of a step that was taken.
+const ResultApplied = "applied"
+
+// Applied reports whether the event records a step taken, not a refused
+// attempt.
+func (e Event) Applied() bool { return e.Result == "" || e.Result == ResultApplied }
 
 // Carried is what a backend keeps of a task beyond what claimdeck acts on:
 // seed 003's task_type, who worked a task no longer claimed and when that
@@ -347,6 +360,12 @@ type More struct {
 	Family *Family
 
 	History []Event
+	// ReviewBy is who sent the task to Review, as the backend stored it in
+	// the write that moved it there (a column, a lock file's field,
+	// claimdeck's signed note): the caller's name, else the holder whose
+	// token was used. Empty when the task is not in Review or the backend
+	// did not record it (the task went there outside claimdeck).
+	ReviewBy string
 	// Carried is what the backend keeps of the task that claimdeck shows
 	// but does not act on; Source.Get fills it (nil from a poll), so that
 	// `copy` moves it unchanged.
@@ -468,7 +487,7 @@ func (t *Task) EditMore() *More { return edit(&t.more) }
 
 func (m *More) empty() bool {
 	return m.Reason == "" && m.Unblock == nil && m.Artifacts == "" && m.Parent == "" && m.Family == nil &&
-		m.History == nil && m.Carried == nil && m.Problem == "" && m.Reservation == nil
+		m.History == nil && m.ReviewBy == "" && m.Carried == nil && m.Problem == "" && m.Reservation == nil
 }
 
 // InBacklog reports whether the task is parked in ntask's Backlog: not yet
@@ -476,6 +495,15 @@ func (m *More) empty() bool {
 // option, seed 003's and a lock file's status claimdeck writes for it).
 func (t *Task) InBacklog() bool {
 	return t.State == StateBlocked && strings.EqualFold(strings.TrimSpace(t.RawStatus), "backlog")
+}
+
+// Untriaged reports whether a parked task is waiting to be triaged, not
+// on a blocker: in the Backlog, or — where the database has no Backlog
+// option and a parked task is written Blocked — blocked with no reason
+// and no unblock action recorded. update may release it to the queue; a
+// task blocked for a reason is released by unblock alone.
+func (t *Task) Untriaged() bool {
+	return t.InBacklog() || t.State == StateBlocked && strings.TrimSpace(t.More().Reason) == "" && t.UnblockAction() == ""
 }
 
 // DisplayKey is the key shown on screen.

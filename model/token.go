@@ -49,3 +49,42 @@ func WriterName(agent, run string) string {
 	}
 	return "unnamed holder"
 }
+
+// unnamedWriter is WriterName's answer for a caller that gave no name.
+var unnamedWriter = WriterName("", "")
+
+// TokenWriter is who a holder write is recorded as, given the claim's
+// holder: the writer's own name (WriterName), or — when it gave none, or
+// none was passed — the holder the token belongs to, said so: the token
+// names the claim, so the trail never says "unnamed holder" of a claim it
+// can name.
+func TokenWriter(writer, holder string) string {
+	text, afterHolder := TokenWriterParts(writer)
+	holder = strings.TrimSpace(holder)
+	switch {
+	case holder == "" && text == "":
+		return ""
+	case holder == "":
+		return strings.TrimSpace(writer)
+	case afterHolder:
+		return holder + text
+	case text == "":
+		return holder
+	}
+	return text
+}
+
+// TokenWriterParts is TokenWriter for a store that knows the holder only
+// inside its own write (SQL): the text to record, and whether it follows
+// the holder's name (text "" and false: the holder alone).
+func TokenWriterParts(writer string) (text string, afterHolder bool) {
+	writer = strings.TrimSpace(writer)
+	const tail = " (by its token; the caller gave no name)"
+	switch {
+	case writer == unnamedWriter:
+		return tail, true
+	case strings.HasPrefix(writer, unnamedWriter+" via "):
+		return tail + strings.TrimPrefix(writer, unnamedWriter), true
+	}
+	return writer, false
+}

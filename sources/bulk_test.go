@@ -74,9 +74,9 @@ func TestBulkReleaseOfADeadNodesClaims(t *testing.T) {
 		t.Fatalf("the human's claim is not refused as held by a person: %+v", preview.Refused)
 	}
 
-	// After the operator saw the preview, worker-7 heartbeats (the claim
-	// seen stands) and worker-9's task is released and claimed by worker-10
-	// (a new claim: the decision no longer stands).
+	// After the operator saw the preview, worker-7 heartbeats (its lease is
+	// renewed: the decision no longer stands) and worker-9's task is
+	// released and claimed by worker-10 (a new claim: neither does it).
 	if _, err := locks.Heartbeat(ctx, c.ID, c.Claim().Token, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +92,18 @@ func TestBulkReleaseOfADeadNodesClaims(t *testing.T) {
 	}
 	var progress []int
 	sum := desk.ApplyBulk(ctx, func(name string) sources.Source { return byName[name] }, preview, req, func(done, total int) { progress = append(progress, done*10+total) })
-	if len(sum.Applied) != 2 || len(sum.Refused) != 2 || len(sum.Failed) != 0 || len(sum.Stopped) != 0 || sum.Refused[0].Task != person.ID {
-		t.Fatalf("summary: %+v, want 2 applied and the person's claim and the changed task refused", sum)
+	if len(sum.Applied) != 1 || len(sum.Refused) != 3 || len(sum.Failed) != 0 || len(sum.Stopped) != 0 || sum.Refused[0].Task != person.ID {
+		t.Fatalf("summary: %+v, want 1 applied and the person's claim, the renewed lease and the changed task refused", sum)
 	}
-	if r := sum.Refused[1]; r.Task != b.ID || r.Source != "locks" || r.Code != model.CodeConflict || !strings.Contains(r.Reason, "changed since you looked") {
-		t.Fatalf("the task changed midway is not refused by name: %+v", r)
+	refusedFor := map[string]string{}
+	for _, r := range sum.Refused[1:] {
+		if r.Source != "locks" || r.Code != model.CodeConflict {
+			t.Fatalf("a task changed midway is not refused as CONFLICT: %+v", r)
+		}
+		refusedFor[r.Task] = r.Reason
+	}
+	if !strings.Contains(refusedFor[c.ID], "renewed since you looked") || !strings.Contains(refusedFor[b.ID], "changed since you looked") {
+		t.Fatalf("the renewed lease and the new claim are not refused by what changed: %+v", sum.Refused)
 	}
 	if len(progress) != 3 || progress[2] != 33 {
 		t.Fatalf("progress: %v, want 1/3 2/3 3/3", progress)
@@ -105,7 +112,7 @@ func TestBulkReleaseOfADeadNodesClaims(t *testing.T) {
 		src  sources.Source
 		id   string
 		held bool
-	}{{q, a.ID, false}, {locks, c.ID, false}, {locks, b.ID, true}, {q, other.ID, true}, {q, person.ID, true}} {
+	}{{q, a.ID, false}, {locks, c.ID, true}, {locks, b.ID, true}, {q, other.ID, true}, {q, person.ID, true}} {
 		now, err := want.src.Get(ctx, want.id)
 		if err != nil {
 			t.Fatal(err)

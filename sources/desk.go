@@ -50,6 +50,25 @@ type Desk struct {
 	// (review: {self_approve: true}); otherwise model.CheckSelfApproval
 	// refuses.
 	SelfApprove bool
+	// Grace is the configured grace (model.Policy.Grace): a reap that
+	// names none (ConfiguredGrace) waits this long past a lease's end,
+	// never less; zero means model.DefaultPolicy's.
+	Grace time.Duration
+}
+
+// ConfiguredGrace is the grace of a reap that names none (ntask reap
+// without --grace): the desk's configured Grace. Zero is a grace of zero.
+const ConfiguredGrace time.Duration = -1
+
+// grace is the grace a reap waits: the one it names, else the configured.
+func (d *Desk) grace(named time.Duration) time.Duration {
+	switch {
+	case named >= 0:
+		return named
+	case d.Grace > 0:
+		return d.Grace
+	}
+	return model.DefaultPolicy().Grace
 }
 
 // Apply runs one human action against src. Every call ends applied or with
@@ -57,18 +76,11 @@ type Desk struct {
 func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task, error) {
 	by := d.actor(req)
 	if err := d.check(src.Name(), req); err != nil {
-		return nil, err
+		return nil, d.refused(ctx, src, req, err)
 	}
 	if req.Action == model.ActionApprove {
-		// Who sent it to review is in the trail, which a poll may not carry.
-		seen := req.Seen
-		if len(seen.More().History) == 0 {
-			if fresh, err := src.Get(ctx, seen.ID); err == nil {
-				seen = fresh
-			}
-		}
-		if err := model.CheckSelfApproval(seen, by.Name, d.SelfApprove); err != nil {
-			return nil, err
+		if err := d.checkApprover(ctx, src, req.Seen, by); err != nil {
+			return nil, d.refused(ctx, src, req, err)
 		}
 	}
 	now := d.now
@@ -88,6 +100,9 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 	}
 	after, err := d.run(ctx, src, req)
 	err = explain(req, err)
+	if err != nil && model.CodeOf(err) != model.CodeAPIError {
+		err = d.record(ctx, src, req, err)
+	}
 	rec.At, rec.Pending, rec.After = now().UTC(), false, model.Brief(after)
 	rec.Result = "applied"
 	if err != nil {
@@ -99,6 +114,70 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 		}
 	}
 	return after, err
+}
+
+// checkApprover holds an approval to model.CheckSelfApproval on the task
+// as the backend reads it now: who sent it to review is a fact the backend
+// stored with the move (a poll may not carry it), and the approval itself
+// is conditional on the version seen, so a task sent to review again since
+// is refused by the write. A task that cannot be read is not approved.
+func (d *Desk) checkApprover(ctx context.Context, src Source, seen *model.Task, by model.Actor) error {
+	if d.SelfApprove {
+		return nil
+	}
+	fresh, err := src.Get(ctx, seen.ID)
+	if err != nil {
+		return err
+	}
+	return model.CheckSelfApproval(fresh, by.Name, false)
+}
+
+// Refuse records in the shared trail an attempt a door refused before
+// it reached the desk (an agent door's own check): who asked, through
+// which door, what and why. It returns err, with a note added when the
+// trail could not record it.
+func (d *Desk) Refuse(ctx context.Context, src Source, req Request, err error) error {
+	return d.refused(ctx, src, req, err)
+}
+
+// refused journals a refusal decided before anything was written, and
+// keeps it in the shared trail.
+func (d *Desk) refused(ctx context.Context, src Source, req Request, err error) error {
+	if req.Seen == nil || req.Seen.ID == "" || err == nil {
+		return err
+	}
+	by := d.actor(req)
+	if d.Journal != nil {
+		_ = d.Journal.Append(model.AuditRecord{At: d.now().UTC(), Actor: by.Name, Door: by.Door, Source: src.Name(), Task: req.Seen.ID,
+			Action: req.Action, Reason: req.Reason, Target: req.To, Before: model.Brief(req.Seen),
+			Result: string(model.CodeOf(err)), Error: model.Redact(err.Error()), Attempt: uuid.NewString()})
+	}
+	return d.record(ctx, src, req, err)
+}
+
+// record keeps a refused attempt in the source's shared trail, so that
+// every process reading the task sees it: the person or agent, the door,
+// the reason given and the refusal. A source without a trail (Caps.Trail
+// false) keeps it in the local journal only.
+func (d *Desk) record(ctx context.Context, src Source, req Request, err error) error {
+	tr, ok := src.(Trail)
+	if !ok || !src.Caps().Trail || d.ReadOnly != nil && d.ReadOnly(src.Name()) {
+		return err
+	}
+	by := d.actor(req)
+	detail := model.Redact(err.Error())
+	if req.To != "" {
+		detail = "to " + req.To + "; " + detail
+	}
+	e := model.Event{At: d.now().UTC(), Actor: strings.TrimSpace(by.Name), Door: by.Door, Action: string(req.Action),
+		Reason: req.Reason, Detail: detail, Result: string(model.CodeOf(err))}
+	if e.Actor == "" {
+		e.Actor = "(no name given)"
+	}
+	if rerr := tr.Record(ctx, req.Seen.ID, e); rerr != nil {
+		return fmt.Errorf("%w (and the shared trail could not record the refusal: %v)", err, model.Redact(rerr.Error()))
+	}
+	return err
 }
 
 func (d *Desk) now() time.Time {
@@ -128,7 +207,12 @@ func (d *Desk) check(source string, req Request) error {
 	if d.ReadOnly != nil && d.ReadOnly(source) {
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "source %q is read-only", source)
 	}
-	if strings.TrimSpace(d.actor(req).Name) == "" {
+	if by := d.actor(req); strings.TrimSpace(by.Name) == "" {
+		if by.Door != "" && !by.Person() {
+			// An agent door acts as the caller it names, never as the
+			// configured person: an approval must know who asks.
+			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "%s through %s names its caller: give the agent's name (agent_name, --agent or NOTION_AGENT_USER_ID): nothing was done", op, by.Door)
+		}
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "no actor: set `actor` in the config")
 	}
 	if !req.Action.Known() {
@@ -150,7 +234,7 @@ func (d *Desk) check(source string, req Request) error {
 }
 
 func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, error) {
-	h := Human{Actor: d.actor(req).Name, Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
+	h := Human{Actor: d.actor(req).Name, Door: d.actor(req).Door, Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
 	id := req.Seen.ID
 	if m := req.Action.Move(); m != model.MoveNone {
 		return src.Update(ctx, id, MoveEdit(m, h))
@@ -164,7 +248,7 @@ func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, e
 	case model.ActionForceRelease:
 		return src.ForceRelease(ctx, id, h)
 	case model.ActionReap:
-		return ReapOne(ctx, src, req.Seen, d.actor(req).Name, string(model.ActionReap), d.now(), req.Grace)
+		return ReapOne(ctx, src, req.Seen, d.actor(req).Name, string(model.ActionReap), d.now(), d.grace(req.Grace))
 	case model.ActionCancel:
 		return src.Cancel(ctx, id, h)
 	default:
@@ -208,6 +292,9 @@ func (d *Desk) Precheck(t *model.Task, req Request) error {
 	case req.Action.Move() != model.MoveNone:
 		if err := CheckEdit(t, MoveEdit(req.Action.Move(), h), time.Now()); err != nil || req.Action != model.ActionApprove {
 			return err
+		}
+		if t.More().ReviewBy == "" {
+			return nil // not carried by this read (a poll): Apply reads the stored reviewer
 		}
 		return model.CheckSelfApproval(t, h.Actor, d.SelfApprove)
 	case req.Action.Own():

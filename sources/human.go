@@ -51,13 +51,17 @@ func CheckHuman(action model.Action, t *model.Task, h Human) error {
 }
 
 // ClaimChanges lists what a person's override was decided on and is no
-// longer so: the status, the holder, the lock token and the reservation. A
-// heartbeat — the same holder extending the same lease — changes none of
-// them, so an override of a live lease confirmed after its holder
-// heartbeated is applied; a new claim, a finish or a release is named here
-// and refuses. Other edits (title, priority) do not change the decision.
+// longer so: the status, the holder, the lock token, the lease's expiry
+// and the reservation. A heartbeat since — the holder renewing the lease
+// the person saw ending — is named here and refuses ("renewed since you
+// looked"), as a new claim, a finish or a release does: an override acts
+// only on the lease as shown. Other edits (title, priority) do not change
+// the decision.
 func ClaimChanges(seen, now *model.Task) []string {
 	var out []string
+	if !seen.Claim().Expires.Time().Equal(now.Claim().Expires.Time()) {
+		out = append(out, "lease")
+	}
 	if seen.State != now.State {
 		out = append(out, "status")
 	}

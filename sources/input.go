@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"strings"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -90,4 +91,16 @@ func (e Edit) Check(op, id string) error {
 	}
 	return refuse(op, id, model.CheckName("the actor", e.Actor), model.CheckText("the lock token", e.Token),
 		model.CheckBounded("the reason", e.Reason, model.MaxReason), model.CheckText("the expected version", e.Expect), title, prio)
+}
+
+// CheckEvent is the check of claimdeck's own trail entry (Trail.Record)
+// before anything is written: texts that are text, a name, an action and
+// a result, within the trail's limits.
+func CheckEvent(op, id string, e model.Event) error {
+	if strings.TrimSpace(e.Action) == "" || strings.TrimSpace(e.Actor) == "" || strings.TrimSpace(e.Result) == "" {
+		return model.Errorf(model.CodeMisconfigured, op, id, "a trail entry names who, what and how it ended")
+	}
+	return refuse(op, id, model.CheckName("the actor", e.Actor), model.CheckText("the action", e.Action),
+		model.CheckBounded("the reason", e.Reason, model.MaxReason), model.CheckBounded("the detail", e.Detail, model.MaxComment),
+		model.CheckText("the door", string(e.Door)), model.CheckText("the result", e.Result))
 }

@@ -53,8 +53,11 @@ type Reaping struct {
 // through Apply, so each is journaled, refused in read-only mode, and
 // re-checked against the claim read (ReapOne). A dry run lists what it
 // would reap and writes nothing.
+//
+// A grace of ConfiguredGrace is the configured one (Desk.Grace).
 func (d *Desk) Reap(ctx context.Context, src Source, tasks []*model.Task, grace time.Duration, dryRun bool) []Reaping {
 	now := d.now()
+	grace = d.grace(grace)
 	var out []Reaping
 	for _, t := range tasks {
 		if t.Source != "" && t.Source != src.Name() || !model.Rescuable(t, now, grace) {

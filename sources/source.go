@@ -80,6 +80,16 @@ type Source interface {
 	Close() error
 }
 
+// Trail is implemented by sources that declare Caps.Trail: claimdeck's
+// own entry in a task's shared trail — a refused attempt, with who asked,
+// through which door, and why it was refused — written where no caller's
+// comment reaches (a row of the SQL audit table, a lock file's history,
+// a signed Notion note) and read back by every process through Get. It
+// changes nothing of the task's claim.
+type Trail interface {
+	Record(ctx context.Context, id string, e model.Event) error
+}
+
 // Watcher is implemented by sources that declare Caps.Watch: they push a
 // hint that something changed (PostgreSQL LISTEN/NOTIFY, fsnotify). The hub
 // polls on each hint; polling on a timer stays the fallback. The channel
@@ -109,6 +119,9 @@ type Caps struct {
 	Escalation bool
 	// WriteCheck is true when CheckWrite can tell without writing.
 	WriteCheck bool
+	// Trail is true when the source is a Trail: refused attempts are kept
+	// in the task's shared trail, not only in a local journal.
+	Trail bool
 	// Lacks says, in a person's words, what this configured source cannot
 	// do and why: one line for each of AtomicClaim, Subtasks, Watch,
 	// Escalation and WriteCheck that is false (Rescue is a seed's protocol,
@@ -188,20 +201,19 @@ type Outcome struct {
 	Writer string
 }
 
-// By is who the trail records the outcome as, given the claim's holder.
-func (o Outcome) By(holder string) string {
-	if o.Writer != "" {
-		return o.Writer
-	}
-	return holder
-}
+// By is who the trail records the outcome as, given the claim's holder
+// (model.TokenWriter): the writer, else the holder the token names.
+func (o Outcome) By(holder string) string { return model.TokenWriter(o.Writer, holder) }
 
 // Human is who acts and on what they saw. A human action is applied only if
 // the task's version is still Expect ("never trust the screen") or, when
-// Seen is the task at that version, its claim is still the one seen
-// (CheckHuman, ClaimChanges): a heartbeat does not refuse.
+// Seen is the task at that version, its claim is still the one seen, its
+// lease's expiry included (CheckHuman, ClaimChanges): a heartbeat since
+// refuses, "renewed since you looked".
 type Human struct {
-	Actor  string
+	Actor string
+	// Door is where the request came in; the trail records it.
+	Door   model.Door
 	Reason string
 	Expect string
 	// Seen is the task as the person saw it; nil holds the action to the
@@ -240,7 +252,8 @@ type Note struct {
 // StateUnknown leaves the state alone. A task under a live claim can only be
 // edited by its holder, naming the lock Token.
 type Edit struct {
-	Actor    string // who edits, for the backend's trail
+	Actor    string     // who edits, for the backend's trail
+	Door     model.Door // where the request came in, for the trail
 	Token    string
 	Title    *string
 	Priority *int
@@ -260,7 +273,7 @@ type Edit struct {
 // h saw when h.Expect is set, recorded in the trail under the move's name
 // with h's reason.
 func MoveEdit(m model.Move, h Human) Edit {
-	return Edit{Actor: h.Actor, Reason: h.Reason, Expect: h.Expect, Move: m, State: m.To()}
+	return Edit{Actor: h.Actor, Door: h.Door, Reason: h.Reason, Expect: h.Expect, Move: m, State: m.To()}
 }
 
 // Action is the name the backend's trail records the edit under: the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/sourcetest/memsource"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -74,7 +75,9 @@ func TestDeskJournalsEveryAction(t *testing.T) {
 			t.Fatalf("journal record lacks actor, task or attempt: %+v", r)
 		}
 	}
-	want := "takeover:pending takeover:applied force-release:pending force-release:CONFLICT"
+	// Refusals before anything is written (read-only, no reason) are
+	// journaled too: every attempt leaves a record.
+	want := "takeover:pending takeover:applied force-release:pending force-release:CONFLICT cancel:MISCONFIGURED cancel:MISCONFIGURED"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("journal = %q, want %q", strings.Join(got, " "), want)
 	}
@@ -152,5 +155,35 @@ func TestCheckEdit(t *testing.T) {
 		if got := model.CodeOf(sources.CheckEdit(c.t, c.e, now)); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// An agent door names its caller: an approval through MCP stdio or ntask
+// that names nobody is refused, never applied as the configured person,
+// and the refusal is journaled.
+func TestDeskRefusesAnAgentDoorThatNamesNobody(t *testing.T) {
+	ctx := context.Background()
+	src := memsource.NewMemory("q")
+	task, err := src.Create(ctx, sources.NewTask{Title: "in review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, err := src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateReview, Writer: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desk := &sources.Desk{Actor: "alice"}
+	for _, door := range []model.Door{model.DoorMCPStdio, model.DoorNtask, model.DoorMCPHTTP} {
+		_, err := desk.Apply(ctx, src, sources.Request{Action: model.ActionApprove, Seen: seen, By: model.Actor{Door: door}})
+		if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), "names its caller") {
+			t.Fatalf("an approval through %s naming nobody: %v, want MISCONFIGURED asking for the caller's name", door, err)
+		}
+	}
+	if now, _ := src.Get(ctx, task.ID); now.State != model.StateReview {
+		t.Fatalf("a refused approval left %s", now.State)
 	}
 }

@@ -76,7 +76,7 @@ func TestTheLiveDetailsTimelineShowsTheActionJustTaken(t *testing.T) {
 // {self_approve: true}): the dashboard asks the desk Apply goes through.
 func TestTheDashboardOffersWhatItsDeskWouldApply(t *testing.T) {
 	r := newRig(t)
-	r.prod.Put((&model.Task{ID: "20", Key: "TASK-20", Title: "Write the runbook", State: model.StateReview, RawStatus: "review", CreatedAt: model.StampOf(t0.Add(-time.Hour)), EditedAt: model.StampOf(t0.Add(-5 * time.Minute))}).WithMore(model.More{History: []model.Event{{At: t0.Add(-5 * time.Minute), Actor: "HUMAN:alice", Action: "review"}}}))
+	r.prod.Put((&model.Task{ID: "20", Key: "TASK-20", Title: "Write the runbook", State: model.StateReview, RawStatus: "review", CreatedAt: model.StampOf(t0.Add(-time.Hour)), EditedAt: model.StampOf(t0.Add(-5 * time.Minute))}).WithMore(model.More{ReviewBy: "HUMAN:alice", History: []model.Event{{At: t0.Add(-5 * time.Minute), Actor: "HUMAN:alice", Action: "review"}}}))
 	r.poll()
 	r.selectKey(parkedView, "TASK-20")
 	r.press("a")

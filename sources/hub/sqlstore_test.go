@@ -42,10 +42,18 @@ func TestHubOverSQLite(t *testing.T) {
 	if _, err := store.Heartbeat(ctx, "t1", seen.Claim().Token, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	// A heartbeat leaves the claim the person saw: the takeover applies.
-	after, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: seen})
+	// A heartbeat renews the lease the person saw ending: the takeover
+	// decided on it refuses; decided on the renewed lease, it applies.
+	if _, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: seen}); model.CodeOf(err) != model.CodeConflict || !strings.Contains(err.Error(), "renewed since you looked") {
+		t.Fatalf("takeover after the holder heartbeated: %v; want CONFLICT, renewed since you looked", err)
+	}
+	renewed, err := store.Get(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := h.Apply(ctx, sources.Request{Action: model.ActionTakeover, Seen: renewed})
 	if err != nil || after.Claim().Holder != model.HolderHuman {
-		t.Fatalf("takeover after the holder heartbeated: %v %+v", err, after)
+		t.Fatalf("takeover of the lease as now shown: %v %+v", err, after)
 	}
 	// The agent's claim is no longer what the screen shows: a release refuses.
 	_, err = h.Apply(ctx, sources.Request{Action: model.ActionForceRelease, Seen: seen, Reason: "wedged"})

@@ -40,5 +40,14 @@ func harness(byListing bool) sourcetest.Harness {
 			}
 			return src
 		},
+		// Another process: a second source on the same directory.
+		Reopen: func(t testing.TB, src sources.Source) sources.Source {
+			other, err := Open(src.(*Source).cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { other.Close() })
+			return other
+		},
 	}
 }

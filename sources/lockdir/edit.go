@@ -23,7 +23,7 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 		return model.Errorf(model.CodeMisconfigured, op, id, "no author")
 	}
 	_, err := s.rewrite(ctx, op, id, func(cur *model.Task, rec *record) error {
-		rec.addEvent(model.Event{At: s.now(), Actor: n.Author, Action: op, Reason: n.Text})
+		rec.addEvent(model.Event{At: s.now(), Actor: n.Author, Action: noteAction, Reason: n.Text})
 		return nil
 	})
 	return err
@@ -57,7 +57,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 				return err
 			}
 			shape(rec)
-			rec.addEvent(model.Event{At: s.now(), Actor: e.Actor, Action: op, Reason: e.Reason, Detail: sources.EditDetail(e)})
+			rec.addEvent(model.Event{At: s.now(), Actor: e.Actor, Door: e.Door, Action: op, Reason: e.Reason, Detail: sources.EditDetail(e)})
 			return nil
 		})
 	}
@@ -77,7 +77,7 @@ func (s *Source) Update(ctx context.Context, id string, e sources.Edit) (*model.
 	if fin, ok := finishes[e.State]; ok {
 		k, status = fin.kind, fin.status
 	}
-	h := sources.Human{Actor: e.Actor, Reason: e.Reason, Expect: cur.Version}
+	h := sources.Human{Actor: e.Actor, Door: e.Door, Reason: e.Reason, Expect: cur.Version}
 	seen := cur.Version
 	return s.actChecked(ctx, e.Action(), "updated", id, h,
 		func(now *model.Task) error {

@@ -81,6 +81,7 @@ func (s *Source) importOne(ctx context.Context, t *model.Task) (string, []byte, 
 	}
 	rec := recordFor(t)
 	rec.Reason, rec.Artifacts, rec.Escalation = t.More().Reason, t.More().Artifacts, t.Escalated.String()
+	rec.ReviewBy = t.More().ReviewBy
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = s.now()
 	}

@@ -191,7 +191,7 @@ func (s *Source) Name() string { return s.cfg.Name }
 // holders' tasks are rescued, changes are pushed (fsnotify), there are no
 // sub-tasks.
 func (s *Source) Caps() sources.Caps {
-	return sources.Caps{AtomicClaim: true, Rescue: true, ClaimsAnyID: true, Watch: true, Escalation: true, WriteCheck: true,
+	return sources.Caps{AtomicClaim: true, Rescue: true, ClaimsAnyID: true, Watch: true, Escalation: true, WriteCheck: true, Trail: true,
 		Lacks: []string{"sub-tasks: a lock directory records no parent task"}}
 }
 

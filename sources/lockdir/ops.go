@@ -418,6 +418,10 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	} else {
 		rec.FailedAt = now
 	}
+	rec.ReviewBy = ""
+	if o.State == model.StateReview {
+		rec.ReviewBy = o.By(rec.Agent)
+	}
 	rec.addEvent(model.Event{At: now, Actor: o.By(rec.Agent), Action: fin.action, Reason: o.Reason})
 	if err := s.publishFinal(rec.marshal(), id, fin.kind); err != nil {
 		s.restore(priv, lk.path, id)
@@ -495,12 +499,9 @@ func (s *Source) toArchive(src, id, why string) {
 // directory: an archive that is a symbolic link (to anywhere) is refused,
 // and nothing is written outside the lock directory.
 func (s *Source) intoArchive(src, id, why string) error {
-	if err := os.Mkdir(s.archive, s.dirMode); err != nil && !os.IsExist(err) {
-		return err
-	}
-	fd, err := syscall.Open(s.archive, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	fd, err := s.openArchive()
 	if err != nil {
-		return &os.PathError{Op: "open", Path: s.archive, Err: fmt.Errorf("%w (archive/ must be a directory, not a link)", err)}
+		return err
 	}
 	defer syscall.Close(fd)
 	if err := unix.Renameat(unix.AT_FDCWD, src, fd, filepath.Base(s.archiveName(id, why))); err != nil {
@@ -508,6 +509,19 @@ func (s *Source) intoArchive(src, id, why string) error {
 	}
 	afterStep("archived")
 	return nil
+}
+
+// openArchive opens archive/, making it first, without following links:
+// an archive that is a symbolic link (to anywhere) is refused.
+func (s *Source) openArchive() (int, error) {
+	if err := os.Mkdir(s.archive, s.dirMode); err != nil && !os.IsExist(err) {
+		return -1, err
+	}
+	fd, err := syscall.Open(s.archive, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: s.archive, Err: fmt.Errorf("%w (archive/ must be a directory, not a link)", err)}
+	}
+	return fd, nil
 }
 
 // archiveRefused is the error for an archive/ that is not a directory of

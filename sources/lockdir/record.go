@@ -52,9 +52,13 @@ type record struct {
 	UnblockAction string
 	NextCheckAt   time.Time
 	Artifacts     string
-	CreatedAt     time.Time
-	Reservation   *wireReservation
-	History       []wireEvent
+	// ReviewBy is who sent the task to review, written by the finish that
+	// moved it there (model.More.ReviewBy): the fact an approval is
+	// decided on, where no comment reaches.
+	ReviewBy    string
+	CreatedAt   time.Time
+	Reservation *wireReservation
+	History     []wireEvent
 	// Replaces is the version of the file this one was made from (a lock
 	// completed into a .done, a claim broken by a rescue): once this file
 	// is published, that one is spent even if a crash left it behind.
@@ -69,7 +73,7 @@ var knownField = map[string]bool{}
 func init() {
 	for _, k := range strings.Fields(`agent artifacts claimed_at class completed_at created_at description
 		escalation expires_at failed_at heartbeat history holder_kind lock_token next_check_at node
-		priority reason replaces reservation run_id status task_id task_type title unblock_action`) {
+		priority reason replaces reservation review_by run_id status task_id task_type title unblock_action`) {
 		knownField[k] = true
 	}
 }
@@ -88,6 +92,8 @@ type wireEvent struct {
 	Action string `json:"action"`
 	Reason string `json:"reason,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	Door   string `json:"door,omitempty"`
+	Result string `json:"result,omitempty"`
 }
 
 // parseLock reads one file's bytes. It never fails: whatever could be read
@@ -175,6 +181,7 @@ func parseLockVia(data []byte, split bool) (*record, string) {
 	str("unblock_action", &r.UnblockAction)
 	when("next_check_at", &r.NextCheckAt)
 	str("artifacts", &r.Artifacts)
+	str("review_by", &r.ReviewBy)
 	str("replaces", &r.Replaces)
 	when("created_at", &r.CreatedAt)
 	if raw, _, ok := fields.take("priority"); ok {
@@ -246,7 +253,7 @@ func plainEvents(raw json.RawMessage) ([]wireEvent, bool) {
 			return nil, false
 		}
 		var e wireEvent
-		var seen [5]bool
+		var seen [7]bool
 		for _, m := range ms {
 			v, ok := plainString(m.text)
 			if !ok {
@@ -265,6 +272,10 @@ func plainEvents(raw json.RawMessage) ([]wireEvent, bool) {
 				slot, dst = 3, &e.Reason
 			case "detail":
 				slot, dst = 4, &e.Detail
+			case "door":
+				slot, dst = 5, &e.Door
+			case "result":
+				slot, dst = 6, &e.Result
 			default:
 				return nil, false
 			}
@@ -623,10 +634,20 @@ func (r *record) marshal() []byte {
 	// too: the oldest history goes first (model's text limits keep the
 	// rest well under it).
 	for len(data) > maxFile && len(r.History) > 0 {
-		r.History = r.History[max(1, len(r.History)/4):]
+		r.History = trimHistory(r.History, max(1, len(r.History)/4))
 		data = r.marshalAll()
 	}
 	return data
+}
+
+// noteAction is the trail's word for a comment: anything a caller writes
+// through Comment.
+const noteAction = model.EventComment
+
+// trimHistory drops n events, comments first (model.TrimTrail): a flood
+// of comments cannot push the claim or the review out of the file.
+func trimHistory(h []wireEvent, n int) []wireEvent {
+	return model.TrimTrail(h, n, func(e wireEvent) bool { return e.Action == noteAction })
 }
 
 func (r *record) marshalAll() []byte {
@@ -686,6 +707,7 @@ func (r *record) marshalAll() []byte {
 	putS("unblock_action", r.UnblockAction)
 	putT("next_check_at", r.NextCheckAt)
 	putS("artifacts", r.Artifacts)
+	putS("review_by", r.ReviewBy)
 	putT("created_at", r.CreatedAt)
 	putS("replaces", r.Replaces)
 	if r.Reservation != nil {
@@ -745,6 +767,14 @@ func appendHistory(b []byte, events []wireEvent) []byte {
 			b = append(b, `,"detail":`...)
 			b = appendJSONString(b, e.Detail)
 		}
+		if e.Door != "" {
+			b = append(b, `,"door":`...)
+			b = appendJSONString(b, e.Door)
+		}
+		if e.Result != "" {
+			b = append(b, `,"result":`...)
+			b = appendJSONString(b, e.Result)
+		}
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -764,10 +794,10 @@ func (r *record) clone() *record {
 
 func (r *record) addEvent(e model.Event) {
 	r.History = append(r.History, wireEvent{
-		At: formatTime(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail,
+		At: formatTime(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail, Door: string(e.Door), Result: e.Result,
 	})
 	if n := len(r.History); n > maxHistory {
-		r.History = r.History[n-maxHistory:]
+		r.History = trimHistory(r.History, n-maxHistory)
 	}
 }
 
@@ -778,7 +808,7 @@ func (r *record) events() []model.Event {
 	out := make([]model.Event, 0, len(r.History))
 	for _, e := range r.History {
 		at, _ := parseTime(e.At)
-		out = append(out, model.Event{At: at, Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail})
+		out = append(out, model.Event{At: at, Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail, Door: model.Door(e.Door), Result: e.Result})
 	}
 	return out
 }

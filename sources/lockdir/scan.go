@@ -703,6 +703,9 @@ func (s *Source) assemble(id string, slot *[numKinds]*fileState, e *taskEntry) *
 	if more.Problem != "" {
 		more.Problem = fs.path + ": " + more.Problem // the file to repair or move
 	}
+	if t.State == model.StateReview {
+		more.ReviewBy = r.ReviewBy
+	}
 	t.SetMore(more)
 	return t
 }
@@ -893,6 +896,9 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	}
 	if fs := deciding(unspent(slot)); fs != nil {
 		t.EditMore().Carried = carriedOf(fs)
+	}
+	if refused := s.trail(id); len(refused) > 0 {
+		t.EditMore().History = model.MergeHistory(t.More().History, refused)
 	}
 	return t, nil
 }

@@ -358,7 +358,9 @@ func TestCommentsAndEditsGoThroughTheSameRules(t *testing.T) {
 	if err != nil || got.Title != title || got.Priority != 4 || got.Class != class || got.State != model.StateBlocked || got.More().Reason != "waiting" {
 		t.Fatalf("update: %v %+v", err, got)
 	}
-	if _, err := src.Update(ctx, task.ID, sources.Edit{Actor: "alice", State: model.StateQueued}); err != nil {
+	_, err = src.Update(ctx, task.ID, sources.Edit{Actor: "alice", State: model.StateQueued})
+	wantCode(t, err, model.CodeMisconfigured, "unblock moves it back to the queue")
+	if _, err := src.Update(ctx, task.ID, sources.MoveEdit(model.MoveUnblock, sources.Human{Actor: "alice"})); err != nil {
 		t.Fatal(err)
 	}
 	held, err := src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "SANDMAN"})

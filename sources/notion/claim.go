@@ -388,11 +388,20 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	s.appendHistory(p, t, model.Event{At: now, Actor: o.By(t.Claim().Name), Action: action, Reason: o.Reason})
 	got, err := s.settled(ctx, op, t, p, model.CodeLostLock)
 	person, own := t.Claim().Person(), model.OwnAction(o.State)
-	if err == nil && person == "" && o.State == model.StateReview && s.m.History == "" {
+	if err == nil && o.State == model.StateReview {
 		// Who sent it to review decides who may approve it
-		// (model.CheckSelfApproval): with no history property, a comment
-		// keeps it. The review has landed; the note is best effort.
-		_ = s.postNote(ctx, got.ID, auditNote(model.ActionReview, o.By(t.Claim().Name), o.Reason, "", t))
+		// (model.CheckSelfApproval): claimdeck's signed note keeps it,
+		// for the version the review left (reviewBy). The review has
+		// landed; without the note the approval fails closed.
+		by := o.By(t.Claim().Name)
+		if person != "" {
+			by = person
+		}
+		_, nerr := s.audited(ctx, string(model.ActionReview), got, auditNote(model.ActionReview, by, o.Reason, versionPart+reviewMark(got), t))
+		if nerr == nil {
+			got.EditMore().ReviewBy = by
+		}
+		return got, nil
 	}
 	if err != nil || person == "" || own == "" {
 		return got, err

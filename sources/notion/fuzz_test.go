@@ -109,16 +109,27 @@ func FuzzCursor(f *testing.F) {
 }
 
 func FuzzAuditNote(f *testing.F) {
-	f.Add("takeover", "alice", "agent looping", "to: ORACLE")
-	f.Add("", "", "", "")
-	f.Fuzz(func(t *testing.T, action, actor, reason, detail string) {
+	f.Add("takeover", "alice", "agent looping", "to: ORACLE", "")
+	f.Add("", "", "", "", "claimdeck · approve · by HUMAN:alice · reason: ship it ·")
+	f.Add("review", "carol", "", "v 1a2b", "claimdeck · review · by carol · sig 0123456789abcdef0123456789abcdef")
+	key := trailKey("", "secret_token")
+	const page = "0123456789abcdef0123456789abcdef"
+	f.Fuzz(func(t *testing.T, action, actor, reason, detail, comment string) {
 		note := auditNote(model.Action(action), actor, reason, detail, &model.Task{RawStatus: "READY"})
-		e, ok := parseNote(note, time.Time{})
-		if !ok {
-			return // an actor or action with the separator in it does not parse back; it is still posted
+		signed := note + noteSep + sigPart + noteMAC(key, page, note)
+		if n, ok := readNote(key, page, signed, time.Time{}); ok && n.signed && n.Action != action && oneLine(action) == action {
+			t.Fatalf("action %q read back as %q", action, n.Action)
 		}
-		if e.Action != action && oneLine(action) == action {
-			t.Fatalf("action %q read back as %q", action, e.Action)
+		// Whatever a caller writes — any text, any name before it — is
+		// never read back as claimdeck's event without the key.
+		for _, text := range []string{comment, actor + ": " + comment, note, note + noteSep + sigPart + noteMAC(trailKey("", "other"), page, note)} {
+			if n, ok := readNote(key, page, text, time.Time{}); ok && n.signed {
+				t.Fatalf("an unsigned comment %q was read as claimdeck's %s by %s", text, n.Action, n.Actor)
+			}
+		}
+		// A signed note copied to another page is a comment there.
+		if n, ok := readNote(key, "ffffffffffffffffffffffffffffffff", signed, time.Time{}); ok && n.signed {
+			t.Fatalf("a note signed for one page was read as claimdeck's on another")
 		}
 	})
 }

@@ -71,14 +71,52 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if err != nil {
 		return nil, err
 	}
-	return s.audited(ctx, op, got, auditNote(action, h.Actor, h.Reason, detail, t))
+	return s.audited(ctx, op, got, withDoor(auditNote(action, h.Actor, h.Reason, detail, t), h.Door))
 }
 
-// audited posts the audit note of op, which was applied and left got. An
-// integration that may not post comments is noted in got's history; any
-// other failure is an API_ERROR carrying got.
+// withDoor adds to a note the door the request came in through.
+func withDoor(note string, door model.Door) string {
+	if door == "" {
+		return note
+	}
+	return note + noteSep + doorPart + oneLine(string(door))
+}
+
+// The parts of a note naming the door and, for a refused attempt, the
+// code it was refused with.
+const (
+	doorPart   = "door: "
+	resultPart = "result: "
+)
+
+// Record keeps claimdeck's own entry — a refused attempt — as a signed
+// note on the page, the trail every process reads (sources.Trail).
+func (s *Source) Record(ctx context.Context, id string, e model.Event) error {
+	const op = "record"
+	if err := sources.CheckEvent(op, id, e); err != nil {
+		return err
+	}
+	ctx, done := s.begin(ctx)
+	defer done()
+	id, t, err := s.resolvedPage(ctx, op, id)
+	if err != nil {
+		return err
+	}
+	note := withDoor(auditNote(model.Action(e.Action), e.Actor, e.Reason, e.Detail, t), e.Door)
+	if e.Result != "" {
+		note += noteSep + resultPart + oneLine(e.Result)
+	}
+	if err := s.postNote(ctx, id, s.sign(id, note)); err != nil {
+		return s.fail(op, id, err)
+	}
+	return nil
+}
+
+// audited posts the audit note of op, which was applied and left got,
+// signed as claimdeck's. An integration that may not post comments is
+// noted in got's history; any other failure is an API_ERROR carrying got.
 func (s *Source) audited(ctx context.Context, op string, got *model.Task, note string) (*model.Task, error) {
-	if err := s.postNote(ctx, got.ID, note); forbidden(err) {
+	if err := s.postNote(ctx, got.ID, s.sign(got.ID, note)); forbidden(err) {
 		got.EditMore().History = append(got.More().History, noComments("post", s.fail(op, got.ID, err)))
 	} else if err != nil {
 		e := model.Errorf(model.CodeAPIError, op, got.ID, "%s was applied, but the audit comment could not be posted: %v", op, s.fail(op, got.ID, err))
@@ -88,15 +126,16 @@ func (s *Source) audited(ctx context.Context, op string, got *model.Task, note s
 	return got, nil
 }
 
-// The audit comment reads "claimdeck · takeover · by alice · reason: …";
-// comments reads it back as history.
+// The audit comment reads "claimdeck · takeover · by alice · reason: … ·
+// sig …" (sign); comments reads it back as history.
 const (
 	notePrefix = "claimdeck"
 	noteSep    = " · "
+	noteAction = model.EventComment
 )
 
 func auditNote(action model.Action, actor, reason, detail string, before *model.Task) string {
-	parts := []string{notePrefix, string(action), "by " + actor}
+	parts := []string{notePrefix, string(action), "by " + oneLine(actor)}
 	if reason != "" {
 		parts = append(parts, "reason: "+oneLine(reason))
 	}
@@ -114,41 +153,41 @@ func oneLine(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), noteSep, " - ")
 }
 
-// parseNote reads a page comment as a history event: claimdeck's audit
-// notes as their action, any other comment as a "comment" whose author is
-// the "name: " it starts with, if any.
-func parseNote(text string, at time.Time) (model.Event, bool) {
+// parseNote reads the body of a note of claimdeck's (auditNote's text,
+// signature off) as its event, and the page version a review note names.
+func parseNote(text string, at time.Time) (model.Event, string, bool) {
 	parts := strings.Split(text, noteSep)
 	if len(parts) < 3 || parts[0] != notePrefix {
-		if strings.TrimSpace(text) == "" {
-			return model.Event{}, false
-		}
-		e := model.Event{At: at, Action: "comment", Reason: text}
-		if author, rest, ok := strings.Cut(text, ": "); ok && author != "" && !strings.ContainsAny(author, " \n") {
-			e.Actor, e.Reason = author, rest
-		}
-		return e, true
+		return model.Event{}, "", false
 	}
 	actor, ok := strings.CutPrefix(parts[2], "by ")
 	if !ok {
-		return model.Event{}, false
+		return model.Event{}, "", false
 	}
 	e := model.Event{At: at, Action: parts[1], Actor: actor}
 	var rest []string
+	version := ""
 	for _, p := range parts[3:] {
 		if r, ok := strings.CutPrefix(p, "reason: "); ok && e.Reason == "" {
 			e.Reason = r
+		} else if d, ok := strings.CutPrefix(p, doorPart); ok && e.Door == "" {
+			e.Door = model.Door(d)
+		} else if r, ok := strings.CutPrefix(p, resultPart); ok && e.Result == "" {
+			e.Result = r
+		} else if v, ok := strings.CutPrefix(p, versionPart); ok && version == "" {
+			version = v
 		} else {
 			rest = append(rest, p)
 		}
 	}
 	e.Detail = strings.Join(rest, noteSep)
-	return e, true
+	return e, version, true
 }
 
-// comments reads claimdeck's audit comments on a page as history.
-func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error) {
-	var out []model.Event
+// comments reads the comments on a page: claimdeck's signed notes as
+// their events, every other comment as a comment.
+func (s *Source) comments(ctx context.Context, id string) ([]note, error) {
+	var out []note
 	pg := &notionapi.Pagination{PageSize: 100}
 	for {
 		res, err := s.api.comments(ctx, id, pg.StartCursor.String())
@@ -159,8 +198,8 @@ func (s *Source) comments(ctx context.Context, id string) ([]model.Event, error)
 			return nil, s.fail("get", id, err)
 		}
 		for _, c := range res.Results {
-			if e, ok := parseNote(values{"c": &notionapi.RichTextProperty{RichText: c.RichText}}.text("c"), c.CreatedTime); ok {
-				out = append(out, e)
+			if n, ok := readNote(s.key, id, values{"c": &notionapi.RichTextProperty{RichText: c.RichText}}.text("c"), c.CreatedTime); ok {
+				out = append(out, n)
 			}
 		}
 		if !res.HasMore || res.NextCursor == "" {
@@ -262,11 +301,7 @@ func (s *Source) Comment(ctx context.Context, id string, n sources.Note) error {
 	if strings.TrimSpace(n.Text) == "" {
 		return model.Errorf(model.CodeMisconfigured, op, id, "the comment is empty")
 	}
-	id, err := s.resolve(ctx, op, id)
-	if err != nil {
-		return err
-	}
-	t, err := s.page(ctx, op, id)
+	id, t, err := s.resolvedPage(ctx, op, id)
 	if err != nil {
 		return err
 	}
@@ -334,7 +369,7 @@ func (s *Source) moved(ctx context.Context, got, before *model.Task, e sources.E
 	if e.Move == model.MoveNone {
 		return got, nil
 	}
-	return s.audited(ctx, e.Action(), got, auditNote(model.Action(e.Action()), e.Actor, e.Reason, "", before))
+	return s.audited(ctx, e.Action(), got, withDoor(auditNote(model.Action(e.Action()), e.Actor, e.Reason, "", before), e.Door))
 }
 
 // editPatch checks e against t as just read and builds its patch.
@@ -470,4 +505,14 @@ func (q *handoffQueue) record(ctx context.Context, s *Source, taskID, title stri
 		return s.fail("handoff", taskID, err)
 	}
 	return nil
+}
+
+// resolvedPage reads the page id names (a key resolved to its page id).
+func (s *Source) resolvedPage(ctx context.Context, op, id string) (string, *model.Task, error) {
+	id, err := s.resolve(ctx, op, id)
+	if err != nil {
+		return id, nil, err
+	}
+	t, err := s.page(ctx, op, id)
+	return id, t, err
 }

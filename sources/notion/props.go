@@ -345,9 +345,10 @@ func encodeHistory(events []model.Event) string {
 		_, _ = fmt.Sscanf(events[0].Detail, "%d", &dropped)
 		events = events[1:]
 	}
+	comment := func(e model.Event) bool { return e.Action == model.EventComment }
 	if len(events) > maxHistory {
 		dropped += len(events) - maxHistory
-		events = events[len(events)-maxHistory:]
+		events = model.TrimTrail(events, len(events)-maxHistory, comment)
 	}
 	events = slices.Clone(events)
 	for {
@@ -366,7 +367,7 @@ func encodeHistory(events []model.Event) string {
 		case len(utf16Units(raw)) <= historyRoom:
 			return raw
 		case len(events) > 1:
-			events, dropped = events[1:], dropped+1
+			events, dropped = model.TrimTrail(events, 1, comment), dropped+1
 		default:
 			last := &events[0]
 			last.Reason, last.Detail = halve(last.Reason), halve(last.Detail)

@@ -345,8 +345,8 @@ func TestAPersonsFinishLeavesAnAuditComment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.ContainsFunc(notes, func(e model.Event) bool {
-			return e.Action == string(a) && e.Actor == "olga" && e.Reason == o.Reason
+		if !slices.ContainsFunc(notes, func(e note) bool {
+			return e.signed && e.Action == string(a) && e.Actor == "olga" && e.Reason == o.Reason
 		}) {
 			t.Fatalf("%s by a person left the comments %+v", a, notes)
 		}

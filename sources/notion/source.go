@@ -33,6 +33,11 @@ type Config struct {
 	// (seed 001); Mapping, when set, replaces it.
 	Preset  string
 	Mapping *Mapping
+	// TrailKey signs the notes claimdeck leaves on pages, so that only
+	// they are read back as claimdeck's events (trail.go). Empty: a key
+	// derived from Token. Keep it from the agents: whoever has it can
+	// write claimdeck's trail.
+	TrailKey string
 	// OperatorUser is the Notion user id a person's claim sets as Assignee
 	// in a database set up by today's notion-task skill. Optional.
 	OperatorUser string
@@ -127,6 +132,8 @@ type Source struct {
 	every   time.Duration
 	limit   *limiter
 	now     func() time.Time
+	// key signs claimdeck's notes (trail.go).
+	key []byte
 	// claiming holds the ids this process is claiming right now: agents
 	// sharing a source never race each other for one task.
 	claiming sync.Map
@@ -184,7 +191,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			retry: retryPolicy{attempts: 1 + orInt(cfg.Retries, 5), base: orDur(cfg.RetryBase, 500*time.Millisecond), max: orDur(cfg.RetryMax, time.Minute)}},
 		lease: orDur(cfg.Lease, model.DefaultPolicy().Lease), grace: orDur(cfg.Grace, model.DefaultPolicy().Grace), settle: orDur(cfg.Settle, time.Second),
 		overlap: orDur(cfg.Overlap, 2*time.Minute), every: orDur(cfg.ReconcileEvery, 5*time.Minute),
-		now: cfg.Now,
+		now: cfg.Now, key: trailKey(cfg.TrailKey, cfg.Token),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -293,7 +300,7 @@ func (s *Source) Schema() string {
 // CheckWrite checks what reads reveal (caps.go). Next hands out no dead
 // holder's task: seed 002 keeps it IN_PROGRESS, and the sweep puts it back.
 func (s *Source) Caps() sources.Caps {
-	c := sources.Caps{Rescue: false, Escalation: s.m.HandoffStatus != "", WriteCheck: true, CostlyCount: true, Reads: s.Schema(), Lacks: []string{
+	c := sources.Caps{Rescue: false, Escalation: s.m.HandoffStatus != "", WriteCheck: true, Trail: true, CostlyCount: true, Reads: s.Schema(), Lacks: []string{
 		"atomic claims: Notion has no conditional writes, so a claim is verified by reading it back",
 		"sub-tasks: tasks are not created under a parent here",
 		"push: Notion sends no change notifications; the dashboard polls",
@@ -471,14 +478,21 @@ func (s *Source) Get(ctx context.Context, id string) (*model.Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	mark := reviewMark(t)
 	notes, err := s.comments(ctx, id)
+	var events []model.Event
 	switch {
 	case forbidden(err):
-		notes = []model.Event{noComments("read", err)}
+		events = []model.Event{noComments("read", err)}
 	case err != nil:
 		return nil, err
 	}
-	t.EditMore().History = model.MergeHistory(t.More().History, notes)
+	for _, n := range notes {
+		events = append(events, n.Event)
+	}
+	more := t.EditMore()
+	more.History = model.MergeHistory(more.History, events)
+	more.ReviewBy = reviewBy(t, mark, notes)
 	return t, nil
 }
 

@@ -79,5 +79,8 @@ func (s *spread) MarkEscalation(ctx context.Context, id, token string, level mod
 	return s.pick().MarkEscalation(ctx, id, token, level)
 }
 func (s *spread) CheckWrite(ctx context.Context) error { return s.pick().CheckWrite(ctx) }
+func (s *spread) Record(ctx context.Context, id string, e model.Event) error {
+	return s.pick().Record(ctx, id, e)
+}
 
 var _ sources.Source = (*spread)(nil)

@@ -25,7 +25,7 @@ import (
 // An answer is the magic, then its fields in order; numbers are varints,
 // strings and tasks length-prefixed. A decoder checks every length
 // against what is left, so no input allocates more than its own size.
-const magic = "CDR1"
+const magic = "CDR2"
 
 // Answer is a poll's answer.
 type Answer struct {
@@ -194,6 +194,8 @@ func appendTask(b []byte, t *model.Task) []byte {
 		e.str(h.Action)
 		e.str(h.Reason)
 		e.str(h.Detail)
+		e.str(string(h.Door))
+		e.str(h.Result)
 	}
 	if c := m.Carried; e.bool(c != nil) {
 		e.str(c.TaskType)
@@ -214,6 +216,7 @@ func appendTask(b []byte, t *model.Task) []byte {
 		}
 	}
 	e.str(m.Problem)
+	e.str(m.ReviewBy)
 	return e
 }
 
@@ -248,7 +251,8 @@ func (d *dec) task() *model.Task {
 	if n := d.count(); n > 0 {
 		m.History = make([]model.Event, n)
 		for i := range m.History {
-			m.History[i] = model.Event{At: d.time(), Actor: d.word(), Action: d.word(), Reason: d.str(), Detail: d.str()}
+			m.History[i] = model.Event{At: d.time(), Actor: d.word(), Action: d.word(), Reason: d.str(), Detail: d.str(),
+				Door: model.Door(d.word()), Result: d.word()}
 		}
 	}
 	if d.bool() {
@@ -266,6 +270,7 @@ func (d *dec) task() *model.Task {
 		}
 	}
 	m.Problem = d.str()
+	m.ReviewBy = d.str()
 	t.SetMore(m)
 	return t
 }

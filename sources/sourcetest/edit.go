@@ -92,9 +92,21 @@ func testUpdate(t *testing.T, k *kit) {
 	if n, _ := k.src.Next(ctx, "SANDMAN"); n != nil && n.ID == free.ID {
 		t.Fatal("a blocked task is still handed out by next")
 	}
-	got, err = ed.Update(ctx, free.ID, sources.Edit{Actor: "alice", State: model.StateQueued})
+	// Blocked -> the queue is unblock's, a person's audited move, never
+	// update's (model.CheckStatusEdit); a task parked in the Backlog is
+	// released by update.
+	blocked := k.get(t, free.ID)
+	_, err = ed.Update(ctx, free.ID, sources.Edit{Actor: "SANDMAN", State: model.StateQueued})
+	wantCode(t, "update of a blocked task back to the queue", err, model.CodeMisconfigured)
+	k.unchanged(t, blocked, "a refused unblock by update")
+	got, err = ed.Update(ctx, free.ID, sources.MoveEdit(model.MoveUnblock, sources.Human{Actor: "alice", Expect: blocked.Version}))
 	if err != nil || got.State != model.StateQueued {
-		t.Fatalf("back to the queue: %v %v", got, err)
+		t.Fatalf("unblock back to the queue: %v %v", got, err)
+	}
+	if parked, err := k.src.Create(ctx, sources.NewTask{Title: "in the backlog", Parked: true}); err == nil && parked.InBacklog() {
+		if got, err := ed.Update(ctx, parked.ID, sources.Edit{Actor: "alice", State: model.StateQueued}); err != nil || got.State != model.StateQueued {
+			t.Fatalf("update --status Ready of a task in the backlog: %v %v", got, err)
+		}
 	}
 	if _, err := ed.Update(ctx, free.ID, sources.Edit{Actor: "alice"}); model.CodeOf(err) != model.CodeMisconfigured {
 		t.Fatalf("an empty edit: %v, want MISCONFIGURED", err)

@@ -85,10 +85,10 @@ func (k *kit) humanAct(t *testing.T, action model.Action, seen *model.Task, acto
 	}
 }
 
-// testOverrideAfterHeartbeat: an override is decided on the claim a person
-// saw, not on its heartbeat. A heartbeat by the same holder under the same
-// token leaves the decision standing; a new claim, a finish or a release
-// refuses it with CONFLICT naming what changed, and changes nothing.
+// testOverrideAfterHeartbeat: an override acts only on the lease a person
+// saw, its expiry included. A heartbeat since — the holder renewing the
+// lease — refuses it with CONFLICT "renewed since you looked", as a new
+// claim, a finish or a release does, and changes nothing.
 func testOverrideAfterHeartbeat(t *testing.T, k *kit) {
 	ctx := k.ctx(t)
 	all := []model.Action{model.ActionTakeover, model.ActionForceRelease, model.ActionCancel, model.ActionHandoff}
@@ -96,12 +96,21 @@ func testOverrideAfterHeartbeat(t *testing.T, k *kit) {
 		task := k.create(t, sources.NewTask{Title: "an agent looping on heartbeats: " + string(a)})
 		agent := k.claim(t, task.ID, "SANDMAN")
 		seen := k.get(t, task.ID)
+		k.advance(t, task.ID, time.Second) // so that the renewed lease ends later than the one seen
 		if _, err := k.src.Heartbeat(ctx, task.ID, agent.Claim().Token, 30*time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		got, err := k.humanAct(t, a, seen, "alice")
+		renewed := k.get(t, task.ID)
+		_, err := k.humanAct(t, a, seen, "alice")
+		wantCode(t, string(a)+" confirmed after the holder renewed its lease", err, model.CodeConflict)
+		if e := model.CurrentOf(err); e == nil || !strings.Contains(err.Error(), "renewed since you looked") && !strings.Contains(err.Error(), "lease") {
+			t.Fatalf("%s after a renewal: %v, want CONFLICT saying the lease was renewed since the person looked", a, err)
+		}
+		k.unchanged(t, renewed, string(a)+" after a renewal")
+		// Acting on the renewed lease as now shown is applied.
+		got, err := k.humanAct(t, a, renewed, "alice")
 		if err != nil {
-			t.Fatalf("%s confirmed after the holder heartbeated: %v", a, err)
+			t.Fatalf("%s on the lease as now shown: %v", a, err)
 		}
 		want := map[model.Action]func(*model.Task) bool{
 			model.ActionTakeover: func(x *model.Task) bool {
@@ -112,7 +121,7 @@ func testOverrideAfterHeartbeat(t *testing.T, k *kit) {
 			model.ActionHandoff:      func(x *model.Task) bool { return x.ReservedFor() == "ORACLE" },
 		}[a]
 		if now := k.get(t, task.ID); !want(now) {
-			t.Fatalf("%s after a heartbeat returned %s but left %s", a, describe(got), describe(now))
+			t.Fatalf("%s returned %s but left %s", a, describe(got), describe(now))
 		}
 	}
 

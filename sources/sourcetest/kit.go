@@ -46,6 +46,10 @@ type Harness struct {
 	// times back by d. A clocked source needs none: the kit moves its clock.
 	// The lease-expiry and rescue cases need one or the other.
 	Advance func(t testing.TB, src sources.Source, id string, d time.Duration)
+	// Reopen, when set, opens another handle on the store src reads (a
+	// second connection, directory handle or client), as another process
+	// would: the trail cases read what one handle wrote through the other.
+	Reopen func(t testing.TB, src sources.Source) sources.Source
 	// Report receives measured figures (double claims, throughput) so a
 	// backend's tests can print or record them. Optional.
 	Report func(name string, value float64)
@@ -126,10 +130,17 @@ var cases = []struct {
 	{name: "hand-off reserves the task for its target until the reservation expires", run: testHandoff},
 	{name: "an agent may hand off its own task, naming its token", run: testAgentHandoff},
 	{name: "a human action on a task that changed since it was read gets CONFLICT", run: testStaleHumanAction},
-	{name: "an override confirmed after the holder heartbeated is applied; after a new claim, a finish or a release it is CONFLICT", run: testOverrideAfterHeartbeat},
+	{name: "an override acts on the lease as shown: after a renewal, a new claim, a finish or a release it is CONFLICT", run: testOverrideAfterHeartbeat},
 	{name: "every backend refuses the same human actions with the same code and changes nothing", run: testHumanRefusals},
 	{name: "human actions are recorded in the backend's own trail, naming whom each was taken or released from", run: testHistory},
 	{name: "a holder write by another caller with the holder's token is recorded as that caller, not the holder", run: testWriterInTrail},
+	{name: "comments shaped like claimdeck's notes are shown as comments; approval reads who sent the task to review, stored", run: testForgedNotes},
+	{name: "a flood of comments pushes neither the claim, the review nor the stored reviewer out of the trail", run: testCommentFlood},
+	{name: "a refused attempt is in the shared trail with who, door and refusal, seen from another handle; an applied one names its door", run: testRefusedInSharedTrail},
+	{name: "a holder write with the token alone is recorded as the holder the token names", run: testHolderNamed},
+	{name: "an approval decided on a poll that carried no trail reads the stored reviewer", run: testApprovalWithoutTrail},
+	{name: "a reap decided on a lease as read is CONFLICT after its holder heartbeated", run: testReapAfterHeartbeat},
+	{name: "a reap naming no grace waits the configured grace", run: testReapUnderConfiguredGrace},
 	{name: "a poll with a horizon leaves history out and counts it; Archive reads it on demand", run: testWindow},
 	{name: "a comment is kept in the task's trail", run: testComment},
 	{name: "a task with open sub-tasks cannot be completed", run: testSubtasks},

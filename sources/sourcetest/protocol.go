@@ -578,11 +578,38 @@ func testWriterInTrail(t *testing.T, k *kit) {
 	if _, err := k.src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateDone, Writer: writer}); err != nil {
 		t.Fatal(err)
 	}
-	// A trail that names who finished must name the caller; a schema with
-	// no trail for finishes (some Notion presets) names nobody.
+	// The trail must name the caller, never the holder AGENT_A; a schema
+	// with no trail for finishes (some Notion presets) names nobody, and
+	// then the review below must.
+	named := false
 	for _, e := range model.Timeline(k.get(t, task.ID)) {
-		if e.Action == model.FinishStep(model.StateDone) && e.Actor != "" && e.Actor != writer {
-			t.Fatalf("the trail records the completion as %q, want the caller %q (never the holder AGENT_A)", e.Actor, writer)
+		if e.Action == model.FinishStep(model.StateDone) && e.Actor != "" {
+			if e.Actor != writer {
+				t.Fatalf("the trail records the completion as %q, want the caller %q (never the holder AGENT_A)", e.Actor, writer)
+			}
+			named = true
 		}
+	}
+	// A review is always recorded (who sent a task to review decides who
+	// may approve it): by the caller, too.
+	sent := k.create(t, sources.NewTask{Title: "sent to review by someone else"})
+	heldToo := k.claim(t, sent.ID, "AGENT_A")
+	if _, err := k.src.Finish(ctx, sent.ID, heldToo.Claim().Token, sources.Outcome{State: model.StateReview, Writer: writer}); err != nil {
+		t.Fatal(err)
+	}
+	got := k.get(t, sent.ID)
+	if got.More().ReviewBy != writer {
+		t.Fatalf("the review is recorded as sent by %q, want the caller %q (never the holder AGENT_A)", got.More().ReviewBy, writer)
+	}
+	for _, e := range model.Timeline(got) {
+		if e.Action == model.FinishStep(model.StateReview) && e.Actor != "" {
+			if e.Actor != writer {
+				t.Fatalf("the trail records the review as %q, want the caller %q", e.Actor, writer)
+			}
+			named = true
+		}
+	}
+	if !named {
+		t.Fatalf("the trail names nobody for the completion nor the review: %+v", model.Timeline(got))
 	}
 }

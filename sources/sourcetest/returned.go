@@ -107,3 +107,13 @@ func (r returned) Create(ctx context.Context, n sources.NewTask) (*model.Task, e
 	got, err := r.Source.Create(ctx, n)
 	return r.check("Create", got, err)
 }
+
+// Record forwards sources.Trail to the source under test when it is one;
+// otherwise the kit's trail cases name what it lacks.
+func (r returned) Record(ctx context.Context, id string, e model.Event) error {
+	tr, ok := r.Source.(sources.Trail)
+	if !ok {
+		return model.Errorf(model.CodeMisconfigured, "record", id, "%s is no sources.Trail", r.Source.Name())
+	}
+	return tr.Record(ctx, id, e)
+}

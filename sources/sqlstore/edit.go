@@ -42,7 +42,7 @@ func (s *Store) Comment(ctx context.Context, id string, n sources.Note) error {
 			}
 			return err
 		}
-		return s.writeAudit(ctx, q, st, id, n.Author, op, n.Text, "", nil, nil)
+		return s.writeAudit(ctx, q, st, id, model.Event{Actor: n.Author, Action: op, Reason: n.Text}, nil, nil)
 	})
 	return s.classify(op, id, err)
 }
@@ -85,7 +85,7 @@ func (s *Store) Update(ctx context.Context, id string, e sources.Edit) (*model.T
 		if out, err = s.scanOne(q.queryRow(ctx, stmt, append([]any{id}, args...)...)); err != nil {
 			return err
 		}
-		return s.writeAudit(ctx, q, st, id, e.Actor, e.Action(), e.Reason, sources.EditDetail(e), cur, out)
+		return s.writeAudit(ctx, q, st, id, model.Event{Actor: e.Actor, Door: e.Door, Action: e.Action(), Reason: e.Reason, Detail: sources.EditDetail(e)}, cur, out)
 	})
 	if err != nil {
 		return nil, s.classify(op, id, err)

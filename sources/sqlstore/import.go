@@ -99,6 +99,7 @@ func (s *Store) importValues(t *model.Task, status string) map[string]any {
 		"priority": nullable(model.PriorityName(t.Priority)), "status": status,
 		"assigned_worker": nullable(s.cfg.Pool), "created_at": s.d.timeArg(orNow(t.CreatedAt.Time())),
 		"reason": nullable(t.More().Reason), "artifacts": nullable(t.More().Artifacts), "parent_id": nullable(t.More().Parent),
+		"review_by":  nullable(t.More().ReviewBy),
 		"escalation": nullable(t.Escalated.String()), "version": 0, "updated_at": s.d.timeArg(time.Now()),
 	}
 	if t.Class != 0 && t.Class != model.ClassStandard {

@@ -57,7 +57,7 @@ func (s *Store) MarkEscalation(ctx context.Context, id, token string, level mode
 		if err != nil {
 			return err
 		}
-		return s.writeAudit(ctx, q, st, id, sweeper, op, "", "level "+level.String(), nil, after)
+		return s.writeAudit(ctx, q, st, id, model.Event{Actor: sweeper, Action: op, Detail: "level " + level.String()}, nil, after)
 	})
 	if !isNoRows(err) {
 		return s.classify(op, id, err)

@@ -280,11 +280,12 @@ func (s *Store) history(ctx context.Context, st statements, id string) ([]model.
 	for rows.Next() {
 		var at nullTime
 		var actor, action string
-		var reason, detail *string
-		if err := rows.Scan(&at, &actor, &action, &reason, &detail); err != nil {
+		var reason, detail, door, result *string
+		if err := rows.Scan(&at, &actor, &action, &reason, &detail, &door, &result); err != nil {
 			return nil, err
 		}
-		out = append(out, model.Event{At: at.t, Actor: actor, Action: action, Reason: deref(reason), Detail: deref(detail)})
+		out = append(out, model.Event{At: at.t, Actor: actor, Action: action, Reason: deref(reason), Detail: deref(detail),
+			Door: model.Door(deref(door)), Result: deref(result)})
 	}
 	return out, rows.Err()
 }
@@ -556,8 +557,9 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 	if o.State == model.StateDone {
 		checkSubs = id // seed 002: sub-task completion is enforced at done time
 	}
+	writer, afterHolder := model.TokenWriterParts(o.Writer)
 	t, err := s.holderWrite(ctx, op, id, st.finishNote, st.finish, id, token, status, nullable(o.Reason),
-		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State), o.Writer)
+		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State), writer, boolInt(afterHolder))
 	if model.CodeOf(err) == model.CodeLostLock && checkSubs != nil {
 		// Refused either for the token or for open sub-tasks: say which.
 		if cur, gerr := s.Get(ctx, id); gerr == nil && cur.Claim().Token == token && cur.OpenSubtasks > 0 {
@@ -608,7 +610,7 @@ func (s *Store) agentHandoff(ctx context.Context, st statements, id string, h so
 			return err
 		}
 		out = t
-		return s.writeAudit(ctx, q, st, id, h.Actor, string(model.ActionHandoff), h.Reason, "to "+h.To+" (by the holder)", nil, t)
+		return s.writeAudit(ctx, q, st, id, model.Event{Actor: h.Actor, Door: h.Door, Action: string(model.ActionHandoff), Reason: h.Reason, Detail: "to " + h.To + " (by the holder)"}, nil, t)
 	})
 	if isNoRows(err) {
 		if gerr := s.readGuard(ctx, "write", id, true); gerr != nil {
@@ -677,7 +679,7 @@ func (s *Store) humanAction(ctx context.Context, action model.Action, id string,
 		if out, err = write(q); err != nil {
 			return err
 		}
-		return s.writeAudit(ctx, q, st, id, h.Actor, op, h.Reason, joinDetail(sources.FromWhom(cur), detail), cur, out)
+		return s.writeAudit(ctx, q, st, id, model.Event{Actor: h.Actor, Door: h.Door, Action: op, Reason: h.Reason, Detail: joinDetail(sources.FromWhom(cur), detail)}, cur, out)
 	})
 	if err != nil {
 		if e := model.CurrentOf(err); e != nil {
@@ -701,15 +703,48 @@ func (s *Store) loadHistory(ctx context.Context, st statements, t *model.Task) e
 	return err
 }
 
-func (s *Store) writeAudit(ctx context.Context, q querier, st statements, id, actor, action, reason, detail string, before, after *model.Task) error {
+func (s *Store) writeAudit(ctx context.Context, q querier, st statements, id string, e model.Event, before, after *model.Task) error {
 	b, _ := json.Marshal(model.Brief(before))
 	a, _ := json.Marshal(model.Brief(after))
 	if before == nil {
 		b = nil
 	}
-	_, err := q.exec(ctx, st.audit, s.tag, id, actor, action, nullable(reason), nullable(detail), nullable(string(b)), nullable(string(a)))
+	var ab any
+	if after != nil {
+		ab = string(a)
+	}
+	result := e.Result
+	if result == "" {
+		result = model.ResultApplied
+	}
+	_, err := q.exec(ctx, st.audit, s.tag, id, e.Actor, e.Action, nullable(e.Reason), nullable(e.Detail), nullable(string(b)), ab,
+		nullable(string(e.Door)), result)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
+}
+
+// Record keeps claimdeck's own entry — a refused attempt — in the audit
+// table, the trail every process reads (sources.Trail).
+func (s *Store) Record(ctx context.Context, id string, e model.Event) error {
+	const op = "record"
+	if err := sources.CheckEvent(op, id, e); err != nil {
+		return err
+	}
+	st, err := s.writable(op, id)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Get(ctx, id); err != nil {
+		return err
+	}
+	return s.classify(op, id, s.writeAudit(ctx, s.db, st, id, e, nil, nil))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

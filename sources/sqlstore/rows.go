@@ -55,6 +55,7 @@ var columns = []column{
 	{"artifacts", kText, false, false},
 	{"escalation", kText, false, false},
 	{"parent_id", kText, false, false},
+	{"review_by", kText, false, false},
 	{"version", kInt, false, false},
 	{"updated_at", kTime, false, false},
 }
@@ -86,7 +87,7 @@ type row struct {
 	reservedUntil                                                            nullTime
 	reservedBy, handoffReason, handoffPriority, class, reason, unblockAction nullText
 	nextCheck                                                                nullTime
-	artifacts, escalation, parent                                            nullText
+	artifacts, escalation, parent, reviewBy                                  nullText
 	version                                                                  nullInt64
 	updated                                                                  nullTime
 }
@@ -97,7 +98,7 @@ func (r *row) dest() []any {
 		&r.created, &r.started, &r.completed,
 		&r.token, &r.leaseExpires, &r.heartbeat, &r.holderKind, &r.runID, &r.node,
 		&r.reservedFor, &r.reservedUntil, &r.reservedBy, &r.handoffReason, &r.handoffPriority,
-		&r.class, &r.reason, &r.unblockAction, &r.nextCheck, &r.artifacts, &r.escalation, &r.parent,
+		&r.class, &r.reason, &r.unblockAction, &r.nextCheck, &r.artifacts, &r.escalation, &r.parent, &r.reviewBy,
 		&r.version, &r.updated,
 	}
 }
@@ -217,6 +218,9 @@ func (r *row) task(source, pool string, seedTimeout time.Duration) *model.Task {
 	}
 	t.SetMore(model.More{Reason: r.reason.String, Artifacts: r.artifacts.String, Unblock: model.UnblockOf(r.unblockAction.String, r.nextCheck.t),
 		Parent: r.parent.String})
+	if state := stateOfStatus[strings.ToLower(strings.TrimSpace(r.status.String))]; state == model.StateReview && r.reviewBy.String != "" {
+		t.EditMore().ReviewBy = r.reviewBy.String
+	}
 	if r.version.Valid {
 		t.Version = strconv.FormatInt(r.version.Int64, 10)
 		t.EditedAt = model.StampOf(r.updated.t)

@@ -43,17 +43,38 @@ func (s *Store) seedTableSQL() string {
 )`, s.table, ts, s.d.now, ts, ts)
 }
 
-// columnsOf lists the columns the table has now (on SQLite, and its
-// indexes, each name after a space).
+// auditTrail stands, in the columns a store has, for the audit table's
+// trail columns (door, result, db_role) and its append-only triggers:
+// present once a migration added them.
+const auditTrail = "claimdeck_audit.trail"
+
+// columnsOf lists the columns the table has now, and auditTrail when the
+// audit table has its trail columns.
 func (s *Store) columnsOf(ctx context.Context, q querier) (map[string]bool, error) {
+	have, err := s.columnsOfTable(ctx, q, s.plainTable)
+	if err != nil || len(have) == 0 {
+		return have, err
+	}
+	have[auditTrail], err = s.auditHasTrail(ctx, q)
+	return have, err
+}
+
+// auditHasTrail reports whether the audit table (shared by every table of
+// the database) has its trail columns already.
+func (s *Store) auditHasTrail(ctx context.Context, q querier) (bool, error) {
+	audit, err := s.columnsOfTable(ctx, q, "claimdeck_audit")
+	return audit["door"] && audit["result"] && audit["db_role"], err
+}
+
+func (s *Store) columnsOfTable(ctx context.Context, q querier, table string) (map[string]bool, error) {
 	var rows rowsIter
 	var err error
 	if s.d.name == sqlite.name {
 		// With the indexes, by name after a space: a statement may lead
 		// SQLite's planner to an index only where the index exists.
-		rows, err = q.query(ctx, "SELECT name FROM pragma_table_info($1) UNION ALL SELECT ' ' || name FROM pragma_index_list($1)", s.plainTable)
+		rows, err = q.query(ctx, "SELECT name FROM pragma_table_info($1) UNION ALL SELECT ' ' || name FROM pragma_index_list($1)", table)
 	} else {
-		schema, name := "", s.plainTable
+		schema, name := "", table
 		if i := strings.IndexByte(name, '.'); i >= 0 {
 			schema, name = name[:i], name[i+1:]
 		}
@@ -115,6 +136,9 @@ func (s *Store) Plan(ctx context.Context, create bool) (Migration, error) {
 		m.Statements = append(m.Statements, s.seedTableSQL())
 		for _, c := range seedColumns {
 			have[c] = true
+		}
+		if have[auditTrail], err = s.auditHasTrail(ctx, s.db); err != nil {
+			return Migration{}, s.classify("migrate", "", err)
 		}
 	} else if missing := missingRequired(have); len(missing) > 0 {
 		return Migration{}, model.Errorf(model.CodeMisconfigured, "migrate", "", "table %s lacks seed 003 columns: %s", s.plainTable, strings.Join(missing, ", "))
@@ -273,13 +297,60 @@ func (s *Store) migration(have map[string]bool) []string {
 	after TEXT
 )`, serial, ts),
 		"CREATE INDEX IF NOT EXISTS claimdeck_audit_task_idx ON claimdeck_audit (tbl, task_id)"+usedBy("get (its history)"),
+	)
+	if !have[auditTrail] {
+		// The trail's own columns: where a request came in, how it ended
+		// (applied, or the code it was refused with) and, on PostgreSQL,
+		// the database role that wrote the row, set by the server.
+		out = append(out,
+			"ALTER TABLE claimdeck_audit ADD COLUMN door TEXT",
+			"ALTER TABLE claimdeck_audit ADD COLUMN result TEXT",
+			"ALTER TABLE claimdeck_audit ADD COLUMN db_role TEXT")
+	}
+	out = append(out,
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS claimdeck_tombstones (tbl TEXT NOT NULL, task_id TEXT NOT NULL, deleted_at %s NOT NULL)", ts),
 		"CREATE INDEX IF NOT EXISTS claimdeck_tombstones_idx ON claimdeck_tombstones (tbl, deleted_at)"+usedBy("the dashboard's incremental poll (deleted rows)"),
 	)
 	if pg {
-		return append(out, s.pgTriggers(idx)...)
+		return append(append(out, s.pgTriggers(idx)...), pgAuditTriggers...)
 	}
-	return append(out, s.sqliteTriggers(idx)...)
+	return append(append(out, s.sqliteTriggers(idx)...), sqliteAuditTriggers...)
+}
+
+// The audit table is append-only: the database refuses UPDATE, DELETE
+// (and on PostgreSQL TRUNCATE) on it for every role but one that can drop
+// the trigger. On PostgreSQL each row carries the role that wrote it,
+// session_user, set by the server from the connection: a client cannot
+// name another.
+var pgAuditTriggers = []string{
+	`CREATE OR REPLACE FUNCTION claimdeck_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	RAISE EXCEPTION 'claimdeck_audit is append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
+END
+$f$`,
+	"DROP TRIGGER IF EXISTS claimdeck_audit_append_only ON claimdeck_audit",
+	"CREATE TRIGGER claimdeck_audit_append_only BEFORE UPDATE OR DELETE ON claimdeck_audit FOR EACH ROW EXECUTE FUNCTION claimdeck_audit_append_only()",
+	"DROP TRIGGER IF EXISTS claimdeck_audit_no_truncate ON claimdeck_audit",
+	"CREATE TRIGGER claimdeck_audit_no_truncate BEFORE TRUNCATE ON claimdeck_audit FOR EACH STATEMENT EXECUTE FUNCTION claimdeck_audit_append_only()",
+	`CREATE OR REPLACE FUNCTION claimdeck_audit_role() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	NEW.db_role := session_user;
+	RETURN NEW;
+END
+$f$`,
+	"DROP TRIGGER IF EXISTS claimdeck_audit_role ON claimdeck_audit",
+	"CREATE TRIGGER claimdeck_audit_role BEFORE INSERT ON claimdeck_audit FOR EACH ROW EXECUTE FUNCTION claimdeck_audit_role()",
+}
+
+var sqliteAuditTriggers = []string{
+	`CREATE TRIGGER IF NOT EXISTS claimdeck_audit_no_update BEFORE UPDATE ON claimdeck_audit
+BEGIN
+	SELECT RAISE(ABORT, 'claimdeck_audit is append-only: UPDATE refused');
+END`,
+	`CREATE TRIGGER IF NOT EXISTS claimdeck_audit_no_delete BEFORE DELETE ON claimdeck_audit
+BEGIN
+	SELECT RAISE(ABORT, 'claimdeck_audit is append-only: DELETE refused');
+END`,
 }
 
 // usedBy ends an index's statement with a comment naming the calls whose

@@ -83,9 +83,9 @@ func (s *Store) statements(have map[string]bool) statements {
 		changed:    fmt.Sprintf("SELECT %s FROM %s WHERE updated_at >= $1", cols, t),
 		tombstones: "SELECT task_id FROM claimdeck_tombstones WHERE tbl = $1 AND deleted_at >= $2",
 		now:        "SELECT " + d.now,
-		history:    "SELECT at, actor, action, reason, detail FROM claimdeck_audit WHERE tbl = $1 AND task_id = $2 ORDER BY id",
-		audit: fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason, detail, before, after)
-			VALUES ($1, $2, %s, $3, $4, $5, $6, $7, $8)`, d.now),
+		history:    "SELECT at, actor, action, reason, detail, door, result FROM claimdeck_audit WHERE tbl = $1 AND task_id = $2 ORDER BY id",
+		audit: fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason, detail, before, after, door, result)
+			VALUES ($1, $2, %s, $3, $4, $5, $6, $7, $8, $9, $10)`, d.now),
 	}
 	if d.name == postgres.name && have[stampColumn] {
 		st.stamped = true
@@ -118,7 +118,7 @@ func (s *Store) statements(have map[string]bool) statements {
 	// (claim) or nothing (claim-next).
 	claimSet := fmt.Sprintf(`status = 'in_progress', assigned_worker = $1, started_at = %[1]s, lock_token = $4,
 		lease_expires_at = %[2]s, heartbeat_at = %[1]s, holder_kind = 'AGENT', run_id = $2, node = $3,
-		%[3]s, reason = NULL, unblock_action = NULL, next_check_at = NULL, escalation = NULL, %[4]s`,
+		%[3]s, reason = NULL, unblock_action = NULL, next_check_at = NULL, escalation = NULL, review_by = NULL, %[4]s`,
 		now, d.plusMillis(now, "$5"), clearReservation, bump)
 	claimable := fmt.Sprintf("(%s OR %s)", eligible(d, "$1", "$6"), staleLease(d, "$7", "$8"))
 	// A claim's trail entry is model.ClaimEvent's: a claimable row still in
@@ -179,26 +179,35 @@ func (s *Store) statements(have map[string]bool) statements {
 		heartbeat_at = %s, escalation = NULL, %s WHERE %s RETURNING %s`, t, d.plusMillis(now, "$3"), now, bump, holder, cols)
 	// $3 status, $4 reason, $5 unblock action, $6 next check, $7 artifacts, $8 final?,
 	// $9 the task id as text when completing (sub-tasks must be closed), else NULL,
-	// $10 audit tag, $11 the trail's action (model.FinishStep), $12 the caller
-	// as the trail names it (sources.Outcome.By: the writer, else the holder).
+	// $10 audit tag, $11 the trail's action (model.FinishStep), $12 and $13
+	// the caller as the trail names it (model.TokenWriter: the writer, or,
+	// when $13 is 1, the holder — the row's worker — followed by $12).
 	finishable := fmt.Sprintf("%s AND (CAST($9 AS TEXT) IS NULL OR NOT EXISTS (%s))", holder, fmt.Sprintf(openSub, "CAST($9 AS TEXT)"))
-	finishSet := fmt.Sprintf(`status = $3, reason = $4, unblock_action = $5, next_check_at = $6,
-		artifacts = COALESCE($7, artifacts), completed_at = CASE WHEN $8 = 1 THEN %s ELSE completed_at END, %s, %s`,
-		now, clearLock, bump)
+	writer := func(worker string) string {
+		return fmt.Sprintf("CASE WHEN $13 = 1 THEN COALESCE(%[1]s, '') || CAST($12 AS TEXT) ELSE COALESCE(NULLIF(CAST($12 AS TEXT), ''), %[1]s, '') END", worker)
+	}
+	// review_by is the fact the self-approval rule reads: who sent the
+	// task to Review, stored by the write that moved it there.
+	finishSet := func(worker string) string {
+		return fmt.Sprintf(`status = $3, reason = $4, unblock_action = $5, next_check_at = $6,
+		artifacts = COALESCE($7, artifacts), completed_at = CASE WHEN $8 = 1 THEN %s ELSE completed_at END,
+		review_by = CASE WHEN $3 = '%s' THEN %s END, %s, %s`,
+			now, statusReview, writer(worker), clearLock, bump)
+	}
 	// The holder who parks or ends the claim is the row's worker before it.
 	finishNote := func(idExpr, worker, from string) string {
 		return fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason)
-		SELECT $10, %s, %s, COALESCE(NULLIF(CAST($12 AS TEXT), ''), %s, ''), $11, $4 FROM %s`, idExpr, now, worker, from)
+		SELECT $10, %s, %s, %s, $11, $4 FROM %s`, idExpr, now, writer(worker), from)
 	}
 	if d.name == postgres.name {
 		// As the claim: lock the row, note the step, write, in one statement.
 		st.finish = fmt.Sprintf(`WITH c AS (SELECT id AS claim_id, assigned_worker AS was_worker FROM %[1]s WHERE %[2]s FOR UPDATE),
 			note AS (%[3]s)
 			UPDATE %[1]s SET %[4]s FROM c WHERE id = c.claim_id RETURNING %[5]s`,
-			t, finishable, finishNote("claim_id::text", "was_worker", "c"), finishSet, cols)
+			t, finishable, finishNote("claim_id::text", "was_worker", "c"), finishSet("c.was_worker"), cols)
 	} else {
 		st.finishNote = finishNote(d.text("id"), "assigned_worker", t) + " WHERE " + finishable
-		st.finish = fmt.Sprintf("UPDATE %s SET %s WHERE %s RETURNING %s", t, finishSet, finishable, cols)
+		st.finish = fmt.Sprintf("UPDATE %s SET %s WHERE %s RETURNING %s", t, finishSet("assigned_worker"), finishable, cols)
 	}
 	st.agentHand = fmt.Sprintf("UPDATE %s SET %s WHERE %s RETURNING %s", t, handoffSet(d, 3, clearLock, bump), holder, cols)
 	st.lockRow = fmt.Sprintf("SELECT %s FROM %s WHERE id = $1%s", cols, t, d.forUpdate)

@@ -341,7 +341,7 @@ func (s *Store) loadColumns(ctx context.Context) error {
 				"table %s lacks seed 003 columns: %s", s.plainTable, strings.Join(missing, ", "))
 		}
 	}
-	migrated := len(have) > 0
+	migrated := len(have) > 0 && have[auditTrail]
 	for _, c := range columns {
 		migrated = migrated && have[c.name]
 	}
@@ -379,7 +379,7 @@ func (s *Store) Name() string { return s.cfg.Name }
 // a dead holder's task; PostgreSQL pushes changes (LISTEN/NOTIFY), SQLite
 // tells them by its data version.
 func (s *Store) Caps() sources.Caps {
-	return sources.Caps{AtomicClaim: true, Rescue: true, Subtasks: true, Escalation: true, WriteCheck: true, Watch: true}
+	return sources.Caps{AtomicClaim: true, Rescue: true, Subtasks: true, Escalation: true, WriteCheck: true, Watch: true, Trail: true}
 }
 
 // Close releases the connections.

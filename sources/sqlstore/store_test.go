@@ -73,6 +73,7 @@ func TestConformanceSQLite(t *testing.T) {
 		NewClocked: func(t testing.TB, now func() time.Time) sources.Source {
 			return openSQLite(t, Config{Create: true, Now: now})
 		},
+		Reopen: reopen,
 	})
 }
 
@@ -81,7 +82,19 @@ func TestConformancePostgres(t *testing.T) {
 	sourcetest.Run(t, sourcetest.Harness{
 		New:     func(t testing.TB) sources.Source { return openPG(t, Config{Create: true}) },
 		Advance: backdate,
+		Reopen:  reopen,
 	})
+}
+
+// reopen is another process's store: its own connections to the same
+// database and table.
+func reopen(t testing.TB, src sources.Source) sources.Source {
+	other, err := Open(context.Background(), src.(*Store).cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return other
 }
 
 // backdate makes d pass for one row of a PostgreSQL store, which judges

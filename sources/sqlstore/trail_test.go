@@ -96,3 +96,67 @@ func TestOneAgentsRescuesTrailSQLite(t *testing.T) {
 		t.Fatalf("the history shows\n %s\nwant\n %s", strings.Join(steps, " | "), want)
 	}
 }
+
+func TestAuditIsAppendOnlySQLite(t *testing.T) {
+	testAuditIsAppendOnly(t, openSQLite(t, Config{Create: true}))
+}
+
+func TestAuditIsAppendOnlyPostgres(t *testing.T) {
+	testAuditIsAppendOnly(t, openPG(t, Config{Create: true}))
+}
+
+// The audit table is claimdeck's record: the database refuses to change
+// or delete a row of it, whoever asks; on PostgreSQL each row names the
+// role that wrote it, set by the server whatever the client sends.
+func testAuditIsAppendOnly(t *testing.T, s *Store) {
+	defer s.Close()
+	ctx := context.Background()
+	task, err := s.Create(ctx, sources.NewTask{Title: "audited"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "SANDMAN"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		"UPDATE claimdeck_audit SET actor = 'HUMAN:alice' WHERE task_id = $1",
+		"DELETE FROM claimdeck_audit WHERE task_id = $1",
+	} {
+		if _, err := s.db.exec(ctx, stmt, task.ID); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Fatalf("%s: %v, want refused as append-only", stmt, err)
+		}
+	}
+	got, err := s.Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.More().History) != 1 || got.More().History[0].Actor != "SANDMAN" {
+		t.Fatalf("the trail changed: %+v", got.More().History)
+	}
+	if s.d.name != postgres.name {
+		return
+	}
+	if _, err := s.db.exec(ctx, "INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, db_role) VALUES ($1, $2, now(), 'x', 'forged', 'someone_else')", s.tag, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	rows, err := s.db.query(ctx, "SELECT db_role FROM claimdeck_audit WHERE tbl = $1 AND task_id = $2 ORDER BY id", s.tag, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var me string
+	if err := s.db.queryRow(ctx, "SELECT session_user").Scan(&me); err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r *string
+		if err := rows.Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		roles = append(roles, deref(r))
+	}
+	if len(roles) != 2 || roles[0] != me || roles[1] != me {
+		t.Fatalf("db_role = %q, want the server's session_user %q on every row", roles, me)
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources/hub"
 )
 
 // Report is the fleet's numbers at one moment.
@@ -211,4 +213,25 @@ func quantiles(ds []time.Duration) Quantiles {
 		return ds[max(i, 0)].Seconds()
 	}
 	return Quantiles{N: len(ds), P50: rank(0.50), P95: rank(0.95)}
+}
+
+// Unread is the error of a report some of whose sources were not read
+// (their poll failed, a relay refused or did not answer): its numbers are
+// not the fleet's, and `stats` exits non-zero with it, as `metrics`
+// marks such a source down. Nil when every source was read.
+func (r Report) Unread() error {
+	var bad []string
+	for _, g := range r.Sources {
+		if g.Status != hub.StatusOK.String() {
+			why := g.Status
+			if g.Error != "" {
+				why += ": " + g.Error
+			}
+			bad = append(bad, g.Name+" ("+why+")")
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return model.Errorf(model.CodeAPIError, "stats", "", "not every source was read, so these are not the fleet's numbers: %s", strings.Join(bad, "; "))
 }

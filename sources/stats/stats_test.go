@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -271,5 +272,19 @@ func TestReportsRunWhileTheHubObserves(t *testing.T) {
 	<-done
 	if got := r.tr.Report(r.now).Overall.Claims.Total; got != 5 {
 		t.Errorf("claims in the last hour = %d, want 5 (the looks 10 to 50 minutes ago)", got)
+	}
+}
+
+// A report with a source that was not read is not the fleet's numbers:
+// Unread says which, as API_ERROR, so `stats` exits non-zero.
+func TestUnreadNamesTheSourcesNotRead(t *testing.T) {
+	r := Report{Sources: []Group{{Name: "prod", Status: "ok"}, {Name: "relayed", Status: "degraded", Error: "the relay refused the token"}}}
+	err := r.Unread()
+	if model.CodeOf(err) != model.CodeAPIError || !strings.Contains(err.Error(), "relayed (degraded: the relay refused the token)") || strings.Contains(err.Error(), "prod") {
+		t.Fatalf("Unread = %v", err)
+	}
+	r.Sources[1].Status, r.Sources[1].Error = "ok", ""
+	if err := r.Unread(); err != nil {
+		t.Fatalf("every source read: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ var (
 
 // Caps implements sources.Source.
 func (m *Memory) Caps() sources.Caps {
-	return sources.Caps{AtomicClaim: true, Rescue: true, Watch: true, Escalation: true, WriteCheck: true,
+	return sources.Caps{AtomicClaim: true, Rescue: true, Watch: true, Escalation: true, WriteCheck: true, Trail: true,
 		Lacks: []string{"sub-tasks: the in-memory queue records no parent task"}}
 }
 
@@ -277,6 +277,10 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 	more := t.More()
 	more.Reason, more.Unblock, more.Artifacts = o.Reason, model.UnblockOf(o.UnblockAction, o.NextCheckAt), o.Artifacts
 	more.History = append(more.History, model.Event{At: m.Now(), Actor: o.By(t.Claim().Name), Action: model.FinishStep(o.State), Reason: o.Reason})
+	more.ReviewBy = ""
+	if o.State == model.StateReview {
+		more.ReviewBy = o.By(t.Claim().Name)
+	}
 	t.SetMore(more)
 	t.SetClaim(model.Claim{})
 	m.store(t)
@@ -337,7 +341,7 @@ func (m *Memory) Handoff(_ context.Context, id string, h sources.Handoff) (*mode
 		return nil, err
 	}
 	now := m.Now()
-	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: h.Actor, Action: "handoff", Reason: h.Reason, Detail: "to " + h.To})
+	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: h.Actor, Door: h.Door, Action: "handoff", Reason: h.Reason, Detail: "to " + h.To})
 	apply(t, now)
 	m.store(t)
 	return m.copyOf(id), nil
@@ -359,6 +363,25 @@ func (m *Memory) Comment(_ context.Context, id string, n sources.Note) error {
 	}
 	t.EditMore().History = append(t.More().History, model.Event{At: m.Now(), Actor: n.Author, Action: "comment", Reason: n.Text})
 	m.store(t)
+	return nil
+}
+
+// Record implements sources.Trail: the entry goes in the task's history
+// without changing its version, as a row of an audit table would.
+func (m *Memory) Record(_ context.Context, id string, e model.Event) error {
+	if err := sources.CheckEvent("record", id, e); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.tasks[id]
+	if t == nil {
+		return sources.NotFound("record", id)
+	}
+	if e.At.IsZero() {
+		e.At = m.Now()
+	}
+	t.EditMore().History = append(t.More().History, e)
 	return nil
 }
 
@@ -390,7 +413,7 @@ func (m *Memory) Update(_ context.Context, id string, e sources.Edit) (*model.Ta
 		t.State, t.RawStatus, t.EditMore().Reason = e.State, e.State.String(), e.Reason
 		t.SetClaim(model.Claim{})
 	}
-	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: e.Actor, Action: e.Action(), Reason: e.Reason, Detail: sources.EditDetail(e)})
+	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: e.Actor, Door: e.Door, Action: e.Action(), Reason: e.Reason, Detail: sources.EditDetail(e)})
 	m.store(t)
 	return m.copyOf(id), nil
 }
@@ -440,7 +463,7 @@ func (m *Memory) human(op, id string, h sources.Human, apply func(*model.Task, t
 		return nil, err
 	}
 	now := m.Now()
-	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason, Detail: sources.FromWhom(t)})
+	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: h.Actor, Door: h.Door, Action: op, Reason: h.Reason, Detail: sources.FromWhom(t)})
 	apply(t, now)
 	m.store(t)
 	return m.copyOf(id), nil
