@@ -50,9 +50,10 @@ const (
 	VersionDataSources = "2025-09-03"
 )
 
-// checkVersion says whether v (empty: the current one) is a version this
-// source speaks.
-func checkVersion(v string) (string, error) {
+// CheckVersion says whether v (empty: the current one) is a version this
+// source speaks, and which: the one rule for a configuration's
+// api_version, which Open applies and a configuration check may call.
+func CheckVersion(v string) (string, error) {
 	switch v {
 	case "":
 		return VersionCurrent, nil

@@ -167,7 +167,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	version, err := checkVersion(strings.TrimSpace(cfg.Version))
+	version, err := CheckVersion(strings.TrimSpace(cfg.Version))
 	if err != nil {
 		return nil, model.Errorf(model.CodeMisconfigured, op, "", "source %s: %v", cfg.Name, err)
 	}

@@ -26,7 +26,7 @@ func probing(ctx context.Context) string {
 // was answered; otherwise the error is Notion's refusal (or the network's).
 func (s *Source) ProbeVersion(ctx context.Context, version string) error {
 	const op = "doctor"
-	if v, err := checkVersion(version); err != nil || v != version {
+	if v, err := CheckVersion(version); err != nil || v != version {
 		return fmt.Errorf("probing Notion: %q is not a version claimdeck speaks", version)
 	}
 	ctx, done := s.begin(ctx)

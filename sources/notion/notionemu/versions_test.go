@@ -17,7 +17,7 @@ import (
 
 // todayHarness is an emulator holding a PresetToday data source (a status
 // property with groups, and a people property), with four tasks.
-func todayHarness(t *testing.T) (*harness, string) {
+func todayHarness(t testing.TB) (*harness, string) {
 	t.Helper()
 	h := newHarness(t)
 	db, err := h.srv.CreateDatabase(PresetToday(), testToken)
