@@ -2,6 +2,7 @@ package notion
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,28 +26,42 @@ import (
 // blocks, databases and data sources for "in_trash", and appending
 // children takes a position object
 // (https://developers.notion.com/docs/upgrade-guide-2026-03-11).
+// VersionTitleOnly is the next one; of its seven changes claimdeck meets
+// three, and sends the same requests under both versions
+// (https://developers.notion.com/guides/get-started/upgrade-guide-2026-12-01):
+// Search and Query a data source answer only the title unless
+// filter_properties names more — every query names the properties the
+// source reads (api.props); a status equals stops matching status groups —
+// claimdeck filters on option names only, and Open refuses a status word
+// that names a group and no option (Mapping.bind); a person's name may be
+// null — a holder without one is shown by their user id (assigneeName).
+// Its Markdown changes (v1, replace_content_range, insert_content.after)
+// and Search do not concern claimdeck, which calls neither endpoint.
 // VersionDataSources is the first with data sources; older ones refuse a
 // database as soon as a person adds a second data source to it
 // (https://developers.notion.com/docs/upgrade-guide-2025-09-03), and it
-// stays available for a workspace that pins it (`notion_version`).
+// stays available for a workspace that pins it.
 // jomei/notionapi sends 2022-06-28 and has no data source calls (its issue
 // #195, PR #196 unmerged), so every request goes through api below, which
 // keeps notionapi's page and property types.
 const (
 	VersionCurrent     = "2026-03-11"
+	VersionTitleOnly   = "2026-12-01"
 	VersionDataSources = "2025-09-03"
 )
 
-// checkVersion says whether v (empty: the current one) is a version this
-// source speaks.
-func checkVersion(v string) (string, error) {
+// CheckVersion says whether v (empty: the current one) is a version this
+// source speaks, and which: the one rule for a configuration's
+// api_version, which Open applies and a configuration check may call.
+func CheckVersion(v string) (string, error) {
 	switch v {
 	case "":
 		return VersionCurrent, nil
-	case VersionCurrent, VersionDataSources:
+	case VersionCurrent, VersionTitleOnly, VersionDataSources:
 		return v, nil
 	}
-	return "", fmt.Errorf("notion_version %q: claimdeck speaks %s (the default) and %s", v, VersionCurrent, VersionDataSources)
+	return "", fmt.Errorf("api_version %q is not a Notion API version claimdeck speaks: use %s (the default) or %s (%s for a workspace that pins it)",
+		v, VersionCurrent, VersionTitleOnly, VersionDataSources)
 }
 
 // apiError is Notion's error object with what notionapi.Error drops: the
@@ -122,6 +137,9 @@ type api struct {
 	hc      *http.Client
 	token   string
 	version string // the Notion-Version sent
+	// props are the ids of the page properties the source reads, sent as
+	// filter_properties with every query that names none itself.
+	props   []string
 	base    string // the configured base_url, as errors name it
 	retry   retryPolicy
 	gate    throttle
@@ -202,7 +220,7 @@ func (a *api) once(ctx context.Context, method, path string, body []byte, out an
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+a.token)
-	req.Header.Set("Notion-Version", a.version)
+	req.Header.Set("Notion-Version", cmp.Or(probing(ctx), a.version))
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -296,10 +314,32 @@ type dataSourceRef struct {
 	Name string `json:"name"`
 }
 
-// schema is a data source's title and properties.
+// schema is a data source's title and properties, and each property's id
+// by name: notionapi's relation config drops its id.
 type schema struct {
 	ID         string                    `json:"id"`
 	Properties notionapi.PropertyConfigs `json:"properties"`
+	ids        map[string]string
+}
+
+func (s *schema) UnmarshalJSON(b []byte) error {
+	type plain schema
+	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
+		return err
+	}
+	var ids struct {
+		Properties map[string]struct {
+			ID string `json:"id"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(b, &ids); err != nil {
+		return err
+	}
+	s.ids = make(map[string]string, len(ids.Properties))
+	for name, p := range ids.Properties {
+		s.ids[name] = p.ID
+	}
+	return nil
 }
 
 func (a *api) getPage(ctx context.Context, id string) (*page, error) {
@@ -327,7 +367,7 @@ type pageQuery struct {
 	Filter notionapi.Filter
 	Sorts  []notionapi.SortObject
 	// Only names the ids of the properties the answer carries
-	// (filter_properties); none means every property.
+	// (filter_properties); none means those the source reads (api.props).
 	Only []string
 }
 
@@ -451,9 +491,17 @@ func scanPages[T any](ctx context.Context, a *api, dataSource string, q pageQuer
 	if len(q.Sorts) > 0 {
 		req["sorts"] = q.Sorts
 	}
+	// Every query names the properties it reads: under 2026-12-01 a query
+	// without filter_properties answers the title alone, and under any
+	// version a narrower answer is a cheaper one
+	// (https://developers.notion.com/guides/get-started/upgrade-guide-2026-12-01).
+	only := q.Only
+	if len(only) == 0 {
+		only = a.props
+	}
 	path := "/v1/data_sources/" + dataSource + "/query"
-	if len(q.Only) > 0 {
-		path += "?" + url.Values{"filter_properties": q.Only}.Encode()
+	if len(only) > 0 {
+		path += "?" + url.Values{"filter_properties": only}.Encode()
 	}
 	for {
 		var res struct {

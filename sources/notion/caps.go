@@ -23,7 +23,7 @@ func (s *Source) CheckWrite(ctx context.Context) error {
 	ctx, done := s.begin(ctx)
 	defer done()
 	var first string
-	err := s.api.queryPages(ctx, s.ds, pageQuery{}, func(p *page) bool {
+	err := s.api.queryPages(ctx, s.ds, pageQuery{Only: []string{s.m.ids[s.m.Title]}}, func(p *page) bool {
 		first = string(p.ID)
 		return false // one page is enough to ask for its comments
 	})

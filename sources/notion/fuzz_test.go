@@ -160,7 +160,17 @@ func FuzzDecodeAPI(f *testing.F) {
 	f.Add([]byte(`{"object":"list","results":[],"has_more":false,"type":"property_item","property_item":{"type":"rollup","rollup":{"type":"number","number":30}}}`))
 	f.Add([]byte(`{"object":"property_item","type":"formula","formula":{"type":"number","number":null}}`))
 	f.Add([]byte(`{"archived":"yes","parent":[]}`))
+	f.Add([]byte(`{"object":"data_source","id":"ds","properties":{"Name":{"id":"title","type":"title","title":{}},"Sub-tasks":{"id":"a%3Bb","type":"relation","relation":{"data_source_id":"ds"}},` +
+		`"Status":{"id":"s%7D","type":"status","status":{"options":[{"name":"Ready"},{"name":"Done"}],"groups":[{"name":"To-do","option_ids":[]},{"name":"Complete","option_ids":[]}]}}}}`))
+	f.Add([]byte(`{"properties":{"Status":{"id":null,"type":"status","status":{"groups":[{"name":null}]}},"x":[]}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		var sc schema
+		if json.Unmarshal(sanitize(raw), &sc) == nil {
+			m, _ := Preset(PresetNtask)
+			m.States[model.StateDone] = "Complete"
+			_ = m.bind(sc.Properties, sc.ids)
+			_ = m.read()
+		}
 		var p page
 		if json.Unmarshal(sanitize(raw), &p) == nil {
 			var flags struct {

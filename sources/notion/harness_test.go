@@ -75,7 +75,7 @@ func (e *emulator) database(tb testing.TB, schema notionemu.DatabaseSchema) stri
 // limit, fast retries, a short settle.
 func (e *emulator) config(db, preset string) Config {
 	return Config{
-		Name: "notion-test", Token: e.token, DatabaseID: db, Preset: preset, BaseURL: e.url,
+		Name: "notion-test", Token: e.token, DatabaseID: db, Preset: preset, BaseURL: e.url, Version: testVersion,
 		Rate: -1, Settle: 20 * time.Millisecond, RetryBase: 5 * time.Millisecond, RetryMax: 50 * time.Millisecond, Transport: e.rt,
 	}
 }

@@ -1,8 +1,10 @@
 package notion
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -297,9 +299,10 @@ func (m *Mapping) roles() []role {
 	}
 }
 
-// bind checks the mapping against a database schema and switches off the
-// optional roles the database lacks. Every problem is named at once.
-func (m *Mapping) bind(schema notionapi.PropertyConfigs) error {
+// bind checks the mapping against a database schema, whose property ids
+// by name are ids, and switches off the optional roles the database
+// lacks. Every problem is named at once.
+func (m *Mapping) bind(schema notionapi.PropertyConfigs, ids map[string]string) error {
 	var problems []string
 	m.kinds, m.ids = map[string]notionapi.PropertyConfigType{}, map[string]string{}
 	for _, r := range m.roles() {
@@ -309,10 +312,11 @@ func (m *Mapping) bind(schema notionapi.PropertyConfigs) error {
 		}
 		cfg, ok := schema[name]
 		if ok {
-			m.kinds[name], m.ids[name] = cfg.GetType(), string(cfg.GetID())
+			m.kinds[name], m.ids[name] = cfg.GetType(), cmp.Or(ids[name], string(cfg.GetID()))
 		}
 		if ok && r.name == &m.Status {
 			m.statusOptions = optionNames(cfg)
+			problems = append(problems, m.groupWords(cfg)...)
 		}
 		if !ok {
 			if slices.Contains(m.Optional, name) {
@@ -349,6 +353,39 @@ func (m *Mapping) bind(schema notionapi.PropertyConfigs) error {
 		return fmt.Errorf("the database does not fit the schema (read as %s's): %s", m.Generation, strings.Join(problems, "; "))
 	}
 	return fmt.Errorf("the database does not fit the schema: %s", strings.Join(problems, "; "))
+}
+
+// read lists, sorted, the ids of the properties the source reads: every
+// role bound to a property of the data source. Queries send them as
+// filter_properties, so a page answers with these and no other.
+func (m *Mapping) read() []string {
+	ids := slices.Collect(maps.Values(m.ids))
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// groupWords names the status words of a status property that name one
+// of its groups ("To-do", "In progress", "Complete") and none of its
+// options. Before Notion-Version 2026-12-01 a status equals on such a
+// word matched the whole group; from 2026-12-01 it matches nothing
+// (https://developers.notion.com/guides/get-started/upgrade-guide-2026-12-01,
+// "Status filters"), and a page never shows a group as its status, so the
+// word could never be read or written as a state either.
+func (m *Mapping) groupWords(cfg notionapi.PropertyConfig) []string {
+	c, ok := cfg.(*notionapi.StatusPropertyConfig)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, g := range c.Status.Groups {
+		for st, w := range m.States {
+			if strings.EqualFold(w, g.Name) && !slices.ContainsFunc(c.Status.Options, func(o notionapi.Option) bool { return strings.EqualFold(o.Name, w) }) {
+				out = append(out, fmt.Sprintf("the %s status %q names a status group of property %q, not an option: map it to one of the group's options", st, w, m.Status))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // optionNames lists the options of a select or status property.

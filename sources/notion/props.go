@@ -1,6 +1,7 @@
 package notion
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -192,10 +193,14 @@ func (v values) relation(name string) string {
 // runSep joins holder and run where they share one property.
 const runSep = " · "
 
-// assigneeName is the name of the first person of a people property.
+// assigneeName is the name of the first person of a people property, or
+// their user id when Notion gives no name: from Notion-Version 2026-12-01
+// a person's name may be null
+// (https://developers.notion.com/guides/get-started/upgrade-guide-2026-12-01,
+// "Person names"), and the holder is still someone to show.
 func (v values) assigneeName(name string) string {
 	if p, ok := v[name].(*notionapi.PeopleProperty); ok && len(p.People) > 0 {
-		return p.People[0].Name
+		return cmp.Or(strings.TrimSpace(p.People[0].Name), string(p.People[0].ID))
 	}
 	return ""
 }

@@ -174,7 +174,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	version, err := checkVersion(strings.TrimSpace(cfg.Version))
+	version, err := CheckVersion(strings.TrimSpace(cfg.Version))
 	if err != nil {
 		return nil, model.Errorf(model.CodeMisconfigured, op, "", "source %s: %v", cfg.Name, err)
 	}
@@ -212,9 +212,10 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		s.m = ntaskFor(sc.Properties)
 	}
 	s.m.operator = strings.TrimSpace(cfg.OperatorUser)
-	if err := s.m.bind(sc.Properties); err != nil {
+	if err := s.m.bind(sc.Properties, sc.ids); err != nil {
 		return nil, model.Errorf(model.CodeMisconfigured, op, "", "source %s, database %s, data source %s: %v", cfg.Name, cfg.DatabaseID, s.ds, err)
 	}
+	s.api.props = s.m.read()
 	if cfg.HandoffQueueDB != "" {
 		if s.queue, err = s.openQueue(ctx, cfg.HandoffQueueDB); err != nil {
 			return nil, err

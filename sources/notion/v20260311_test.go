@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
@@ -158,7 +160,10 @@ func TestServiceOverloadThenSuccess(t *testing.T) {
 // goes on.
 func TestAWorkspaceRateLimitSlowsEveryTokenOfTheWorkspace(t *testing.T) {
 	e := newEmulator(t)
-	other, third := "secret_"+strings.Repeat("b", 32), "secret_"+strings.Repeat("c", 32)
+	// Tokens and a workspace of this test's own: the limiters and pauses
+	// are per process, and the package's tests run once per API version.
+	other, third := "secret_"+strings.ReplaceAll(uuid.NewString(), "-", ""), "secret_"+strings.ReplaceAll(uuid.NewString(), "-", "")
+	acme := "acme-" + uuid.NewString()
 	e.srv.AddToken(other)
 	e.srv.AddToken(third)
 	db, err := e.srv.CreateDatabase(presetSchema(PresetNtask), e.token, other, third)
@@ -170,7 +175,7 @@ func TestAWorkspaceRateLimitSlowsEveryTokenOfTheWorkspace(t *testing.T) {
 		cfg.Token, cfg.Workspace, cfg.Budget = token, workspace, 10*time.Second
 		return e.open(t, cfg)
 	}
-	first, second, elsewhere := open(e.token, "acme"), open(other, "acme"), open(third, "")
+	first, second, elsewhere := open(e.token, acme), open(other, acme), open(third, "")
 	ctx := context.Background()
 	if err := e.srv.Inject(1, notionemu.Fault{Status: http.StatusTooManyRequests, RetryAfter: 5 * time.Minute, Reason: notionemu.ReasonWorkspace}); err != nil {
 		t.Fatal(err)

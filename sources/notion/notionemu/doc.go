@@ -1,6 +1,7 @@
 // Package notionemu is a strict local emulator of the part of the Notion API
-// that claimdeck speaks, under Notion-Version 2022-06-28, 2025-09-03 and
-// 2026-03-11: database retrieve and query, data source retrieve and query
+// that claimdeck speaks, under Notion-Version 2022-06-28, 2025-09-03,
+// 2026-03-11 and 2026-12-01 (each version's behaviour keyed on the request's
+// Notion-Version header): database retrieve and query, data source retrieve and query
 // (a database holds one or more data sources), page retrieve, create and
 // update, and page comments.
 //
@@ -15,7 +16,7 @@
 // integration without the comment capabilities (403), answers 409
 // conflict_error to writes that collide, and injects 409, 429, 5xx and 529
 // faults — including writes that land and then answer 5xx — and latency
-// on demand.
+// on demand. Stats counts requests and the bytes of payload served.
 //
 // The emulator knows Notion's wire format and nothing of claimdeck's model:
 // no task states, leases or vocabularies live here, only database schemas

@@ -149,6 +149,11 @@ type Stats struct {
 	ByEndpoint map[string]int
 	// ByStatus counts answered requests by HTTP status.
 	ByStatus map[int]int
+	// Bytes is the payload served: the bytes of every response body
+	// written, errors included, headers not. BytesByEndpoint splits it by
+	// Endpoint… constant.
+	Bytes           int64
+	BytesByEndpoint map[string]int64
 }
 
 // Stats returns a copy of the request counters.
@@ -173,10 +178,12 @@ func (r *statsRecorder) begin(endpoint string) {
 	r.stats.ByEndpoint[endpoint]++
 }
 
-func (r *statsRecorder) end(status int) {
+func (r *statsRecorder) end(endpoint string, status int, bytes int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stats.ByStatus[status]++
+	r.stats.Bytes += bytes
+	r.stats.BytesByEndpoint[endpoint] += bytes
 }
 
 func (r *statsRecorder) snapshot() Stats {
@@ -186,11 +193,14 @@ func (r *statsRecorder) snapshot() Stats {
 		Requests:   r.stats.Requests,
 		ByEndpoint: maps.Clone(r.stats.ByEndpoint),
 		ByStatus:   maps.Clone(r.stats.ByStatus),
+
+		Bytes:           r.stats.Bytes,
+		BytesByEndpoint: maps.Clone(r.stats.BytesByEndpoint),
 	}
 }
 
 func (r *statsRecorder) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.stats = Stats{ByEndpoint: map[string]int{}, ByStatus: map[int]int{}}
+	r.stats = Stats{ByEndpoint: map[string]int{}, ByStatus: map[int]int{}, BytesByEndpoint: map[string]int64{}}
 }

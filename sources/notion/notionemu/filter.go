@@ -20,22 +20,32 @@ type predicate func(*page) bool
 // filter it accepts is one Notion accepts under either reading.
 const maxFilterDepth = 2
 
+// filterEnv is what a filter means beside the data source it runs on:
+// the clock the relative date conditions (past_week, …) are read on, and
+// the request's Notion-Version and Notion-Beta headers, which decide what
+// a status condition matches (compileStatus).
+type filterEnv struct {
+	now     time.Time
+	version string
+	beta    []string
+}
+
 // compileFilter validates a query's filter object and turns it into a
-// predicate. now anchors the relative date conditions such as past_week.
-func compileFilter(db *database, raw json.RawMessage, path string, depth int, now time.Time) (predicate, error) {
+// predicate.
+func compileFilter(db *database, raw json.RawMessage, path string, depth int, env filterEnv) (predicate, error) {
 	o, err := asObject(raw, path)
 	if err != nil {
 		return nil, err
 	}
 	for _, op := range []string{"and", "or"} {
 		if _, ok := o[op]; ok {
-			return compileCompound(db, o, op, path, depth, now)
+			return compileCompound(db, o, op, path, depth, env)
 		}
 	}
 	if ts, ok := o["timestamp"]; ok {
-		return compileTimestamp(o, ts, path, now)
+		return compileTimestamp(o, ts, path, env.now)
 	}
-	return compileProperty(db, o, path, now)
+	return compileProperty(db, o, path, env)
 }
 
 // compileCompound handles {"and": [filter, …]} and {"or": [filter, …]}:
@@ -44,7 +54,7 @@ func compileFilter(db *database, raw json.RawMessage, path string, depth int, no
 // compound filters
 // (https://developers.notion.com/reference/filter-data-source-entries).
 // Here an empty "and" matches every page and an empty "or" none.
-func compileCompound(db *database, o object, op, path string, depth int, now time.Time) (predicate, error) {
+func compileCompound(db *database, o object, op, path string, depth int, env filterEnv) (predicate, error) {
 	if err := o.onlyKeys(path, op); err != nil {
 		return nil, err
 	}
@@ -57,7 +67,7 @@ func compileCompound(db *database, o object, op, path string, depth int, now tim
 	}
 	parts := make([]predicate, len(items))
 	for i, item := range items {
-		if parts[i], err = compileFilter(db, item, fmt.Sprintf("%s.%s[%d]", path, op, i), depth+1, now); err != nil {
+		if parts[i], err = compileFilter(db, item, fmt.Sprintf("%s.%s[%d]", path, op, i), depth+1, env); err != nil {
 			return nil, err
 		}
 	}
@@ -126,7 +136,7 @@ func timestampOf(p *page, which PropertyType) *instant {
 	return &instant{t: p.edited}
 }
 
-func compileProperty(db *database, o object, path string, now time.Time) (predicate, error) {
+func compileProperty(db *database, o object, path string, env filterEnv) (predicate, error) {
 	c, err := namedColumn(db, o["property"], path+".property")
 	if err != nil {
 		return nil, err
@@ -158,17 +168,20 @@ func compileProperty(db *database, o object, path string, now time.Time) (predic
 	case TypeUniqueID:
 		match, err := compileNumber(cond, path, false)
 		return func(p *page) bool { n := float64(p.unique); return match(&n) }, err
-	case TypeSelect, TypeStatus:
+	case TypeSelect:
 		match, err := compileSelect(cond, path)
 		return func(p *page) bool { return match(p.values[c].option) }, err
+	case TypeStatus:
+		match, err := compileStatus(c, cond, path, env)
+		return func(p *page) bool { return match(p.values[c].option) }, err
 	case TypeDate:
-		match, err := compileDate(cond, path, now, true)
+		match, err := compileDate(cond, path, env.now, true)
 		return func(p *page) bool { return match(startOf(p.values[c].date)) }, err
 	case TypeCheckbox:
 		match, err := compileCheckbox(cond, path)
 		return func(p *page) bool { return match(p.values[c].checkbox) }, err
 	case TypeCreatedTime, TypeLastEditedTime:
-		match, err := compileDate(cond, path, now, false)
+		match, err := compileDate(cond, path, env.now, false)
 		return func(p *page) bool { return match(timestampOf(p, c.typ)) }, err
 	}
 	return nil, validationError("notionemu: filtering on %s properties is not emulated", c.typ)
@@ -311,6 +324,66 @@ func compileSelect(raw json.RawMessage, path string) (func(*option) bool, error)
 		return func(v *option) bool { return (v != nil && slices.Contains(want, v.Name)) == equal }, err
 	}
 	return nil, unknownCondition(path, op)
+}
+
+// compileStatus handles the status filter condition: the select
+// conditions on option names, and status groups, which changed with
+// Notion-Version 2026-12-01
+// (https://developers.notion.com/guides/get-started/upgrade-guide-2026-12-01,
+// "Status filters"; https://developers.notion.com/reference/filter-data-source-entries,
+// status):
+//
+//   - before 2026-12-01, equals and does_not_equal given a name that is no
+//     option of the property but names one of its groups ("To-do", "In
+//     progress", "Complete") match that group's options; from 2026-12-01
+//     "equals stops matching groups": such a name matches no option.
+//   - {"group": {"equals" | "does_not_equal": name}} matches by group on
+//     2026-12-01, and before it only with the header "Notion-Beta:
+//     status-group-filters-2026-10-06"; without the header an older version
+//     refuses it (validation_error), as it refuses any unknown condition.
+//
+// The guide does not say whether a group name the property lacks is an
+// error; here it matches no page, as an unknown option name does.
+func compileStatus(c *column, raw json.RawMessage, path string, env filterEnv) (func(*option) bool, error) {
+	op, arg, err := condition(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	if op == "group" {
+		if env.version < TitleOnlyVersion && !slices.Contains(env.beta, StatusGroupBeta) {
+			return nil, validationError("body failed validation: %s.group is a status group filter: before Notion-Version %s it needs the header Notion-Beta: %s.", path, TitleOnlyVersion, StatusGroupBeta)
+		}
+		gop, garg, err := condition(arg, path+".group")
+		if err != nil {
+			return nil, err
+		}
+		if gop != "equals" && gop != "does_not_equal" {
+			return nil, unknownCondition(path+".group", gop)
+		}
+		want, err := optionNames(garg, path+".group."+gop)
+		equal := gop == "equals"
+		return func(v *option) bool { return (v != nil && slices.Contains(want, c.groupOf(v.Name))) == equal }, err
+	}
+	if op != "equals" && op != "does_not_equal" {
+		return compileSelect(raw, path)
+	}
+	want, err := optionNames(arg, path+"."+op)
+	if err != nil {
+		return nil, err
+	}
+	var groups []string
+	if env.version < TitleOnlyVersion {
+		for _, name := range want {
+			if !c.hasOption(name) && c.hasGroup(name) {
+				groups = append(groups, name)
+			}
+		}
+	}
+	equal := op == "equals"
+	return func(v *option) bool {
+		in := v != nil && (slices.Contains(want, v.Name) || slices.Contains(groups, c.groupOf(v.Name)))
+		return in == equal
+	}, nil
 }
 
 // optionNames reads the value of a select or status equals or

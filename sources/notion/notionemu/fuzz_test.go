@@ -63,6 +63,45 @@ func FuzzQueryFilter(f *testing.F) {
 	})
 }
 
+// A status filter under each version, with and without the status group
+// beta header: groups, option names and group names in either operator.
+func FuzzStatusFilter(f *testing.F) {
+	for _, seed := range []string{
+		`{"filter":{"property":"Status","status":{"equals":"Ready"}}}`,
+		`{"filter":{"property":"Status","status":{"equals":"To-do"}}}`,
+		`{"filter":{"property":"Status","status":{"does_not_equal":["Complete","Ready"]}}}`,
+		`{"filter":{"property":"Status","status":{"group":{"equals":"To-do"}}}}`,
+		`{"filter":{"property":"Status","status":{"group":{"does_not_equal":["Complete"]}}}}`,
+		`{"filter":{"property":"Status","status":{"group":{}}}}`,
+		`{"filter":{"property":"Status","status":{"group":"To-do"}}}`,
+		`{"filter":{"or":[{"property":"Status","status":{"is_empty":true}},{"property":"Status","status":{"group":{"equals":null}}}]}}`,
+	} {
+		for _, mode := range []byte{0, 1, 2} {
+			f.Add([]byte(seed), mode)
+		}
+	}
+	h, ds := todayHarness(f)
+	path := "/v1/data_sources/" + ds + "/query?filter_properties=title"
+	f.Fuzz(func(t *testing.T, body []byte, mode byte) {
+		version := []string{TrashVersion, TitleOnlyVersion}[mode%2]
+		req := httptest.NewRequest("POST", path, strings.NewReader(string(body)))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Notion-Version", version)
+		if mode%3 == 2 {
+			req.Header.Set("Notion-Beta", StatusGroupBeta)
+		}
+		rec := httptest.NewRecorder()
+		h.srv.ServeHTTP(rec, req)
+		var answer map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil {
+			t.Fatalf("answer is not JSON: %v: %s", err, rec.Body)
+		}
+		if rec.Code != http.StatusOK && (rec.Code != http.StatusBadRequest || answer["object"] != "error") {
+			t.Fatalf("status %d for body %q: %s", rec.Code, body, rec.Body)
+		}
+	})
+}
+
 func FuzzPagePatch(f *testing.F) {
 	for _, seed := range []string{
 		`{}`, `{"archived":false}`, `{"in_trash":true}`,

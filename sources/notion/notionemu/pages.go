@@ -215,15 +215,15 @@ func (s *Server) retrieveProperty(r *http.Request, token string) (any, error) {
 	}
 	switch c.typ {
 	case TypeRollup:
-		return list([]any{}, map[string]any{"id": c.id, "next_url": nil, "type": c.typ, "rollup": p.exactJSON(c)}), nil
+		return list([]any{}, map[string]any{"id": c.id, "next_url": nil, "type": c.typ, "rollup": p.exactJSON(c, r.Header.Get("Notion-Version"))}), nil
 	case TypeTitle, TypeRichText, TypePeople, TypeRelation:
 		// One item per text object, user or page reference.
-		parts, _ := p.exactJSON(c).([]any)
+		parts, _ := p.exactJSON(c, r.Header.Get("Notion-Version")).([]any)
 		results := make([]any, len(parts))
 		for i, part := range parts {
 			results[i] = item(part)
 		}
 		return list(results, map[string]any{"id": c.id, "next_url": nil, "type": c.typ, string(c.typ): map[string]any{}}), nil
 	}
-	return item(p.exactJSON(c)), nil
+	return item(p.exactJSON(c, r.Header.Get("Notion-Version"))), nil
 }

@@ -52,7 +52,7 @@ func (s *Server) query(r *http.Request, token string, find func() (*database, er
 	}
 	keep := func(*page) bool { return true }
 	if raw, ok := body["filter"]; ok && !isNull(raw) {
-		if keep, err = compileFilter(db, raw, "body.filter", 0, s.now()); err != nil {
+		if keep, err = compileFilter(db, raw, "body.filter", 0, filterEnv{now: s.now(), version: r.Header.Get("Notion-Version"), beta: betas(r)}); err != nil {
 			return nil, err
 		}
 	}
@@ -60,7 +60,7 @@ func (s *Server) query(r *http.Request, token string, find func() (*database, er
 	if err != nil {
 		return nil, err
 	}
-	only, err := onlyProperties(db, r.URL.Query()["filter_properties"])
+	only, err := onlyProperties(db, r.URL.Query()["filter_properties"], r.Header.Get("Notion-Version"))
 	if err != nil {
 		return nil, err
 	}
@@ -116,8 +116,21 @@ func (s *Server) query(r *http.Request, token string, find func() (*database, er
 // onlyProperties reads the filter_properties query parameter, repeated
 // once per property id, which limits the page properties a query answers
 // with (https://developers.notion.com/reference/query-a-data-source). It
-// returns the names of the properties to keep, nil for all.
-func onlyProperties(db *database, ids []string) (map[string]bool, error) {
+// returns the names of the properties to keep, nil for all. Without the
+// parameter, Notion-Version 2026-12-01 and later keep the title alone:
+// "Search and Query a data source return only the title in each page's
+// properties unless you pass filter_properties"; the page's other fields
+// (id, url, last_edited_time, …) do not change
+// (https://developers.notion.com/guides/get-started/upgrade-guide-2026-12-01,
+// "Request only the page properties you read").
+func onlyProperties(db *database, ids []string, version string) (map[string]bool, error) {
+	if len(ids) == 0 && version >= TitleOnlyVersion {
+		for _, c := range db.columns {
+			if c.typ == TypeTitle {
+				return map[string]bool{c.name: true}, nil
+			}
+		}
+	}
 	if len(ids) == 0 {
 		return nil, nil
 	}

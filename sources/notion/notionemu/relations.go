@@ -7,7 +7,8 @@ import (
 )
 
 // AddUser adds a member to the workspace: people properties accept their
-// ids and show their names.
+// ids and show their names; an empty name is a member whose name Notion
+// does not give (null from 2026-12-01, see peopleJSON).
 func (s *Server) AddUser(id, name string) error {
 	norm, ok := normalizeID(id)
 	if !ok {
@@ -121,13 +122,21 @@ func (db *database) pageByID(id string) *page {
 }
 
 // peopleJSON renders user references as the page object does: the user's
-// id, and the name of a workspace member.
-func (db *database) peopleJSON(ids []string, limit int) []any {
+// id, and the name of a workspace member. A member added without a name
+// (AddUser with "") shows "name": null under Notion-Version 2026-12-01,
+// which says to "treat name as optional"
+// (https://developers.notion.com/guides/get-started/upgrade-guide-2026-12-01,
+// "Person names"), and an empty name before it.
+func (db *database) peopleJSON(ids []string, limit int, version string) []any {
 	out := []any{}
 	for _, id := range ids[:min(len(ids), limit)] {
 		u := map[string]any{"object": "user", "id": id}
 		if name, ok := db.users[id]; ok {
-			u["name"], u["type"], u["person"], u["avatar_url"] = name, "person", map[string]any{}, nil
+			var shown any = name
+			if name == "" && version >= TitleOnlyVersion {
+				shown = nil
+			}
+			u["name"], u["type"], u["person"], u["avatar_url"] = shown, "person", map[string]any{}, nil
 		}
 		out = append(out, u)
 	}

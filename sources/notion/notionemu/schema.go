@@ -260,6 +260,16 @@ func (c *column) setGroups(groups []StatusGroup) error {
 	return nil
 }
 
+// hasOption reports whether the property has an option of that name.
+func (c *column) hasOption(name string) bool {
+	return slices.ContainsFunc(c.options, func(o option) bool { return o.Name == name })
+}
+
+// hasGroup reports whether a status property has a group of that name.
+func (c *column) hasGroup(name string) bool {
+	return slices.ContainsFunc(c.groups, func(g group) bool { return g.name == name })
+}
+
 // groupOf is the name of the status group holding option name.
 func (c *column) groupOf(name string) string {
 	for _, g := range c.groups {

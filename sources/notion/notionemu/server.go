@@ -38,11 +38,41 @@ const (
 // (https://developers.notion.com/docs/upgrade-guide-2025-09-03);
 // TrashVersion also drops "archived" for "in_trash"
 // (https://developers.notion.com/page/changelog, 2026-03-11).
+// TitleOnlyVersion changes seven behaviours, of which the emulator serves
+// those claimdeck meets
+// (https://developers.notion.com/guides/get-started/upgrade-guide-2026-12-01):
+// a data source query answers only the title property unless
+// filter_properties names more (query), a status equals stops matching
+// status groups, which the group operators match instead (compileStatus),
+// and a person's name may be null (peopleJSON). The emulator serves no
+// search and no markdown endpoint, so the guide's Search, Markdown v1 and
+// replace_content_range changes answer as any unknown URL does.
 const (
 	NotionVersion     = "2022-06-28"
 	DataSourceVersion = "2025-09-03"
 	TrashVersion      = "2026-03-11"
+	TitleOnlyVersion  = "2026-12-01"
 )
+
+// StatusGroupBeta is the Notion-Beta header value that lets a version
+// before TitleOnlyVersion filter a status property by its groups
+// (https://developers.notion.com/guides/get-started/upgrade-guide-2026-12-01,
+// "Status filters").
+const StatusGroupBeta = "status-group-filters-2026-10-06"
+
+// betas lists the request's Notion-Beta values (comma-separated, possibly
+// repeated headers).
+func betas(r *http.Request) []string {
+	var out []string
+	for _, h := range r.Header.Values("Notion-Beta") {
+		for v := range strings.SplitSeq(h, ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
 
 // dataSources reports whether version is 2025-09-03 or later.
 func dataSources(version string) bool { return version >= DataSourceVersion }
@@ -299,7 +329,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// clock, so that clients can take watermarks from it.
 	rec.Header().Set("Date", s.now().UTC().Format(http.TimeFormat))
 	s.stats.begin(pattern)
-	defer func() { s.stats.end(rec.status) }()
+	defer func() { s.stats.end(pattern, rec.status, rec.bytes) }()
 
 	if !s.faults.delay(r.Context()) {
 		writeError(rec, newAPIError(http.StatusGatewayTimeout, "gateway_timeout", "Request canceled while delayed."))
@@ -314,9 +344,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, newAPIError(http.StatusBadRequest, "missing_version",
 			"Notion-Version header failed validation: Notion-Version header should be defined, instead was `undefined`."))
 		return
-	case NotionVersion, DataSourceVersion, TrashVersion:
+	case NotionVersion, DataSourceVersion, TrashVersion, TitleOnlyVersion:
 	default:
-		writeError(rec, validationError("notionemu speaks Notion-Version %s, %s and %s, not %q.", NotionVersion, DataSourceVersion, TrashVersion, v))
+		writeError(rec, validationError("notionemu speaks Notion-Version %s, %s, %s and %s, not %q.", NotionVersion, DataSourceVersion, TrashVersion, TitleOnlyVersion, v))
 		return
 	}
 	if err := s.allowed(bearer(r), pattern); err != nil {
@@ -418,10 +448,18 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	_, _ = w.Write(data)
 }
 
-// statusWriter remembers the status a handler answered with, for Stats.
+// statusWriter remembers the status a handler answered with and the
+// bytes of the body it wrote, for Stats.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	bytes  int64
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
 }
 
 func (w *statusWriter) WriteHeader(status int) {

@@ -39,10 +39,10 @@ type page struct {
 
 // propertiesJSON renders the page's properties as Notion returns them,
 // keyed by property name.
-func (p *page) propertiesJSON() map[string]any {
+func (p *page) propertiesJSON(version string) map[string]any {
 	out := make(map[string]any, len(p.db.columns))
 	for _, c := range p.db.columns {
-		prop := map[string]any{"id": c.id, "type": c.typ, string(c.typ): p.valueJSON(c)}
+		prop := map[string]any{"id": c.id, "type": c.typ, string(c.typ): p.valueJSON(c, version)}
 		if c.typ == TypeRelation {
 			prop["has_more"] = len(p.values[c].refs) > shownReferences
 		}
@@ -53,23 +53,23 @@ func (p *page) propertiesJSON() map[string]any {
 
 // valueJSON is the value as the page object shows it: at most 25 people
 // or page references, and rollups computed over as many.
-func (p *page) valueJSON(c *column) any {
+func (p *page) valueJSON(c *column, version string) any {
 	if raw, ok := p.shown[c]; ok {
 		return raw
 	}
-	return p.limitedJSON(c, shownReferences)
+	return p.limitedJSON(c, shownReferences, version)
 }
 
 // exactJSON is the value as the page property endpoint sends it.
-func (p *page) exactJSON(c *column) any {
-	return p.limitedJSON(c, maxReferences*maxReferences)
+func (p *page) exactJSON(c *column, version string) any {
+	return p.limitedJSON(c, maxReferences*maxReferences, version)
 }
 
-func (p *page) limitedJSON(c *column, limit int) any {
+func (p *page) limitedJSON(c *column, limit int, version string) any {
 	v := p.values[c]
 	switch c.typ {
 	case TypePeople:
-		return p.db.peopleJSON(v.refs, limit)
+		return p.db.peopleJSON(v.refs, limit, version)
 	case TypeRelation:
 		return relationJSON(v.refs, limit)
 	case TypeRollup:
@@ -131,7 +131,7 @@ func (p *page) objectJSON(version string) map[string]any {
 		"cover":            nil,
 		"icon":             nil,
 		"parent":           parent,
-		"properties":       p.propertiesJSON(),
+		"properties":       p.propertiesJSON(version),
 		"url":              notionURL(p.id),
 		"public_url":       nil,
 	})

@@ -74,7 +74,7 @@ func TestRequestsNotionDocumentsAreAccepted(t *testing.T) {
 		{"comment create naming the rich text's type", "POST", "/v1/comments", `{"parent":{"page_id":"` + pageID + `"},"rich_text":[{"type":"text","text":{"content":"done"}}]}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			for _, v := range []string{"2025-09-03", "2026-03-11"} {
+			for _, v := range []string{"2025-09-03", "2026-03-11", "2026-12-01"} {
 				if err := s.Check(request(t, c.method, c.path, v, c.body)); err != nil {
 					t.Fatal(err)
 				}
