@@ -1,19 +1,23 @@
 package cmdutil
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
+	"github.com/claimdeck/claimdeck/sources/notion"
 	"github.com/claimdeck/claimdeck/sources/relay"
 )
 
@@ -110,10 +114,13 @@ type SourceConfig struct {
 	// notion: the Notion-Version sent (2026-03-11 by default; 2025-09-03
 	// where a workspace pins it) and the workspace whose shared budget the
 	// token draws on (sources naming the same workspace slow down together)
-	NotionVersion string        `mapstructure:"notion_version" json:"notion_version,omitempty"`
-	Workspace     string        `mapstructure:"workspace" json:"workspace,omitempty"`
-	Settle        time.Duration `mapstructure:"settle" json:"settle,omitempty"`
-	HandoffQueue  string        `mapstructure:"handoff_queue" json:"handoff_queue,omitempty"`
+	NotionVersion string `mapstructure:"notion_version" json:"notion_version,omitempty"`
+	// APIVersion is notion_version's newer name: 2026-03-11 (the default)
+	// or 2026-12-01; a bare YAML date is read as the date it was.
+	APIVersion   string        `mapstructure:"api_version" json:"api_version,omitempty"`
+	Workspace    string        `mapstructure:"workspace" json:"workspace,omitempty"`
+	Settle       time.Duration `mapstructure:"settle" json:"settle,omitempty"`
+	HandoffQueue string        `mapstructure:"handoff_queue" json:"handoff_queue,omitempty"`
 	// notion, a database set up by today's notion-task skill: the Notion
 	// user id a person's claim sets as Assignee
 	OperatorUser string `mapstructure:"operator_user" json:"operator_user,omitempty"`
@@ -262,7 +269,8 @@ func LoadConfig(file string) (*Config, error) {
 	if err := checkEnv(); err != nil {
 		return nil, err
 	}
-	if err := v.Unmarshal(cfg); err != nil {
+	if err := v.Unmarshal(cfg, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(","), dateAsText))); err != nil {
 		if cfg.File == "" {
 			return nil, model.Errorf(model.CodeMisconfigured, "config", "", "%v", err)
 		}
@@ -312,6 +320,11 @@ func (c *Config) Validate() error {
 		}
 		seen[s.Name] = true
 		problems = append(problems, s.relayProblems(where)...)
+		if s.Kind == "notion" {
+			if _, err := notion.CheckVersion(s.NotionAPIVersion()); err != nil {
+				problems = append(problems, fmt.Sprintf("%s (%s): %v", where, s.Name, err))
+			}
+		}
 		if !slices.Contains(kinds, s.Kind) {
 			p := fmt.Sprintf("%s (%s): kind %q is not one of %s", where, s.Name, s.Kind, strings.Join(kinds, ", "))
 			if near := model.Nearest(strings.ToLower(s.Kind), kinds, 3); near != "" {
@@ -352,4 +365,19 @@ func Expand(p string) string {
 		}
 	}
 	return p
+}
+
+// NotionAPIVersion is the Notion-Version a notion source speaks as
+// configured: api_version, else its older spelling notion_version; ""
+// leaves the source's default.
+func (s SourceConfig) NotionAPIVersion() string { return cmp.Or(s.APIVersion, s.NotionVersion) }
+
+// dateAsText reads a bare YAML date given where text is wanted
+// (api_version: 2026-12-01, which YAML decodes as a time) as the date it
+// was written as.
+func dateAsText(_, to reflect.Type, data any) (any, error) {
+	if t, ok := data.(time.Time); ok && to.Kind() == reflect.String && t.Equal(t.Truncate(24*time.Hour)) {
+		return t.Format(time.DateOnly), nil
+	}
+	return data, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/notion"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -88,6 +89,12 @@ func (a *Env) Diagnose(ctx context.Context, sc SourceConfig) SourceReport {
 		schema += fmt.Sprintf("; %s: `claimdeck migrate --source %s` adds it", st.Behind(), sc.Name)
 	}
 	r.add("schema", nil, schema)
+	if ns, ok := src.(*notion.Source); ok {
+		// Which Notion-Version the source speaks, and whether the
+		// workspace answers the newer one: err only when it refuses its own.
+		detail, err := ns.DoctorVersion(ctx)
+		r.add("notion api", err, detail)
+	}
 	if a.Cfg.ReadOnlyFor(sc.Name) {
 		r.add("write", nil, "read-only by configuration: not checked")
 		return r

@@ -27,7 +27,7 @@ func openNotion(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 	}
 	nc := notion.Config{
 		Name: sc.Name, Token: token, DatabaseID: sc.DatabaseID, Preset: sc.Schema, BaseURL: sc.BaseURL,
-		Version: sc.NotionVersion, Workspace: sc.Workspace,
+		Version: sc.NotionAPIVersion(), Workspace: sc.Workspace,
 		DataSourceID: sc.DataSourceID, DataSource: sc.DataSource, Timeout: sc.Timeout, Budget: sc.CommandBudget,
 		HandoffQueueDB: sc.HandoffQueue, Rate: sc.Rate, Settle: sc.Settle, Lease: firstSet(sc.Lease, cfg.Lease),
 		Grace: cfg.Grace, OperatorUser: sc.OperatorUser,
