@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/bubbles/table"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	"charm.land/bubbles/v2/table"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
@@ -56,7 +54,6 @@ func bigQueue(n int, rng *rand.Rand) hub.Snapshot {
 // benchModel is a 120×40 dashboard holding a 100k snapshot.
 func benchModel(b *testing.B) (*Model, hub.Snapshot) {
 	b.Helper()
-	lipgloss.SetColorProfile(termenv.ANSI256) // colours on: the real cost
 	s := bigQueue(100_000, rand.New(rand.NewPCG(1, 2)))
 	h := hub.New(hub.Config{})
 	m, err := New(Options{Hub: h, Now: func() time.Time { return t0 }, Location: time.UTC,
@@ -87,8 +84,8 @@ func BenchmarkView100k(b *testing.B) {
 // and the frame it causes.
 func BenchmarkCursorMove100k(b *testing.B) {
 	m, _ := benchModel(b)
-	down := tea.KeyMsg{Type: tea.KeyDown}
-	up := tea.KeyMsg{Type: tea.KeyUp}
+	down := tea.KeyPressMsg{Code: tea.KeyDown}
+	up := tea.KeyPressMsg{Code: tea.KeyUp}
 	i := 0
 	b.ResetTimer()
 	for b.Loop() {
@@ -163,11 +160,11 @@ func BenchmarkFilterKeystroke100k(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			m, _ := benchModel(b)
 			m.show(c.view)
-			m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
+			m.Update(keyMsgs(b, "/")[0])
 			for _, r := range c.base {
-				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+				m.Update(keyMsgs(b, string(r))[0])
 			}
-			keys := []tea.KeyMsg{{Type: tea.KeyRunes, Runes: []rune("e")}, {Type: tea.KeyBackspace}}
+			keys := []tea.KeyPressMsg{keyMsgs(b, "e")[0], keyMsgs(b, "backspace")[0]}
 			i := 0
 			b.ResetTimer()
 			for b.Loop() {

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/muesli/termenv"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -38,8 +38,8 @@ func TestScreens(t *testing.T) {
 					golden.RequireEqual(t, []byte(screen))
 				})
 				t.Run(fmt.Sprintf("%s_%dx%d_%s_colour", views[k].title, sz[0], sz[1], th.name), func(t *testing.T) {
-					rigProfile = termenv.ANSI256
-					defer func() { rigProfile = termenv.Ascii }()
+					rigProfile = colorprofile.ANSI256
+					defer func() { rigProfile = colorprofile.NoTTY }()
 					r := newRig(t, th.opt)
 					r.size(sz[0], sz[1])
 					r.press(fmt.Sprint(int(k) + 1))
@@ -83,8 +83,8 @@ func TestTroubleScreens(t *testing.T) {
 					}
 					t.Run(label, func(t *testing.T) {
 						if colour {
-							rigProfile = termenv.ANSI256
-							defer func() { rigProfile = termenv.Ascii }()
+							rigProfile = colorprofile.ANSI256
+							defer func() { rigProfile = colorprofile.NoTTY }()
 						}
 						r := newRig(t, th.opt)
 						r.size(sz[0], sz[1])
@@ -240,21 +240,21 @@ func TestRebindRefusesDangerousMaps(t *testing.T) {
 
 func TestMouseSelectsAndScrolls(t *testing.T) {
 	r := newRig(t)
-	r.m.Update(tea.MouseMsg{X: 10, Y: tableTop + 3, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	r.m.Update(tea.MouseClickMsg{X: 10, Y: tableTop + 3, Button: tea.MouseLeft})
 	if got := r.m.selected().DisplayKey(); got != "S-1" {
 		t.Fatalf("a click on the third row selected %s", got)
 	}
-	r.m.Update(tea.MouseMsg{Button: tea.MouseButtonWheelUp})
+	r.m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
 	if r.m.pane().grid.cursor != 0 {
 		t.Fatal("the wheel did not scroll up")
 	}
-	r.m.Update(tea.MouseMsg{Button: tea.MouseButtonWheelDown})
+	r.m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
 	if r.m.pane().grid.cursor != 3 {
 		t.Fatal("the wheel did not scroll down")
 	}
 	r.size(160, 24) // room for every tab beside the alarm
 	x := strings.Index(r.screen(), "  3 Stale") + 2
-	r.m.Update(tea.MouseMsg{X: x, Y: 0, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	r.m.Update(tea.MouseClickMsg{X: x, Y: 0, Button: tea.MouseLeft})
 	if r.m.board.active != staleView {
 		t.Fatal("a click on a tab must switch to it")
 	}

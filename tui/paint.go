@@ -3,7 +3,7 @@ package tui
 import (
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 
 	"github.com/claimdeck/claimdeck/theme"
 )
@@ -14,7 +14,10 @@ import (
 // Only for styles without layout (colours, bold, reverse).
 type paint struct{ pre, post string }
 
-const paintProbe = "\x1f"
+// paintProbe is a printable letter: Lip Gloss v2 leaves control
+// characters unstyled under an underline, and no escape sequence of a
+// style holds an X.
+const paintProbe = "X"
 
 func paintOf(s lipgloss.Style) paint {
 	r := s.Render(paintProbe)

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -19,10 +19,23 @@ import (
 
 const appName = "claimdeck"
 
-// View draws the screen: tabs, filter line, the table (or the top dialog),
-// the banner, the footer and the short help. The banner has its own line,
-// so an error never covers a row.
-func (m *Model) View() string {
+// View is the frame and the terminal's modes: the alternate screen, mouse
+// clicks and wheel, focus reports, and the title (unless Options.Title
+// takes it). Key disambiguation is asked for by Bubble Tea on every
+// program; key releases are not asked for.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.frame())
+	v.AltScreen, v.MouseMode, v.ReportFocus = true, tea.MouseModeCellMotion, true
+	if m.opts.Title == nil {
+		v.WindowTitle = m.screen.title
+	}
+	return v
+}
+
+// frame draws the screen: tabs, filter line, the table (or the top
+// dialog), the banner, the footer and the short help. The banner has its
+// own line, so an error never covers a row.
+func (m *Model) frame() string {
 	if m.screen.quitting {
 		return ""
 	}
