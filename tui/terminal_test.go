@@ -200,9 +200,11 @@ func TestCtrlIIsNotTabAndReleasesAreIgnored(t *testing.T) {
 // Pasted text goes into the field being typed in and nowhere else.
 func TestPasteTypesIntoTheFilterOnly(t *testing.T) {
 	r := newRig(t)
-	r.m.Update(tea.PasteMsg{Content: "rq"})
-	if len(r.m.dialogs) != 0 || r.m.input.filtering {
-		t.Fatal("a paste outside a text field acted")
+	for _, p := range []string{"q", "r", "/"} {
+		r.m.Update(tea.PasteMsg{Content: p})
+		if len(r.m.dialogs) != 0 || r.m.input.filtering || r.m.screen.quitting {
+			t.Fatalf("a paste of %q outside a text field acted", p)
+		}
 	}
 	r.press("/")
 	r.m.Update(tea.PasteMsg{Content: "agent:al\n"})
