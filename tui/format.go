@@ -91,16 +91,29 @@ func two(n int) string {
 	return strconv.Itoa(n)
 }
 
+// cells is the width of s on screen. Printable ASCII is one cell a byte;
+// anything else is measured by x/ansi, which since v0.11.9 (the version
+// Bubble Tea v2 needs) segments every character into graphemes, ASCII
+// included: three times the cost of a frame of the 100k Queue.
+func cells(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' {
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s)
+}
+
 // fit truncates s to width cells (with an ellipsis) and pads it to exactly
 // width, measuring cells, never bytes.
 func fit(s string, width int) string {
 	if width <= 0 {
 		return ""
 	}
-	w := ansi.StringWidth(s)
+	w := cells(s)
 	if w > width {
 		s = ansi.Truncate(s, width, "…")
-		w = ansi.StringWidth(s)
+		w = cells(s)
 	}
 	return s + strings.Repeat(" ", width-w)
 }
@@ -108,7 +121,7 @@ func fit(s string, width int) string {
 // fitMiddle is fit for a name: cut in the middle, so that both its start
 // and its end (a file's number, its suffix) stay.
 func fitMiddle(s string, width int) string {
-	w := ansi.StringWidth(s)
+	w := cells(s)
 	if w <= width || width < 5 {
 		return fit(s, width)
 	}
@@ -121,10 +134,11 @@ func fitRight(s string, width int) string {
 	if width <= 0 {
 		return ""
 	}
-	if ansi.StringWidth(s) > width {
+	w := cells(s)
+	if w > width {
 		return ansi.Truncate(s, width, "…")
 	}
-	return strings.Repeat(" ", width-ansi.StringWidth(s)) + s
+	return strings.Repeat(" ", width-w) + s
 }
 
 // orDash shows empty values as a dash.
