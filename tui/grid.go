@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/theme"
 )
