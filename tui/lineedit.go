@@ -57,7 +57,7 @@ func (e *lineEdit) View(width int, focused bool, placeholder string) string {
 	if len(e.value) == 0 && placeholder != "" {
 		return fit(s+placeholder, width)
 	}
-	if w := ansi.StringWidth(s); w > width {
+	if w := cells(s); w > width {
 		s = "…" + ansi.TruncateLeft(s, w-width+1, "")
 	}
 	return fit(s, width)

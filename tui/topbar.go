@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/theme"
@@ -95,14 +93,14 @@ func shortTitle(k viewKind) string {
 func (b *board) tabAt(x int, bar topBar) (viewKind, bool) {
 	pos := 0
 	if bar.name {
-		pos = ansi.StringWidth(appName) + 2
+		pos = cells(appName) + 2
 	}
 	for k := range viewCount {
 		label := b.tabLabelIn(k, bar.style)
 		if label == "" {
 			continue
 		}
-		w := ansi.StringWidth(label)
+		w := cells(label)
 		if x >= pos && x < pos+w {
 			return k, true
 		}
@@ -116,11 +114,11 @@ func (b *board) tabAt(x int, bar topBar) (viewKind, bool) {
 func (b *board) tabsWidth(style tabStyle, name bool) int {
 	w := 0
 	if name {
-		w = ansi.StringWidth(appName) + 2
+		w = cells(appName) + 2
 	}
 	for k := range viewCount {
 		if l := b.tabLabelIn(k, style); l != "" {
-			w += ansi.StringWidth(l) + 2
+			w += cells(l) + 2
 		}
 	}
 	return w
@@ -144,7 +142,7 @@ func (m *Model) tabLayout() topBar {
 	}
 	for _, style := range []tabStyle{tabsFull, tabsShort} {
 		for _, try := range tries {
-			if whole := strings.Join(try, alarmSep); m.board.tabsWidth(style, true)+ansi.StringWidth(whole) <= room {
+			if whole := strings.Join(try, alarmSep); m.board.tabsWidth(style, true)+cells(whole) <= room {
 				return topBar{style: style, name: true, alarm: whole}
 			}
 		}
@@ -173,7 +171,7 @@ func (sc *screen) flagsWidth(readOnly bool, p pace) int {
 		w += len(" paused")
 	}
 	if p.sped() {
-		w += 1 + ansi.StringWidth(p.clockFlag())
+		w += 1 + cells(p.clockFlag())
 	}
 	return w
 }
@@ -252,7 +250,7 @@ func fitAlarm(parts []string, width int) string {
 		if n < len(parts) {
 			s += " +" + strconv.Itoa(len(parts)-n)
 		}
-		if ansi.StringWidth(s) <= width {
+		if cells(s) <= width {
 			return s
 		}
 	}
@@ -320,21 +318,21 @@ func (m *Model) alarmBelow(typing string) string {
 	style := st.Level(int(a.level))
 	p := m.pane()
 	if typing != "" {
-		room := m.screen.width - ansi.StringWidth(typing) - 2
+		room := m.screen.width - cells(typing) - 2
 		shown := strconv.Itoa(p.len()) + " shown"
-		if whole := strings.Join(parts, alarmSep); ansi.StringWidth(whole)+2+len(shown) <= room {
+		if whole := strings.Join(parts, alarmSep); cells(whole)+2+len(shown) <= room {
 			return joinRight(typing, style.Render(whole)+"  "+st.Muted.Render(shown), m.screen.width)
 		}
 		return joinRight(typing, style.Render(fitAlarm(parts, max(room, 0))), m.screen.width)
 	}
 	whole := strings.Join(parts, alarmSep)
 	flags := strings.Join(m.screen.flags(m.styles, m.opts.ReadOnly, m.pace), " ")
-	fw := ansi.StringWidth(flags)
+	fw := cells(flags)
 	if fw > 0 {
 		fw++
 	}
 	for _, right := range []string{"sort: " + p.sortName() + " · " + strconv.Itoa(p.len()) + " shown", "sort: " + p.sortName(), ""} {
-		if ansi.StringWidth(whole)+ansi.StringWidth(right)+fw+2 <= m.screen.width {
+		if cells(whole)+cells(right)+fw+2 <= m.screen.width {
 			return joinRight(style.Render(whole), strings.TrimSpace(st.Muted.Render(right)+" "+flags), m.screen.width)
 		}
 	}

@@ -64,7 +64,7 @@ func (m *Model) filterLine() string {
 	st := m.styles
 	p := m.pane()
 	right := st.Muted.Render("sort: " + p.sortName() + " · " + strconv.Itoa(p.len()) + " shown")
-	rw := ansi.StringWidth(right)
+	rw := cells(right)
 	below := m.tabLayout().below
 	var left string
 	switch {
@@ -93,13 +93,13 @@ func (m *Model) filterLine() string {
 
 // joinRight puts right at the end of the line, cutting left to make room.
 func joinRight(left, right string, width int) string {
-	rw := ansi.StringWidth(right)
+	rw := cells(right)
 	lw := width - rw - 1
 	if lw < 1 {
 		return ansi.Truncate(left, width, "…")
 	}
 	left = ansi.Truncate(left, lw, "…")
-	return left + strings.Repeat(" ", width-ansi.StringWidth(left)-rw) + right
+	return left + strings.Repeat(" ", width-cells(left)-rw) + right
 }
 
 func (m *Model) body(b *strings.Builder, p *pane) {
@@ -319,7 +319,7 @@ func shortHelp(st *theme.Styles, items []key.Binding, width int) string {
 	}
 	for {
 		line := h.ShortHelpView(enabled)
-		if ansi.StringWidth(line) <= width || len(enabled) <= 2 {
+		if cells(line) <= width || len(enabled) <= 2 {
 			return ansi.Truncate(line, width, "…")
 		}
 		enabled = slices.Delete(enabled, len(enabled)-3, len(enabled)-2)
