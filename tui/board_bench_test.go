@@ -88,6 +88,7 @@ func BenchmarkCursorMove100k(b *testing.B) {
 	up := tea.KeyPressMsg{Code: tea.KeyUp}
 	i := 0
 	b.ResetTimer()
+	cpu := startCPU(b)
 	for b.Loop() {
 		msg := down
 		if i/1000%2 == 1 {
@@ -97,6 +98,7 @@ func BenchmarkCursorMove100k(b *testing.B) {
 		m.Update(msg)
 		_ = m.View()
 	}
+	cpu.report()
 }
 
 // BenchmarkBubblesTableMove100k is bubbles/table doing the same, for
@@ -167,10 +169,12 @@ func BenchmarkFilterKeystroke100k(b *testing.B) {
 			keys := []tea.KeyPressMsg{keyMsgs(b, "e")[0], keyMsgs(b, "backspace")[0]}
 			i := 0
 			b.ResetTimer()
+			cpu := startCPU(b)
 			for b.Loop() {
 				m.Update(keys[i%2])
 				i++
 			}
+			cpu.report()
 			b.StopTimer()
 			if got := fmt.Sprint(m.input.filter.Value()); got != c.base && got != c.base+"e" {
 				b.Fatalf("filter is %q", got)
@@ -203,12 +207,16 @@ func BenchmarkPollBulkLoaded100k(b *testing.B) {
 func applyEach(b *testing.B, m *Model, fresh func() hub.Snapshot) {
 	next := fresh()
 	b.ResetTimer()
+	cpu := startCPU(b)
 	for b.Loop() {
 		m.Update(snapshotMsg(next))
 		b.StopTimer()
+		cpu.stop()
 		next = fresh()
+		cpu.resume()
 		b.StartTimer()
 	}
+	cpu.report()
 }
 
 // changedSnapshot is s with changed of its tasks in new versions, spread
