@@ -125,6 +125,9 @@ func (e *e2e) see(texts ...string) {
 
 func (e *e2e) keys(ks ...string) {
 	for _, k := range ks {
+		// Apart, as a person types: keys within burstGap of the one
+		// that closed a dialog are taken as typed for that dialog.
+		time.Sleep(2 * burstGap)
 		for _, msg := range keyMsgs(e.t, k) {
 			e.tm.Send(msg)
 		}

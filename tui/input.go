@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -35,6 +36,10 @@ type input struct {
 	dropped  string
 	// toldUnknown: the top dialog has said once that a key does nothing.
 	toldUnknown bool
+	// closedAt is when a key last closed a dialog, by keyClock; afterText
+	// what was typed right after it and dropped.
+	closedAt  time.Time
+	afterText string
 }
 
 // filterKey edits the filter: every keystroke that changes it asks for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
@@ -20,6 +21,9 @@ import (
 // opens a text input, the rest are typed into it.
 func (m *Model) burst(msg tea.KeyPressMsg) tea.Cmd {
 	text := typed(msg)
+	if m.afterClose(text) {
+		return nil
+	}
 	if utf8.RuneCountInString(text) < 2 || m.typing() {
 		return m.key(msg)
 	}
@@ -44,6 +48,32 @@ func (m *Model) burst(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	return tea.Batch(cmds...)
+}
+
+// burstGap is how soon after the key that closed a dialog a letter is
+// taken for part of the same burst (typed ahead, pasted, sent by tmux in
+// one write): about a frame, far quicker than a person reads the screen.
+// Bubble Tea v1 handed such a burst over as one message; v2 hands each
+// key over on its own, so the time between them tells.
+const burstGap = 15 * time.Millisecond
+
+// afterClose drops a letter that comes within burstGap of the key that
+// closed a dialog, or of a letter dropped so: it was typed for the dialog,
+// not for what is under it.
+func (m *Model) afterClose(text string) bool {
+	in := &m.input
+	if text == "" || in.closedAt.IsZero() || m.typing() {
+		in.closedAt = time.Time{}
+		return false
+	}
+	now := m.keyClock()
+	if now.Sub(in.closedAt) > burstGap {
+		in.closedAt = time.Time{}
+		return false
+	}
+	in.closedAt, in.afterText = now, in.afterText+text
+	m.status.note(fmt.Sprintf("dropped %q, typed after the dialog closed", in.afterText))
+	return true
 }
 
 // typed is the text a key types: a printable key (a letter, the space
@@ -79,7 +109,11 @@ func (m *Model) typing() bool {
 // key handles one key: ctrl-c always quits; then the top dialog, the
 // filter or the : line, or else the key map.
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	open := len(m.dialogs)
 	cmd := m.oneKey(msg)
+	if len(m.dialogs) < open {
+		m.input.closedAt, m.input.afterText = m.keyClock(), ""
+	}
 	if t := m.work.wantTrail; t != nil {
 		m.work.wantTrail = nil
 		return tea.Batch(cmd, m.fetchTrail(t.Source, t.ID))

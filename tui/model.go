@@ -41,7 +41,10 @@ type Options struct {
 	// KeyMap.Rebind).
 	Keys map[string][]string
 	// Now is the clock; tests pin it so screens are stable.
-	Now      func() time.Time
+	Now func() time.Time
+	// KeyClock times keys against each other (a burst typed in one go);
+	// the wall clock by default, for tests to move by hand.
+	KeyClock func() time.Time
 	Location *time.Location // for wall-clock times; default Local
 	// Speed is how much faster than the wall clock the tasks' time runs
 	// (the demo's --speed); task times are shown in theirs. 0 or 1: real time.
@@ -138,6 +141,9 @@ func New(o Options) (*Model, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.KeyClock == nil {
+		o.KeyClock = time.Now
 	}
 	if o.Location == nil {
 		o.Location = time.Local
@@ -348,6 +354,8 @@ func (m *Model) ticked(msg tickMsg) tea.Cmd {
 }
 
 func (m *Model) pane() *pane { return m.board.pane() }
+
+func (m *Model) keyClock() time.Time { return m.opts.KeyClock() }
 
 // selected is the task under the cursor, or nil.
 func (m *Model) selected() *model.Task { return m.pane().selectedTask() }

@@ -42,6 +42,9 @@ type rig struct {
 	// noTrails: polls carry no history, as a SQL source's do; a task's
 	// trail comes only from Get.
 	noTrails bool
+	// keyAt is the key clock: a second between the keys of press, a
+	// millisecond between the keys of one burst.
+	keyAt time.Time
 }
 
 type rigOption func(*Options)
@@ -68,7 +71,8 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 		{Name: "n2", Status: model.NodeDegraded, LastSeen: t0.Add(-5 * time.Minute), Failures: 2, LastErr: "timeout"},
 		{Name: "n3", Status: model.NodeDown, LastSeen: t0.Add(-9 * time.Minute), Failures: 3, LastErr: "connection refused"},
 	}
-	o := Options{Hub: r.hub, Now: clock, Location: time.UTC, Styles: theme.New(theme.Options{Mode: theme.Dark}),
+	r.keyAt = t0
+	o := Options{Hub: r.hub, Now: clock, KeyClock: func() time.Time { return r.keyAt }, Location: time.UTC, Styles: theme.New(theme.Options{Mode: theme.Dark}),
 		Stats: r.tracker.Report,
 		Journal: []model.AuditRecord{
 			{At: t0.Add(-50 * time.Minute), Actor: "carol", Source: "prod", Task: "6", Action: model.ActionTakeover, Reason: "payout stuck", Result: "applied"},
@@ -204,7 +208,9 @@ func keyMsgs(t testing.TB, k string) []tea.KeyPressMsg {
 func (r *rig) press(keys ...string) {
 	r.t.Helper()
 	for _, k := range keys {
+		r.keyAt = r.keyAt.Add(time.Second)
 		for _, msg := range keyMsgs(r.t, k) {
+			r.keyAt = r.keyAt.Add(time.Millisecond)
 			_, cmd := r.m.Update(msg)
 			r.run(cmd)
 		}

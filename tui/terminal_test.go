@@ -227,3 +227,23 @@ func TestV1KeyNamesStillBind(t *testing.T) {
 		t.Fatalf("mark-range on %q", got)
 	}
 }
+
+// Letters typed in the same burst as the key that closed a dialog were
+// typed for that dialog: dropped, with a note, not given to the view
+// underneath. A letter typed a moment later is a key of the view.
+func TestLettersRightAfterADialogClosedAreDropped(t *testing.T) {
+	r := newRig(t)
+	r.selectKey(leasesView, "TASK-4")
+	r.press("r", "enter") // the confirmation
+	r.press("nr")         // n closes it; r comes a millisecond later
+	if n := len(r.m.dialogs); n != 0 {
+		t.Fatalf("the r typed with the n opened %T", r.m.dialogs[n-1])
+	}
+	if !strings.Contains(r.screen(), `dropped "r"`) {
+		t.Fatalf("the footer does not say r was dropped:\n%s", r.screen())
+	}
+	r.press("r") // a second later: the view's release
+	if n := len(r.m.dialogs); n != 1 {
+		t.Fatal("r typed a second after the dialog closed did nothing")
+	}
+}
