@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -303,14 +302,12 @@ func (m *Model) helpLine() string {
 	if m.input.commanding {
 		return st.Muted.Render(fit("enter run · tab complete · ↑/↓ history · esc leave", m.screen.width))
 	}
-	return shortHelp(m.styles, m.pane().ShortHelp(m.keys), m.screen.width)
+	return shortHelp(m.paints, m.pane().ShortHelp(m.keys), m.screen.width)
 }
 
 // shortHelp fits the pane's keys on one line of width: the last two (help and
 // quit) always stay; the ones before them give way from the right.
-func shortHelp(st *theme.Styles, items []key.Binding, width int) string {
-	h := help.New()
-	h.Styles.ShortKey, h.Styles.ShortDesc, h.Styles.ShortSeparator = st.Key, st.KeyDesc, st.Faint
+func shortHelp(ps *paints, items []key.Binding, width int) string {
 	var enabled []key.Binding
 	for _, b := range items {
 		if b.Enabled() {
@@ -318,12 +315,27 @@ func shortHelp(st *theme.Styles, items []key.Binding, width int) string {
 		}
 	}
 	for {
-		line := h.ShortHelpView(enabled)
+		line := helpItems(ps, enabled)
 		if cells(line) <= width || len(enabled) <= 2 {
 			return ansi.Truncate(line, width, "…")
 		}
 		enabled = slices.Delete(enabled, len(enabled)-3, len(enabled)-2)
 	}
+}
+
+// helpItems is bubbles/help's short view of items ("key desc • key
+// desc"), drawn with paints: its lipgloss renders were a sixth of a frame.
+func helpItems(ps *paints, items []key.Binding) string {
+	var b strings.Builder
+	for i, kb := range items {
+		if i > 0 {
+			ps.helpSep.write(&b, " • ")
+		}
+		ps.helpKey.write(&b, kb.Help().Key)
+		b.WriteByte(' ')
+		ps.helpDesc.write(&b, kb.Help().Desc)
+	}
+	return b.String()
 }
 
 // pen is the rows' pen as the dashboard stands.
