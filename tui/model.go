@@ -205,13 +205,20 @@ func Program(ctx context.Context, o Options) (*tea.Program, error) {
 		popts = append(popts, tea.WithColorProfile(colorprofile.ASCII))
 	}
 	p := tea.NewProgram(m, append(popts, o.ProgramOptions...)...)
+	m.Bind(p)
+	return p, nil
+}
+
+// Bind points the bells, notifications and clipboard the options leave
+// unset at p's terminal. A door that builds the program itself (one per
+// SSH session) calls it before running p.
+func (m *Model) Bind(p *tea.Program) {
 	if m.opts.Alert == nil {
-		m.opts.Alert = o.Alerts.terminal(rawWriter{p})
+		m.opts.Alert = m.opts.Alerts.terminal(rawWriter{p})
 	}
 	if m.opts.Copy == nil {
 		m.opts.Copy = func(s string) { p.Send(tea.SetClipboard(s)()) }
 	}
-	return p, nil
 }
 
 // rawWriter writes to the program's terminal through its renderer, so a
