@@ -66,4 +66,7 @@ type AuditRecord struct {
 	Error   string     `json:"error,omitempty"`
 	Attempt string     `json:"attempt,omitempty"` // id tying "pending" to its outcome
 	Pending bool       `json:"pending,omitempty"`
+	// KeyFingerprint is the SSH key a person at door ssh was known by
+	// (SHA256:…, as ssh-keygen -lf prints it).
+	KeyFingerprint string `json:"key_fingerprint,omitempty"`
 }

@@ -54,6 +54,18 @@ type Desk struct {
 	// names none (ConfiguredGrace) waits this long past a lease's end,
 	// never less; zero means model.DefaultPolicy's.
 	Grace time.Duration
+	// KeyFingerprint is the SSH key the desk's person was known by (door
+	// ssh): journaled with every request the desk makes as that person.
+	KeyFingerprint string
+}
+
+// keyOf is the key fingerprint to journal for a request by by: the
+// desk's, when the request acts as the desk's own person.
+func (d *Desk) keyOf(by model.Actor) string {
+	if by.Name == d.Actor && by.Door == d.actor(Request{}).Door {
+		return d.KeyFingerprint
+	}
+	return ""
 }
 
 // ConfiguredGrace is the grace of a reap that names none (ntask reap
@@ -92,6 +104,7 @@ func (d *Desk) Apply(ctx context.Context, src Source, req Request) (*model.Task,
 	if k := req.Seen.DisplayKey(); k != req.Seen.ID {
 		rec.Key = k
 	}
+	rec.KeyFingerprint = d.keyOf(by)
 	if d.Journal != nil {
 		if err := d.Journal.Append(rec); err != nil {
 			// Without a trail the action must not run: nothing is done unrecorded.
@@ -150,7 +163,7 @@ func (d *Desk) refused(ctx context.Context, src Source, req Request, err error) 
 	if d.Journal != nil {
 		_ = d.Journal.Append(model.AuditRecord{At: d.now().UTC(), Actor: by.Name, Door: by.Door, Source: src.Name(), Task: req.Seen.ID,
 			Action: req.Action, Reason: req.Reason, Target: req.To, Before: model.Brief(req.Seen),
-			Result: string(model.CodeOf(err)), Error: model.Redact(err.Error()), Attempt: uuid.NewString()})
+			Result: string(model.CodeOf(err)), Error: model.Redact(err.Error()), Attempt: uuid.NewString(), KeyFingerprint: d.keyOf(by)})
 	}
 	return d.record(ctx, src, req, err)
 }

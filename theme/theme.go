@@ -6,16 +6,19 @@ package theme
 
 import (
 	"hash/fnv"
+	"image/color"
 	"os"
+	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 )
 
 // Mode picks a palette.
 type Mode int
 
-// Palette modes: Auto asks the terminal for its background.
+// Palette modes: Auto follows the terminal's background (see New and
+// Options.Resolve).
 const (
 	Auto Mode = iota
 	Light
@@ -47,6 +50,34 @@ type Options struct {
 	SourceColors map[string]string
 }
 
+// Resolve turns Auto into the palette of a background the terminal
+// reported; Light and Dark stay as chosen.
+func (o Options) Resolve(dark bool) Options {
+	if o.Mode == Auto {
+		o.Mode = Light
+		if dark {
+			o.Mode = Dark
+		}
+	}
+	return o
+}
+
+// envDark reads COLORFGBG ("15;0", "default;default;0") as termenv did
+// for Bubble Tea v1: its last field is the background's colour number; 0–6
+// are dark, 7–15 light, a 256-colour one dark when its lightness is under
+// half. Unset or unreadable: dark.
+func envDark(fgbg string) bool {
+	bg, err := strconv.Atoi(fgbg[strings.LastIndexByte(fgbg, ';')+1:])
+	switch {
+	case err != nil || bg < 0 || bg > 255:
+		return true
+	case bg < 16:
+		return bg < 7
+	}
+	r, g, b, _ := lipgloss.Color(strconv.Itoa(bg)).RGBA()
+	return max(r, g, b)+min(r, g, b) < 0xffff
+}
+
 // FromEnv fills NoColor from the NO_COLOR convention (https://no-color.org).
 func (o Options) FromEnv() Options {
 	if os.Getenv("NO_COLOR") != "" {
@@ -57,11 +88,11 @@ func (o Options) FromEnv() Options {
 
 // Palette is the set of colours one background needs.
 type Palette struct {
-	Text, Muted, Faint, Accent, Border lipgloss.TerminalColor
-	SelectedText, SelectedBg           lipgloss.TerminalColor
-	OK, Warn, Danger, Info             lipgloss.TerminalColor
-	BannerText, BannerBg               lipgloss.TerminalColor
-	Labels                             []lipgloss.TerminalColor // source label colours
+	Text, Muted, Faint, Accent, Border color.Color
+	SelectedText, SelectedBg           color.Color
+	OK, Warn, Danger, Info             color.Color
+	BannerText, BannerBg               color.Color
+	Labels                             []color.Color // source label colours
 }
 
 // DarkPalette is for dark terminal backgrounds.
@@ -88,8 +119,8 @@ func LightPalette() Palette {
 	}
 }
 
-func colors(codes ...string) []lipgloss.TerminalColor {
-	out := make([]lipgloss.TerminalColor, len(codes))
+func colors(codes ...string) []color.Color {
+	out := make([]color.Color, len(codes))
 	for i, c := range codes {
 		out[i] = lipgloss.Color(c)
 	}
@@ -111,21 +142,23 @@ type Styles struct {
 	Key, KeyDesc                   lipgloss.Style
 	BarFull                        lipgloss.Style
 
-	labels    []lipgloss.TerminalColor
-	named     map[string]lipgloss.TerminalColor
+	labels    []color.Color
+	named     map[string]color.Color
 	labelBase lipgloss.Style
 }
 
-// New builds the styles. Auto mode asks the terminal for its background,
-// which can block briefly on a terminal that never answers: resolve it once
-// at start, never per frame.
+// New builds the styles. It never asks the terminal: Auto reads the
+// background from COLORFGBG where the terminal sets it, and is dark
+// otherwise. The dashboard asks the terminal for its background without
+// waiting (Bubble Tea's background-colour request) and, when the answer
+// comes, builds the styles again with Resolve.
 func New(o Options) *Styles {
 	dark := true
 	switch o.Mode {
 	case Light:
 		dark = false
 	case Auto:
-		dark = lipgloss.HasDarkBackground()
+		dark = envDark(os.Getenv("COLORFGBG"))
 	}
 	p := DarkPalette()
 	if !dark {
@@ -135,13 +168,13 @@ func New(o Options) *Styles {
 }
 
 func build(p Palette, dark bool, o Options) *Styles {
-	c := func(col lipgloss.TerminalColor) lipgloss.TerminalColor {
+	c := func(col color.Color) color.Color {
 		if o.NoColor {
 			return lipgloss.NoColor{}
 		}
 		return col
 	}
-	fg := func(col lipgloss.TerminalColor) lipgloss.Style { return lipgloss.NewStyle().Foreground(c(col)) }
+	fg := func(col color.Color) lipgloss.Style { return lipgloss.NewStyle().Foreground(c(col)) }
 	s := &Styles{Dark: dark, NoColor: o.NoColor}
 	s.Title = fg(p.Accent).Bold(true)
 	s.Tab = fg(p.Muted)
@@ -177,7 +210,7 @@ func build(p Palette, dark bool, o Options) *Styles {
 	for _, l := range p.Labels {
 		s.labels = append(s.labels, c(l))
 	}
-	s.named = map[string]lipgloss.TerminalColor{}
+	s.named = map[string]color.Color{}
 	for name, col := range o.SourceColors {
 		s.named[name] = c(namedColor(col, dark))
 	}
@@ -212,8 +245,8 @@ func (s *Styles) Level(rung int) lipgloss.Style {
 
 // namedColor turns a config colour into a terminal colour: a few names
 // people write in YAML, else whatever lipgloss accepts (hex or ANSI code).
-func namedColor(name string, dark bool) lipgloss.TerminalColor {
-	pick := func(d, l string) lipgloss.TerminalColor {
+func namedColor(name string, dark bool) color.Color {
+	pick := func(d, l string) color.Color {
 		if dark {
 			return lipgloss.Color(d)
 		}

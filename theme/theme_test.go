@@ -3,7 +3,7 @@ package theme
 import (
 	"testing"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 )
 
 func TestNoColorKeepsTheSelectionVisible(t *testing.T) {
@@ -37,5 +37,21 @@ func TestParseMode(t *testing.T) {
 	}
 	if _, ok := ParseMode("solarized"); ok {
 		t.Error("an unknown theme must be refused")
+	}
+}
+
+func TestAutoReadsTheBackgroundFromCOLORFGBG(t *testing.T) {
+	for fgbg, dark := range map[string]bool{"": true, "15;0": true, "0;15": false, "default;default;7": false, "7;8": false,
+		"15;6": true, "0;231": false, "15;16": true, "15;bogus": true, "15;300": true} {
+		if got := envDark(fgbg); got != dark {
+			t.Errorf("COLORFGBG=%q: dark = %v, want %v", fgbg, got, dark)
+		}
+	}
+	t.Setenv("COLORFGBG", "0;15")
+	if New(Options{}).Dark {
+		t.Error("auto on a light COLORFGBG must pick the light palette")
+	}
+	if !New(Options{}.Resolve(true)).Dark || New(Options{Mode: Dark}.Resolve(false)).Dark != true {
+		t.Error("Resolve turns Auto into the reported background and keeps a chosen mode")
 	}
 }

@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/bubbles/table"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	"charm.land/bubbles/v2/table"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
@@ -56,7 +54,6 @@ func bigQueue(n int, rng *rand.Rand) hub.Snapshot {
 // benchModel is a 120×40 dashboard holding a 100k snapshot.
 func benchModel(b *testing.B) (*Model, hub.Snapshot) {
 	b.Helper()
-	lipgloss.SetColorProfile(termenv.ANSI256) // colours on: the real cost
 	s := bigQueue(100_000, rand.New(rand.NewPCG(1, 2)))
 	h := hub.New(hub.Config{})
 	m, err := New(Options{Hub: h, Now: func() time.Time { return t0 }, Location: time.UTC,
@@ -87,10 +84,11 @@ func BenchmarkView100k(b *testing.B) {
 // and the frame it causes.
 func BenchmarkCursorMove100k(b *testing.B) {
 	m, _ := benchModel(b)
-	down := tea.KeyMsg{Type: tea.KeyDown}
-	up := tea.KeyMsg{Type: tea.KeyUp}
+	down := tea.KeyPressMsg{Code: tea.KeyDown}
+	up := tea.KeyPressMsg{Code: tea.KeyUp}
 	i := 0
 	b.ResetTimer()
+	cpu := startCPU(b)
 	for b.Loop() {
 		msg := down
 		if i/1000%2 == 1 {
@@ -100,6 +98,7 @@ func BenchmarkCursorMove100k(b *testing.B) {
 		m.Update(msg)
 		_ = m.View()
 	}
+	cpu.report()
 }
 
 // BenchmarkBubblesTableMove100k is bubbles/table doing the same, for
@@ -163,17 +162,19 @@ func BenchmarkFilterKeystroke100k(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			m, _ := benchModel(b)
 			m.show(c.view)
-			m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
+			m.Update(keyMsgs(b, "/")[0])
 			for _, r := range c.base {
-				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+				m.Update(keyMsgs(b, string(r))[0])
 			}
-			keys := []tea.KeyMsg{{Type: tea.KeyRunes, Runes: []rune("e")}, {Type: tea.KeyBackspace}}
+			keys := []tea.KeyPressMsg{keyMsgs(b, "e")[0], keyMsgs(b, "backspace")[0]}
 			i := 0
 			b.ResetTimer()
+			cpu := startCPU(b)
 			for b.Loop() {
 				m.Update(keys[i%2])
 				i++
 			}
+			cpu.report()
 			b.StopTimer()
 			if got := fmt.Sprint(m.input.filter.Value()); got != c.base && got != c.base+"e" {
 				b.Fatalf("filter is %q", got)
@@ -206,12 +207,16 @@ func BenchmarkPollBulkLoaded100k(b *testing.B) {
 func applyEach(b *testing.B, m *Model, fresh func() hub.Snapshot) {
 	next := fresh()
 	b.ResetTimer()
+	cpu := startCPU(b)
 	for b.Loop() {
 		m.Update(snapshotMsg(next))
 		b.StopTimer()
+		cpu.stop()
 		next = fresh()
+		cpu.resume()
 		b.StartTimer()
 	}
+	cpu.report()
 }
 
 // changedSnapshot is s with changed of its tasks in new versions, spread

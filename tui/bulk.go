@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -58,11 +58,11 @@ func (d *bulkDialog) typing() bool { return d.preview == nil }
 
 // scrollKey scrolls the task list: the arrows and pages while the reason
 // is typed (letters are text then), every scrolling key at the preview.
-func (d *bulkDialog) scrollKey(e *dialogEnv, msg tea.KeyMsg) bool {
+func (d *bulkDialog) scrollKey(e *dialogEnv, msg tea.KeyPressMsg) bool {
 	n := len(d.listLines(e, e.width))
 	if d.preview == nil {
-		switch msg.Type {
-		case tea.KeyUp, tea.KeyDown, tea.KeyPgUp, tea.KeyPgDown:
+		switch msg.String() {
+		case "up", "down", "pgup", "pgdown":
 		default:
 			return false
 		}
@@ -70,7 +70,7 @@ func (d *bulkDialog) scrollKey(e *dialogEnv, msg tea.KeyMsg) bool {
 	return d.scroll(e.keys, msg, n, 10)
 }
 
-func (d *bulkDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+func (d *bulkDialog) update(e *dialogEnv, msg tea.KeyPressMsg) action {
 	nothing := action{close: true, note: fmt.Sprintf("%s of %d marked: nothing done", d.req.Action, len(d.tasks))}
 	if d.scrollKey(e, msg) {
 		return action{}
@@ -81,16 +81,16 @@ func (d *bulkDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
 		}
 		return nothing
 	}
-	switch msg.Type {
-	case tea.KeyEsc:
+	switch msg.String() {
+	case "esc":
 		return nothing
-	case tea.KeyEnter:
+	case "enter":
 		d.judge(e)
 		return action{}
-	case tea.KeyLeft, tea.KeyRight:
+	case "left", "right":
 		if len(d.agents) > 0 {
 			step := 1
-			if msg.Type == tea.KeyLeft {
+			if msg.String() == "left" {
 				step = len(d.agents) - 1
 			}
 			d.agent = (d.agent + step) % len(d.agents)

@@ -4,9 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -58,7 +57,7 @@ func commandAction(word string) (model.Action, bool) {
 // command, or, where they do not all fit, how to find them — a hint cut
 // after the views' names tells nothing of the actions.
 func commandHintIn(width int, palette key.Binding) string {
-	if all := commandHint(); ansi.StringWidth(all) <= width {
+	if all := commandHint(); cells(all) <= width {
 		return all
 	}
 	if ks := palette.Keys(); palette.Enabled() && len(ks) > 0 {

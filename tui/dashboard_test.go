@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/muesli/termenv"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -38,8 +38,8 @@ func TestScreens(t *testing.T) {
 					golden.RequireEqual(t, []byte(screen))
 				})
 				t.Run(fmt.Sprintf("%s_%dx%d_%s_colour", views[k].title, sz[0], sz[1], th.name), func(t *testing.T) {
-					rigProfile = termenv.ANSI256
-					defer func() { rigProfile = termenv.Ascii }()
+					rigProfile = colorprofile.ANSI256
+					defer func() { rigProfile = colorprofile.NoTTY }()
 					r := newRig(t, th.opt)
 					r.size(sz[0], sz[1])
 					r.press(fmt.Sprint(int(k) + 1))
@@ -83,8 +83,8 @@ func TestTroubleScreens(t *testing.T) {
 					}
 					t.Run(label, func(t *testing.T) {
 						if colour {
-							rigProfile = termenv.ANSI256
-							defer func() { rigProfile = termenv.Ascii }()
+							rigProfile = colorprofile.ANSI256
+							defer func() { rigProfile = colorprofile.NoTTY }()
 						}
 						r := newRig(t, th.opt)
 						r.size(sz[0], sz[1])
@@ -190,303 +190,6 @@ func (r *rig) get(id string) *model.Task {
 	return task
 }
 
-func TestConfirmationDefaultsToNo(t *testing.T) {
-	for _, answer := range []string{"enter", "n", "esc", "space", "q"} {
-		t.Run(answer, func(t *testing.T) {
-			r := newRig(t)
-			r.selectKey(leasesView, "TASK-4")
-			before := r.get("4")
-			r.press("r", "enter") // no reason: it is optional
-			screen := r.screen()
-			for _, want := range []string{"Force-release TASK-4 on prod?", "AGENT alpha · run r-17 · node n1", "[y/N]"} {
-				if !strings.Contains(screen, want) {
-					t.Fatalf("the confirmation lacks %q:\n%s", want, screen)
-				}
-			}
-			r.press(answer)
-			if len(r.m.dialogs) != 0 || r.get("4").Version != before.Version {
-				t.Fatalf("answering %q changed the task or left the dialog open", answer)
-			}
-			if !strings.Contains(r.screen(), "nothing done") {
-				t.Fatalf("the screen does not say nothing was done:\n%s", r.screen())
-			}
-		})
-	}
-}
-
-func TestClaimAsHumanUpdatesTheRowAtOnceAndIsReconciledByThePoll(t *testing.T) {
-	r := newRig(t)
-	r.selectKey(leasesView, "TASK-4")
-	r.press("c", "enter", "y") // no reason: it is optional
-	if got := r.get("4"); got.Claim().Holder != model.HolderHuman || got.Claim().Name != "HUMAN:alice" {
-		t.Fatalf("backend holder %s %s, want HUMAN:alice", got.Claim().Holder, got.Claim().Name)
-	}
-	// No poll yet: the row shows the result the action returned.
-	if row := rowOf(t, r, "TASK-4"); !strings.Contains(row, "HUMAN:alice") {
-		t.Fatalf("row before the poll: %q", row)
-	}
-	if !strings.Contains(r.screen(), "takeover TASK-4 applied") {
-		t.Fatalf("no word of the result:\n%s", r.screen())
-	}
-	r.poll()
-	if len(r.m.board.results) != 0 {
-		t.Fatal("the poll that shows the result must retire the optimistic row")
-	}
-	r.press("5")
-	if !strings.Contains(r.screen(), "alice takeover") {
-		t.Fatalf("the action is not in Activity:\n%s", r.screen())
-	}
-}
-
-// rowOf is the screen line of a task in the current view.
-func rowOf(t *testing.T, r *rig, key string) string {
-	t.Helper()
-	for _, l := range strings.Split(r.screen(), "\n") {
-		if strings.Contains(l, " "+key+" ") {
-			return l
-		}
-	}
-	t.Fatalf("%s is not on screen:\n%s", key, r.screen())
-	return ""
-}
-
-func TestForceReleasePutsTheTaskBackInTheQueue(t *testing.T) {
-	r := newRig(t)
-	r.selectKey(staleView, "TASK-5")
-	r.press("r", "enter", "y")
-	if got := r.get("5"); got.State != model.StateQueued || got.Held() {
-		t.Fatalf("after force-release: %s held by %q", got.State, got.Claim().Name)
-	}
-	r.press("1")
-	rowOf(t, r, "TASK-5")
-}
-
-func TestCancelNeedsAReason(t *testing.T) {
-	r := newRig(t)
-	r.selectKey(queueView, "TASK-2")
-	r.press("x", "enter")
-	if !strings.Contains(r.screen(), "a reason is required") {
-		t.Fatalf("an empty reason was accepted:\n%s", r.screen())
-	}
-	r.typeText("duplicate of TASK-1")
-	r.press("enter")
-	if !strings.Contains(r.screen(), "duplicate of TASK-1") || !strings.Contains(r.screen(), "[y/N]") {
-		t.Fatalf("the confirmation does not repeat the reason:\n%s", r.screen())
-	}
-	r.press("y")
-	if got := r.get("2"); got.State != model.StateCanceled || got.More().Reason != "duplicate of TASK-1" {
-		t.Fatalf("after cancel: %s %q", got.State, got.More().Reason)
-	}
-}
-
-func TestHandOffPicksAgentReasonAndPriority(t *testing.T) {
-	r := newRig(t)
-	r.selectKey(staleView, "TASK-5")
-	r.press("h")
-	if !strings.Contains(r.screen(), "to       ANY") {
-		t.Fatalf("the hand-off does not start at ANY:\n%s", r.screen())
-	}
-	r.press("right") // ANY → alpha, the first known agent
-	r.press("tab")
-	r.typeText("bravo is stuck")
-	r.press("tab", "right", "right") // medium → high → critical
-	r.press("enter")
-	if !strings.Contains(r.screen(), "alpha, priority critical") {
-		t.Fatalf("the confirmation lacks target and priority:\n%s", r.screen())
-	}
-	r.press("y")
-	got := r.get("5")
-	if res := got.Reserved(); res == nil || res.For != "alpha" || res.Priority != "critical" || res.Reason != "bravo is stuck" || got.Held() {
-		t.Fatalf("after hand-off: reservation %+v, holder %q", res, got.Claim().Name)
-	}
-}
-
-func TestActionOnATaskThatChangedIsRefusedAndSaysWhatChanged(t *testing.T) {
-	r := newRig(t)
-	r.selectKey(leasesView, "TASK-4")
-	// Between the last poll and the keypress, bob takes the task over.
-	seen := r.get("4")
-	if _, err := r.prod.Takeover(context.Background(), "4", sources.Human{Actor: "bob", Expect: seen.Version}); err != nil {
-		t.Fatal(err)
-	}
-	r.press("r", "enter", "y")
-	if got := r.get("4"); got.Claim().Name != "HUMAN:bob" || got.State != model.StateClaimed {
-		t.Fatalf("the refused release changed the task: %s %s", got.State, got.Claim().Name)
-	}
-	screen := r.screen()
-	for _, want := range []string{"refused", "CONFLICT", "holder AGENT alpha → HUMAN HUMAN:bob", "nothing was done"} {
-		if !strings.Contains(strings.Join(strings.Fields(screen), " "), want) {
-			t.Fatalf("the screen does not say %q:\n%s", want, screen)
-		}
-	}
-	if _, busy := r.m.work.pending["prod/4"]; busy {
-		t.Fatal("the refused action is still marked pending")
-	}
-}
-
-func TestReadOnlyHidesAndRefusesActions(t *testing.T) {
-	t.Run("everywhere", func(t *testing.T) {
-		r := newRig(t, withReadOnly)
-		r.selectKey(leasesView, "TASK-4")
-		for _, k := range []string{"c", "r", "x", "h"} {
-			r.press(k)
-			if len(r.m.dialogs) != 0 {
-				t.Fatalf("%q opened a dialog in read-only mode", k)
-			}
-		}
-		r.press("?")
-		if s := r.screen(); strings.Contains(s, "release") || !strings.Contains(s, "read-only") {
-			t.Fatalf("help offers actions in read-only mode:\n%s", s)
-		}
-	})
-	t.Run("per source, and the desk refuses even if asked", func(t *testing.T) {
-		r := newRig(t)
-		r.selectKey(queueView, "A-1")
-		r.press("c")
-		if len(r.m.dialogs) != 0 || strings.Contains(r.screen(), "c claim") {
-			t.Fatalf("a read-only source's task offers claim:\n%s", r.screen())
-		}
-		r.run(r.m.send(sources.Request{Action: model.ActionTakeover, Seen: r.m.selected()}))
-		if !strings.Contains(r.screen(), `source "archive" is read-only`) {
-			t.Fatalf("the desk did not refuse:\n%s", r.screen())
-		}
-		r.press("esc")
-		r.selectKey(queueView, "TASK-1")
-		if !strings.Contains(r.screen(), "c claim") {
-			t.Fatal("a writable source's task must offer claim again")
-		}
-	})
-}
-
-func TestFilterByFieldAndText(t *testing.T) {
-	cases := []struct {
-		view   viewKind
-		filter string
-		want   []string
-	}{
-		{leasesView, "agent:alpha", []string{"TASK-9", "TASK-4"}},
-		{leasesView, "agent:alp node:n1", []string{"TASK-9", "TASK-4"}},
-		{queueView, "source:staging", []string{"S-1", "S-2"}}, // S-2: a dead holder's claim next rescues
-		{queueView, "tls", []string{"TASK-1"}},
-		{queueView, "agent:bravo", []string{"TASK-3", "TASK-5"}}, // reserved for bravo; bravo's dead claim
-		{staleView, "state:claimed node:n3", []string{"TASK-7"}},
-		{queueView, "nothing-like-this", nil},
-		{staleView, "level>=urgent", []string{"S-2", "TASK-5"}},
-		{staleView, "!level>=urgent", []string{"TASK-7"}},
-		{queueView, "prio>=high !tls", []string{"TASK-3", "S-1"}},
-		{queueView, "age>100m", []string{"TASK-1", "A-1", "S-2"}},
-	}
-	for _, c := range cases {
-		t.Run(c.filter, func(t *testing.T) {
-			r := newRig(t)
-			r.press(fmt.Sprint(int(c.view)+1), "/")
-			r.typeText(c.filter)
-			r.press("enter")
-			if got := rowKeys(r.m.pane().shown); !slices.Equal(got, c.want) {
-				t.Fatalf("filter %q shows %v, want %v", c.filter, got, c.want)
-			}
-			r.press("esc")
-			if r.m.input.filter.Value() != "" || len(r.m.pane().shown) != len(r.m.pane().members) {
-				t.Fatal("esc must clear the filter")
-			}
-		})
-	}
-	t.Run("a word that does not parse keeps the last filter and says what to fix", func(t *testing.T) {
-		r := newRig(t)
-		r.press("/")
-		r.typeText("tls !")
-		if got := rowKeys(r.m.pane().shown); !slices.Equal(got, []string{"TASK-1"}) {
-			t.Fatalf("while the filter does not parse: %v, want the last one's TASK-1", got)
-		}
-		if !strings.Contains(r.screen(), `"!" needs a word after it`) {
-			t.Fatalf("no message naming what to fix:\n%s", r.screen())
-		}
-		r.typeText("edge")
-		if strings.Contains(r.screen(), "needs a word") || len(r.m.pane().shown) != 0 {
-			t.Fatalf("the fixed filter is not applied: %v", rowKeys(r.m.pane().shown))
-		}
-	})
-	t.Run("backspace widens again", func(t *testing.T) {
-		r := newRig(t)
-		r.press("/")
-		r.typeText("tlsx")
-		r.press("backspace")
-		if got := rowKeys(r.m.pane().shown); !slices.Equal(got, []string{"TASK-1"}) {
-			t.Fatalf("after backspace: %v", got)
-		}
-	})
-}
-
-func TestEveryTaskIsFindable(t *testing.T) {
-	cases := []struct {
-		view   viewKind
-		filter string
-		want   []string
-	}{
-		{parkedView, "", []string{"TASK-11", "TASK-12", "TASK-10"}}, // the one in review, then the failed check overdue, then the blocked one's
-		{parkedView, "state:blocked", []string{"TASK-10"}},
-		{allView, "state:done", []string{"TASK-8"}},
-		{allView, "state:canceled", []string{"TASK-13"}},
-		{allView, "sdk", []string{"TASK-10"}},
-	}
-	for _, c := range cases {
-		t.Run(views[c.view].title+" "+c.filter, func(t *testing.T) {
-			r := newRig(t)
-			r.press(fmt.Sprint(int(c.view) + 1))
-			if c.filter != "" {
-				r.press("/")
-				r.typeText(c.filter)
-				r.press("enter")
-			}
-			if got := rowKeys(r.m.pane().shown); !slices.Equal(got, c.want) {
-				t.Fatalf("%s %q shows %v, want %v", views[c.view].title, c.filter, got, c.want)
-			}
-		})
-	}
-}
-
-func TestParkedShowsTheBlockerReasonUnblockActionAndNextCheck(t *testing.T) {
-	r := newRig(t)
-	r.size(160, 30)
-	r.press("6")
-	row := rowOf(t, r, "TASK-10")
-	for _, want := range []string{"blocked", "Upgrade the payments SDK", "needs the vendor's sandbox key", "ask finance for the key", "in 20m"} {
-		if !strings.Contains(row, want) {
-			t.Fatalf("the blocked row lacks %q: %q", want, row)
-		}
-	}
-	if row := rowOf(t, r, "TASK-12"); !strings.Contains(row, "due 5m") {
-		t.Fatalf("an overdue check must say so: %q", row)
-	}
-}
-
-func TestFilteringMovesTheCursorToTheFirstMatch(t *testing.T) {
-	r := newRig(t)
-	r.press("7", "G") // TASK-13, canceled, is last and matches the filter too
-	r.press("/")
-	r.typeText("task-1")
-	if sel := r.m.selected(); sel == nil || sel.DisplayKey() != "TASK-1" {
-		t.Fatalf("after filtering the cursor is on %v, want the first match TASK-1", sel)
-	}
-	r.press("G", "backspace")
-	if r.m.pane().grid.cursor != 0 {
-		t.Fatalf("widening the filter left the cursor at %d", r.m.pane().grid.cursor)
-	}
-}
-
-func TestSortCycles(t *testing.T) {
-	r := newRig(t)
-	r.press("s")
-	got := r.m.pane().shown
-	if !slices.IsSortedFunc(got, by(func(a, b *model.Task) int { return a.CreatedAt.Time().Compare(b.CreatedAt.Time()) })) || !strings.Contains(r.screen(), "oldest first") {
-		t.Fatalf("second sort is not oldest first: %v", rowKeys(got))
-	}
-	r.press("s", "s")
-	if r.m.pane().sort != 0 {
-		t.Fatal("sort must cycle back to pull order")
-	}
-}
-
 func TestDetailShowsEveryFieldAndTheHistory(t *testing.T) {
 	r := newRig(t)
 	r.selectKey(leasesView, "TASK-4")
@@ -537,21 +240,21 @@ func TestRebindRefusesDangerousMaps(t *testing.T) {
 
 func TestMouseSelectsAndScrolls(t *testing.T) {
 	r := newRig(t)
-	r.m.Update(tea.MouseMsg{X: 10, Y: tableTop + 3, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	r.m.Update(tea.MouseClickMsg{X: 10, Y: tableTop + 3, Button: tea.MouseLeft})
 	if got := r.m.selected().DisplayKey(); got != "S-1" {
 		t.Fatalf("a click on the third row selected %s", got)
 	}
-	r.m.Update(tea.MouseMsg{Button: tea.MouseButtonWheelUp})
+	r.m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
 	if r.m.pane().grid.cursor != 0 {
 		t.Fatal("the wheel did not scroll up")
 	}
-	r.m.Update(tea.MouseMsg{Button: tea.MouseButtonWheelDown})
+	r.m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
 	if r.m.pane().grid.cursor != 3 {
 		t.Fatal("the wheel did not scroll down")
 	}
 	r.size(160, 24) // room for every tab beside the alarm
 	x := strings.Index(r.screen(), "  3 Stale") + 2
-	r.m.Update(tea.MouseMsg{X: x, Y: 0, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	r.m.Update(tea.MouseClickMsg{X: x, Y: 0, Button: tea.MouseLeft})
 	if r.m.board.active != staleView {
 		t.Fatal("a click on a tab must switch to it")
 	}
@@ -594,144 +297,6 @@ func TestRefreshKey(t *testing.T) {
 		if !strings.Contains(r.screen(), "refreshing") {
 			t.Fatalf("%s did not refresh", k)
 		}
-	}
-}
-
-func TestDegradedSourceBannerNeverCoversTheTable(t *testing.T) {
-	r := newRig(t)
-	healthy := r.screen()
-	s := r.m.board.snap
-	s.Sources = slices.Clone(s.Sources)
-	s.Sources[1].Status, s.Sources[1].Err, s.Sources[1].Since = hub.StatusDegraded, "dial tcp: connection refused", t0.Add(-2*time.Minute)
-	r.m.Update(snapshotMsg(s))
-	screen := r.screen()
-	hl, sl := strings.Split(healthy, "\n"), strings.Split(screen, "\n")
-	if len(hl) != len(sl) {
-		t.Fatalf("the banner changed the screen's height: %d → %d lines", len(hl), len(sl))
-	}
-	// Line 0 carries the alarm; staging's rows are marked as old data, and
-	// every row stays on its line.
-	for i := 3; i < len(hl)-3; i++ {
-		f := strings.Fields(hl[i])
-		if len(f) < 2 {
-			continue
-		}
-		if !strings.Contains(sl[i], " "+f[1]+" ") {
-			t.Fatalf("line %d lost its row under the banner:\n%q\n%q", i, hl[i], sl[i])
-		}
-		if strings.Contains(hl[i], "staging") != strings.Contains(sl[i], "⚠") {
-			t.Fatalf("line %d: only the degraded source's rows are marked:\n%q", i, sl[i])
-		}
-	}
-	if !strings.Contains(screen, "staging unreachable for 2m: dial tcp: connection refused") {
-		t.Fatalf("no banner:\n%s", screen)
-	}
-	if top := topLines(screen); !strings.Contains(top, "STAGING UNREACHABLE") {
-		t.Fatalf("the top bar does not name the unreachable source: %q", top)
-	}
-	if !strings.Contains(screen, "staging unreachable") {
-		t.Fatalf("the status bar does not say staging is unreachable:\n%s", screen)
-	}
-}
-
-// sick makes every source fail its polls, as the hub reports it.
-func (r *rig) sick(code model.Code, err string) {
-	s := r.m.board.snap
-	s.Sources = slices.Clone(s.Sources)
-	for i := range s.Sources {
-		s.Sources[i].Status, s.Sources[i].Err, s.Sources[i].Since = hub.StatusDegraded, err, t0.Add(-7*time.Minute)
-		s.Sources[i].Failures, s.Sources[i].Tasks = 4, hub.Tasks{}
-		s.Sources[i].Health = hub.SourceHealth{Code: code, Retry: t0.Add(16 * time.Second)}
-	}
-	r.m.Update(snapshotMsg(s))
-}
-
-func TestAnUnreachableSourceFillsItsViewsWithWhatIsWrong(t *testing.T) {
-	for _, c := range []struct {
-		code model.Code
-		word string
-	}{{model.CodeAPIError, "UNREACHABLE"}, {model.CodeMisconfigured, "MISCONFIGURED"}} {
-		r := newRig(t)
-		r.sick(c.code, "dial tcp 10.0.0.5:5432: connect: connection refused")
-		for _, view := range []string{"1", "2", "3", "6", "7"} {
-			r.press(view)
-			screen := r.screen()
-			for _, want := range []string{"prod " + c.word + " since 02:53:00 (7m ago), 4 failed polls", "last error: dial tcp 10.0.0.5:5432", "next retry in 16s", "staging " + c.word} {
-				if !strings.Contains(screen, want) {
-					t.Fatalf("view %s lacks %q:\n%s", view, want, screen)
-				}
-			}
-			for _, v := range views {
-				quiet := v.empty
-				if strings.Contains(screen, quiet) {
-					t.Fatalf("view %s says %q while its sources are down:\n%s", view, quiet, screen)
-				}
-			}
-		}
-	}
-}
-
-func TestTheTopBarNamesTheWorstThingFromAnyView(t *testing.T) {
-	r := newRig(t)
-	r.size(120, 40)
-	for k := range viewCount {
-		r.press(fmt.Sprint(int(k) + 1))
-		top := topLines(r.screen())
-		if !strings.Contains(top, "N3 DOWN · 1 ESCALATED · 1 URGENT · 1 STALE") {
-			t.Fatalf("view %s: the top bar does not carry the alarm: %q", views[k].title, top)
-		}
-	}
-	r.size(80, 24)
-	if top := topLines(r.screen()); !strings.Contains(top, "N3 DOWN · 1 ESCALATED · 1 URGENT · 1 STALE") {
-		t.Fatalf("at 80 columns the whole alarm must stay, the tabs shortened: %q", top)
-	}
-	r.nodes = nil
-	r.m.Update(tickMsg{})
-	r.prod.Remove("5")
-	r.prod.Remove("s2")
-	r.staging.Remove("s2")
-	r.poll()
-	if top := topLines(r.screen()); strings.Contains(top, "ESCALATED") || strings.Contains(top, "DOWN") {
-		t.Fatalf("the alarm stays after its cause is gone: %q", top)
-	}
-}
-
-func TestObservedTransitionsShowInActivity(t *testing.T) {
-	r := newRig(t)
-	before := r.get("1")
-	after := *before
-	after.State = model.StateClaimed
-	after.SetClaim(model.Claim{Holder: model.HolderAgent, Name: "alpha"})
-	s := r.m.board.snap
-	s.Transitions = []hub.Transition{{At: t0, Before: before, After: &after}}
-	r.m.Update(snapshotMsg(s))
-	r.press("5")
-	if row := rowOf(t, r, "TASK-1"); !strings.Contains(row, "queued → claimed by AGENT alpha") {
-		t.Fatalf("activity row: %q", row)
-	}
-}
-
-func TestNoMeshSaysSoPlainly(t *testing.T) {
-	r := newRig(t)
-	r.nodes = nil
-	r.poll()
-	r.press("4")
-	if !strings.Contains(r.screen(), "No mesh is configured") {
-		t.Fatalf("nodes view without a mesh:\n%s", r.screen())
-	}
-}
-
-func TestBrokenTasksAreShownButNeverActedOn(t *testing.T) {
-	r := newRig(t)
-	r.prod.Put(((&model.Task{ID: "bad", Key: "BAD-1", State: model.StateClaimed}).WithClaim(model.Claim{Holder: model.HolderAgent, Name: "x"})).WithMore(model.More{Problem: "truncated lock file"}))
-	r.poll()
-	r.selectKey(staleView, "BAD-1")
-	if row := rowOf(t, r, "BAD-1"); !strings.Contains(row, "BROKEN") || !strings.Contains(row, "truncated lock") {
-		t.Fatalf("broken row: %q", row)
-	}
-	r.press("r")
-	if len(r.m.dialogs) != 0 || !strings.Contains(r.screen(), "cannot act on BAD-1") {
-		t.Fatalf("an action on a broken task was offered:\n%s", r.screen())
 	}
 }
 
@@ -867,36 +432,6 @@ func TestViewKeysRebindByTheViewsName(t *testing.T) {
 // the filter once for every task, while it has each at hand; what it judged
 // must be what typing the filter shows, and a view shown later is judged
 // again at its own time, not derive's.
-func TestAStandingFilterIsJudgedOnEverySnapshotAtItsTime(t *testing.T) {
-	r := newRig(t)
-	r.press("1", "/")
-	r.typeText("age>100m")
-	r.press("enter")
-	typed := rowKeys(r.m.pane().shown)
-	if !slices.Equal(typed, []string{"TASK-1", "A-1", "S-2"}) {
-		t.Fatalf("typed: %v", typed)
-	}
-	r.archive.Put(&model.Task{ID: "a2", Key: "A-2", Title: "New chore", State: model.StateQueued, CreatedAt: model.StampOf(r.now), EditedAt: model.StampOf(r.now)})
-	r.poll()
-	if got := rowKeys(r.m.pane().shown); !slices.Equal(got, typed) {
-		t.Fatalf("after a snapshot: %v, want what typing showed, %v", got, typed)
-	}
-	r.now = r.now.Add(60 * time.Minute) // TASK-2 is now 110 minutes old
-	r.archive.Put(&model.Task{ID: "a3", Key: "A-3", Title: "Newer chore", State: model.StateQueued, CreatedAt: model.StampOf(r.now), EditedAt: model.StampOf(r.now)})
-	r.poll()
-	if got := rowKeys(r.m.pane().shown); !slices.Contains(got, "TASK-2") || slices.Contains(got, "S-1") {
-		t.Fatalf("a snapshot an hour later: %v, want TASK-2 in and S-1 (70 minutes old) out", got)
-	}
-	r.now = r.now.Add(31 * time.Minute) // S-1 is now 101 minutes old; no snapshot since
-	r.press("7")
-	if got := rowKeys(r.m.pane().shown); !slices.Contains(got, "S-1") {
-		t.Fatalf("the All view shown 31 minutes after the snapshot: %v, want S-1 judged at the time it is shown", got)
-	}
-}
-
-// TestEveryKeyIsOneRow: each binding of KeyMap is bound by exactly one row
-// of keyRows (a field without a row would be a key with no keys), names
-// are unique, and every key that acts on a task is destructive.
 func TestEveryKeyIsOneRow(t *testing.T) {
 	var k KeyMap
 	fields := map[*key.Binding]bool{}

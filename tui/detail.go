@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -75,7 +75,7 @@ func (d *taskDialog) task(e *dialogEnv) *model.Task {
 	return d.last
 }
 
-func (d *taskDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+func (d *taskDialog) update(e *dialogEnv, msg tea.KeyPressMsg) action {
 	t := d.task(e)
 	k := e.keys
 	for _, ta := range taskActions {
@@ -121,7 +121,7 @@ func (d *nodeDialog) hint(k KeyMap) string {
 
 func (d *nodeDialog) typing() bool { return false }
 
-func (d *nodeDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+func (d *nodeDialog) update(e *dialogEnv, msg tea.KeyPressMsg) action {
 	k := e.keys
 	switch {
 	case key.Matches(msg, k.Up):

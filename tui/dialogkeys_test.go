@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -21,7 +21,7 @@ func TestTextTypedIntoADetailNeverReachesAnAction(t *testing.T) {
 			before := *r.get("4")
 			r.press("enter")
 			if burst {
-				_, cmd := r.m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(text)})
+				_, cmd := r.m.Update(tea.KeyPressMsg{Code: tea.KeyExtended, Text: text})
 				r.run(cmd)
 			} else {
 				r.typeText(text)
@@ -92,7 +92,7 @@ func TestABurstEndsWithTheDialogItClosed(t *testing.T) {
 	r := newRig(t)
 	r.selectKey(leasesView, "TASK-4")
 	r.press("r", "enter") // the confirmation
-	_, cmd := r.m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("nr")})
+	_, cmd := r.m.Update(tea.KeyPressMsg{Code: tea.KeyExtended, Text: "nr"})
 	r.run(cmd)
 	if n := len(r.m.dialogs); n != 0 {
 		t.Fatalf("the r after the n opened %T", r.m.dialogs[n-1])

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -22,7 +22,7 @@ import (
 // what a key means for the dashboard comes back as an action, which the
 // root applies.
 type dialog interface {
-	update(e *dialogEnv, msg tea.KeyMsg) action
+	update(e *dialogEnv, msg tea.KeyPressMsg) action
 	view(e *dialogEnv, width, height int) string
 	// hint replaces the key help under the table while the dialog is open;
 	// it is built from the key map, so it follows a rebinding.
@@ -73,8 +73,6 @@ func keyName(b key.Binding) string {
 		return "↑"
 	case "down":
 		return "↓"
-	case " ":
-		return "space"
 	default:
 		if strings.HasPrefix(b.Help().Key, "←") {
 			return b.Help().Key
@@ -116,7 +114,7 @@ type confirmDialog struct {
 	req sources.Request
 }
 
-func (d *confirmDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+func (d *confirmDialog) update(e *dialogEnv, msg tea.KeyPressMsg) action {
 	if key.Matches(msg, e.keys.Yes) {
 		return action{close: true, send: &d.req}
 	}
@@ -241,7 +239,8 @@ func box(st *theme.Styles, lines []string, width, height int) string {
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, dialogWidth(width), "…") // within the padding, never wrapped
 	}
-	b := st.Dialog.Width(inner).Render(strings.Join(lines, "\n"))
+	// Lip Gloss v2's width counts the border too: inner is inside it.
+	b := st.Dialog.Width(inner + st.Dialog.GetHorizontalBorderSize()).Render(strings.Join(lines, "\n"))
 	return lipgloss.Place(width, height, lipgloss.Center, lipgloss.Center, b)
 }
 
@@ -297,26 +296,26 @@ func newHandoffForm(req sources.Request, agents []string) *formDialog {
 	}}
 }
 
-func (d *formDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+func (d *formDialog) update(e *dialogEnv, msg tea.KeyPressMsg) action {
 	f := &d.fields[d.focus]
-	switch msg.Type {
-	case tea.KeyEsc:
+	switch msg.String() {
+	case "esc":
 		return action{close: true, note: fmt.Sprintf("%s %s: nothing done", d.req.Action, d.req.Seen.DisplayKey())}
-	case tea.KeyTab, tea.KeyDown:
+	case "tab", "down":
 		d.focus = (d.focus + 1) % len(d.fields)
 		return action{}
-	case tea.KeyShiftTab, tea.KeyUp:
+	case "shift+tab", "up":
 		d.focus = (d.focus + len(d.fields) - 1) % len(d.fields)
 		return action{}
-	case tea.KeyEnter:
+	case "enter":
 		return d.submit()
-	case tea.KeyLeft, tea.KeyRight:
+	case "left", "right":
 		if len(f.choices) > 0 {
-			d.pick(f, msg.Type == tea.KeyLeft)
+			d.pick(f, msg.String() == "left")
 			return action{}
 		}
 	}
-	if f.edit != nil && len(f.choices) > 0 && msg.Type == tea.KeyRunes && f.edit.Value() == f.choices[f.choice] {
+	if t := typed(msg); f.edit != nil && len(f.choices) > 0 && t != "" && t != " " && f.edit.Value() == f.choices[f.choice] {
 		f.edit.SetValue("") // typing replaces a pick
 	}
 	if f.edit != nil && f.edit.Update(msg) {
@@ -441,7 +440,7 @@ type scroller struct {
 
 // scroll moves the page by a key of the key map, over n lines; it reports
 // whether the key was a scrolling one.
-func (s *scroller) scroll(k KeyMap, msg tea.KeyMsg, n, page int) bool {
+func (s *scroller) scroll(k KeyMap, msg tea.KeyPressMsg, n, page int) bool {
 	switch {
 	case key.Matches(msg, k.Up):
 		s.offset--
@@ -449,7 +448,7 @@ func (s *scroller) scroll(k KeyMap, msg tea.KeyMsg, n, page int) bool {
 		s.offset++
 	case key.Matches(msg, k.PageUp):
 		s.offset -= page
-	case key.Matches(msg, k.PageDown) || msg.String() == " ":
+	case key.Matches(msg, k.PageDown) || msg.String() == "space":
 		s.offset += page
 	case key.Matches(msg, k.Top):
 		s.offset = 0
@@ -472,7 +471,7 @@ type detailDialog struct {
 	again *model.Task
 }
 
-func (d *detailDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+func (d *detailDialog) update(e *dialogEnv, msg tea.KeyPressMsg) action {
 	k := e.keys
 	switch {
 	case d.scroll(k, msg, len(d.lines), 10):
@@ -514,7 +513,7 @@ type helpDialog struct {
 	scroller
 }
 
-func (d *helpDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
+func (d *helpDialog) update(e *dialogEnv, msg tea.KeyPressMsg) action {
 	k := e.keys
 	if key.Matches(msg, k.Back) || key.Matches(msg, k.Help) || key.Matches(msg, k.Quit) {
 		return action{close: true}
@@ -529,7 +528,7 @@ func (d *helpDialog) lines(e *dialogEnv, width int) []string {
 	st := e.styles
 	h := help.New()
 	h.Styles.FullKey, h.Styles.FullDesc, h.Styles.FullSeparator = st.Key, st.KeyDesc, st.Faint
-	h.Width = width
+	h.SetWidth(width)
 	var lines []string
 	// Every key of the view, the actions included: one that cannot apply
 	// to the task under the cursor says why when pressed.

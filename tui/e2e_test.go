@@ -5,13 +5,13 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -24,6 +24,7 @@ import (
 type e2e struct {
 	t       *testing.T
 	tm      *teatest.TestModel
+	shown   *shown
 	store   *sqlstore.Store
 	hub     *hub.Hub
 	journal string
@@ -31,7 +32,6 @@ type e2e struct {
 
 func startE2E(t *testing.T) *e2e {
 	t.Helper()
-	lipgloss.SetColorProfile(termenv.Ascii)
 	dir := t.TempDir()
 	ctx := context.Background()
 	store, err := sqlstore.Open(ctx, sqlstore.Config{Name: "local", Driver: "sqlite", Path: filepath.Join(dir, "queue.db"), Create: true})
@@ -73,15 +73,46 @@ func dashboardOn(t *testing.T, src sources.Source) *e2e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	e.shown = &shown{Model: m}
+	e.tm = teatest.NewTestModel(t, e.shown, teatest.WithInitialTermSize(120, 40))
 	return e
 }
 
-// see waits until the screen has shown every one of texts.
+// shown is the dashboard with every frame it hands the renderer kept, as
+// text: Bubble Tea v2's renderer writes only the cells that changed, so
+// the bytes on the wire need not hold a changed line whole.
+type shown struct {
+	*Model
+	mu     sync.Mutex
+	frames bytes.Buffer // the frames since see last read them
+}
+
+func (s *shown) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := s.Model.Update(msg)
+	return s, cmd
+}
+
+func (s *shown) View() tea.View {
+	v := s.Model.View()
+	s.mu.Lock()
+	s.frames.WriteString(ansi.Strip(v.Content))
+	s.mu.Unlock()
+	return v
+}
+
+func (s *shown) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.frames.Read(p) // io.EOF when no frame came since
+
+}
+
+// see waits until the screen has shown every one of texts since see last
+// looked.
 func (e *e2e) see(texts ...string) {
 	e.t.Helper()
 	var seen []byte
-	teatest.WaitFor(e.t, e.tm.Output(), func(b []byte) bool {
+	teatest.WaitFor(e.t, e.shown, func(b []byte) bool {
 		seen = append(seen, b...)
 		for _, s := range texts {
 			if !bytes.Contains(seen, []byte(s)) {
@@ -94,14 +125,12 @@ func (e *e2e) see(texts ...string) {
 
 func (e *e2e) keys(ks ...string) {
 	for _, k := range ks {
-		msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
-		switch k {
-		case "enter":
-			msg = tea.KeyMsg{Type: tea.KeyEnter}
-		case "tab":
-			msg = tea.KeyMsg{Type: tea.KeyTab}
+		// Apart, as a person types: keys within burstGap of the one
+		// that closed a dialog are taken as typed for that dialog.
+		time.Sleep(2 * burstGap)
+		for _, msg := range keyMsgs(e.t, k) {
+			e.tm.Send(msg)
 		}
-		e.tm.Send(msg)
 	}
 }
 
@@ -117,9 +146,9 @@ func (e *e2e) task(id string) *model.Task {
 // quit ends the program and returns the final model.
 func (e *e2e) quit() *Model {
 	e.t.Helper()
-	e.tm.Send(tea.KeyMsg{Type: tea.KeyEsc}) // close a dialog left open
+	e.keys("esc") // close a dialog left open
 	e.keys("q")
-	return e.tm.FinalModel(e.t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	return e.tm.FinalModel(e.t, teatest.WithFinalTimeout(10*time.Second)).(*shown).Model
 }
 
 func TestE2EClaimAsHuman(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -91,16 +92,60 @@ func two(n int) string {
 	return strconv.Itoa(n)
 }
 
+// cells is the width of s on screen, as x/ansi measures it. Since
+// v0.11.9 (the version Bubble Tea v2 needs) x/ansi segments every
+// character into graphemes, ASCII included: three times the cost of a
+// frame of the 100k Queue. Printable ASCII is one cell a byte here; only
+// the runs of other characters go to x/ansi, each with the ASCII letter
+// on either side of it: a combining mark joins the letter before it, a
+// prepended mark the one after. Two ASCII letters never share a grapheme.
+// Escape sequences, control characters and broken UTF-8 send the whole
+// string to x/ansi.
+func cells(s string) int {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < ' ' || c == 0x7f:
+			return ansi.StringWidth(s)
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	if ascii {
+		return len(s)
+	}
+	if !utf8.ValidString(s) {
+		return ansi.StringWidth(s)
+	}
+	w, counted := 0, 0 // counted: the bytes of s measured so far
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x80 {
+			continue
+		}
+		// The run of other characters, through single ASCII letters
+		// between them, and the letter after it.
+		j := i
+		for j < len(s) && (s[j] >= 0x80 || j+1 < len(s) && s[j+1] >= 0x80) {
+			j++
+		}
+		end := min(j+1, len(s))
+		from := max(i-1, counted)
+		w += from - counted + ansi.StringWidth(s[from:end])
+		counted, i = end, end-1
+	}
+	return w + len(s) - counted
+}
+
 // fit truncates s to width cells (with an ellipsis) and pads it to exactly
 // width, measuring cells, never bytes.
 func fit(s string, width int) string {
 	if width <= 0 {
 		return ""
 	}
-	w := ansi.StringWidth(s)
+	w := cells(s)
 	if w > width {
 		s = ansi.Truncate(s, width, "…")
-		w = ansi.StringWidth(s)
+		w = cells(s)
 	}
 	return s + strings.Repeat(" ", width-w)
 }
@@ -108,7 +153,7 @@ func fit(s string, width int) string {
 // fitMiddle is fit for a name: cut in the middle, so that both its start
 // and its end (a file's number, its suffix) stay.
 func fitMiddle(s string, width int) string {
-	w := ansi.StringWidth(s)
+	w := cells(s)
 	if w <= width || width < 5 {
 		return fit(s, width)
 	}
@@ -121,10 +166,11 @@ func fitRight(s string, width int) string {
 	if width <= 0 {
 		return ""
 	}
-	if ansi.StringWidth(s) > width {
+	w := cells(s)
+	if w > width {
 		return ansi.Truncate(s, width, "…")
 	}
-	return strings.Repeat(" ", width-ansi.StringWidth(s)) + s
+	return strings.Repeat(" ", width-w) + s
 }
 
 // orDash shows empty values as a dash.

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/theme"
 )
@@ -291,10 +289,10 @@ func (g *grid) measure() {
 	nc := len(g.cols)
 	g.need = slices.Grow(g.need[:0], nc)[:nc]
 	for i := range g.cols {
-		g.need[i] = ansi.StringWidth(g.title(i))
+		g.need[i] = cells(g.title(i))
 	}
 	for k, c := range g.cells {
-		if w := ansi.StringWidth(theme.Safe(c.text)); w > g.need[k%nc] {
+		if w := cells(theme.Safe(c.text)); w > g.need[k%nc] {
 			g.need[k%nc] = w
 		}
 	}

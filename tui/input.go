@@ -5,8 +5,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
@@ -35,17 +36,21 @@ type input struct {
 	dropped  string
 	// toldUnknown: the top dialog has said once that a key does nothing.
 	toldUnknown bool
+	// closedAt is when a key last closed a dialog, by keyClock; afterText
+	// what was typed right after it and dropped.
+	closedAt  time.Time
+	afterText string
 }
 
 // filterKey edits the filter: every keystroke that changes it asks for
 // a re-filter of the pane on screen (changed). Enter keeps the filter, esc
 // drops it; both end the typing (kept).
-func (in *input) filterKey(msg tea.KeyMsg) (changed, kept bool) {
-	switch msg.Type {
-	case tea.KeyEnter:
+func (in *input) filterKey(msg tea.KeyPressMsg) (changed, kept bool) {
+	switch msg.String() {
+	case "enter":
 		in.filtering = false
 		return false, true
-	case tea.KeyEsc:
+	case "esc":
 		in.filtering = false
 		in.filter.SetValue("")
 		return true, true
@@ -72,17 +77,17 @@ func (in *input) parseFilter() (model.Filter, bool) {
 // dropKey takes a key typed while text meant for a : line or a filter is
 // being dropped: enter or esc ends it, and the note it returns says so;
 // anything else is dropped with it.
-func (in *input) dropKey(msg tea.KeyMsg) (note string) {
-	switch msg.Type {
-	case tea.KeyEnter, tea.KeyEsc:
+func (in *input) dropKey(msg tea.KeyPressMsg) (note string) {
+	switch msg.String() {
+	case "enter", "esc":
 		in.dropping = false
 		return fmt.Sprintf("dropped %q: commands and the filter work once the dialog is closed", in.dropped)
-	case tea.KeyRunes, tea.KeySpace:
-		in.dropped += string(msg.Runes)
-	case tea.KeyBackspace:
+	case "backspace":
 		if r := []rune(in.dropped); len(r) > 0 {
 			in.dropped = string(r[:len(r)-1])
 		}
+	default:
+		in.dropped += typed(msg)
 	}
 	return ""
 }
@@ -98,17 +103,17 @@ func (in *input) leaveCommand() {
 
 // commandKey edits the : line: tab completes (with the sources' names),
 // up/down walk the history, esc leaves, enter returns the line to run.
-func (in *input) commandKey(msg tea.KeyMsg, sources []hub.SourceState) (run string) {
-	switch msg.Type {
-	case tea.KeyEsc:
+func (in *input) commandKey(msg tea.KeyPressMsg, sources []hub.SourceState) (run string) {
+	switch msg.String() {
+	case "esc":
 		in.leaveCommand()
-	case tea.KeyEnter:
+	case "enter":
 		return in.enter()
-	case tea.KeyTab:
+	case "tab":
 		in.cmdline.SetValue(in.complete(in.cmdline.Value(), sources))
-	case tea.KeyUp, tea.KeyDown:
+	case "up", "down":
 		step := -1
-		if msg.Type == tea.KeyDown {
+		if msg.String() == "down" {
 			step = 1
 		}
 		at := min(max(in.cmdAt+step, 0), len(in.cmdHistory))

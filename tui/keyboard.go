@@ -4,42 +4,94 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
+	"unicode/utf8"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/claimdeck/claimdeck/model"
 )
 
-// burst handles keys typed faster than a frame: Bubble Tea v1 delivers
-// "jjj" as one message of three runes. Outside text inputs each rune is a
-// key of its own, in order; once one of them opens a text input, the rest
-// are typed into it.
-func (m *Model) burst(msg tea.KeyMsg) tea.Cmd {
-	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste || m.typing() {
+// burst handles a message that carries several keys' text at once. Bubble
+// Tea v1 delivered keys typed faster than a frame ("jjj") as one message;
+// v2's decoder hands each key over on its own, so from a terminal this is
+// one key, but a message of several runes (sent by a test or a door) is
+// still taken key by key outside text inputs, in order; once one of them
+// opens a text input, the rest are typed into it.
+func (m *Model) burst(msg tea.KeyPressMsg) tea.Cmd {
+	text := typed(msg)
+	if m.afterClose(text) {
+		return nil
+	}
+	if utf8.RuneCountInString(text) < 2 || m.typing() {
 		return m.key(msg)
 	}
 	var cmds []tea.Cmd
-	for i, r := range msg.Runes {
+	for i, r := range text {
 		one := msg
 		if m.typing() {
-			one.Runes = msg.Runes[i:]
+			one.Text = text[i:]
 			cmds = append(cmds, m.key(one))
 			break
 		}
-		one.Runes = []rune{r}
+		one.Code, one.Text = r, string(r)
 		open := len(m.dialogs)
 		cmds = append(cmds, m.key(one))
 		if m.screen.quitting {
 			break
 		}
-		if len(m.dialogs) < open && i+1 < len(msg.Runes) {
+		if rest := text[i+utf8.RuneLen(r):]; len(m.dialogs) < open && rest != "" {
 			// Typed for the dialog that just closed, not for what is under it.
-			m.status.note(fmt.Sprintf("dropped %q, typed after the dialog closed", string(msg.Runes[i+1:])))
+			m.status.note(fmt.Sprintf("dropped %q, typed after the dialog closed", rest))
 			break
 		}
 	}
 	return tea.Batch(cmds...)
+}
+
+// burstGap is how soon after the key that closed a dialog a letter is
+// taken for part of the same burst (typed ahead, pasted, sent by tmux in
+// one write): about a frame, far quicker than a person reads the screen.
+// Bubble Tea v1 handed such a burst over as one message; v2 hands each
+// key over on its own, so the time between them tells.
+const burstGap = 15 * time.Millisecond
+
+// afterClose drops a letter that comes within burstGap of the key that
+// closed a dialog, or of a letter dropped so: it was typed for the dialog,
+// not for what is under it.
+func (m *Model) afterClose(text string) bool {
+	in := &m.input
+	if text == "" || in.closedAt.IsZero() || m.typing() {
+		in.closedAt = time.Time{}
+		return false
+	}
+	now := m.keyClock()
+	if now.Sub(in.closedAt) > burstGap {
+		in.closedAt = time.Time{}
+		return false
+	}
+	in.closedAt, in.afterText = now, in.afterText+text
+	m.status.note(fmt.Sprintf("dropped %q, typed after the dialog closed", in.afterText))
+	return true
+}
+
+// typed is the text a key types: a printable key (a letter, the space
+// bar) pressed without ctrl or alt; "" for any other key.
+func typed(msg tea.KeyPressMsg) string {
+	if msg.Mod.Contains(tea.ModCtrl) || msg.Mod.Contains(tea.ModAlt) {
+		return ""
+	}
+	return msg.Text
+}
+
+// paste takes pasted text: into the text field being typed in, as if
+// typed; elsewhere it does nothing, as a paste did on Bubble Tea v1.
+func (m *Model) paste(msg tea.PasteMsg) tea.Cmd {
+	if !m.typing() {
+		return nil
+	}
+	return m.key(tea.KeyPressMsg{Code: tea.KeyExtended, Text: msg.Content})
 }
 
 // typing says whether keys are text now: the filter, the : line, or a
@@ -56,8 +108,12 @@ func (m *Model) typing() bool {
 
 // key handles one key: ctrl-c always quits; then the top dialog, the
 // filter or the : line, or else the key map.
-func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	open := len(m.dialogs)
 	cmd := m.oneKey(msg)
+	if len(m.dialogs) < open {
+		m.input.closedAt, m.input.afterText = m.keyClock(), ""
+	}
 	if t := m.work.wantTrail; t != nil {
 		m.work.wantTrail = nil
 		return tea.Batch(cmd, m.fetchTrail(t.Source, t.ID))
@@ -65,7 +121,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-func (m *Model) oneKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) oneKey(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		m.screen.quitting = true
 		return tea.Quit
@@ -103,7 +159,7 @@ func (m *Model) oneKey(msg tea.KeyMsg) tea.Cmd {
 // after : or / there is dropped until enter or esc, so its letters never
 // reach one of the dialog's actions. A key the dialog does not know does
 // nothing, and says so once per dialog.
-func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 	top := m.dialogs[len(m.dialogs)-1]
 	startsText := !top.typing() && (key.Matches(msg, m.keys.Command) || key.Matches(msg, m.keys.Filter))
 	a := top.update(m.env(), msg)
@@ -119,7 +175,7 @@ func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 // boardKey is a key of the key map over the rows.
-func (m *Model) boardKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) boardKey(msg tea.KeyPressMsg) tea.Cmd {
 	for _, ka := range keyActions {
 		if key.Matches(msg, *ka.binding(&m.keys)) {
 			return ka.do(m)
@@ -246,7 +302,7 @@ func (p *pane) nextSort() {
 }
 
 // viewKey is the view a key opens, or -1.
-func viewKey(msg tea.KeyMsg, k KeyMap) viewKind {
+func viewKey(msg tea.KeyPressMsg, k KeyMap) viewKind {
 	return viewKind(slices.IndexFunc(k.viewKeys(), func(b key.Binding) bool { return key.Matches(msg, b) }))
 }
 

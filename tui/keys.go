@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/key"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -107,9 +107,10 @@ var keyRows = func() []keyRow {
 		task("block", func(k *KeyMap) *key.Binding { return &k.Block }, "block mine", model.ActionBlock, reviewGroup, "b"),
 		task("give-back", func(k *KeyMap) *key.Binding { return &k.GiveBack }, "give mine back", model.ActionRelease, reviewGroup, "u"),
 
-		{name: "mark", field: func(k *KeyMap) *key.Binding { return &k.Mark }, keys: []string{" "}, help: "mark/unmark, then next row", group: markGroup},
-		// The terminal sends ctrl-space as NUL, which Bubble Tea names ctrl+@.
-		{name: "mark-range", field: func(k *KeyMap) *key.Binding { return &k.MarkRange }, keys: []string{"ctrl+@"}, help: "mark range", helpKey: "ctrl+space", group: markGroup},
+		{name: "mark", field: func(k *KeyMap) *key.Binding { return &k.Mark }, keys: []string{"space"}, help: "mark/unmark, then next row", group: markGroup},
+		// A terminal sends ctrl-space as NUL, which Bubble Tea names
+		// ctrl+space (ctrl+@ where the terminal says NUL is ctrl-@).
+		{name: "mark-range", field: func(k *KeyMap) *key.Binding { return &k.MarkRange }, keys: []string{"ctrl+space", "ctrl+@"}, help: "mark range", helpKey: "ctrl+space", group: markGroup},
 		{name: "mark-all", field: func(k *KeyMap) *key.Binding { return &k.MarkAll }, keys: []string{"*"}, help: "mark all shown", group: markGroup},
 
 		{field: func(k *KeyMap) *key.Binding { return &k.Yes }, keys: []string{"y", "Y"}, help: "do it", helpKey: "y"},
@@ -135,13 +136,20 @@ func DefaultKeyMap() KeyMap {
 func keysHelp(keys []string) string {
 	keys = keys[:min(len(keys), 2)]
 	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = k
-		if k == " " {
-			names[i] = "space"
-		}
-	}
+	copy(names, keys)
 	return strings.Join(names, "/")
+}
+
+// v2KeyName is a key as Bubble Tea v2 names it, for a configuration
+// written when v1 named the space bar " " and ctrl-space "ctrl+@".
+func v2KeyName(s string) string {
+	switch s {
+	case " ":
+		return "space"
+	case "ctrl+@":
+		return "ctrl+space"
+	}
+	return s
 }
 
 // named lists the bindings by the names a config file uses.
@@ -212,6 +220,10 @@ func (k KeyMap) Rebind(keys map[string][]string) (KeyMap, error) {
 			if destructive(name) && strings.HasPrefix(strings.ToLower(s), "ctrl+") {
 				return k, fmt.Errorf("keys: %s may not sit on %s: no destructive action on a ctrl-key", name, s)
 			}
+		}
+		ks = slices.Clone(ks)
+		for i, s := range ks {
+			ks[i] = v2KeyName(s)
 		}
 		b.SetKeys(ks...)
 		b.SetHelp(keysHelp(ks), b.Help().Desc)

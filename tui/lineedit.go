@@ -3,7 +3,7 @@ package tui
 import (
 	"strings"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -20,28 +20,31 @@ func (e *lineEdit) Value() string { return string(e.value) }
 func (e *lineEdit) SetValue(s string) { e.value = []rune(s) }
 
 // Update edits on a key and reports whether the text changed.
-func (e *lineEdit) Update(msg tea.KeyMsg) bool {
+func (e *lineEdit) Update(msg tea.KeyPressMsg) bool {
 	before := len(e.value)
-	switch msg.Type {
-	case tea.KeyRunes, tea.KeySpace:
-		for _, r := range msg.Runes {
+	text := typed(msg)
+	switch {
+	case text != "":
+		for _, r := range text {
 			if r >= ' ' && r != 0x7f && (e.limit == 0 || len(e.value) < e.limit) {
 				e.value = append(e.value, r)
 			}
 		}
-	case tea.KeyBackspace:
+	case msg.String() == "backspace":
 		if len(e.value) > 0 {
 			e.value = e.value[:len(e.value)-1]
 		}
-	case tea.KeyCtrlW:
+	case msg.String() == "ctrl+w":
 		s := strings.TrimRight(string(e.value), " ")
 		e.value = []rune(s[:strings.LastIndex(s, " ")+1])
-	case tea.KeyCtrlU:
+	case msg.String() == "ctrl+u":
 		e.value = e.value[:0]
 	default:
 		return false
 	}
-	return len(e.value) != before || msg.Type == tea.KeyRunes
+	// A letter counts as typed even where the field is full; a space only
+	// when it went in.
+	return len(e.value) != before || text != "" && msg.Code != tea.KeySpace
 }
 
 // View draws the field in width cells, keeping its end (where the typing
@@ -54,7 +57,7 @@ func (e *lineEdit) View(width int, focused bool, placeholder string) string {
 	if len(e.value) == 0 && placeholder != "" {
 		return fit(s+placeholder, width)
 	}
-	if w := ansi.StringWidth(s); w > width {
+	if w := cells(s); w > width {
 		s = "…" + ansi.TruncateLeft(s, w-width+1, "")
 	}
 	return fit(s, width)

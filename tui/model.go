@@ -13,16 +13,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"os"
 	"runtime/debug"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -45,7 +41,10 @@ type Options struct {
 	// KeyMap.Rebind).
 	Keys map[string][]string
 	// Now is the clock; tests pin it so screens are stable.
-	Now      func() time.Time
+	Now func() time.Time
+	// KeyClock times keys against each other (a burst typed in one go);
+	// the wall clock by default, for tests to move by hand.
+	KeyClock func() time.Time
 	Location *time.Location // for wall-clock times; default Local
 	// Speed is how much faster than the wall clock the tasks' time runs
 	// (the demo's --speed); task times are shown in theirs. 0 or 1: real time.
@@ -65,21 +64,22 @@ type Options struct {
 	// rings nothing); Run builds it from Alerts when nil.
 	Alert  func(Alarm)
 	Alerts AlertOptions
-	// Title sets the terminal's title; Run writes it to the terminal
-	// itself (OSC 2) when it is nil. Not Bubble Tea's SetWindowTitle: that
-	// writes through the renderer's output without its lock, a data race
-	// with every frame.
+	// Title is told the terminal's title when it changes; nil: the view
+	// sets it (Bubble Tea's View.WindowTitle, OSC 2 through the renderer).
 	Title func(string)
-	// Copy puts text on the clipboard; Run copies through the terminal
-	// (OSC 52) when it is nil.
+	// Copy puts text on the clipboard; Program copies through the
+	// program's terminal (OSC 52) when it is nil.
 	Copy func(text string)
 	// Filters are the saved filters :load brings back, by name.
 	Filters map[string]string
 	// SaveFilter keeps a filter under a name in the configuration file
 	// (:save); nil: there is none to keep it in. It runs off the UI loop.
 	SaveFilter func(name, expr string) error
-	// ProgramOptions are added to Run's program (tea.WithInput,
-	// tea.WithOutput, …), after its defaults.
+	// ProgramOptions are added to the program, after its defaults. They
+	// say which terminal it draws on: the process's own when none do; a
+	// door serving another one (an SSH session) gives tea.WithInput,
+	// tea.WithOutput, tea.WithWindowSize and tea.WithEnvironment (the
+	// session's TERM, COLORTERM, NO_COLOR) — see Program.
 	ProgramOptions []tea.ProgramOption
 }
 
@@ -96,13 +96,16 @@ type Model struct {
 	loc    *time.Location
 	pace   pace
 
-	screen  screen
-	board   *board
-	input   input
-	status  status
-	alarms  alarms
-	work    work
-	dialogs []dialog
+	screen screen
+	// autoTheme: the palette follows the background the terminal reports
+	// (theme auto, no styles given, colours on).
+	autoTheme bool
+	board     *board
+	input     input
+	status    status
+	alarms    alarms
+	work      work
+	dialogs   []dialog
 }
 
 // screen is the terminal as the dashboard last saw it.
@@ -139,6 +142,9 @@ func New(o Options) (*Model, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.KeyClock == nil {
+		o.KeyClock = time.Now
+	}
 	if o.Location == nil {
 		o.Location = time.Local
 	}
@@ -157,6 +163,7 @@ func New(o Options) (*Model, error) {
 		alarms: alarms{rang: map[uint64]model.Level{}},
 		work:   work{pending: map[string]model.Action{}, trails: map[string][]model.Event{}},
 	}
+	m.autoTheme = o.Styles == nil && o.Theme.Mode == theme.Auto && !st.NoColor
 	for _, r := range o.Journal {
 		if !r.Pending {
 			m.board.acts = append(m.board.acts, recordActivity(r))
@@ -167,43 +174,77 @@ func New(o Options) (*Model, error) {
 	return m, nil
 }
 
-// Run shows the dashboard until the user quits or ctx ends; it runs the
-// hub for as long. Signals are the caller's: it ends ctx on SIGINT or
-// SIGTERM (claimdeck's main does), and the terminal is restored.
-func Run(ctx context.Context, o Options) error {
+// Program builds the dashboard's Bubble Tea program over o.Hub, which
+// the caller runs (Run does). The view sets the terminal's modes: the
+// alternate screen, mouse clicks and wheel, focus reports, the keyboard's
+// disambiguation where the terminal offers it (ctrl+i apart from tab; key
+// releases are never asked for and ignored), the title. Bubble Tea turns
+// on synchronized output where the terminal answers that it has it; no
+// start-up query waits for an answer.
+//
+// The program draws on the terminal o.ProgramOptions name, the process's
+// own by default. A door that serves another terminal (one program per
+// SSH session) passes that session's tea.WithInput, tea.WithOutput,
+// tea.WithWindowSize and tea.WithEnvironment, sends tea.WindowSizeMsg
+// through Program.Send when the window changes, and ends the session's
+// program through ctx; bells, notifications and the clipboard then reach
+// that terminal, never the process's own.
+func Program(ctx context.Context, o Options) (*tea.Program, error) {
 	m, err := New(o)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if m.styles.NoColor {
-		// termenv reads NO_COLOR as "no escape codes at all", which would
-		// also drop the reverse video that marks the selected row: keep
-		// attributes, the styles carry no colours.
-		lipgloss.SetColorProfile(termenv.ANSI)
-		m.paints = newPaints(m.styles) // taken under the old profile
-	}
-	if m.opts.Alert == nil {
-		m.opts.Alert = o.Alerts.terminal(os.Stdout)
-	}
-	if m.opts.Title == nil {
-		m.opts.Title = func(t string) { _, _ = io.WriteString(os.Stdout, ansi.SetWindowTitle(t)) }
-	}
-	if m.opts.Copy == nil {
-		out := termenv.NewOutput(os.Stdout)
-		m.opts.Copy = func(s string) { out.Copy(s) }
-	}
-	done := make(chan struct{})
-	go func() { o.Hub.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
 	// The caller's ctx is how a signal ends the dashboard. Bubble Tea's own
 	// handler would race it: when ctx wins, the event loop is gone and the
 	// handler's send of QuitMsg blocks for ever, and the program's shutdown
 	// waits on that handler, so the first SIGTERM froze about half the runs.
-	popts := append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithReportFocus()},
-		o.ProgramOptions...)
-	_, err = tea.NewProgram(m, popts...).Run()
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler()}
+	if m.styles.NoColor {
+		// NO_COLOR drops colours, not the reverse video and bold that mark
+		// the selected row, even where the output is no terminal.
+		popts = append(popts, tea.WithColorProfile(colorprofile.ASCII))
+	}
+	p := tea.NewProgram(m, append(popts, o.ProgramOptions...)...)
+	m.Bind(p)
+	return p, nil
+}
+
+// Bind points the bells, notifications and clipboard the options leave
+// unset at p's terminal. A door that builds the program itself (one per
+// SSH session) calls it before running p.
+func (m *Model) Bind(p *tea.Program) {
+	if m.opts.Alert == nil {
+		m.opts.Alert = m.opts.Alerts.terminal(rawWriter{p})
+	}
+	if m.opts.Copy == nil {
+		m.opts.Copy = func(s string) { p.Send(tea.SetClipboard(s)()) }
+	}
+}
+
+// rawWriter writes to the program's terminal through its renderer, so a
+// bell or a notification never interleaves with a frame.
+type rawWriter struct{ p *tea.Program }
+
+func (w rawWriter) Write(b []byte) (int, error) {
+	w.p.Send(tea.RawMsg{Msg: string(b)})
+	return len(b), nil
+}
+
+// Run shows the dashboard on the process's terminal (or the one
+// o.ProgramOptions name) until the user quits or ctx ends; it runs the
+// hub for as long. Signals are the caller's: it ends ctx on SIGINT or
+// SIGTERM (claimdeck's main does), and the terminal is restored.
+func Run(ctx context.Context, o Options) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p, err := Program(ctx, o)
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { o.Hub.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil // the caller ended the dashboard: not a failure
 	}
@@ -224,8 +265,14 @@ type (
 	}
 )
 
-// Init starts draining snapshots and the one-second clock.
+// Init starts draining snapshots and the one-second clock and, when the
+// palette follows the terminal, asks for its background without waiting:
+// the dark palette (or COLORFGBG's) stands until an answer comes, and a
+// terminal that never answers changes nothing.
 func (m *Model) Init() tea.Cmd {
+	if m.autoTheme {
+		return tea.Batch(m.waitSnapshot(), m.tick(), tea.RequestBackgroundColor)
+	}
 	return tea.Batch(m.waitSnapshot(), m.tick())
 }
 
@@ -284,12 +331,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.FocusMsg:
 		m.screen.paused = false
 		m.hub.Resume()
-	case tea.MouseMsg:
-		if len(m.dialogs) == 0 {
-			m.mouse(msg)
+	case tea.BackgroundColorMsg:
+		if m.autoTheme {
+			m.restyle(theme.New(m.opts.Theme.FromEnv().Resolve(msg.IsDark())))
 		}
-	case tea.KeyMsg:
+	case tea.MouseClickMsg, tea.MouseWheelMsg:
+		if len(m.dialogs) == 0 {
+			m.mouse(msg.(tea.MouseMsg))
+		}
+	case tea.KeyPressMsg:
 		return m, m.burst(msg)
+	case tea.PasteMsg:
+		return m, m.paste(msg)
 	}
 	return m, nil
 }
@@ -308,6 +361,8 @@ func (m *Model) ticked(msg tickMsg) tea.Cmd {
 }
 
 func (m *Model) pane() *pane { return m.board.pane() }
+
+func (m *Model) keyClock() time.Time { return m.opts.KeyClock() }
 
 // selected is the task under the cursor, or nil.
 func (m *Model) selected() *model.Task { return m.pane().selectedTask() }
@@ -372,22 +427,29 @@ func (m *Model) offers(t *model.Task, marked bool) []bool {
 	return on
 }
 
+// restyle draws with new styles from the next frame on.
+func (m *Model) restyle(st *theme.Styles) {
+	m.styles, m.paints = st, newPaints(st)
+}
+
 // mouse: a click selects a row or a tab, the wheel scrolls.
 func (m *Model) mouse(msg tea.MouseMsg) {
 	p := m.pane()
+	ms := msg.Mouse()
+	_, click := msg.(tea.MouseClickMsg)
 	switch {
-	case msg.Button == tea.MouseButtonWheelUp:
+	case ms.Button == tea.MouseWheelUp:
 		p.grid.Move(-3)
-	case msg.Button == tea.MouseButtonWheelDown:
+	case ms.Button == tea.MouseWheelDown:
 		p.grid.Move(3)
-	case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionPress:
-		if msg.Y == 0 {
-			if k, ok := m.board.tabAt(msg.X, m.tabLayout()); ok {
+	case ms.Button == tea.MouseLeft && click:
+		if ms.Y == 0 {
+			if k, ok := m.board.tabAt(ms.X, m.tabLayout()); ok {
 				m.show(k)
 			}
 			return
 		}
-		if i, ok := p.grid.rowAt(msg.Y - tableTop); ok {
+		if i, ok := p.grid.rowAt(ms.Y - tableTop); ok {
 			p.grid.Select(i)
 		}
 	default:

@@ -3,7 +3,7 @@ package tui
 import (
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 
 	"github.com/claimdeck/claimdeck/theme"
 )
@@ -14,7 +14,10 @@ import (
 // Only for styles without layout (colours, bold, reverse).
 type paint struct{ pre, post string }
 
-const paintProbe = "\x1f"
+// paintProbe is a printable letter: Lip Gloss v2 leaves control
+// characters unstyled under an underline, and no escape sequence of a
+// style holds an X.
+const paintProbe = "X"
 
 func paintOf(s lipgloss.Style) paint {
 	r := s.Render(paintProbe)
@@ -37,6 +40,7 @@ type paints struct {
 	headerKey                             paint // a header's sort letter
 	accent, info, warn, danger, ok, muted paint
 	barFull                               paint
+	helpKey, helpDesc, helpSep            paint // the short help's
 	levels                                [levelBroken + 1]paint
 	styles                                *theme.Styles
 	sources                               map[string]*paint
@@ -48,6 +52,7 @@ func newPaints(st *theme.Styles) *paints {
 		headerKey: paintOf(st.Header.Underline(true)),
 		accent:    paintOf(st.Accent), info: paintOf(st.Info), warn: paintOf(st.Warn), danger: paintOf(st.Danger),
 		ok: paintOf(st.OK), muted: paintOf(st.Muted), barFull: paintOf(st.BarFull),
+		helpKey: paintOf(st.Key), helpDesc: paintOf(st.KeyDesc), helpSep: paintOf(st.Faint),
 		styles: st, sources: map[string]*paint{},
 	}
 	for i := range p.levels {

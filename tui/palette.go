@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
 
 // paletteEntry is one command the palette offers.
@@ -86,20 +86,20 @@ func (d *paletteDialog) match(query string) {
 	d.at = 0
 }
 
-func (d *paletteDialog) update(e *dialogEnv, msg tea.KeyMsg) action {
-	switch msg.Type {
-	case tea.KeyEsc:
+func (d *paletteDialog) update(e *dialogEnv, msg tea.KeyPressMsg) action {
+	switch msg.String() {
+	case "esc":
 		return action{close: true, leaveCommand: true}
-	case tea.KeyUp:
+	case "up":
 		d.at = max(d.at-1, 0)
-	case tea.KeyDown:
+	case "down":
 		d.at = max(min(d.at+1, len(d.shown)-1), 0)
-	case tea.KeyEnter, tea.KeyTab:
+	case "enter", "tab":
 		if len(d.shown) == 0 {
 			return action{}
 		}
 		e := d.shown[d.at]
-		if e.args != "" || msg.Type == tea.KeyTab {
+		if e.args != "" || msg.String() == "tab" {
 			return action{close: true, cmdline: e.word + " "} // the : line stays open for the argument
 		}
 		return action{close: true, command: e.word}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -25,7 +25,7 @@ func TestRefusalsOnScreenAreRedacted(t *testing.T) {
 	seen := &model.Task{ID: "T-1", Source: "gov", Title: "rotate keys"}
 	m.Update(actionMsg{req: sources.Request{Action: model.ActionForceRelease, Seen: seen},
 		err: errors.New("failed to connect to postgres://agent:hunter2@db/q?sslmode=disable")})
-	if screen := m.View(); strings.Contains(screen, "hunter2") {
+	if screen := m.View().Content; strings.Contains(screen, "hunter2") {
 		t.Fatalf("the dashboard shows a password:\n%s", screen)
 	}
 }

@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
-
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/lockdir"
@@ -93,7 +90,6 @@ func TestE2ETakeOverCompleteAndTheReviewersLoopOnEveryBackend(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			src := b.open(t)
 			ctx := context.Background()
-			lipgloss.SetColorProfile(termenv.Ascii)
 			mine, err := src.Create(ctx, sources.NewTask{Title: "Rotate the TLS certificates"})
 			if err != nil {
 				t.Fatal(err)

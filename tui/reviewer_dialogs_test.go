@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/claimdeck/claimdeck/model"
 )
 
@@ -38,7 +40,7 @@ func TestHelpListsEveryActionKeyInEveryTaskView(t *testing.T) {
 	r.size(120, 40)
 	for _, v := range []string{"1", "3"} {
 		r.press(v)
-		help := strings.Join((&helpDialog{}).lines(r.m.env(), 120), "\n")
+		help := ansi.Strip(strings.Join((&helpDialog{}).lines(r.m.env(), 120), "\n"))
 		for _, want := range []string{"a approve", "w rework", "d complete mine", "v send mine to review", "b block mine", "u give mine back", "c claim", "r release"} {
 			if !strings.Contains(help, want) {
 				t.Fatalf("view %s: help lacks %q:\n%s", v, want, help)

@@ -1,12 +1,13 @@
 package tui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -41,17 +42,20 @@ type rig struct {
 	// noTrails: polls carry no history, as a SQL source's do; a task's
 	// trail comes only from Get.
 	noTrails bool
+	// keyAt is the key clock: a second between the keys of press, a
+	// millisecond between the keys of one burst.
+	keyAt time.Time
 }
 
 type rigOption func(*Options)
 
-// rigProfile is the colour profile screens are drawn in: none, so that
+// rigProfile is the colour profile screens are drawn in, as Bubble Tea's
+// renderer would for a terminal of that profile: none (NoTTY), so that
 // goldens read as text, unless a test asks for colour.
-var rigProfile = termenv.Ascii
+var rigProfile = colorprofile.NoTTY
 
 func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Helper()
-	lipgloss.SetColorProfile(rigProfile)
 	r := &rig{t: t, now: t0, tracker: stats.New()}
 	clock := func() time.Time { return r.now }
 	r.prod, r.staging, r.archive = memsource.NewMemory("prod"), memsource.NewMemory("staging"), memsource.NewMemory("archive")
@@ -67,7 +71,8 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 		{Name: "n2", Status: model.NodeDegraded, LastSeen: t0.Add(-5 * time.Minute), Failures: 2, LastErr: "timeout"},
 		{Name: "n3", Status: model.NodeDown, LastSeen: t0.Add(-9 * time.Minute), Failures: 3, LastErr: "connection refused"},
 	}
-	o := Options{Hub: r.hub, Now: clock, Location: time.UTC, Styles: theme.New(theme.Options{Mode: theme.Dark}),
+	r.keyAt = t0
+	o := Options{Hub: r.hub, Now: clock, KeyClock: func() time.Time { return r.keyAt }, Location: time.UTC, Styles: theme.New(theme.Options{Mode: theme.Dark}),
 		Stats: r.tracker.Report,
 		Journal: []model.AuditRecord{
 			{At: t0.Add(-50 * time.Minute), Actor: "carol", Source: "prod", Task: "6", Action: model.ActionTakeover, Reason: "payout stuck", Result: "applied"},
@@ -162,24 +167,53 @@ func (r *rig) poll() {
 
 func (r *rig) size(w, h int) { r.m.Update(tea.WindowSizeMsg{Width: w, Height: h}) }
 
-var namedKeys = map[string]tea.KeyType{
-	"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
-	"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
-	"backspace": tea.KeyBackspace, "ctrl+w": tea.KeyCtrlW, "ctrl+r": tea.KeyCtrlR, "ctrl+c": tea.KeyCtrlC, "pgdown": tea.KeyPgDown,
-	"home": tea.KeyHome, "end": tea.KeyEnd, "space": tea.KeySpace, "ctrl+space": tea.KeyCtrlAt, "ctrl+p": tea.KeyCtrlP,
+// namedKeys are the bytes a terminal sends for the keys tests name.
+var namedKeys = map[string]string{
+	"enter": "\r", "esc": "\x1b", "tab": "\t", "shift+tab": "\x1b[Z",
+	"up": "\x1b[A", "down": "\x1b[B", "right": "\x1b[C", "left": "\x1b[D",
+	"backspace": "\x7f", "ctrl+w": "\x17", "ctrl+r": "\x12", "ctrl+c": "\x03", "pgdown": "\x1b[6~",
+	"home": "\x1b[H", "end": "\x1b[F", "space": " ", "ctrl+space": "\x00", "ctrl+p": "\x10",
 }
 
-// press sends keys ("enter", "y", or text typed rune by rune with type)
-// and runs the commands they return, as the program would.
+// keyMsgs are the key messages Bubble Tea v2 makes of what a terminal
+// sends for k, decoded by Bubble Tea's own decoder: a named key ("enter",
+// "ctrl+w") is one message; other text is the bytes typed, so "jjj" sent
+// in one burst is three keys, as the program sees it.
+func keyMsgs(t testing.TB, k string) []tea.KeyPressMsg {
+	t.Helper()
+	b := []byte(k)
+	named, isNamed := namedKeys[k]
+	if isNamed {
+		b = []byte(named)
+	}
+	var d uv.EventDecoder
+	var out []tea.KeyPressMsg
+	for len(b) > 0 {
+		n, ev := d.Decode(b)
+		kp, ok := ev.(uv.KeyPressEvent)
+		if n == 0 || !ok {
+			t.Fatalf("%q decodes to %T, not a key", k, ev)
+		}
+		out = append(out, tea.KeyPressMsg(kp))
+		b = b[n:]
+	}
+	if isNamed && (len(out) != 1 || out[0].String() != k) {
+		t.Fatalf("the bytes of %q decode to %v", k, out)
+	}
+	return out
+}
+
+// press sends keys ("enter", "y", or text typed in one burst) and runs
+// the commands they return, as the program would.
 func (r *rig) press(keys ...string) {
 	r.t.Helper()
 	for _, k := range keys {
-		msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
-		if kt, ok := namedKeys[k]; ok {
-			msg = tea.KeyMsg{Type: kt}
+		r.keyAt = r.keyAt.Add(time.Second)
+		for _, msg := range keyMsgs(r.t, k) {
+			r.keyAt = r.keyAt.Add(time.Millisecond)
+			_, cmd := r.m.Update(msg)
+			r.run(cmd)
 		}
-		_, cmd := r.m.Update(msg)
-		r.run(cmd)
 	}
 }
 
@@ -207,4 +241,14 @@ func (r *rig) run(cmd tea.Cmd) {
 	}
 }
 
-func (r *rig) screen() string { return r.m.View() }
+// screen is the frame as the renderer writes it in the rig's profile.
+func (r *rig) screen() string { return inProfile(r.m.View().Content, rigProfile) }
+
+// inProfile is s as Bubble Tea's renderer writes it to a terminal of
+// profile p: colours it cannot show downsampled or dropped.
+func inProfile(s string, p colorprofile.Profile) string {
+	var b strings.Builder
+	w := &colorprofile.Writer{Forward: &b, Profile: p}
+	_, _ = w.WriteString(s)
+	return b.String()
+}

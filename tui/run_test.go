@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -38,7 +38,7 @@ func TestRunDrawsFromTheHubAndEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Hub: h, ProgramOptions: []tea.ProgramOption{tea.WithInput(in), tea.WithOutput(out), tea.WithoutSignalHandler()}})
+		done <- Run(ctx, Options{Hub: h, ProgramOptions: []tea.ProgramOption{tea.WithInput(in), tea.WithOutput(out), tea.WithWindowSize(80, 24)}})
 	}()
 	var screen strings.Builder
 	deadline := time.After(10 * time.Second)
@@ -69,9 +69,9 @@ func TestRunDrawsFromTheHubAndEndsWithItsContext(t *testing.T) {
 // and no colour codes at all.
 func TestNoColorKeepsTheSelectedRowVisible(t *testing.T) {
 	r := newRig(t, func(o *Options) { o.Styles = theme.New(theme.Options{Mode: theme.Dark, NoColor: true}) })
-	lipgloss.SetColorProfile(termenv.ANSI)
-	t.Cleanup(func() { lipgloss.SetColorProfile(termenv.Ascii) })
-	r.m.paints = newPaints(r.m.styles)
+	// The frame as drawn, no profile taking anything out.
+	rigProfile = colorprofile.TrueColor
+	t.Cleanup(func() { rigProfile = colorprofile.NoTTY })
 	line := rowOf(t, r, "TASK-1")
 	if !strings.Contains(line, "\x1b[7;1m") && !strings.Contains(line, "\x1b[1;7m") {
 		t.Fatalf("the selected row is not reverse and bold: %q", line)

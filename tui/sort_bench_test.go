@@ -3,7 +3,7 @@ package tui
 import (
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // BenchmarkColumnSort100k is a cursor move (Update and frame) and a
@@ -11,7 +11,7 @@ import (
 // column sort active, in the same run; "press" is the key that sorts by
 // a column, or reverses it: one full sort of the Queue.
 func BenchmarkColumnSort100k(b *testing.B) {
-	runes := func(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+	runes := func(s string) tea.KeyPressMsg { return keyMsgs(b, s)[0] }
 	for _, sorted := range []struct {
 		name string
 		keys []string
@@ -28,7 +28,7 @@ func BenchmarkColumnSort100k(b *testing.B) {
 		}
 		b.Run("cursor/"+sorted.name, func(b *testing.B) {
 			m := setup(b)
-			moves := []tea.KeyMsg{{Type: tea.KeyDown}, {Type: tea.KeyUp}}
+			moves := []tea.KeyPressMsg{{Code: tea.KeyDown}, {Code: tea.KeyUp}}
 			i := 0
 			for b.Loop() {
 				m.Update(moves[i/1000%2])
@@ -42,7 +42,7 @@ func BenchmarkColumnSort100k(b *testing.B) {
 			for _, r := range "servic" {
 				m.Update(runes(string(r)))
 			}
-			keys := []tea.KeyMsg{runes("e"), {Type: tea.KeyBackspace}}
+			keys := []tea.KeyPressMsg{runes("e"), keyMsgs(b, "backspace")[0]}
 			i := 0
 			for b.Loop() {
 				m.Update(keys[i%2])

@@ -16,9 +16,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/claimdeck/claimdeck/sources/hub"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
@@ -69,7 +67,6 @@ func TestDashboardProcess(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	lipgloss.SetColorProfile(termenv.ANSI256)
 	store, err := sqlstore.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +87,7 @@ func TestDashboardProcess(t *testing.T) {
 		apply = time.Since(start)
 	}
 	start := time.Now()
-	if !strings.Contains(m.View(), "TASK-") {
+	if !strings.Contains(m.View().Content, "TASK-") {
 		t.Fatal("the first frame shows no task")
 	}
 	apply += time.Since(start)

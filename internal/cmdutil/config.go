@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -48,6 +49,8 @@ type Config struct {
 	// MetricsListen serves Prometheus metrics from the dashboard (and the
 	// demo) at this address, as `claimdeck metrics --listen` does.
 	MetricsListen string `mapstructure:"metrics_listen" json:"metrics_listen,omitempty"`
+	// SSH is `claimdeck ssh`'s: the dashboard served over SSH.
+	SSH SSHConfig `mapstructure:"ssh" json:"ssh,omitempty"`
 	// Alerts ring the dashboard's terminal for a new escalation or a node
 	// gone DOWN; both off unless asked for.
 	Alerts AlertConfig `mapstructure:"alerts" json:"alerts"`
@@ -381,3 +384,21 @@ func dateAsText(_, to reflect.Type, data any) (any, error) {
 	}
 	return data, nil
 }
+// SSHConfig is `claimdeck ssh`'s section (docs/ssh.md): --listen and
+// --keys win over listen and keys.
+type SSHConfig struct {
+	Listen      string        `mapstructure:"listen" json:"listen,omitempty"`
+	Keys        string        `mapstructure:"keys" json:"keys,omitempty"`
+	HostKey     string        `mapstructure:"host_key" json:"host_key,omitempty"`
+	MaxSessions int           `mapstructure:"max_sessions" json:"max_sessions,omitempty"`
+	MaxAuth     int           `mapstructure:"max_auth_per_minute" json:"max_auth_per_minute,omitempty"`
+	IdleTimeout time.Duration `mapstructure:"idle_timeout" json:"idle_timeout,omitempty"`
+}
+
+// DataDir is claimdeck's data directory ($XDG_DATA_HOME/claimdeck, else
+// ~/.local/share/claimdeck); "" when neither is known.
+func DataDir() string { return dataDir() }
+
+// HUPReloads is set by a command whose server reloads on SIGHUP (claimdeck
+// ssh): the process's signal watcher then leaves SIGHUP to it.
+var HUPReloads atomic.Bool

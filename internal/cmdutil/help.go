@@ -31,6 +31,8 @@ var examples = map[string]string{
 	"claimdeck stats": `  claimdeck stats
   claimdeck stats -o table --source governance`,
 	"claimdeck metrics": `  claimdeck metrics --listen 127.0.0.1:9464   # then scrape http://127.0.0.1:9464/metrics`,
+	"claimdeck ssh": `  claimdeck ssh --listen 127.0.0.1:2222 --keys ~/.config/claimdeck/ssh-keys   # then: ssh -t -p 2222 127.0.0.1
+  kill -HUP $(pidof claimdeck)   # read the keys file again; no session drops`,
 	"claimdeck relay": `  CLAIMDECK_RELAY_TOKEN=$(openssl rand -hex 32) claimdeck relay --listen 127.0.0.1:7480
   claimdeck relay --listen 127.0.0.1:7480 --token-env TEAM_RELAY_TOKEN   # dashboards: relay: http://127.0.0.1:7480`,
 	"claimdeck next": `  claimdeck next --agent-name SANDMAN         # "task": null when the queue is empty`,

@@ -51,11 +51,21 @@ func watchSignals(cancel context.CancelFunc) {
 		stops = append(stops, syscall.SIGHUP)
 	}
 	signal.Notify(sigs, stops...)
+	// A server that reloads on SIGHUP (claimdeck ssh: its keys file) is
+	// not stopped by it: its own handler reloads.
+	next := func() os.Signal {
+		for sig := range sigs {
+			if sig != syscall.SIGHUP || !cmdutil.HUPReloads.Load() {
+				return sig
+			}
+		}
+		return nil
+	}
 	go func() {
-		sig := <-sigs
+		sig := next()
 		cancel()
 		fmt.Fprintf(os.Stderr, "claimdeck: %v: stopping; %v again stops at once\n", sig, sig)
-		sig = <-sigs
+		sig = next()
 		status := 130
 		switch sig {
 		case syscall.SIGTERM:
@@ -95,7 +105,7 @@ func doors(env *cmdutil.Env, root *cobra.Command, themeName *string) []string {
 			root.AddCommand(c)
 		}
 	}
-	group("dashboard", demoCmd, clidoor.Stats(env), serve.Metrics(env), serve.Relay(env))
+	group("dashboard", demoCmd, dashboard.SSH(env), clidoor.Stats(env), serve.Metrics(env), serve.Relay(env))
 	group("agent", append(clidoor.Agent(env), mcpdoor.Command(env))...)
 	group("operator", clidoor.Operator(env)...)
 	group("admin", clidoor.Admin(env)...)
@@ -104,5 +114,5 @@ func doors(env *cmdutil.Env, root *cobra.Command, themeName *string) []string {
 	node := &cobra.Command{Use: "node", Short: "Run this host as a mesh node, or watch the mesh's health"}
 	node.AddCommand(serve.NodeServe(env), clidoor.NodeWatch(env))
 	group("mesh", clidoor.Sweep(env), node)
-	return []string{"migrate", "copy", "config show", "config path", "version", "sweep", "node serve", "relay"}
+	return []string{"migrate", "copy", "config show", "config path", "version", "sweep", "node serve", "relay", "ssh"}
 }

@@ -388,6 +388,9 @@ func (d *Door) handle(sess ssh.Session) {
 			return msg
 		}),
 	)
+	if b, ok := m.(interface{ Bind(*tea.Program) }); ok {
+		b.Bind(p) // bells, notifications and the clipboard reach this terminal
+	}
 	go func() {
 		for {
 			select {

@@ -244,16 +244,23 @@ func TestTwentySessionsShareOneReaderAndActAsTheirPerson(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A read-only desk refuses before it journals: only alice's takeover
-	// is in the trail, as hers, at door ssh.
+	// Every attempt is in the trail, refused or applied: bob's takeover
+	// refused as read-only, alice's applied, each as its person at door ssh.
 	var outcomes []model.AuditRecord
 	for _, r := range records {
 		if !r.Pending {
 			outcomes = append(outcomes, r)
 		}
 	}
-	if len(outcomes) != 1 || outcomes[0].Actor != "alice" || outcomes[0].Door != doorSSH || outcomes[0].Action != model.ActionTakeover || outcomes[0].Result != "applied" {
+	if len(outcomes) != 2 {
 		t.Fatalf("the journal's outcomes: %+v", outcomes)
+	}
+	bob, alice := outcomes[0], outcomes[1]
+	if bob.Actor != "bob" || bob.Door != doorSSH || bob.Result != string(model.CodeMisconfigured) {
+		t.Errorf("bob's refused takeover journaled as %+v", bob)
+	}
+	if alice.Actor != "alice" || alice.Door != doorSSH || alice.Action != model.ActionTakeover || alice.Result != "applied" {
+		t.Errorf("alice's takeover journaled as %+v", alice)
 	}
 
 	// No session read the store: the one reader did, for all twenty.
