@@ -384,6 +384,7 @@ func dateAsText(_, to reflect.Type, data any) (any, error) {
 	}
 	return data, nil
 }
+
 // SSHConfig is `claimdeck ssh`'s section (docs/ssh.md): --listen and
 // --keys win over listen and keys.
 type SSHConfig struct {
