@@ -25,6 +25,9 @@ type Alarm struct {
 type AlertOptions struct {
 	Bell    bool // BEL
 	Desktop bool // a desktop notification: OSC 777 and OSC 9, or notify-send
+	// Remote says the terminal is not this host's (an SSH session): a
+	// notification goes to it as OSC 777 and OSC 9, never notify-send here.
+	Remote bool
 }
 
 // maxRing is the most alarms rung one by one at a time.
@@ -165,7 +168,7 @@ func (o AlertOptions) terminal(w io.Writer) func(Alarm) {
 		}
 		// notify-send where there is one; the terminal's own notification
 		// (OSC 777 for VTE and others, OSC 9 for iTerm2 and kitty) otherwise.
-		if path, err := exec.LookPath("notify-send"); err == nil {
+		if path, err := exec.LookPath("notify-send"); err == nil && !o.Remote {
 			if exec.Command(path, "--app-name=claimdeck", "--", title, body).Run() == nil { // "--": a title may start with -
 				return
 			}

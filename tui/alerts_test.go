@@ -149,3 +149,23 @@ func TestADesktopAlarmTitleIsNeverAnOption(t *testing.T) {
 		t.Fatalf("notify-send got argv %q, want %q", got, want)
 	}
 }
+
+// A remote terminal's notification (an SSH session) reaches that terminal
+// as OSC 777 and OSC 9, and never runs notify-send on the server, even
+// where it is installed.
+func TestARemoteAlarmGoesToItsTerminalNotThisHost(t *testing.T) {
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	if err := os.WriteFile(filepath.Join(dir, "notify-send"), []byte("#!/bin/sh\ntouch "+ran+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	var out strings.Builder
+	AlertOptions{Desktop: true, Remote: true}.terminal(&out)(Alarm{Title: "claimdeck", Body: "2 need you"})
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("a remote session's notification ran notify-send on the server")
+	}
+	if !strings.Contains(out.String(), "\x1b]777;notify;claimdeck;2 need you") || !strings.Contains(out.String(), "\x1b]9;claimdeck: 2 need you") {
+		t.Fatalf("the session's terminal got %q, want OSC 777 and OSC 9", out.String())
+	}
+}

@@ -183,7 +183,9 @@ func (a *app) serveSSH(ctx context.Context, listen, keysFile string, sc cmdutil.
 			// SaveFilter stays nil: a remote person does not write the
 			// server's configuration file.
 			Journal: history,
-			Alerts:  tui.AlertOptions{Bell: a.Cfg.Alerts.Bell, Desktop: a.Cfg.Alerts.Desktop},
+			// Notifications go to the person's terminal, never notify-send
+			// on the server.
+			Alerts: tui.AlertOptions{Bell: a.Cfg.Alerts.Bell, Desktop: a.Cfg.Alerts.Desktop, Remote: true},
 		})
 	}
 	log := cmdutil.NewLog(a.Stderr, slog.LevelInfo)
