@@ -222,6 +222,17 @@ type Claim struct {
 // Held reports whether anybody holds the task.
 func (c Claim) Held() bool { return c.Holder != HolderNone }
 
+// Granted is the lease the claim was last given: from its last sign of
+// life (a heartbeat, else the claim) to its expiry; zero when either is
+// unknown. A 2-minute lease is 2 minutes here, whatever the policy's.
+func (c Claim) Granted() time.Duration {
+	alive, until := c.LastAlive(), c.Expires.Time()
+	if alive.IsZero() || c.Expires.IsZero() || !until.After(alive) {
+		return 0
+	}
+	return until.Sub(alive)
+}
+
 // LastAlive is the last sign of life from the holder.
 func (c Claim) LastAlive() time.Time {
 	if c.HeartbeatAt.Time().After(c.ClaimedAt.Time()) {

@@ -503,3 +503,14 @@ func TestALeasePastTheCeilingIsSuspectAndRescued(t *testing.T) {
 		t.Fatalf("after the force-release TASK-30 is %s held by %q", got.State, got.Claim().Name)
 	}
 }
+
+// TestTheLeaseBarIsScaledToTheTasksOwnLease: TASK-9 heartbeated two
+// minutes ago for a five-minute lease and has three minutes left: the bar
+// is three fifths full, not three twentieths of the policy's lease.
+func TestTheLeaseBarIsScaledToTheTasksOwnLease(t *testing.T) {
+	r := newRig(t)
+	r.press("2")
+	if row := rowOf(t, r, "TASK-9"); !strings.Contains(row, "██████░░░░") {
+		t.Fatalf("TASK-9's lease bar, 3:00 left of a 5:00 lease: %q", row)
+	}
+}

@@ -390,7 +390,11 @@ func (pn rowPen) leaseCells(t *model.Task, c []cell, now time.Time) {
 	}
 	left := model.Remaining(t, now)
 	c[6] = cell{text: pn.pace.clock(left)}
-	c[7] = cell{text: bar(left, pn.board.snap.Policy.Lease, 10), paint: &ps.barFull}
+	lease := t.Claim().Granted() // the task's own lease, not the policy's
+	if lease <= 0 {
+		lease = pn.board.snap.Policy.Lease
+	}
+	c[7] = cell{text: bar(left, lease, 10), paint: &ps.barFull}
 	if model.Health(t, now, pn.board.snap.Policy) == model.LeaseExpiring {
 		c[6].paint, c[7].paint = &ps.warn, &ps.warn
 	}
@@ -488,8 +492,8 @@ func (pn rowPen) stateCell(t *model.Task) cell {
 	return c
 }
 
-// bar draws the lease left as a bar of width cells; a lease longer than
-// the policy's fills it.
+// bar draws the lease left as a bar of width cells, scaled to the lease
+// the claim was given (model.Claim.Granted).
 func bar(left, lease time.Duration, width int) string {
 	if lease <= 0 || left <= 0 {
 		return strings.Repeat("░", width)
