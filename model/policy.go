@@ -113,6 +113,20 @@ func Reaped(before, after *Task, at time.Time) bool {
 	return !at.Before(before.claimRef().Expires.Time())
 }
 
+// Rescued reports whether after is before's task claimed again by another
+// agent claim once before's agent lease had ended (next's rescue): the
+// work handed on, not a person's takeover.
+func Rescued(before, after *Task, at time.Time) bool {
+	if before == nil || after == nil || before.State != StateClaimed || before.claimRef().Holder != HolderAgent ||
+		before.claimRef().Expires.IsZero() || after.State != StateClaimed || after.claimRef().Holder != HolderAgent {
+		return false
+	}
+	if after.claimRef().Token == before.claimRef().Token && after.claimRef().Name == before.claimRef().Name {
+		return false // the same claim, renewed or edited
+	}
+	return !at.Before(before.claimRef().Expires.Time())
+}
+
 // TokenCurrent is the one rule for when a lock token stops being current:
 // it names the claim on the task, and the claim is a human's or an agent's
 // whose lease is still running. From the lease's end on the token gets

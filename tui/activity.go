@@ -63,6 +63,10 @@ func transitionActivity(tr hub.Transition) activity {
 	case model.Reaped(tr.Before, tr.After, tr.At):
 		// Put back once its lease had ended: the queue working, not an alarm.
 		a.What = "reaped: " + tr.Before.State.String() + " → " + tr.After.State.String()
+	case model.Rescued(tr.Before, tr.After, tr.At):
+		// Claimed by another agent once its holder's lease ended.
+		a.What = "rescued from " + tr.Before.Claim().Name + ": lease ended, now " + t.Claim().Name
+		return a
 	case tr.Before.State != tr.After.State:
 		a.What = tr.Before.State.String() + " → " + tr.After.State.String()
 	default:
