@@ -13,7 +13,7 @@ import (
 	"github.com/claimdeck/claimdeck/tui"
 )
 
-// How cmd/claimdeck wires the dashboard: sources into a hub, the desk that
+// How the dashboard door (internal/dashboard) wires the dashboard: sources into a hub, the desk that
 // applies and journals human actions, then Run until the user quits.
 func Example() {
 	ctx := context.Background()
