@@ -213,7 +213,7 @@ func New(cfg Config, newModel NewModel, log *slog.Logger) (*Door, error) {
 	if err != nil {
 		return nil, err
 	}
-	log.Info("ssh door ready", "keys", keys.Len(), "host_key", gossh.FingerprintSHA256(signer.PublicKey()))
+	log.Info("ssh door ready", "keys", keys.Len(), "host_fingerprint", gossh.FingerprintSHA256(signer.PublicKey()))
 	return d, nil
 }
 
