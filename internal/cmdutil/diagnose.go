@@ -76,7 +76,7 @@ func (a *Env) Diagnose(ctx context.Context, sc SourceConfig) SourceReport {
 	if !r.add("data", unreadable(ctx, src), "every live task reads cleanly") {
 		r.OK = false // reported, and the later checks still run
 	}
-	if st, isSQL := src.(*sqlstore.Store); isSQL && !st.Migrated() {
+	if st, isSQL := sources.Origin(src).(*sqlstore.Store); isSQL && !st.Migrated() {
 		r.add("schema", fmt.Errorf("table lacks claimdeck's lease columns: run `claimdeck migrate --source %s` (read-only until then)", sc.Name), "")
 		return fail()
 	}
@@ -84,7 +84,7 @@ func (a *Env) Diagnose(ctx context.Context, sc SourceConfig) SourceReport {
 	if reads := src.Caps().Reads; reads != "" {
 		schema += "; read as " + reads
 	}
-	if st, isSQL := src.(*sqlstore.Store); isSQL && st.Behind() != "" {
+	if st, isSQL := sources.Origin(src).(*sqlstore.Store); isSQL && st.Behind() != "" {
 		schema += fmt.Sprintf("; %s: `claimdeck migrate --source %s` adds it", st.Behind(), sc.Name)
 	}
 	r.add("schema", nil, schema)

@@ -81,6 +81,9 @@ var examples = map[string]string{
   claimdeck migrate --source governance --create    # make seed 003's table first`,
 	"claimdeck copy": `  claimdeck copy --from local --to governance --dry-run
   claimdeck copy --from local --to governance`,
+	"claimdeck move": `  claimdeck move --from local --to governance --dry-run   # what would move; writes nothing
+  claimdeck move --from local --to governance --yes
+  claimdeck move --undo --from local --to governance --yes`,
 	"claimdeck config": `  claimdeck config show
   claimdeck config path`,
 	"claimdeck config show": `  claimdeck config show                        # secrets redacted

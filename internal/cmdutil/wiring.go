@@ -33,7 +33,16 @@ func OpenSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) 
 		return nil, err
 	}
 	log.Debug("source open", "source", sc.Name, "took", time.Since(start))
-	return src, nil
+	return sources.Follow(src, func(ctx context.Context, to string) (sources.Source, error) { return openMoved(ctx, cfg, to) }), nil
+}
+
+// openMoved opens the configured source a moved one names.
+func openMoved(ctx context.Context, cfg *Config, name string) (sources.Source, error) {
+	sc, err := PickSource(cfg, name)
+	if err != nil {
+		return nil, err
+	}
+	return OpenSource(ctx, cfg, sc, false)
 }
 
 func openOnce(ctx context.Context, cfg *Config, sc SourceConfig, create bool) (sources.Source, error) {
