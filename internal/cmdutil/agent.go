@@ -264,6 +264,10 @@ func (a *Env) WithTaskSource(ctx context.Context, id string, fn func(src sources
 		}
 		names = append(names, src.Name())
 	}
+	if def, _ := a.Cfg.DefaultName(); len(holders) > 1 && slices.Contains(holders, def) {
+		// the default source answers for an id it holds too
+		holders, at = []string{def}, srcs[slices.IndexFunc(srcs, func(s sources.Source) bool { return s.Name() == def })]
+	}
 	switch {
 	case len(holders) > 1:
 		return model.Errorf(model.CodeMisconfigured, "", id, "sources %s all hold a task with this id: choose one with --source", strings.Join(holders, " and "))

@@ -27,8 +27,8 @@ type Config struct {
 	Output   string         `mapstructure:"output" json:"output,omitempty"`
 	AuditLog string         `mapstructure:"audit_log" json:"audit_log"`
 	Sources  []SourceConfig `mapstructure:"sources" json:"sources"`
-	// DefaultSource is the source the ntask grammar acts on when several
-	// are configured and $NTASK_SOURCE names none.
+	// DefaultSource is the source every door acts on when several are
+	// configured and the caller names none (PickSource).
 	DefaultSource string        `mapstructure:"default_source" json:"default_source,omitempty"`
 	Escalation    LadderConfig  `mapstructure:"escalation" json:"escalation"`
 	Mesh          MeshConfig    `mapstructure:"mesh" json:"mesh"`
@@ -81,6 +81,9 @@ type SourceConfig struct {
 	// postgres
 	DSN    string `mapstructure:"dsn" json:"dsn,omitempty"`
 	DSNEnv string `mapstructure:"dsn_env" json:"dsn_env,omitempty"`
+	// DSNFile names a file holding the DSN, read at each start (a systemd
+	// credential, a container secret); only its owner may read it.
+	DSNFile string `mapstructure:"dsn_file" json:"dsn_file,omitempty"`
 	// sqlite, postgres
 	Table string `mapstructure:"table" json:"table,omitempty"`
 	// makeTable: `migrate --create` makes seed 003's table where none is.
@@ -95,6 +98,7 @@ type SourceConfig struct {
 	// notion
 	Token      string `mapstructure:"token" json:"token,omitempty"`
 	TokenEnv   string `mapstructure:"token_env" json:"token_env,omitempty"`
+	TokenFile  string `mapstructure:"token_file" json:"token_file,omitempty"`
 	DatabaseID string `mapstructure:"database_id" json:"database_id,omitempty"`
 	// notion: which of the database's data sources holds the tasks (by id
 	// or name; needed once it has several), per-request timeout and
@@ -312,6 +316,7 @@ func (c *Config) Validate() error {
 		}
 		seen[s.Name] = true
 		problems = append(problems, s.relayProblems(where)...)
+		problems = append(problems, s.secretProblems(where)...)
 		if !slices.Contains(kinds, s.Kind) {
 			p := fmt.Sprintf("%s (%s): kind %q is not one of %s", where, s.Name, s.Kind, strings.Join(kinds, ", "))
 			if near := model.Nearest(strings.ToLower(s.Kind), kinds, 3); near != "" {

@@ -64,6 +64,9 @@ func (a *Env) readAll(ctx context.Context, opts ...sources.PollOption) (byName m
 			CloseAll(srcs)
 			return nil, nil, nil, fmt.Errorf("reading %s: %w", src.Name(), err)
 		}
+		if _, seen := byName[src.Name()]; seen {
+			continue // a moved source, served by a target also configured: read once
+		}
 		byName[src.Name()] = src
 		all = append(all, d.Tasks...)
 	}

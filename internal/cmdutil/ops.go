@@ -236,7 +236,9 @@ func (a *Env) RunOp(ctx context.Context, op agentOp, tf *TaskFlags) (Answer, err
 			return Answer{}, err
 		}
 	}
-	if op.Name == "list" && a.SourceName == "" && len(a.Cfg.Sources) > 1 {
+	// list reads every source unless one is named or is the default: an
+	// agent lists the queue it claims from.
+	if def, _ := a.Cfg.DefaultName(); op.Name == "list" && a.SourceName == "" && def == "" && len(a.Cfg.Sources) > 1 {
 		return a.listEverySource(ctx, tf)
 	}
 	with := a.withSource

@@ -200,23 +200,12 @@ func LoadNtaskConfig() (*cmdutil.Config, error) {
 	return cfg, nil
 }
 
-// sourceName is the source ntask acts on: $NTASK_SOURCE, else the
-// configuration's default_source, else the only one; 40 naming the
-// choices when there are several and nothing picks one.
+// pick is the source ntask acts on: $NTASK_SOURCE, else what every door
+// falls back to (cmdutil.PickSource: $CLAIMDECK_DEFAULT_SOURCE,
+// default_source, the only one); 40 naming the choices when there are
+// several and nothing picks one.
 func (n *Ntask) pick() (cmdutil.SourceConfig, error) {
-	name := strings.TrimSpace(os.Getenv(EnvNtaskSource))
-	if name == "" {
-		name = n.Cfg.DefaultSource
-	}
-	if name == "" && len(n.Cfg.Sources) > 1 {
-		names := make([]string, len(n.Cfg.Sources))
-		for i, s := range n.Cfg.Sources {
-			names[i] = s.Name
-		}
-		return cmdutil.SourceConfig{}, model.Errorf(model.CodeMisconfigured, "", "", "%d sources are configured (%s): set %s or default_source in the configuration to one of them",
-			len(names), strings.Join(names, ", "), EnvNtaskSource)
-	}
-	return cmdutil.PickSource(n.Cfg, name)
+	return cmdutil.PickSourceBy(n.Cfg, strings.TrimSpace(os.Getenv(EnvNtaskSource)), "$"+EnvNtaskSource)
 }
 
 // on opens the picked source for the length of one command.
