@@ -32,7 +32,8 @@ var examples = map[string]string{
   claimdeck stats -o table --source governance`,
 	"claimdeck metrics": `  claimdeck metrics --listen 127.0.0.1:9464   # then scrape http://127.0.0.1:9464/metrics`,
 	"claimdeck relay": `  CLAIMDECK_RELAY_TOKEN=$(openssl rand -hex 32) claimdeck relay --listen 127.0.0.1:7480
-  claimdeck relay --listen 127.0.0.1:7480 --token-env TEAM_RELAY_TOKEN   # dashboards: relay: http://127.0.0.1:7480`,
+  claimdeck relay --listen 127.0.0.1:7480 --token-env TEAM_RELAY_TOKEN   # dashboards: relay: http://127.0.0.1:7480
+  claimdeck relay --listen 127.0.0.1:7480 --max-full 128 --stall 30s   # a bigger fleet, slower links`,
 	"claimdeck next": `  claimdeck next --agent-name SANDMAN         # "task": null when the queue is empty`,
 	"claimdeck claim": `  claimdeck claim --agent-name SANDMAN --run-id run-42          # the next eligible task
   claimdeck claim --task 42 --agent-name SANDMAN --lease 30m    # a given task, a longer lease`,

@@ -46,6 +46,11 @@ func TestRelayRefusesNoTokenOrAWeakOne(t *testing.T) {
 	if code, out := cmdtest.RunOut(c.Conf, "relay"); code != 3 || !strings.Contains(out, "--listen") {
 		t.Errorf("relay without --listen: exit %d, want 3 naming --listen:\n%s", code, out)
 	}
+	for _, knob := range [][]string{{"--max-full", "-1"}, {"--stall", "-5s"}} {
+		if code, out := cmdtest.RunOut(c.Conf, append([]string{"relay", "--listen", taken}, knob...)...); code != 3 || !strings.Contains(out, knob[0]) {
+			t.Errorf("relay %v: exit %d, want 3 naming %s:\n%s", knob, code, knob[0], out)
+		}
+	}
 }
 
 // A relay's settings are checked when the configuration loads: a bad
