@@ -132,6 +132,9 @@ type SourceConfig struct {
 	// go to the source itself.
 	Relay         string `mapstructure:"relay" json:"relay,omitempty"`
 	RelayTokenEnv string `mapstructure:"relay_token_env" json:"relay_token_env,omitempty"`
+	// RelayTokenFile names a file holding that token instead, read at
+	// each start; only its owner may read it.
+	RelayTokenFile string `mapstructure:"relay_token_file" json:"relay_token_file,omitempty"`
 }
 
 // AlertConfig is `alerts:`: the terminal bell and desktop notifications.
@@ -276,7 +279,7 @@ func LoadConfig(file string) (*Config, error) {
 		cfg.Actor = loginName()
 	}
 	for i := range cfg.Sources {
-		if cfg.Sources[i].Relay != "" && cfg.Sources[i].RelayTokenEnv == "" {
+		if cfg.Sources[i].Relay != "" && cfg.Sources[i].RelayTokenEnv == "" && cfg.Sources[i].RelayTokenFile == "" {
 			cfg.Sources[i].RelayTokenEnv = relay.DefaultTokenEnv
 		}
 	}
