@@ -184,12 +184,18 @@ func Next(tasks []*Task, agent string, now time.Time, grace time.Duration) *Task
 const ActionRescue = "rescue"
 
 // ClaimEvent is the trail's entry for agent claiming was (the task as it
-// stood before the claim): a "claim", or a "rescue" naming the dead holder.
-func ClaimEvent(was *Task, agent string, at time.Time) Event {
-	if was.State != StateClaimed || was.claimRef().Holder != HolderAgent {
-		return Event{At: at, Actor: agent, Action: "claim"}
+// stood before the claim) in run: a "claim", or a "rescue" naming the dead
+// holder; its detail keeps the run ("from A4; run r-9", "run r-9"), so a
+// past claim's run stays in the history once the claim is over.
+func ClaimEvent(was *Task, agent, run string, at time.Time) Event {
+	e := Event{At: at, Actor: agent, Action: EventClaim}
+	if was.State == StateClaimed && was.claimRef().Holder == HolderAgent {
+		e.Action, e.Detail = ActionRescue, "from "+was.claimRef().Name
 	}
-	return Event{At: at, Actor: agent, Action: ActionRescue, Detail: "from " + was.claimRef().Name}
+	if run = strings.TrimSpace(run); run != "" {
+		e.Detail = strings.TrimPrefix(e.Detail+"; run "+run, "; ")
+	}
+	return e
 }
 
 // LeaseHealth is how a claim stands against its lease.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -156,10 +155,13 @@ func TestTokenCurrent(t *testing.T) {
 
 func TestClaimEvent(t *testing.T) {
 	dead := (&Task{State: StateClaimed}).WithClaim(agentClaim("Sandman", t0.Add(-time.Hour), t0))
-	if e := ClaimEvent(dead, "ORACLE", t0); e.Action != ActionRescue || e.Actor != "ORACLE" || !strings.Contains(e.Detail, "Sandman") {
+	if e := ClaimEvent(dead, "ORACLE", "r-9", t0); e.Action != ActionRescue || e.Actor != "ORACLE" || e.Detail != "from Sandman; run r-9" {
 		t.Fatalf("ClaimEvent over a dead holder = %+v, want a rescue by ORACLE naming Sandman", e)
 	}
-	if e := ClaimEvent(&Task{State: StateQueued}, "ORACLE", t0); e.Action != "claim" || e.Detail != "" {
+	if e := ClaimEvent(&Task{State: StateQueued}, "ORACLE", "r-9", t0); e.Action != "claim" || e.Detail != "run r-9" {
+		t.Fatalf("claim in a run: %+v", e)
+	}
+	if e := ClaimEvent(&Task{State: StateQueued}, "ORACLE", "", t0); e.Action != "claim" || e.Detail != "" {
 		t.Fatalf("ClaimEvent of a free task = %+v, want a plain claim", e)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/sqlstore"
 )
 
@@ -59,7 +60,7 @@ gets seed 003's governance_tasks table made first, then migrated.`,
 				return err
 			}
 			defer src.Close()
-			store := src.(*sqlstore.Store)
+			store := sources.Origin(src).(*sqlstore.Store)
 			ran, err := store.Apply(ctx, a.StderrProgress("migrate "+sc.Name))
 			if err != nil {
 				return err

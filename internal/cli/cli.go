@@ -28,7 +28,7 @@ func Operator(env *cmdutil.Env) []*cobra.Command {
 // Admin is the setup and diagnosis commands.
 func Admin(env *cmdutil.Env) []*cobra.Command {
 	a := &app{env}
-	return []*cobra.Command{a.doctorCommand(), a.migrateCommand(), a.copyCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand()}
+	return []*cobra.Command{a.doctorCommand(), a.migrateCommand(), a.copyCommand(), a.moveCommand(), a.configCommand(), a.versionCommand(), a.notionEmulatorCommand()}
 }
 
 // Stats is `claimdeck stats`.

@@ -17,5 +17,5 @@ func doors(env *cmdutil.Env, root *cobra.Command, _ *string) []string {
 	node := &cobra.Command{Use: "node", Short: "Watch the mesh's health"}
 	node.AddCommand(NodeWatch(env))
 	root.AddCommand(Stats(env), Sweep(env), node)
-	return []string{"migrate", "copy", "config show", "config path", "version", "sweep"}
+	return []string{"migrate", "copy", "move", "config show", "config path", "version", "sweep"}
 }

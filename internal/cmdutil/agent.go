@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -252,14 +253,20 @@ func (a *Env) WithTaskSource(ctx context.Context, id string, fn func(src sources
 	for _, src := range srcs {
 		_, err := Retrying(ctx, func() (*model.Task, error) { return src.Get(ctx, id) })
 		switch {
-		case err == nil:
+		case err == nil && !slices.Contains(holders, src.Name()):
+			// a moved source is served by its target: one queue, one holder
 			holders, at = append(holders, src.Name()), src
+		case err == nil:
 		case errors.Is(err, model.ErrNoSuchTask) || model.CodeOf(err) == model.CodeMisconfigured:
 			// not there, or an id this backend cannot hold
 		case unread == nil:
 			unread = fmt.Errorf("source %s: %w", src.Name(), err)
 		}
 		names = append(names, src.Name())
+	}
+	if def, _ := a.Cfg.DefaultName(); len(holders) > 1 && slices.Contains(holders, def) {
+		// the default source answers for an id it holds too
+		holders, at = []string{def}, srcs[slices.IndexFunc(srcs, func(s sources.Source) bool { return s.Name() == def })]
 	}
 	switch {
 	case len(holders) > 1:

@@ -32,8 +32,8 @@ type Config struct {
 	Output   string         `mapstructure:"output" json:"output,omitempty"`
 	AuditLog string         `mapstructure:"audit_log" json:"audit_log"`
 	Sources  []SourceConfig `mapstructure:"sources" json:"sources"`
-	// DefaultSource is the source the ntask grammar acts on when several
-	// are configured and $NTASK_SOURCE names none.
+	// DefaultSource is the source every door acts on when several are
+	// configured and the caller names none (PickSource).
 	DefaultSource string        `mapstructure:"default_source" json:"default_source,omitempty"`
 	Escalation    LadderConfig  `mapstructure:"escalation" json:"escalation"`
 	Mesh          MeshConfig    `mapstructure:"mesh" json:"mesh"`
@@ -88,6 +88,9 @@ type SourceConfig struct {
 	// postgres
 	DSN    string `mapstructure:"dsn" json:"dsn,omitempty"`
 	DSNEnv string `mapstructure:"dsn_env" json:"dsn_env,omitempty"`
+	// DSNFile names a file holding the DSN, read at each start (a systemd
+	// credential, a container secret); only its owner may read it.
+	DSNFile string `mapstructure:"dsn_file" json:"dsn_file,omitempty"`
 	// sqlite, postgres
 	Table string `mapstructure:"table" json:"table,omitempty"`
 	// makeTable: `migrate --create` makes seed 003's table where none is.
@@ -102,6 +105,7 @@ type SourceConfig struct {
 	// notion
 	Token      string `mapstructure:"token" json:"token,omitempty"`
 	TokenEnv   string `mapstructure:"token_env" json:"token_env,omitempty"`
+	TokenFile  string `mapstructure:"token_file" json:"token_file,omitempty"`
 	DatabaseID string `mapstructure:"database_id" json:"database_id,omitempty"`
 	// notion: which of the database's data sources holds the tasks (by id
 	// or name; needed once it has several), per-request timeout and
@@ -138,6 +142,9 @@ type SourceConfig struct {
 	// go to the source itself.
 	Relay         string `mapstructure:"relay" json:"relay,omitempty"`
 	RelayTokenEnv string `mapstructure:"relay_token_env" json:"relay_token_env,omitempty"`
+	// RelayTokenFile names a file holding that token instead, read at
+	// each start; only its owner may read it.
+	RelayTokenFile string `mapstructure:"relay_token_file" json:"relay_token_file,omitempty"`
 }
 
 // AlertConfig is `alerts:`: the terminal bell and desktop notifications.
@@ -283,7 +290,7 @@ func LoadConfig(file string) (*Config, error) {
 		cfg.Actor = loginName()
 	}
 	for i := range cfg.Sources {
-		if cfg.Sources[i].Relay != "" && cfg.Sources[i].RelayTokenEnv == "" {
+		if cfg.Sources[i].Relay != "" && cfg.Sources[i].RelayTokenEnv == "" && cfg.Sources[i].RelayTokenFile == "" {
 			cfg.Sources[i].RelayTokenEnv = relay.DefaultTokenEnv
 		}
 	}
@@ -328,6 +335,7 @@ func (c *Config) Validate() error {
 				problems = append(problems, fmt.Sprintf("%s (%s): %v", where, s.Name, err))
 			}
 		}
+		problems = append(problems, s.secretProblems(where)...)
 		if !slices.Contains(kinds, s.Kind) {
 			p := fmt.Sprintf("%s (%s): kind %q is not one of %s", where, s.Name, s.Kind, strings.Join(kinds, ", "))
 			if near := model.Nearest(strings.ToLower(s.Kind), kinds, 3); near != "" {

@@ -77,7 +77,7 @@ func (a *Env) Diagnose(ctx context.Context, sc SourceConfig) SourceReport {
 	if !r.add("data", unreadable(ctx, src), "every live task reads cleanly") {
 		r.OK = false // reported, and the later checks still run
 	}
-	if st, isSQL := src.(*sqlstore.Store); isSQL && !st.Migrated() {
+	if st, isSQL := sources.Origin(src).(*sqlstore.Store); isSQL && !st.Migrated() {
 		r.add("schema", fmt.Errorf("table lacks claimdeck's lease columns: run `claimdeck migrate --source %s` (read-only until then)", sc.Name), "")
 		return fail()
 	}
@@ -85,7 +85,7 @@ func (a *Env) Diagnose(ctx context.Context, sc SourceConfig) SourceReport {
 	if reads := src.Caps().Reads; reads != "" {
 		schema += "; read as " + reads
 	}
-	if st, isSQL := src.(*sqlstore.Store); isSQL && st.Behind() != "" {
+	if st, isSQL := sources.Origin(src).(*sqlstore.Store); isSQL && st.Behind() != "" {
 		schema += fmt.Sprintf("; %s: `claimdeck migrate --source %s` adds it", st.Behind(), sc.Name)
 	}
 	r.add("schema", nil, schema)
@@ -138,21 +138,32 @@ func unreadable(ctx context.Context, src sources.Source) error {
 // credentials says whether a source's secret is where the configuration
 // says, without reading it out.
 func credentials(sc SourceConfig) error {
+	for what, file := range map[string]string{"dsn": sc.DSNFile, "token": sc.TokenFile} {
+		if file != "" {
+			if _, err := sources.ReadSecret(what+"_file", Expand(file)); err != nil {
+				return err
+			}
+		}
+	}
 	switch {
 	case sc.DSNEnv != "" && os.Getenv(sc.DSNEnv) == "":
 		return fmt.Errorf("$%s is empty or unset", sc.DSNEnv)
 	case sc.TokenEnv != "" && os.Getenv(sc.TokenEnv) == "":
 		return fmt.Errorf("$%s is empty or unset", sc.TokenEnv)
-	case sc.Kind == "notion" && sc.Token == "" && sc.TokenEnv == "":
-		return fmt.Errorf("no token: set token_env (or token) for this source")
-	case sc.Kind == "postgres" && sc.DSN == "" && sc.DSNEnv == "":
-		return fmt.Errorf("no dsn: set dsn_env (or dsn) for this source")
+	case sc.Kind == "notion" && sc.Token == "" && sc.TokenEnv == "" && sc.TokenFile == "":
+		return fmt.Errorf("no token: set token_file or token_env (or token) for this source")
+	case sc.Kind == "postgres" && sc.DSN == "" && sc.DSNEnv == "" && sc.DSNFile == "":
+		return fmt.Errorf("no dsn: set dsn_file or dsn_env (or dsn) for this source")
 	}
 	return nil
 }
 
 func credentialDetail(sc SourceConfig) string {
 	switch {
+	case sc.TokenFile != "":
+		return "token in file " + Expand(sc.TokenFile)
+	case sc.DSNFile != "":
+		return "dsn in file " + Expand(sc.DSNFile)
 	case sc.TokenEnv != "":
 		return "token in $" + sc.TokenEnv
 	case sc.DSNEnv != "":

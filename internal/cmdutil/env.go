@@ -148,7 +148,7 @@ Output is JSON on stdout ({"ok": true, …} or {"ok": false, "error": {…}});
 	}
 	f := root.PersistentFlags()
 	f.StringVar(&a.ConfigFile, "config", "", "configuration file (default "+ConfigPath()+")")
-	f.StringVar(&a.SourceName, "source", "", "the configured source to act on (default: the only one)")
+	f.StringVar(&a.SourceName, "source", "", "the configured source to act on (default: $CLAIMDECK_DEFAULT_SOURCE, else default_source, else the only one)")
 	f.StringVarP(&a.Output, "output", "o", "json", "output format: json or table")
 	f.BoolVar(&a.readOnly, "read-only", false, "refuse every write")
 	f.BoolVar(&a.debug, "debug", false, "log what claimdeck does to stderr (also CLAIMDECK_LOG=debug); secrets redacted")

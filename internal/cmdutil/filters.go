@@ -22,7 +22,7 @@ import (
 func (a *Env) listExtras(cmd *cobra.Command, tf *TaskFlags) {
 	var expr string
 	run := cmd.RunE
-	cmd.Flags().IntVar(&a.limit, "limit", -1, fmt.Sprintf("show at most this many tasks, first in pull order (0: all; default %d with -o table, all in JSON, which then says how many \"more\")", DefaultTableLimit))
+	cmd.Flags().IntVar(&a.limit, "limit", -1, fmt.Sprintf("show at most this many tasks, first in pull order (0: all; default %d with -o table, all in JSON, which then says \"truncated\" and, where the source counted them, how many \"more\")", DefaultTableLimit))
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if expr == "" {
 			return run(cmd, args)
@@ -63,6 +63,9 @@ func (a *Env) readAll(ctx context.Context, opts ...sources.PollOption) (byName m
 		if err != nil {
 			CloseAll(srcs)
 			return nil, nil, nil, fmt.Errorf("reading %s: %w", src.Name(), err)
+		}
+		if _, seen := byName[src.Name()]; seen {
+			continue // a moved source, served by a target also configured: read once
 		}
 		byName[src.Name()] = src
 		all = append(all, d.Tasks...)

@@ -34,7 +34,8 @@ var examples = map[string]string{
 	"claimdeck ssh": `  claimdeck ssh --listen 127.0.0.1:2222 --keys ~/.config/claimdeck/ssh-keys   # then: ssh -t -p 2222 127.0.0.1
   kill -HUP $(pidof claimdeck)   # read the keys file again; no session drops`,
 	"claimdeck relay": `  CLAIMDECK_RELAY_TOKEN=$(openssl rand -hex 32) claimdeck relay --listen 127.0.0.1:7480
-  claimdeck relay --listen 127.0.0.1:7480 --token-env TEAM_RELAY_TOKEN   # dashboards: relay: http://127.0.0.1:7480`,
+  claimdeck relay --listen 127.0.0.1:7480 --token-env TEAM_RELAY_TOKEN   # dashboards: relay: http://127.0.0.1:7480
+  claimdeck relay --listen 127.0.0.1:7480 --max-full 128 --stall 30s   # a bigger fleet, slower links`,
 	"claimdeck next": `  claimdeck next --agent-name SANDMAN         # "task": null when the queue is empty`,
 	"claimdeck claim": `  claimdeck claim --agent-name SANDMAN --run-id run-42          # the next eligible task
   claimdeck claim --task 42 --agent-name SANDMAN --lease 30m    # a given task, a longer lease`,
@@ -83,6 +84,9 @@ var examples = map[string]string{
   claimdeck migrate --source governance --create    # make seed 003's table first`,
 	"claimdeck copy": `  claimdeck copy --from local --to governance --dry-run
   claimdeck copy --from local --to governance`,
+	"claimdeck move": `  claimdeck move --from local --to governance --dry-run   # what would move; writes nothing
+  claimdeck move --from local --to governance --yes
+  claimdeck move --undo --from local --to governance --yes`,
 	"claimdeck config": `  claimdeck config show
   claimdeck config path`,
 	"claimdeck config show": `  claimdeck config show                        # secrets redacted

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/mesh"
 )
 
@@ -27,6 +28,9 @@ type MCPClient struct {
 	// Token holds it inline (prints as [redacted]).
 	TokenEnv string     `mapstructure:"token_env" json:"token_env,omitempty"`
 	Token    mesh.Token `mapstructure:"token" json:"token,omitempty"`
+	// TokenFile names a file holding it, read at each start; only its
+	// owner may read it.
+	TokenFile string `mapstructure:"token_file" json:"token_file,omitempty"`
 	// AgentOnly restricts the client to the agent tools: no overrides.
 	AgentOnly bool `mapstructure:"agent_only" json:"agent_only,omitempty"`
 }
@@ -52,6 +56,17 @@ func (c MCPConfig) HTTPClients(tokenEnv string) ([]MCPClient, error) {
 		}
 		seen[strings.ToLower(cl.Name)] = true
 		from := "its token"
+		if cl.TokenFile != "" {
+			if cl.TokenEnv != "" || cl.Token.Set() {
+				return nil, model.Errorf(model.CodeMisconfigured, "mcp", "", "%s: token_file with token or token_env: give client %q's token one way", where, cl.Name)
+			}
+			from = "token_file " + Expand(cl.TokenFile)
+			v, err := sources.ReadSecret(where+".token_file", Expand(cl.TokenFile))
+			if err != nil {
+				return nil, model.Errorf(model.CodeMisconfigured, "mcp", "", "client %q: %v", cl.Name, err)
+			}
+			cl.Token = mesh.Token(v)
+		}
 		if cl.TokenEnv != "" {
 			from = "$" + cl.TokenEnv
 			if !cl.Token.Set() {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -16,14 +15,11 @@ import (
 )
 
 // openNotion opens a notion source. The token comes from the config or,
-// better, from the environment variable token_env names.
+// better, from the file token_file or the variable token_env names.
 func openNotion(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Source, error) {
-	token := sc.Token
-	if sc.TokenEnv != "" {
-		token = os.Getenv(sc.TokenEnv)
-		if token == "" {
-			return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: $%s is empty", sc.Name, sc.TokenEnv)
-		}
+	token, err := sc.secret("token", sc.Token, sc.TokenEnv, sc.TokenFile)
+	if err != nil {
+		return nil, err
 	}
 	nc := notion.Config{
 		Name: sc.Name, Token: token, DatabaseID: sc.DatabaseID, Preset: sc.Schema, BaseURL: sc.BaseURL,

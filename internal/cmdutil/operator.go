@@ -153,6 +153,22 @@ func (a *Env) confirm(action model.Action, t *model.Task, o *Override) bool {
 	return answer == "y" || answer == "yes"
 }
 
+// Proceed asks the person at the terminal y/N after the question format
+// says; without a terminal it refuses (MISCONFIGURED naming --yes, and hint
+// after it), as every command that acts on more than it names does. The
+// caller asks only when --yes was not given.
+func (a *Env) Proceed(op, hint, format string, args ...any) error {
+	if !IsTerminal(a.Stdin) {
+		return model.Errorf(model.CodeMisconfigured, op, "", "no terminal to confirm on: pass --yes to act without asking%s; nothing was done", hint)
+	}
+	fmt.Fprintf(a.Stderr, format+"\nProceed? [y/N] ", args...)
+	line, _ := bufio.NewReader(a.Stdin).ReadString('\n')
+	if answer := strings.ToLower(strings.TrimSpace(line)); answer != "y" && answer != "yes" {
+		return model.Errorf(model.CodeMisconfigured, op, "", "not confirmed; nothing was done")
+	}
+	return nil
+}
+
 func (a *Env) OverrideFlags(cmd *cobra.Command, o *Override) {
 	f := cmd.Flags()
 	f.StringVar(&o.Task, "task", "", "task id")
@@ -206,13 +222,8 @@ func (a *Env) bulkOverride(ctx context.Context, action model.Action, o *Override
 		return a.Out().JSON(out)
 	}
 	if action.Needs().Confirm && !o.Yes && len(preview.Apply) > 0 {
-		if !IsTerminal(a.Stdin) {
-			return model.Errorf(model.CodeMisconfigured, op, "", "no terminal to confirm on: pass --yes to act without asking (--dry-run to preview); nothing was done")
-		}
-		fmt.Fprintf(a.Stderr, "%s %d of %d tasks matching %q (%d refused)\nProceed? [y/N] ", action, len(preview.Apply), preview.Count, o.filter, len(preview.Refused))
-		line, _ := bufio.NewReader(a.Stdin).ReadString('\n')
-		if answer := strings.ToLower(strings.TrimSpace(line)); answer != "y" && answer != "yes" {
-			return model.Errorf(model.CodeMisconfigured, op, "", "not confirmed; nothing was done")
+		if err := a.Proceed(op, " (--dry-run to preview)", "%s %d of %d tasks matching %q (%d refused)", action, len(preview.Apply), preview.Count, o.filter, len(preview.Refused)); err != nil {
+			return err
 		}
 	}
 	summary := desk.ApplyBulk(ctx, func(name string) sources.Source { return byName[name] }, preview, req, a.StderrProgress(op))

@@ -34,6 +34,9 @@ type Answer struct {
 	Holder bool
 	// warning says what went wrong after the write landed (its trail note).
 	Warning string
+	// more: a list the source already cut at the limit goes on with this
+	// many tasks (sources.MoreUncounted: some, not counted).
+	more int
 }
 
 // payload is the answer in the ntask contract's JSON shape.
@@ -153,11 +156,21 @@ func (a *Env) AgentOps() []agentOp {
 			}},
 		{Name: "list", Short: "List tasks in pull order (of every source when several are configured and no --source is given)", Tool: "List tasks in pull order", Args: []string{"status"},
 			run: func(ctx context.Context, src sources.Source, tf *TaskFlags) (Answer, error) {
-				d, err := Retrying(ctx, func() (sources.Delta, error) { return src.Poll(ctx, "") })
+				want, err := listState(tf.Status)
 				if err != nil {
 					return Answer{}, err
 				}
-				return listed(d.Tasks, tf.Status)
+				// The source cuts the list at the limit the answer prints
+				// (a first screen of the queue, read from its index).
+				type page struct {
+					tasks []*model.Task
+					more  int
+				}
+				got, err := Retrying(ctx, func() (page, error) {
+					tasks, more, err := sources.List(ctx, src, want, a.Out().limit)
+					return page{tasks, more}, err
+				})
+				return Answer{Tasks: got.tasks, list: true, more: got.more}, err
 			}},
 		{Name: "create", Short: "Add a task to the queue", Args: []string{"title", "priority", "class", "description", "parent"}, Required: []string{"title"},
 			run: func(ctx context.Context, src sources.Source, tf *TaskFlags) (Answer, error) {
@@ -236,7 +249,9 @@ func (a *Env) RunOp(ctx context.Context, op agentOp, tf *TaskFlags) (Answer, err
 			return Answer{}, err
 		}
 	}
-	if op.Name == "list" && a.SourceName == "" && len(a.Cfg.Sources) > 1 {
+	// list reads every source unless one is named or is the default: an
+	// agent lists the queue it claims from.
+	if def, _ := a.Cfg.DefaultName(); op.Name == "list" && a.SourceName == "" && def == "" && len(a.Cfg.Sources) > 1 {
 		return a.listEverySource(ctx, tf)
 	}
 	with := a.withSource
@@ -269,25 +284,22 @@ func (a *Env) listEverySource(ctx context.Context, tf *TaskFlags) (Answer, error
 	return an, err
 }
 
-// listed is list's answer: tasks in the state status names (all for ""),
-// in pull order.
+// listed is list's answer over tasks already read: those in the state
+// status names (all for ""), in pull order (sources.Listed).
 func listed(tasks []*model.Task, status string) (Answer, error) {
-	var want model.State
-	if status != "" {
-		s, err := ParseStatus(status)
-		if err != nil {
-			return Answer{}, err
-		}
-		want = s
+	want, err := listState(status)
+	if err != nil {
+		return Answer{}, err
 	}
-	out := []*model.Task{}
-	for _, t := range tasks {
-		if want == model.StateUnknown || t.State == want {
-			out = append(out, t)
-		}
+	return Answer{Tasks: sources.Listed(tasks, want), list: true}, nil
+}
+
+// listState is the state list --status names; model.StateUnknown for "".
+func listState(status string) (model.State, error) {
+	if status == "" {
+		return model.StateUnknown, nil
 	}
-	model.SortPullOrder(out)
-	return Answer{Tasks: out, list: true}, nil
+	return ParseStatus(status)
 }
 
 // runOpOn applies one agent command to an open source: read-only mode,

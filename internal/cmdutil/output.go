@@ -135,18 +135,31 @@ func (p Printer) answer(an Answer) error {
 	if an.Warning != "" && p.errw != nil {
 		fmt.Fprintln(p.errw, "warning: "+an.Warning)
 	}
+	more := an.more
 	if an.list && p.limit > 0 && len(an.Tasks) > p.limit {
-		more := len(an.Tasks) - p.limit
+		more = len(an.Tasks) - p.limit
 		an.Tasks = an.Tasks[:p.limit]
+	}
+	if an.list && more != 0 {
+		// The list goes on (--limit 0 for all of it): "truncated" says so
+		// always, "more" how many, where the source counted them (a first
+		// screen of a SQL queue reads one task past the limit, no further).
 		if !p.table {
 			out := an.Payload()
-			out["more"] = more // the list goes on: --limit 0 for all of it
+			out["truncated"] = true
+			if more > 0 {
+				out["more"] = more
+			}
 			return p.JSON(out)
 		}
 		if err := p.tasks(an.Tasks); err != nil {
 			return err
 		}
-		_, err := fmt.Fprintf(p.W, "… and %d more in pull order: --limit 0 shows all, --filter or --status narrows\n", more)
+		count := "more"
+		if more > 0 {
+			count = fmt.Sprintf("%d more", more)
+		}
+		_, err := fmt.Fprintf(p.W, "… and %s in pull order: --limit 0 shows all, --filter or --status narrows\n", count)
 		return err
 	}
 	if an.list {

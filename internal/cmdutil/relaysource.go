@@ -37,6 +37,25 @@ func RelayToken(env string, serving bool) (mesh.Token, error) {
 	return t, nil
 }
 
+// relayToken is the token a dashboard presents to sc's relay:
+// relay_token_file's (read now), else relay_token_env's.
+func (sc SourceConfig) relayToken() (mesh.Token, error) {
+	if sc.RelayTokenFile == "" {
+		return RelayToken(sc.RelayTokenEnv, false)
+	}
+	v, err := sources.ReadSecret("relay_token_file", Expand(sc.RelayTokenFile))
+	return mesh.Token(v), err
+}
+
+// relayTokenAt is where relayToken reads it, as relay.Wrap takes it: the
+// variable's name, or "file PATH".
+func (sc SourceConfig) relayTokenAt() string {
+	if sc.RelayTokenFile == "" {
+		return sc.RelayTokenEnv
+	}
+	return "file " + Expand(sc.RelayTokenFile)
+}
+
 // envName is what relay_token_env may hold: a variable's name in
 // capitals, as every claimdeck variable is. A token pasted there instead
 // (openssl's hex is lower case) is refused before config show prints it.
@@ -54,7 +73,11 @@ func (s SourceConfig) relayProblems(where string) []string {
 	if err := relay.CheckAddr(s.Relay); err != nil {
 		out = append(out, where+": relay: "+err.Error())
 	}
-	if !envName.MatchString(s.RelayTokenEnv) {
+	if s.RelayTokenFile != "" {
+		if s.RelayTokenEnv != "" {
+			out = append(out, where+": relay_token_file with relay_token_env: give the relay's token one way")
+		}
+	} else if !envName.MatchString(s.RelayTokenEnv) {
 		out = append(out, where+": relay_token_env is not an environment variable's name in capitals (want e.g. "+relay.DefaultTokenEnv+"; the token itself goes in that variable, never in the file)")
 	}
 	return out
@@ -70,7 +93,7 @@ func (a *Env) OpenForHub(ctx context.Context) ([]sources.Source, error) {
 		if sc.Relay == "" || (a.SourceName != "" && sc.Name != a.SourceName) {
 			continue
 		}
-		t, err := RelayToken(sc.RelayTokenEnv, false)
+		t, err := sc.relayToken()
 		if err != nil {
 			return nil, model.Errorf(model.CodeMisconfigured, "relay", "", "source %s reads through the relay at %s: %v", sc.Name, model.RedactURL(sc.Relay), err)
 		}
@@ -86,7 +109,7 @@ func (a *Env) OpenForHub(ctx context.Context) ([]sources.Source, error) {
 			continue
 		}
 		sc, _ := PickSource(a.Cfg, src.Name())
-		w, err := relay.Wrap(src, sc.Relay, t, sc.RelayTokenEnv)
+		w, err := relay.Wrap(src, sc.Relay, t, sc.relayTokenAt())
 		if err != nil { // checked at load; kept for a caller that did not load
 			src.Close()
 			srcs[i] = unavailable{name: sc.Name, err: model.Wrap(model.CodeMisconfigured, "relay", "", err)}
@@ -109,11 +132,11 @@ func DiagnoseRelay(ctx context.Context, sc SourceConfig, r *SourceReport) {
 
 func relayLine(ctx context.Context, sc SourceConfig) (string, error) {
 	at := model.RedactURL(sc.Relay)
-	t, err := RelayToken(sc.RelayTokenEnv, false)
+	t, err := sc.relayToken()
 	if err != nil {
 		return "", err
 	}
-	client, err := relay.Wrap(nil, sc.Relay, t, sc.RelayTokenEnv)
+	client, err := relay.Wrap(nil, sc.Relay, t, sc.relayTokenAt())
 	if err != nil {
 		return "", err
 	}
@@ -142,7 +165,7 @@ func relayLine(ctx context.Context, sc SourceConfig) (string, error) {
 		if v.Status != hub.StatusOK.String() || v.Lagging {
 			return "", fmt.Errorf("%s is reachable and accepted the token, but %s", at, read)
 		}
-		return fmt.Sprintf("%s is reachable, accepted the token in $%s, %s", at, sc.RelayTokenEnv, read), nil
+		return fmt.Sprintf("%s is reachable, accepted the token in %s, %s", at, relay.TokenAt(sc.relayTokenAt()), read), nil
 	}
 	return "", fmt.Errorf("%s is reachable and accepted the token, but reads no source named %s (it reads %q): start it with the same configuration", at, sc.Name, names)
 }

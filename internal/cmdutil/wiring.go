@@ -3,8 +3,10 @@ package cmdutil
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -33,18 +35,24 @@ func OpenSource(ctx context.Context, cfg *Config, sc SourceConfig, create bool) 
 		return nil, err
 	}
 	log.Debug("source open", "source", sc.Name, "took", time.Since(start))
-	return src, nil
+	return sources.Follow(src, func(ctx context.Context, to string) (sources.Source, error) { return openMoved(ctx, cfg, to) }), nil
+}
+
+// openMoved opens the configured source a moved one names.
+func openMoved(ctx context.Context, cfg *Config, name string) (sources.Source, error) {
+	sc, err := PickSource(cfg, name)
+	if err != nil {
+		return nil, err
+	}
+	return OpenSource(ctx, cfg, sc, false)
 }
 
 func openOnce(ctx context.Context, cfg *Config, sc SourceConfig, create bool) (sources.Source, error) {
 	switch sc.Kind {
 	case "sqlite", "postgres":
-		dsn := sc.DSN
-		if sc.DSNEnv != "" {
-			dsn = os.Getenv(sc.DSNEnv)
-			if dsn == "" {
-				return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: $%s is empty", sc.Name, sc.DSNEnv)
-			}
+		dsn, err := sc.secret("dsn", sc.DSN, sc.DSNEnv, sc.DSNFile)
+		if err != nil {
+			return nil, err
 		}
 		path := Expand(sc.Path)
 		if sc.Kind == "sqlite" && cfg.Implicit {
@@ -115,8 +123,60 @@ func firstSet(ds ...time.Duration) time.Duration {
 	return 0
 }
 
-// pickSource finds the source a command acts on: --source, or the only one.
+// secret is a source's DSN or token (what): from the file named (read
+// now, each time a source opens, so a running agent's next call picks up a
+// new one), else the environment variable, else the configuration.
+func (sc SourceConfig) secret(what, inline, env, file string) (string, error) {
+	switch {
+	case file != "":
+		v, err := sources.ReadSecret(what+"_file", Expand(file))
+		if err != nil {
+			return "", model.Errorf(model.CodeMisconfigured, "open", "", "source %s: %v", sc.Name, err)
+		}
+		return v, nil
+	case env != "":
+		v := os.Getenv(env)
+		if v == "" {
+			return "", model.Errorf(model.CodeMisconfigured, "open", "", "source %s: $%s is empty", sc.Name, env)
+		}
+		return v, nil
+	}
+	return inline, nil
+}
+
+// secretProblems refuses a secret given two ways: which one counts would
+// be a guess.
+func (sc SourceConfig) secretProblems(where string) []string {
+	var out []string
+	if sc.DSNFile != "" && (sc.DSN != "" || sc.DSNEnv != "") {
+		out = append(out, fmt.Sprintf("%s (%s): dsn_file with dsn or dsn_env: give the DSN one way", where, sc.Name))
+	}
+	if sc.TokenFile != "" && (sc.Token != "" || sc.TokenEnv != "") {
+		out = append(out, fmt.Sprintf("%s (%s): token_file with token or token_env: give the token one way", where, sc.Name))
+	}
+	return out
+}
+
+// EnvDefaultSource names the source a command acts on when it names none,
+// before the configuration's default_source: an agent's environment can
+// pick one without a configuration of its own.
+const EnvDefaultSource = "CLAIMDECK_DEFAULT_SOURCE"
+
+// PickSource finds the source a command acts on: name (--source), else
+// $CLAIMDECK_DEFAULT_SOURCE, else the configuration's default_source, else
+// the only source. Every door picks through it, so adding a source to a
+// configuration that names its default breaks no caller of the old one.
 func PickSource(cfg *Config, name string) (SourceConfig, error) {
+	return PickSourceBy(cfg, name, "--source")
+}
+
+// PickSourceBy is PickSource for a door whose caller names a source by
+// given (ntask's $NTASK_SOURCE): the refusal says so.
+func PickSourceBy(cfg *Config, name, given string) (SourceConfig, error) {
+	from := given
+	if name == "" {
+		name, from = cfg.DefaultName()
+	}
 	if name == "" {
 		if len(cfg.Sources) == 1 {
 			return cfg.Sources[0], nil
@@ -125,14 +185,28 @@ func PickSource(cfg *Config, name string) (SourceConfig, error) {
 		for i, s := range cfg.Sources {
 			names[i] = s.Name
 		}
-		return SourceConfig{}, model.Errorf(model.CodeMisconfigured, "", "", "%d sources are configured: choose one with --source (%v)", len(names), names)
+		return SourceConfig{}, model.Errorf(model.CodeMisconfigured, "", "", "%d sources are configured (%s): choose one with %s, or name the one to use when none is given with $%s or default_source in the configuration",
+			len(names), strings.Join(names, ", "), given, EnvDefaultSource)
 	}
 	for _, s := range cfg.Sources {
 		if s.Name == name {
 			return s, nil
 		}
 	}
-	return SourceConfig{}, model.Errorf(model.CodeMisconfigured, "", "", "--source %q: no such source in the configuration", name)
+	return SourceConfig{}, model.Errorf(model.CodeMisconfigured, "", "", "%s %q: no such source in the configuration", from, name)
+}
+
+// DefaultName is the source a command acts on when it names none, and
+// where that name came from: $CLAIMDECK_DEFAULT_SOURCE, else
+// default_source; "" when neither names one.
+func (c *Config) DefaultName() (name, from string) {
+	if name := strings.TrimSpace(os.Getenv(EnvDefaultSource)); name != "" {
+		return name, "$" + EnvDefaultSource
+	}
+	if c.DefaultSource != "" {
+		return c.DefaultSource, "default_source"
+	}
+	return "", ""
 }
 
 func (c *Config) ReadOnlyFor(source string) bool {

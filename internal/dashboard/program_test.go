@@ -19,5 +19,5 @@ func doors(env *cmdutil.Env, root *cobra.Command, theme *string) []string {
 	demo.Flags().StringVar(theme, "theme", "auto", "dashboard colours: auto, light or dark")
 	root.AddCommand(demo)
 	root.AddCommand(cli.Admin(env)...)
-	return []string{"migrate", "copy", "config show", "config path", "version"}
+	return []string{"migrate", "copy", "move", "config show", "config path", "version"}
 }

@@ -354,3 +354,44 @@ func TestMCPFromTheSpecification(t *testing.T) {
 		t.Fatalf("complete: %v", s)
 	}
 }
+
+// MCP has no --source: with two sources its tools act on default_source,
+// or $CLAIMDECK_DEFAULT_SOURCE before it.
+func TestMCPActsOnTheDefaultSource(t *testing.T) {
+	t.Setenv(cmdutil.EnvDefaultSource, "")
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: team\n    kind: sqlite\n    path: DIR/team.db\n")
+	local := c.Run(0, "--source", "local", "create", "--title", "in local").Task.PageID
+	team := c.Run(0, "--source", "team", "create", "--title", "in team").Task.PageID
+	conf, err := os.ReadFile(c.Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.Conf, append([]byte("default_source: local\n"), conf...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	next := func() string {
+		t.Helper()
+		res, err := mcptest.Client(t, c).CallTool(context.Background(), &mcp.CallToolParams{Name: "next", Arguments: map[string]any{"agent_name": "A"}})
+		if err != nil || res.IsError {
+			b, _ := json.Marshal(res)
+			t.Fatalf("next: %v %s", err, b)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var sc struct {
+			Task struct {
+				PageID string `json:"page_id"`
+			}
+		}
+		if err := json.Unmarshal(b, &sc); err != nil {
+			t.Fatal(err)
+		}
+		return sc.Task.PageID
+	}
+	if got := next(); got != local {
+		t.Fatalf("next with default_source local: %s, want %s", got, local)
+	}
+	t.Setenv(cmdutil.EnvDefaultSource, "team")
+	if got := next(); got != team {
+		t.Fatalf("next with %s=team: %s, want %s", cmdutil.EnvDefaultSource, got, team)
+	}
+}

@@ -200,23 +200,12 @@ func LoadNtaskConfig() (*cmdutil.Config, error) {
 	return cfg, nil
 }
 
-// sourceName is the source ntask acts on: $NTASK_SOURCE, else the
-// configuration's default_source, else the only one; 40 naming the
-// choices when there are several and nothing picks one.
+// pick is the source ntask acts on: $NTASK_SOURCE, else what every door
+// falls back to (cmdutil.PickSource: $CLAIMDECK_DEFAULT_SOURCE,
+// default_source, the only one); 40 naming the choices when there are
+// several and nothing picks one.
 func (n *Ntask) pick() (cmdutil.SourceConfig, error) {
-	name := strings.TrimSpace(os.Getenv(EnvNtaskSource))
-	if name == "" {
-		name = n.Cfg.DefaultSource
-	}
-	if name == "" && len(n.Cfg.Sources) > 1 {
-		names := make([]string, len(n.Cfg.Sources))
-		for i, s := range n.Cfg.Sources {
-			names[i] = s.Name
-		}
-		return cmdutil.SourceConfig{}, model.Errorf(model.CodeMisconfigured, "", "", "%d sources are configured (%s): set %s or default_source in the configuration to one of them",
-			len(names), strings.Join(names, ", "), EnvNtaskSource)
-	}
-	return cmdutil.PickSource(n.Cfg, name)
+	return cmdutil.PickSourceBy(n.Cfg, strings.TrimSpace(os.Getenv(EnvNtaskSource)), "$"+EnvNtaskSource)
 }
 
 // on opens the picked source for the length of one command.
@@ -439,6 +428,9 @@ func (n *Ntask) claim() *cobra.Command {
 		if err := stateWritable(); err != nil {
 			return err
 		}
+		if err := n.homeHeld(ctx, src); err != nil {
+			return err
+		}
 		tf := &cmdutil.TaskFlags{Task: t.ID, Agent: n.agent(), RunID: uuid.NewString(), Lease: time.Duration(leaseMin) * time.Minute}
 		got, err := n.apply(ctx, src, "claim", tf)
 		if err != nil {
@@ -452,6 +444,35 @@ func (n *Ntask) claim() *cobra.Command {
 	})
 	cmd.Flags().IntVar(&leaseMin, "lease-min", int(ntaskLease/time.Minute), "lease duration in minutes")
 	return cmd
+}
+
+// homeHeld refuses a claim whose lock state would overwrite another
+// agent's live claim: two agents sharing a HOME share one state file, and
+// the first would lose its lock token. MISCONFIGURED (40), not CONFLICT:
+// the agent is to stop and be given a HOME of its own, not go on to the
+// next task and meet the same refusal. A state file that cannot be read,
+// or whose claim is over, this agent's own, or in another source, is
+// written over as the binary does.
+func (n *Ntask) homeHeld(ctx context.Context, src sources.Source) error {
+	s, err := LoadState()
+	if err != nil {
+		return nil
+	}
+	id := s.PageID
+	if id == "" {
+		id = s.TaskID
+	}
+	t, err := src.Get(ctx, id)
+	if err != nil {
+		return nil
+	}
+	c := t.Claim()
+	if !c.Held() || c.Token != s.LockToken || c.Name == n.agent() || (!c.Expires.Time().IsZero() && !c.Expires.Time().After(time.Now())) {
+		return nil
+	}
+	path, _ := StatePath()
+	return model.Errorf(model.CodeMisconfigured, "claim", "", "the lock state %s holds agent %s's live claim on %s (lease until %s): one HOME per agent — run agent %s with a HOME of its own; nothing was claimed",
+		path, c.Name, t.DisplayKey(), cmdutil.Stamp(c.Expires.Time()), n.agent())
 }
 
 // unclaim gives back a claim whose lock state could not be saved (saveErr)

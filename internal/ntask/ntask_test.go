@@ -19,6 +19,7 @@ import (
 // With several sources the skill's grammar, which has no --source, takes
 // $NTASK_SOURCE or default_source, and otherwise answers 40 naming them.
 func TestNtaskPicksOneSource(t *testing.T) {
+	t.Setenv(cmdutil.EnvDefaultSource, "")
 	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: locks\n    kind: lockdir\n    path: DIR/.locks\n")
 	home := t.TempDir()
 	t.Setenv(ntask.EnvNtaskSource, "")
@@ -42,6 +43,15 @@ func TestNtaskPicksOneSource(t *testing.T) {
 	out, code = cmdtest.NtaskIn(t, c, home, "list")
 	if code != 0 || out["count"] != float64(1) {
 		t.Fatalf("list with default_source locks: exit %d %v, want the one task created there", code, out)
+	}
+	// $CLAIMDECK_DEFAULT_SOURCE comes before default_source, $NTASK_SOURCE before both.
+	t.Setenv(cmdutil.EnvDefaultSource, "local")
+	if out, code = cmdtest.NtaskIn(t, c, home, "list"); code != 0 || out["count"] != float64(0) {
+		t.Fatalf("list with %s=local: exit %d %v, want local's empty queue", cmdutil.EnvDefaultSource, code, out)
+	}
+	t.Setenv(ntask.EnvNtaskSource, "locks")
+	if out, code = cmdtest.NtaskIn(t, c, home, "list"); code != 0 || out["count"] != float64(1) {
+		t.Fatalf("list with %s=locks and %s=local: exit %d %v, want the lock directory's task", ntask.EnvNtaskSource, cmdutil.EnvDefaultSource, code, out)
 	}
 }
 

@@ -3,11 +3,15 @@ package ntask_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
+	"github.com/claimdeck/claimdeck/internal/ntask"
 	"github.com/claimdeck/claimdeck/sources/notion/notionemu"
 )
 
@@ -31,5 +35,42 @@ func TestAWriteThatLandedIsAnsweredLandedWhenItsNoteFails(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "warning:") {
 		t.Fatalf("no warning on stderr: %q", errOut.String())
+	}
+}
+
+// Two ntask agents in one HOME share its state file: the second's claim
+// is refused (40, "one HOME per agent") while the first's claim is live,
+// and the first keeps its lock token; once the first sent its task to review, the second goes on.
+func TestSecondAgentInAHomeIsRefused(t *testing.T) {
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
+	home := t.TempDir()
+	first := c.Run(0, "create", "--title", "first").Task.PageID
+	second := c.Run(0, "create", "--title", "second").Task.PageID
+	t.Setenv(ntask.EnvNotionAgent, "A1")
+	if out, code := cmdtest.NtaskIn(t, c, home, "claim", first); code != 0 {
+		t.Fatalf("A1 claim: exit %d %v", code, out)
+	}
+	was, err := os.ReadFile(filepath.Join(home, ".openclaw", "state", "current-task.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(ntask.EnvNotionAgent, "A2")
+	out, code := cmdtest.NtaskIn(t, c, home, "claim", second)
+	if msg := fmt.Sprint(out["error"]); code != 40 || !strings.Contains(msg, "one HOME per agent") || !strings.Contains(msg, "A1") {
+		t.Fatalf("A2 claim in A1's HOME: exit %d %v, want 40 saying one HOME per agent", code, out)
+	}
+	if now, _ := os.ReadFile(filepath.Join(home, ".openclaw", "state", "current-task.json")); !bytes.Equal(now, was) {
+		t.Fatal("the refused claim changed the state file")
+	}
+	if got := c.Run(0, "get", "--task", second).Task; got.Agent != "" {
+		t.Fatalf("the refused claim took the task: %+v", got)
+	}
+	t.Setenv(ntask.EnvNotionAgent, "A1")
+	if out, code := cmdtest.NtaskIn(t, c, home, "review", first, "--summary", "done"); code != 0 {
+		t.Fatalf("A1 review with its state intact: exit %d %v", code, out)
+	}
+	t.Setenv(ntask.EnvNotionAgent, "A2")
+	if out, code := cmdtest.NtaskIn(t, c, home, "claim", second); code != 0 {
+		t.Fatalf("A2 claim once A1 sent its task to review: exit %d %v", code, out)
 	}
 }

@@ -114,5 +114,5 @@ func doors(env *cmdutil.Env, root *cobra.Command, themeName *string) []string {
 	node := &cobra.Command{Use: "node", Short: "Run this host as a mesh node, or watch the mesh's health"}
 	node.AddCommand(serve.NodeServe(env), clidoor.NodeWatch(env))
 	group("mesh", clidoor.Sweep(env), node)
-	return []string{"migrate", "copy", "config show", "config path", "version", "sweep", "node serve", "relay", "ssh"}
+	return []string{"migrate", "copy", "move", "config show", "config path", "version", "sweep", "node serve", "relay", "ssh"}
 }

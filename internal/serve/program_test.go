@@ -20,5 +20,5 @@ func doors(env *cmdutil.Env, root *cobra.Command, _ *string) []string {
 	root.AddCommand(cli.Agent(env)...)
 	root.AddCommand(cli.Operator(env)...)
 	root.AddCommand(cli.Admin(env)...)
-	return []string{"migrate", "copy", "config show", "config path", "version", "node serve", "relay"}
+	return []string{"migrate", "copy", "move", "config show", "config path", "version", "node serve", "relay"}
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -25,6 +26,8 @@ const relayWrite = 2 * time.Minute
 
 func (a *app) relayCommand() *cobra.Command {
 	var listen, tokenEnv string
+	var maxFull int
+	var stall time.Duration
 	cmd := &cobra.Command{
 		Use:   "relay --listen HOST:PORT",
 		Short: "Read every source once for many dashboards: they poll the relay, not the database",
@@ -50,6 +53,9 @@ interrupted.`,
 			if listen == "" {
 				return model.Errorf(model.CodeMisconfigured, "relay", "", "--listen HOST:PORT is required (e.g. 127.0.0.1:7480)")
 			}
+			if maxFull < 0 || stall < 0 {
+				return model.Errorf(model.CodeMisconfigured, "relay", "", "--max-full %d, --stall %s: want 0 (the default) or more", maxFull, stall)
+			}
 			token, err := cmdutil.RelayToken(tokenEnv, true)
 			if err != nil {
 				return err
@@ -65,7 +71,7 @@ interrupted.`,
 			}
 			defer cmdutil.CloseAll(srcs)
 			h := hub.New(relay.HubConfig(a.ReadHub(a.Cfg.Policy(), cmdutil.DashboardEvery, srcs...)))
-			srv := relay.NewServer(token)
+			srv := relay.New(relay.Config{Token: token, MaxFull: maxFull, Stall: stall})
 			var running sync.WaitGroup
 			defer running.Wait() // the hub stops polling before its sources close
 			defer cancel()
@@ -89,5 +95,7 @@ interrupted.`,
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to serve on, host required (e.g. 127.0.0.1:7480)")
 	cmd.Flags().StringVar(&tokenEnv, "token-env", relay.DefaultTokenEnv, "the environment variable holding the bearer token dashboards present")
+	cmd.Flags().IntVar(&maxFull, "max-full", 0, fmt.Sprintf("how many dashboards may be sent a full answer at once; more wait, then get 503 with Retry-After (0: %d)", relay.DefaultMaxFull))
+	cmd.Flags().DurationVar(&stall, "stall", 0, fmt.Sprintf("drop a dashboard that takes less than one 256 KiB piece of an answer in this long (0: %s; raise it for slow links)", relay.DefaultStall))
 	return cmd
 }

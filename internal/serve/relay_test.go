@@ -2,6 +2,8 @@ package serve_test
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,6 +48,11 @@ func TestRelayRefusesNoTokenOrAWeakOne(t *testing.T) {
 	if code, out := cmdtest.RunOut(c.Conf, "relay"); code != 3 || !strings.Contains(out, "--listen") {
 		t.Errorf("relay without --listen: exit %d, want 3 naming --listen:\n%s", code, out)
 	}
+	for _, knob := range [][]string{{"--max-full", "-1"}, {"--stall", "-5s"}} {
+		if code, out := cmdtest.RunOut(c.Conf, append([]string{"relay", "--listen", taken}, knob...)...); code != 3 || !strings.Contains(out, knob[0]) {
+			t.Errorf("relay %v: exit %d, want 3 naming %s:\n%s", knob, code, knob[0], out)
+		}
+	}
 }
 
 // A relay's settings are checked when the configuration loads: a bad
@@ -85,6 +92,35 @@ func TestRelayConfigValidation(t *testing.T) {
 		if got := c.Run(0, "list").Tasks; len(got) != 1 {
 			t.Errorf("list without the relay's token: %d tasks, want 1", len(got))
 		}
+	}
+}
+
+// A dashboard-side command reads the relay's token from relay_token_file
+// while only its owner may read the file; a file others may read is
+// refused naming it and chmod 600, and a file with relay_token_env too is
+// refused when the configuration loads.
+func TestRelayTokenFile(t *testing.T) {
+	t.Setenv("CLAIMDECK_RELAY_TOKEN", "")
+	file := filepath.Join(t.TempDir(), "relay-token")
+	tok := cmdtest.RelayTestToken(t)
+	if err := os.WriteFile(file, []byte(tok+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yaml := cmdtest.SQLiteSource + "    relay: http://127.0.0.1:1\n    relay_token_file: " + file + "\n"
+	c := cmdtest.NewCLI(t, yaml)
+	r := c.Run(3, "stats")
+	if !strings.Contains(r.Error.Message, file) || !strings.Contains(r.Error.Message, "chmod 600") || strings.Contains(r.Error.Message, tok) {
+		t.Errorf("stats with relay_token_file mode 0644: %+v, want refused naming %s and chmod 600", r.Error, file)
+	}
+	if err := os.Chmod(file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := cmdtest.RunOut(c.Conf, "stats"); strings.Contains(out, "MISCONFIGURED") || strings.Contains(out, tok) {
+		t.Errorf("stats with relay_token_file mode 0600: exit %d, want the token read (the relay is down, not misconfigured):\n%s", code, out)
+	}
+	both := cmdtest.NewCLI(t, yaml+"    relay_token_env: TEAM_RELAY_TOKEN\n")
+	if r := both.Run(3, "list"); !strings.Contains(r.Error.Message, "one way") {
+		t.Errorf("relay_token_file with relay_token_env: %+v, want refused", r.Error)
 	}
 }
 

@@ -220,10 +220,7 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, adopt bool) 
 	rec.Agent, rec.RunID, rec.Node = c.Agent, c.RunID, c.Node
 	rec.ClaimedAt, rec.ExpiresAt = now, now.Add(lease)
 	rec.LockToken, rec.HolderKind = uuid.NewString(), model.HolderAgent.String()
-	ev := model.ClaimEvent(cur, c.Agent, now)
-	if c.RunID != "" {
-		ev.Detail = strings.TrimPrefix(ev.Detail+"; run "+c.RunID, "; ")
-	}
+	ev := model.ClaimEvent(cur, c.Agent, c.RunID, now)
 	broken := ""
 	if lk := slot[kindLock]; lk != nil {
 		// A dead holder's lease: move the old lock aside and make sure it is

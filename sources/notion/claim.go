@@ -91,7 +91,7 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 		p.lock(&s.m, model.HolderAgent, c.Agent, c.RunID, token, now, now.Add(lease))
 		p.date(s.m.StartedAt, now)
 		p.option(s.m.HandoffStatus, "claimed")
-		ev := model.ClaimEvent(t, c.Agent, now)
+		ev := model.ClaimEvent(t, c.Agent, c.RunID, now)
 		if ev.Action != model.ActionRescue {
 			ev.Action = "claimed" // seed 001's word in handoff_history
 		}

@@ -41,10 +41,10 @@ const maxAnswer = 2 << 30
 // dashboard's hub polls when the configuration names a relay for it.
 type Source struct {
 	sources.Source
-	base     *url.URL
-	token    mesh.Token
-	tokenEnv string
-	hc       *http.Client
+	base    *url.URL
+	token   mesh.Token
+	tokenAt string // where the token is, as messages name it
+	hc      *http.Client
 	// retry is how long Watch waits before it reconnects (doubling to a
 	// minute); tests shorten it.
 	retry   time.Duration
@@ -69,10 +69,19 @@ type Source struct {
 	after  time.Time          // the hub's history horizon, for a stream's full frames
 }
 
+// TokenAt names where a token is, for a message: $NAME for a variable's
+// name, "file PATH" as it is.
+func TokenAt(at string) string {
+	if strings.HasPrefix(at, "file ") {
+		return at
+	}
+	return "$" + at
+}
+
 // Wrap reads src through the relay at addr (http://host:port), presenting
-// token, which the environment variable tokenEnv holds (messages name
-// it). src's name is the name asked of the relay: the relay must read a
-// source of that name.
+// token, which the environment variable tokenEnv holds — or, given as
+// "file PATH", that file (messages name where). src's name is the name
+// asked of the relay: the relay must read a source of that name.
 func Wrap(src sources.Source, addr string, token mesh.Token, tokenEnv string) (*Source, error) {
 	u, err := checkAddr(addr)
 	if err != nil {
@@ -81,10 +90,11 @@ func Wrap(src sources.Source, addr string, token mesh.Token, tokenEnv string) (*
 	if tokenEnv == "" {
 		tokenEnv = DefaultTokenEnv
 	}
+	at := TokenAt(tokenEnv)
 	if !token.Set() {
-		return nil, fmt.Errorf("relay %s: no token: set $%s to the relay's token", u.Host, tokenEnv)
+		return nil, fmt.Errorf("relay %s: no token: set %s to the relay's token", u.Host, at)
 	}
-	return &Source{Source: src, base: u, token: token, tokenEnv: tokenEnv, hc: &http.Client{}, retry: time.Second,
+	return &Source{Source: src, base: u, token: token, tokenAt: at, hc: &http.Client{}, retry: time.Second,
 		restart: make(chan struct{}, 1), silence: 3 * keepAlive}, nil
 }
 
@@ -188,7 +198,7 @@ func (s *Source) get(ctx context.Context, path string, q url.Values) (*http.Resp
 		code := model.CodeAPIError
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
-			code, msg = model.CodeMisconfigured, "the relay refused the token in $"+s.tokenEnv+": set it to the token the relay was started with"
+			code, msg = model.CodeMisconfigured, "the relay refused the token in "+s.tokenAt+": set it to the token the relay was started with"
 		case http.StatusNotFound, http.StatusBadRequest:
 			code = model.CodeMisconfigured
 		}

@@ -565,6 +565,13 @@ func testHistory(t *testing.T, k *kit) {
 			t.Fatalf("the trail's %s does not name whom it was from (%s): %+v", action, from, hist)
 		}
 	}
+	// The claim, over now, keeps its run (model.ClaimEvent) wherever the
+	// trail records claims.
+	for _, e := range hist {
+		if (e.Action == model.EventClaim || e.Action == "claimed") && !strings.Contains(e.Detail, "run run-SANDMAN") {
+			t.Fatalf("the trail's claim lost its run (run-SANDMAN): %+v", e)
+		}
+	}
 }
 
 // testWriterInTrail: agent B read A's token somewhere and completed A's

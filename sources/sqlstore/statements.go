@@ -122,11 +122,12 @@ func (s *Store) statements(have map[string]bool) statements {
 		now, d.plusMillis(now, "$5"), clearReservation, bump)
 	claimable := fmt.Sprintf("(%s OR %s)", eligible(d, "$1", "$6"), staleLease(d, "$7", "$8"))
 	// A claim's trail entry is model.ClaimEvent's: a claimable row still in
-	// progress is a rescue, and its dead holder the row's worker before it.
+	// progress is a rescue, and its dead holder the row's worker before it;
+	// the detail keeps the run ($2): "from A4; run r-9", "run r-9".
 	claimNote := func(idExpr, worker, status, from string) string {
 		return fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, detail)
 		SELECT $9, %[1]s, %[2]s, $1, CASE WHEN %[3]s = 'in_progress' THEN '%[4]s' ELSE '%[5]s' END,
-			CASE WHEN %[3]s = 'in_progress' THEN 'from ' || %[6]s END FROM %[7]s`,
+			CASE WHEN %[3]s = 'in_progress' THEN 'from ' || %[6]s || COALESCE('; run ' || CAST($2 AS TEXT), '') ELSE 'run ' || CAST($2 AS TEXT) END FROM %[7]s`,
 			idExpr, now, status, model.ActionRescue, model.EventClaim, worker, from)
 	}
 

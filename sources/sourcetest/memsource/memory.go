@@ -226,7 +226,7 @@ func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
 	if lease <= 0 {
 		lease = model.DefaultPolicy().Lease
 	}
-	ev := model.ClaimEvent(t, c.Agent, now)
+	ev := model.ClaimEvent(t, c.Agent, c.RunID, now)
 	t.State, t.RawStatus = model.StateClaimed, "claimed"
 	t.SetClaim(model.Claim{Holder: model.HolderAgent, Name: c.Agent, RunID: c.RunID, Node: c.Node,
 		Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now), Expires: model.StampOf(now.Add(lease))})
