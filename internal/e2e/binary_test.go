@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 // binaries returns a directory holding claimdeck, and ntask linked to it,
 // to put first on PATH. The directory and the binary are mode 0755, so
 // another user can run it.
-func binaries(t *testing.T) string {
+func binaries(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("real processes skipped in -short mode")
@@ -67,7 +67,7 @@ func binaries(t *testing.T) string {
 }
 
 // binary is the claimdeck executable for a test that runs it as a process.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	return filepath.Join(binaries(t), "claimdeck")
 }
