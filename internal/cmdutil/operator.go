@@ -80,16 +80,17 @@ func (a *Env) ApplyOverride(ctx context.Context, action model.Action, o *Overrid
 		if err != nil {
 			return err
 		}
+		req := sources.Request{Action: action, Seen: seen, Reason: o.Reason, To: o.To, For: o.Reserve, Priority: o.Priority, Unblock: o.unblock, Artifacts: o.artifacts, By: o.By}
 		if o.Expect != "" && !model.TokenSeen(seen.Claim().Token, o.Expect) {
 			e := model.Errorf(model.CodeConflict, string(action), o.Task, "%s no longer matches: the task is %s, held by %q", expectArg(o.By.Door), seen.State, seen.Claim().Name)
 			e.Current = seen
-			return e
+			return desk.Refuse(ctx, src, req, e)
 		}
-		req := sources.Request{Action: action, Seen: seen, Reason: o.Reason, To: o.To, For: o.Reserve, Priority: o.Priority, Unblock: o.unblock, Artifacts: o.artifacts, By: o.By}
 		// Refused before anyone is asked: what the action needs, a task
-		// not in Review, a claim that is not the person's own.
+		// not in Review, a claim that is not the person's own, a
+		// self-approval. Kept in the shared trail like the desk's own.
 		if err := desk.Precheck(seen, req); err != nil {
-			return err
+			return desk.Refuse(ctx, src, req, err)
 		}
 		if err := a.confirmed(action, seen, o, true); err != nil {
 			return err

@@ -339,25 +339,30 @@ type HumanOp struct {
 	Action model.Action
 	Mcp    bool
 	// args are the taskFlags names the MCP tool takes; its lock_token is
-	// the command's --expect-token and agent_name its --to.
+	// the command's --expect-token and agent_name its --to, except where
+	// Caller says agent_name names the caller.
 	Args []string
+	// Caller: the tool's agent_name is who asks (a reviewer's approve or
+	// rework), required on stdio and never the configured actor, so the
+	// desk can tell a review's approval from its author's.
+	Caller bool
 }
 
 // humanOps are the human and reviewer actions, in model.ActionRows order.
 var HumanOps = []HumanOp{
-	{model.ActionTakeover, true, []string{"task", "reason", "lock-token"}},
-	{model.ActionForceRelease, true, []string{"task", "reason", "lock-token"}},
-	{model.ActionHandoff, true, []string{"task", "reason", "lock-token", "agent-name", "priority"}},
+	{model.ActionTakeover, true, []string{"task", "reason", "lock-token"}, false},
+	{model.ActionForceRelease, true, []string{"task", "reason", "lock-token"}, false},
+	{model.ActionHandoff, true, []string{"task", "reason", "lock-token", "agent-name", "priority"}, false},
 	// MCP's agent tool cancel is the holder's; this one is that tool with
 	// force: true (the command line's cancel --force).
-	{model.ActionCancel, true, []string{"task", "reason", "lock-token"}},
-	{model.ActionApprove, true, []string{"task", "reason"}},
-	{model.ActionRework, true, []string{"task", "reason"}},
-	{model.ActionUnblock, true, []string{"task", "reason"}},
-	{model.ActionComplete, false, nil},
-	{model.ActionReview, false, nil},
-	{model.ActionBlock, false, nil},
-	{model.ActionRelease, false, nil},
+	{model.ActionCancel, true, []string{"task", "reason", "lock-token"}, false},
+	{model.ActionApprove, true, []string{"task", "reason", "agent-name"}, true},
+	{model.ActionRework, true, []string{"task", "reason", "agent-name"}, true},
+	{model.ActionUnblock, true, []string{"task", "reason"}, false},
+	{model.ActionComplete, false, nil, false},
+	{model.ActionReview, false, nil, false},
+	{model.ActionBlock, false, nil, false},
+	{model.ActionRelease, false, nil, false},
 }
 
 // tool is the MCP tool's name: the action's word.
@@ -374,7 +379,7 @@ func (h HumanOp) Required() []string {
 	if n.Reason {
 		out = append(out, "reason")
 	}
-	if n.Target {
+	if n.Target || h.Caller {
 		out = append(out, "agent-name")
 	}
 	return out

@@ -190,7 +190,14 @@ func (a *app) overrideTool(ctx context.Context, req *mcp.CallToolRequest, h cmdu
 			return toolResult(cmdutil.FailPayload(err), true)
 		}
 	}
-	t, err := a.ApplyOverride(ctx, h.Action, &cmdutil.Override{Task: tf.Task, Reason: tf.Reason, To: tf.Agent, Priority: tf.Priority, Expect: tf.Token, Yes: true, By: a.mcpActor(req)})
+	o := &cmdutil.Override{Task: tf.Task, Reason: tf.Reason, To: tf.Agent, Priority: tf.Priority, Expect: tf.Token, Yes: true, By: a.mcpActor(req)}
+	if h.Caller {
+		// A reviewer's move names its caller: the HTTP client, else the
+		// agent_name given, never the configured actor (the desk refuses
+		// a nameless one).
+		o.To, o.By = "", model.Actor{Name: cmp.Or(mcpCaller(req), strings.TrimSpace(tf.Agent)), Door: mcpDoor(req)}
+	}
+	t, err := a.ApplyOverride(ctx, h.Action, o)
 	if err != nil {
 		return toolResult(cmdutil.FailPayload(err), true)
 	}

@@ -63,7 +63,9 @@ var toolArgDocs = map[string]string{
 	"handoff.agent-name":  "the agent the task is reserved for, or ANY",
 	"handoff.priority":    "a new priority for the task: " + argDocs["priority"],
 	"approve.reason":      "a note kept with the approval (optional)",
+	"approve.agent-name":  "who approves: your name (required on stdio; over HTTP the client's name is used); refused if you sent the task to review",
 	"rework.reason":       "what to change (required)",
+	"rework.agent-name":   "who sends the task back: your name (required on stdio; over HTTP the client's name is used)",
 	"unblock.reason":      "a note kept with the unblock (optional)",
 	"cancel.force":        "true: cancel as an operator, whoever holds the task (reason required; audited), lock_token then the token expected; false or absent: the holder's cancel",
 }

@@ -3,6 +3,7 @@ package cmdtest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -43,4 +44,18 @@ func NotionCLI(t *testing.T) (*CLI, *cmdutil.EmulatorWorkspace) {
 	t.Helper()
 	yaml, w := NotionSource(t)
 	return NewCLI(t, yaml), w
+}
+
+// History is the task's timeline as `claimdeck history` prints it in
+// JSON: the backend's shared trail, whoever reads it.
+func History(t *testing.T, c *CLI, id string) []cmdutil.EventJSON {
+	t.Helper()
+	out, errOut, code := Raw(c, "", "history", "--task", id)
+	var r struct {
+		History []cmdutil.EventJSON `json:"history"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("history --task %s exited %d:\n%s%s", id, code, out, errOut)
+	}
+	return r.History
 }
