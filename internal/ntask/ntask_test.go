@@ -245,3 +245,33 @@ func TestNtaskApproveNamesTheCallingAgent(t *testing.T) {
 		t.Fatalf("approve and rework in the shared trail:\n%s\nwant\n%s", strings.Join(seen, "; "), want)
 	}
 }
+
+// ntask update --status Ready of a Blocked task is refused (unblock is a
+// person's audited action), and the refusal is in the shared trail at
+// door ntask.
+func TestNtaskUpdateDoesNotUnblockAndTheRefusalIsShared(t *testing.T) {
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
+	home := t.TempDir()
+	t.Setenv(ntask.EnvNotionAgent, "w1")
+	out, _ := cmdtest.NtaskIn(t, c, home, "create", "--title", "needs keys", "--status", "Ready")
+	id := out["task"].(map[string]any)["task_id"].(string)
+	page := out["task"].(map[string]any)["page_id"].(string)
+	for _, step := range [][]string{{"claim", id}, {"block", id, "--reason", "no keys", "--unblock-action", "ops"}} {
+		if out, code := cmdtest.NtaskIn(t, c, home, step...); code != 0 {
+			t.Fatalf("ntask %v: exit %d %v", step, code, out)
+		}
+	}
+	if out, code := cmdtest.NtaskIn(t, c, home, "update", id, "--status", "Ready"); code != 40 || !strings.Contains(fmt.Sprint(out["error"]), "unblock") {
+		t.Fatalf("update --status Ready of a blocked task: exit %d %v", code, out)
+	}
+	other := cmdtest.NewCLI(t, strings.ReplaceAll(cmdtest.SQLiteSource, "DIR", c.Dir))
+	var seen []string
+	for _, e := range cmdtest.History(t, other, page) {
+		if e.Action == "update" {
+			seen = append(seen, e.Actor+" "+e.Door+" "+e.Result)
+		}
+	}
+	if strings.Join(seen, "; ") != "w1 ntask MISCONFIGURED" {
+		t.Fatalf("the refused update in the shared trail: %q", seen)
+	}
+}
