@@ -371,14 +371,7 @@ func TestMCPUpdateDoesNotUnblockAndTheRefusalIsShared(t *testing.T) {
 	if got := c.Run(0, "get", "--task", id).Task; got.State != "blocked" {
 		t.Fatalf("after the refused update the task is %s", got.State)
 	}
-	other := cmdtest.NewCLI(t, strings.ReplaceAll(cmdtest.SQLiteSource, "DIR", c.Dir))
-	var seen []string
-	for _, e := range cmdtest.History(t, other, id) {
-		if e.Action == "update" {
-			seen = append(seen, e.Actor+" "+e.Door+" "+e.Result)
-		}
-	}
-	if strings.Join(seen, "; ") != "W1 mcp-stdio MISCONFIGURED" {
+	if seen := cmdtest.SharedTrail(t, c, id, "update"); strings.Join(seen, "; ") != "W1 update mcp-stdio MISCONFIGURED" {
 		t.Fatalf("the refused update in the shared trail: %q", seen)
 	}
 }

@@ -233,13 +233,7 @@ func TestNtaskApproveNamesTheCallingAgent(t *testing.T) {
 	if out, code := cmdtest.NtaskIn(t, c, home, "approve", id); code != 0 || out["task"].(map[string]any)["status"] != "Done" {
 		t.Fatalf("approve by another agent: exit %d %v", code, out)
 	}
-	other := cmdtest.NewCLI(t, strings.ReplaceAll(cmdtest.SQLiteSource, "DIR", c.Dir))
-	var seen []string
-	for _, e := range cmdtest.History(t, other, page) {
-		if e.Action == "approve" || e.Action == "rework" {
-			seen = append(seen, e.Actor+" "+e.Action+" "+e.Door+" "+e.Result)
-		}
-	}
+	seen := cmdtest.SharedTrail(t, c, page, "approve", "rework")
 	want := "(no name given) approve ntask MISCONFIGURED; (no name given) rework ntask MISCONFIGURED; w1 approve ntask MISCONFIGURED; w2 approve ntask applied"
 	if strings.Join(seen, "; ") != want {
 		t.Fatalf("approve and rework in the shared trail:\n%s\nwant\n%s", strings.Join(seen, "; "), want)
@@ -264,14 +258,7 @@ func TestNtaskUpdateDoesNotUnblockAndTheRefusalIsShared(t *testing.T) {
 	if out, code := cmdtest.NtaskIn(t, c, home, "update", id, "--status", "Ready"); code != 40 || !strings.Contains(fmt.Sprint(out["error"]), "unblock") {
 		t.Fatalf("update --status Ready of a blocked task: exit %d %v", code, out)
 	}
-	other := cmdtest.NewCLI(t, strings.ReplaceAll(cmdtest.SQLiteSource, "DIR", c.Dir))
-	var seen []string
-	for _, e := range cmdtest.History(t, other, page) {
-		if e.Action == "update" {
-			seen = append(seen, e.Actor+" "+e.Door+" "+e.Result)
-		}
-	}
-	if strings.Join(seen, "; ") != "w1 ntask MISCONFIGURED" {
+	if seen := cmdtest.SharedTrail(t, c, page, "update"); strings.Join(seen, "; ") != "w1 update ntask MISCONFIGURED" {
 		t.Fatalf("the refused update in the shared trail: %q", seen)
 	}
 }

@@ -104,14 +104,8 @@ func TestMCPApprovesAndReworksWhenOverridesAreOn(t *testing.T) {
 	}
 	// The refusals are the team's record: another person, with a journal
 	// of their own, reads them in the task's shared trail, door and all.
-	other := cmdtest.NewCLI(t, strings.ReplaceAll(cmdtest.SQLiteSource, "DIR", c.Dir))
-	var refused []string
-	for _, e := range cmdtest.History(t, other, id) {
-		if e.Result != "" && e.Result != "applied" {
-			refused = append(refused, e.Actor+" "+e.Action+" "+e.Door+" "+e.Result)
-		}
-	}
-	want := []string{"REVIEWER approve mcp-stdio MISCONFIGURED", "REVIEWER rework mcp-stdio MISCONFIGURED", "(no name given) rework mcp-stdio MISCONFIGURED", "(no name given) approve mcp-stdio MISCONFIGURED", "SANDMAN approve mcp-stdio MISCONFIGURED"}
+	refused := cmdtest.SharedTrail(t, c, id, "approve", "rework")
+	want := []string{"REVIEWER approve mcp-stdio MISCONFIGURED", "REVIEWER rework mcp-stdio MISCONFIGURED", "(no name given) rework mcp-stdio MISCONFIGURED", "REVIEWER rework mcp-stdio applied", "(no name given) approve mcp-stdio MISCONFIGURED", "SANDMAN approve mcp-stdio MISCONFIGURED", "REVIEWER approve mcp-stdio applied"}
 	if strings.Join(refused, "; ") != strings.Join(want, "; ") {
 		t.Fatalf("the refused attempts in the shared trail:\n%s\nwant\n%s", strings.Join(refused, "\n"), strings.Join(want, "\n"))
 	}

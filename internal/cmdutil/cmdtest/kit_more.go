@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,4 +59,20 @@ func History(t *testing.T, c *CLI, id string) []cmdutil.EventJSON {
 		t.Fatalf("history --task %s exited %d:\n%s%s", id, code, out, errOut)
 	}
 	return r.History
+}
+
+// SharedTrail is what another person — another configuration and journal,
+// the same SQLite queue as c — reads in the task's trail for these
+// actions (every action when none is named): "actor action door result",
+// oldest first.
+func SharedTrail(t *testing.T, c *CLI, id string, actions ...string) []string {
+	t.Helper()
+	other := NewCLI(t, strings.ReplaceAll(SQLiteSource, "DIR", c.Dir))
+	var out []string
+	for _, e := range History(t, other, id) {
+		if len(actions) == 0 || slices.Contains(actions, e.Action) {
+			out = append(out, e.Actor+" "+e.Action+" "+e.Door+" "+e.Result)
+		}
+	}
+	return out
 }
