@@ -42,7 +42,7 @@ func (a *Env) Desk() (*sources.Desk, func(), error) {
 	if err != nil {
 		return nil, nil, model.Wrap(model.CodeMisconfigured, "audit", "", err)
 	}
-	d := &sources.Desk{Actor: a.Cfg.Actor, Door: model.DoorCLI, Journal: j, ReadOnly: a.Cfg.ReadOnlyFor, SelfApprove: a.Cfg.Review.SelfApprove}
+	d := &sources.Desk{Actor: a.Cfg.Actor, Door: model.DoorCLI, Journal: j, ReadOnly: a.Cfg.ReadOnlyFor, SelfApprove: a.Cfg.Review.SelfApprove, Grace: a.Cfg.Policy().Grace}
 	return d, func() { _ = j.Close() }, nil
 }
 
