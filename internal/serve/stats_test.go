@@ -3,10 +3,10 @@ package serve_test
 import (
 	"bufio"
 	"bytes"
-	"net"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
