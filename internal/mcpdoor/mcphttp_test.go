@@ -151,3 +151,23 @@ func TestWeakBearerTokensAreRefused(t *testing.T) {
 		t.Errorf("a client without a name: %v", err)
 	}
 }
+
+// Two clients with one bearer token could not be told apart (the first
+// one's rights would go to both): mcp --http refuses to start, naming
+// both clients and never the token.
+func TestTwoMCPClientsWithOneTokenAreRefused(t *testing.T) {
+	t.Setenv("SHARED_MCP_TOKEN", cmdtest.BotToken)
+	for _, clients := range [][]cmdutil.MCPClient{
+		{{Name: "ci-bot", Token: cmdtest.BotToken, AgentOnly: true}, {Name: "oncall", Token: cmdtest.BotToken}},
+		{{Name: "ci-bot", TokenEnv: "SHARED_MCP_TOKEN", AgentOnly: true}, {Name: "oncall", TokenEnv: "SHARED_MCP_TOKEN"}},
+		{{Name: "ci-bot", TokenEnv: "SHARED_MCP_TOKEN", AgentOnly: true}, {Name: "oncall", Token: cmdtest.BotToken}},
+	} {
+		_, err := cmdutil.MCPConfig{Clients: clients}.HTTPClients("")
+		if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), `"ci-bot" and "oncall"`) || strings.Contains(err.Error(), cmdtest.BotToken) {
+			t.Errorf("clients %v sharing a token: %v", clients, err)
+		}
+	}
+	if _, err := (cmdutil.MCPConfig{Clients: []cmdutil.MCPClient{{Name: "ci-bot", Token: cmdtest.BotToken}, {Name: "oncall", Token: cmdtest.OncallToken}}}).HTTPClients(""); err != nil {
+		t.Fatalf("two clients with tokens of their own: %v", err)
+	}
+}
