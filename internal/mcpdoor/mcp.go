@@ -36,10 +36,16 @@ configuration adds takeover, release and handoff, except in read-only mode.
 --http ADDR serves streamable HTTP instead, for agents on other hosts.
 Each remote client is named in mcp.clients with its own bearer token
 (token_env), and may be limited to the agent tools (agent_only: true);
-every action is recorded under the client's name as NAME@mcp-http, and an
-override needs a reason. With no clients configured, one client named
+two clients with one token refuse to start. Every action, applied or
+refused, is recorded in the source's shared trail under the client's name
+as NAME@mcp-http, door mcp-http. A reason is required where the action
+needs one at every door (cancel with force, rework) and kept when given
+(takeover, release, handoff, approve, unblock); no door requires more.
+approve and rework name their caller: the client over HTTP, agent_name on
+stdio (required there). With no clients configured, one client named
 "default" uses $CLAIMDECK_MCP_TOKEN. Tokens must be random (about 128
-bits: openssl rand -hex 32).`,
+bits: openssl rand -hex 32). What the trail proves on each backend:
+docs/trail.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if addr == "" {
