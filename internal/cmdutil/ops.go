@@ -181,7 +181,7 @@ func (a *Env) AgentOps() []agentOp {
 				}
 				t, err := src.Update(ctx, tf.Task, e)
 				if err != nil {
-					return Answer{}, a.refused(ctx, src, "update", tf.Task, model.Actor{Name: e.Actor, Door: e.Door}, err)
+					return Answer{}, a.Refused(ctx, src, "update", tf.Task, model.Actor{Name: e.Actor, Door: e.Door}, err)
 				}
 				return noted(Answer{Task: t, Holder: e.Token != ""}, tf.recordRun(ctx, src, "update", t))
 			}},
@@ -395,13 +395,13 @@ func HumanOpOf(action model.Action) HumanOp {
 	panic("no human action " + string(action))
 }
 
-// refused keeps a write a backend refused at an agent door (an update
+// Refused keeps a write a backend refused at an agent door (an update
 // that would unblock, edit another's claim, …) in the source's shared
 // trail through the desk (Desk.Refuse): who asked, through which door,
 // and the refusal, as the desk keeps its own. The refusal is returned as
 // it came, with a note when the trail could not record it; a backend that
 // could not be reached (API_ERROR) has nothing to record it in.
-func (a *Env) refused(ctx context.Context, src sources.Source, action model.Action, id string, by model.Actor, err error) error {
+func (a *Env) Refused(ctx context.Context, src sources.Source, action model.Action, id string, by model.Actor, err error) error {
 	if err == nil || id == "" || model.CodeOf(err) == model.CodeAPIError {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 
@@ -141,6 +143,7 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 			}
 		}
 	}
+	srv.AddReceivingMiddleware(a.unoffered(maps.Clone(ops)))
 	for _, op := range a.AgentOps() {
 		args, desc := op.Args, cmp.Or(op.Tool, op.Short)
 		// One word, one action: where an agent tool has the operator
@@ -298,4 +301,39 @@ func toolResult(payload map[string]any, isErr bool) *mcp.CallToolResult {
 		isErr = true
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b), IsError: isErr}
+}
+
+// unoffered keeps in the task's shared trail a call of an operator tool
+// this server does not offer (an agent_only client's takeover, cancel with
+// force where overrides are off): a refused attempt, with the caller and
+// the door, for every process to see. The call is still answered as the
+// SDK answers an unknown tool or argument.
+func (a *app) unoffered(offered map[string]cmdutil.HumanOp) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			call, ok := req.(*mcp.CallToolRequest)
+			if method != "tools/call" || !ok || call.Params == nil {
+				return res, err
+			}
+			var args struct {
+				Task  string `json:"task"`
+				Force bool   `json:"force"`
+			}
+			_ = json.Unmarshal(call.Params.Arguments, &args)
+			action, asked := model.ActionByWord(call.Params.Name)
+			if action == model.ActionCancel && !args.Force {
+				asked = false // the holder's cancel, an agent tool
+			}
+			if _, given := offered[call.Params.Name]; !asked || given || !cmdutil.HumanOpOf(action).Mcp || strings.TrimSpace(args.Task) == "" {
+				return res, err
+			}
+			refusal := model.Errorf(model.CodeMisconfigured, string(action), args.Task, "%s is not offered to this client (an agent_only client, or mcp.overrides off): nothing was done", call.Params.Name)
+			by := model.Actor{Name: cmp.Or(mcpCaller(call), "(no name given)"), Door: mcpDoor(call)}
+			_ = a.WithTaskSource(ctx, args.Task, func(src sources.Source) error {
+				return a.Refused(ctx, src, action, args.Task, by, refusal)
+			})
+			return res, err
+		}
+	}
 }

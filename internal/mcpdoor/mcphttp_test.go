@@ -171,3 +171,37 @@ func TestTwoMCPClientsWithOneTokenAreRefused(t *testing.T) {
 		t.Fatalf("two clients with tokens of their own: %v", err)
 	}
 }
+
+// An agent_only client asking for an override it is not offered is
+// refused, and the attempt is in the task's shared trail under the
+// client's name at door mcp-http, for every process to see.
+func TestAnAgentOnlyClientsOverrideAttemptIsInTheSharedTrail(t *testing.T) {
+	t.Setenv("CD_TEST_BOT_TOKEN", cmdtest.BotToken)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+`mcp:
+  overrides: true
+  clients:
+    - {name: ci-bot, token_env: CD_TEST_BOT_TOKEN, agent_only: true}
+`)
+	bot := connectAs(t, serveNamedClients(t, c), cmdtest.BotToken)
+	id := c.Run(0, "create", "--title", "held").Task.PageID
+	c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN")
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"takeover", map[string]any{"task": id}},
+		{"cancel", map[string]any{"task": id, "force": true, "reason": "mine now"}},
+	} {
+		res, err := bot.CallTool(context.Background(), &mcp.CallToolParams{Name: call.tool, Arguments: call.args})
+		if err == nil && !res.IsError {
+			t.Fatalf("%s by an agent_only client was applied", call.tool)
+		}
+	}
+	if got := c.Run(0, "get", "--task", id).Task; got.State != "claimed" || got.Agent != "SANDMAN" {
+		t.Fatalf("after the refused overrides: %+v", got)
+	}
+	want := "ci-bot@mcp-http takeover mcp-http MISCONFIGURED; ci-bot@mcp-http cancel mcp-http MISCONFIGURED"
+	if got := strings.Join(cmdtest.SharedTrail(t, c, id, "takeover", "cancel"), "; "); got != want {
+		t.Fatalf("the refused overrides in the shared trail:\n%s\nwant\n%s", got, want)
+	}
+}
