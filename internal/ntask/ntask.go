@@ -256,6 +256,10 @@ func (n *Ntask) desked(ctx context.Context, src sources.Source, req sources.Requ
 		// refuses a nameless one and an approval by the review's author.
 		req.By.Name = strings.TrimSpace(os.Getenv(EnvNotionAgent))
 	}
+	if err := cmdutil.CheckCaller(req.Action, req.Seen.ID, req.By); err != nil {
+		req.By.Name = cmdutil.RefusedName
+		return nil, desk.Refuse(ctx, src, req, err)
+	}
 	return desk.Apply(ctx, src, req)
 }
 

@@ -229,12 +229,14 @@ func TestNtaskApproveNamesTheCallingAgent(t *testing.T) {
 	refused("NOTION_AGENT_USER_ID", "rework", id, "--reason", "again")
 	t.Setenv(ntask.EnvNotionAgent, "w1")
 	refused("cannot approve it too", "approve", id)
+	t.Setenv(ntask.EnvNotionAgent, "ＨＵＭＡＮ:alice")
+	refused("NOTION_AGENT_USER_ID", "approve", id)
 	t.Setenv(ntask.EnvNotionAgent, "w2")
 	if out, code := cmdtest.NtaskIn(t, c, home, "approve", id); code != 0 || out["task"].(map[string]any)["status"] != "Done" {
 		t.Fatalf("approve by another agent: exit %d %v", code, out)
 	}
 	seen := cmdtest.SharedTrail(t, c, page, "approve", "rework")
-	want := "(no name given) approve ntask MISCONFIGURED; (no name given) rework ntask MISCONFIGURED; w1 approve ntask MISCONFIGURED; w2 approve ntask applied"
+	want := "(no name given) approve ntask MISCONFIGURED; (no name given) rework ntask MISCONFIGURED; w1 approve ntask MISCONFIGURED; (a refused name) approve ntask MISCONFIGURED; w2 approve ntask applied"
 	if strings.Join(seen, "; ") != want {
 		t.Fatalf("approve and rework in the shared trail:\n%s\nwant\n%s", strings.Join(seen, "; "), want)
 	}
