@@ -212,6 +212,18 @@ func (d *Desk) actor(req Request) model.Actor {
 	return model.Actor{Name: d.Actor, Door: door}
 }
 
+// nameCaller says how a caller names itself at an agent door, in that
+// door's own words (never a command-line flag to an MCP client).
+func nameCaller(door model.Door) string {
+	switch door {
+	case model.DoorMCPStdio, model.DoorMCPHTTP:
+		return "give agent_name, the caller's own name"
+	case model.DoorNtask:
+		return "set NOTION_AGENT_USER_ID to the agent's own name"
+	}
+	return "give the caller's own name"
+}
+
 func (d *Desk) check(source string, req Request) error {
 	op := string(req.Action)
 	if req.Seen == nil || req.Seen.ID == "" {
@@ -224,7 +236,7 @@ func (d *Desk) check(source string, req Request) error {
 		if by.Door != "" && !by.Person() {
 			// An agent door acts as the caller it names, never as the
 			// configured person: an approval must know who asks.
-			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "%s through %s names its caller: give the agent's name (agent_name, --agent or NOTION_AGENT_USER_ID): nothing was done", op, by.Door)
+			return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "%s through %s names its caller: %s: nothing was done", op, by.Door, nameCaller(by.Door))
 		}
 		return model.Errorf(model.CodeMisconfigured, op, req.Seen.ID, "no actor: set `actor` in the config")
 	}

@@ -20,7 +20,9 @@ func TestConfigurationFileModeAndKind(t *testing.T) {
 	conf := filepath.Join(dir, "config.yaml")
 	body := "actor: alice\naudit_log: " + filepath.Join(dir, "audit.jsonl") + "\nsources:\n" +
 		"  - name: team\n    kind: postgres\n    dsn: postgres://app:Hunter2Secret@127.0.0.1:1/db\n" +
-		"  - name: notes\n    kind: notion\n    token: secret_NotionToken123\n    database_id: x\n"
+		"  - name: notes\n    kind: notion\n    token: secret_NotionToken123\n    database_id: x\n" +
+		"mcp:\n  clients:\n    - name: ci-bot\n      token: " + cmdtest.BotToken + "\n" +
+		"mesh:\n  webhook: https://hooks.example.com/services/T0/B0/XoXoWebhookSecret\n"
 	runWith := func() (string, string) {
 		var out, errOut bytes.Buffer
 		cmdtest.Program(context.Background(), []string{"--config", conf, "config", "path"}, strings.NewReader(""), &out, &errOut)
@@ -37,11 +39,11 @@ func TestConfigurationFileModeAndKind(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, errOut := runWith()
-		warned := strings.Contains(errOut, "sources[0].dsn, sources[1].token") && strings.Contains(errOut, "chmod 600")
+		warned := strings.Contains(errOut, "sources[0].dsn, sources[1].token, mcp.clients[0].token, mesh.webhook") && strings.Contains(errOut, "chmod 600")
 		if warned != c.warn {
 			t.Errorf("mode %#o: warned %v, want %v:\n%s", c.mode, warned, c.warn, errOut)
 		}
-		if all := out + errOut; strings.Contains(all, "Hunter2Secret") || strings.Contains(all, "NotionToken123") {
+		if all := out + errOut; strings.Contains(all, "Hunter2Secret") || strings.Contains(all, "NotionToken123") || strings.Contains(all, cmdtest.BotToken) || strings.Contains(all, "XoXoWebhookSecret") {
 			t.Errorf("mode %#o: a secret was printed:\n%s", c.mode, all)
 		}
 	}

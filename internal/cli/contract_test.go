@@ -72,8 +72,12 @@ func contract(t *testing.T, c *cmdtest.CLI) {
 	if r := c.Run(4, "heartbeat", "--task", id, "--lock-token", tok); r.Error.Code != "LOST_LOCK" {
 		t.Fatalf("heartbeat after block: %+v", r.Error)
 	}
-	if back := c.Run(0, "update", "--task", id, "--status", "READY"); back.Task.State != "queued" {
-		t.Fatalf("update --status READY: %+v", back.Task)
+	// Blocked → Ready is unblock, a person's audited action, never update.
+	if r := c.Run(3, "update", "--task", id, "--status", "READY"); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "unblock") {
+		t.Fatalf("update --status READY of a blocked task: %+v", r.Error)
+	}
+	if back := c.Run(0, "unblock", "--task", id, "--yes"); back.Task.State != "queued" {
+		t.Fatalf("unblock: %+v", back.Task)
 	}
 
 	again := c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN", "--run-id", "run-2").Task.LockToken
@@ -153,7 +157,7 @@ func contract(t *testing.T, c *cmdtest.CLI) {
 			applied = append(applied, string(r.Action))
 		}
 	}
-	if strings.Join(applied, ",") != "force-release,takeover,handoff,cancel" {
+	if strings.Join(applied, ",") != "unblock,force-release,takeover,handoff,cancel" {
 		t.Fatalf("applied actions in the audit log: %v", applied)
 	}
 }

@@ -105,3 +105,39 @@ func TestNotionTaskKeyIsAcceptedByGetAndClaim(t *testing.T) {
 		t.Fatalf("get of a key nobody has: %+v", r.Error)
 	}
 }
+
+// A Notion source's trail key comes from the variable trail_key_env
+// names: the notes a process signs with the team's key are read back as
+// claimdeck's events by another with the same key, and as comments (never
+// as events) by one with another key; a trail_key_env whose variable is
+// empty is refused, naming it.
+func TestNotionTrailKeyFromTheEnvironment(t *testing.T) {
+	yaml, _ := cmdtest.NotionSource(t)
+	keyed := func(env string) *cmdtest.CLI {
+		return cmdtest.NewCLI(t, yaml+"    trail_key_env: "+env+"\n")
+	}
+	t.Setenv("TEAM_TRAIL_KEY", "9c1d0e7a4b2f43d8a61e5f0b7c3d2e19")
+	t.Setenv("OTHER_TRAIL_KEY", "0f3b8e2d6a1c47e9b5d4c2a1f0e9d8c7")
+	t.Setenv("EMPTY_TRAIL_KEY", "")
+	team := keyed("TEAM_TRAIL_KEY")
+	id := team.Run(0, "create", "--title", "Rotate keys").Task.PageID
+	team.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN")
+	team.Run(0, "release", "--force", "--yes", "--task", id, "--reason", "agent wedged")
+	released := func(c *cmdtest.CLI) bool {
+		for _, e := range cmdtest.History(t, c, id) {
+			if e.Action == "force-release" && e.Actor == "alice" {
+				return true
+			}
+		}
+		return false
+	}
+	if !released(keyed("TEAM_TRAIL_KEY")) {
+		t.Fatalf("another process with the team's key does not read the force-release:\n%+v", cmdtest.History(t, keyed("TEAM_TRAIL_KEY"), id))
+	}
+	if released(keyed("OTHER_TRAIL_KEY")) {
+		t.Fatalf("a note signed with another key was read as claimdeck's event")
+	}
+	if r := keyed("EMPTY_TRAIL_KEY").Run(3, "get", "--task", id); !strings.Contains(r.Error.Message, "EMPTY_TRAIL_KEY") {
+		t.Fatalf("an empty trail key: %+v", r.Error)
+	}
+}

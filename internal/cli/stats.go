@@ -23,7 +23,10 @@ minute over the last hour, time from queued to claimed and from claimed to
 done (p50/p95), current lease ages and heartbeat gaps, and the human
 overrides of the audit log. A single look sees the last hour as the tasks
 show it (running claims, finishes by their last edit); the dashboard's Stats
-view and "claimdeck metrics" count every transition as it happens.`,
+view and "claimdeck metrics" count every transition as it happens. A source
+that could not be read (down, or a relay that refuses or has stalled) is
+shown with its error, "ok" is false and the exit status is 30 (API_ERROR):
+those are not the fleet's numbers.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -40,10 +43,24 @@ view and "claimdeck metrics" count every transition as it happens.`,
 				return model.Wrap(model.CodeMisconfigured, "stats", "", err)
 			}
 			rep := f.Tracker.Report(snap.At)
+			// A source not read (down, a relay refusing or stalled) makes
+			// these not the fleet's numbers: the report is printed, and the
+			// command fails with the sources named.
+			unread := rep.Unread()
 			if a.Output == "table" {
-				return statsTable(a, rep)
+				if err := statsTable(a, rep); err != nil {
+					return err
+				}
+				return unread
 			}
-			return a.Out().JSON(map[string]any{"ok": true, "stats": rep})
+			out := map[string]any{"ok": unread == nil, "stats": rep}
+			if unread != nil {
+				out["error"] = cmdutil.FailPayload(unread)["error"]
+			}
+			if err := a.Out().JSON(out); err != nil || unread == nil {
+				return err
+			}
+			return cmdutil.ExitStatus(model.CodeOf(unread).ExitStatus())
 		},
 	}
 }

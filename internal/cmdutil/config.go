@@ -107,6 +107,10 @@ type SourceConfig struct {
 	TokenEnv   string `mapstructure:"token_env" json:"token_env,omitempty"`
 	TokenFile  string `mapstructure:"token_file" json:"token_file,omitempty"`
 	DatabaseID string `mapstructure:"database_id" json:"database_id,omitempty"`
+	// TrailKeyEnv names the environment variable holding the key that
+	// signs claimdeck's notes on pages (notion.Config.TrailKey), kept from
+	// the agents; never inline. Unset: a key derived from the token.
+	TrailKeyEnv string `mapstructure:"trail_key_env" json:"trail_key_env,omitempty"`
 	// notion: which of the database's data sources holds the tasks (by id
 	// or name; needed once it has several), per-request timeout and
 	// per-command budget

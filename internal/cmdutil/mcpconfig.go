@@ -79,6 +79,13 @@ func (c MCPConfig) HTTPClients(tokenEnv string) ([]MCPClient, error) {
 		if err := cl.Token.CheckStrength(); err != nil {
 			return nil, model.Errorf(model.CodeMisconfigured, "mcp", "", "client %q, %s: %v", cl.Name, from, err)
 		}
+		// A token is its client: two clients with one token could not be
+		// told apart, and the first one's rights would go to both.
+		for _, prev := range out {
+			if prev.Token.Matches(cl.Token.Reveal()) {
+				return nil, model.Errorf(model.CodeMisconfigured, "mcp", "", "clients %q and %q have the same bearer token: give each client a token of its own (openssl rand -hex 32)", prev.Name, cl.Name)
+			}
+		}
 		out = append(out, cl)
 	}
 	return out, nil

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/claimdeck/claimdeck/model"
@@ -21,12 +23,20 @@ func openNotion(ctx context.Context, cfg *Config, sc SourceConfig) (sources.Sour
 	if err != nil {
 		return nil, err
 	}
+	// A trail key configured but empty would sign with another key than
+	// the team's, and the trail would not be read back: refused.
+	var trailKey string
+	if sc.TrailKeyEnv != "" {
+		if trailKey = os.Getenv(sc.TrailKeyEnv); strings.TrimSpace(trailKey) == "" {
+			return nil, model.Errorf(model.CodeMisconfigured, "open", "", "source %s: $%s (trail_key_env) is empty: set it to the team's trail key, or drop trail_key_env", sc.Name, sc.TrailKeyEnv)
+		}
+	}
 	nc := notion.Config{
 		Name: sc.Name, Token: token, DatabaseID: sc.DatabaseID, Preset: sc.Schema, BaseURL: sc.BaseURL,
 		Version: sc.NotionAPIVersion(), Workspace: sc.Workspace,
 		DataSourceID: sc.DataSourceID, DataSource: sc.DataSource, Timeout: sc.Timeout, Budget: sc.CommandBudget,
 		HandoffQueueDB: sc.HandoffQueue, Rate: sc.Rate, Settle: sc.Settle, Lease: firstSet(sc.Lease, cfg.Lease),
-		Grace: cfg.Grace, OperatorUser: sc.OperatorUser,
+		Grace: cfg.Grace, OperatorUser: sc.OperatorUser, TrailKey: trailKey,
 	}
 	if sc.Schema == "custom" || len(sc.Properties) > 0 || len(sc.Statuses) > 0 || len(sc.Optional) > 0 {
 		// A team's own database: a preset (ntask unless schema names

@@ -42,7 +42,7 @@ func (a *Env) Desk() (*sources.Desk, func(), error) {
 	if err != nil {
 		return nil, nil, model.Wrap(model.CodeMisconfigured, "audit", "", err)
 	}
-	d := &sources.Desk{Actor: a.Cfg.Actor, Door: model.DoorCLI, Journal: j, ReadOnly: a.Cfg.ReadOnlyFor, SelfApprove: a.Cfg.Review.SelfApprove}
+	d := &sources.Desk{Actor: a.Cfg.Actor, Door: model.DoorCLI, Journal: j, ReadOnly: a.Cfg.ReadOnlyFor, SelfApprove: a.Cfg.Review.SelfApprove, Grace: a.Cfg.Policy().Grace}
 	return d, func() { _ = j.Close() }, nil
 }
 
@@ -80,16 +80,21 @@ func (a *Env) ApplyOverride(ctx context.Context, action model.Action, o *Overrid
 		if err != nil {
 			return err
 		}
+		req := sources.Request{Action: action, Seen: seen, Reason: o.Reason, To: o.To, For: o.Reserve, Priority: o.Priority, Unblock: o.unblock, Artifacts: o.artifacts, By: o.By}
+		if err := CheckCaller(action, seen.ID, o.By); err != nil {
+			req.By.Name = RefusedName
+			return desk.Refuse(ctx, src, req, err)
+		}
 		if o.Expect != "" && !model.TokenSeen(seen.Claim().Token, o.Expect) {
 			e := model.Errorf(model.CodeConflict, string(action), o.Task, "%s no longer matches: the task is %s, held by %q", expectArg(o.By.Door), seen.State, seen.Claim().Name)
 			e.Current = seen
-			return e
+			return desk.Refuse(ctx, src, req, e)
 		}
-		req := sources.Request{Action: action, Seen: seen, Reason: o.Reason, To: o.To, For: o.Reserve, Priority: o.Priority, Unblock: o.unblock, Artifacts: o.artifacts, By: o.By}
 		// Refused before anyone is asked: what the action needs, a task
-		// not in Review, a claim that is not the person's own.
+		// not in Review, a claim that is not the person's own, a
+		// self-approval. Kept in the shared trail like the desk's own.
 		if err := desk.Precheck(seen, req); err != nil {
-			return err
+			return desk.Refuse(ctx, src, req, err)
 		}
 		if err := a.confirmed(action, seen, o, true); err != nil {
 			return err
@@ -270,3 +275,30 @@ func (a *Env) cancelExtras(cmd *cobra.Command, tf *TaskFlags) {
 	f.BoolVarP(&o.Yes, "yes", "y", false, "with --force: do not ask for confirmation")
 	bulkFlags(cmd, o)
 }
+
+// CheckCaller holds the name an agent door's caller gives itself (MCP
+// stdio's agent_name, ntask's NOTION_AGENT_USER_ID) to
+// model.CheckCallerName: no HUMAN: or @mcp-http look-alike, no blank or
+// invisible glyph, no trail separator. An HTTP client is named by the
+// configuration (checked there) and a person's door by the actor.
+func CheckCaller(op model.Action, id string, by model.Actor) error {
+	field := "agent_name"
+	switch by.Door {
+	case model.DoorMCPStdio:
+	case model.DoorNtask:
+		field = "NOTION_AGENT_USER_ID"
+	default:
+		return nil
+	}
+	if strings.TrimSpace(by.Name) == "" {
+		return nil // the desk refuses a nameless caller, in the door's words
+	}
+	if err := model.CheckCallerName(field, by.Name); err != nil {
+		return model.Errorf(model.CodeMisconfigured, string(op), id, "%v: nothing was done", err)
+	}
+	return nil
+}
+
+// RefusedName is who a refused attempt is recorded under when the name
+// the caller gave was itself refused: never the name it tried to take.
+const RefusedName = "(a refused name)"

@@ -194,7 +194,7 @@ func (a *Env) AgentOps() []agentOp {
 				}
 				t, err := src.Update(ctx, tf.Task, e)
 				if err != nil {
-					return Answer{}, err
+					return Answer{}, a.Refused(ctx, src, "update", tf.Task, model.Actor{Name: e.Actor, Door: e.Door}, err)
 				}
 				return noted(Answer{Task: t, Holder: e.Token != ""}, tf.recordRun(ctx, src, "update", t))
 			}},
@@ -203,7 +203,7 @@ func (a *Env) AgentOps() []agentOp {
 
 // edit is the update the flags ask for; only the fields given change.
 func (tf *TaskFlags) edit(actor string) (sources.Edit, error) {
-	e := sources.Edit{Actor: tf.author(actor), Reason: tf.Reason}
+	e := sources.Edit{Actor: tf.author(actor), Door: tf.Door, Reason: tf.Reason}
 	if tf.Token != "" || tf.tokenFile != "" {
 		if err := tf.checkToken(); err != nil {
 			return e, err
@@ -351,25 +351,30 @@ type HumanOp struct {
 	Action model.Action
 	Mcp    bool
 	// args are the taskFlags names the MCP tool takes; its lock_token is
-	// the command's --expect-token and agent_name its --to.
+	// the command's --expect-token and agent_name its --to, except where
+	// Caller says agent_name names the caller.
 	Args []string
+	// Caller: the tool's agent_name is who asks (a reviewer's approve or
+	// rework), required on stdio and never the configured actor, so the
+	// desk can tell a review's approval from its author's.
+	Caller bool
 }
 
 // humanOps are the human and reviewer actions, in model.ActionRows order.
 var HumanOps = []HumanOp{
-	{model.ActionTakeover, true, []string{"task", "reason", "lock-token"}},
-	{model.ActionForceRelease, true, []string{"task", "reason", "lock-token"}},
-	{model.ActionHandoff, true, []string{"task", "reason", "lock-token", "agent-name", "priority"}},
+	{model.ActionTakeover, true, []string{"task", "reason", "lock-token"}, false},
+	{model.ActionForceRelease, true, []string{"task", "reason", "lock-token"}, false},
+	{model.ActionHandoff, true, []string{"task", "reason", "lock-token", "agent-name", "priority"}, false},
 	// MCP's agent tool cancel is the holder's; this one is that tool with
 	// force: true (the command line's cancel --force).
-	{model.ActionCancel, true, []string{"task", "reason", "lock-token"}},
-	{model.ActionApprove, true, []string{"task", "reason"}},
-	{model.ActionRework, true, []string{"task", "reason"}},
-	{model.ActionUnblock, true, []string{"task", "reason"}},
-	{model.ActionComplete, false, nil},
-	{model.ActionReview, false, nil},
-	{model.ActionBlock, false, nil},
-	{model.ActionRelease, false, nil},
+	{model.ActionCancel, true, []string{"task", "reason", "lock-token"}, false},
+	{model.ActionApprove, true, []string{"task", "reason", "agent-name"}, true},
+	{model.ActionRework, true, []string{"task", "reason", "agent-name"}, true},
+	{model.ActionUnblock, true, []string{"task", "reason"}, false},
+	{model.ActionComplete, false, nil, false},
+	{model.ActionReview, false, nil, false},
+	{model.ActionBlock, false, nil, false},
+	{model.ActionRelease, false, nil, false},
 }
 
 // tool is the MCP tool's name: the action's word.
@@ -386,7 +391,7 @@ func (h HumanOp) Required() []string {
 	if n.Reason {
 		out = append(out, "reason")
 	}
-	if n.Target {
+	if n.Target || h.Caller {
 		out = append(out, "agent-name")
 	}
 	return out
@@ -400,4 +405,30 @@ func HumanOpOf(action model.Action) HumanOp {
 		}
 	}
 	panic("no human action " + string(action))
+}
+
+// Refused keeps a write a backend refused at an agent door (an update
+// that would unblock, edit another's claim, …) in the source's shared
+// trail through the desk (Desk.Refuse): who asked, through which door,
+// and the refusal, as the desk keeps its own. The refusal is returned as
+// it came, with a note when the trail could not record it; a backend that
+// could not be reached (API_ERROR) has nothing to record it in.
+func (a *Env) Refused(ctx context.Context, src sources.Source, action model.Action, id string, by model.Actor, err error) error {
+	if err == nil || id == "" || model.CodeOf(err) == model.CodeAPIError {
+		return err
+	}
+	seen := model.CurrentOf(err)
+	if seen == nil {
+		t, gerr := src.Get(ctx, id)
+		if gerr != nil {
+			return err
+		}
+		seen = t
+	}
+	desk, closeDesk, derr := a.Desk()
+	if derr != nil {
+		return err
+	}
+	defer closeDesk()
+	return desk.Refuse(ctx, src, sources.Request{Action: action, Seen: seen, By: by}, err)
 }

@@ -61,6 +61,11 @@ type EventJSON struct {
 	Action string `json:"action"`
 	Reason string `json:"reason,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// Door is where the trail recorded the request came in; Result is
+	// "applied" or the code a refused attempt got (absent where the
+	// backend did not record one).
+	Door   string `json:"door,omitempty"`
+	Result string `json:"result,omitempty"`
 }
 
 // subtaskJSON is one sub-task as get lists it under its parent, its status

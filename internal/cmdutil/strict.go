@@ -191,6 +191,16 @@ func (c *Config) inlineSecretsWarning() string {
 			where = append(where, fmt.Sprintf("sources[%d].dsn", i))
 		}
 	}
+	for i, cl := range c.MCP.Clients {
+		if cl.Token.Set() {
+			where = append(where, fmt.Sprintf("mcp.clients[%d].token", i))
+		}
+	}
+	// A chat bridge's webhook URL is its credential: whoever reads it
+	// can post as claimdeck.
+	if c.Mesh.Webhook != "" {
+		where = append(where, "mesh.webhook")
+	}
 	if len(where) == 0 {
 		return ""
 	}

@@ -11,7 +11,7 @@ import (
 func historyJSON(t *model.Task) []EventJSON {
 	var out []EventJSON
 	for _, e := range model.Timeline(t) {
-		out = append(out, EventJSON{At: Stamp(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail})
+		out = append(out, EventJSON{At: Stamp(e.At), Actor: e.Actor, Action: e.Action, Reason: e.Reason, Detail: e.Detail, Door: string(e.Door), Result: e.Result})
 	}
 	return out
 }

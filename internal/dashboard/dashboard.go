@@ -47,7 +47,7 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 	if err != nil {
 		return model.Wrap(model.CodeMisconfigured, "audit", "", err)
 	}
-	desk := &sources.Desk{Actor: a.Cfg.Actor, Door: model.DoorDashboard, Journal: j, ReadOnly: a.Cfg.ReadOnlyFor, SelfApprove: a.Cfg.Review.SelfApprove}
+	desk := &sources.Desk{Actor: a.Cfg.Actor, Door: model.DoorDashboard, Journal: j, ReadOnly: a.Cfg.ReadOnlyFor, SelfApprove: a.Cfg.Review.SelfApprove, Grace: a.Cfg.Policy().Grace}
 	d.hub.Desk = desk
 	f := cmdutil.FleetNumbers{Tracker: stats.New(), Journal: d.journal}
 	d.hub.Observe = f.Tracker.Observe

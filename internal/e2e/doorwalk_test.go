@@ -68,7 +68,9 @@ func TestEveryDoorAppliesTheSameRules(t *testing.T) {
 func walkDoors(t *testing.T, r *doorRig) {
 	ctx := context.Background()
 	home := t.TempDir()
-	mcpDoor := func(cs *mcp.ClientSession) func(doorCall) refusal {
+	// caller is the agent_name a reviewer's tool names its caller by on
+	// stdio; over HTTP the client's name is the caller.
+	mcpDoor := func(cs *mcp.ClientSession, caller string) func(doorCall) refusal {
 		return func(c doorCall) refusal {
 			args := map[string]any{"task": c.id}
 			if c.reason != "" {
@@ -76,6 +78,9 @@ func walkDoors(t *testing.T, r *doorRig) {
 			}
 			if c.to != "" {
 				args["agent_name"] = c.to
+			}
+			if cmdutil.HumanOpOf(c.action).Caller && caller != "" {
+				args["agent_name"] = caller
 			}
 			tool := string(c.action) // an agent tool of that name, if any
 			if op := cmdutil.HumanOpOf(c.action); op.Mcp {
@@ -166,9 +171,9 @@ func walkDoors(t *testing.T, r *doorRig) {
 		// MCP's release tool is the force-release: a person's claim
 		// released there is force-released, audited under the caller, never
 		// the person's own release (a design question: the one name).
-		{name: "mcp stdio", actor: "alice", kind: model.DoorMCPStdio, offers: offering(append(overrides, model.ActionRelease)...), as: mcpRelease, apply: mcpDoor(r.stdio())},
-		{name: "mcp http full", actor: "oncall@mcp-http", kind: model.DoorMCPHTTP, offers: offering(append(overrides, model.ActionRelease)...), as: mcpRelease, apply: mcpDoor(r.http(cmdtest.OncallToken))},
-		{name: "mcp http agent_only", kind: model.DoorMCPHTTP, offers: offering(), apply: mcpDoor(r.http(cmdtest.BotToken))},
+		{name: "mcp stdio", actor: "alice", kind: model.DoorMCPStdio, offers: offering(append(overrides, model.ActionRelease)...), as: mcpRelease, apply: mcpDoor(r.stdio(), "alice")},
+		{name: "mcp http full", actor: "oncall@mcp-http", kind: model.DoorMCPHTTP, offers: offering(append(overrides, model.ActionRelease)...), as: mcpRelease, apply: mcpDoor(r.http(cmdtest.OncallToken), "")},
+		{name: "mcp http agent_only", kind: model.DoorMCPHTTP, offers: offering(), apply: mcpDoor(r.http(cmdtest.BotToken), "")},
 		{name: "dashboard", actor: "alice", kind: model.DoorDashboard, offers: offering(model.HumanActions...), apply: func(c doorCall) refusal {
 			sc, _ := cmdutil.PickSource(cfg, "")
 			src, err := cmdutil.OpenSource(ctx, cfg, sc, false)

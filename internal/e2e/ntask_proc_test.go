@@ -12,6 +12,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
 	"github.com/claimdeck/claimdeck/internal/ntask"
+	"github.com/claimdeck/claimdeck/model"
 )
 
 // agentEnv is the environment of an agent process on c's configuration:
@@ -85,6 +86,11 @@ func TestNtaskCommandsJSONExamples(t *testing.T) {
 				}
 				cmd := exec.Command("bash", "-c", ex.Command)
 				cmd.Env = agentEnv(t, cl, home)
+				if c.Name == string(model.ActionApprove) || c.Name == string(model.ActionRework) {
+					// A reviewer's move names the reviewer (never the
+					// configured person): somebody else than the worker.
+					cmd.Env = append(cmd.Env, ntask.EnvNotionAgent+"=reviewer-1")
+				}
 				var out, errOut bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, &errOut
 				err := cmd.Run()

@@ -81,9 +81,9 @@ func TestTmuxABurstOfKeysMovesThreeRows(t *testing.T) {
 }
 
 // A takeover of a live lease confirmed after its holder heartbeated is
-// applied: the person decided about the holder, which a heartbeat does
-// not change.
-func TestTmuxATakeoverAfterAHeartbeatIsApplied(t *testing.T) {
+// refused: the person decided about the lease as shown, expiry included,
+// and a renewal since is not what they saw.
+func TestTmuxATakeoverAfterAHeartbeatIsRefused(t *testing.T) {
 	f := newFirstContact(t)
 	p := startTmux(t, 120, 40, "--config", f.conf)
 	p.await("the dashboard", func(s string) bool { return strings.Contains(s, "Queue") })
@@ -99,8 +99,11 @@ func TestTmuxATakeoverAfterAHeartbeatIsApplied(t *testing.T) {
 	time.Sleep(3 * time.Second) // the dashboard polls the heartbeat in
 	p.keys("y")
 	s := p.await("the outcome", func(s string) bool { return strings.Contains(s, "applied") || strings.Contains(s, "refused") })
-	if !strings.Contains(s, "takeover") || !strings.Contains(s, "applied") {
-		t.Fatalf("a takeover confirmed after a heartbeat by the same holder was not applied:\n%s", s)
+	if !strings.Contains(s, "takeover") || !strings.Contains(s, "refused") || !strings.Contains(s, "renewed since you looked") {
+		t.Fatalf("a takeover confirmed after a heartbeat was not refused as renewed since:\n%s", s)
+	}
+	if r := f.c.Run(0, "heartbeat", "--task", f.live, "--lock-token", f.liveTok); r.Task == nil {
+		t.Fatalf("the holder lost its lease to a refused takeover: %+v", r)
 	}
 }
 

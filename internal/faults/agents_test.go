@@ -477,6 +477,9 @@ func (w *world) judge(name string, extra string, tl tally, atomic bool) {
 			w.t.Errorf("%s: %d tasks not linearizable, over the stated residual of one task or one in %d answered claims, whichever is more: %s", name, bad, stormResidual, rep)
 		}
 	}
+	if !atomic && (rep.Granted == 0 || tl.Completes == 0) {
+		w.t.Errorf("%s: no claim granted or no task completed in the storm: the run proves nothing", name)
+	}
 	if tl.LostCompletions > 0 {
 		w.t.Errorf("%s: %d lost completions", name, tl.LostCompletions)
 	}

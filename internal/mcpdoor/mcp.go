@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
+	"github.com/claimdeck/claimdeck/sources"
 	"github.com/claimdeck/claimdeck/sources/webserver"
 )
 
@@ -36,10 +38,16 @@ configuration adds takeover, release and handoff, except in read-only mode.
 --http ADDR serves streamable HTTP instead, for agents on other hosts.
 Each remote client is named in mcp.clients with its own bearer token
 (token_env), and may be limited to the agent tools (agent_only: true);
-every action is recorded under the client's name as NAME@mcp-http, and an
-override needs a reason. With no clients configured, one client named
+two clients with one token refuse to start. Every action, applied or
+refused, is recorded in the source's shared trail under the client's name
+as NAME@mcp-http, door mcp-http. A reason is required where the action
+needs one at every door (cancel with force, rework) and kept when given
+(takeover, release, handoff, approve, unblock); no door requires more.
+approve and rework name their caller: the client over HTTP, agent_name on
+stdio (required there). With no clients configured, one client named
 "default" uses $CLAIMDECK_MCP_TOKEN. Tokens must be random (about 128
-bits: openssl rand -hex 32).`,
+bits: openssl rand -hex 32). What the trail proves on each backend:
+docs/trail.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if addr == "" {
@@ -135,6 +143,7 @@ func (a *app) mcpServer(overrides bool) *mcp.Server {
 			}
 		}
 	}
+	srv.AddReceivingMiddleware(a.unoffered(maps.Clone(ops)))
 	for _, op := range a.AgentOps() {
 		args, desc := op.Args, cmp.Or(op.Tool, op.Short)
 		// One word, one action: where an agent tool has the operator
@@ -190,7 +199,14 @@ func (a *app) overrideTool(ctx context.Context, req *mcp.CallToolRequest, h cmdu
 			return toolResult(cmdutil.FailPayload(err), true)
 		}
 	}
-	t, err := a.ApplyOverride(ctx, h.Action, &cmdutil.Override{Task: tf.Task, Reason: tf.Reason, To: tf.Agent, Priority: tf.Priority, Expect: tf.Token, Yes: true, By: a.mcpActor(req)})
+	o := &cmdutil.Override{Task: tf.Task, Reason: tf.Reason, To: tf.Agent, Priority: tf.Priority, Expect: tf.Token, Yes: true, By: a.mcpActor(req)}
+	if h.Caller {
+		// A reviewer's move names its caller: the HTTP client, else the
+		// agent_name given, never the configured actor (the desk refuses
+		// a nameless one).
+		o.To, o.By = "", model.Actor{Name: cmp.Or(mcpCaller(req), strings.TrimSpace(tf.Agent)), Door: mcpDoor(req)}
+	}
+	t, err := a.ApplyOverride(ctx, h.Action, o)
 	if err != nil {
 		return toolResult(cmdutil.FailPayload(err), true)
 	}
@@ -285,4 +301,39 @@ func toolResult(payload map[string]any, isErr bool) *mcp.CallToolResult {
 		isErr = true
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b), IsError: isErr}
+}
+
+// unoffered keeps in the task's shared trail a call of an operator tool
+// this server does not offer (an agent_only client's takeover, cancel with
+// force where overrides are off): a refused attempt, with the caller and
+// the door, for every process to see. The call is still answered as the
+// SDK answers an unknown tool or argument.
+func (a *app) unoffered(offered map[string]cmdutil.HumanOp) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			call, ok := req.(*mcp.CallToolRequest)
+			if method != "tools/call" || !ok || call.Params == nil {
+				return res, err
+			}
+			var args struct {
+				Task  string `json:"task"`
+				Force bool   `json:"force"`
+			}
+			_ = json.Unmarshal(call.Params.Arguments, &args)
+			action, asked := model.ActionByWord(call.Params.Name)
+			if action == model.ActionCancel && !args.Force {
+				asked = false // the holder's cancel, an agent tool
+			}
+			if _, given := offered[call.Params.Name]; !asked || given || !cmdutil.HumanOpOf(action).Mcp || strings.TrimSpace(args.Task) == "" {
+				return res, err
+			}
+			refusal := model.Errorf(model.CodeMisconfigured, string(action), args.Task, "%s is not offered to this client (an agent_only client, or mcp.overrides off): nothing was done", call.Params.Name)
+			by := model.Actor{Name: cmp.Or(mcpCaller(call), "(no name given)"), Door: mcpDoor(call)}
+			_ = a.WithTaskSource(ctx, args.Task, func(src sources.Source) error {
+				return a.Refused(ctx, src, action, args.Task, by, refusal)
+			})
+			return res, err
+		}
+	}
 }

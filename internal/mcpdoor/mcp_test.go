@@ -395,3 +395,24 @@ func TestMCPActsOnTheDefaultSource(t *testing.T) {
 		t.Fatalf("next with %s=team: %s, want %s", cmdutil.EnvDefaultSource, got, team)
 	}
 }
+
+// update cannot move a Blocked task back to Ready over MCP (that is
+// unblock, a person's audited action): refused, and the refusal is kept
+// in the task's shared trail at door mcp-stdio, where another person
+// with a journal of their own reads it.
+func TestMCPUpdateDoesNotUnblockAndTheRefusalIsShared(t *testing.T) {
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
+	cs := mcptest.Client(t, c)
+	id := c.Run(0, "create", "--title", "needs keys").Task.PageID
+	tok := c.Run(0, "claim", "--task", id, "--agent-name", "W1").Task.LockToken
+	c.Run(0, "block", "--task", id, "--lock-token", tok, "--reason", "no keys")
+	if r := cmdtest.Call(t, cs, "update", map[string]any{"task": id, "status": "READY", "agent_name": "W1"}, true); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "unblock") {
+		t.Fatalf("update READY of a blocked task over MCP: %+v", r.Error)
+	}
+	if got := c.Run(0, "get", "--task", id).Task; got.State != "blocked" {
+		t.Fatalf("after the refused update the task is %s", got.State)
+	}
+	if seen := cmdtest.SharedTrail(t, c, id, "update"); strings.Join(seen, "; ") != "W1 update mcp-stdio MISCONFIGURED" {
+		t.Fatalf("the refused update in the shared trail: %q", seen)
+	}
+}

@@ -88,6 +88,6 @@ func TestMCPToolsAreDocumentedAndAnswerAsTheirSchemas(t *testing.T) {
 	answer("get", map[string]any{"task": id}, false)
 	answer("review", map[string]any{"task": id, "lock_token": tok, "artifacts": "PR #3"}, false)
 	answer("complete", map[string]any{"task": id, "lock_token": tok}, true)
-	answer("approve", map[string]any{"task": id}, false)
+	answer("approve", map[string]any{"task": id, "agent_name": "R"}, false)
 	answer("list", map[string]any{"status": "DONE"}, false)
 }

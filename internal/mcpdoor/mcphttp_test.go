@@ -151,3 +151,57 @@ func TestWeakBearerTokensAreRefused(t *testing.T) {
 		t.Errorf("a client without a name: %v", err)
 	}
 }
+
+// Two clients with one bearer token could not be told apart (the first
+// one's rights would go to both): mcp --http refuses to start, naming
+// both clients and never the token.
+func TestTwoMCPClientsWithOneTokenAreRefused(t *testing.T) {
+	t.Setenv("SHARED_MCP_TOKEN", cmdtest.BotToken)
+	for _, clients := range [][]cmdutil.MCPClient{
+		{{Name: "ci-bot", Token: cmdtest.BotToken, AgentOnly: true}, {Name: "oncall", Token: cmdtest.BotToken}},
+		{{Name: "ci-bot", TokenEnv: "SHARED_MCP_TOKEN", AgentOnly: true}, {Name: "oncall", TokenEnv: "SHARED_MCP_TOKEN"}},
+		{{Name: "ci-bot", TokenEnv: "SHARED_MCP_TOKEN", AgentOnly: true}, {Name: "oncall", Token: cmdtest.BotToken}},
+	} {
+		_, err := cmdutil.MCPConfig{Clients: clients}.HTTPClients("")
+		if model.CodeOf(err) != model.CodeMisconfigured || !strings.Contains(err.Error(), `"ci-bot" and "oncall"`) || strings.Contains(err.Error(), cmdtest.BotToken) {
+			t.Errorf("clients %v sharing a token: %v", clients, err)
+		}
+	}
+	if _, err := (cmdutil.MCPConfig{Clients: []cmdutil.MCPClient{{Name: "ci-bot", Token: cmdtest.BotToken}, {Name: "oncall", Token: cmdtest.OncallToken}}}).HTTPClients(""); err != nil {
+		t.Fatalf("two clients with tokens of their own: %v", err)
+	}
+}
+
+// An agent_only client asking for an override it is not offered is
+// refused, and the attempt is in the task's shared trail under the
+// client's name at door mcp-http, for every process to see.
+func TestAnAgentOnlyClientsOverrideAttemptIsInTheSharedTrail(t *testing.T) {
+	t.Setenv("CD_TEST_BOT_TOKEN", cmdtest.BotToken)
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+`mcp:
+  overrides: true
+  clients:
+    - {name: ci-bot, token_env: CD_TEST_BOT_TOKEN, agent_only: true}
+`)
+	bot := connectAs(t, serveNamedClients(t, c), cmdtest.BotToken)
+	id := c.Run(0, "create", "--title", "held").Task.PageID
+	c.Run(0, "claim", "--task", id, "--agent-name", "SANDMAN")
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"takeover", map[string]any{"task": id}},
+		{"cancel", map[string]any{"task": id, "force": true, "reason": "mine now"}},
+	} {
+		res, err := bot.CallTool(context.Background(), &mcp.CallToolParams{Name: call.tool, Arguments: call.args})
+		if err == nil && !res.IsError {
+			t.Fatalf("%s by an agent_only client was applied", call.tool)
+		}
+	}
+	if got := c.Run(0, "get", "--task", id).Task; got.State != "claimed" || got.Agent != "SANDMAN" {
+		t.Fatalf("after the refused overrides: %+v", got)
+	}
+	want := "ci-bot@mcp-http takeover mcp-http MISCONFIGURED; ci-bot@mcp-http cancel mcp-http MISCONFIGURED"
+	if got := strings.Join(cmdtest.SharedTrail(t, c, id, "takeover", "cancel"), "; "); got != want {
+		t.Fatalf("the refused overrides in the shared trail:\n%s\nwant\n%s", got, want)
+	}
+}

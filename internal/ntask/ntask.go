@@ -239,6 +239,16 @@ func (n *Ntask) desked(ctx context.Context, src sources.Source, req sources.Requ
 	}
 	defer closeDesk()
 	req.By = model.Actor{Name: n.agent(), Door: model.DoorNtask}
+	if cmdutil.HumanOpOf(req.Action).Caller {
+		// A reviewer's move is the calling agent's, named by
+		// NOTION_AGENT_USER_ID, never the configured person: the desk
+		// refuses a nameless one and an approval by the review's author.
+		req.By.Name = strings.TrimSpace(os.Getenv(EnvNotionAgent))
+	}
+	if err := cmdutil.CheckCaller(req.Action, req.Seen.ID, req.By); err != nil {
+		req.By.Name = cmdutil.RefusedName
+		return nil, desk.Refuse(ctx, src, req, err)
+	}
 	return desk.Apply(ctx, src, req)
 }
 

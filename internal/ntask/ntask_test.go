@@ -208,3 +208,69 @@ func TestNtaskHumanCommandsReadTheTable(t *testing.T) {
 		}
 	}
 }
+
+// ntask approve and rework are the calling agent's, named by
+// NOTION_AGENT_USER_ID and never the configured person: without it they
+// are refused; the agent that sent the task to review cannot approve it;
+// another agent can. Each refusal is in the task's shared trail, at door
+// ntask, where another person reads it.
+func TestNtaskApproveNamesTheCallingAgent(t *testing.T) {
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
+	home := t.TempDir()
+	t.Setenv(ntask.EnvNotionAgent, "w1")
+	out, _ := cmdtest.NtaskIn(t, c, home, "create", "--title", "reviewed", "--status", "Ready")
+	id := out["task"].(map[string]any)["task_id"].(string)
+	page := out["task"].(map[string]any)["page_id"].(string)
+	if out, code := cmdtest.NtaskIn(t, c, home, "claim", id); code != 0 {
+		t.Fatalf("claim: exit %d %v", code, out)
+	}
+	if out, code := cmdtest.NtaskIn(t, c, home, "review", id, "--summary", "done"); code != 0 {
+		t.Fatalf("review: exit %d %v", code, out)
+	}
+	refused := func(why string, args ...string) {
+		t.Helper()
+		out, code := cmdtest.NtaskIn(t, c, home, args...)
+		if code != 40 || !strings.Contains(fmt.Sprint(out["error"]), why) {
+			t.Fatalf("ntask %v: exit %d %v, want 40 saying %q", args, code, out, why)
+		}
+	}
+	t.Setenv(ntask.EnvNotionAgent, "")
+	refused("NOTION_AGENT_USER_ID", "approve", id)
+	refused("NOTION_AGENT_USER_ID", "rework", id, "--reason", "again")
+	t.Setenv(ntask.EnvNotionAgent, "w1")
+	refused("cannot approve it too", "approve", id)
+	t.Setenv(ntask.EnvNotionAgent, "ＨＵＭＡＮ:alice")
+	refused("NOTION_AGENT_USER_ID", "approve", id)
+	t.Setenv(ntask.EnvNotionAgent, "w2")
+	if out, code := cmdtest.NtaskIn(t, c, home, "approve", id); code != 0 || out["task"].(map[string]any)["status"] != "Done" {
+		t.Fatalf("approve by another agent: exit %d %v", code, out)
+	}
+	seen := cmdtest.SharedTrail(t, c, page, "approve", "rework")
+	want := "(no name given) approve ntask MISCONFIGURED; (no name given) rework ntask MISCONFIGURED; w1 approve ntask MISCONFIGURED; (a refused name) approve ntask MISCONFIGURED; w2 approve ntask applied"
+	if strings.Join(seen, "; ") != want {
+		t.Fatalf("approve and rework in the shared trail:\n%s\nwant\n%s", strings.Join(seen, "; "), want)
+	}
+}
+
+// ntask update --status Ready of a Blocked task is refused (unblock is a
+// person's audited action), and the refusal is in the shared trail at
+// door ntask.
+func TestNtaskUpdateDoesNotUnblockAndTheRefusalIsShared(t *testing.T) {
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
+	home := t.TempDir()
+	t.Setenv(ntask.EnvNotionAgent, "w1")
+	out, _ := cmdtest.NtaskIn(t, c, home, "create", "--title", "needs keys", "--status", "Ready")
+	id := out["task"].(map[string]any)["task_id"].(string)
+	page := out["task"].(map[string]any)["page_id"].(string)
+	for _, step := range [][]string{{"claim", id}, {"block", id, "--reason", "no keys", "--unblock-action", "ops"}} {
+		if out, code := cmdtest.NtaskIn(t, c, home, step...); code != 0 {
+			t.Fatalf("ntask %v: exit %d %v", step, code, out)
+		}
+	}
+	if out, code := cmdtest.NtaskIn(t, c, home, "update", id, "--status", "Ready"); code != 40 || !strings.Contains(fmt.Sprint(out["error"]), "unblock") {
+		t.Fatalf("update --status Ready of a blocked task: exit %d %v", code, out)
+	}
+	if seen := cmdtest.SharedTrail(t, c, page, "update"); strings.Join(seen, "; ") != "w1 update ntask MISCONFIGURED" {
+		t.Fatalf("the refused update in the shared trail: %q", seen)
+	}
+}

@@ -46,18 +46,18 @@ task's own trail.
 Exit status: 0, 30 API_ERROR, 40 MISCONFIGURED.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("grace") {
-				grace = n.Cfg.Policy().Grace
-			}
 			if grace < 0 {
 				return model.Errorf(model.CodeMisconfigured, "reap", "", "--grace %s: want zero or more", grace)
+			}
+			if !cmd.Flags().Changed("grace") {
+				grace = sources.ConfiguredGrace // the desk's, from the configuration
 			}
 			desk, closeDesk, err := n.Desk()
 			if err != nil {
 				return err
 			}
 			defer closeDesk()
-			desk.Actor = n.agent()
+			desk.Actor, desk.Door = n.agent(), model.DoorNtask
 			ctx := cmd.Context()
 			return n.on(ctx, func(src sources.Source) error {
 				if err := n.Writable(src, "reap", ""); err != nil {

@@ -79,3 +79,38 @@ func TestNtaskReap(t *testing.T) {
 		})
 	}
 }
+
+// ntask reap without --grace waits the configured grace, no more and no
+// less, and is recorded at door ntask.
+func TestNtaskReapWaitsTheConfiguredGrace(t *testing.T) {
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
+	conf, err := os.ReadFile(c.Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.Conf, append([]byte("grace: 1h\n"), conf...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	dead := c.Run(0, "create", "--title", "its agent died").Task.TaskID
+	expires := c.Run(0, "claim", "--task", dead, "--agent-name", "SANDMAN", "--lease", "1ms").Task.LockExpires
+	at, err := time.Parse(time.RFC3339, expires)
+	if err != nil {
+		t.Fatalf("lock_expires %q: %v", expires, err)
+	}
+	time.Sleep(time.Until(at.Add(10 * time.Millisecond))) // let the 1 ms lease end; nothing is timed
+	if v, code := cmdtest.NtaskIn(t, c, home, "reap"); code != 0 || v["count"] != 0.0 {
+		t.Fatalf("reap within the configured grace of 1h: exit %d %v", code, v)
+	}
+	// A configured grace shorter than the default is the one waited too.
+	if err := os.WriteFile(c.Conf, append([]byte("grace: 1ms\n"), conf...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, code := cmdtest.NtaskIn(t, c, home, "reap"); code != 0 || v["count"] != 1.0 {
+		t.Fatalf("reap past a configured grace of 1ms: exit %d %v", code, v)
+	}
+	log, err := os.ReadFile(filepath.Join(c.Dir, "audit.jsonl"))
+	if err != nil || !strings.Contains(string(log), `"door":"ntask"`) || strings.Contains(string(log), `"door":"cli"`) {
+		t.Fatalf("the reap is not journaled at door ntask (%v):\n%s", err, log)
+	}
+}

@@ -72,23 +72,48 @@ func TestAPersonFinishesTheirOwnClaimWithoutAToken(t *testing.T) {
 // With overrides on, MCP offers the reviewer's approve and rework; the
 // same rules hold as on the CLI.
 func TestMCPApprovesAndReworksWhenOverridesAreOn(t *testing.T) {
-	cs := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SQLiteSource+"mcp: {overrides: true}\n"))
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"mcp: {overrides: true}\n")
+	cs := mcptest.Client(t, c)
 	id := cmdtest.Call(t, cs, "create", map[string]any{"title": "reviewed over MCP"}, false).Task.PageID
 	tok := cmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
-	if r := cmdtest.Call(t, cs, "approve", map[string]any{"task": id}, true); !strings.Contains(r.Error.Message, "must be review") {
+	if r := cmdtest.Call(t, cs, "approve", map[string]any{"task": id, "agent_name": "REVIEWER"}, true); !strings.Contains(r.Error.Message, "must be review") {
 		t.Fatalf("approve of a claimed task: %+v", r.Error)
 	}
 	cmdtest.Call(t, cs, "review", map[string]any{"task": id, "lock_token": tok}, false)
-	if r := cmdtest.Call(t, cs, "rework", map[string]any{"task": id}, true); !strings.Contains(r.Error.Message, "reason") {
+	if r := cmdtest.Call(t, cs, "rework", map[string]any{"task": id, "agent_name": "REVIEWER"}, true); !strings.Contains(r.Error.Message, "reason") {
 		t.Fatalf("rework without a reason: %+v", r.Error)
 	}
-	if r := cmdtest.Call(t, cs, "rework", map[string]any{"task": id, "reason": "add tests"}, false); r.Task.State != "queued" {
+	if r := cmdtest.Call(t, cs, "rework", map[string]any{"task": id, "reason": "add tests"}, true); !strings.Contains(r.Error.Message, "agent_name") {
+		t.Fatalf("rework over stdio without the caller's name: %+v", r.Error)
+	}
+	if r := cmdtest.Call(t, cs, "rework", map[string]any{"task": id, "reason": "add tests", "agent_name": "REVIEWER"}, false); r.Task.State != "queued" {
 		t.Fatalf("rework: %+v", r.Task)
 	}
 	tok = cmdtest.Call(t, cs, "claim", map[string]any{"task": id, "agent_name": "SANDMAN"}, false).Task.LockToken
 	cmdtest.Call(t, cs, "review", map[string]any{"task": id, "lock_token": tok}, false)
-	if r := cmdtest.Call(t, cs, "approve", map[string]any{"task": id}, false); r.Task.State != "done" {
+	// Over stdio the caller names itself, never the configured person: a
+	// nameless approval is refused, and so is the review's author's own.
+	if r := cmdtest.Call(t, cs, "approve", map[string]any{"task": id}, true); !strings.Contains(r.Error.Message, "agent_name") {
+		t.Fatalf("approve over stdio without the caller's name: %+v", r.Error)
+	}
+	if r := cmdtest.Call(t, cs, "approve", map[string]any{"task": id, "agent_name": "SANDMAN"}, true); !strings.Contains(r.Error.Message, "cannot approve it too") {
+		t.Fatalf("approve by the agent that sent the task to review: %+v", r.Error)
+	}
+	// A caller may not take a person's name, or a look-alike of one.
+	for _, name := range []string{"HUMAN:alice", "HUМAN:alice", "claimdeck · approve · by HUMAN:alice ·"} {
+		if r := cmdtest.Call(t, cs, "approve", map[string]any{"task": id, "agent_name": name}, true); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "agent_name") {
+			t.Fatalf("approve as %q: %+v", name, r.Error)
+		}
+	}
+	if r := cmdtest.Call(t, cs, "approve", map[string]any{"task": id, "agent_name": "REVIEWER"}, false); r.Task.State != "done" {
 		t.Fatalf("approve: %+v", r.Task)
+	}
+	// The refusals are the team's record: another person, with a journal
+	// of their own, reads them in the task's shared trail, door and all.
+	refused := cmdtest.SharedTrail(t, c, id, "approve", "rework")
+	want := []string{"REVIEWER approve mcp-stdio MISCONFIGURED", "REVIEWER rework mcp-stdio MISCONFIGURED", "(no name given) rework mcp-stdio MISCONFIGURED", "REVIEWER rework mcp-stdio applied", "(no name given) approve mcp-stdio MISCONFIGURED", "SANDMAN approve mcp-stdio MISCONFIGURED", "(a refused name) approve mcp-stdio MISCONFIGURED", "(a refused name) approve mcp-stdio MISCONFIGURED", "(a refused name) approve mcp-stdio MISCONFIGURED", "REVIEWER approve mcp-stdio applied"}
+	if strings.Join(refused, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("the refused attempts in the shared trail:\n%s\nwant\n%s", strings.Join(refused, "\n"), strings.Join(want, "\n"))
 	}
 	off := mcptest.Client(t, cmdtest.NewCLI(t, cmdtest.SQLiteSource))
 	tools, err := off.ListTools(context.Background(), nil)

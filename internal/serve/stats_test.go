@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,20 +16,28 @@ import (
 	"time"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil/cmdtest"
+	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
 func cliStatsOf(c *cmdtest.CLI, args ...string) stats.Report {
 	c.T.Helper()
+	return cliStatsExit(c, 0, args...)
+}
+
+// cliStatsExit is stats' report from a run that exits wantExit: zero and
+// "ok" when every source was read, else the report with "ok" false.
+func cliStatsExit(c *cmdtest.CLI, wantExit int, args ...string) stats.Report {
+	c.T.Helper()
 	var out, errOut bytes.Buffer
-	if code := cmdtest.Program(context.Background(), append([]string{"--config", c.Conf, "stats"}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
-		c.T.Fatalf("stats exited %d: %s %s", code, out.String(), errOut.String())
+	if code := cmdtest.Program(context.Background(), append([]string{"--config", c.Conf, "stats"}, args...), strings.NewReader(""), &out, &errOut); code != wantExit {
+		c.T.Fatalf("stats exited %d, want %d: %s %s", code, wantExit, out.String(), errOut.String())
 	}
 	var r struct {
 		OK    bool         `json:"ok"`
 		Stats stats.Report `json:"stats"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil || !r.OK {
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil || r.OK != (wantExit == 0) {
 		c.T.Fatalf("stats printed %v, %s", err, out.String())
 	}
 	return r.Stats
@@ -72,7 +81,8 @@ func TestStatsCountsTheLastHourTheQueueShowsAndTheOperatorsOverrides(t *testing.
 func TestStatsShowsABrokenSourceWithItsErrorAndTheRest(t *testing.T) {
 	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource+"  - name: gone\n    kind: postgres\n    dsn: postgres://claimdeck@127.0.0.1:1/queue?connect_timeout=5\n")
 	c.Run(0, "create", "--source", "local", "--title", "task")
-	rep := cliStatsOf(c)
+	// Not the fleet's numbers: printed, and API_ERROR's exit status.
+	rep := cliStatsExit(c, model.CodeAPIError.ExitStatus())
 	if len(rep.Sources) != 2 {
 		t.Fatalf("sources = %+v", rep.Sources)
 	}
@@ -200,5 +210,23 @@ func TestFirstRunReadsOfTheEmbeddedQueueAnswerAnEmptyQueue(t *testing.T) {
 	}
 	if r := missing.Run(3, "next", "--agent-name", "alpha"); r.Error.Code != "MISCONFIGURED" || !strings.Contains(r.Error.Message, "does not exist") {
 		t.Fatalf("a configured path that does not exist: %+v", r.Error)
+	}
+}
+
+// stats through a relay that cannot be reached is not the fleet's
+// numbers: it exits with API_ERROR's status, the source shown down.
+func TestStatsThroughAnUnreachableRelayFails(t *testing.T) {
+	c := cmdtest.NewCLI(t, cmdtest.SQLiteSource)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	t.Setenv("CLAIMDECK_RELAY_TOKEN", strings.Repeat("7f", 32))
+	relayed := cmdtest.RelayedConfig(t, c, "http://"+addr, "alice")
+	rep := cliStatsExit(relayed, model.CodeAPIError.ExitStatus())
+	if len(rep.Sources) != 1 || rep.Sources[0].Status == "ok" {
+		t.Fatalf("sources through an unreachable relay: %+v", rep.Sources)
 	}
 }

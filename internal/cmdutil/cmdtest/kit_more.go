@@ -3,7 +3,9 @@ package cmdtest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,4 +45,34 @@ func NotionCLI(t *testing.T) (*CLI, *cmdutil.EmulatorWorkspace) {
 	t.Helper()
 	yaml, w := NotionSource(t)
 	return NewCLI(t, yaml), w
+}
+
+// History is the task's timeline as `claimdeck history` prints it in
+// JSON: the backend's shared trail, whoever reads it.
+func History(t *testing.T, c *CLI, id string) []cmdutil.EventJSON {
+	t.Helper()
+	out, errOut, code := Raw(c, "", "history", "--task", id)
+	var r struct {
+		History []cmdutil.EventJSON `json:"history"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("history --task %s exited %d:\n%s%s", id, code, out, errOut)
+	}
+	return r.History
+}
+
+// SharedTrail is what another person — another configuration and journal,
+// the same SQLite queue as c — reads in the task's trail for these
+// actions (every action when none is named): "actor action door result",
+// oldest first.
+func SharedTrail(t *testing.T, c *CLI, id string, actions ...string) []string {
+	t.Helper()
+	other := NewCLI(t, strings.ReplaceAll(SQLiteSource, "DIR", c.Dir))
+	var out []string
+	for _, e := range History(t, other, id) {
+		if len(actions) == 0 || slices.Contains(actions, e.Action) {
+			out = append(out, e.Actor+" "+e.Action+" "+e.Door+" "+e.Result)
+		}
+	}
+	return out
 }

@@ -63,14 +63,16 @@ run 40 ntask heartbeat "$t1"
 want .error.code MISCONFIGURED "heartbeat after review"
 
 # 5d. A reviewer sends it back, the agent claims it again, the reviewer approves.
-run 0 ntask rework "$t1" --reason "Needs markdown formatting in README"
+run 0 env NOTION_AGENT_USER_ID=reviewer-1 ntask rework "$t1" --reason "Needs markdown formatting in README"
 [ "$(field .task.status)" != Review ] || fail "rework left the task in Review: $out"
 run 0 ntask claim "$t1"
 run 0 ntask review "$t1" --summary "README formatted"
-# The agent that sent it to review cannot approve it too (claimdeck's rule,
-# unless review: {self_approve: true}); the reviewer is somebody else.
+# An approval names its caller (NOTION_AGENT_USER_ID), never the configured
+# person this agent works as; the agent that sent it to review cannot
+# approve it too (claimdeck's rule, unless review: {self_approve: true});
+# the reviewer is somebody else.
 run 40 ntask approve "$t1" --summary "LGTM, my own work"
-want .error.code MISCONFIGURED "self-approval"
+want .error.code MISCONFIGURED "a nameless approval"
 run 0 env NOTION_AGENT_USER_ID=reviewer-1 ntask approve "$t1" --summary "LGTM, clean implementation"
 want .task.status Done approve
 
