@@ -274,3 +274,16 @@ func (f *following) ImportAll(ctx context.Context, ts []*model.Task, done func(n
 	})
 	return err
 }
+
+// Record keeps a refused attempt in the trail of the store now serving
+// the queue (Trail): a moved queue's refusals go where its tasks are.
+func (f *following) Record(ctx context.Context, id string, e model.Event) error {
+	_, err := call(f, ctx, func(s Source) (struct{}, error) {
+		tr, ok := s.(Trail)
+		if !ok {
+			return struct{}{}, model.Errorf(model.CodeMisconfigured, "record", id, "source %s keeps no shared trail", s.Name())
+		}
+		return struct{}{}, tr.Record(ctx, id, e)
+	})
+	return err
+}
