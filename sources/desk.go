@@ -182,6 +182,9 @@ func (d *Desk) record(ctx context.Context, src Source, req Request, err error) e
 	if req.To != "" {
 		detail = "to " + req.To + "; " + detail
 	}
+	if k := d.keyOf(by); k != "" {
+		detail += "; key " + k
+	}
 	e := model.Event{At: d.now().UTC(), Actor: strings.TrimSpace(by.Name), Door: by.Door, Action: string(req.Action),
 		Reason: req.Reason, Detail: detail, Result: string(model.CodeOf(err))}
 	if e.Actor == "" {
@@ -259,7 +262,7 @@ func (d *Desk) check(source string, req Request) error {
 }
 
 func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, error) {
-	h := Human{Actor: d.actor(req).Name, Door: d.actor(req).Door, Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
+	h := Human{Actor: d.actor(req).Name, Door: d.actor(req).Door, Key: d.keyOf(d.actor(req)), Reason: req.Reason, Expect: req.Seen.Version, Seen: req.Seen}
 	id := req.Seen.ID
 	if m := req.Action.Move(); m != model.MoveNone {
 		return src.Update(ctx, id, MoveEdit(m, h))

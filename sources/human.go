@@ -89,6 +89,16 @@ func sameReservation(a, b *model.Reservation) bool {
 // released, canceled or handed off from ("was claimed by SANDMAN"). It is
 // read from the task under the override's own write, so a claim that left
 // no trail (a seed 003 row claimed before migrate) is named too.
+// HumanDetail is the trail's detail for a person's action on cur: whom
+// it was taken from, and the SSH key the person was known by, if any.
+func HumanDetail(h Human, cur *model.Task) string {
+	d := FromWhom(cur)
+	if h.Key != "" {
+		d += "; key " + h.Key
+	}
+	return d
+}
+
 func FromWhom(cur *model.Task) string {
 	d := "was " + cur.State.String()
 	if cur.Held() && cur.Claim().Name != "" {

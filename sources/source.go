@@ -213,7 +213,10 @@ func (o Outcome) By(holder string) string { return model.TokenWriter(o.Writer, h
 type Human struct {
 	Actor string
 	// Door is where the request came in; the trail records it.
-	Door   model.Door
+	Door model.Door
+	// Key is the SSH key a person at door ssh was known by (SHA256:…):
+	// the trail's detail names it (HumanDetail).
+	Key    string
 	Reason string
 	Expect string
 	// Seen is the task as the person saw it; nil holds the action to the

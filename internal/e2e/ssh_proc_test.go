@@ -148,6 +148,21 @@ func TestSSHDoorWithOpenSSH(t *testing.T) {
 	if !applied {
 		t.Errorf("no applied takeover in the journal:\n%s", journal)
 	}
+	// The store's own trail, the one the team reads: the person, door ssh
+	// and the key.
+	var inTrail bool
+	for _, e := range cli("history", "--task", id)["history"].([]any) {
+		e := e.(map[string]any)
+		if e["action"] == "takeover" {
+			inTrail = true
+			if e["actor"] != "alice" || e["door"] != "ssh" || !strings.Contains(fmt.Sprint(e["detail"]), "key "+aliceFP) {
+				t.Errorf("the takeover in the store's trail: %v, want alice at door ssh naming key %s", e, aliceFP)
+			}
+		}
+	}
+	if !inTrail {
+		t.Error("no takeover in the store's trail")
+	}
 
 	b := session("bob", 80, 24, bob)
 	b.await("bob's Queue", func(s string) bool { return strings.Contains(s, "1 Queue") && strings.Contains(s, "updated") })

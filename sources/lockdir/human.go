@@ -101,7 +101,7 @@ func (s *Source) publishArchive(data []byte, id, why string) error {
 }
 
 func (s *Source) event(action string, h sources.Human, cur *model.Task) model.Event {
-	return model.Event{At: s.now(), Actor: h.Actor, Door: h.Door, Action: action, Reason: h.Reason, Detail: sources.FromWhom(cur)}
+	return model.Event{At: s.now(), Actor: h.Actor, Door: h.Door, Action: action, Reason: h.Reason, Detail: sources.HumanDetail(h, cur)}
 }
 
 // act is what every human action does under the write lock: seize the

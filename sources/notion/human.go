@@ -60,7 +60,7 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 		return nil, err
 	}
 	if token == "" {
-		detail = strings.TrimSuffix(sources.FromWhom(t)+"; "+detail, "; ")
+		detail = strings.TrimSuffix(sources.HumanDetail(h, t)+"; "+detail, "; ")
 	}
 	s.appendHistory(p, t, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason, Detail: detail})
 	code := model.CodeConflict

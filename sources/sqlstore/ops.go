@@ -679,7 +679,7 @@ func (s *Store) humanAction(ctx context.Context, action model.Action, id string,
 		if out, err = write(q); err != nil {
 			return err
 		}
-		return s.writeAudit(ctx, q, st, id, model.Event{Actor: h.Actor, Door: h.Door, Action: op, Reason: h.Reason, Detail: joinDetail(sources.FromWhom(cur), detail)}, cur, out)
+		return s.writeAudit(ctx, q, st, id, model.Event{Actor: h.Actor, Door: h.Door, Action: op, Reason: h.Reason, Detail: joinDetail(sources.HumanDetail(h, cur), detail)}, cur, out)
 	})
 	if err != nil {
 		if e := model.CurrentOf(err); e != nil {

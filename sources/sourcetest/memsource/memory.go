@@ -463,7 +463,7 @@ func (m *Memory) human(op, id string, h sources.Human, apply func(*model.Task, t
 		return nil, err
 	}
 	now := m.Now()
-	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: h.Actor, Door: h.Door, Action: op, Reason: h.Reason, Detail: sources.FromWhom(t)})
+	t.EditMore().History = append(t.More().History, model.Event{At: now, Actor: h.Actor, Door: h.Door, Action: op, Reason: h.Reason, Detail: sources.HumanDetail(h, t)})
 	apply(t, now)
 	m.store(t)
 	return m.copyOf(id), nil
