@@ -41,14 +41,7 @@ The target must be SQLite, PostgreSQL (made with claimdeck migrate --create)
 or a lock directory; Notion cannot take a copy.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from == "" || to == "" || from == to {
-				return model.Errorf(model.CodeMisconfigured, "copy", "", "give two different sources: --from SOURCE --to SOURCE")
-			}
-			fc, err := cmdutil.PickSource(a.Cfg, from)
-			if err != nil {
-				return err
-			}
-			tc, err := cmdutil.PickSource(a.Cfg, to)
+			fc, tc, err := a.pickPair("copy", from, to)
 			if err != nil {
 				return err
 			}
@@ -115,4 +108,17 @@ func (a *app) progress() sources.Progress {
 			fmt.Fprintln(a.Stderr)
 		}
 	}
+}
+
+// pickPair finds the two configured sources a copy or a move names: both
+// given, and different.
+func (a *app) pickPair(op, from, to string) (fc, tc cmdutil.SourceConfig, err error) {
+	if from == "" || to == "" || from == to {
+		return fc, tc, model.Errorf(model.CodeMisconfigured, op, "", "give two different sources: --from SOURCE --to SOURCE")
+	}
+	if fc, err = cmdutil.PickSource(a.Cfg, from); err != nil {
+		return fc, tc, err
+	}
+	tc, err = cmdutil.PickSource(a.Cfg, to)
+	return fc, tc, err
 }

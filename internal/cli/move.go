@@ -33,14 +33,7 @@ task as the move left it. Without a terminal to confirm on, --yes is
 required. Runbook: docs/sources.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from == "" || to == "" || from == to {
-				return model.Errorf(model.CodeMisconfigured, "move", "", "give two different sources: --from SOURCE --to SOURCE")
-			}
-			fc, err := cmdutil.PickSource(a.Cfg, from)
-			if err != nil {
-				return err
-			}
-			tc, err := cmdutil.PickSource(a.Cfg, to)
+			fc, tc, err := a.pickPair("move", from, to)
 			if err != nil {
 				return err
 			}
