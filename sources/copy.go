@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 )
@@ -17,9 +18,38 @@ import (
 // nothing, when the target already has a task with the id of one of them,
 // and a failure part-way leaves the target as it was. done, when set, is
 // told how many tasks are written so far.
+//
+// A lease end or a reservation end is written as HoldUntil rounds it to
+// the store's resolution: never earlier than the origin kept it.
 type Importer interface {
 	ImportAll(ctx context.Context, ts []*model.Task, done func(n int)) error
 }
+
+// HoldUntil is the end of a lease or a reservation as a store that keeps
+// times to res writes it: rounded up, never down. Rounded down, a claim
+// copied from a finer store would end a fraction early in its new one, and
+// a rescue could take a task whose lease still runs as its holder was told.
+func HoldUntil(t time.Time, res time.Duration) time.Time {
+	if t.IsZero() || res <= 0 {
+		return t
+	}
+	if r := t.Truncate(res); !r.Equal(t) {
+		return r.Add(res)
+	}
+	return t
+}
+
+// sameInstant says whether two times are one as stores of different
+// resolutions keep it (within CoarsestTime).
+func sameInstant(a, b time.Time) bool {
+	d := a.Sub(b)
+	return d > -CoarsestTime && d < CoarsestTime
+}
+
+// CoarsestTime is the coarsest resolution an Importer keeps times to
+// (SQLite's milliseconds): a copied lease end is at most this much later
+// than the origin's.
+const CoarsestTime = time.Millisecond
 
 // CopyPlan is what `claimdeck copy` would move: every task of the origin
 // with its history, in id order, and the ones a copy before this one
@@ -108,7 +138,7 @@ func sameCopy(t, there *model.Task) bool {
 		return false
 	}
 	for i, e := range t.More().History {
-		if o := there.More().History[i]; o.Actor != e.Actor || o.Action != e.Action || !o.At.Equal(e.At) {
+		if o := there.More().History[i]; o.Actor != e.Actor || o.Action != e.Action || !sameInstant(o.At, e.At) {
 			return false
 		}
 	}

@@ -340,12 +340,20 @@ func changedSince(ctx context.Context, from, to Source) ([]string, error) {
 			changed = append(changed, t.ID)
 		case err != nil:
 			return nil, err
-		case (!sameCopy(was, full) || !was.Claim().Expires.Time().Equal(full.Claim().Expires.Time())):
+		case !sameCopy(was, full) || !sameLeaseEnd(was, full):
 			changed = append(changed, t.ID)
 		}
 	}
 	sort.Strings(changed)
 	return changed, nil
+}
+
+// sameLeaseEnd says whether the target's lease end is the origin's as the
+// copy wrote it (HoldUntil: the same, or rounded up to the target's
+// resolution); a later one is a heartbeat since.
+func sameLeaseEnd(was, there *model.Task) bool {
+	w, t := was.Claim().Expires.Time(), there.Claim().Expires.Time()
+	return !t.Before(w) && !t.After(HoldUntil(w, CoarsestTime))
 }
 
 type pastMark struct{}

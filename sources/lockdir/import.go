@@ -107,7 +107,7 @@ func (s *Source) importOne(ctx context.Context, t *model.Task) (string, []byte, 
 		rec.Agent, rec.RunID, rec.Node, rec.LockToken, rec.HolderKind = c.Name, c.RunID, c.Node, c.Token, c.Holder.String()
 		rec.ClaimedAt, rec.Heartbeat = c.ClaimedAt.Time(), c.HeartbeatAt.Time()
 		if c.Holder != model.HolderHuman {
-			rec.ExpiresAt = c.Expires.Time()
+			rec.ExpiresAt = sources.HoldUntil(c.Expires.Time(), timeRes)
 		}
 		if t.More().Carried != nil && t.More().Carried.LeaseUnset {
 			rec.ExpiresAt, rec.HolderKind = time.Time{}, ""
@@ -126,7 +126,7 @@ func (s *Source) importOne(ctx context.Context, t *model.Task) (string, []byte, 
 	case t.State == model.StateQueued:
 		rec.Status = "queued"
 		if r := t.Reserved(); r != nil && r.For != "" {
-			rec.Reservation = &wireReservation{For: r.For, Until: formatTime(r.Until), By: r.By, Reason: r.Reason, Priority: r.Priority}
+			rec.Reservation = &wireReservation{For: r.For, Until: formatTime(sources.HoldUntil(r.Until, timeRes)), By: r.By, Reason: r.Reason, Priority: r.Priority}
 		}
 	default:
 		return "", nil, model.Errorf(model.CodeMisconfigured, op, t.ID, "state %s cannot be written to a lock directory", t.State)

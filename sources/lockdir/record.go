@@ -25,6 +25,9 @@ const maxHistory = 100
 // which the seed's snippets use, reads at most six fractional digits.
 const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 
+// timeRes is how finely timeLayout keeps a time.
+const timeRes = time.Microsecond
+
 // record is one lock, done, failed or queued file. The seed's fields keep
 // their meaning; the others are claimdeck's and the seed's snippets ignore
 // them. Fields nobody here knows are kept in extra and written back.

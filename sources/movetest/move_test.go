@@ -618,3 +618,48 @@ func TestMoveEveryOtherPair(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveNeverShortensALease: a lock directory keeps lease ends to the
+// microsecond, SQLite to the millisecond. A claim moved from one to the
+// other keeps its lease to its end or a little past it, never less — cut
+// short, a rescue took a task in the target while its holder's lease
+// still ran (the move lane's history was not linearizable, 2 runs in 24
+// under load) — and an untouched move can still be undone.
+func TestMoveNeverShortensALease(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	// a clock 0.834 ms past a millisecond, so that the lease end has digits
+	// SQLite does not keep
+	clock := func() time.Time { return time.Now().Truncate(time.Millisecond).Add(834 * time.Microsecond) }
+	s := stores{
+		"locks": func(ctx context.Context, prepare bool) (sources.Source, error) {
+			return lockdir.Open(lockdir.Config{Name: "locks", Path: filepath.Join(dir, "locks"), MustExist: !prepare, Lease: lease, Grace: grace, Now: clock})
+		},
+		"local": sqlite("local", filepath.Join(dir, "queue.db")),
+	}
+	locks, _ := opened(t, s, "locks", 2)
+	held, err := locks.Claim(ctx, "t-00", sources.ClaimRequest{Agent: "a1", Lease: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := held.Claim().Expires.Time()
+	if until.Truncate(time.Millisecond).Equal(until) {
+		t.Fatalf("the lease ends at %s, on a millisecond: the test proves nothing", until)
+	}
+	if _, err := sources.Move(ctx, locks, target(s, "local"), sources.MoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	local, _ := s.open(ctx, "local", false)
+	defer local.Close()
+	got, err := local.Get(ctx, "t-00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := got.Claim().Expires.Time()
+	if end.Before(until) || end.Sub(until) >= time.Millisecond {
+		t.Fatalf("the moved lease ends at %s, want %s rounded up to the millisecond", end.Format(time.RFC3339Nano), until.Format(time.RFC3339Nano))
+	}
+	if err := sources.Undo(ctx, locks, local); err != nil {
+		t.Fatalf("undo of an untouched move: %v", err)
+	}
+}

@@ -32,6 +32,9 @@ type dialect struct {
 	toInt  func(expr string) string
 	// timeArg is how a Go time is passed as a parameter.
 	timeArg func(t time.Time) any
+	// res is how finely the column keeps a time timeArg passes: lease and
+	// reservation ends are rounded up to it (sources.HoldUntil).
+	res time.Duration
 	// pending is the condition on pending rows that leads the planner to
 	// the pull-order index: SQLite, without statistics, guesses that a
 	// status matches few rows and sorts them all instead (300 ms at 100,000).
@@ -63,6 +66,7 @@ var (
 		digits:  func(e string) string { return e + " ~ '^[0-9]{1,9}$'" },
 		toInt:   func(e string) string { return e + "::int" },
 		timeArg: func(t time.Time) any { return t },
+		res:     time.Microsecond,
 		pending: "status = 'pending'",
 		held:    "status = 'in_progress'",
 	}
@@ -83,6 +87,7 @@ var (
 		},
 		toInt:   func(e string) string { return "CAST(" + e + " AS INTEGER)" },
 		timeArg: func(t time.Time) any { return t.UTC().Format(sqliteTime) },
+		res:     time.Millisecond,
 		pending: "likelihood(status = 'pending', 0.9)",
 		held:    "likelihood(status = 'in_progress', 0.9)",
 	}

@@ -122,7 +122,7 @@ func (s *Store) importValues(t *model.Task, status string) map[string]any {
 		v["assigned_worker"], v["run_id"], v["node"], v["lock_token"] = c.Name, nullable(c.RunID), nullable(c.Node), nullable(c.Token)
 		v["holder_kind"], v["started_at"], v["heartbeat_at"] = nullable(c.Holder.String()), tm(c.ClaimedAt.Time()), tm(c.HeartbeatAt.Time())
 		if c.Holder != model.HolderHuman {
-			v["lease_expires_at"] = tm(c.Expires.Time())
+			v["lease_expires_at"] = tm(sources.HoldUntil(c.Expires.Time(), s.d.res))
 		}
 		if t.More().Carried != nil && t.More().Carried.LeaseUnset {
 			v["holder_kind"], v["lease_expires_at"] = nil, nil
@@ -132,7 +132,7 @@ func (s *Store) importValues(t *model.Task, status string) map[string]any {
 		if r.For != model.AnyAgent {
 			v["assigned_worker"] = r.For
 		}
-		v["reserved_for"], v["reserved_until"], v["reserved_by"] = r.For, tm(r.Until), nullable(r.By)
+		v["reserved_for"], v["reserved_until"], v["reserved_by"] = r.For, tm(sources.HoldUntil(r.Until, s.d.res)), nullable(r.By)
 		v["handoff_reason"], v["handoff_priority"] = nullable(r.Reason), nullable(r.Priority)
 	}
 	return v
