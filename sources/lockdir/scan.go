@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"runtime"
@@ -44,11 +45,16 @@ type view struct {
 	// changed file is a new seenFile.
 	unclassified []*seenFile
 	sorted       bool
-	entries      map[string]*taskEntry
-	entriesSig   fileSig // the tasks file the tasks were assembled from
-	gen          uint64
-	changes      []change  // the task of each generation, oldest first
-	scanned      time.Time // when the last scan started
+	// finished holds the tasks a scan for next or claim-next (keepHistory)
+	// left unassembled: no lock and no queued file, a done or failed one,
+	// which no content makes claimable, so the scan did not open it. The
+	// next scan for anyone else reads and assembles them.
+	finished   map[string]struct{}
+	entries    map[string]*taskEntry
+	entriesSig fileSig // the tasks file the tasks were assembled from
+	gen        uint64
+	changes    []change  // the task of each generation, oldest first
+	scanned    time.Time // when the last scan started
 }
 
 // change is a generation and the task it changed: an incremental poll
@@ -114,11 +120,14 @@ func (v *view) init() {
 	v.tasks = map[string]*tracked{}
 	v.removed = map[string]uint64{}
 	v.history = map[string]*seenFile{}
+	v.finished = map[string]struct{}{}
 }
 
 // keepHistory is the horizon of a caller that needs no archived task read
-// (claim-next: history is never claimable; Archive reads its own). The zero
-// horizon is that of one that wants every task read.
+// (claim-next: history is never claimable; Archive reads its own). Such a
+// scan leaves the done and failed files of finished tasks unopened too
+// (view.finished). The zero horizon is that of one that wants every task
+// read.
 var keepHistory = time.Unix(0, math.MaxInt64)
 
 func (s *Source) loadTasks() error {
@@ -148,6 +157,9 @@ func (s *Source) scan(asked, horizon time.Time) error {
 			return err
 		}
 	}
+	if horizon != keepHistory && len(s.view.finished) > 0 {
+		s.settle(maps.Clone(s.view.finished), horizon) // left unread by a scan for next: read now
+	}
 	s.promote(horizon)
 	return nil
 }
@@ -161,12 +173,12 @@ func (s *Source) rescan(horizon time.Time) error {
 	v := &s.view
 	news := s.notify.drain()
 	touched := map[string]struct{}{} // task ids
-	err = s.refresh(&v.dir, s.dir, false, news.dirAll, news.dir, touched)
+	err = s.refresh(&v.dir, s.dir, false, news.dirAll, news.dir, touched, horizon == keepHistory)
 	if err == nil {
 		if news.archiveAll || v.archive.relist {
 			s.notify.watchArchive(s.archive)
 		}
-		err = s.refresh(&v.archive, s.archive, true, news.archiveAll, news.archive, touched)
+		err = s.refresh(&v.archive, s.archive, true, news.archiveAll, news.archive, touched, false)
 	}
 	if err != nil {
 		// What the kernel said is spent: the next scan lists both.
@@ -224,8 +236,9 @@ func taskFile(name string, archived bool) (id string, k kind, ok bool) {
 // reported. A name the kernel reported is read again whatever its
 // signature says: a rewrite of the same size within one clock tick keeps
 // it. Files in the lock directory are read at once; archived ones are left
-// for settle to decide.
-func (s *Source) refresh(d *dirView, dir string, archived, all bool, named map[string]struct{}, touched map[string]struct{}) error {
+// for settle to decide, and so, with finishedUnread (a scan for next or
+// claim-next), are done and failed files under their own names.
+func (s *Source) refresh(d *dirView, dir string, archived, all bool, named map[string]struct{}, touched map[string]struct{}, finishedUnread bool) error {
 	var cands []candidate
 	var temps []string
 	add := func(name string) {
@@ -252,7 +265,7 @@ func (s *Source) refresh(d *dirView, dir string, archived, all bool, named map[s
 	parallel(len(cands), func(i int) {
 		c := &cands[i]
 		_, kernelSaid := named[c.name]
-		if s.look(dir, c, archived, kernelSaid) {
+		if s.look(dir, c, archived, kernelSaid, finishedUnread) {
 			linked.Store(true)
 		}
 	})
@@ -297,9 +310,10 @@ func (s *Source) refresh(d *dirView, dir string, archived, all bool, named map[s
 }
 
 // look lstats one candidate and, in the lock directory, reads it when its
-// signature moved or the kernel named it. It reports a file with more than
-// one link.
-func (s *Source) look(dir string, c *candidate, archived, kernelSaid bool) (linked bool) {
+// signature moved or the kernel named it (with finishedUnread, not a done
+// or failed file under its own name: settle reads it if the task needs
+// it). It reports a file with more than one link.
+func (s *Source) look(dir string, c *candidate, archived, kernelSaid, finishedUnread bool) (linked bool) {
 	p := dir + string(os.PathSeparator) + c.name
 	onDisk("lstat", p)
 	fi, err := os.Lstat(p)
@@ -308,7 +322,7 @@ func (s *Source) look(dir string, c *candidate, archived, kernelSaid bool) (link
 		return false // gone since readdir, or removed: a writer renamed it
 	case err == nil && c.old != nil && !kernelSaid && sigOf(fi) == c.old.sig:
 		c.now = c.old
-	case err == nil && archived:
+	case err == nil && (archived || finishedUnread && (c.kind == kindDone || c.kind == kindFailed) && c.name == c.id+c.kind.suffix()):
 		c.now = &seenFile{id: c.id, kind: c.kind, sig: sigOf(fi)}
 	default:
 		if err != nil {
@@ -379,8 +393,13 @@ func (s *Source) settle(touched map[string]struct{}, horizon time.Time) {
 	var reads []*seenFile
 	for id := range touched {
 		j := job{id: id, slot: v.slotOf(id)}
+		if horizon == keepHistory && v.tasks[id] == nil && finishedOnly(&j.slot) {
+			v.finished[id] = struct{}{}
+			continue
+		}
+		delete(v.finished, id)
 		if v.needsReading(id, &j.slot, horizon) {
-			for _, f := range j.slot[kindArchivedDone:] {
+			for _, f := range j.slot {
 				if f != nil && f.fs == nil {
 					reads = append(reads, f)
 				}
@@ -398,7 +417,11 @@ func (s *Source) settle(touched map[string]struct{}, horizon time.Time) {
 	for _, f := range reads {
 		if f.fs == nil { // vanished since its lstat: the kernel has queued why
 			gone[f] = true
-			delete(v.archive.files, f.id+f.kind.suffix())
+			if f.kind >= kindArchivedDone {
+				delete(v.archive.files, f.id+f.kind.suffix())
+			} else {
+				delete(v.dir.files, f.id+f.kind.suffix())
+			}
 		}
 	}
 	for _, j := range jobs {
@@ -441,6 +464,14 @@ func (s *Source) settle(touched map[string]struct{}, horizon time.Time) {
 		delete(v.removed, j.id)
 		v.tasks[j.id] = &tracked{task: s.assemble(j.id, &files, e), files: files, entry: ev, gen: v.bump(j.id)}
 	}
+}
+
+// finishedOnly says whether a task's files leave it finished whatever they
+// hold: a done or failed file decides, no lock or queued file comes
+// before it (or is decided by it), so neither next nor claim-next can hand
+// it out: done, review, canceled, failed, blocked, backlog or broken.
+func finishedOnly(slot *[numKinds]*seenFile) bool {
+	return slot[kindLock] == nil && slot[kindQueued] == nil && (slot[kindDone] != nil || slot[kindFailed] != nil)
 }
 
 // promote reads the history a horizon earlier than the last one reaches.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
+	"github.com/claimdeck/claimdeck/sources/sourcetest"
 )
 
 // growthSizes are the queue sizes the growth benchmarks compare, smallest
@@ -36,17 +37,6 @@ func growthSizes(tb testing.TB) []int {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// sizeLabel names a size as the metrics do: 1k, 100k, 1M.
-func sizeLabel(n int) string {
-	switch {
-	case n >= 1_000_000 && n%1_000_000 == 0:
-		return fmt.Sprintf("%dM", n/1_000_000)
-	case n >= 1_000 && n%1_000 == 0:
-		return fmt.Sprintf("%dk", n/1_000)
-	}
-	return strconv.Itoa(n)
 }
 
 // queues holds one filled queue per dialect and size for the whole test
@@ -125,17 +115,6 @@ type agentCall struct {
 	prepare func(tb testing.TB, s *Store, n int) func() time.Duration
 }
 
-// timed runs call and returns its wall time, failing tb on an error.
-func timed(tb testing.TB, what string, call func() error) time.Duration {
-	start := time.Now()
-	err := call()
-	d := time.Since(start)
-	if err != nil {
-		tb.Fatalf("%s: %v", what, err)
-	}
-	return d
-}
-
 // requeue puts a claimed task back, as a release does, unmeasured: the
 // queue keeps its size whatever b.N is.
 func requeue(tb testing.TB, s *Store, id string) {
@@ -149,7 +128,7 @@ var agentCalls = []agentCall{
 	{"next", func(tb testing.TB, s *Store, n int) func() time.Duration {
 		ctx := context.Background()
 		return func() time.Duration {
-			return timed(tb, "next", func() error {
+			return sourcetest.Timed(tb, "next", func() error {
 				t, err := s.Next(ctx, "bench-agent")
 				if err == nil && t == nil {
 					err = fmt.Errorf("no task")
@@ -162,7 +141,7 @@ var agentCalls = []agentCall{
 		ctx := context.Background()
 		return func() time.Duration {
 			var t *model.Task
-			d := timed(tb, "claim", func() (err error) {
+			d := sourcetest.Timed(tb, "claim", func() (err error) {
 				t, err = s.ClaimNext(ctx, sources.ClaimRequest{Agent: "bench-agent"})
 				if err == nil && t == nil {
 					err = fmt.Errorf("no task")
@@ -177,7 +156,7 @@ var agentCalls = []agentCall{
 		ctx := context.Background()
 		id := fmt.Sprintf("bench-%d", n/2)
 		return func() time.Duration {
-			d := timed(tb, "claim --task", func() error {
+			d := sourcetest.Timed(tb, "claim --task", func() error {
 				_, err := s.Claim(ctx, id, sources.ClaimRequest{Agent: "bench-agent"})
 				return err
 			})
@@ -197,7 +176,7 @@ var agentCalls = []agentCall{
 		}
 		token := t.Claim().Token
 		return func() time.Duration {
-			return timed(tb, "heartbeat", func() error {
+			return sourcetest.Timed(tb, "heartbeat", func() error {
 				_, err := s.Heartbeat(ctx, id, token, 0)
 				return err
 			})
@@ -211,7 +190,7 @@ var agentCalls = []agentCall{
 			if err != nil {
 				tb.Fatal(err)
 			}
-			d := timed(tb, "complete", func() error {
+			d := sourcetest.Timed(tb, "complete", func() error {
 				_, err := s.Finish(ctx, id, t.Claim().Token, sources.Outcome{State: model.StateDone})
 				return err
 			})
@@ -223,7 +202,7 @@ var agentCalls = []agentCall{
 		ctx := context.Background()
 		id := fmt.Sprintf("bench-%d", n/2+3)
 		return func() time.Duration {
-			return timed(tb, "get", func() error {
+			return sourcetest.Timed(tb, "get", func() error {
 				_, err := s.Get(ctx, id)
 				return err
 			})
@@ -233,7 +212,7 @@ var agentCalls = []agentCall{
 	{"list-ready-20", func(tb testing.TB, s *Store, n int) func() time.Duration {
 		ctx := context.Background()
 		return func() time.Duration {
-			return timed(tb, "list", func() error {
+			return sourcetest.Timed(tb, "list", func() error {
 				tasks, _, err := sources.List(ctx, s, model.StateQueued, 20)
 				if err == nil && len(tasks) != 20 {
 					err = fmt.Errorf("%d tasks, want 20", len(tasks))
@@ -270,24 +249,10 @@ func BenchmarkAgentCalls(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				reportGrowth(b, sizes, walls, "", "µs", time.Microsecond)
+				sourcetest.ReportGrowth(b, sizes, walls, "", "µs", time.Microsecond)
 			})
 		}
 	}
-}
-
-// reportGrowth reports the median of each size's times in unit and their
-// growth, the largest size's median over the smallest's.
-func reportGrowth(b *testing.B, sizes []int, walls [][]time.Duration, prefix, unit string, per time.Duration) {
-	med := make([]float64, len(sizes))
-	for k, n := range sizes {
-		ws := slices.Clone(walls[k])
-		slices.Sort(ws)
-		med[k] = float64(ws[len(ws)/2]) / float64(per)
-		b.ReportMetric(med[k], prefix+sizeLabel(n)+"-"+unit)
-	}
-	last := len(sizes) - 1
-	b.ReportMetric(med[last]/med[0], prefix+sizeLabel(sizes[last])+"/"+sizeLabel(sizes[0]))
 }
 
 // BenchmarkAgentCallGrowth runs `claimdeck next` and `claimdeck claim`
@@ -364,7 +329,7 @@ func BenchmarkAgentCallGrowth(b *testing.B) {
 				walls = append(walls, c.wall)
 			}
 		}
-		reportGrowth(b, sizes, walls, name+"-", "ms", time.Millisecond)
+		sourcetest.ReportGrowth(b, sizes, walls, name+"-", "ms", time.Millisecond)
 	}
 	v := cs[len(cs)-1].wall
 	slices.Sort(v)
