@@ -23,7 +23,8 @@ func writeMarker(t *testing.T, dir, id, suffix, status string) {
 	}
 }
 
-// next and claim-next open the lock and queued files only: a done or
+// next, claim-next and list --status READY --limit N open the lock and
+// queued files only: a done or
 // failed file decides a task that no content makes claimable. The tasks
 // they leave unread are read by the next scan that wants them, a poll with
 // or without a window, in the same source.
@@ -55,6 +56,14 @@ func TestNextAndClaimNextLeaveFinishedFilesUnopened(t *testing.T) {
 		}
 		if n := disk.count("open", dir); n > 3+1 {
 			t.Errorf("claim-next opened %d files, want the locks and its own: %v", n, disk.first(60))
+		}
+		disk.reset()
+		first, more, err := sources.List(ctx, openDir(t, dir), model.StateQueued, 1)
+		if err != nil || len(first) != 1 || first[0].ID != "q-1" || more != 0 {
+			t.Errorf("list --status READY --limit 1: %v, %d more, %v", first, more, err)
+		}
+		if n := disk.count("open", dir); n > 4 {
+			t.Errorf("list --status READY opened %d files, want the 4 locks: %v", n, disk.first(60))
 		}
 		var opt []sources.PollOption
 		if window {

@@ -808,6 +808,9 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 	if err := s.readGuard(ctx, "poll", "", false); err != nil {
 		return sources.Delta{}, err
 	}
+	if n := sources.FirstPage(opt); since == "" && n > 0 {
+		return s.firstQueued(n)
+	}
 	s.scanMu.Lock()
 	defer s.scanMu.Unlock()
 	v := &s.view
@@ -844,6 +847,24 @@ func (s *Source) Poll(ctx context.Context, since sources.Cursor, opt ...sources.
 		}
 	}
 	return d, nil
+}
+
+// firstQueued is a first screen (sources.PollOption.First): the first n
+// queued tasks in pull order, from a scan for next, which opens no done or
+// failed file (no queued task has one).
+func (s *Source) firstQueued(n int) (sources.Delta, error) {
+	tasks, err := s.snapshot()
+	if err != nil {
+		return sources.Delta{}, err
+	}
+	var queued []*model.Task
+	for _, t := range tasks {
+		if t.State == model.StateQueued {
+			queued = append(queued, t)
+		}
+	}
+	model.SortPullOrder(queued)
+	return sources.Delta{Partial: true, Tasks: queued[:min(n, len(queued))]}, nil
 }
 
 func (s *Source) parseCursor(c sources.Cursor) (uint64, bool) {
