@@ -102,10 +102,10 @@
 //   - next, claim (claim-next), list --status READY --limit N: one listing
 //     of the directory and one of archive/, an lstat of each of the N
 //     names (and of each archived one), an open of each of the L lock and
-//     queued files, and of each done or failed file not read before
-//     (leaving those unopened was tried and taken out: with a live move
-//     it broke the joined history's linearizability). claim-next then
-//     claims as claim --task does.
+//     queued files. A done or failed file is not opened: it decides a task
+//     no content makes claimable or queued (view.finished), so a
+//     directory of finished work costs these calls a name and an lstat
+//     each, not a read. claim-next then claims as claim --task does.
 //   - every call that shows a task reads the tasks file whole: one read of
 //     T entries and a parse of all of them, so the calls that touch one
 //     task grow with T too.
