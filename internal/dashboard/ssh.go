@@ -156,7 +156,7 @@ func (a *app) serveSSH(ctx context.Context, listen, keysFile string, sc cmdutil.
 			if err != nil {
 				return nil, err
 			}
-			feeds[i] = hub.Feed{Source: rs, Every: cmdutil.DashboardEvery}
+			feeds[i] = hub.Feed{Source: rs.Via("through the SSH server"), Every: cmdutil.DashboardEvery}
 		}
 		desk := &sources.Desk{Actor: s.Person, Door: model.DoorSSH, KeyFingerprint: s.Fingerprint, Journal: journal,
 			ReadOnly:    func(src string) bool { return s.ReadOnly() || a.Cfg.ReadOnlyFor(src) },

@@ -115,6 +115,11 @@ func TestSSHDoorWithOpenSSH(t *testing.T) {
 
 	a := session("alice", 120, 40, alice)
 	a.await("the Queue over SSH", func(s string) bool { return strings.Contains(s, "1 Queue") && strings.Contains(s, "updated") })
+	// The footer says how the queue is read in the person's words, not the
+	// address of the server's loopback relay.
+	a.await("the footer", func(s string) bool {
+		return strings.Contains(s, "through the SSH server") && !strings.Contains(s, "relay at")
+	})
 	a.keys("2")
 	a.await("the Leases view with SANDMAN's claim", func(s string) bool { return strings.Contains(s, "SANDMAN") })
 	a.keys("c")

@@ -52,6 +52,9 @@ type Source struct {
 	// silence is how long a stream may stay silent before it is given up
 	// (three keep-alives); tests shorten it.
 	silence time.Duration
+	// via is how the source line says the queue is read, when not
+	// "through the relay at HOST" (Via).
+	via string
 
 	mu sync.Mutex
 	// held is the cursor the hub holds (the last Poll's); pending are the
@@ -135,6 +138,14 @@ func redactURL(addr string) string {
 	return addr
 }
 
+// Via makes the source line say how the queue is read in the person's
+// words instead of naming the relay's address: an SSH session reads the
+// server's own loopback relay, whose address means nothing to it.
+func (s *Source) Via(words string) *Source {
+	s.via = words
+	return s
+}
+
 // Relay is the relay's address, for the dashboard's source line and doctor.
 func (s *Source) Relay() string { return s.base.String() }
 
@@ -143,7 +154,11 @@ func (s *Source) Caps() sources.Caps {
 	c := s.Source.Caps()
 	c.Watch = true
 	c.Lacks = without(c.Lacks, "watch")
-	c.Reads = strings.TrimPrefix(c.Reads+"; ", "; ") + "through the relay at " + s.base.Host
+	via := s.via
+	if via == "" {
+		via = "through the relay at " + s.base.Host
+	}
+	c.Reads = strings.TrimPrefix(c.Reads+"; ", "; ") + via
 	return c
 }
 
