@@ -138,6 +138,21 @@ func (a *app) serveSSH(ctx context.Context, listen, keysFile string, sc cmdutil.
 	web := webserver.New(srv.Handler(), webserver.Limits{PerClient: 256, Write: 2 * time.Minute})
 	running.Go(func() { _ = web.Serve(ctx, relayLn) })
 	relayAddr := "http://" + relayLn.Addr().String()
+	// One health poller for every session, as there is one reader: nodes
+	// do not travel through the relay, so the sessions read the poller.
+	reg, err := a.Registry()
+	if err != nil {
+		return err
+	}
+	var nodes func() []model.Node
+	if reg != nil {
+		p, err := a.Poller(reg, "ssh")
+		if err != nil {
+			return err
+		}
+		running.Go(func() { _ = p.Run(ctx) })
+		nodes = p.Nodes
+	}
 
 	history, err := sources.ReadJournal(journalPath)
 	if err != nil {
@@ -161,7 +176,7 @@ func (a *app) serveSSH(ctx context.Context, listen, keysFile string, sc cmdutil.
 		desk := &sources.Desk{Actor: s.Person, Door: model.DoorSSH, KeyFingerprint: s.Fingerprint, Journal: journal,
 			ReadOnly:    func(src string) bool { return s.ReadOnly() || a.Cfg.ReadOnlyFor(src) },
 			SelfApprove: a.Cfg.Review.SelfApprove, Grace: policy.Grace}
-		h := hub.New(hub.Config{Policy: policy, Window: a.Cfg.HistoryWindow, Feeds: feeds, Desk: desk})
+		h := hub.New(hub.Config{Policy: policy, Window: a.Cfg.HistoryWindow, Feeds: feeds, Desk: desk, Nodes: nodes, Holders: a.Cfg.Mesh.Holders})
 		go h.Run(ctx)
 		th := theme.Options{Mode: theme.Auto, SourceColors: colors}
 		for _, kv := range s.Environ {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +56,17 @@ func TestSSHDoorWithOpenSSH(t *testing.T) {
 	}
 	config := filepath.Join(dir, "config.yaml")
 	queue := filepath.Join(dir, "queue.db")
-	if err := os.WriteFile(config, []byte("actor: lead\nsources:\n  - name: local\n    kind: sqlite\n    path: "+queue+"\n"), 0o600); err != nil {
+	// a mesh of one node, pinged by the server's one poller for every session
+	node := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"node": "ORACLE_LOCAL", "status": "healthy", "queue_depth": 0, "claimed_tasks": []}`)
+	}))
+	defer node.Close()
+	reg := filepath.Join(dir, "mesh-nodes.json")
+	if err := os.WriteFile(reg, []byte(fmt.Sprintf(`{"nodes": {"ORACLE_LOCAL": {"webhook": "%s/hooks/agent", "health": "%s/hooks/health"}}}`, node.URL, node.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mesh := fmt.Sprintf("mesh:\n  registry: %s\n  record: %s\n  ping_every: 200ms\n", reg, filepath.Join(dir, "sweep.json"))
+	if err := os.WriteFile(config, []byte("actor: lead\nsources:\n  - name: local\n    kind: sqlite\n    path: "+queue+"\n"+mesh), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cli := func(args ...string) map[string]any {
@@ -120,6 +132,8 @@ func TestSSHDoorWithOpenSSH(t *testing.T) {
 	a.await("the footer", func(s string) bool {
 		return strings.Contains(s, "through the SSH server") && !strings.Contains(s, "relay at")
 	})
+	a.keys("4")
+	a.await("the mesh node in the Nodes view", func(s string) bool { return strings.Contains(s, "ORACLE_LOCAL") && strings.Contains(s, "4 Nodes 1") })
 	a.keys("2")
 	a.await("the Leases view with SANDMAN's claim", func(s string) bool { return strings.Contains(s, "SANDMAN") })
 	a.keys("c")
