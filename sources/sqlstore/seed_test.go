@@ -158,6 +158,7 @@ func TestSeed003InteropSQLite(t *testing.T) {
 
 // seedSQLite is a seed 003 table in a fresh SQLite file, as a team has it.
 func seedSQLite(t *testing.T) (seedDB, Config) {
+	registerFunctions() // the seed's NOW(), as a store opened first would have it
 	path := t.TempDir() + "/governance.db"
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
