@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -120,6 +121,7 @@ type Source struct {
 	// directory's flock, which orders claimdeck processes among themselves.
 	writeMu  sync.Mutex
 	lockFile *os.File
+	flocked  atomic.Bool // this process holds the directory's flock
 
 	tasksMu sync.Mutex
 	tasks   tasksFile
@@ -175,9 +177,9 @@ func Open(cfg Config) (*Source, error) {
 	}
 	s := &Source{cfg: cfg, kernel: kernel, dir: dir, archive: filepath.Join(dir, "archive"), instance: randomHex(6),
 		dirMode: fi.Mode().Perm(), fileMode: fi.Mode().Perm() & 0o666}
-	s.tasks.path = tasks
+	s.tasks.path, s.tasks.index, s.tasks.locked, s.tasks.mode = tasks, filepath.Join(dir, indexName), s.flocked.Load, s.fileMode
 	s.view.init()
-	if err := s.loadTasks(); err != nil {
+	if err := s.tasks.check(); err != nil {
 		return nil, err
 	}
 	s.notify = newNotifier(dir)
