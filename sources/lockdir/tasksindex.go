@@ -195,7 +195,7 @@ func (r *recordReader) entry() (taskEntry, error) {
 	e.Description = r.string()
 	p := r.varint()
 	c := r.uvarint()
-	if p < math.MinInt32 || p > math.MaxInt32 || c > math.MaxUint8 {
+	if int64(int(p)) != p || c > math.MaxUint8 {
 		r.err = errBadIndex
 	}
 	e.Priority, e.Class = int(p), model.Class(c)
@@ -232,7 +232,7 @@ func decodeHeader(ra io.ReaderAt, head []byte) (indexHeader, error) {
 		return h, errBadIndex
 	}
 	bodyLen := int64(binary.LittleEndian.Uint32(head[len(indexMagic):]))
-	if bodyLen < 48 || bodyLen > maxIndexHeader {
+	if bodyLen < 52 || bodyLen > maxIndexHeader {
 		return h, errBadIndex
 	}
 	total := int64(len(indexMagic)) + 4 + bodyLen + 4
@@ -276,6 +276,15 @@ func indexLookup(indexPath, tasksPath string, sig tasksSig, id string) (e *taskE
 		return nil, false
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	return lookupIn(f, fi.Size(), tasksPath, sig, id)
+}
+
+// lookupIn is indexLookup on an index of size bytes.
+func lookupIn(f io.ReaderAt, size int64, tasksPath string, sig tasksSig, id string) (e *taskEntry, ok bool) {
 	head := make([]byte, 512)
 	n, err := f.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
@@ -293,12 +302,12 @@ func indexLookup(indexPath, tasksPath string, sig tasksSig, id string) (e *taskE
 	if _, err := f.ReadAt(slot, h.tableOff+16*int64(b)); err != nil {
 		return nil, false
 	}
-	off, size, sum := binary.LittleEndian.Uint64(slot), binary.LittleEndian.Uint32(slot[8:]), binary.LittleEndian.Uint32(slot[12:])
-	if off > math.MaxInt64-uint64(size) || int64(size) > maxTasksFile*4 {
+	off, blkLen, sum := binary.LittleEndian.Uint64(slot), binary.LittleEndian.Uint32(slot[8:]), binary.LittleEndian.Uint32(slot[12:])
+	if off > uint64(size) || uint64(blkLen) > uint64(size)-off {
 		return nil, false
 	}
-	blk := make([]byte, size)
-	if _, err := f.ReadAt(blk, int64(off)); err != nil && !(err == io.EOF && size == 0) {
+	blk := make([]byte, blkLen)
+	if _, err := f.ReadAt(blk, int64(off)); err != nil && !(err == io.EOF && blkLen == 0) {
 		return nil, false
 	}
 	if crc32.Checksum(blk, crcTable) != sum {

@@ -272,3 +272,60 @@ func TestTheIndexIsNoMoreReadableThanTheTasksFile(t *testing.T) {
 		t.Fatalf("index: %v, %v; want mode 0600 like the tasks file", fi, err)
 	}
 }
+
+// FuzzTasksIndex: the index of any tasks file that parses answers every
+// id as the parse does, and an id the file lacks as none; the index with
+// any byte changed or cut short answers the same or says it cannot (then
+// the caller parses the file), and never panics.
+func FuzzTasksIndex(f *testing.F) {
+	for _, s := range []string{
+		`[{"id": "a", "title": "t", "priority": 2, "class": "EXPEDITE", "created_at": "2026-02-06T10:30:00.5Z"}, {"id": "a"}, {"title": "no id"}]`,
+		"- id: a\n  priority: high\n- id: b\n  created_at: 9999-12-31T23:59:59Z\n- id: 7\n  priority: 99999999999999999999\n",
+		`[{"id": "x", "class": "SOMEDAY", "priority": [1]}, null, {"id": "../y"}]`,
+	} {
+		f.Add(s, uint16(0), byte(1))
+	}
+	f.Fuzz(func(t *testing.T, doc string, at uint16, flip byte) {
+		entries, err := parseTasks([]byte(doc))
+		if err != nil {
+			return
+		}
+		var tf tasksFile
+		tf.set(tasksSig{}, nil, entries, true)
+		sig := tasksSig{fileSig: fileSig{ino: 7, size: int64(len(doc)), mtime: 1, mode: 0o644}, dev: 3, ctime: 2}
+		const path = "/locks/tasks.json"
+		idx := encodeIndex(path, sig, tf.byID)
+		ask := func(data []byte, id string) (*taskEntry, bool) {
+			return lookupIn(bytes.NewReader(data), int64(len(data)), path, sig, id)
+		}
+		ids := []string{"absent-id"}
+		for id, want := range tf.byID {
+			if id == "" {
+				continue // no call asks for it (refuseID); "" asks whether the index vouches at all
+			}
+			ids = append(ids, id)
+			got, ok := ask(idx, id)
+			if !ok || got == nil || got.ID != want.ID || got.Title != want.Title || got.Description != want.Description || got.Priority != want.Priority ||
+				got.Class != want.Class || !got.CreatedAt.Equal(want.CreatedAt) || got.Problem != want.Problem || got.version != want.version {
+				t.Fatalf("%q: index answers %+v (%v), the parse %+v", id, got, ok, want)
+			}
+		}
+		if got, ok := ask(idx, "absent-id"); !ok || (got == nil) != (tf.byID["absent-id"] == nil) {
+			t.Fatalf("an id the file lacks: %+v, %v", got, ok)
+		}
+		if _, ok := lookupIn(bytes.NewReader(idx), int64(len(idx)), path, tasksSig{fileSig: sig.fileSig, dev: sig.dev, ctime: sig.ctime + 1}, ids[0]); ok {
+			t.Fatal("an index answered for a tasks file whose ctime moved")
+		}
+		bad := bytes.Clone(idx)
+		bad[int(at)%len(bad)] ^= flip | 1
+		for _, damaged := range [][]byte{bad, idx[:int(at)%len(idx)]} {
+			for _, id := range ids {
+				got, ok := ask(damaged, id)
+				want := tf.byID[id]
+				if ok && ((got == nil) != (want == nil) || (got != nil && (got.ID != id || got.version != want.version))) {
+					t.Fatalf("a damaged index answers %q with %+v, want %+v or no answer", id, got, want)
+				}
+			}
+		}
+	})
+}
