@@ -128,7 +128,11 @@ type Source struct {
 
 	scanMu sync.Mutex
 	view   view
-	notify *notifier // what changed since the last scan; under scanMu
+	// notify is what changed since the last scan; under scanMu. The first
+	// scan makes it: a call on one task never scans, and closing an inotify
+	// instance costs a process milliseconds (the kernel waits out an RCU
+	// grace period), which such a call would pay for nothing.
+	notify *notifier
 
 	marks sources.MarkCache // the move marker as last read
 
@@ -182,7 +186,6 @@ func Open(cfg Config) (*Source, error) {
 	if err := s.tasks.check(); err != nil {
 		return nil, err
 	}
-	s.notify = newNotifier(dir)
 	return s, nil
 }
 
@@ -202,7 +205,9 @@ func (s *Source) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.scanMu.Lock()
-		s.notify.close()
+		if s.notify != nil {
+			s.notify.close()
+		}
 		s.scanMu.Unlock()
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()

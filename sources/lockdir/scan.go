@@ -140,6 +140,16 @@ func (s *Source) entry(id string) (*taskEntry, error) {
 	return s.tasks.lookup(id)
 }
 
+// notifier is the source's inotify queue, made on first use: before the
+// first scan's listing, which reads the directory whole while anything
+// that changes during it is queued. The caller holds scanMu.
+func (s *Source) notifier() *notifier {
+	if s.notify == nil {
+		s.notify = newNotifier(s.dir)
+	}
+	return s.notify
+}
+
 // scan brings the view up to date for a caller that asked at `asked` and
 // needs every task inside horizon read (zero: every task). It reuses a
 // scan that started after the caller asked: under contention many callers
@@ -162,7 +172,7 @@ func (s *Source) rescan(horizon time.Time) error {
 		return err
 	}
 	v := &s.view
-	news := s.notify.drain()
+	news := s.notifier().drain()
 	touched := map[string]struct{}{} // task ids
 	err = s.refresh(&v.dir, s.dir, false, news.dirAll, news.dir, touched)
 	if err == nil {
