@@ -58,7 +58,7 @@ func BenchmarkAgentProcessesLockDir(b *testing.B) {
 	}
 	type call struct {
 		name string
-		k    int // size index; -1: the floor
+		k    int                           // size index; -1: the floor
 		run  func() (time.Duration, error) // the process's wall time alone
 	}
 	var calls []*call
