@@ -85,7 +85,13 @@ func BenchmarkAgentProcessesLockDir(b *testing.B) {
 			}
 			return d, nil
 		}
-		claimTask, doneTask, getTask := "task-"+strconv.Itoa(n/2), "task-"+strconv.Itoa(n/2+1), "task-"+strconv.Itoa(n/2+2)
+		claimTask, doneTask, getTask, beatTask := "task-"+strconv.Itoa(n/2), "task-"+strconv.Itoa(n/2+1), "task-"+strconv.Itoa(n/2+2), "task-"+strconv.Itoa(n/2+3)
+		src := openCold(b, dir)
+		held, err := src.Claim(context.Background(), beatTask, sources.ClaimRequest{Agent: "bench-agent"}) // growthDir's locks carry no UUID token
+		src.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
 		calls = append(calls,
 			&call{"claim-task", k, func() (time.Duration, error) {
 				d, err := run("lock_token", "claim", "--task", claimTask, "--agent-name", "bench-agent")
@@ -93,7 +99,7 @@ func BenchmarkAgentProcessesLockDir(b *testing.B) {
 				return d, err
 			}},
 			&call{"heartbeat", k, func() (time.Duration, error) {
-				return run("held-3", "heartbeat", "--task", "held-3", "--lock-token", "tok-held-3")
+				return run(beatTask, "heartbeat", "--task", beatTask, "--lock-token", held.Claim().Token)
 			}},
 			&call{"complete", k, func() (time.Duration, error) {
 				src := openCold(b, dir)
