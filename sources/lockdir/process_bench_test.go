@@ -155,3 +155,47 @@ func BenchmarkAgentProcessesLockDir(b *testing.B) {
 	slices.Sort(v)
 	b.ReportMetric(float64(v[len(v)/2])/float64(time.Millisecond), "version-ms")
 }
+
+// BenchmarkWriteFloorLockDir is the floor under the writes of the calls on
+// one task, on growthDir queues of 1,000 and 100,000 tasks and files, the
+// sizes alternated: a lock published in the directory (temp file, link,
+// temp removed), renamed to a held name and back, and removed, as a claim,
+// a complete and the benchmark's undo do, with no reading or checking.
+// What grows here is the directory's, not claimdeck's.
+func BenchmarkWriteFloorLockDir(b *testing.B) {
+	sizes := []int{1_000, 100_000}
+	if os.Getenv("CLAIMDECK_BENCH_SMALL") != "" {
+		sizes = []int{100, 1_000}
+	}
+	srcs := make([]*Source, len(sizes))
+	for k, n := range sizes {
+		srcs[k] = openCold(b, growthDir(b, n))
+		b.Cleanup(func() { srcs[k].Close() })
+	}
+	body := (&record{TaskID: "floor", Agent: "bench", ClaimedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour), LockToken: "t"}).marshal()
+	walls := make([][]time.Duration, len(sizes))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range sizes {
+			k := (i + j) % len(sizes)
+			src, id := srcs[k], "floor-"+strconv.Itoa(i)
+			start := time.Now()
+			err := src.publish(body, src.path(id, kindLock))
+			if err == nil {
+				err = os.Rename(src.path(id, kindLock), src.heldPath(id, kindLock))
+			}
+			if err == nil {
+				err = os.Rename(src.heldPath(id, kindLock), src.path(id, kindLock))
+			}
+			if err == nil {
+				err = os.Remove(src.path(id, kindLock))
+			}
+			walls[k] = append(walls[k], time.Since(start))
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	sourcetest.ReportGrowth(b, sizes, walls, "", "µs", time.Microsecond)
+}
