@@ -74,7 +74,7 @@ func tasksSigOf(fi os.FileInfo) tasksSig {
 	sig := tasksSig{fileSig: sigOf(fi)}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		sig.dev = uint64(st.Dev)
-		sig.ctime = time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec)).UnixNano()
+		sig.ctime = ctimeOf(st)
 	}
 	return sig
 }
@@ -355,7 +355,7 @@ func startIndex(dir string) *indexTemp {
 	}
 	ref := now
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		if c := time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec)); c.Before(ref) {
+		if c := time.Unix(0, ctimeOf(st)); c.Before(ref) {
 			ref = c
 		}
 	}
