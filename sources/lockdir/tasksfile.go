@@ -168,8 +168,8 @@ func (f *tasksFile) lookup(id string) (*taskEntry, error) {
 // for the file as it is (sig): it holds the directory's write lock, and
 // the index does not vouch for sig.
 func (f *tasksFile) wantsIndex(sig tasksSig) bool {
-	if f.index == "" || f.locked == nil || !f.locked() || f.indexed == sig || !sig.mode.IsRegular() {
-		return false
+	if f.index == "" || f.locked == nil || !f.locked() || f.indexed == sig || !sig.mode.IsRegular() || !sig.settledBefore(time.Now()) {
+		return false // not settled even now: no index could be made
 	}
 	if _, ok := indexLookup(f.index, f.path, sig, ""); ok {
 		f.indexed = sig
