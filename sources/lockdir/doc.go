@@ -132,10 +132,12 @@
 // did before, and the next write makes a new one. A process's own parse
 // follows the same rule: a tasks file changed less than 2 s before it was
 // read is read again at the next look (and parsed again only if its bytes
-// changed). So right after a create (which rewrites the tasks file) calls
-// on one task parse it for 2 s, until a write finds it settled. On a
-// network share the times are the server's; a tasks file elsewhere than
-// the lock directory is judged on this host's clock too.
+// changed). So after a create (which rewrites the tasks file) calls on
+// one task parse it until a write, 2 s or more later, finds it settled and
+// indexes it. On a network share the times are the server's; a tasks file
+// on another file system than the lock directory is judged by this host's
+// clock and the lock directory's, not its own: a clock of its that runs
+// more than 2 s behind both is not allowed for.
 //
 // Seed 004's layout forces the listing: a task's state is which of its
 // names exist, in one flat directory, and the lock files hold the leases,
