@@ -36,7 +36,7 @@ func harness(byListing bool) sourcetest.Harness {
 				t.Fatal(err)
 			}
 			if byListing {
-				src.notify.close()
+				src.notifier().close()
 			}
 			return src
 		},

@@ -31,6 +31,11 @@
 //	.cd-tmp-*     temp files; the scan removes those older than a lease.
 //	.claimdeck.flock the write lock, opened without following links,
 //	              0600 (0640 at most: anyone who can open it can hold it).
+//	.claimdeck.tasks-index
+//	              the tasks index: the tasks file's entries, parsed, in
+//	              buckets by id, with the signature of the tasks file they
+//	              came from (see What a call costs). Only ever a copy:
+//	              deleting it costs the next calls a parse.
 //
 // When several files exist the first of lock, done, failed, queued,
 // archived done, archived failed decides the state; the tasks file only
@@ -97,28 +102,49 @@
 //
 //   - claim --task, heartbeat, complete, get: no listing; the task's own
 //     names only: 6 lstats (claim --task), 10 (heartbeat, get), 17
-//     (complete), and an open of each file the task has (0–3); then the
-//     write's temp file, link or rename, under the flock.
+//     (complete), and an open of each file the task has (0–3); an lstat of
+//     the tasks file, and two opens of the tasks index (Open reads its
+//     header, the call its header, the id's bucket slot and the bucket: a
+//     few entries); then the write's temp file, link or rename, under the
+//     flock. No inotify queue is made (the first scan makes one). None of
+//     it grows with N or T.
 //   - next, claim (claim-next), list --status READY --limit N: one listing
 //     of the directory and one of archive/, an lstat of each of the N
 //     names (and of each archived one), an open of each of the L lock and
 //     queued files. A done or failed file is not opened: it decides a task
 //     no content makes claimable or queued (view.finished), so a
 //     directory of finished work costs these calls a name and an lstat
-//     each, not a read. claim-next then claims as claim --task does.
-//   - every call that shows a task reads the tasks file whole: one read of
-//     T entries and a parse of all of them, so the calls that touch one
-//     task grow with T too.
+//     each, not a read. They also read and parse the whole tasks file:
+//     they need every entry. claim-next then claims as claim --task does.
+//
+// The tasks index (.claimdeck.tasks-index) vouches for the tasks file only
+// while the file's device, inode, size, mode, mtime and ctime are the ones
+// it names. ctime is what an in-place rewrite keeping size and mtime still
+// changes (no program can set it back), on a later clock tick than the
+// file's last change; so an index is made only from a file that had not
+// changed for 2 s before the read began, on this host's clock and on the
+// file system's (the ctime of the index's temp file, made before the
+// read). Only a process holding the write lock writes it, by temp file and
+// rename, taking the tasks file's permission bits as far as the
+// directory's allow. An index that is missing, stale, for another tasks
+// file, a link or damaged (a CRC over its header and over each bucket) is
+// not used: the call reads and parses the tasks file whole, as every call
+// did before, and the next write makes a new one. A process's own parse
+// follows the same rule: a tasks file changed less than 2 s before it was
+// read is read again at the next look (and parsed again only if its bytes
+// changed). So after a create (which rewrites the tasks file) calls on
+// one task parse it until a write, 2 s or more later, finds it settled and
+// indexes it. On a network share the times are the server's; a tasks file
+// on another file system than the lock directory is judged by this host's
+// clock and the lock directory's, not its own: a clock of its that runs
+// more than 2 s behind both is not allowed for.
 //
 // Seed 004's layout forces the listing: a task's state is which of its
 // names exist, in one flat directory, and the lock files hold the leases,
 // so the next claimable task is known only after every name is seen and
 // every lock is read. The lstats are the view's (signatures, second links
 // that inotify cannot vouch for); a one-call process could skip them for
-// the names it does not open, which is not done. What it does not force is the parse of the whole
-// tasks file by the calls that touch one task (claimdeck's and ntask's
-// single list of tasks; the seed has none): that is the part of those
-// calls that still grows with the queue.
+// the names it does not open, which is not done.
 //
 // # Leases
 //

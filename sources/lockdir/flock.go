@@ -62,7 +62,9 @@ func (s *Source) lockUnguarded(ctx context.Context, op string) (func(), error) {
 		s.writeMu.Unlock()
 		return nil, err
 	}
+	s.flocked.Store(true)
 	unlock := func() {
+		s.flocked.Store(false)
 		_ = syscall.Flock(fd, syscall.LOCK_UN)
 		s.writeMu.Unlock()
 	}

@@ -156,7 +156,7 @@ func TestAPollReadsOnlyTheArchiveInsideItsWindowAndAnIdlePollLooksAtNothing(t *t
 	if n := disk.count("open", archive); n != 0 {
 		t.Errorf("an idle poll opened %d archived files", n)
 	}
-	if src.notify.fd < 0 {
+	if src.notifier().fd < 0 {
 		t.Skipf("no inotify on %s: every poll lists (checked above: it reads nothing)", dir)
 	}
 	if n := disk.count("", dir); n != 0 {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -120,13 +121,18 @@ type Source struct {
 	// directory's flock, which orders claimdeck processes among themselves.
 	writeMu  sync.Mutex
 	lockFile *os.File
+	flocked  atomic.Bool // this process holds the directory's flock
 
 	tasksMu sync.Mutex
 	tasks   tasksFile
 
 	scanMu sync.Mutex
 	view   view
-	notify *notifier // what changed since the last scan; under scanMu
+	// notify is what changed since the last scan; under scanMu. The first
+	// scan makes it: a call on one task never scans, and closing an inotify
+	// instance costs a process milliseconds (the kernel waits out an RCU
+	// grace period), which such a call would pay for nothing.
+	notify *notifier
 
 	marks sources.MarkCache // the move marker as last read
 
@@ -175,12 +181,11 @@ func Open(cfg Config) (*Source, error) {
 	}
 	s := &Source{cfg: cfg, kernel: kernel, dir: dir, archive: filepath.Join(dir, "archive"), instance: randomHex(6),
 		dirMode: fi.Mode().Perm(), fileMode: fi.Mode().Perm() & 0o666}
-	s.tasks.path = tasks
+	s.tasks.path, s.tasks.index, s.tasks.locked, s.tasks.mode = tasks, filepath.Join(dir, indexName), s.flocked.Load, s.fileMode
 	s.view.init()
-	if err := s.loadTasks(); err != nil {
+	if err := s.tasks.check(); err != nil {
 		return nil, err
 	}
-	s.notify = newNotifier(dir)
 	return s, nil
 }
 
@@ -200,7 +205,9 @@ func (s *Source) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.scanMu.Lock()
-		s.notify.close()
+		if s.notify != nil {
+			s.notify.close()
+		}
 		s.scanMu.Unlock()
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()

@@ -20,7 +20,7 @@ import (
 func trusted(t *testing.T, dir string) *Source {
 	t.Helper()
 	src := openDir(t, dir)
-	if src.notify.fd < 0 {
+	if src.notifier().fd < 0 {
 		t.Skipf("no inotify word on %s: every poll lists", dir)
 	}
 	return src

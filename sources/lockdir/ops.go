@@ -198,7 +198,7 @@ func (s *Source) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.
 // a new queued task; without, it is errGone.
 func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, adopt bool) (*model.Task, error) {
 	held := s.recover(id)
-	cur, slot, err := s.readSettled(id, &held)
+	cur, slot, entry, err := s.readSettled(id, &held)
 	if err != nil {
 		return nil, err
 	}
@@ -259,14 +259,14 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, adopt bool) 
 		afterStep("queued marker removed")
 		slot[kindQueued] = nil
 	}
-	return s.written(op, id, slot, kindLock, data)
+	return s.written(op, id, slot, kindLock, data, entry)
 }
 
 // written is the task after this process wrote one of its files, built
 // from what was written and one lstat rather than a fresh read of every
 // file: the write lock is still held, so nothing else in claimdeck moved.
-// The caller read the task with readTask under that lock.
-func (s *Source) written(op, id string, slot *[numKinds]*fileState, k kind, data []byte) (*model.Task, error) {
+// The caller read the task, and its tasks-file entry e, under that lock.
+func (s *Source) written(op, id string, slot *[numKinds]*fileState, k kind, data []byte, e *taskEntry) (*model.Task, error) {
 	p := s.path(id, k)
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -276,11 +276,8 @@ func (s *Source) written(op, id string, slot *[numKinds]*fileState, k kind, data
 	// (times written to the microsecond, not the nanosecond).
 	rec, _ := parseLock(data)
 	slot[k] = &fileState{kind: k, path: p, sig: sigOf(fi), mtime: fi.ModTime().UTC(), rec: rec, version: k.versionOf(data)}
-	// The tasks file as readTask loaded it under this same lock: a second
-	// stat would only race with an edit the claim did not check anyway.
-	s.tasksMu.Lock()
-	e := s.tasks.byID[id]
-	s.tasksMu.Unlock()
+	// The entry as the claim read it under this same lock: a second look
+	// would only race with an edit the claim did not check anyway.
 	return s.assemble(id, slot, e), nil
 }
 

@@ -51,7 +51,7 @@ type view struct {
 	// next scan for anyone else reads and assembles them.
 	finished   map[string]struct{}
 	entries    map[string]*taskEntry
-	entriesSig fileSig // the tasks file the tasks were assembled from
+	entriesGen uint64 // the parse of the tasks file the tasks were assembled from
 	gen        uint64
 	changes    []change  // the task of each generation, oldest first
 	scanned    time.Time // when the last scan started
@@ -130,20 +130,33 @@ func (v *view) init() {
 // read.
 var keepHistory = time.Unix(0, math.MaxInt64)
 
-func (s *Source) loadTasks() error {
-	s.tasksMu.Lock()
-	defer s.tasksMu.Unlock()
-	return s.tasks.load()
-}
-
-// entries returns the tasks file's entries as of now, and its signature.
-func (s *Source) entries() (map[string]*taskEntry, fileSig, error) {
+// entries returns the tasks file's entries as of now, and the count of
+// parses they come from: the same count, the same entries.
+func (s *Source) entries() (map[string]*taskEntry, uint64, error) {
 	s.tasksMu.Lock()
 	defer s.tasksMu.Unlock()
 	if err := s.tasks.load(); err != nil {
-		return nil, fileSig{}, err
+		return nil, 0, err
 	}
-	return s.tasks.byID, s.tasks.sig, nil
+	return s.tasks.byID, s.tasks.gen, nil
+}
+
+// entry returns the tasks file's entry of id as of now (nil: none),
+// reading no more of the file than it must (tasksFile.lookup).
+func (s *Source) entry(id string) (*taskEntry, error) {
+	s.tasksMu.Lock()
+	defer s.tasksMu.Unlock()
+	return s.tasks.lookup(id)
+}
+
+// notifier is the source's inotify queue, made on first use: before the
+// first scan's listing, which reads the directory whole while anything
+// that changes during it is queued. The caller holds scanMu.
+func (s *Source) notifier() *notifier {
+	if s.notify == nil {
+		s.notify = newNotifier(s.dir)
+	}
+	return s.notify
 }
 
 // scan brings the view up to date for a caller that asked at `asked` and
@@ -166,12 +179,12 @@ func (s *Source) scan(asked, horizon time.Time) error {
 
 func (s *Source) rescan(horizon time.Time) error {
 	start := time.Now()
-	byID, sig, err := s.entries()
+	byID, gen, err := s.entries()
 	if err != nil {
 		return err
 	}
 	v := &s.view
-	news := s.notify.drain()
+	news := s.notifier().drain()
 	touched := map[string]struct{}{} // task ids
 	err = s.refresh(&v.dir, s.dir, false, news.dirAll, news.dir, touched, horizon == keepHistory)
 	if err == nil {
@@ -186,7 +199,7 @@ func (s *Source) rescan(horizon time.Time) error {
 		return sources.StorageErr("poll", "", err)
 	}
 	s.removeStaleTemps()
-	if v.entries == nil || sig != v.entriesSig {
+	if v.entries == nil || gen != v.entriesGen {
 		for id, e := range byID {
 			if old := v.entries[id]; old == nil || old.version != e.version {
 				touched[id] = struct{}{}
@@ -197,7 +210,7 @@ func (s *Source) rescan(horizon time.Time) error {
 				touched[id] = struct{}{}
 			}
 		}
-		v.entries, v.entriesSig = byID, sig
+		v.entries, v.entriesGen = byID, gen
 	}
 	s.settle(touched, horizon)
 	v.scanned = start
@@ -570,16 +583,17 @@ func (s *Source) removeStaleTemps() {
 // and its tasks-file entry. nil means the directory knows no such task. A
 // file a change has moved aside still counts until the change publishes.
 func (s *Source) readTask(id string) (*model.Task, *[numKinds]*fileState, error) {
-	return s.readSettled(id, nil)
+	t, slot, _, err := s.readSettled(id, nil)
+	return t, slot, err
 }
 
 // readSettled is readTask right after recover: held names are looked for
 // only for the kinds in held, those recover found one for (nil: every
 // kind).
-func (s *Source) readSettled(id string, held *[numKinds]bool) (*model.Task, *[numKinds]*fileState, error) {
-	byID, _, err := s.entries()
+func (s *Source) readSettled(id string, held *[numKinds]bool) (*model.Task, *[numKinds]*fileState, *taskEntry, error) {
+	e, err := s.entry(id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	slot := new([numKinds]*fileState)
 	found := false
@@ -593,11 +607,10 @@ func (s *Source) readSettled(id string, held *[numKinds]bool) (*model.Task, *[nu
 			found = true
 		}
 	}
-	e := byID[id]
 	if !found && e == nil {
-		return nil, slot, nil
+		return nil, slot, nil, nil
 	}
-	return s.assemble(id, slot, e), slot, nil
+	return s.assemble(id, slot, e), slot, e, nil
 }
 
 // unspent is slot without the files another file of the task replaces

@@ -42,48 +42,198 @@ type wireEntry struct {
 	CreatedAt   string `json:"created_at,omitempty" yaml:"created_at,omitempty"`
 }
 
+// onTasks is called before each read ("read") and each parse ("parse")
+// of the whole tasks file; tests count them there.
+var onTasks = func(op string) {}
+
 // maxTasksFile bounds the tasks file: 100,000 tasks of a few hundred bytes
 // each fit many times over, and a runaway file cannot exhaust memory.
 const maxTasksFile = 64 << 20
 
-// tasksFile is the parsed tasks file, re-read only when its size, mtime or
-// inode changes.
+// tasksFile is the parsed tasks file, re-read when its signature changes
+// or, while it had changed too recently to vouch for it (settled false),
+// at every look.
 type tasksFile struct {
-	path    string
-	sig     fileSig
+	path string
+	// index is the tasks index's path ("": none); locked says whether this
+	// process holds the directory's write lock, under which a look that
+	// finds the index stale writes it again.
+	index   string
+	locked  func() bool
+	mode    os.FileMode // the most an index's permission bits may be
+	sig     tasksSig
+	indexed tasksSig // the signature the index was last seen to vouch for
+	settled bool
+	missing bool
+	gen     uint64 // counts the parses that may have changed byID
 	data    []byte
 	entries []taskEntry
 	byID    map[string]*taskEntry
 }
 
+// current reports whether the parse held is the file as it is (sig).
+func (f *tasksFile) current(sig tasksSig) bool {
+	return f.byID != nil && f.settled && sig == f.sig
+}
+
+// gone records a missing file: an empty queue.
+func (f *tasksFile) gone() {
+	if !f.missing || f.byID == nil {
+		f.gen++
+	}
+	f.sig, f.settled, f.missing, f.data, f.entries, f.byID = tasksSig{}, true, true, nil, nil, map[string]*taskEntry{}
+}
+
+// stat is the file's signature; ok false means it does not exist.
+func (f *tasksFile) stat() (tasksSig, bool, error) {
+	fi, err := os.Lstat(f.path)
+	if os.IsNotExist(err) {
+		return tasksSig{}, false, nil
+	}
+	if err != nil {
+		return tasksSig{}, false, model.Wrap(model.CodeMisconfigured, "tasks file", "", err)
+	}
+	return tasksSigOf(fi), true, nil
+}
+
 // load re-reads the file if it changed. A missing file is an empty queue;
 // a file that is not a list of tasks is a configuration error.
 func (f *tasksFile) load() error {
-	fi, err := os.Lstat(f.path)
-	if os.IsNotExist(err) {
-		f.sig, f.data, f.entries, f.byID = fileSig{}, nil, nil, map[string]*taskEntry{}
+	sig, ok, err := f.stat()
+	if err != nil || !ok {
+		if err == nil {
+			f.gone()
+		}
+		return err
+	}
+	if f.current(sig) {
 		return nil
 	}
-	if err != nil {
-		return model.Wrap(model.CodeMisconfigured, "tasks file", "", err)
+	return f.parse(false)
+}
+
+// check is load for a caller that needs no entry yet (Open): a file the
+// index vouches for as it is now parsed when it was indexed, so it is not
+// parsed again.
+func (f *tasksFile) check() error {
+	sig, ok, err := f.stat()
+	if err != nil || !ok {
+		return err
 	}
-	if sigOf(fi) == f.sig && f.byID != nil {
+	if f.current(sig) {
 		return nil
 	}
+	if f.index != "" && sig.mode.IsRegular() {
+		if _, ok := indexLookup(f.index, f.path, sig, ""); ok {
+			f.indexed = sig
+			return nil
+		}
+	}
+	return f.parse(false)
+}
+
+// lookup is the entry of id (nil: none), reading no more of the tasks file
+// than it must: the parse this process holds while the file has not
+// changed, else the tasks index while it vouches for the file as it is
+// now, else a parse of the whole file.
+func (f *tasksFile) lookup(id string) (*taskEntry, error) {
+	sig, ok, err := f.stat()
+	if err != nil || !ok {
+		if err == nil {
+			f.gone()
+		}
+		return nil, err
+	}
+	if f.current(sig) {
+		if f.wantsIndex(sig) {
+			if err := f.parse(true); err != nil {
+				return nil, err
+			}
+		}
+		return f.byID[id], nil
+	}
+	if f.index != "" && sig.mode.IsRegular() {
+		if e, ok := indexLookup(f.index, f.path, sig, id); ok {
+			f.indexed = sig
+			return e, nil
+		}
+	}
+	if err := f.parse(f.wantsIndex(sig)); err != nil {
+		return nil, err
+	}
+	return f.byID[id], nil
+}
+
+// wantsIndex reports whether this process should write the tasks index
+// for the file as it is (sig): it holds the directory's write lock, and
+// the index does not vouch for sig.
+func (f *tasksFile) wantsIndex(sig tasksSig) bool {
+	if f.index == "" || f.locked == nil || !f.locked() || f.indexed == sig || !sig.mode.IsRegular() || !sig.settledBefore(time.Now()) {
+		return false // not settled even now: no index could be made
+	}
+	if _, ok := indexLookup(f.index, f.path, sig, ""); ok {
+		f.indexed = sig
+		return false
+	}
+	return true
+}
+
+// parse reads the whole file and parses it unless it holds the bytes
+// parsed last. With index, it also writes the tasks index when the file
+// had settled before the read began, on this host's clock and on the file
+// system's (the ctime of the index's temp file, made before the read).
+func (f *tasksFile) parse(index bool) error {
+	var tmp *indexTemp
+	if index {
+		tmp = startIndex(filepath.Dir(f.index))
+	}
+	abort := func() {
+		if tmp != nil {
+			tmp.abort()
+		}
+	}
+	start := time.Now()
+	onTasks("read")
 	data, fi, err := sources.ReadShared(f.path, sources.SharedRead{What: "tasks file", Limit: maxTasksFile})
 	if errors.Is(err, fs.ErrNotExist) {
-		f.sig, f.data, f.entries, f.byID = fileSig{}, nil, nil, map[string]*taskEntry{}
+		abort()
+		f.gone()
 		return nil
 	}
 	if err != nil {
+		abort()
 		return model.Wrap(model.CodeMisconfigured, "tasks file", "", err)
 	}
-	sig := sigOf(fi)
-	entries, err := parseTasks(data)
-	if err != nil {
-		return model.Errorf(model.CodeMisconfigured, "tasks file", "", "%s: %v", f.path, err)
+	// fstat before the read: a write during it moves ctime past sig.
+	sig := tasksSigOf(fi)
+	if f.byID != nil && !f.missing && bytes.Equal(data, f.data) {
+		// The bytes held, under a new signature or one too recent to
+		// vouch for them: no need to parse them again.
+		f.sig, f.settled = sig, sig.settledBefore(start)
+	} else {
+		onTasks("parse")
+		entries, err := parseTasks(data)
+		if err != nil {
+			abort()
+			return model.Errorf(model.CodeMisconfigured, "tasks file", "", "%s: %v", f.path, err)
+		}
+		f.set(sig, data, entries, sig.settledBefore(start))
 	}
-	f.sig, f.data, f.entries = sig, data, entries
+	if tmp != nil {
+		if f.settled && sig.settledBefore(tmp.ref) {
+			tmp.commit(f.index, encodeIndex(f.path, sig, f.byID), fi.Mode().Perm()&f.mode)
+			f.indexed = sig
+		} else {
+			tmp.abort()
+		}
+	}
+	return nil
+}
+
+// set holds a parse of the file.
+func (f *tasksFile) set(sig tasksSig, data []byte, entries []taskEntry, settled bool) {
+	f.sig, f.settled, f.missing, f.data, f.entries = sig, settled, false, data, entries
+	f.gen++
 	f.byID = make(map[string]*taskEntry, len(entries))
 	for i := range f.entries {
 		e := &f.entries[i]
@@ -92,12 +242,13 @@ func (f *tasksFile) load() error {
 		}
 		f.byID[e.ID] = e
 	}
-	return nil
 }
 
 // appended records an entry this process just appended, without parsing
 // the whole file again: Create stays O(size of the file), not O(n log n) of
-// a YAML parse per task.
+// a YAML parse per task. The file has just changed, so its signature does
+// not vouch for the parse yet: the next look reads the file again (and
+// finds the same bytes) until it does.
 func (f *tasksFile) appended(data []byte, w wireEntry) error {
 	fi, err := os.Lstat(f.path)
 	if err != nil {
@@ -106,14 +257,7 @@ func (f *tasksFile) appended(data []byte, w wireEntry) error {
 	e := entryOf(len(f.entries), map[string]any{
 		"id": w.ID, "title": w.Title, "description": w.Description, "priority": w.Priority, "class": w.Class, "created_at": w.CreatedAt,
 	})
-	f.sig, f.data = sigOf(fi), data
-	f.entries = append(f.entries, e)
-	f.byID = make(map[string]*taskEntry, len(f.entries))
-	for i := range f.entries {
-		if _, dup := f.byID[f.entries[i].ID]; !dup {
-			f.byID[f.entries[i].ID] = &f.entries[i]
-		}
-	}
+	f.set(tasksSigOf(fi), data, append(f.entries, e), false)
 	return nil
 }
 
