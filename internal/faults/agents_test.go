@@ -81,6 +81,9 @@ type world struct {
 	ids      []string        // the tasks seeded, for the operator
 	touched  map[string]bool // tasks the operator took over: the history judges them
 	noRescue bool            // claim-next never hands out an expired claim (seed 002)
+	// rescueByID: claim --task takes a claim whose lease and grace ended,
+	// where claim-next does not (Notion)
+	rescueByID bool
 }
 
 func newWorld(t *testing.T, conf string, lease time.Duration, env ...string) *world {

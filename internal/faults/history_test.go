@@ -111,7 +111,7 @@ func (w *world) checkHistory(name string, resolution time.Duration) (lincheck.Re
 		return lincheck.Report{}, 0
 	}
 	start := time.Now()
-	rep := lincheck.Check(ops, lincheck.Rules{Grace: w.grace, Rescue: !w.noRescue, Lease: w.lease, Resolution: resolution, Timeout: 30 * time.Second})
+	rep := lincheck.Check(ops, lincheck.Rules{Grace: w.grace, Rescue: !w.noRescue, RescueByID: w.rescueByID, Lease: w.lease, Resolution: resolution, Timeout: 30 * time.Second})
 	took := time.Since(start)
 	w.t.Logf("%s history (%s, checked in %s): %s", name, w.hist.dir, took.Round(time.Millisecond), rep)
 	if !rep.Linearizable() {

@@ -239,6 +239,7 @@ func notionWorld(t *testing.T, hold, settle time.Duration, args ...string) *worl
 	addr = publishedOnly(t, addr, token, db, hold)
 	conf := writeConfig(t, fmt.Sprintf("  - name: emu\n    kind: notion\n    base_url: %s\n    token_env: FAULTS_NOTION_TOKEN\n    database_id: %s\n    schema: ntask\n    settle: %s\n", addr, db, settle))
 	w := newWorld(t, conf, lease, "FAULTS_NOTION_TOKEN="+token)
-	w.noRescue = true // seed 002: an expired claim stays IN_PROGRESS until a sweep
+	w.noRescue = true   // seed 002: an expired claim stays IN_PROGRESS until a sweep,
+	w.rescueByID = true // and claim --task takes it once its grace has ended
 	return w
 }

@@ -16,6 +16,11 @@ type Rules struct {
 	// lease and grace have ended; false where, as in seed 002, such a task
 	// stays out of next until a sweep puts it back.
 	Rescue bool
+	// RescueByID is true where a claim of a named task takes an agent's
+	// claim whose lease and grace have ended even though claim-next does
+	// not (Notion: seed 002's filter leaves such a task out of next, and
+	// claim --task rescues it). Rescue implies it.
+	RescueByID bool
 	// Lease is the lease an operation that names none was given.
 	Lease time.Duration
 	// Resolution is how finely answers print times: a time printed as R
@@ -65,25 +70,31 @@ func reservedAway(s state, who string, at int64) bool {
 	return s.resFor != "" && s.resFor != "ANY" && s.resFor != who && s.rLo > at
 }
 
+// rescues says whether a claim of kind k takes an agent's claim whose
+// lease and grace have ended.
+func (r Rules) rescues(k Kind) bool {
+	return r.Rescue || r.RescueByID && k == Claim
+}
+
 // claimable: seed 002's filter (READY, not HUMAN, lock empty or expired)
-// with the hand-off's reservation, or, where the queue rescues, an agent's
-// claim whose lease and grace have ended — possible at some instant up to
-// hi.
-func (r Rules) claimable(s state, who string, hi int64) bool {
+// with the hand-off's reservation, or, where a claim of kind k rescues, an
+// agent's claim whose lease and grace have ended — possible at some
+// instant up to hi.
+func (r Rules) claimable(s state, k Kind, who string, hi int64) bool {
 	switch {
 	case !s.exists:
 		return false
 	case s.status == "queued":
 		return s.holder != human && (s.holder != agent || s.eLo == 0 || s.eLo <= hi) && !reservedAway(s, who, hi)
 	case s.status == "claimed":
-		return r.Rescue && s.holder == agent && s.eLo+int64(r.Grace) <= hi
+		return r.rescues(k) && s.holder == agent && s.eLo+int64(r.Grace) <= hi
 	}
 	return false
 }
 
 // unclaimable: possible at some instant from lo on that the task was not
-// claimable for who.
-func (r Rules) unclaimable(s state, who string, lo int64) bool {
+// claimable for who by a claim of kind k.
+func (r Rules) unclaimable(s state, k Kind, who string, lo int64) bool {
 	switch {
 	case !s.exists:
 		return true
@@ -91,7 +102,7 @@ func (r Rules) unclaimable(s state, who string, lo int64) bool {
 		return s.holder == human || s.holder == agent && s.eLo != 0 && s.eHi > lo ||
 			s.resFor != "" && s.resFor != "ANY" && s.resFor != who && s.rHi > lo
 	case s.status == "claimed":
-		return !r.Rescue || s.holder != agent || s.eHi+int64(r.Grace) > lo
+		return !r.rescues(k) || s.holder != agent || s.eHi+int64(r.Grace) > lo
 	}
 	return true
 }
@@ -164,7 +175,7 @@ func (r Rules) apply(s state, c call) (state, bool) {
 	case Create:
 		return cleared("queued"), !s.exists
 	case Claim, ClaimNext:
-		if !r.claimable(s, o.Agent, c.hi) {
+		if !r.claimable(s, o.Kind, o.Agent, c.hi) {
 			return s, false
 		}
 		n := cleared("claimed")
@@ -266,12 +277,12 @@ func (r Rules) step(s state, c call) []state {
 		}
 		return out
 	case None:
-		if r.unclaimable(s, o.Agent, c.lo) {
+		if r.unclaimable(s, o.Kind, o.Agent, c.lo) {
 			return []state{s}
 		}
 		return nil
 	case "CONFLICT":
-		if (o.Kind == Claim || o.Kind == ClaimNext) && !r.unclaimable(s, o.Agent, c.lo) {
+		if (o.Kind == Claim || o.Kind == ClaimNext) && !r.unclaimable(s, o.Kind, o.Agent, c.lo) {
 			return nil
 		}
 		return []state{s} // a human's action on a version it no longer holds
