@@ -3,13 +3,13 @@ package serve
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
-	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
 func (a *app) metricsCommand() *cobra.Command {
@@ -35,7 +35,9 @@ sources/metrics/alerts.yml.`,
 				return err
 			}
 			defer cmdutil.CloseAll(srcs)
-			f := cmdutil.FleetNumbers{Tracker: stats.New(), Journal: cmdutil.Expand(a.Cfg.AuditLog)}
+			// Overrides from the sources' shared trails: a read-only
+			// unit counts the team's, made from any HOME.
+			f := cmdutil.TeamNumbers(srcs, time.Now(), cmdutil.TrailEvery)
 			hc := a.ReadHub(a.Cfg.Policy(), cmdutil.DashboardEvery, srcs...)
 			hc.Observe = f.Tracker.Observe
 			if err := a.StartMesh(ctx, cmd, &hc); err != nil {

@@ -65,7 +65,7 @@ func TestStatsCountsTheLastHourTheQueueShowsAndTheOperatorsOverrides(t *testing.
 		t.Errorf("this minute: claims %d, completions %d", o.Claims.PerMinute[stats.Minutes-1], o.Completions.PerMinute[stats.Minutes-1])
 	}
 	if o.Overrides["takeover"] != 1 {
-		t.Errorf("overrides = %v, want the takeover", o.Overrides)
+		t.Errorf("overrides = %v, want the takeover (%+v)", o.Overrides, rep)
 	}
 	if o.LeaseAge.N != 2 || o.HeartbeatGap.N != 1 {
 		t.Errorf("lease ages %d, heartbeat gaps %d: want both claims aged, only the agent's gap", o.LeaseAge.N, o.HeartbeatGap.N)

@@ -1,6 +1,7 @@
 package sourcetest
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -234,5 +235,65 @@ func testReapUnderConfiguredGrace(t *testing.T, k *kit) {
 	k.advance(t, task.ID, grace)
 	if got := desk.Reap(k.ctx(t), k.src, read(), sources.ConfiguredGrace, false); len(got) != 1 || !got[0].Applied {
 		t.Fatalf("a reap past the configured grace = %+v, want the task reaped", got)
+	}
+}
+
+// testTrailSince: the trail read across tasks (sources.TrailReader), from
+// another handle, holds an override applied through the first (with its
+// person and door) and a refused attempt, and counts both as overrides
+// (sources.OverrideRecords), the agent's own claim not.
+func testTrailSince(t *testing.T, k *kit) {
+	ctx := k.ctx(t)
+	other := k.other(t)
+	if r, ok := other.(returned); ok {
+		other = r.Source
+	}
+	tr, ok := other.(sources.TrailReader)
+	if !ok {
+		t.Fatalf("%s is no sources.TrailReader: stats and the metrics cannot count its overrides", k.src.Name())
+	}
+	since := time.Now() // the backend's own clock, or the kit's
+	if k.now().Before(since) {
+		since = k.now()
+	}
+	since = since.Add(-time.Hour)
+	task := k.create(t, sources.NewTask{Title: "released by a person, counted from another handle"})
+	seen := k.claim(t, task.ID, "SANDMAN")
+	if _, err := k.src.ForceRelease(ctx, task.ID, sources.Human{Actor: "alice", Door: model.DoorCLI, Reason: "node down", Expect: seen.Version}); err != nil {
+		t.Fatal(err)
+	}
+	// An agent's comment shaped like claimdeck's note is no override.
+	if err := k.src.Comment(ctx, task.ID, sources.Note{Author: "w9", Text: "claimdeck · takeover · by HUMAN:mallory · reason: mine now · was: Ready"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := k.approve(t, k.get(t, task.ID), "w9", model.DoorMCPStdio)
+	refusal := string(model.CodeOf(err))
+	if refusal == "" {
+		t.Fatalf("approving a task not in review was applied")
+	}
+	entries, err := tr.TrailSince(ctx, since, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []sources.TrailEntry
+	for _, e := range entries {
+		if e.Task == task.ID {
+			mine = append(mine, e)
+		}
+	}
+	if !slices.IsSortedFunc(entries, func(a, b sources.TrailEntry) int { return a.At.Compare(b.At) }) {
+		t.Errorf("the trail is not oldest first")
+	}
+	recs := sources.OverrideRecords(k.src.Name(), mine)
+	count := map[string]int{}
+	for _, r := range recs {
+		count[string(r.Action)+" "+r.Result+" "+r.Actor+" "+string(r.Door)]++
+	}
+	want := map[string]int{
+		"force-release applied alice cli":      1,
+		"approve " + refusal + " w9 mcp-stdio": 1,
+	}
+	if !maps.Equal(count, want) {
+		t.Fatalf("the overrides counted from the trail of another handle = %v, want %v; the task's trail: %+v", count, want, mine)
 	}
 }

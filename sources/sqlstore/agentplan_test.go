@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -48,6 +49,7 @@ func agentStatements(t testing.TB, s *Store, queued, held, parent string) []agen
 		{"get", "its open sub-tasks", st.openSubs, []any{parent}, []string{"parent_idx"}},
 		{"get", "its sub-tasks", st.subtasks, []any{parent}, []string{"parent_idx"}},
 		{"list --status READY --limit 20", "the first 20 queued", st.first, []any{20}, []string{"pull_idx"}},
+		{"stats, metrics", "the trail of the last hour", st.trailSince, []any{s.tag, s.d.timeArg(time.Now().Add(-time.Hour)), sources.TrailLimit}, []string{"claimdeck_audit_at_idx"}},
 	}
 	if st.claimNote != "" { // SQLite: the pick, then the trail's note and the write by id
 		return append(out,
@@ -126,8 +128,17 @@ func TestAgentStatementsWalkIndexes(t *testing.T) {
 		s := openPG(t, Config{Create: true})
 		defer s.Close()
 		fillQueue(t, s, n)
-		if _, err := s.db.exec(context.Background(), "ANALYZE "+s.table); err != nil {
-			t.Fatal(err)
+		// A trail as a month of work leaves it: a row per task, spread
+		// over 30 days, so that the planner weighs a task's history and
+		// the last hour's trail on what a real table holds.
+		for _, q := range []string{
+			fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action)
+				SELECT %s, id, now() - (row_number() OVER ()) * interval '26 seconds', 'agent', 'claim' FROM %s`, pgString(s.tag), s.table),
+			"ANALYZE " + s.table, "ANALYZE claimdeck_audit",
+		} {
+			if _, err := s.db.exec(context.Background(), q); err != nil {
+				t.Fatalf("%v\n%s", err, q)
+			}
 		}
 		checkPGPlans(t, s)
 	})

@@ -290,6 +290,44 @@ func (s *Store) history(ctx context.Context, st statements, id string) ([]model.
 	return out, rows.Err()
 }
 
+// TrailSince reads the table's audit trail from since on, oldest first,
+// at most limit events (sources.TrailLimit when limit <= 0): one indexed
+// range (claimdeck_audit_at_idx), so a count over the last hour costs the
+// hour's rows, not the trail's (sources.TrailReader).
+func (s *Store) TrailSince(ctx context.Context, since time.Time, limit int) ([]sources.TrailEntry, error) {
+	const op = "trail"
+	if err := s.readGuard(ctx, op, "", false); err != nil {
+		return nil, err
+	}
+	st, migrated := s.stmts()
+	if !migrated {
+		return nil, sources.NoTrailRead(s.cfg.Name, fmt.Sprintf("table %s is not migrated (claimdeck migrate --source %s)", s.plainTable, s.cfg.Name))
+	}
+	if limit <= 0 {
+		limit = sources.TrailLimit
+	}
+	rows, err := s.db.query(ctx, st.trailSince, s.tag, s.d.timeArg(since.UTC()), limit)
+	if err != nil {
+		return nil, s.classify(op, "", err)
+	}
+	defer rows.Close()
+	var out []sources.TrailEntry
+	for rows.Next() {
+		var at nullTime
+		var task, actor, action string
+		var reason, detail, door, result *string
+		if err := rows.Scan(&task, &at, &actor, &action, &reason, &detail, &door, &result); err != nil {
+			return nil, s.classify(op, "", err)
+		}
+		out = append(out, sources.TrailEntry{Task: task, Event: model.Event{At: at.t, Actor: actor, Action: action, Reason: deref(reason),
+			Detail: deref(detail), Door: model.Door(deref(door)), Result: deref(result)}})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.classify(op, "", err)
+	}
+	return out, nil
+}
+
 func deref(p *string) string {
 	if p == nil {
 		return ""

@@ -24,6 +24,7 @@ type statements struct {
 	stamped    bool
 	mark       string
 	history    string
+	trailSince string
 	insert     string
 	next       string
 	claim      string
@@ -84,6 +85,9 @@ func (s *Store) statements(have map[string]bool) statements {
 		tombstones: "SELECT task_id FROM claimdeck_tombstones WHERE tbl = $1 AND deleted_at >= $2",
 		now:        "SELECT " + d.now,
 		history:    "SELECT at, actor, action, reason, detail, door, result FROM claimdeck_audit WHERE tbl = $1 AND task_id = $2 ORDER BY id",
+		// The table's trail from a time on, oldest first: one range of
+		// claimdeck_audit_at_idx, whatever the trail's length before it.
+		trailSince: "SELECT task_id, at, actor, action, reason, detail, door, result FROM claimdeck_audit WHERE tbl = $1 AND at >= $2 ORDER BY at, id LIMIT $3",
 		audit: fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason, detail, before, after, door, result)
 			VALUES ($1, $2, %s, $3, $4, $5, $6, $7, $8, $9, $10)`, d.now),
 	}

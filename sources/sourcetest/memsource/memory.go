@@ -385,6 +385,22 @@ func (m *Memory) Record(_ context.Context, id string, e model.Event) error {
 	return nil
 }
 
+// TrailSince implements sources.TrailReader: every task's history from
+// since on, oldest first.
+func (m *Memory) TrailSince(_ context.Context, since time.Time, limit int) ([]sources.TrailEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []sources.TrailEntry
+	for id, t := range m.tasks {
+		for _, e := range t.More().History {
+			if !e.At.Before(since) {
+				out = append(out, sources.TrailEntry{Task: id, Event: e})
+			}
+		}
+	}
+	return sources.SortTrail(out, limit), nil
+}
+
 // Update implements sources.Source, checked with sources.CheckEdit.
 func (m *Memory) Update(_ context.Context, id string, e sources.Edit) (*model.Task, error) {
 	if err := e.Check("update", id); err != nil {
