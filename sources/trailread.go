@@ -97,6 +97,11 @@ type OverrideFeed struct {
 	// database a read per page edited, not per scrape). Zero: every call.
 	Every time.Duration
 	Now   func() time.Time
+	// Baseline leaves out what the trails hold at the first read: a
+	// counter from a process's start counts what happened since, whatever
+	// a backend's clock or rounding (Notion's minute) says of its time.
+	// The first read should then be made at the start (Read, once).
+	Baseline bool
 
 	mu      sync.Mutex
 	read    time.Time            // when the trails were last read
@@ -121,7 +126,8 @@ func (f *OverrideFeed) Read(ctx context.Context) ([]model.AuditRecord, map[strin
 	if f.Now != nil {
 		now = f.Now()
 	}
-	if f.from == nil {
+	first := f.from == nil
+	if first {
 		f.from, f.seen = map[string]time.Time{}, map[string]bool{}
 	} else if f.Every > 0 && now.Sub(f.read) < f.Every {
 		return slices.Clone(f.recs), maps.Clone(f.missing)
@@ -135,9 +141,10 @@ func (f *OverrideFeed) Read(ctx context.Context) ([]model.AuditRecord, map[strin
 			continue
 		}
 		since := f.Start
-		if last, ok := f.from[name]; ok && last.Add(-trailOverlap).After(since) {
-			since = last.Add(-trailOverlap)
+		if last, ok := f.from[name]; ok && last.After(since) {
+			since = last
 		}
+		since = since.Add(-trailOverlap) // what a late commit or a rounded time put before it
 		entries, err := tr.TrailSince(ctx, since, 0)
 		if err != nil {
 			f.missing[name] = "not available: " + model.Redact(err.Error())
@@ -150,11 +157,13 @@ func (f *OverrideFeed) Read(ctx context.Context) ([]model.AuditRecord, map[strin
 		}
 		for _, r := range OverrideRecords(name, entries) {
 			k := fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%s\x00%s\x00%s", r.Source, r.Task, r.At.UnixNano(), r.Actor, r.Action, r.Result, r.Reason)
-			if r.At.Before(f.Start) || f.seen[k] {
+			if f.seen[k] || !f.Baseline && r.At.Before(f.Start) {
 				continue
 			}
 			f.seen[k] = true
-			f.recs = append(f.recs, r)
+			if !(first && f.Baseline) {
+				f.recs = append(f.recs, r)
+			}
 		}
 	}
 	return slices.Clone(f.recs), maps.Clone(f.missing)

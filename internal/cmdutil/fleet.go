@@ -37,6 +37,16 @@ func TeamNumbers(srcs []sources.Source, start time.Time, every time.Duration) Fl
 	return FleetNumbers{Tracker: stats.New(), Trails: &sources.OverrideFeed{Sources: srcs, Start: start, Every: every}}
 }
 
+// TeamCounters is TeamNumbers for counters from now (metrics): the
+// trails are read once here, and what they hold already is the baseline,
+// not counted. Make it before saying the server is up.
+func TeamCounters(ctx context.Context, srcs []sources.Source) FleetNumbers {
+	f := TeamNumbers(srcs, time.Now(), TrailEvery)
+	f.Trails.Baseline = true
+	f.Trails.Read(ctx)
+	return f
+}
+
 // overrides re-reads the overrides into the tracker: the shared trails'
 // (a source whose trail cannot be read is named as not counted), else
 // the audit journal's; a journal not yet written holds no overrides.

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -37,7 +36,7 @@ sources/metrics/alerts.yml.`,
 			defer cmdutil.CloseAll(srcs)
 			// Overrides from the sources' shared trails: a read-only
 			// unit counts the team's, made from any HOME.
-			f := cmdutil.TeamNumbers(srcs, time.Now(), cmdutil.TrailEvery)
+			f := cmdutil.TeamCounters(ctx, srcs)
 			hc := a.ReadHub(a.Cfg.Policy(), cmdutil.DashboardEvery, srcs...)
 			hc.Observe = f.Tracker.Observe
 			if err := a.StartMesh(ctx, cmd, &hc); err != nil {

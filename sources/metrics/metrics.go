@@ -35,7 +35,9 @@ type Config struct {
 	// (sources.OverrideFeed) and names the sources whose trail could not
 	// be read; when set, it is counted instead of Journal, so every
 	// process — a read-only metrics unit too — counts the team's
-	// overrides. It is called once per scrape.
+	// overrides. It is called once per scrape; what it answers is
+	// counted whatever its time (a feed with a Baseline read at the start
+	// counts from the start).
 	Trails func() ([]model.AuditRecord, map[string]string)
 	Now    func() time.Time
 }
@@ -225,7 +227,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(d.journalUp, ok)
 	}
-	for _, o := range c.cfg.Tracker.OverrideTotals(c.start) {
+	since := c.start
+	if c.cfg.Trails != nil {
+		since = time.Time{} // the feed counts from its baseline, read at the start
+	}
+	for _, o := range c.cfg.Tracker.OverrideTotals(since) {
 		counter(d.overrides, float64(o.Count), string(o.Action), o.Result)
 	}
 }
