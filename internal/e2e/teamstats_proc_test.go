@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,36 +118,6 @@ func TestOverridesFromOneHomeAreCountedInAnother(t *testing.T) {
 	want := []string{`claimdeck_overrides_total{action="takeover",result="applied"} 3`,
 		`claimdeck_overrides_total{action="approve",result="`,
 		`claimdeck_overrides_trail_up{source="locks"} 1`, `claimdeck_overrides_trail_up{source="team-notion"} 1`}
-	var body2 string
-	for tries := 0; !containsAll(body2, want); tries++ {
-		if tries == 300 { // a minute: many trail reads, not a speed
-			t.Fatalf("the metrics unit in HOME B never showed %q:\n%s", want, body2)
-		}
-		if body2 != "" {
-			time.Sleep(200 * time.Millisecond)
-		}
-		resp, err := http.Get(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		body2 = string(b)
-	}
-	if tool, err := exec.LookPath("promtool"); err == nil {
-		cmd := exec.Command(tool, "check", "metrics")
-		cmd.Stdin = strings.NewReader(body2)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("promtool check metrics: %v\n%s", err, out)
-		}
-	}
-}
-
-func containsAll(s string, subs []string) bool {
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			return false
-		}
-	}
-	return s != ""
+	body2 := cmdtest.ScrapeUntil(t, url, 300, 200*time.Millisecond, want...) // a minute: many trail reads, not a speed
+	cmdtest.CheckMetrics(t, body2)
 }
