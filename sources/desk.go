@@ -276,7 +276,7 @@ func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, e
 	case model.ActionForceRelease:
 		return src.ForceRelease(ctx, id, h)
 	case model.ActionReap:
-		return ReapOne(ctx, src, req.Seen, d.actor(req).Name, string(model.ActionReap), d.now(), d.grace(req.Grace))
+		return ReapOne(ctx, src, req.Seen, d.actor(req), string(model.ActionReap), d.now(), d.grace(req.Grace))
 	case model.ActionCancel:
 		return src.Cancel(ctx, id, h)
 	default:
@@ -299,7 +299,7 @@ func (d *Desk) finishOwn(ctx context.Context, src Source, req Request, h Human) 
 	if req.Action == model.ActionRelease {
 		return src.ForceRelease(ctx, seen.ID, h)
 	}
-	o := Outcome{State: req.Action.Outcome(), Reason: req.Reason, Artifacts: req.Artifacts}
+	o := Outcome{State: req.Action.Outcome(), Reason: req.Reason, Artifacts: req.Artifacts, Door: d.actor(req).Door}
 	if req.Action == model.ActionBlock {
 		o.UnblockAction = req.Unblock
 	}

@@ -62,7 +62,7 @@ func (s *Source) humanAction(ctx context.Context, action model.Action, id string
 	if token == "" {
 		detail = strings.TrimSuffix(sources.HumanDetail(h, t)+"; "+detail, "; ")
 	}
-	s.appendHistory(p, t, model.Event{At: now, Actor: h.Actor, Action: op, Reason: h.Reason, Detail: detail})
+	s.appendHistory(p, t, model.Event{At: now, Actor: h.Actor, Door: h.Door, Action: op, Reason: h.Reason, Detail: detail})
 	code := model.CodeConflict
 	if token != "" {
 		code = model.CodeLostLock

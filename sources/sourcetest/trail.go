@@ -297,3 +297,41 @@ func testTrailSince(t *testing.T, k *kit) {
 		t.Fatalf("the overrides counted from the trail of another handle = %v, want %v; the task's trail: %+v", count, want, mine)
 	}
 }
+
+// testDoorOfAgentSteps: the trail entry a backend writes for an agent's
+// claim and for its finish names the door the call came through, as seen
+// from another handle. (A backend that writes no claim entry of its own —
+// Notion without a hand-off history — leaves the claim out; the review is
+// in every trail.)
+func testDoorOfAgentSteps(t *testing.T, k *kit) {
+	ctx := k.ctx(t)
+	task := k.create(t, sources.NewTask{Title: "claimed over ntask, sent to review over MCP"})
+	held, err := k.src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "SANDMAN", RunID: "r1", Door: model.DoorNtask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateReview, Door: model.DoorMCPStdio}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := k.other(t).Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := false
+	for _, e := range got.More().History {
+		switch {
+		case e.Action == model.EventClaim || e.Action == "claimed":
+			if e.Door != model.DoorNtask {
+				t.Errorf("the claim's trail entry names door %q, want ntask: %+v", e.Door, e)
+			}
+		case e.Action == string(model.ActionReview) && e.Applied():
+			review = true
+			if e.Door != model.DoorMCPStdio {
+				t.Errorf("the review's trail entry names door %q, want mcp-stdio: %+v", e.Door, e)
+			}
+		}
+	}
+	if !review {
+		t.Fatalf("the trail holds no review: %+v", got.More().History)
+	}
+}

@@ -420,7 +420,7 @@ func (s *Store) claimArgs(c sources.ClaimRequest) ([]any, error) {
 		lease = s.cfg.Lease
 	}
 	return []any{c.Agent, nullable(c.RunID), nullable(c.Node), uuid.NewString(), lease.Milliseconds(), s.cfg.Pool,
-		s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag}, nil
+		s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag, nullable(string(c.Door))}, nil
 }
 
 // Claim is one conditional UPDATE … RETURNING: it succeeds only on a row
@@ -465,13 +465,13 @@ func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.T
 	return t, s.classify("claim", "", err)
 }
 
-// claimWrite runs a claim: of the task id when args carry one (the tenth),
+// claimWrite runs a claim: of the task id when args carry one (the 11th),
 // else of the first claimable task. On PostgreSQL one statement notes the
 // claim in the audit trail and claims; SQLite, without writing CTEs, picks
 // the row, notes and claims in one transaction, which its single writer
 // keeps on that row.
 func (s *Store) claimWrite(ctx context.Context, st statements, args []any) (*model.Task, error) {
-	byID := len(args) == 10
+	byID := len(args) == 11
 	if st.claimNote == "" {
 		stmt := st.claimNext
 		if byID {
@@ -597,7 +597,7 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 	}
 	writer, afterHolder := model.TokenWriterParts(o.Writer)
 	t, err := s.holderWrite(ctx, op, id, st.finishNote, st.finish, id, token, status, nullable(o.Reason),
-		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State), writer, boolInt(afterHolder))
+		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State), writer, boolInt(afterHolder), nullable(string(o.Door)))
 	if model.CodeOf(err) == model.CodeLostLock && checkSubs != nil {
 		// Refused either for the token or for open sub-tasks: say which.
 		if cur, gerr := s.Get(ctx, id); gerr == nil && cur.Claim().Token == token && cur.OpenSubtasks > 0 {
