@@ -140,6 +140,7 @@ var cases = []struct {
 	{name: "a holder write with the token alone is recorded as the holder the token names", run: testHolderNamed},
 	{name: "the trail read across tasks from another handle holds an applied and a refused override, counted as such", run: testTrailSince},
 	{name: "an agent's claim and finish name their door in the trail, seen from another handle", run: testDoorOfAgentSteps},
+	{name: "a refused call retried in a loop leaves a capped number of entries in the trail", run: testRefusalFlood},
 	{name: "an approval decided on a poll that carried no trail reads the stored reviewer", run: testApprovalWithoutTrail},
 	{name: "a reap decided on a lease as read is CONFLICT after its holder heartbeated", run: testReapAfterHeartbeat},
 	{name: "a reap naming no grace waits the configured grace", run: testReapUnderConfiguredGrace},

@@ -335,3 +335,32 @@ func testDoorOfAgentSteps(t *testing.T, k *kit) {
 		t.Fatalf("the trail holds no review: %+v", got.More().History)
 	}
 }
+
+// testRefusalFlood: an agent retrying a refused call in a loop leaves at
+// most sources.RefusalCap entries of it in the trail within the window,
+// the last saying that more are not recorded; each retry is still
+// refused.
+func testRefusalFlood(t *testing.T, k *kit) {
+	task := k.create(t, sources.NewTask{Title: "approved in a loop while queued"})
+	for i := range 10 {
+		if _, err := k.approve(t, k.get(t, task.ID), "w9", model.DoorMCPStdio); err == nil {
+			t.Fatalf("retry %d of an approval of a queued task was applied", i)
+		}
+	}
+	got, err := k.other(t).Get(k.ctx(t), task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []model.Event
+	for _, e := range got.More().History {
+		if e.Actor == "w9" && !e.Applied() {
+			refused = append(refused, e)
+		}
+	}
+	if len(refused) != sources.RefusalCap {
+		t.Fatalf("ten refused retries left %d entries in the trail, want %d: %+v", len(refused), sources.RefusalCap, refused)
+	}
+	if last := refused[len(refused)-1]; !strings.Contains(last.Detail, "not recorded") {
+		t.Errorf("the last kept refusal does not say that more are not recorded: %+v", last)
+	}
+}
