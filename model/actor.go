@@ -12,6 +12,7 @@ const (
 	DoorMCPStdio  Door = "mcp-stdio" // a local MCP client: the agent name it gives, else the actor
 	DoorMCPHTTP   Door = "mcp-http"  // a remote MCP client: its configured name, NAME@mcp-http
 	DoorSSH       Door = "ssh"       // the dashboard over SSH: the person the key belongs to
+	DoorSweep     Door = "sweep"     // the escalation sweep's rescues (claimdeck sweep, node watch)
 )
 
 // Actor is who a request acts as, and through which door: recorded in the

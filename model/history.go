@@ -153,10 +153,17 @@ func copyOf(a, b time.Time) bool {
 }
 
 // dedupe drops an event that repeats an earlier one (same step, actor and
-// reason, stamped as copyOf allows), keeping the one with more detail.
+// reason, stamped as copyOf allows), keeping the one with more detail. A
+// refused attempt is kept every time: a trail writes it once (no hand-off
+// history copies it), and two in one minute are two attempts, which the
+// cap on refusals (sources.RecentRefusals) counts.
 func dedupe(evs []Event) []Event {
 	out := evs[:0]
 	for _, e := range evs {
+		if !e.Applied() {
+			out = append(out, e)
+			continue
+		}
 		i := slices.IndexFunc(out, func(o Event) bool {
 			return step(o.Action) == step(e.Action) && o.Actor == e.Actor && o.Reason == e.Reason && o.Result == e.Result && copyOf(o.At, e.At)
 		})

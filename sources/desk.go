@@ -190,10 +190,42 @@ func (d *Desk) record(ctx context.Context, src Source, req Request, err error) e
 	if e.Actor == "" {
 		e.Actor = "(no name given)"
 	}
+	// A caller retrying a refused call in a loop must not flood the
+	// trail: read it first (a read, never a write), and past the cap
+	// leave the refusal to the answer and the local journal.
+	if cur, gerr := src.Get(ctx, req.Seen.ID); gerr == nil {
+		switch n := RecentRefusals(cur.More().History, e); {
+		case n >= RefusalCap:
+			return err
+		case n == RefusalCap-1:
+			e.Detail += fmt.Sprintf("; more refusals of %s's %s within %s are not recorded", e.Actor, e.Action, RefusalWindow)
+		}
+	}
 	if rerr := tr.Record(ctx, req.Seen.ID, e); rerr != nil {
 		return fmt.Errorf("%w (and the shared trail could not record the refusal: %v)", err, model.Redact(rerr.Error()))
 	}
 	return err
+}
+
+// RefusalCap is how many refused attempts of one caller's one action on
+// one task the shared trail keeps within RefusalWindow; the last says
+// that more are not recorded. An agent retrying in a loop costs a read
+// per retry, not a write.
+const (
+	RefusalCap    = 3
+	RefusalWindow = time.Minute
+)
+
+// RecentRefusals counts the refused attempts in history by e's caller, of
+// e's action, within RefusalWindow before e.
+func RecentRefusals(history []model.Event, e model.Event) int {
+	n := 0
+	for _, h := range history {
+		if !h.Applied() && h.Actor == e.Actor && h.Action == e.Action && e.At.Sub(h.At) < RefusalWindow && !h.At.After(e.At.Add(RefusalWindow)) {
+			n++
+		}
+	}
+	return n
 }
 
 func (d *Desk) now() time.Time {
@@ -276,7 +308,7 @@ func (d *Desk) run(ctx context.Context, src Source, req Request) (*model.Task, e
 	case model.ActionForceRelease:
 		return src.ForceRelease(ctx, id, h)
 	case model.ActionReap:
-		return ReapOne(ctx, src, req.Seen, d.actor(req).Name, string(model.ActionReap), d.now(), d.grace(req.Grace))
+		return ReapOne(ctx, src, req.Seen, d.actor(req), string(model.ActionReap), d.now(), d.grace(req.Grace))
 	case model.ActionCancel:
 		return src.Cancel(ctx, id, h)
 	default:
@@ -299,7 +331,7 @@ func (d *Desk) finishOwn(ctx context.Context, src Source, req Request, h Human) 
 	if req.Action == model.ActionRelease {
 		return src.ForceRelease(ctx, seen.ID, h)
 	}
-	o := Outcome{State: req.Action.Outcome(), Reason: req.Reason, Artifacts: req.Artifacts}
+	o := Outcome{State: req.Action.Outcome(), Reason: req.Reason, Artifacts: req.Artifacts, Door: d.actor(req).Door}
 	if req.Action == model.ActionBlock {
 		o.UnblockAction = req.Unblock
 	}

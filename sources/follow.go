@@ -275,6 +275,18 @@ func (f *following) ImportAll(ctx context.Context, ts []*model.Task, done func(n
 	return err
 }
 
+// TrailSince reads the trail of the store now serving the queue
+// (TrailReader); one that cannot answers ErrNoTrailRead.
+func (f *following) TrailSince(ctx context.Context, since time.Time, limit int) ([]TrailEntry, error) {
+	return call(f, ctx, func(s Source) ([]TrailEntry, error) {
+		tr, ok := s.(TrailReader)
+		if !ok {
+			return nil, NoTrailRead(s.Name(), "this kind of source keeps no trail to read across tasks")
+		}
+		return tr.TrailSince(ctx, since, limit)
+	})
+}
+
 // Record keeps a refused attempt in the trail of the store now serving
 // the queue (Trail): a moved queue's refusals go where its tasks are.
 func (f *following) Record(ctx context.Context, id string, e model.Event) error {

@@ -100,7 +100,7 @@ func HumanDetail(h Human, cur *model.Task) string {
 }
 
 func FromWhom(cur *model.Task) string {
-	d := "was " + cur.State.String()
+	d := humanDetailPrefix + cur.State.String()
 	if cur.Held() && cur.Claim().Name != "" {
 		d += " by " + cur.Claim().Name
 	}

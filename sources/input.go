@@ -40,7 +40,7 @@ func (n NewTask) Check(op string) error {
 func (c ClaimRequest) Check(op, id string) error {
 	return refuse(op, id,
 		model.CheckCallerName("the agent name", c.Agent), model.CheckText("the run id", c.RunID),
-		model.CheckText("the node", c.Node), model.CheckLease(c.Lease))
+		model.CheckText("the node", c.Node), model.CheckLease(c.Lease), model.CheckText("the door", string(c.Door)))
 }
 
 // CheckHeartbeat refuses a heartbeat's out-of-range lease or bad token.
@@ -52,7 +52,7 @@ func CheckHeartbeat(op, id, token string, lease time.Duration) error {
 func (o Outcome) Check(op, id, token string) error {
 	return refuse(op, id, model.CheckText("the lock token", token),
 		model.CheckBounded("the reason", o.Reason, model.MaxReason), model.CheckBounded("the unblock action", o.UnblockAction, model.MaxReason),
-		model.CheckBounded("the artifacts", o.Artifacts, model.MaxArtifacts))
+		model.CheckBounded("the artifacts", o.Artifacts, model.MaxArtifacts), model.CheckText("the door", string(o.Door)))
 }
 
 // Check refuses a human action whose texts are not text.

@@ -16,21 +16,21 @@ type Releaser interface {
 
 // ReapOne puts seen — an agent's claim whose lease ended grace ago
 // (model.Rescuable; a claim without an expiry never is) — back in the
-// queue as actor, with why ("reap", "rescue") and the dead holder in the
+// queue as by (its trail entry naming by's door), with why ("reap", "rescue") and the dead holder in the
 // reason. It is a force-release held to the exact version read (Human with
 // no Seen, so CheckHuman in the backend's own write refuses any change): a
 // heartbeat proves the holder alive, a claim re-taken since is somebody
 // else's, and both get CONFLICT carrying the task as it is now. The
 // backend leaves its trail (the comment, the audit row, the lock history)
 // and keeps what a release keeps (Notion's Assignee).
-func ReapOne(ctx context.Context, rel Releaser, seen *model.Task, actor, why string, now time.Time, grace time.Duration) (*model.Task, error) {
+func ReapOne(ctx context.Context, rel Releaser, seen *model.Task, by model.Actor, why string, now time.Time, grace time.Duration) (*model.Task, error) {
 	if !model.Rescuable(seen, now, grace) {
 		e := model.Errorf(model.CodeConflict, string(model.ActionReap), seen.ID,
 			"the task is %s held by %q, not an agent's lease that ended %s ago: nothing was done", seen.State, seen.Claim().Name, grace)
 		e.Current = seen
 		return nil, e
 	}
-	return rel.ForceRelease(ctx, seen.ID, Human{Actor: actor, Expect: seen.Version, Reason: ReapReason(why, seen)})
+	return rel.ForceRelease(ctx, seen.ID, Human{Actor: by.Name, Door: by.Door, Expect: seen.Version, Reason: ReapReason(why, seen)})
 }
 
 // ReapReason is the trail's reason for a reap or rescue of t.

@@ -184,6 +184,9 @@ type ClaimRequest struct {
 	Node  string
 	// Lease is the lease to grant; zero means the source's default.
 	Lease time.Duration
+	// Door is where the request came in; the claim's trail entry records
+	// it where the backend writes one in the same write.
+	Door model.Door
 }
 
 // Outcome is how a holder ends or parks its claim.
@@ -199,11 +202,29 @@ type Outcome struct {
 	// trail: whoever holds the token may write, so the trail names the
 	// caller, not the claim's holder. Empty means the holder itself.
 	Writer string
+	// Door is where the request came in; the trail entry of the step
+	// records it where the backend writes one in the same write.
+	Door model.Door
 }
 
 // By is who the trail records the outcome as, given the claim's holder
 // (model.TokenWriter): the writer, else the holder the token names.
 func (o Outcome) By(holder string) string { return model.TokenWriter(o.Writer, holder) }
+
+// Event is the trail's entry of the outcome at at, ending holder's claim:
+// who (By), the step (model.FinishStep), the reason and the door. Every
+// backend that writes one in the finish's own write writes this.
+func (o Outcome) Event(holder string, at time.Time) model.Event {
+	return model.Event{At: at, Actor: o.By(holder), Action: model.FinishStep(o.State), Reason: o.Reason, Door: o.Door}
+}
+
+// Event is the trail's entry of this claim of was at at (model.ClaimEvent:
+// a claim, or a rescue naming the dead holder), with the door.
+func (c ClaimRequest) Event(was *model.Task, at time.Time) model.Event {
+	e := model.ClaimEvent(was, c.Agent, c.RunID, at)
+	e.Door = c.Door
+	return e
+}
 
 // Human is who acts and on what they saw. A human action is applied only if
 // the task's version is still Expect ("never trust the screen") or, when

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -21,7 +24,12 @@ func (a *app) statsCommand() *cobra.Command {
 agent, per node and over all: claims, completions, failures and blocks per
 minute over the last hour, time from queued to claimed and from claimed to
 done (p50/p95), current lease ages and heartbeat gaps, and the human
-overrides of the audit log. A single look sees the last hour as the tasks
+overrides of the last hour (applied, and refused by result) as each
+source's shared trail records them: the SQL audit table, the lock
+directory's histories and trail files, Notion's signed notes on the pages
+edited in the hour. So every HOME counts the team's overrides, not its own
+journal's. A source whose trail cannot be read across tasks (a relay) is
+shown as "overrides_unread", not as zero. A single look sees the last hour as the tasks
 show it (running claims, finishes by their last edit); the dashboard's Stats
 view and "claimdeck metrics" count every transition as it happens. A source
 that could not be read (down, or a relay that refuses or has stalled) is
@@ -35,7 +43,9 @@ those are not the fleet's numbers.`,
 				return err
 			}
 			defer cmdutil.CloseAll(srcs)
-			f := cmdutil.FleetNumbers{Tracker: stats.New(), Journal: cmdutil.Expand(a.Cfg.AuditLog)}
+			// The overrides of the last hour, from every source's shared
+			// trail: the team's, whichever HOME asks.
+			f := cmdutil.TeamNumbers(srcs, time.Now().Add(-stats.Window), 0)
 			hc := a.ReadHub(a.Cfg.Policy(), cmdutil.DashboardEvery, srcs...)
 			hc.Holders, hc.Observe = a.Cfg.Mesh.Holders, f.Tracker.Observe
 			snap := hub.New(hc).Once(ctx)
@@ -82,7 +92,32 @@ func statsTable(a *app, rep stats.Report) error {
 	for _, g := range rep.Nodes {
 		row("node "+g.Name, g)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// The overrides of the hour, per source, from its shared trail, or
+	// why they could not be counted.
+	for _, g := range rep.Sources {
+		switch {
+		case g.OverridesUnread != "":
+			fmt.Fprintf(a.Stdout, "overrides on %s: %s\n", g.Name, g.OverridesUnread)
+		default:
+			fmt.Fprintf(a.Stdout, "overrides on %s: %s applied; %s refused\n", g.Name, counts(g.Overrides), counts(g.Refused))
+		}
+	}
+	return nil
+}
+
+// counts is "none", or "action n" for each action, by name.
+func counts(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func pair(q stats.Quantiles) string {

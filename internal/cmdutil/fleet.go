@@ -18,15 +18,45 @@ import (
 )
 
 // fleetNumbers is what the stats view, `stats` and `metrics` read: one
-// tracker fed by the hub, and the journal for human overrides.
+// tracker fed by the hub, and the human overrides — from the sources'
+// shared trails when Trails is set (the team's, the same in every HOME),
+// else from the local journal.
 type FleetNumbers struct {
 	Tracker *stats.Tracker
 	Journal string
+	Trails  *sources.OverrideFeed
 }
 
-// overrides re-reads the audit journal into the tracker; a journal not
-// yet written holds no overrides.
+// TrailEvery is how often a long-running reader (metrics, the Stats view)
+// reads the shared trails for overrides at most.
+const TrailEvery = 10 * time.Second
+
+// TeamNumbers is the fleet numbers of srcs with the overrides read from
+// their shared trails from start on, at most once per every.
+func TeamNumbers(srcs []sources.Source, start time.Time, every time.Duration) FleetNumbers {
+	return FleetNumbers{Tracker: stats.New(), Trails: &sources.OverrideFeed{Sources: srcs, Start: start, Every: every}}
+}
+
+// TeamCounters is TeamNumbers for counters from now (metrics): the
+// trails are read once here, and what they hold already is the baseline,
+// not counted. Make it before saying the server is up.
+func TeamCounters(ctx context.Context, srcs []sources.Source) FleetNumbers {
+	f := TeamNumbers(srcs, time.Now(), TrailEvery)
+	f.Trails.Baseline = true
+	f.Trails.Read(ctx)
+	return f
+}
+
+// overrides re-reads the overrides into the tracker: the shared trails'
+// (a source whose trail cannot be read is named as not counted), else
+// the audit journal's; a journal not yet written holds no overrides.
 func (f FleetNumbers) Overrides() ([]model.AuditRecord, error) {
+	if f.Trails != nil {
+		recs, unread := f.Trails.Read(context.Background())
+		f.Tracker.Overrides(recs)
+		f.Tracker.OverridesUnread(unread)
+		return recs, nil
+	}
 	recs, err := sources.ReadJournal(f.Journal)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -73,7 +103,11 @@ func (a *Env) Listen(op, addr string) (net.Listener, error) {
 
 // serveMetrics serves /metrics on ln until ctx ends.
 func ServeMetrics(ctx context.Context, ln net.Listener, f FleetNumbers) error {
-	handler, err := metrics.Handler(metrics.New(metrics.Config{Tracker: f.Tracker, Journal: f.Overrides}))
+	cfg := metrics.Config{Tracker: f.Tracker, Journal: f.Overrides}
+	if f.Trails != nil {
+		cfg.Journal, cfg.Trails = nil, func() ([]model.AuditRecord, map[string]string) { return f.Trails.Read(ctx) }
+	}
+	handler, err := metrics.Handler(metrics.New(cfg))
 	if err != nil {
 		return model.Wrap(model.CodeMisconfigured, "metrics", "", err)
 	}

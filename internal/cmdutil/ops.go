@@ -94,7 +94,7 @@ func (a *Env) AgentOps() []agentOp {
 				if err := tf.checkToken(); err != nil {
 					return Answer{}, err
 				}
-				o := sources.Outcome{State: state, Reason: tf.Reason, UnblockAction: tf.Unblock, Artifacts: tf.Artifacts, Writer: tf.writer()}
+				o := sources.Outcome{State: state, Reason: tf.Reason, UnblockAction: tf.Unblock, Artifacts: tf.Artifacts, Writer: tf.writer(), Door: tf.Door}
 				if tf.NextCheck != "" {
 					at, err := time.Parse(time.RFC3339, tf.NextCheck)
 					if err != nil {
@@ -118,7 +118,7 @@ func (a *Env) AgentOps() []agentOp {
 			}},
 		{Name: "claim", Short: "Claim a task (or, without --task, the next eligible one)", Tool: "Claim a task (or, without task, the next eligible one)", Args: []string{"task", "agent-name", "run-id", "lease"}, Required: []string{"agent-name"},
 			run: func(ctx context.Context, src sources.Source, tf *TaskFlags) (Answer, error) {
-				req := sources.ClaimRequest{Agent: tf.Agent, RunID: tf.RunID, Lease: tf.Lease}
+				req := sources.ClaimRequest{Agent: tf.Agent, RunID: tf.RunID, Lease: tf.Lease, Door: tf.Door}
 				if tf.Task == "" {
 					t, err := src.ClaimNext(ctx, req)
 					return holder(tf.recordClient(ctx, src, "claim", t, err))

@@ -9,7 +9,6 @@ import (
 	"github.com/claimdeck/claimdeck/internal/cmdutil"
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources/hub"
-	"github.com/claimdeck/claimdeck/sources/stats"
 )
 
 func (a *app) metricsCommand() *cobra.Command {
@@ -21,8 +20,12 @@ func (a *app) metricsCommand() *cobra.Command {
 the mesh when mesh.registry is set) and serves what it sees at
 http://ADDR/metrics: tasks by state, lease ages, stuck claims by escalation
 level, node health and ping latency, poll durations and errors, lease events
-and human overrides. A scrape reads no backend. Example alert rules:
-sources/metrics/alerts.yml.`,
+and human overrides. A scrape reads no backend but the sources' shared
+trails, at most every 10 s: claimdeck_overrides_total counts the overrides
+they gained since the start, made from any HOME (a read-only unit too);
+claimdeck_overrides_trail_up{source} is 0 where a source's trail cannot be
+read (through a relay), whose overrides are then not counted. Example
+alert rules: sources/metrics/alerts.yml.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if listen == "" {
@@ -35,7 +38,9 @@ sources/metrics/alerts.yml.`,
 				return err
 			}
 			defer cmdutil.CloseAll(srcs)
-			f := cmdutil.FleetNumbers{Tracker: stats.New(), Journal: cmdutil.Expand(a.Cfg.AuditLog)}
+			// Overrides from the sources' shared trails: a read-only
+			// unit counts the team's, made from any HOME.
+			f := cmdutil.TeamCounters(ctx, srcs)
 			hc := a.ReadHub(a.Cfg.Policy(), cmdutil.DashboardEvery, srcs...)
 			hc.Observe = f.Tracker.Observe
 			if err := a.StartMesh(ctx, cmd, &hc); err != nil {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,7 +64,7 @@ func TestStatsCountsTheLastHourTheQueueShowsAndTheOperatorsOverrides(t *testing.
 		t.Errorf("this minute: claims %d, completions %d", o.Claims.PerMinute[stats.Minutes-1], o.Completions.PerMinute[stats.Minutes-1])
 	}
 	if o.Overrides["takeover"] != 1 {
-		t.Errorf("overrides = %v, want the takeover", o.Overrides)
+		t.Errorf("overrides = %v, want the takeover (%+v)", o.Overrides, rep)
 	}
 	if o.LeaseAge.N != 2 || o.HeartbeatGap.N != 1 {
 		t.Errorf("lease ages %d, heartbeat gaps %d: want both claims aged, only the agent's gap", o.LeaseAge.N, o.HeartbeatGap.N)
@@ -130,21 +129,8 @@ func TestMetricsServesTheQueueOverHTTP(t *testing.T) {
 	}
 	go io.Copy(io.Discard, errR)
 	url := strings.TrimSpace(line[strings.Index(line, "http://"):])
-	var body string
-	// The first poll runs as the server starts; scrape until it has landed
-	// (the test's own timeout is the only clock).
-	for !strings.Contains(body, `claimdeck_tasks{source="local",state="claimed"} 1`) {
-		if body != "" {
-			time.Sleep(10 * time.Millisecond)
-		}
-		resp, err := http.Get(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		body = string(b)
-	}
+	// The first poll runs as the server starts; scrape until it has landed.
+	body := cmdtest.ScrapeUntil(t, url, 1000, 10*time.Millisecond, `claimdeck_tasks{source="local",state="claimed"} 1`)
 	for _, want := range []string{`claimdeck_source_up{source="local"} 1`, `claimdeck_lease_age_seconds_count{source="local"} 1`,
 		`claimdeck_claims_stuck{level="escalated",source="local"} 0`} {
 		if !strings.Contains(body, want) {
@@ -157,13 +143,7 @@ func TestMetricsServesTheQueueOverHTTP(t *testing.T) {
 			t.Errorf("POST /metrics: %s, want 405", resp.Status)
 		}
 	}
-	if tool, err := exec.LookPath("promtool"); err == nil {
-		cmd := exec.Command(tool, "check", "metrics")
-		cmd.Stdin = strings.NewReader(body)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("promtool check metrics: %v\n%s", err, out)
-		}
-	}
+	cmdtest.CheckMetrics(t, body)
 	cancel()
 	if code := <-exit; code != 0 {
 		t.Errorf("metrics exited %d after its context ended", code)

@@ -220,7 +220,7 @@ func (s *Source) claimLocked(op, id string, c sources.ClaimRequest, adopt bool) 
 	rec.Agent, rec.RunID, rec.Node = c.Agent, c.RunID, c.Node
 	rec.ClaimedAt, rec.ExpiresAt = now, now.Add(lease)
 	rec.LockToken, rec.HolderKind = uuid.NewString(), model.HolderAgent.String()
-	ev := model.ClaimEvent(cur, c.Agent, c.RunID, now)
+	ev := c.Event(cur, now)
 	broken := ""
 	if lk := slot[kindLock]; lk != nil {
 		// A dead holder's lease: move the old lock aside and make sure it is
@@ -416,7 +416,9 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if o.State == model.StateReview {
 		rec.ReviewBy = o.By(rec.Agent)
 	}
-	rec.addEvent(model.Event{At: now, Actor: o.By(rec.Agent), Action: fin.action, Reason: o.Reason})
+	ev := o.Event(rec.Agent, now)
+	ev.Action = fin.action
+	rec.addEvent(ev)
 	if err := s.publishFinal(rec.marshal(), id, fin.kind); err != nil {
 		s.restore(priv, lk.path, id)
 		return nil, sources.StorageErr(fin.action, id, err)

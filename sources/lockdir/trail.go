@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -106,3 +108,53 @@ func (s *Source) trail(id string) []model.Event {
 	}
 	return out
 }
+
+// TrailSince reads the directory's trail from since on, oldest first
+// (sources.TrailReader): the history of every task a poll's scan reads
+// (a stat of every file, a read of those changed since the last scan;
+// tasks the seed's cleanup moved to archive/ are not read) and the
+// refused attempts of every trail file written since. Its cost grows with
+// the directory, not with the time asked for: a poll's, once per call.
+func (s *Source) TrailSince(ctx context.Context, since time.Time, limit int) ([]sources.TrailEntry, error) {
+	const op = "trail"
+	if err := s.readGuard(ctx, op, "", false); err != nil {
+		return nil, err
+	}
+	tasks, err := s.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	var out []sources.TrailEntry
+	keep := func(id string, evs []model.Event) {
+		for _, e := range evs {
+			if !e.At.Before(since) {
+				out = append(out, sources.TrailEntry{Task: id, Event: e})
+			}
+		}
+	}
+	for _, t := range tasks {
+		keep(t.ID, t.More().History)
+	}
+	names, err := filepath.Glob(filepath.Join(s.archive, "*"+trailSuffix+"*"))
+	if err != nil {
+		return nil, sources.StorageErr(op, "", err)
+	}
+	done := map[string]bool{}
+	for _, p := range names {
+		id, _, ok := strings.Cut(filepath.Base(p), trailSuffix)
+		if !ok || done[id] || refuseID(op, id) != nil {
+			continue
+		}
+		if fi, err := os.Lstat(p); err != nil || fi.ModTime().Before(since.Add(-trailClockSkew)) {
+			continue
+		}
+		done[id] = true
+		keep(id, s.trail(id))
+	}
+	return sources.SortTrail(out, limit), nil
+}
+
+// trailClockSkew is how far a trail file's modification time (the file
+// server's clock) may lag the time in its last line (the writer's clock)
+// before TrailSince skips the file as unchanged since.
+const trailClockSkew = 10 * time.Minute

@@ -55,7 +55,7 @@ func (s *Sweeper) rescueDead(ctx context.Context, tasks []*model.Task, owners []
 		case !ok:
 			r.Err = fmt.Errorf("source %s cannot put tasks back: %s stays with its dead holder %s", t.Source, t.ID, t.Claim().Name)
 		case !s.DryRun:
-			_, r.Err = sources.ReapOne(ctx, rel, t, rescuer, model.ActionRescue, now, grace)
+			_, r.Err = sources.ReapOne(ctx, rel, t, model.Actor{Name: rescuer, Door: model.DoorSweep}, model.ActionRescue, now, grace)
 			r.Applied = r.Err == nil
 			done[t.Ref()] = r.Applied
 		}

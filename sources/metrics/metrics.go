@@ -31,7 +31,15 @@ type Config struct {
 	// Journal reads the audit journal's records for the override counters;
 	// nil: none. It is called once per scrape.
 	Journal func() ([]model.AuditRecord, error)
-	Now     func() time.Time
+	// Trails reads the overrides from the sources' shared trails
+	// (sources.OverrideFeed) and names the sources whose trail could not
+	// be read; when set, it is counted instead of Journal, so every
+	// process — a read-only metrics unit too — counts the team's
+	// overrides. It is called once per scrape; what it answers is
+	// counted whatever its time (a feed with a Baseline read at the start
+	// counts from the start).
+	Trails func() ([]model.AuditRecord, map[string]string)
+	Now    func() time.Time
 }
 
 // Collector is a prometheus.Collector over the tracker.
@@ -85,7 +93,9 @@ var descs = sync.OnceValue(func() *descSet {
 		nodeFailures: prometheus.NewDesc("claimdeck_node_ping_failures",
 			"Consecutive failed health pings of the node.", []string{"node"}, nil),
 		overrides: prometheus.NewDesc("claimdeck_overrides_total",
-			"Human overrides the audit journal recorded since the process started, by action and result (applied or the error code).", []string{"action", "result"}, nil),
+			"Human overrides the sources' shared trails recorded since the process started, by action and result (applied or the error code).", []string{"action", "result"}, nil),
+		trailUp: prometheus.NewDesc("claimdeck_overrides_trail_up",
+			"1 when the source's shared trail was read for the override counters; 0 when it cannot be (its overrides are not counted).", []string{"source"}, nil),
 		journalUp: prometheus.NewDesc("claimdeck_audit_journal_up",
 			"1 when the audit journal could be read for the override counters.", nil, nil),
 	}
@@ -104,12 +114,13 @@ type descSet struct {
 	nodeLatency  *prometheus.Desc
 	nodeFailures *prometheus.Desc
 	overrides    *prometheus.Desc
+	trailUp      *prometheus.Desc
 	journalUp    *prometheus.Desc
 }
 
 // all lists every description, for Describe.
 func (d *descSet) all() []*prometheus.Desc {
-	return []*prometheus.Desc{d.tasks, d.leaseAge, d.stuck, d.sourceUp, d.pollSeconds, d.polls, d.pollErrors, d.events, d.nodeUp, d.nodeLatency, d.nodeFailures, d.overrides, d.journalUp}
+	return []*prometheus.Desc{d.tasks, d.leaseAge, d.stuck, d.sourceUp, d.pollSeconds, d.polls, d.pollErrors, d.events, d.nodeUp, d.nodeLatency, d.nodeFailures, d.overrides, d.trailUp, d.journalUp}
 }
 
 // Describe implements prometheus.Collector.
@@ -195,7 +206,18 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	if c.cfg.Journal != nil {
+	if c.cfg.Trails != nil {
+		recs, unread := c.cfg.Trails()
+		c.cfg.Tracker.Overrides(recs)
+		c.cfg.Tracker.OverridesUnread(unread)
+		for _, st := range snap.Sources {
+			up := 1.0
+			if _, no := unread[st.Name]; no {
+				up = 0
+			}
+			gauge(d.trailUp, up, st.Name)
+		}
+	} else if c.cfg.Journal != nil {
 		recs, err := c.cfg.Journal()
 		ok := 1.0
 		if err != nil {
@@ -205,7 +227,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(d.journalUp, ok)
 	}
-	for _, o := range c.cfg.Tracker.OverrideTotals(c.start) {
+	since := c.start
+	if c.cfg.Trails != nil {
+		since = time.Time{} // the feed counts from its baseline, read at the start
+	}
+	for _, o := range c.cfg.Tracker.OverrideTotals(since) {
 		counter(d.overrides, float64(o.Count), string(o.Action), o.Result)
 	}
 }

@@ -89,7 +89,7 @@ claimdeck_node_up{node="ops"} 1
 # HELP claimdeck_node_ping_latency_seconds Latency of the node's last successful health ping.
 # TYPE claimdeck_node_ping_latency_seconds gauge
 claimdeck_node_ping_latency_seconds{node="ops"} 0.004
-# HELP claimdeck_overrides_total Human overrides the audit journal recorded since the process started, by action and result (applied or the error code).
+# HELP claimdeck_overrides_total Human overrides the sources' shared trails recorded since the process started, by action and result (applied or the error code).
 # TYPE claimdeck_overrides_total counter
 claimdeck_overrides_total{action="force-release",result="CONFLICT"} 1
 claimdeck_overrides_total{action="takeover",result="applied"} 1

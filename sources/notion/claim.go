@@ -91,7 +91,7 @@ func (s *Source) claim(ctx context.Context, id string, c sources.ClaimRequest) (
 		p.lock(&s.m, model.HolderAgent, c.Agent, c.RunID, token, now, now.Add(lease))
 		p.date(s.m.StartedAt, now)
 		p.option(s.m.HandoffStatus, "claimed")
-		ev := model.ClaimEvent(t, c.Agent, c.RunID, now)
+		ev := c.Event(t, now)
 		if ev.Action != model.ActionRescue {
 			ev.Action = "claimed" // seed 001's word in handoff_history
 		}
@@ -385,7 +385,9 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	if o.State == model.StateFailed && s.m.FailedMark != "" {
 		p.text(s.m.Reason, s.m.FailedMark+o.Reason)
 	}
-	s.appendHistory(p, t, model.Event{At: now, Actor: o.By(t.Claim().Name), Action: action, Reason: o.Reason})
+	ev := o.Event(t.Claim().Name, now)
+	ev.Action = action
+	s.appendHistory(p, t, ev)
 	got, err := s.settled(ctx, op, t, p, model.CodeLostLock)
 	person, own := t.Claim().Person(), model.OwnAction(o.State)
 	if err == nil && o.State == model.StateReview {
@@ -397,7 +399,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 		if person != "" {
 			by = person
 		}
-		_, nerr := s.audited(ctx, string(model.ActionReview), got, auditNote(model.ActionReview, by, o.Reason, versionPart+reviewMark(got), t))
+		_, nerr := s.audited(ctx, string(model.ActionReview), got, withDoor(auditNote(model.ActionReview, by, o.Reason, versionPart+reviewMark(got), t), o.Door))
 		if nerr == nil {
 			got.EditMore().ReviewBy = by
 		}
@@ -408,7 +410,7 @@ func (s *Source) Finish(ctx context.Context, id, token string, o sources.Outcome
 	}
 	// A person's own finish is a human action: audited as takeover and
 	// the others are.
-	return s.audited(ctx, string(own), got, auditNote(own, person, o.Reason, "", t))
+	return s.audited(ctx, string(own), got, withDoor(auditNote(own, person, o.Reason, "", t), o.Door))
 }
 
 // settled writes a patch over before, waits Settle and reads the page

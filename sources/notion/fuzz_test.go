@@ -71,6 +71,7 @@ func FuzzSanitize(f *testing.F) {
 
 func FuzzHistory(f *testing.F) {
 	f.Add(`[{"node":"SANDMAN","action":"claimed","at":"2026-02-01T02:15:00Z"}]`)
+	f.Add(`[{"node":"SANDMAN","action":"claimed","at":"2026-02-01T02:15:00Z","door":"ntask"}]`)
 	f.Add(`[{"node":null,"at":12}]`)
 	f.Add(`{"node":"x"}`)
 	f.Add(`[{"action":"history-trimmed","detail":"7 older entries dropped"},{"node":"a","action":"claimed","reason":"` + strings.Repeat("é𝄞", 120000) + `"}]`)

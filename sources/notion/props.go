@@ -306,6 +306,9 @@ type historyEntry struct {
 	At     string `json:"at"`
 	Reason string `json:"reason,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// Door is where claimdeck took the step in (an agent door, a person's);
+	// the seed's own entries have none.
+	Door string `json:"door,omitempty"`
 }
 
 // decodeHistory reads a hand-off history. Anything that is not a JSON
@@ -322,7 +325,7 @@ func decodeHistory(raw string) []model.Event {
 	out := make([]model.Event, 0, len(entries))
 	for _, e := range entries {
 		at, _ := time.Parse(time.RFC3339Nano, e.At)
-		out = append(out, model.Event{At: at, Actor: e.Node, Action: e.Action, Reason: e.Reason, Detail: e.Detail})
+		out = append(out, model.Event{At: at, Actor: e.Node, Action: e.Action, Reason: e.Reason, Detail: e.Detail, Door: model.Door(e.Door)})
 	}
 	return out
 }
@@ -389,7 +392,7 @@ func halve(s string) string {
 func marshalHistory(events []model.Event) string {
 	entries := make([]historyEntry, len(events))
 	for i, e := range events {
-		entries[i] = historyEntry{Node: e.Actor, Action: e.Action, At: e.At.UTC().Format(time.RFC3339), Reason: e.Reason, Detail: e.Detail}
+		entries[i] = historyEntry{Node: e.Actor, Action: e.Action, At: e.At.UTC().Format(time.RFC3339), Reason: e.Reason, Detail: e.Detail, Door: string(e.Door)}
 	}
 	b, _ := json.Marshal(entries)
 	return string(b)

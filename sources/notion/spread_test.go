@@ -82,5 +82,8 @@ func (s *spread) CheckWrite(ctx context.Context) error { return s.pick().CheckWr
 func (s *spread) Record(ctx context.Context, id string, e model.Event) error {
 	return s.pick().Record(ctx, id, e)
 }
+func (s *spread) TrailSince(ctx context.Context, since time.Time, limit int) ([]sources.TrailEntry, error) {
+	return s.pick().TrailSince(ctx, since, limit)
+}
 
 var _ sources.Source = (*spread)(nil)

@@ -1,6 +1,7 @@
 package sourcetest
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -234,5 +235,132 @@ func testReapUnderConfiguredGrace(t *testing.T, k *kit) {
 	k.advance(t, task.ID, grace)
 	if got := desk.Reap(k.ctx(t), k.src, read(), sources.ConfiguredGrace, false); len(got) != 1 || !got[0].Applied {
 		t.Fatalf("a reap past the configured grace = %+v, want the task reaped", got)
+	}
+}
+
+// testTrailSince: the trail read across tasks (sources.TrailReader), from
+// another handle, holds an override applied through the first (with its
+// person and door) and a refused attempt, and counts both as overrides
+// (sources.OverrideRecords), the agent's own claim not.
+func testTrailSince(t *testing.T, k *kit) {
+	ctx := k.ctx(t)
+	other := k.other(t)
+	if r, ok := other.(returned); ok {
+		other = r.Source
+	}
+	tr, ok := other.(sources.TrailReader)
+	if !ok {
+		t.Fatalf("%s is no sources.TrailReader: stats and the metrics cannot count its overrides", k.src.Name())
+	}
+	since := time.Now() // the backend's own clock, or the kit's
+	if k.now().Before(since) {
+		since = k.now()
+	}
+	since = since.Add(-time.Hour)
+	task := k.create(t, sources.NewTask{Title: "released by a person, counted from another handle"})
+	seen := k.claim(t, task.ID, "SANDMAN")
+	if _, err := k.src.ForceRelease(ctx, task.ID, sources.Human{Actor: "alice", Door: model.DoorCLI, Reason: "node down", Expect: seen.Version}); err != nil {
+		t.Fatal(err)
+	}
+	// An agent's comment shaped like claimdeck's note is no override.
+	if err := k.src.Comment(ctx, task.ID, sources.Note{Author: "w9", Text: "claimdeck · takeover · by HUMAN:mallory · reason: mine now · was: Ready"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := k.approve(t, k.get(t, task.ID), "w9", model.DoorMCPStdio)
+	refusal := string(model.CodeOf(err))
+	if refusal == "" {
+		t.Fatalf("approving a task not in review was applied")
+	}
+	entries, err := tr.TrailSince(ctx, since, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []sources.TrailEntry
+	for _, e := range entries {
+		if e.Task == task.ID {
+			mine = append(mine, e)
+		}
+	}
+	if !slices.IsSortedFunc(entries, func(a, b sources.TrailEntry) int { return a.At.Compare(b.At) }) {
+		t.Errorf("the trail is not oldest first")
+	}
+	recs := sources.OverrideRecords(k.src.Name(), mine)
+	count := map[string]int{}
+	for _, r := range recs {
+		count[string(r.Action)+" "+r.Result+" "+r.Actor+" "+string(r.Door)]++
+	}
+	want := map[string]int{
+		"force-release applied alice cli":      1,
+		"approve " + refusal + " w9 mcp-stdio": 1,
+	}
+	if !maps.Equal(count, want) {
+		t.Fatalf("the overrides counted from the trail of another handle = %v, want %v; the task's trail: %+v", count, want, mine)
+	}
+}
+
+// testDoorOfAgentSteps: the trail entry a backend writes for an agent's
+// claim and for its finish names the door the call came through, as seen
+// from another handle. (A backend that writes no claim entry of its own —
+// Notion without a hand-off history — leaves the claim out; the review is
+// in every trail.)
+func testDoorOfAgentSteps(t *testing.T, k *kit) {
+	ctx := k.ctx(t)
+	task := k.create(t, sources.NewTask{Title: "claimed over ntask, sent to review over MCP"})
+	held, err := k.src.Claim(ctx, task.ID, sources.ClaimRequest{Agent: "SANDMAN", RunID: "r1", Door: model.DoorNtask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.src.Finish(ctx, task.ID, held.Claim().Token, sources.Outcome{State: model.StateReview, Door: model.DoorMCPStdio}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := k.other(t).Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := false
+	for _, e := range got.More().History {
+		switch {
+		case e.Action == model.EventClaim || e.Action == "claimed":
+			if e.Door != model.DoorNtask {
+				t.Errorf("the claim's trail entry names door %q, want ntask: %+v", e.Door, e)
+			}
+		case e.Action == string(model.ActionReview) && e.Applied():
+			review = true
+			if e.Door != model.DoorMCPStdio {
+				t.Errorf("the review's trail entry names door %q, want mcp-stdio: %+v", e.Door, e)
+			}
+		}
+	}
+	if !review {
+		t.Fatalf("the trail holds no review: %+v", got.More().History)
+	}
+}
+
+// testRefusalFlood: an agent retrying a refused call in a loop leaves at
+// most sources.RefusalCap entries of it in the trail within the window,
+// the last saying that more are not recorded; each retry is still
+// refused.
+func testRefusalFlood(t *testing.T, k *kit) {
+	task := k.create(t, sources.NewTask{Title: "approved in a loop while queued"})
+	for i := range 10 {
+		if _, err := k.approve(t, k.get(t, task.ID), "w9", model.DoorMCPStdio); err == nil {
+			t.Fatalf("retry %d of an approval of a queued task was applied", i)
+		}
+	}
+	got, err := k.other(t).Get(k.ctx(t), task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []model.Event
+	for _, e := range got.More().History {
+		if e.Actor == "w9" && !e.Applied() {
+			refused = append(refused, e)
+		}
+	}
+	if len(refused) != sources.RefusalCap {
+		t.Fatalf("ten refused retries left %d entries in the trail, want %d: %+v", len(refused), sources.RefusalCap, refused)
+	}
+	if last := refused[len(refused)-1]; !strings.Contains(last.Detail, "not recorded") {
+		t.Errorf("the last kept refusal does not say that more are not recorded: %+v", last)
 	}
 }

@@ -290,6 +290,44 @@ func (s *Store) history(ctx context.Context, st statements, id string) ([]model.
 	return out, rows.Err()
 }
 
+// TrailSince reads the table's audit trail from since on, oldest first,
+// at most limit events (sources.TrailLimit when limit <= 0): one indexed
+// range (claimdeck_audit_at_idx), so a count over the last hour costs the
+// hour's rows, not the trail's (sources.TrailReader).
+func (s *Store) TrailSince(ctx context.Context, since time.Time, limit int) ([]sources.TrailEntry, error) {
+	const op = "trail"
+	if err := s.readGuard(ctx, op, "", false); err != nil {
+		return nil, err
+	}
+	st, migrated := s.stmts()
+	if !migrated {
+		return nil, sources.NoTrailRead(s.cfg.Name, fmt.Sprintf("table %s is not migrated (claimdeck migrate --source %s)", s.plainTable, s.cfg.Name))
+	}
+	if limit <= 0 {
+		limit = sources.TrailLimit
+	}
+	rows, err := s.db.query(ctx, st.trailSince, s.tag, s.d.timeArg(since.UTC()), limit)
+	if err != nil {
+		return nil, s.classify(op, "", err)
+	}
+	defer rows.Close()
+	var out []sources.TrailEntry
+	for rows.Next() {
+		var at nullTime
+		var task, actor, action string
+		var reason, detail, door, result *string
+		if err := rows.Scan(&task, &at, &actor, &action, &reason, &detail, &door, &result); err != nil {
+			return nil, s.classify(op, "", err)
+		}
+		out = append(out, sources.TrailEntry{Task: task, Event: model.Event{At: at.t, Actor: actor, Action: action, Reason: deref(reason),
+			Detail: deref(detail), Door: model.Door(deref(door)), Result: deref(result)}})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.classify(op, "", err)
+	}
+	return out, nil
+}
+
 func deref(p *string) string {
 	if p == nil {
 		return ""
@@ -382,7 +420,7 @@ func (s *Store) claimArgs(c sources.ClaimRequest) ([]any, error) {
 		lease = s.cfg.Lease
 	}
 	return []any{c.Agent, nullable(c.RunID), nullable(c.Node), uuid.NewString(), lease.Milliseconds(), s.cfg.Pool,
-		s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag}, nil
+		s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag, nullable(string(c.Door))}, nil
 }
 
 // Claim is one conditional UPDATE … RETURNING: it succeeds only on a row
@@ -427,13 +465,13 @@ func (s *Store) ClaimNext(ctx context.Context, c sources.ClaimRequest) (*model.T
 	return t, s.classify("claim", "", err)
 }
 
-// claimWrite runs a claim: of the task id when args carry one (the tenth),
+// claimWrite runs a claim: of the task id when args carry one (the 11th),
 // else of the first claimable task. On PostgreSQL one statement notes the
 // claim in the audit trail and claims; SQLite, without writing CTEs, picks
 // the row, notes and claims in one transaction, which its single writer
 // keeps on that row.
 func (s *Store) claimWrite(ctx context.Context, st statements, args []any) (*model.Task, error) {
-	byID := len(args) == 10
+	byID := len(args) == 11
 	if st.claimNote == "" {
 		stmt := st.claimNext
 		if byID {
@@ -559,7 +597,7 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 	}
 	writer, afterHolder := model.TokenWriterParts(o.Writer)
 	t, err := s.holderWrite(ctx, op, id, st.finishNote, st.finish, id, token, status, nullable(o.Reason),
-		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State), writer, boolInt(afterHolder))
+		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State), writer, boolInt(afterHolder), nullable(string(o.Door)))
 	if model.CodeOf(err) == model.CodeLostLock && checkSubs != nil {
 		// Refused either for the token or for open sub-tasks: say which.
 		if cur, gerr := s.Get(ctx, id); gerr == nil && cur.Claim().Token == token && cur.OpenSubtasks > 0 {

@@ -297,6 +297,9 @@ func (s *Store) migration(have map[string]bool) []string {
 	after TEXT
 )`, serial, ts),
 		"CREATE INDEX IF NOT EXISTS claimdeck_audit_task_idx ON claimdeck_audit (tbl, task_id)"+usedBy("get (its history)"),
+		// The trail by time: stats and the metrics count the team's
+		// overrides from it (TrailSince), a range whatever its length.
+		"CREATE INDEX IF NOT EXISTS claimdeck_audit_at_idx ON claimdeck_audit (tbl, at, id)"+usedBy("stats and metrics (the team's overrides, from the trail)"),
 	)
 	if !have[auditTrail] {
 		// The trail's own columns: where a request came in, how it ended

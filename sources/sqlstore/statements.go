@@ -24,6 +24,7 @@ type statements struct {
 	stamped    bool
 	mark       string
 	history    string
+	trailSince string
 	insert     string
 	next       string
 	claim      string
@@ -84,6 +85,9 @@ func (s *Store) statements(have map[string]bool) statements {
 		tombstones: "SELECT task_id FROM claimdeck_tombstones WHERE tbl = $1 AND deleted_at >= $2",
 		now:        "SELECT " + d.now,
 		history:    "SELECT at, actor, action, reason, detail, door, result FROM claimdeck_audit WHERE tbl = $1 AND task_id = $2 ORDER BY id",
+		// The table's trail from a time on, oldest first: one range of
+		// claimdeck_audit_at_idx, whatever the trail's length before it.
+		trailSince: "SELECT task_id, at, actor, action, reason, detail, door, result FROM claimdeck_audit WHERE tbl = $1 AND at >= $2 ORDER BY at, id LIMIT $3",
 		audit: fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason, detail, before, after, door, result)
 			VALUES ($1, $2, %s, $3, $4, $5, $6, $7, $8, $9, $10)`, d.now),
 	}
@@ -114,8 +118,8 @@ func (s *Store) statements(have map[string]bool) statements {
 	order := "ORDER BY " + pullOrder(d)
 
 	// Parameters of a claim: $1 agent, $2 run, $3 node, $4 token, $5 lease
-	// ms, $6 pool, $7 seed lease ms, $8 grace ms, $9 audit tag, then $10 id
-	// (claim) or nothing (claim-next).
+	// ms, $6 pool, $7 seed lease ms, $8 grace ms, $9 audit tag, $10 the
+	// door (the trail's), then $11 id (claim) or nothing (claim-next).
 	claimSet := fmt.Sprintf(`status = 'in_progress', assigned_worker = $1, started_at = %[1]s, lock_token = $4,
 		lease_expires_at = %[2]s, heartbeat_at = %[1]s, holder_kind = 'AGENT', run_id = $2, node = $3,
 		%[3]s, reason = NULL, unblock_action = NULL, next_check_at = NULL, escalation = NULL, review_by = NULL, %[4]s`,
@@ -125,8 +129,8 @@ func (s *Store) statements(have map[string]bool) statements {
 	// progress is a rescue, and its dead holder the row's worker before it;
 	// the detail keeps the run ($2): "from A4; run r-9", "run r-9".
 	claimNote := func(idExpr, worker, status, from string) string {
-		return fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, detail)
-		SELECT $9, %[1]s, %[2]s, $1, CASE WHEN %[3]s = 'in_progress' THEN '%[4]s' ELSE '%[5]s' END,
+		return fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, door, detail)
+		SELECT $9, %[1]s, %[2]s, $1, CASE WHEN %[3]s = 'in_progress' THEN '%[4]s' ELSE '%[5]s' END, CAST($10 AS TEXT),
 			CASE WHEN %[3]s = 'in_progress' THEN 'from ' || %[6]s || COALESCE('; run ' || CAST($2 AS TEXT), '') ELSE 'run ' || CAST($2 AS TEXT) END FROM %[7]s`,
 			idExpr, now, status, model.ActionRescue, model.EventClaim, worker, from)
 	}
@@ -152,7 +156,7 @@ func (s *Store) statements(have map[string]bool) statements {
 	// next shows what claim-next would take, by the same pick: each kind of
 	// candidate from its own index, the better of the two.
 	st.next = fmt.Sprintf("WITH %s SELECT %s FROM %s WHERE id = (SELECT cand FROM first)", pickNext(d, t, "$1", "$2", "$3", "$4", ""), cols, t)
-	byID := fmt.Sprintf("id = $10 AND %s", claimable)
+	byID := fmt.Sprintf("id = $11 AND %s", claimable)
 	if d.name == postgres.name {
 		// One statement: lock the row, note the claim, claim. SKIP LOCKED
 		// lets concurrent claim-next calls pass over each other's row
@@ -182,7 +186,8 @@ func (s *Store) statements(have map[string]bool) statements {
 	// $9 the task id as text when completing (sub-tasks must be closed), else NULL,
 	// $10 audit tag, $11 the trail's action (model.FinishStep), $12 and $13
 	// the caller as the trail names it (model.TokenWriter: the writer, or,
-	// when $13 is 1, the holder — the row's worker — followed by $12).
+	// when $13 is 1, the holder — the row's worker — followed by $12), $14
+	// the door the trail records.
 	finishable := fmt.Sprintf("%s AND (CAST($9 AS TEXT) IS NULL OR NOT EXISTS (%s))", holder, fmt.Sprintf(openSub, "CAST($9 AS TEXT)"))
 	writer := func(worker string) string {
 		return fmt.Sprintf("CASE WHEN $13 = 1 THEN COALESCE(%[1]s, '') || CAST($12 AS TEXT) ELSE COALESCE(NULLIF(CAST($12 AS TEXT), ''), %[1]s, '') END", worker)
@@ -197,8 +202,8 @@ func (s *Store) statements(have map[string]bool) statements {
 	}
 	// The holder who parks or ends the claim is the row's worker before it.
 	finishNote := func(idExpr, worker, from string) string {
-		return fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason)
-		SELECT $10, %s, %s, %s, $11, $4 FROM %s`, idExpr, now, writer(worker), from)
+		return fmt.Sprintf(`INSERT INTO claimdeck_audit (tbl, task_id, at, actor, action, reason, door)
+		SELECT $10, %s, %s, %s, $11, $4, CAST($14 AS TEXT) FROM %s`, idExpr, now, writer(worker), from)
 	}
 	if d.name == postgres.name {
 		// As the claim: lock the row, note the step, write, in one statement.

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -41,6 +42,12 @@ type Group struct {
 	HeartbeatGap Quantiles `json:"heartbeat_gap"`
 
 	Overrides map[string]int `json:"overrides,omitempty"` // action → applied overrides in the window
+	// Refused counts, by action, the overrides refused in the window.
+	Refused map[string]int `json:"overrides_refused,omitempty"`
+	// OverridesUnread says why a source's overrides are not counted (its
+	// shared trail could not be read): not available, not zero. Overall,
+	// it names every such source.
+	OverridesUnread string `json:"overrides_unread,omitempty"`
 }
 
 // Series counts one kind of event per minute over the window.
@@ -92,7 +99,7 @@ func (t *Tracker) Report(now time.Time) Report {
 	// Copy under the lock and count outside it: the hub waits on this lock
 	// to publish, and a report of 100,000 tasks takes milliseconds.
 	t.mu.Lock()
-	last, events, overrides := t.last, slices.Clone(t.events), t.overrides
+	last, events, overrides, unread := t.last, slices.Clone(t.events), t.overrides, t.unread
 	t.mu.Unlock()
 	all := &groups{byName: map[string]*builder{}}
 	srcs := &groups{byName: map[string]*builder{}}
@@ -147,15 +154,27 @@ func (t *Tracker) Report(now time.Time) Report {
 	}
 	for _, r := range overrides {
 		ago := now.Sub(r.At)
-		if r.Result != "applied" || ago < 0 || ago >= Window {
+		if ago < 0 || ago >= Window {
 			continue
 		}
 		for _, g := range []*builder{overall, srcs.get(r.Source)} {
-			if g.g.Overrides == nil {
-				g.g.Overrides = map[string]int{}
+			m := &g.g.Overrides
+			if r.Result != model.ResultApplied {
+				m = &g.g.Refused
 			}
-			g.g.Overrides[string(r.Action)]++
+			if *m == nil {
+				*m = map[string]int{}
+			}
+			(*m)[string(r.Action)]++
 		}
+	}
+	var notRead []string
+	for _, name := range slices.Sorted(maps.Keys(unread)) {
+		srcs.get(name).g.OverridesUnread = unread[name]
+		notRead = append(notRead, name+" ("+unread[name]+")")
+	}
+	if len(notRead) > 0 {
+		overall.g.OverridesUnread = "overrides not counted on " + strings.Join(notRead, "; ")
 	}
 	return Report{
 		At: now, Window: Window.String(),

@@ -65,6 +65,9 @@ type Tracker struct {
 	events    []event
 	totals    map[string]*[kindCount]uint64 // source → counts since the tracker started
 	overrides []model.AuditRecord
+	// unread names the sources whose overrides could not be read (no
+	// shared trail to read across tasks, or its read failed), with why.
+	unread map[string]string
 }
 
 // New returns an empty tracker.
@@ -207,8 +210,9 @@ func (t *Tracker) totalled(source string) *[kindCount]uint64 {
 	return n
 }
 
-// Overrides replaces the human overrides the tracker knows with the audit
-// journal's records (pending records are skipped).
+// Overrides replaces the human overrides the tracker knows with recs: the
+// shared trails' (sources.OverrideFeed), or a local journal's (pending
+// records are skipped).
 func (t *Tracker) Overrides(recs []model.AuditRecord) {
 	kept := make([]model.AuditRecord, 0, len(recs))
 	for _, r := range recs {
@@ -218,6 +222,14 @@ func (t *Tracker) Overrides(recs []model.AuditRecord) {
 	}
 	t.mu.Lock()
 	t.overrides = kept
+	t.mu.Unlock()
+}
+
+// OverridesUnread names the sources whose overrides the tracker could not
+// read, with why: a report shows them as not available, never as zero.
+func (t *Tracker) OverridesUnread(unread map[string]string) {
+	t.mu.Lock()
+	t.unread = unread
 	t.mu.Unlock()
 }
 

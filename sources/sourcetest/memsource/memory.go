@@ -226,7 +226,7 @@ func (m *Memory) claim(t *model.Task, c sources.ClaimRequest) {
 	if lease <= 0 {
 		lease = model.DefaultPolicy().Lease
 	}
-	ev := model.ClaimEvent(t, c.Agent, c.RunID, now)
+	ev := c.Event(t, now)
 	t.State, t.RawStatus = model.StateClaimed, "claimed"
 	t.SetClaim(model.Claim{Holder: model.HolderAgent, Name: c.Agent, RunID: c.RunID, Node: c.Node,
 		Token: uuid.NewString(), ClaimedAt: model.StampOf(now), HeartbeatAt: model.StampOf(now), Expires: model.StampOf(now.Add(lease))})
@@ -276,7 +276,7 @@ func (m *Memory) Finish(_ context.Context, id, token string, o sources.Outcome) 
 	t.State, t.RawStatus = o.State, o.State.String()
 	more := t.More()
 	more.Reason, more.Unblock, more.Artifacts = o.Reason, model.UnblockOf(o.UnblockAction, o.NextCheckAt), o.Artifacts
-	more.History = append(more.History, model.Event{At: m.Now(), Actor: o.By(t.Claim().Name), Action: model.FinishStep(o.State), Reason: o.Reason})
+	more.History = append(more.History, o.Event(t.Claim().Name, m.Now()))
 	more.ReviewBy = ""
 	if o.State == model.StateReview {
 		more.ReviewBy = o.By(t.Claim().Name)
@@ -383,6 +383,22 @@ func (m *Memory) Record(_ context.Context, id string, e model.Event) error {
 	}
 	t.EditMore().History = append(t.More().History, e)
 	return nil
+}
+
+// TrailSince implements sources.TrailReader: every task's history from
+// since on, oldest first.
+func (m *Memory) TrailSince(_ context.Context, since time.Time, limit int) ([]sources.TrailEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []sources.TrailEntry
+	for id, t := range m.tasks {
+		for _, e := range t.More().History {
+			if !e.At.Before(since) {
+				out = append(out, sources.TrailEntry{Task: id, Event: e})
+			}
+		}
+	}
+	return sources.SortTrail(out, limit), nil
 }
 
 // Update implements sources.Source, checked with sources.CheckEdit.
