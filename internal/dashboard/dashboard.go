@@ -49,7 +49,13 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 	}
 	desk := &sources.Desk{Actor: a.Cfg.Actor, Door: model.DoorDashboard, Journal: j, ReadOnly: a.Cfg.ReadOnlyFor, SelfApprove: a.Cfg.Review.SelfApprove, Grace: a.Cfg.Policy().Grace}
 	d.hub.Desk = desk
-	f := cmdutil.FleetNumbers{Tracker: stats.New(), Journal: d.journal}
+	// The Stats view counts the team's overrides of the last hour from the
+	// sources' shared trails, as `stats` does in any HOME.
+	srcs := make([]sources.Source, len(d.hub.Feeds))
+	for i, feed := range d.hub.Feeds {
+		srcs[i] = feed.Source
+	}
+	f := cmdutil.TeamNumbers(srcs, time.Now().Add(-stats.Window), cmdutil.TrailEvery)
 	d.hub.Observe = f.Tracker.Observe
 	h := hub.New(d.hub)
 	if d.metrics != "" {
@@ -59,7 +65,11 @@ func (a *app) runDashboard(ctx context.Context, themeName string, d dashboard) e
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		go func() { _ = cmdutil.ServeMetrics(ctx, ln, f) }()
+		// Counters start at zero with the process: the trails as they
+		// stand now are the baseline. The lease events are the view's.
+		m := cmdutil.TeamCounters(ctx, srcs)
+		m.Tracker = f.Tracker
+		go func() { _ = cmdutil.ServeMetrics(ctx, ln, m) }()
 	}
 	return tui.Run(ctx, tui.Options{
 		Stats:      f.Report,

@@ -116,7 +116,7 @@ func (a *app) serveSSH(ctx context.Context, listen, keysFile string, sc cmdutil.
 	}
 	defer cmdutil.CloseAll(srcs)
 	policy := a.Cfg.Policy()
-	fleet := cmdutil.FleetNumbers{Tracker: stats.New(), Journal: journalPath}
+	fleet := cmdutil.TeamNumbers(srcs, time.Now().Add(-stats.Window), cmdutil.TrailEvery)
 	shared := a.ReadHub(policy, cmdutil.DashboardEvery, srcs...)
 	shared.Observe = fleet.Tracker.Observe
 	reader := hub.New(relay.HubConfig(shared))

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,6 +79,38 @@ func TestOverridesFromOneHomeAreCountedInAnother(t *testing.T) {
 	go io.Copy(io.Discard, stderr)
 	url := strings.TrimSpace(line[strings.Index(line, "http://"):])
 
+	// HOME B's dashboard, with its own metrics: the Stats view and
+	// --metrics-listen read the trails too (in tmux: it wants a terminal).
+	dashURL := ""
+	if _, err := exec.LookPath("tmux"); err == nil && !testing.Short() {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		session := fmt.Sprintf("claimdeck-teamstats-%d", os.Getpid())
+		args := []string{"new", "-d", "-s", session, "-x", "120", "-y", "40", "env", "HOME=" + homeB, "XDG_STATE_HOME=" + filepath.Join(homeB, "state"),
+			bin, "--config", confB, "--read-only", "--metrics-listen", addr}
+		if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+			t.Fatalf("tmux new: %v\n%s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", session).Run() })
+		dashURL = "http://" + addr + "/metrics"
+		// its counters start from the trails as they stand when it serves
+		for try := 0; ; try++ {
+			resp, err := http.Get(dashURL)
+			if err == nil {
+				resp.Body.Close()
+				break
+			}
+			if try == 300 {
+				t.Fatalf("the dashboard's metrics never answered: %v", err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+
 	// HOME A: an agent's claim, taken over by alice, on every source; and
 	// one refused approval (the task is not in review).
 	for _, src := range []string{"local", "locks", "team-notion"} {
@@ -88,8 +123,9 @@ func TestOverridesFromOneHomeAreCountedInAnother(t *testing.T) {
 			}
 		}
 	}
-	if _, err := os.Stat(filepath.Join(homeB, "audit.jsonl")); err == nil {
-		t.Fatalf("HOME B's journal was written: the count below would not prove the trail")
+	// (the dashboard opens HOME B's journal; nothing may be in it)
+	if b, err := os.ReadFile(filepath.Join(homeB, "audit.jsonl")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		t.Fatalf("HOME B's journal was written: the count below would not prove the trail:\n%s", b)
 	}
 
 	// `stats` in HOME B counts them, per source.
@@ -120,4 +156,7 @@ func TestOverridesFromOneHomeAreCountedInAnother(t *testing.T) {
 		`claimdeck_overrides_trail_up{source="locks"} 1`, `claimdeck_overrides_trail_up{source="team-notion"} 1`}
 	body2 := cmdtest.ScrapeUntil(t, url, 300, 200*time.Millisecond, want...) // a minute: many trail reads, not a speed
 	cmdtest.CheckMetrics(t, body2)
+	if dashURL != "" {
+		cmdtest.CheckMetrics(t, cmdtest.ScrapeUntil(t, dashURL, 300, 200*time.Millisecond, want...))
+	}
 }
