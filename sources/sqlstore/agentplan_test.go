@@ -37,7 +37,7 @@ func agentStatements(t testing.TB, s *Store, queued, held, parent string) []agen
 		t.Fatal(err)
 	}
 	with := func(id string) []any { return append(claim[:len(claim):len(claim)], id) }
-	finish := []any{held, "tok-" + held, statusCompleted, nil, nil, nil, nil, 1, held, s.tag, model.FinishStep(model.StateDone), "plan-agent", 0, "ntask"}
+	finish, _ := s.finishArgs(held, "tok-"+held, statusCompleted, sources.Outcome{State: model.StateDone, Writer: "plan-agent", Door: model.DoorNtask})
 	pick := []string{"pull_idx", "lease_idx", "seed_lease_idx"} // pickNext's three candidates
 	out := []agentStatement{
 		{"next", "next", st.next, []any{"plan-agent", s.cfg.Pool, s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds()}, append(pick, "pkey")},

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
@@ -102,9 +101,13 @@ func bareCycle(tb testing.TB, s *Store) func(agent string) bool {
 	st, _ := s.stmts()
 	pool := s.pgPool
 	return func(agent string) bool {
-		token := uuid.NewString()
-		rows, err := pool.Query(ctx, st.claimNext, agent, nil, nil, token, s.cfg.Lease.Milliseconds(), s.cfg.Pool,
-			s.cfg.SeedTimeout.Milliseconds(), s.cfg.Grace.Milliseconds(), s.tag)
+		args, err := s.claimArgs(sources.ClaimRequest{Agent: agent})
+		if err != nil {
+			tb.Error(err)
+			return false
+		}
+		token := args[3].(string)
+		rows, err := pool.Query(ctx, st.claimNext, args...)
 		if err != nil {
 			tb.Error(err)
 			return false
@@ -117,7 +120,8 @@ func bareCycle(tb testing.TB, s *Store) func(agent string) bool {
 		if id == "" {
 			return false
 		}
-		if _, err := pool.Exec(ctx, st.finish, id, token, statusCompleted, nil, nil, nil, nil, 1, id, s.tag, model.FinishStep(model.StateDone)); err != nil {
+		fin, _ := s.finishArgs(id, token, statusCompleted, sources.Outcome{State: model.StateDone})
+		if _, err := pool.Exec(ctx, st.finish, fin...); err != nil {
 			tb.Error(err)
 			return false
 		}

@@ -569,6 +569,26 @@ func (s *Store) holderWrite(ctx context.Context, op, id, note, stmt string, args
 
 var finalStates = map[model.State]bool{model.StateDone: true, model.StateFailed: true, model.StateCanceled: true}
 
+// finishArgs are the finish statement's arguments, and the id whose
+// sub-tasks it checks (nil: none).
+func (s *Store) finishArgs(id, token, status string, o sources.Outcome) ([]any, any) {
+	var next any
+	if !o.NextCheckAt.IsZero() {
+		next = s.d.timeArg(o.NextCheckAt)
+	}
+	final := 0
+	if finalStates[o.State] {
+		final = 1
+	}
+	var checkSubs any
+	if o.State == model.StateDone {
+		checkSubs = id // seed 002: sub-task completion is enforced at done time
+	}
+	writer, afterHolder := model.TokenWriterParts(o.Writer)
+	return []any{id, token, status, nullable(o.Reason), nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs,
+		s.tag, model.FinishStep(o.State), writer, boolInt(afterHolder), nullable(string(o.Door))}, checkSubs
+}
+
 // Finish ends or parks the holder's claim, keyed on its token.
 func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome) (*model.Task, error) {
 	if err := o.Check("finish", id, token); err != nil {
@@ -583,21 +603,8 @@ func (s *Store) Finish(ctx context.Context, id, token string, o sources.Outcome)
 	if !ok || o.State == model.StateQueued || o.State == model.StateClaimed {
 		return nil, model.Errorf(model.CodeMisconfigured, op, id, "%s is not an outcome (want done, blocked, review, canceled or failed)", o.State)
 	}
-	var next any
-	if !o.NextCheckAt.IsZero() {
-		next = s.d.timeArg(o.NextCheckAt)
-	}
-	final := 0
-	if finalStates[o.State] {
-		final = 1
-	}
-	var checkSubs any
-	if o.State == model.StateDone {
-		checkSubs = id // seed 002: sub-task completion is enforced at done time
-	}
-	writer, afterHolder := model.TokenWriterParts(o.Writer)
-	t, err := s.holderWrite(ctx, op, id, st.finishNote, st.finish, id, token, status, nullable(o.Reason),
-		nullable(o.UnblockAction), next, nullable(o.Artifacts), final, checkSubs, s.tag, model.FinishStep(o.State), writer, boolInt(afterHolder), nullable(string(o.Door)))
+	args, checkSubs := s.finishArgs(id, token, status, o)
+	t, err := s.holderWrite(ctx, op, id, st.finishNote, st.finish, args...)
 	if model.CodeOf(err) == model.CodeLostLock && checkSubs != nil {
 		// Refused either for the token or for open sub-tasks: say which.
 		if cur, gerr := s.Get(ctx, id); gerr == nil && cur.Claim().Token == token && cur.OpenSubtasks > 0 {
