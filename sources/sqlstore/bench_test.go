@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/claimdeck/claimdeck/model"
 	"github.com/claimdeck/claimdeck/sources"
 )
