@@ -393,8 +393,10 @@ func (r *risk) roundsOf(parallel int) {
 
 // zombie: a holder completes its task at the moment a person takes it
 // over (even rounds) or force-releases it naming the holder's token (odd
-// rounds), the complete sent up to 30 ms after the person's command so
-// that each reaches the backend first in some rounds. Exactly one of them
+// rounds), the complete sent 0, 3 or 6 ms after the person's command so
+// that each reaches the backend first in some rounds, and the two
+// processes still overlap on an idle machine (a command there takes 5-10
+// ms; 15 and 30 ms left them apart). Exactly one of them
 // may win: the person's action refused after the complete, or the complete
 // refused (LOST_LOCK) after the person's action; the checker judges every
 // answer. On PostgreSQL the first write holds the row half a second (a
@@ -421,7 +423,7 @@ func (r *risk) zombie() {
 		var human string // the person's token after a takeover
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			time.Sleep(time.Duration(i/2%3) * 15 * time.Millisecond)
+			time.Sleep(time.Duration(i/2%3) * 3 * time.Millisecond)
 			fin, done = r.write(60, "complete", id, t1)
 		})
 		wg.Go(func() {
