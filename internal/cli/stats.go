@@ -28,8 +28,8 @@ overrides of the last hour (applied, and refused by result) as each
 source's shared trail records them: the SQL audit table, the lock
 directory's histories and trail files, Notion's signed notes on the pages
 edited in the hour. So every HOME counts the team's overrides, not its own
-journal's. A source whose trail cannot be read across tasks (a relay) is
-shown as "overrides_unread", not as zero. A single look sees the last hour as the tasks
+journal's. A source whose trail cannot be read is shown as "overrides_unread", not
+as zero (a relayed source's trail is read from the source itself). A single look sees the last hour as the tasks
 show it (running claims, finishes by their last edit); the dashboard's Stats
 view and "claimdeck metrics" count every transition as it happens. A source
 that could not be read (down, or a relay that refuses or has stalled) is

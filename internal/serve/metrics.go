@@ -24,7 +24,7 @@ and human overrides. A scrape reads no backend but the sources' shared
 trails, at most every 10 s: claimdeck_overrides_total counts the overrides
 they gained since the start, made from any HOME (a read-only unit too);
 claimdeck_overrides_trail_up{source} is 0 where a source's trail cannot be
-read (through a relay), whose overrides are then not counted. Example
+read (the store is down), whose overrides are then not counted. Example
 alert rules: sources/metrics/alerts.yml.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -146,6 +146,21 @@ func (s *Source) Via(words string) *Source {
 	return s
 }
 
+// TrailSince reads the shared trail from the source itself, as every
+// write goes there: the relay carries the queue, not the trail. The
+// overrides' readers ask at most every few seconds, through the trail's
+// own index (sources.TrailReader), so a relayed dashboard counts the
+// team's overrides as one reading the source does.
+func (s *Source) TrailSince(ctx context.Context, since time.Time, limit int) ([]sources.TrailEntry, error) {
+	tr, ok := s.Source.(sources.TrailReader)
+	if !ok {
+		return nil, fmt.Errorf("%w on this kind of source", sources.ErrNoTrailRead)
+	}
+	return tr.TrailSince(ctx, since, limit)
+}
+
+var _ sources.TrailReader = (*Source)(nil)
+
 // Relay is the relay's address, for the dashboard's source line and doctor.
 func (s *Source) Relay() string { return s.base.String() }
 

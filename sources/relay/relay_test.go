@@ -568,3 +568,31 @@ func TestStreamsAtOneCursorShareAFrame(t *testing.T) {
 
 // bytes is the answer in one piece, as a client reads it.
 func (a *answer) bytes() []byte { return slices.Concat(a.parts...) }
+
+// A dashboard reading through the relay counts the team's overrides as
+// one reading the source does: the trail is read from the source itself
+// (writes go there too), not reported "not counted".
+func TestOverridesAreCountedThroughTheRelay(t *testing.T) {
+	r := newRelayed(t, time.Hour)
+	ctx := context.Background()
+	start := time.Now().Add(-time.Minute)
+	n, err := r.own.Create(ctx, sources.NewTask{Title: "stuck"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := r.own.Claim(ctx, n.ID, sources.ClaimRequest{Agent: "SANDMAN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.own.Takeover(ctx, n.ID, sources.Human{Actor: "alice", Reason: "looping", Expect: held.Version, Seen: held}); err != nil {
+		t.Fatal(err)
+	}
+	feed := &sources.OverrideFeed{Sources: []sources.Source{r.client}, Start: start}
+	recs, missing := feed.Read(ctx)
+	if len(missing) != 0 {
+		t.Fatalf("through the relay the trail is %v, want read", missing)
+	}
+	if len(recs) != 1 || recs[0].Action != "takeover" || recs[0].Actor != "alice" {
+		t.Fatalf("through the relay the overrides are %+v, want alice's takeover", recs)
+	}
+}
